@@ -1,0 +1,53 @@
+/**
+ * The one table of error codes. Every failure the runtime, the hub or a plugin reports carries one
+ * of these codes; the hub turns it into `{ error: { code, message, details? } }` with `status`.
+ * Codes are lower snake_case like the spec's own (`live_jpeg_unavailable_mcp_and_ssh_failed`).
+ */
+export const ERROR_CODES = {
+  // plugin contract and loader
+  plugin_manifest_invalid: { status: 500, message: 'a plugin manifest is invalid' },
+  plugin_dependency_missing: { status: 500, message: 'a plugin depends on a plugin that is not loaded' },
+  plugin_dependency_cycle: { status: 500, message: 'plugins depend on each other in a cycle' },
+  plugin_conflict: { status: 500, message: 'two plugins claim the same topic, tool, route or service' },
+  plugin_start_timeout: { status: 500, message: 'a plugin did not start in time' },
+  plugin_start_failed: { status: 500, message: 'a plugin failed to start' },
+  plugin_stop_failed: { status: 500, message: 'a plugin failed to stop cleanly' },
+  plugin_not_found: { status: 500, message: 'an image names a plugin that cannot be found' },
+  plugin_core_incompatible: { status: 500, message: 'a plugin needs another version of the core' },
+  topic_not_declared: { status: 500, message: 'a plugin published to a topic it did not declare' },
+  tool_not_declared: { status: 500, message: 'a plugin registered a tool it did not declare' },
+  route_not_declared: { status: 500, message: 'a plugin handled a route it did not declare' },
+  service_not_declared: { status: 500, message: 'a plugin used or provided a service it did not declare' },
+  subscription_not_declared: { status: 500, message: 'a plugin subscribed to a topic it did not declare' },
+  message_invalid: { status: 400, message: 'a message does not match its wire contract' },
+  // configuration
+  layer_unknown: { status: 400, message: 'unknown configuration layer' },
+  config_invalid: { status: 400, message: 'a configuration key has an invalid value' },
+  env_file_invalid: { status: 400, message: 'an env file cannot be parsed' },
+  image_invalid: { status: 400, message: 'a device image file is invalid' },
+  // tools
+  tool_unknown: { status: 404, message: 'no such tool' },
+  tool_arguments_invalid: { status: 400, message: 'tool arguments are invalid' },
+  tool_failed: { status: 500, message: 'the tool failed' },
+  // models and packages
+  model_package_invalid: { status: 400, message: 'a model package cannot be read' },
+  model_shape_mismatch: { status: 400, message: 'export, compile and runtime input shapes disagree' },
+  model_class_map_unmapped: { status: 400, message: 'model classes are not mapped to production ids' },
+  backend_unavailable: { status: 501, message: 'this inference back-end is not available here' },
+  // hub HTTP surface
+  bad_request: { status: 400, message: 'the request is invalid' },
+  unauthorized: { status: 401, message: 'a valid bearer token is required' },
+  forbidden: { status: 403, message: 'not allowed' },
+  not_found: { status: 404, message: 'no such route' },
+  target_unknown: { status: 404, message: 'the target is not a registered device' },
+  payload_too_large: { status: 413, message: 'the request body is too large' },
+  device_unreachable: { status: 502, message: 'the device could not be reached' },
+  device_timeout: { status: 504, message: 'the device did not answer in time' },
+  live_jpeg_unavailable_mcp_and_ssh_failed: {
+    status: 503,
+    message: 'no snapshot: the tool server and SSH both failed',
+  },
+  internal: { status: 500, message: 'internal error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

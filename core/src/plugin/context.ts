@@ -1,0 +1,115 @@
+import type { DependencyContainer } from 'tsyringe';
+import type { z } from 'zod';
+import type { Logger } from '../log/logger.js';
+import type { LayerId, HttpMethod, PluginManifest } from './manifest.js';
+import type { ServiceToken } from './service-token.js';
+
+/** Facts about the process hosting the plugins, set by `lookout-edge` or `lookout-hub`. */
+export interface RuntimeInfo {
+  kind: 'device' | 'hub';
+  /** Device id on a device, hub id on the hub. */
+  id: string;
+  /** Root under which the spec's device paths live (`/` on a device). */
+  dataDir: string;
+  layer?: LayerId;
+  image?: string;
+  role?: string;
+  /** Free-form settings the runtime passes down (CLI flags such as ports). */
+  settings: Record<string, unknown>;
+}
+
+/** Publishing limited to the topics the manifest declares; topics are relative to the namespace. */
+export interface PluginBus {
+  /** The prefix topics are relative to, e.g. `devices/cam-1/` (empty on the hub). */
+  readonly namespace: string;
+  publish(suffix: string, payload: unknown, options?: { retain?: boolean }): Promise<void>;
+  subscribe(filter: string, handler: (topic: string, payload: Buffer, meta: { retain: boolean }) => void): Promise<() => Promise<void>>;
+  readonly connected: boolean;
+  onConnect(listener: () => void): void;
+}
+
+export interface ToolCallContext {
+  signal: AbortSignal;
+}
+export type ToolHandler<I = any, O = unknown> = (args: I, call: ToolCallContext) => Promise<O> | O;
+
+export interface PluginTools {
+  register<I = any, O = unknown>(name: string, handler: ToolHandler<I, O>): void;
+}
+
+export interface RouteRequest<Q = any, B = any> {
+  query: Q;
+  body: B;
+  params: Record<string, string>;
+  headers: Record<string, string | string[] | undefined>;
+  signal: AbortSignal;
+}
+/** A handler returns JSON (200) or a full reply for other statuses and content types. */
+export interface RouteReply {
+  status?: number;
+  body: unknown;
+  type?: string;
+  headers?: Record<string, string>;
+}
+export type RouteHandler<Q = any, B = any> = (req: RouteRequest<Q, B>) => Promise<unknown> | unknown;
+
+export interface PluginRoutes {
+  handle<Q = any, B = any>(method: HttpMethod, path: string, handler: RouteHandler<Q, B>): void;
+}
+
+export interface PluginServices {
+  provide<T>(token: ServiceToken<T>, value: T): void;
+  /** A service of a plugin named in dependsOn; throws when absent. */
+  get<T>(token: ServiceToken<T>): T;
+  /** A service of a plugin named in dependsOn or optionalDependsOn; undefined when not loaded. */
+  optional<T>(token: ServiceToken<T>): T | undefined;
+}
+
+/** Timers that the loader clears when the plugin stops, and the time source (replaceable in tests). */
+export interface PluginClock {
+  now(): number;
+  setInterval(fn: () => void, ms: number): NodeJS.Timeout;
+  setTimeout(fn: () => void, ms: number): NodeJS.Timeout;
+  clear(timer: NodeJS.Timeout): void;
+}
+
+export type HealthState = 'starting' | 'ok' | 'degraded' | 'failed';
+export interface PluginHealth {
+  set(state: HealthState, message?: string): void;
+}
+
+export interface PluginPorts {
+  /** Tell the runtime a port this plugin listens on (announced in `hello` and identity). */
+  announce(name: string, port: number): void;
+  all(): Record<string, number>;
+}
+
+export interface PluginContext<C = Record<string, unknown>> {
+  name: string;
+  runtime: RuntimeInfo;
+  config: C;
+  log: Logger;
+  container: DependencyContainer;
+  bus: PluginBus;
+  tools: PluginTools;
+  routes: PluginRoutes;
+  services: PluginServices;
+  clock: PluginClock;
+  health: PluginHealth;
+  ports: PluginPorts;
+  /** Runs at stop, after the plugin's own stop, in reverse order of registration. */
+  onStop(fn: () => unknown | Promise<unknown>): void;
+}
+
+export interface PluginInstance {
+  stop?(): unknown | Promise<unknown>;
+}
+
+export interface Plugin<C extends z.ZodObject = z.ZodObject> extends PluginManifest<C> {
+  start(ctx: PluginContext<z.output<C>>): Promise<PluginInstance | void> | PluginInstance | void;
+}
+
+/** Identity function that gives plugin authors type inference for `ctx.config`. */
+export function definePlugin<C extends z.ZodObject>(plugin: Plugin<C>): Plugin<C> {
+  return plugin;
+}

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import type { ServiceToken } from './service-token.js';
+
+export const LAYER_IDS = ['layer0', 'layer1', 'layer2', 'layer3', 'layer4', 'layer5'] as const;
+export type LayerId = (typeof LAYER_IDS)[number];
+
+/** A topic a plugin publishes, relative to its runtime's namespace (`devices/<id>/` on a device). */
+export interface TopicDecl {
+  /** e.g. `dets`, `telemetry/wifi`, `events/+` (a `+` or `#` lets the plugin fill that level). */
+  suffix: string;
+  qos: 0 | 1 | 2;
+  retain?: boolean;
+  /** Human rate from the spec, e.g. `about 10 Hz`. */
+  rate?: string;
+  /** Also published under `shadow/<id>/<suffix>` (the spec's telemetry mirror). */
+  mirror?: boolean;
+  /** Payloads are checked against this before they leave. */
+  schema?: z.ZodType;
+  description?: string;
+}
+
+export interface ToolDecl {
+  name: string;
+  description: string;
+  input: z.ZodObject;
+  output?: z.ZodType;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+export interface RouteDecl {
+  method: HttpMethod;
+  /** Koa-router path, e.g. `/fleet/registry` or `/debug/shadow/:device/logs`. */
+  path: string;
+  summary: string;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  response?: z.ZodType;
+  /** Content type of a successful answer when it is not JSON (e.g. `image/jpeg`). */
+  produces?: string;
+  /** Reachable without the bearer token (only liveness). */
+  public?: boolean;
+}
+
+export interface PluginManifest<C extends z.ZodObject = z.ZodObject> {
+  name: string;
+  version: string;
+  /** Semver range of the core this plugin was written for, e.g. `^1`. */
+  core: string;
+  description?: string;
+  /** Device plugins: enabled from this layer up. Hub plugins leave it out. */
+  layer?: LayerId;
+  dependsOn?: string[];
+  /** Used when loaded, ignored when not. */
+  optionalDependsOn?: string[];
+  config?: C;
+  topics?: TopicDecl[];
+  /** Topic filters the plugin subscribes to, relative to its namespace (e.g. `cmd/#`, `devices/+/status`). */
+  subscriptions?: string[];
+  tools?: ToolDecl[];
+  routes?: RouteDecl[];
+  provides?: ServiceToken<unknown>[];
+  /** Start timeout in ms (default from the loader). */
+  startTimeoutMs?: number;
+}
+
+const NAME = /^[a-z][a-z0-9-]*$/;
+const zodSchema = z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'a zod schema');
+const zodObject = z.custom<z.ZodObject>((v) => v instanceof z.ZodObject, 'a zod object schema');
+
+/** The manifest as data, checked before any plugin code runs. */
+export const ManifestSchema = z.object({
+  name: z.string().regex(NAME, 'lower-case letters, digits and dashes, starting with a letter'),
+  version: z.string().regex(/^\d+\.\d+\.\d+/, 'a semver version'),
+  core: z.string().min(1),
+  description: z.string().optional(),
+  layer: z.enum(LAYER_IDS).optional(),
+  dependsOn: z.array(z.string().regex(NAME)).optional(),
+  optionalDependsOn: z.array(z.string().regex(NAME)).optional(),
+  config: zodObject.optional(),
+  topics: z
+    .array(
+      z.object({
+        suffix: z.string().regex(/^[a-z0-9_+#]+(\/[a-z0-9_+#]+)*$/i),
+        qos: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+        retain: z.boolean().optional(),
+        rate: z.string().optional(),
+        mirror: z.boolean().optional(),
+        schema: zodSchema.optional(),
+        description: z.string().optional(),
+      }),
+    )
+    .optional(),
+  subscriptions: z.array(z.string().min(1)).optional(),
+  tools: z
+    .array(
+      z.object({
+        name: z.string().regex(/^[a-z][a-z0-9_]*$/),
+        description: z.string().min(1),
+        input: zodObject,
+        output: zodSchema.optional(),
+      }),
+    )
+    .optional(),
+  routes: z
+    .array(
+      z.object({
+        method: z.enum(['GET', 'POST', 'PUT', 'DELETE']),
+        path: z.string().startsWith('/'),
+        summary: z.string().min(1),
+        query: zodObject.optional(),
+        body: zodSchema.optional(),
+        response: zodSchema.optional(),
+        produces: z.string().optional(),
+        public: z.boolean().optional(),
+      }),
+    )
+    .optional(),
+  provides: z.array(z.object({ name: z.string().min(1) })).optional(),
+  startTimeoutMs: z.number().int().positive().optional(),
+});

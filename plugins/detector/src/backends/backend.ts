@@ -1,0 +1,27 @@
+import type { Detection } from '../../../../core/src/contracts/detection.js';
+import type { Frame } from '../../../camera/src/service.js';
+
+export type BackendName = 'snpe' | 'onnx' | 'sim';
+
+export interface BackendStatus {
+  backend: BackendName;
+  modelPath: string | null;
+  packageVersion: string | null;
+  ontologyHash: string | null;
+  trainJobId: string | null;
+  classMap: 'production' | 'omni15' | 'custom';
+  classes: string[];
+  /** [1, 3, H, W] the model takes. */
+  inputShape: [number, number, number, number];
+}
+
+/**
+ * One inference back-end (RF_DETR_BACKEND). `detect` returns detections in production class ids with
+ * boxes in pixels of the frame given; gating (person p >= 0.35) happens in the pipeline, not here.
+ */
+export interface DetectorBackend {
+  readonly name: BackendName;
+  status(): BackendStatus;
+  detect(frame: Frame): Promise<Detection[]>;
+  close(): Promise<void>;
+}
