@@ -1,0 +1,48 @@
+import { topicMatches, type BusPort, type MessageHandler, type PublishOptions } from './bus-port.js';
+
+/**
+ * An in-process bus with MQTT semantics (wildcards, retained messages). Used where no broker is
+ * wanted: the one-shot agent modes (`--health`, `--tool`) and unit tests of the loader.
+ */
+export class MemoryBus implements BusPort {
+  private readonly subscriptions = new Set<{ filter: string; handler: MessageHandler }>();
+  private readonly retained = new Map<string, Buffer>();
+  private readonly connectListeners = new Set<() => void>();
+  private closed = false;
+  readonly published: { topic: string; payload: Buffer; options: PublishOptions }[] = [];
+
+  get connected(): boolean {
+    return !this.closed;
+  }
+
+  async publish(topic: string, payload: Buffer | string, options: PublishOptions = {}): Promise<void> {
+    if (this.closed) throw new Error('bus is closed');
+    const buf = typeof payload === 'string' ? Buffer.from(payload) : payload;
+    this.published.push({ topic, payload: buf, options });
+    if (options.retain) {
+      if (buf.length === 0) this.retained.delete(topic);
+      else this.retained.set(topic, buf);
+    }
+    for (const sub of [...this.subscriptions]) if (topicMatches(sub.filter, topic)) sub.handler(topic, buf, { retain: false });
+  }
+
+  async subscribe(filter: string, handler: MessageHandler): Promise<() => Promise<void>> {
+    const sub = { filter, handler };
+    this.subscriptions.add(sub);
+    for (const [topic, payload] of this.retained) if (topicMatches(filter, topic)) handler(topic, payload, { retain: true });
+    return async () => {
+      this.subscriptions.delete(sub);
+    };
+  }
+
+  onConnect(listener: () => void): () => void {
+    this.connectListeners.add(listener);
+    if (!this.closed) queueMicrotask(listener);
+    return () => this.connectListeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.subscriptions.clear();
+  }
+}

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { LookoutError, toLookoutError } from '../errors/lookout-error.js';
+import type { ToolDecl } from '../plugin/manifest.js';
+import type { ToolHandler } from '../plugin/context.js';
+
+export interface ToolEntry {
+  plugin: string;
+  decl: ToolDecl;
+  handler?: ToolHandler;
+}
+
+/**
+ * All tools of a runtime. Plugins declare tools in their manifests and register handlers at start;
+ * the tool server, the one-shot `--tool` mode and tests call them through `call`, which checks the
+ * arguments against the declared schema first.
+ */
+export class ToolRegistry {
+  private readonly entries = new Map<string, ToolEntry>();
+
+  declare(plugin: string, decl: ToolDecl): void {
+    const existing = this.entries.get(decl.name);
+    if (existing) {
+      throw new LookoutError(
+        'plugin_conflict',
+        `plugins "${existing.plugin}" and "${plugin}" both declare the tool "${decl.name}"`,
+        { details: { kind: 'tool', name: decl.name, plugins: [existing.plugin, plugin] } },
+      );
+    }
+    this.entries.set(decl.name, { plugin, decl });
+  }
+
+  register(plugin: string, name: string, handler: ToolHandler): void {
+    const entry = this.entries.get(name);
+    if (!entry || entry.plugin !== plugin) {
+      throw new LookoutError('tool_not_declared', `plugin "${plugin}" registered the tool "${name}" without declaring it`, {
+        details: { plugin, tool: name },
+      });
+    }
+    entry.handler = handler;
+  }
+
+  /** Forget every tool of a plugin (at its stop). */
+  removePlugin(plugin: string): void {
+    for (const [name, entry] of this.entries) if (entry.plugin === plugin) this.entries.delete(name);
+  }
+
+  /** Tools that have a handler, in declaration order. */
+  list(): ToolEntry[] {
+    return [...this.entries.values()].filter((e) => e.handler);
+  }
+
+  get(name: string): ToolEntry | undefined {
+    const entry = this.entries.get(name);
+    return entry?.handler ? entry : undefined;
+  }
+
+  async call(name: string, args: unknown, options: { signal?: AbortSignal } = {}): Promise<unknown> {
+    const entry = this.get(name);
+    if (!entry?.handler) {
+      throw new LookoutError('tool_unknown', `no tool named "${name}"`, { details: { tool: name, known: this.list().map((e) => e.decl.name) } });
+    }
+    const parsed = entry.decl.input.safeParse(args ?? {});
+    if (!parsed.success) {
+      throw new LookoutError('tool_arguments_invalid', `invalid arguments for "${name}": ${z.prettifyError(parsed.error)}`, {
+        details: { tool: name, issues: parsed.error.issues },
+      });
+    }
+    try {
+      return await entry.handler(parsed.data, { signal: options.signal ?? new AbortController().signal });
+    } catch (err) {
+      const lookout = toLookoutError(err);
+      if (lookout.code !== 'internal') throw lookout;
+      throw new LookoutError('tool_failed', `tool "${name}" failed: ${lookout.message}`, { cause: err, details: { tool: name } });
+    }
+  }
+}
