@@ -47,6 +47,8 @@ export const ERROR_CODES = {
     status: 503,
     message: 'no snapshot: the tool server and SSH both failed',
   },
+  // algorithms (tracker, fusion, governor)
+  argument_invalid: { status: 400, message: 'a function was given an invalid argument' },
   internal: { status: 500, message: 'internal error' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
