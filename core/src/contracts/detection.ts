@@ -5,7 +5,7 @@ import { z } from 'zod';
  * detector saw (the 640×640 substream); more numbers may follow and readers ignore them (DESIGN.md).
  */
 export const DetectionSchema = z
-  .object({
+  .looseObject({
     c: z.number().int().nonnegative().describe('class id; 0 is person in the production class map'),
     p: z.number().min(0).max(1).describe('confidence'),
     b: z.array(z.number()).min(4).describe('[x1, y1, x2, y2, …] in pixels of the detector frame'),
@@ -14,5 +14,5 @@ export const DetectionSchema = z
     y: z.number().optional().describe('spatial fusion, metres below the optical axis (depth layer)'),
     z: z.number().optional().describe('spatial fusion, metres along the optical axis (depth layer)'),
   })
-  .passthrough();
+  .describe('One detection (spec 01 "Detection")');
 export type Detection = z.infer<typeof DetectionSchema>;

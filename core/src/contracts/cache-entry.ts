@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { DetectionSchema } from './detection.js';
+import { NonNegativeIntSchema } from './common.js';
+import { StatusMessageSchema } from './status-message.js';
+import { TelemetryMessageSchema } from './telemetry-message.js';
+
+/**
+ * One device of `GET /fleet/mqtt/latest` (spec 01, "Per-device cache entry"). `payload` is the
+ * latest telemetry message (so `payload.telemetry.die_temp` and `.fps`); `status` and `payload`
+ * are null until the first valid message. `age_sec` and `stale` are ours: age of the newest
+ * message and whether it exceeds `stale_sec`. Entries of recent_chunks and anomaly_alerts are
+ * objects whose fields the spec does not show.
+ */
+export const CacheEntrySchema = z
+  .looseObject({
+    status: StatusMessageSchema.nullable(),
+    payload: TelemetryMessageSchema.nullable(),
+    dets: z.array(DetectionSchema),
+    recent_chunks: z.array(z.looseObject({})),
+    anomaly_alerts: z.array(z.looseObject({})),
+    stale_sec: NonNegativeIntSchema.describe('staleness threshold, 120 by default'),
+    age_sec: z.number().nonnegative(),
+    stale: z.boolean(),
+  })
+  .describe('per-device cache entry (spec 01)');
+export type CacheEntry = z.infer<typeof CacheEntrySchema>;
+
+/** `GET /fleet/mqtt/latest`: `devices` keyed by `<device_id>`. */
+export const FleetLatestResponseSchema = z
+  .looseObject({ devices: z.record(z.string(), CacheEntrySchema) })
+  .describe('GET /fleet/mqtt/latest answer');
+export type FleetLatestResponse = z.infer<typeof FleetLatestResponseSchema>;

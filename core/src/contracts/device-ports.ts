@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { PortSchema } from './common.js';
+
+/**
+ * Listening ports of a device, by surface (DESIGN.md "Wire surfaces"). Only the tool server is
+ * always there; the others appear with the plugins that open them. Unknown names pass through.
+ */
+export const DevicePortsSchema = z
+  .looseObject({
+    tools: PortSchema.describe('MCP tool server, 8765 on a device'),
+    onvif: PortSchema.optional().describe('ONVIF SOAP, 80 on a device'),
+    ws_discovery: PortSchema.optional().describe('WS-Discovery UDP, 3702'),
+    rtsp: PortSchema.optional().describe('RTSP preview, 8554, path /preview'),
+    mesh: PortSchema.optional().describe('peer mesh UDP with HMAC, 11555'),
+    sidecar: PortSchema.optional().describe('peer mTLS sidecar, 8777'),
+  })
+  .describe('listening ports by surface');
+export type DevicePorts = z.infer<typeof DevicePortsSchema>;

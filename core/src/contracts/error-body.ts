@@ -1,0 +1,13 @@
+import { z } from 'zod';
+
+/** Every failure the hub answers (DESIGN.md): `{ error: { code, message, details? } }`. */
+export const ErrorBodySchema = z
+  .looseObject({
+    error: z.looseObject({
+      code: z.string().regex(/^[a-z][a-z0-9_]*$/, 'a lower snake_case code'),
+      message: z.string().min(1),
+      details: z.unknown().optional(),
+    }),
+  })
+  .describe('error body of the hub');
+export type ErrorBodyShape = z.infer<typeof ErrorBodySchema>;

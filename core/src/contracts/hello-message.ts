@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { LAYER_IDS } from '../plugin/manifest.js';
+import { DeviceIdSchema, IpAddressSchema, RoleLabelSchema, TimestampSchema } from './common.js';
+import { DevicePortsSchema } from './device-ports.js';
+
+export const DeviceVersionsSchema = z.looseObject({
+  runtime: z.string().min(1).describe('version of the Lookout runtime'),
+  plugins: z.record(z.string(), z.string()).optional().describe('plugin name → version'),
+});
+
+/**
+ * `devices/<device_id>/hello`, on every connect (DESIGN.md "Wire decisions"): everything the hub
+ * needs to reach the device. Field names follow the registry's shadows (device_id, ips, labels,
+ * roles) so a hello merges into the registry as it is.
+ */
+export const HelloMessageSchema = z
+  .looseObject({
+    timestamp: TimestampSchema,
+    device_id: DeviceIdSchema,
+    labels: z.array(RoleLabelSchema).min(1).describe("role labels; the first is the device's camera_id"),
+    roles: z.array(z.string().min(1)).describe('device roles, e.g. camera or precision'),
+    ips: z.array(IpAddressSchema).min(1),
+    ports: DevicePortsSchema,
+    image: z.string().min(1).describe('device image: camera, precision or a path'),
+    layer: z.enum(LAYER_IDS).describe('active configuration layer, canonical id'),
+    versions: DeviceVersionsSchema,
+    serial: z.string().min(1).optional(),
+  })
+  .describe('hello message (DESIGN.md wire decisions)');
+export type HelloMessage = z.infer<typeof HelloMessageSchema>;

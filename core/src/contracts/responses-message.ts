@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { TimestampSchema } from './common.js';
+
+/**
+ * `devices/<device_id>/responses`: upload, plugin and error replies to commands. The spec shows no
+ * fields; a timestamp is required, the usual ones are typed when present.
+ */
+export const ResponseMessageSchema = z
+  .looseObject({
+    timestamp: TimestampSchema,
+    kind: z.string().min(1).optional().describe('upload, plugin, error, …'),
+    request_id: z.string().min(1).optional().describe('id of the command answered'),
+    ok: z.boolean().optional(),
+    error: z.string().optional(),
+  })
+  .describe('responses message');
+export type ResponseMessage = z.infer<typeof ResponseMessageSchema>;

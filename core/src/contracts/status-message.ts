@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { CelsiusSchema, DeviceIdSchema, PresenceSchema, ThermalStateSchema, TimestampSchema } from './common.js';
+
+/**
+ * `devices/<device_id>/status`, retained, QoS 1 (spec 01 and DESIGN.md "Wire decisions"). The
+ * last-will is a valid status message with `state: "offline"`; as the broker stores it at connect
+ * time, its `timestamp` and `die_temp_c` are those of that moment, so readers date an offline
+ * status by when they received it.
+ */
+export const StatusMessageSchema = z
+  .looseObject({
+    state: PresenceSchema,
+    thermal_state: ThermalStateSchema,
+    die_temp_c: CelsiusSchema,
+    timestamp: TimestampSchema,
+    device_id: DeviceIdSchema.optional(),
+  })
+  .describe('status message (spec 01, DESIGN.md wire decisions)');
+export type StatusMessage = z.infer<typeof StatusMessageSchema>;

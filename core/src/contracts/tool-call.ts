@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+/** Body of `POST /tools/call` (spec 01): the tool and its arguments (an empty object is allowed). */
+export const ToolCallRequestSchema = z
+  .looseObject({
+    tool: z.string().min(1),
+    arguments: z.record(z.string(), z.unknown()),
+  })
+  .describe('POST /tools/call body');
+export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
+
+export const TOOL_CALL_STATUS_VALUES = ['ok', 'error'] as const;
+
+/**
+ * Answer of `POST /tools/call` (spec 01: tool, target, status, result). A tool's own failure is
+ * `status: "error"` with the tool's message in `error` (DESIGN.md); `result` is the tool's JSON.
+ */
+export const ToolCallResponseSchema = z
+  .looseObject({
+    tool: z.string().min(1),
+    target: z.string().min(1),
+    status: z.enum(TOOL_CALL_STATUS_VALUES),
+    result: z.unknown(),
+    error: z.string().optional(),
+  })
+  .describe('POST /tools/call answer');
+export type ToolCallResponse = z.infer<typeof ToolCallResponseSchema>;

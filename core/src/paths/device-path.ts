@@ -1,0 +1,29 @@
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { LookoutError } from '../errors/lookout-error.js';
+
+/**
+ * The spec's device paths (`/data/config/...`, `/app-storage/...`) under a data root: `/` on a
+ * device, a development folder elsewhere. The result never leaves the root.
+ */
+export function devicePath(dataDir: string, specPath: string): string {
+  const root = resolve(dataDir);
+  const full = resolve(join(root, isAbsolute(specPath) ? specPath.slice(1) : specPath));
+  const rel = relative(root, full);
+  if (rel.startsWith('..') || isAbsolute(rel)) {
+    throw new LookoutError('forbidden', `path "${specPath}" escapes the data root`, { details: { path: specPath } });
+  }
+  return full;
+}
+
+export const DEVICE_PATHS = {
+  durableLayerEnv: '/data/config/edge_v3_layer.env',
+  mirrorLayerEnv: '/app-storage/config/edge_v3_layer.env',
+  peerCert: '/data/config/shadow_peer.crt',
+  peerKey: '/data/config/shadow_peer.key',
+  visionEndpoint: '/data/config/phantom_vision_endpoint.json',
+  trackerProfile: '/etc/oak-agent/profile.env',
+  models: '/data/models',
+  bakedModels: '/app/models',
+  recordings: '/data/recordings',
+  extRecordings: '/data/ext-recordings',
+} as const;

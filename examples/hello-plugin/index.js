@@ -1,0 +1,36 @@
+// An example third-party plugin. It imports only Lookout's public surface (`lookout/core`) and
+// uses nothing but `ctx`: no decorators, no internals. Load it by listing its path in an image:
+//   { "name": "my-camera", "plugins": ["die-temp", "../examples/hello-plugin/index.js"] }
+import { definePlugin, serviceToken } from 'lookout/core';
+import { z } from 'zod';
+
+// The die temperature service of the first-party `die-temp` plugin, named by its service name.
+const DieTemperature = serviceToken('die-temperature');
+
+export default definePlugin({
+  name: 'hello',
+  version: '1.0.0',
+  core: '^1',
+  description: 'Greets, and reports the die temperature it gets from the die-temp plugin',
+  layer: 'layer0',
+  dependsOn: ['die-temp'],
+  config: z.object({ HELLO_GREETING: z.string().default('hello') }),
+  topics: [{ suffix: 'events/hello', qos: 1, description: 'one greeting at start' }],
+  tools: [
+    {
+      name: 'say_hello',
+      description: 'Greets someone and tells the current die temperature',
+      input: z.object({ name: z.string().min(1).max(64).default('world') }),
+    },
+  ],
+  async start(ctx) {
+    const temperature = ctx.services.get(DieTemperature);
+    ctx.tools.register('say_hello', ({ name }) => ({
+      greeting: `${ctx.config.HELLO_GREETING}, ${name}`,
+      device_id: ctx.runtime.id,
+      die_temp_c: temperature.current(),
+    }));
+    await ctx.bus.publish('events/hello', { type: 'hello', timestamp: new Date().toISOString(), greeting: ctx.config.HELLO_GREETING });
+    ctx.log.info('hello plugin started');
+  },
+});
