@@ -47,6 +47,14 @@ export const ERROR_CODES = {
     status: 503,
     message: 'no snapshot: the tool server and SSH both failed',
   },
+  // message bus (MQTT client and embedded broker)
+  bus_unreachable: { status: 503, message: 'the message broker could not be reached' },
+  bus_auth_refused: { status: 503, message: 'the message broker refused the credentials' },
+  bus_closed: { status: 503, message: 'the bus connection is closed' },
+  bus_publish_failed: { status: 503, message: 'the broker did not accept a publish' },
+  bus_subscribe_refused: { status: 503, message: 'the broker refused a subscription' },
+  bus_topic_invalid: { status: 400, message: 'an MQTT topic or topic filter is invalid' },
+  broker_start_failed: { status: 500, message: 'the embedded broker could not start' },
   // algorithms (tracker, fusion, governor)
   argument_invalid: { status: 400, message: 'a function was given an invalid argument' },
   internal: { status: 500, message: 'internal error' },
