@@ -122,6 +122,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
   const namespace = runtime.kind === 'device' ? `devices/${runtime.id}/` : '';
   const mirrorNamespace = runtime.kind === 'device' ? `shadow/${runtime.id}/` : undefined;
   const started: Started[] = [];
+  const statuses: PluginStatus[] = [];
 
   const stopOne = async (s: Started, errors: LookoutError[]) => {
     const log = logger.child({ plugin: s.plugin.name });
@@ -158,6 +159,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     if (plugin.layer) status.layer = plugin.layer;
     const entry: Started = { plugin, status, cleanups: [] };
     started.push(entry);
+    statuses.push(status);
     try {
       const config = parsePluginConfig(plugin.name, plugin.config, env, envSource);
       const clock = createPluginClock();
@@ -215,9 +217,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
   }
 
   return {
-    get plugins() {
-      return started.map((s) => s.status);
-    },
+    plugins: statuses,
     disabled,
     tools,
     routes,

@@ -1,0 +1,63 @@
+import { topicMatches, type MessageHandler } from './bus-port.js';
+
+export type Qos = 0 | 1 | 2;
+
+export interface SubscriptionEntry {
+  readonly filter: string;
+  readonly handler: MessageHandler;
+  readonly qos: Qos;
+}
+
+/**
+ * The bus's own record of what it subscribed, independent of the broker's session: it is what is
+ * restored after a reconnect to a broker that lost the session, and what incoming messages are
+ * dispatched against. Several handlers may share one broker filter.
+ */
+export class SubscriptionTable {
+  private readonly entries = new Set<SubscriptionEntry>();
+
+  add(entry: SubscriptionEntry): void {
+    this.entries.add(entry);
+  }
+
+  /** Removes the entry; true when no other entry uses its filter any more (time to unsubscribe). */
+  remove(entry: SubscriptionEntry): boolean {
+    if (!this.entries.delete(entry)) return false;
+    return !this.hasFilter(entry.filter);
+  }
+
+  hasFilter(filter: string): boolean {
+    for (const e of this.entries) if (e.filter === filter) return true;
+    return false;
+  }
+
+  /** Each filter once, with the highest QoS any of its handlers asked for. */
+  filters(): Map<string, Qos> {
+    const out = new Map<string, Qos>();
+    for (const e of this.entries) out.set(e.filter, Math.max(out.get(e.filter) ?? 0, e.qos) as Qos);
+    return out;
+  }
+
+  qosOf(filter: string): Qos {
+    return this.filters().get(filter) ?? 0;
+  }
+
+  /**
+   * The distinct handlers whose filters match `topic`. A handler registered under overlapping
+   * filters (`devices/+/telemetry` and `devices/+/telemetry/#`) is called once per message, so
+   * a consumer that counts messages counts each once.
+   */
+  handlersFor(topic: string): MessageHandler[] {
+    const out = new Set<MessageHandler>();
+    for (const e of this.entries) if (topicMatches(e.filter, topic)) out.add(e.handler);
+    return [...out];
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,230 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { loadPlugins, validateManifest } from '../../core/src/plugin/loader.js';
+import { definePlugin, type Plugin } from '../../core/src/plugin/context.js';
+import { serviceToken } from '../../core/src/plugin/service-token.js';
+import { MemoryBus } from '../../core/src/bus/memory-bus.js';
+import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { createLogger } from '../../core/src/log/logger.js';
+
+const logger = createLogger({ level: 'silent' });
+const runtime = { kind: 'device' as const, id: 'cam-1', dataDir: '/tmp', layer: 'layer2' as const, settings: {} };
+
+function plugin(name: string, extra: Partial<Plugin> = {}): Plugin {
+  return definePlugin({ name, version: '1.0.0', core: '^1', start: () => undefined, ...extra } as Plugin);
+}
+
+async function load(plugins: Plugin[], extra: Record<string, unknown> = {}) {
+  return loadPlugins({ plugins, runtime, bus: new MemoryBus(), env: {}, logger, ...extra });
+}
+
+async function rejectsWith(promise: Promise<unknown>, code: string, ...names: string[]) {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof LookoutError, `expected a LookoutError, got ${String(err)}`);
+    assert.equal(err.code, code, err.message);
+    for (const n of names) assert.match(err.message, new RegExp(`"${n}"|${n}`), `message should name ${n}: ${err.message}`);
+    return true;
+  });
+}
+
+test('starts in dependency order and stops in reverse', async () => {
+  const events: string[] = [];
+  const mk = (name: string, dependsOn: string[] = []) =>
+    plugin(name, { dependsOn, start: () => (events.push(`start ${name}`), { stop: () => void events.push(`stop ${name}`) }) });
+  const rt = await load([mk('c', ['b']), mk('a'), mk('b', ['a'])]);
+  assert.deepEqual(rt.plugins.map((p) => p.name), ['a', 'b', 'c']);
+  await rt.stop();
+  assert.deepEqual(events, ['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a']);
+});
+
+test('a dependency cycle is a typed error naming the plugins', async () => {
+  await rejectsWith(load([plugin('a', { dependsOn: ['b'] }), plugin('b', { dependsOn: ['a'] })]), 'plugin_dependency_cycle', 'a', 'b');
+});
+
+test('a missing dependency names both plugins; one above the layer says so', async () => {
+  await rejectsWith(load([plugin('a', { dependsOn: ['ghost'] })]), 'plugin_dependency_missing', 'a', 'ghost');
+  await assert.rejects(load([plugin('t', { layer: 'layer1', dependsOn: ['d'] }), plugin('d', { layer: 'layer3' })]), /enabled from layer3/);
+});
+
+test('optional dependencies order plugins when present and are ignored when absent', async () => {
+  const order: string[] = [];
+  const rt = await load([
+    plugin('status', { optionalDependsOn: ['thermal', 'nowhere'], start: () => void order.push('status') }),
+    plugin('thermal', { start: () => void order.push('thermal') }),
+  ]);
+  assert.deepEqual(order, ['thermal', 'status']);
+  await rt.stop();
+});
+
+test('two plugins claiming one topic, tool, route or service is a conflict naming both', async () => {
+  const topic = { suffix: 'dets', qos: 1 as const };
+  await rejectsWith(load([plugin('a', { topics: [topic] }), plugin('b', { topics: [topic] })]), 'plugin_conflict', 'a', 'b');
+  const tool = { name: 'get_x', description: 'x', input: z.object({}) };
+  await rejectsWith(load([plugin('a', { tools: [tool] }), plugin('b', { tools: [tool] })]), 'plugin_conflict', 'a', 'b');
+  const route = { method: 'GET' as const, path: '/x', summary: 'x' };
+  await rejectsWith(load([plugin('a', { routes: [route] }), plugin('b', { routes: [route] })]), 'plugin_conflict', 'a', 'b');
+  const svc = serviceToken<number>('svc');
+  await rejectsWith(load([plugin('a', { provides: [svc] }), plugin('b', { provides: [svc] })]), 'plugin_conflict', 'a', 'b');
+  await rejectsWith(load([plugin('a'), plugin('a')]), 'plugin_conflict', 'a');
+});
+
+test('a start that exceeds its timeout is a typed error naming the plugin, and what started is stopped', async () => {
+  const stopped: string[] = [];
+  let lateStopped = false;
+  const slow = plugin('slow', {
+    startTimeoutMs: 50,
+    start: () => new Promise((resolve) => setTimeout(() => resolve({ stop: () => void (lateStopped = true) }), 150)),
+  });
+  await rejectsWith(load([plugin('first', { start: () => ({ stop: () => void stopped.push('first') }) }), slow]), 'plugin_start_timeout', 'slow');
+  assert.deepEqual(stopped, ['first']);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.ok(lateStopped, 'a start that finished after its timeout must still be stopped');
+});
+
+test('a failing start names the plugin and keeps the cause', async () => {
+  const boom = new Error('camera missing');
+  await assert.rejects(load([plugin('cam', { start: () => { throw boom; } })]), (err: unknown) => {
+    assert.ok(err instanceof LookoutError);
+    assert.equal(err.code, 'plugin_start_failed');
+    assert.match(err.message, /"cam".*camera missing/);
+    assert.equal(err.cause, boom);
+    return true;
+  });
+});
+
+test('publishing to an undeclared topic is a typed error naming the plugin; declared topics go out with their QoS and mirror', async () => {
+  const bus = new MemoryBus();
+  let error: unknown;
+  const rt = await loadPlugins({
+    plugins: [
+      plugin('det', {
+        topics: [{ suffix: 'telemetry', qos: 1, mirror: true }, { suffix: 'events/+', qos: 0 }],
+        async start(ctx) {
+          await ctx.bus.publish('telemetry', { fps: 10 });
+          await ctx.bus.publish('events/incident', { type: 'incident' });
+          try {
+            await ctx.bus.publish('dets', {});
+          } catch (err) {
+            error = err;
+          }
+        },
+      }),
+    ],
+    runtime,
+    bus,
+    env: {},
+    logger,
+  });
+  assert.ok(error instanceof LookoutError && error.code === 'topic_not_declared' && /"det"/.test(error.message));
+  assert.deepEqual(bus.published.map((m) => [m.topic, m.options.qos]), [
+    ['devices/cam-1/telemetry', 1],
+    ['shadow/cam-1/telemetry', 1],
+    ['devices/cam-1/events/incident', 0],
+  ]);
+  await rt.stop();
+});
+
+test('a payload that fails its topic schema is refused before it leaves', async () => {
+  const bus = new MemoryBus();
+  await assert.rejects(
+    loadPlugins({
+      plugins: [plugin('p', { topics: [{ suffix: 'x', qos: 1, schema: z.object({ n: z.number() }) }], start: (ctx) => ctx.bus.publish('x', { n: 'nope' }) })],
+      runtime, bus, env: {}, logger,
+    }),
+    /invalid "x" message/,
+  );
+  assert.equal(bus.published.length, 0);
+});
+
+test('subscribing to an undeclared filter and registering an undeclared tool or route are typed errors', async () => {
+  await rejectsWith(load([plugin('p', { start: (ctx) => ctx.bus.subscribe('cmd/#', () => undefined).then(() => undefined) })]), 'plugin_start_failed', 'p');
+  const codes: string[] = [];
+  await load([
+    plugin('p', {
+      async start(ctx) {
+        for (const f of [() => ctx.tools.register('nope', () => 1), () => ctx.routes.handle('GET', '/nope', () => 1)]) {
+          try {
+            f();
+          } catch (err) {
+            codes.push((err as LookoutError).code);
+          }
+        }
+        await ctx.bus.subscribe('cmd/#', () => undefined).catch((err: LookoutError) => codes.push(err.code));
+      },
+    }),
+  ]).then((rt) => rt.stop());
+  assert.deepEqual(codes, ['tool_not_declared', 'route_not_declared', 'subscription_not_declared']);
+});
+
+test('services flow from a provider to plugins that depend on it, and only to them', async () => {
+  const Counter = serviceToken<{ next(): number }>('counter');
+  let got: number | undefined;
+  let outsiderError: unknown;
+  const rt = await load([
+    plugin('provider', { provides: [Counter], start: (ctx) => { let n = 0; ctx.services.provide(Counter, { next: () => ++n }); } }),
+    plugin('user', { dependsOn: ['provider'], start: (ctx) => void (got = ctx.services.get(Counter).next()) }),
+    plugin('outsider', { start: (ctx) => { try { ctx.services.get(Counter); } catch (err) { outsiderError = err; } } }),
+  ]);
+  assert.equal(got, 1);
+  assert.ok(outsiderError instanceof LookoutError && outsiderError.code === 'service_not_declared');
+  assert.equal((rt.container.resolve('counter') as { next(): number }).next(), 2);
+  await rt.stop();
+});
+
+test('stop releases timers, subscriptions and onStop resources, even when the plugin forgets', async () => {
+  const bus = new MemoryBus();
+  let ticks = 0;
+  let released = false;
+  const rt = await loadPlugins({
+    plugins: [
+      plugin('leaky', {
+        subscriptions: ['cmd/#'],
+        async start(ctx) {
+          ctx.clock.setInterval(() => ticks++, 5);
+          await ctx.bus.subscribe('cmd/#', () => ticks++);
+          ctx.onStop(() => void (released = true));
+        },
+      }),
+    ],
+    runtime, bus, env: {}, logger,
+  });
+  await new Promise((r) => setTimeout(r, 30));
+  await rt.stop();
+  const after = ticks;
+  await bus.publish('devices/cam-1/cmd/x', 'hi');
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(ticks, after, 'no timer or subscription may survive stop');
+  assert.ok(released);
+  assert.deepEqual(rt.plugins.map((p) => p.state), ['stopped']);
+});
+
+test('a manifest is validated as data before any plugin code runs', async () => {
+  let ran = false;
+  const bad = { name: 'Bad Name', version: 'one', core: '^1', start: () => void (ran = true) };
+  await rejectsWith(load([bad as unknown as Plugin]), 'plugin_manifest_invalid', 'Bad Name');
+  assert.equal(ran, false);
+  assert.throws(() => validateManifest({ name: 'x', version: '1.0.0', core: '^1' }), /no start function/);
+  await rejectsWith(load([plugin('future', { core: '^2' })]), 'plugin_core_incompatible', 'future');
+});
+
+test('plugins above the active layer are left off and reported', async () => {
+  const rt = await load([plugin('base', { layer: 'layer0' }), plugin('depth', { layer: 'layer3' }), plugin('tracker', { layer: 'layer2' })]);
+  assert.deepEqual(rt.plugins.map((p) => p.name).sort(), ['base', 'tracker']);
+  assert.deepEqual(rt.disabled.map((d) => d.name), ['depth']);
+  await rt.stop();
+});
+
+test('config is parsed from the layer env; a bad value names the key, the file and the valid values', async () => {
+  let seen: unknown;
+  const config = z.object({ MODE: z.enum(['sim', 'zone']).default('sim'), FPS: z.coerce.number().int().min(1).default(10) });
+  const rt = await load([plugin('p', { config, start: (ctx) => void (seen = ctx.config) })], { env: { FPS: '8', OTHER: 'x' } });
+  assert.deepEqual(seen, { MODE: 'sim', FPS: 8 });
+  await rt.stop();
+  await assert.rejects(load([plugin('p', { config })], { env: { MODE: 'usb' }, envSource: '/data/config/edge_v3_layer.env' }), (err: unknown) => {
+    assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
+    assert.match(err.message, /MODE="usb" in \/data\/config\/edge_v3_layer.env/);
+    assert.match(err.message, /valid values: sim, zone/);
+    return true;
+  });
+});
