@@ -1,0 +1,41 @@
+import { toLookoutError } from '../errors/lookout-error.js';
+import { redactSecrets } from '../log/logger.js';
+
+/** The MCP `tools/call` result shape this server produces. */
+export interface ToolCallResult {
+  [key: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+}
+
+/** Key under `_meta` of an error result that carries the Lookout error code and details. */
+export const TOOL_ERROR_META_KEY = 'lookout/error';
+
+/**
+ * A tool's JSON as an MCP result: `structuredContent` is the JSON itself (wrapped as `{ result }`
+ * when it is not an object, as MCP requires an object) and a text block carries the same JSON for
+ * clients that read only text.
+ */
+export function toolSuccess(value: unknown): ToolCallResult {
+  const json = value === undefined ? null : value;
+  const structured = isPlainObject(json) ? json : { result: json };
+  return { content: [{ type: 'text', text: JSON.stringify(json) }], structuredContent: structured };
+}
+
+/**
+ * A failure as an MCP error result (`isError: true`): the text is the message, which the hub reports
+ * as the tool's message. The code and details (secrets removed) go under `_meta`, not
+ * `structuredContent`, which clients would check against the tool's output schema.
+ */
+export function toolFailure(err: unknown): ToolCallResult {
+  const e = toLookoutError(err);
+  const error: Record<string, unknown> = { code: e.code, message: e.message };
+  if (e.details !== undefined) error.details = redactSecrets(e.details);
+  return { content: [{ type: 'text', text: e.message }], isError: true, _meta: { [TOOL_ERROR_META_KEY]: error } };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
