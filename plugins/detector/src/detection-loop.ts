@@ -1,0 +1,110 @@
+import type { Detection } from '../../../core/src/contracts/detection.js';
+import type { PluginBus, PluginClock } from '../../../core/src/plugin/context.js';
+import type { Logger } from '../../../core/src/log/logger.js';
+import type { FrameSource } from '../../camera/src/service.js';
+import type { DieTemperature } from '../../die-temp/src/service.js';
+import { countGatedPersons } from './model/class-maps.js';
+import type { Pipeline } from './pipeline.js';
+import { RateMeter } from './rate-meter.js';
+
+export interface LatestResult {
+  timestamp: string;
+  dets: Detection[];
+  person_count: number;
+  temp_c: number;
+}
+
+export interface LoopState {
+  achievedFps: number;
+  framesProcessed: number;
+  lastError: string | null;
+  latest: LatestResult | null;
+}
+
+/**
+ * Reads a frame at the detector stride, runs the pipeline and publishes `dets` and `telemetry`.
+ * Frames never overlap: a slow frame delays the next one, and the achieved rate says so. While
+ * neural work is suspended (thermal critical) telemetry goes on without detections.
+ */
+export class DetectionLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  private readonly telemetryRate = new RateMeter();
+  readonly state: LoopState = { achievedFps: 0, framesProcessed: 0, lastError: null, latest: null };
+
+  constructor(
+    private readonly deps: {
+      source: FrameSource;
+      pipeline: Pipeline;
+      temperature: DieTemperature;
+      bus: PluginBus;
+      clock: PluginClock;
+      log: Logger;
+      cameraId: string;
+      strideFps: number;
+      onError(message: string | null): void;
+    },
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /** The current stride: lowered by the thermal governor at WARN. */
+  strideFps(): number {
+    return this.deps.pipeline.throttle.strideFps ?? this.deps.strideFps;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) this.deps.clock.clear(this.timer);
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = this.deps.clock.setTimeout(() => {
+      this.running = this.tick();
+    }, Math.max(0, delayMs));
+  }
+
+  private async tick(): Promise<void> {
+    const { clock, pipeline, bus, cameraId } = this.deps;
+    const started = clock.now();
+    try {
+      const frame = await this.deps.source.read();
+      const celsius = this.deps.temperature.current();
+      const timestamp = new Date(clock.now()).toISOString();
+      let dets: Detection[] = [];
+      if (!pipeline.throttle.suspended) {
+        dets = await pipeline.process(frame);
+        const person_count = countGatedPersons(dets);
+        this.state.latest = { timestamp, dets, person_count, temp_c: celsius };
+        this.state.framesProcessed++;
+        await bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true });
+      }
+      this.telemetryRate.mark(clock.now());
+      this.state.achievedFps = this.telemetryRate.rate(clock.now());
+      await bus.publish('telemetry', {
+        timestamp,
+        camera_id: cameraId,
+        detections: dets,
+        telemetry: { die_temp: round1(celsius), fps: Math.round(this.state.achievedFps) },
+      });
+      if (this.state.lastError) this.deps.onError(null);
+      this.state.lastError = null;
+    } catch (err) {
+      const message = (err as Error).message;
+      if (message !== this.state.lastError) this.deps.log.warn({ err }, 'detection frame failed');
+      this.state.lastError = message;
+      this.deps.onError(message);
+    }
+    const period = 1000 / this.strideFps();
+    this.schedule(started + period - clock.now());
+  }
+}
+
+function round1(n: number): number {
+  return Math.round(n * 10) / 10;
+}

@@ -1,0 +1,53 @@
+import type { Detection } from '../../../core/src/contracts/detection.js';
+import type { Frame } from '../../camera/src/service.js';
+import type { DetectorBackend } from './backends/backend.js';
+import { passesPersonGate } from './model/class-maps.js';
+import type { DetectionPipeline, DetectionStage, DetectionThrottle } from './service.js';
+
+/**
+ * Detection, then the stages later layers add (tracker, depth), in their order. Stages see every
+ * detection the back-end kept, low-confidence ones too (the tracker's second association needs
+ * them); the person gate applies to what leaves the pipeline.
+ */
+export class Pipeline implements DetectionPipeline {
+  private stages: DetectionStage[] = [];
+  private readonly listeners = new Set<(dets: Detection[], frame: Frame) => void>();
+  private readonly throttleListeners = new Set<(t: DetectionThrottle) => void>();
+  throttle: DetectionThrottle = { suspended: false };
+
+  constructor(private readonly backend: DetectorBackend) {}
+
+  addStage(stage: DetectionStage): () => void {
+    this.stages = [...this.stages, stage].sort((a, b) => a.order - b.order);
+    return () => {
+      this.stages = this.stages.filter((s) => s !== stage);
+    };
+  }
+
+  stageNames(): string[] {
+    return this.stages.map((s) => s.name);
+  }
+
+  setThrottle(throttle: DetectionThrottle): void {
+    this.throttle = { ...throttle };
+    for (const l of this.throttleListeners) l(this.throttle);
+  }
+
+  onThrottle(listener: (t: DetectionThrottle) => void): () => void {
+    this.throttleListeners.add(listener);
+    return () => this.throttleListeners.delete(listener);
+  }
+
+  onResult(listener: (dets: Detection[], frame: Frame) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async process(frame: Frame): Promise<Detection[]> {
+    let dets = await this.backend.detect(frame);
+    for (const stage of this.stages) dets = await stage.process(dets, frame);
+    const gated = dets.filter((d) => d.c !== 0 || passesPersonGate(d));
+    for (const l of this.listeners) l(gated, frame);
+    return gated;
+  }
+}
