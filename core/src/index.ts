@@ -29,7 +29,7 @@ export { LookoutError, isLookoutError, type ErrorBody } from './errors/lookout-e
 export { ERROR_CODES, type ErrorCode } from './errors/codes.js';
 export { redactSecrets } from './log/logger.js';
 export { topicMatches } from './bus/bus-port.js';
-export { DetectionSchema, type Detection } from './contracts/detection.js';
+export * from './contracts/index.js';
 export { resolveLayer, layersUpTo } from './layers/layers.js';
 export { parseEnv } from './layers/env-file.js';
 export { devicePath, DEVICE_PATHS } from './paths/device-path.js';

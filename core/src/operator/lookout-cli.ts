@@ -4,6 +4,7 @@ import { applyLayer } from '../layers/layer-env.js';
 import { LAYERS } from '../layers/layers.js';
 import { LAYER_IDS } from '../plugin/manifest.js';
 import { packageVersion } from '../paths/package-root.js';
+import { verifyContractCommand } from './verify-contract-command.js';
 
 export interface OperatorCommand {
   summary: string;
@@ -25,6 +26,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
       return 0;
     },
   },
+  'verify-contract': verifyContractCommand,
   layers: {
     summary: 'list the configuration layers and their aliases',
     usage: 'lookout layers',
