@@ -105,7 +105,7 @@ export class SceneRenderer {
         classId: pose.object.classId,
         label: pose.object.label,
         box: [round2(box[0]), round2(box[1]), round2(box[2]), round2(box[3])],
-        depthM: round2(pose.depthM),
+        depthM: Math.round(pose.depthM * 1000) / 1000,
         visibility: spans.area > 0 ? Math.round((visible / spans.area) * 1000) / 1000 : 0,
       });
     });

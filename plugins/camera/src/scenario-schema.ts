@@ -112,7 +112,11 @@ export function formatPath(path: readonly PropertyKey[]): string {
 export function parseScenario(value: unknown, source = 'scenario'): Scenario {
   const result = ScenarioSchema.safeParse(value);
   if (result.success) return result.data;
-  const issues = result.error.issues.map((i) => ({ field: formatPath(i.path), message: i.message }));
+  const issues = result.error.issues.map((i) => ({
+    // An unknown key (often a typo) is reported at the key itself, not at its parent object.
+    field: i.code === 'unrecognized_keys' ? i.keys.map((k) => formatPath([...i.path, k])).join(', ') : formatPath(i.path),
+    message: i.message,
+  }));
   const list = issues.map((i) => `${i.field}: ${i.message}`).join('; ');
   throw new LookoutError('config_invalid', `${source} is invalid: ${list}`, { details: { source, issues } });
 }
