@@ -1,0 +1,189 @@
+import * as ort from 'onnxruntime-node';
+import type { Detection } from '../../../../core/src/contracts/detection.js';
+import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import type { Frame } from '../../../camera/src/service.js';
+import { PRODUCTION_CLASS_COUNT } from '../model/class-maps.js';
+import { DetrDecoder } from '../model/decode.js';
+import { findDetrOutputs, type DetrOutputNames, type OutputShape } from '../model/detr-outputs.js';
+import { checkFrame } from '../model/frame-check.js';
+import { InputBuilder } from '../model/input-builder.js';
+import { prepareModel, type PreparedModel } from '../model/prepare-model.js';
+import { SerialQueue } from '../model/serial-queue.js';
+import { checkInputShapes, formatShape, resolveTargetShape, type InputShape } from '../model/shape-check.js';
+import type { BackendStatus, DetectorBackend } from './backend.js';
+
+export interface OnnxBackendOptions {
+  /** Package tar or bare .onnx file. */
+  modelPath: string;
+  /** Preprocessing target H = W; defaults to the package's declared size, else the model's. */
+  inputSize?: number;
+  topK?: number;
+  scoreThreshold?: number;
+  /** onnxruntime intra-op threads (default: onnxruntime's choice). */
+  threads?: number;
+  /** Antialiased (torchvision-style) bilinear shrink; default true. */
+  antialias?: boolean;
+}
+
+/** What the loaded model looks like, for status tools and tests. */
+export interface OnnxModelInfo {
+  inputName: string;
+  /** The model file's own input shape, from onnxruntime's session metadata. */
+  modelInputShape: ReadonlyArray<number | string>;
+  outputs: DetrOutputNames;
+  /** Q and C when the model declares them (else learned from the first run). */
+  queries: number | null;
+  classes: number | null;
+}
+
+function dimsOf(meta: ort.InferenceSession.ValueMetadata): ReadonlyArray<number | string> {
+  return meta.isTensor ? meta.shape : [];
+}
+
+/**
+ * RF_DETR_BACKEND=onnx: CPU inference with onnxruntime-node on an RF-DETR ONNX export, with the real
+ * preprocessing and output decoding. Loading fails closed (package, classes, shapes) before a single
+ * frame runs.
+ */
+export class OnnxBackend implements DetectorBackend {
+  readonly name = 'onnx' as const;
+  private readonly input: InputBuilder;
+  private readonly decoder = new DetrDecoder();
+  private readonly queue = new SerialQueue();
+  private closed = false;
+
+  private constructor(
+    private readonly prepared: PreparedModel,
+    private readonly session: ort.InferenceSession,
+    readonly info: OnnxModelInfo,
+    private readonly target: InputShape,
+    private readonly options: OnnxBackendOptions,
+  ) {
+    this.input = new InputBuilder(target, { antialias: options.antialias ?? true });
+  }
+
+  static async create(options: OnnxBackendOptions): Promise<OnnxBackend> {
+    const prepared = await prepareModel(options.modelPath, 'onnx');
+    const { pkg } = prepared;
+    const bytes = await pkg.readModel();
+    let session: ort.InferenceSession;
+    try {
+      const sessionOptions: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], graphOptimizationLevel: 'all' };
+      if (options.threads !== undefined) sessionOptions.intraOpNumThreads = options.threads;
+      session = await ort.InferenceSession.create(bytes, sessionOptions);
+    } catch (err) {
+      throw new LookoutError('model_package_invalid', `${pkg.path}: onnxruntime cannot load ${pkg.modelName}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      const info = inspectSession(session, prepared);
+      const target = resolveTargetShape(options.inputSize, prepared.declaredShape, info.modelInputShape);
+      checkInputShapes({ declared: prepared.declaredShape, model: info.modelInputShape, target, modelName: pkg.modelName });
+      return new OnnxBackend(prepared, session, info, target, options);
+    } catch (err) {
+      await session.release();
+      throw err;
+    }
+  }
+
+  status(): BackendStatus {
+    const { pkg, classMap } = this.prepared;
+    return {
+      backend: 'onnx',
+      modelPath: pkg.path,
+      packageVersion: pkg.labels?.version ?? null,
+      ontologyHash: pkg.labels?.ontology_hash ?? null,
+      trainJobId: pkg.labels?.train_job_id ?? null,
+      classMap: classMap.name,
+      classes: [...classMap.classes],
+      inputShape: [...this.target],
+    };
+  }
+
+  detect(frame: Frame): Promise<Detection[]> {
+    return this.queue.run(async () => {
+      if (this.closed) throw new LookoutError('backend_unavailable', 'the onnx back-end is closed');
+      checkFrame(frame);
+      const data = this.input.build(frame);
+      const feed = { [this.info.inputName]: new ort.Tensor('float32', data, this.target) };
+      const out = await this.session.run(feed, [this.info.outputs.boxes, this.info.outputs.logits]);
+      const boxes = out[this.info.outputs.boxes]!;
+      const logits = out[this.info.outputs.logits]!;
+      const { queries, classes } = this.checkOutputs(boxes, logits);
+      return this.decoder.decode(boxes.data as Float32Array, logits.data as Float32Array, {
+        queries,
+        classes,
+        frameWidth: frame.width,
+        frameHeight: frame.height,
+        topK: this.options.topK,
+        scoreThreshold: this.options.scoreThreshold,
+        remap: this.prepared.classMap.remap,
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue.idle();
+    await this.session.release();
+  }
+
+  private checkOutputs(boxes: ort.Tensor, logits: ort.Tensor): { queries: number; classes: number } {
+    const [bN, q, four] = boxes.dims;
+    const [lN, lq, c] = logits.dims;
+    const ok =
+      boxes.type === 'float32' && logits.type === 'float32' && boxes.dims.length === 3 && logits.dims.length === 3 &&
+      bN === 1 && lN === 1 && four === 4 && q === lq && q! > 0 && c! > 0;
+    if (!ok) {
+      throw new LookoutError(
+        'model_package_invalid',
+        `${this.prepared.pkg.modelName}: outputs are boxes ${boxes.type}${formatShape(boxes.dims)} and logits ${logits.type}${formatShape(logits.dims)}, ` +
+          'expected float32 [1,Q,4] and [1,Q,C]',
+      );
+    }
+    return { queries: q!, classes: c! };
+  }
+}
+
+function inspectSession(session: ort.InferenceSession, prepared: PreparedModel): OnnxModelInfo {
+  const { pkg } = prepared;
+  const where = `${pkg.path}: ${pkg.modelName}`;
+  if (session.inputNames.length !== 1) {
+    throw new LookoutError('model_package_invalid', `${where} has inputs ${session.inputNames.join(', ')}; an RF-DETR export has one, "input"`);
+  }
+  const inputMeta = session.inputMetadata[0]!;
+  if (!inputMeta.isTensor || inputMeta.type !== 'float32') {
+    throw new LookoutError('model_package_invalid', `${where}: input "${inputMeta.name}" is not a float32 tensor`);
+  }
+  const outputs: OutputShape[] = session.outputMetadata.map((m) => ({ name: m.name, dims: dimsOf(m) }));
+  let names: DetrOutputNames;
+  try {
+    names = findDetrOutputs(outputs);
+  } catch (err) {
+    throw new LookoutError('model_package_invalid', `${where}: ${(err as Error).message}`, { cause: err });
+  }
+  const boxDims = outputs.find((o) => o.name === names.boxes)!.dims;
+  const logitDims = outputs.find((o) => o.name === names.logits)!.dims;
+  const queries = typeof boxDims[1] === 'number' ? boxDims[1] : null;
+  const classes = typeof logitDims[2] === 'number' ? logitDims[2] : null;
+
+  if (classes !== null) {
+    if (pkg.labels && pkg.labels.classes.length > classes) {
+      throw new LookoutError(
+        'model_package_invalid',
+        `${where}: labels.json lists ${pkg.labels.classes.length} classes but the model head has ${classes}`,
+      );
+    }
+    if (!pkg.labels && classes !== PRODUCTION_CLASS_COUNT) {
+      // Without labels.json only the production head's ids are known to be production ids.
+      throw new LookoutError(
+        'model_class_map_unmapped',
+        `${where} has a ${classes}-class head and no labels.json beside it; only the ${PRODUCTION_CLASS_COUNT}-class production ` +
+          'head may load without a class list and remap',
+      );
+    }
+  }
+  return { inputName: inputMeta.name, modelInputShape: [...inputMeta.shape], outputs: names, queries, classes };
+}

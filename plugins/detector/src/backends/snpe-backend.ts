@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import type { Detection } from '../../../../core/src/contracts/detection.js';
+import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import type { Frame } from '../../../camera/src/service.js';
+import { DetrDecoder } from '../model/decode.js';
+import { checkFrame } from '../model/frame-check.js';
+import { InputBuilder } from '../model/input-builder.js';
+import type { PackageConfig } from '../model/package-schema.js';
+import { prepareModel, type PreparedModel } from '../model/prepare-model.js';
+import { SerialQueue } from '../model/serial-queue.js';
+import { checkInputShapes, resolveTargetShape, type InputShape } from '../model/shape-check.js';
+import type { BackendStatus, DetectorBackend } from './backend.js';
+
+export type SnpeRuntime = PackageConfig['backend_properties']['runtime'];
+export type SnpePerformanceProfile = PackageConfig['backend_properties']['performance_profile'];
+
+export interface SnpeLoadOptions {
+  runtime: SnpeRuntime;
+  performanceProfile: SnpePerformanceProfile;
+}
+
+/** One loaded DLC on the chip. */
+export interface SnpeSession {
+  /** The DLC's input dimensions as the vendor runtime reports them. */
+  readonly inputShape: readonly number[];
+  /** One inference: boxes [Q*4] (cx, cy, w, h, 0..1) and logits [Q*C]. */
+  execute(input: Float32Array): Promise<{ boxes: Float32Array; logits: Float32Array; queries: number; classes: number }>;
+  release(): void;
+}
+
+/** What the native addon exposes as `snpe` when it was built against the vendor SDK. */
+export interface SnpeBinding {
+  load(dlc: Uint8Array, options: SnpeLoadOptions): Promise<SnpeSession>;
+}
+
+export interface SnpeBackendOptions {
+  modelPath: string;
+  inputSize?: number;
+  topK?: number;
+  scoreThreshold?: number;
+  /** The native addon (default LOOKOUT_NATIVE_ADDON, else native/build/Release/lookout_native.node under the working directory). */
+  addonPath?: string;
+  /** A binding to use instead of the addon's: only test doubles of the DSP, which is not reachable here. */
+  binding?: SnpeBinding;
+  env?: Record<string, string | undefined>;
+}
+
+export const DEFAULT_NATIVE_ADDON = 'native/build/Release/lookout_native.node';
+/** A bare production .dlc has no config.json: it runs as the production bake does. */
+const BARE_DLC_PROPERTIES: SnpeLoadOptions = { runtime: 'dsp', performanceProfile: 'high_performance' };
+
+/**
+ * Finds the vendor runtime through the native addon, or says precisely what is missing. The addon
+ * exports `snpe` only when it was compiled against the vendor SDK (SNPE_ROOT), so both are named.
+ */
+export function loadSnpeBinding(addonPath: string | undefined, env: Record<string, string | undefined>): SnpeBinding {
+  const path = resolve(addonPath ?? env.LOOKOUT_NATIVE_ADDON ?? DEFAULT_NATIVE_ADDON);
+  const sdk = env.SNPE_ROOT ? `SNPE_ROOT=${env.SNPE_ROOT}` : 'SNPE_ROOT is not set';
+  const advice = 'use RF_DETR_BACKEND=onnx with an .onnx export, or RF_DETR_BACKEND=sim';
+  if (!existsSync(path)) {
+    throw new LookoutError(
+      'backend_unavailable',
+      `the snpe back-end is not available here: the native addon ${path} is not built and the vendor SNPE SDK ` +
+        `(libSNPE.so, ${sdk}) is absent; ${advice}`,
+    );
+  }
+  let addon: { snpe?: SnpeBinding };
+  try {
+    addon = createRequire(import.meta.url)(path) as { snpe?: SnpeBinding };
+  } catch (err) {
+    throw new LookoutError('backend_unavailable', `the snpe back-end is not available here: the native addon ${path} does not load (${(err as Error).message}); ${advice}`, {
+      cause: err,
+    });
+  }
+  if (!addon.snpe || typeof addon.snpe.load !== 'function') {
+    throw new LookoutError(
+      'backend_unavailable',
+      `the snpe back-end is not available here: the native addon ${path} was built without the vendor SNPE SDK (${sdk}); ${advice}`,
+    );
+  }
+  return addon.snpe;
+}
+
+/**
+ * RF_DETR_BACKEND=snpe: the DLC on the DSP through the native addon. The package is validated first
+ * (format, classes, declared vs preprocessing shape) so a bad package is reported as such even on a
+ * machine with no vendor runtime; only then is the runtime looked for.
+ */
+export class SnpeBackend implements DetectorBackend {
+  readonly name = 'snpe' as const;
+  private readonly input: InputBuilder;
+  private readonly decoder = new DetrDecoder();
+  private readonly queue = new SerialQueue();
+  private closed = false;
+
+  private constructor(
+    private readonly prepared: PreparedModel,
+    private readonly session: SnpeSession,
+    readonly loadOptions: SnpeLoadOptions,
+    private readonly target: InputShape,
+    private readonly options: SnpeBackendOptions,
+  ) {
+    this.input = new InputBuilder(target);
+  }
+
+  static async create(options: SnpeBackendOptions): Promise<SnpeBackend> {
+    const env = options.env ?? process.env;
+    const prepared = await prepareModel(options.modelPath, 'dlc');
+    const { pkg, declaredShape } = prepared;
+    const target = resolveTargetShape(options.inputSize, declaredShape, null);
+    // The DLC's own shape is readable only through the vendor runtime; check what can be checked now.
+    checkInputShapes({ declared: declaredShape, model: null, target, modelName: pkg.modelName });
+    const props = pkg.config?.backend_properties;
+    const loadOptions: SnpeLoadOptions = props ? { runtime: props.runtime, performanceProfile: props.performance_profile } : BARE_DLC_PROPERTIES;
+    if (pkg.config && pkg.config.backend !== 'snpe') {
+      throw new LookoutError('model_package_invalid', `${pkg.path}: config.json says backend ${pkg.config.backend}, the snpe back-end needs backend snpe`);
+    }
+
+    const binding = options.binding ?? loadSnpeBinding(options.addonPath, env);
+    let session: SnpeSession;
+    try {
+      session = await binding.load(await pkg.readModel(), loadOptions);
+    } catch (err) {
+      throw new LookoutError('model_package_invalid', `${pkg.path}: the vendor runtime cannot load ${pkg.modelName}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+    try {
+      checkInputShapes({ declared: declaredShape, model: session.inputShape, target, modelName: pkg.modelName });
+    } catch (err) {
+      session.release();
+      throw err;
+    }
+    return new SnpeBackend(prepared, session, loadOptions, target, options);
+  }
+
+  status(): BackendStatus {
+    const { pkg, classMap } = this.prepared;
+    return {
+      backend: 'snpe',
+      modelPath: pkg.path,
+      packageVersion: pkg.labels?.version ?? null,
+      ontologyHash: pkg.labels?.ontology_hash ?? null,
+      trainJobId: pkg.labels?.train_job_id ?? null,
+      classMap: classMap.name,
+      classes: [...classMap.classes],
+      inputShape: [...this.target],
+    };
+  }
+
+  detect(frame: Frame): Promise<Detection[]> {
+    return this.queue.run(async () => {
+      if (this.closed) throw new LookoutError('backend_unavailable', 'the snpe back-end is closed');
+      checkFrame(frame);
+      const out = await this.session.execute(this.input.build(frame));
+      return this.decoder.decode(out.boxes, out.logits, {
+        queries: out.queries,
+        classes: out.classes,
+        frameWidth: frame.width,
+        frameHeight: frame.height,
+        topK: this.options.topK,
+        scoreThreshold: this.options.scoreThreshold,
+        remap: this.prepared.classMap.remap,
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue.idle();
+    this.session.release();
+  }
+}

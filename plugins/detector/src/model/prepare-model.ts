@@ -1,0 +1,32 @@
+import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { resolveClassMap, type ResolvedClassMap } from './class-remap.js';
+import { readModelPackage, type ModelFormat, type ModelPackage } from './read-package.js';
+import type { InputShape } from './shape-check.js';
+
+export interface PreparedModel {
+  pkg: ModelPackage;
+  classMap: ResolvedClassMap;
+  /** labels.json's input_shape; null for a bare model without labels.json. */
+  declaredShape: InputShape | null;
+}
+
+const RUNNERS: Record<ModelFormat, string> = { onnx: 'onnx', dlc: 'snpe' };
+
+/**
+ * The checks every back-end runs before touching a runtime: the package reads and validates, its
+ * format suits the back-end, and its classes map to production ids. Shape checks follow in the
+ * back-end, which alone knows the model file's real input shape.
+ */
+export async function prepareModel(modelPath: string, format: ModelFormat): Promise<PreparedModel> {
+  const pkg = await readModelPackage(modelPath);
+  if (pkg.modelFormat !== format) {
+    throw new LookoutError(
+      'model_package_invalid',
+      `${modelPath}: the ${RUNNERS[format]} back-end runs .${format} models but ${pkg.modelName} is a .${pkg.modelFormat} ` +
+        `(run it with RF_DETR_BACKEND=${RUNNERS[pkg.modelFormat]})`,
+    );
+  }
+  const classMap = resolveClassMap(pkg.labels);
+  const declaredShape = pkg.labels ? ([...pkg.labels.input_shape] as InputShape) : null;
+  return { pkg, classMap, declaredShape };
+}

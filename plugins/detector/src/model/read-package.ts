@@ -1,0 +1,165 @@
+import { readFile, stat } from 'node:fs/promises';
+import { basename, dirname, extname, join, posix } from 'node:path';
+import type { z } from 'zod';
+import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { fileSource } from './byte-source.js';
+import {
+  describeIssues,
+  PackageConfigSchema,
+  PackageLabelsSchema,
+  type PackageConfig,
+  type PackageLabels,
+} from './package-schema.js';
+import { listTarEntries, readTarEntry, TarFormatError, type TarEntry } from './tar-reader.js';
+
+export type ModelFormat = 'onnx' | 'dlc';
+
+export interface ModelPackage {
+  kind: 'tar' | 'bare';
+  /** The path given (package tar or bare model file). */
+  path: string;
+  /** Model file name (inside the tar, or the bare file's name). */
+  modelName: string;
+  modelFormat: ModelFormat;
+  modelSize: number;
+  /** config.json of a tar package; null for a bare model. */
+  config: PackageConfig | null;
+  /** labels.json (in the tar beside config.json, or beside a bare model); null when a bare model has none. */
+  labels: PackageLabels | null;
+  /** The model file's bytes (read on demand: a package model is about 100 MB). */
+  readModel(): Promise<Uint8Array>;
+}
+
+export const LABELS_FILE = 'labels.json';
+export const CONFIG_FILE = 'config.json';
+
+function invalid(path: string, message: string, cause?: unknown): LookoutError {
+  return new LookoutError('model_package_invalid', `${path}: ${message}`, { cause });
+}
+
+function modelFormatOf(name: string): ModelFormat | null {
+  const ext = extname(name).toLowerCase();
+  return ext === '.onnx' ? 'onnx' : ext === '.dlc' ? 'dlc' : null;
+}
+
+function parseJson<T>(path: string, what: string, bytes: Uint8Array, schema: z.ZodType<T>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (err) {
+    throw invalid(path, `${what} is not valid JSON (${(err as Error).message})`, err);
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw invalid(path, `${what} is invalid: ${describeIssues(parsed.error as z.ZodError)}`);
+  return parsed.data;
+}
+
+/**
+ * The environment's model path (spec 02 keys). RF_DETR_EDGE4_MODEL names an injected custom package
+ * and so wins over RF_DETR_MODEL_PATH, the baked default.
+ */
+export function modelPathFromEnv(env: Record<string, string | undefined>): string | null {
+  const edge4 = env.RF_DETR_EDGE4_MODEL?.trim();
+  if (edge4) return edge4;
+  const path = env.RF_DETR_MODEL_PATH?.trim();
+  return path ? path : null;
+}
+
+/** Reads a package tar (rf_detr_edge4.tar) or a bare .onnx/.dlc model with an optional labels.json beside it. */
+export async function readModelPackage(path: string): Promise<ModelPackage> {
+  let size: number;
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) throw invalid(path, 'not a regular file');
+    size = info.size;
+  } catch (err) {
+    if (err instanceof LookoutError) throw err;
+    throw invalid(path, `cannot open the model package (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
+  }
+  const format = modelFormatOf(path);
+  if (format) return readBareModel(path, format, size);
+  return readTarPackage(path);
+}
+
+async function readBareModel(path: string, format: ModelFormat, size: number): Promise<ModelPackage> {
+  if (size === 0) throw invalid(path, 'the model file is empty');
+  const labelsPath = join(dirname(path), LABELS_FILE);
+  let labels: PackageLabels | null = null;
+  let labelsBytes: Uint8Array | null = null;
+  try {
+    labelsBytes = await readFile(labelsPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw invalid(labelsPath, 'cannot read labels.json', err);
+  }
+  if (labelsBytes) labels = parseJson(labelsPath, LABELS_FILE, labelsBytes, PackageLabelsSchema);
+  return {
+    kind: 'bare',
+    path,
+    modelName: basename(path),
+    modelFormat: format,
+    modelSize: size,
+    config: null,
+    labels,
+    readModel: async () => new Uint8Array(await readFile(path)),
+  };
+}
+
+/** config.json may sit at the root or under one top folder; the shallowest one is the package's. */
+function findConfig(path: string, entries: TarEntry[]): TarEntry {
+  const configs = entries.filter((e) => e.type === 'file' && posix.basename(e.name) === CONFIG_FILE);
+  if (configs.length === 0) throw invalid(path, `the package holds no ${CONFIG_FILE}`);
+  const depth = (e: TarEntry) => e.name.split('/').length;
+  const minDepth = Math.min(...configs.map(depth));
+  const top = configs.filter((e) => depth(e) === minDepth);
+  if (top.length > 1) throw invalid(path, `the package holds several ${CONFIG_FILE} (${top.map((e) => e.name).join(', ')})`);
+  return top[0]!;
+}
+
+async function readTarPackage(path: string): Promise<ModelPackage> {
+  const source = await fileSource(path);
+  try {
+    let entries: TarEntry[];
+    try {
+      entries = await listTarEntries(source);
+    } catch (err) {
+      if (err instanceof TarFormatError) throw invalid(path, `not a readable tar package: ${err.message}`, err);
+      throw err;
+    }
+    const configEntry = findConfig(path, entries);
+    const folder = posix.dirname(configEntry.name);
+    const inFolder = (name: string) => (folder === '.' ? name : `${folder}/${name}`);
+    const find = (name: string) => entries.find((e) => e.type === 'file' && e.name === inFolder(name));
+
+    const config = parseJson(path, configEntry.name, await readTarEntry(source, configEntry), PackageConfigSchema);
+    const labelsEntry = find(LABELS_FILE);
+    if (!labelsEntry) throw invalid(path, `the package holds no ${LABELS_FILE} beside ${configEntry.name} (class list, shape and version are required)`);
+    const labels = parseJson(path, labelsEntry.name, await readTarEntry(source, labelsEntry), PackageLabelsSchema);
+
+    const format = modelFormatOf(config.model);
+    if (!format) throw invalid(path, `config.json names model "${config.model}", which is neither .dlc nor .onnx`);
+    const modelEntry = find(config.model);
+    if (!modelEntry) throw invalid(path, `config.json names model "${config.model}" but the package holds no ${inFolder(config.model)}`);
+    if (modelEntry.size === 0) throw invalid(path, `the model file ${modelEntry.name} is empty`);
+
+    return {
+      kind: 'tar',
+      path,
+      modelName: config.model,
+      modelFormat: format,
+      modelSize: modelEntry.size,
+      config,
+      labels,
+      readModel: async () => {
+        const again = await fileSource(path);
+        try {
+          if (again.size < modelEntry.dataOffset + modelEntry.size) throw invalid(path, 'the package changed while loading (truncated)');
+          return await readTarEntry(again, modelEntry);
+        } finally {
+          await again.close();
+        }
+      },
+    };
+  } finally {
+    await source.close();
+  }
+}

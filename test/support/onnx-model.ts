@@ -1,0 +1,378 @@
+/**
+ * A small, real RF-DETR-shaped ONNX model generated here (no download, no protobuf dependency), and
+ * detector packages around it. The graph pools the input on a grid, then two dense layers with seeded
+ * weights give boxes (sigmoid, [1,Q,4]) and logits ([1,Q,C]), so every output depends on every input
+ * pixel region and channel, and `forward` recomputes it in plain TypeScript for reference checks.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+// ---------------------------------------------------------------- protobuf (wire format) encoding
+
+type Bytes = Uint8Array;
+
+function concat(parts: Bytes[]): Bytes {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** Base-128 varint; negatives as 64-bit two's complement (10 bytes), as protobuf int64 does. */
+function varint(value: number | bigint): Bytes {
+  let v = BigInt.asUintN(64, BigInt(value));
+  const out: number[] = [];
+  do {
+    let byte = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v !== 0n) byte |= 0x80;
+    out.push(byte);
+  } while (v !== 0n);
+  return Uint8Array.from(out);
+}
+
+const WIRE_VARINT = 0;
+const WIRE_LEN = 2;
+const tag = (field: number, wire: number) => varint((field << 3) | wire);
+const pbInt = (field: number, v: number | bigint) => concat([tag(field, WIRE_VARINT), varint(v)]);
+const pbBytes = (field: number, b: Bytes) => concat([tag(field, WIRE_LEN), varint(b.length), b]);
+const pbString = (field: number, s: string) => pbBytes(field, new TextEncoder().encode(s));
+const pbMessage = (field: number, parts: Bytes[]) => pbBytes(field, concat(parts));
+
+// ---------------------------------------------------------------- ONNX messages (onnx.proto field numbers)
+
+const FLOAT = 1;
+const INT64 = 7;
+const ATTR_INT = 2;
+const ATTR_INTS = 7;
+
+function tensorProto(name: string, dims: number[], data: Float32Array | BigInt64Array): Bytes {
+  const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  return concat([
+    ...dims.map((d) => pbInt(1, d)), // dims
+    pbInt(2, data instanceof Float32Array ? FLOAT : INT64), // data_type
+    pbString(8, name), // name
+    pbBytes(9, raw), // raw_data (little-endian)
+  ]);
+}
+
+type Attr = { name: string; int: number } | { name: string; ints: number[] };
+
+function attributeProto(a: Attr): Bytes {
+  if ('int' in a) return concat([pbString(1, a.name), pbInt(3, a.int), pbInt(20, ATTR_INT)]);
+  return concat([pbString(1, a.name), ...a.ints.map((i) => pbInt(8, i)), pbInt(20, ATTR_INTS)]);
+}
+
+function nodeProto(op: string, inputs: string[], outputs: string[], attrs: Attr[] = []): Bytes {
+  return concat([
+    ...inputs.map((i) => pbString(1, i)),
+    ...outputs.map((o) => pbString(2, o)),
+    pbString(3, `${op}_${outputs[0]}`),
+    pbString(4, op),
+    ...attrs.map((a) => pbMessage(5, [attributeProto(a)])),
+  ]);
+}
+
+/** ValueInfoProto for a float tensor; string dims are symbolic (dim_param). */
+function valueInfo(name: string, dims: (number | string)[]): Bytes {
+  const shape = dims.map((d) => pbMessage(1, [typeof d === 'number' ? pbInt(1, d) : pbString(2, d)]));
+  const tensorType = concat([pbInt(1, FLOAT), pbMessage(2, shape)]);
+  return concat([pbString(1, name), pbMessage(2, [pbMessage(1, [tensorType])])]);
+}
+
+// ---------------------------------------------------------------- the test model
+
+export interface TestModelSpec {
+  height: number;
+  width: number;
+  /** Q */
+  queries: number;
+  /** C */
+  classes: number;
+  seed?: number;
+  /** Pooling grid per side; H and W must be multiples of it. */
+  grid?: number;
+  inputName?: string;
+  /** RF-DETR's export names them dets and labels. */
+  boxesName?: string;
+  logitsName?: string;
+  symbolicBatch?: boolean;
+  /** Offset added to every logit bias: raises or lowers how many scores pass a threshold. */
+  logitBias?: number;
+}
+
+export interface TestModel {
+  spec: Required<TestModelSpec>;
+  bytes: Uint8Array;
+  /** The model's outputs for `input` ([1,3,H,W]), computed in float64 from the same weights. */
+  forward(input: Float32Array): { boxes: Float64Array; logits: Float64Array };
+}
+
+/** mulberry32: small, seeded, and the same in every run. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function buildTestDetrModel(input: TestModelSpec): TestModel {
+  const spec: Required<TestModelSpec> = {
+    seed: 7,
+    grid: 4,
+    inputName: 'input',
+    boxesName: 'dets',
+    logitsName: 'labels',
+    symbolicBatch: false,
+    logitBias: 0,
+    ...input,
+  };
+  const { height: H, width: W, queries: Q, classes: C, grid: G } = spec;
+  if (H % G !== 0 || W % G !== 0) throw new Error(`test model: ${H}x${W} is not a multiple of the ${G} grid`);
+  const F = 3 * G * G;
+  const rnd = seededRandom(spec.seed);
+  const uniform = (lo: number, hi: number) => lo + (hi - lo) * rnd();
+
+  // Gemm B is [F, N]; weights small so the pooled features (about -2..2.6) move outputs visibly.
+  const wBoxes = Float32Array.from({ length: F * Q * 4 }, () => uniform(-0.3, 0.3));
+  const bBoxes = Float32Array.from({ length: Q * 4 }, (_, i) => (i % 4 < 2 ? uniform(-1.5, 1.5) : uniform(-2.2, -0.6)));
+  const wLogits = Float32Array.from({ length: F * Q * C }, () => uniform(-0.5, 0.5));
+  const bLogits = Float32Array.from({ length: Q * C }, () => uniform(-4, 1.5) + spec.logitBias);
+
+  const kh = H / G;
+  const kw = W / G;
+  const nodes = [
+    nodeProto('AveragePool', [spec.inputName], ['pooled'], [
+      { name: 'kernel_shape', ints: [kh, kw] },
+      { name: 'strides', ints: [kh, kw] },
+    ]),
+    nodeProto('Flatten', ['pooled'], ['features'], [{ name: 'axis', int: 1 }]),
+    nodeProto('Gemm', ['features', 'w_boxes', 'b_boxes'], ['boxes_linear']),
+    nodeProto('Sigmoid', ['boxes_linear'], ['boxes_flat']),
+    nodeProto('Reshape', ['boxes_flat', 'boxes_shape'], [spec.boxesName]),
+    nodeProto('Gemm', ['features', 'w_logits', 'b_logits'], ['logits_flat']),
+    nodeProto('Reshape', ['logits_flat', 'logits_shape'], [spec.logitsName]),
+  ];
+  const initializers = [
+    tensorProto('w_boxes', [F, Q * 4], wBoxes),
+    tensorProto('b_boxes', [Q * 4], bBoxes),
+    tensorProto('w_logits', [F, Q * C], wLogits),
+    tensorProto('b_logits', [Q * C], bLogits),
+    tensorProto('boxes_shape', [3], BigInt64Array.from([1n, BigInt(Q), 4n])),
+    tensorProto('logits_shape', [3], BigInt64Array.from([1n, BigInt(Q), BigInt(C)])),
+  ];
+  const graph = concat([
+    ...nodes.map((n) => pbMessage(1, [n])),
+    pbString(2, 'rf_detr_test'),
+    ...initializers.map((t) => pbMessage(5, [t])),
+    pbMessage(11, [valueInfo(spec.inputName, [spec.symbolicBatch ? 'batch' : 1, 3, H, W])]),
+    pbMessage(12, [valueInfo(spec.boxesName, [1, Q, 4])]),
+    pbMessage(12, [valueInfo(spec.logitsName, [1, Q, C])]),
+  ]);
+  const bytes = concat([
+    pbInt(1, 8), // ir_version
+    pbString(2, 'lookout-test'), // producer_name
+    pbMessage(8, [pbString(1, ''), pbInt(2, 17)]), // opset_import: default domain, opset 17
+    pbMessage(7, [graph]),
+  ]);
+
+  const forward = (x: Float32Array) => {
+    if (x.length !== 3 * H * W) throw new Error(`forward: input has ${x.length} values, expected ${3 * H * W}`);
+    const feat = new Float64Array(F);
+    for (let c = 0; c < 3; c++) {
+      for (let gy = 0; gy < G; gy++) {
+        for (let gx = 0; gx < G; gx++) {
+          let sum = 0;
+          for (let y = gy * kh; y < (gy + 1) * kh; y++) {
+            for (let xx = gx * kw; xx < (gx + 1) * kw; xx++) sum += x[c * H * W + y * W + xx]!;
+          }
+          feat[c * G * G + gy * G + gx] = sum / (kh * kw);
+        }
+      }
+    }
+    const dense = (w: Float32Array, b: Float32Array, n: number) => {
+      const out = new Float64Array(n);
+      for (let j = 0; j < n; j++) {
+        let acc = b[j]!;
+        for (let f = 0; f < F; f++) acc += feat[f]! * w[f * n + j]!;
+        out[j] = acc;
+      }
+      return out;
+    };
+    const boxes = dense(wBoxes, bBoxes, Q * 4).map((v) => 1 / (1 + Math.exp(-v)));
+    const logits = dense(wLogits, bLogits, Q * C);
+    return { boxes, logits };
+  };
+
+  return { spec, bytes, forward };
+}
+
+// ---------------------------------------------------------------- tar packages
+
+export interface TarFile {
+  name: string;
+  data: Uint8Array | string;
+  /** Directory entries carry no data. */
+  directory?: boolean;
+}
+
+function octal(value: number, width: number): string {
+  return value.toString(8).padStart(width - 1, '0') + '\0';
+}
+
+/** A POSIX ustar archive (names up to 100 bytes, or 255 split into prefix and name). */
+export function writeTar(files: TarFile[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  const enc = new TextEncoder();
+  for (const f of files) {
+    const data = typeof f.data === 'string' ? enc.encode(f.data) : f.data;
+    const header = new Uint8Array(512);
+    let name = f.directory ? `${f.name.replace(/\/$/, '')}/` : f.name;
+    let prefix = '';
+    if (name.length > 100) {
+      const cut = name.lastIndexOf('/', name.length - 2);
+      prefix = name.slice(0, cut);
+      name = name.slice(cut + 1);
+    }
+    const put = (s: string, at: number) => header.set(enc.encode(s), at);
+    put(name, 0);
+    put(f.directory ? '0000755\0' : '0000644\0', 100);
+    put('0000000\0', 108);
+    put('0000000\0', 116);
+    put(octal(f.directory ? 0 : data.length, 12), 124);
+    put(octal(1_700_000_000, 12), 136);
+    put('        ', 148);
+    put(f.directory ? '5' : '0', 156);
+    put('ustar\0', 257);
+    put('00', 263);
+    put('lookout', 265);
+    put('lookout', 297);
+    put(prefix, 345);
+    let sum = 0;
+    for (const b of header) sum += b;
+    put(octal(sum, 7) + ' ', 148);
+    parts.push(header);
+    if (!f.directory) {
+      parts.push(data);
+      const pad = (512 - (data.length % 512)) % 512;
+      if (pad) parts.push(new Uint8Array(pad));
+    }
+  }
+  parts.push(new Uint8Array(1024));
+  return concat(parts);
+}
+
+export interface TestLabels {
+  classes: string[];
+  class_map: 'production' | 'omni15' | 'custom';
+  version: string;
+  ontology_hash: string;
+  train_job_id: string;
+  input_shape: [number, number, number, number];
+  remap?: Record<string, number>;
+}
+
+export function testLabels(size: number, overrides: Partial<TestLabels> = {}): TestLabels {
+  return {
+    classes: ['person', 'bicycle', 'car', 'bus', 'train', 'truck', 'backpack', 'handbag', 'suitcase', 'cell_phone', 'gun', 'knife', 'rifle', 'shotgun'],
+    class_map: 'production',
+    version: '2025.06.1',
+    ontology_hash: 'sha256:3f1c0de5',
+    train_job_id: 'train-0042',
+    input_shape: [1, 3, size, size],
+    ...overrides,
+  };
+}
+
+export function testConfig(model: string, backend: 'snpe' | 'onnx' = 'onnx') {
+  return {
+    model,
+    backend,
+    backend_properties: { runtime: backend === 'snpe' ? 'dsp' : 'cpu', performance_profile: 'high_performance' },
+  };
+}
+
+export interface PackageContents {
+  modelName: string;
+  model: Uint8Array;
+  config?: unknown;
+  /** Omit to leave labels.json out. */
+  labels?: unknown;
+  /** Put everything under this folder, as `tar -C parent folder` would. */
+  topFolder?: string;
+}
+
+/** The package as tar bytes. */
+export function packageTar(c: PackageContents): Uint8Array {
+  const at = (n: string) => (c.topFolder ? `${c.topFolder}/${n}` : n);
+  const files: TarFile[] = [];
+  if (c.topFolder) files.push({ name: c.topFolder, data: '', directory: true });
+  files.push({ name: at('config.json'), data: JSON.stringify(c.config ?? testConfig(c.modelName), null, 2) });
+  if (c.labels !== undefined) files.push({ name: at('labels.json'), data: JSON.stringify(c.labels, null, 2) });
+  files.push({ name: at(c.modelName), data: c.model });
+  return writeTar(files);
+}
+
+/** A scratch directory that `cleanup` removes. */
+export async function scratchDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'lookout-detector-'));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export async function writePackage(dir: string, c: PackageContents, fileName = 'rf_detr_edge4.tar'): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, fileName);
+  await writeFile(path, packageTar(c));
+  return path;
+}
+
+/** A bare model file, with labels.json beside it when given. */
+export async function writeBareModel(dir: string, name: string, model: Uint8Array, labels?: unknown): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, name);
+  await writeFile(path, model);
+  if (labels !== undefined) await writeFile(join(dir, 'labels.json'), JSON.stringify(labels));
+  return path;
+}
+
+// ---------------------------------------------------------------- frames
+
+/**
+ * A deterministic BGR888 frame with structure in every channel and region (gradients, a few solid
+ * blocks, seeded noise), so resampling, channel order and pooling mistakes all change the outputs.
+ */
+export function testFrameBytes(width = 640, height = 640, seed = 1): Uint8Array {
+  const rnd = seededRandom(seed);
+  const data = new Uint8Array(width * height * 3);
+  const blocks = Array.from({ length: 6 }, () => ({
+    x: Math.floor(rnd() * width * 0.8),
+    y: Math.floor(rnd() * height * 0.8),
+    w: 20 + Math.floor(rnd() * width * 0.3),
+    h: 20 + Math.floor(rnd() * height * 0.3),
+    bgr: [Math.floor(rnd() * 256), Math.floor(rnd() * 256), Math.floor(rnd() * 256)],
+  }));
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const o = (y * width + x) * 3;
+      data[o] = (x * 255) / width;
+      data[o + 1] = (y * 255) / height;
+      data[o + 2] = ((x + y) * 127) / (width + height) + rnd() * 64;
+      for (const b of blocks) {
+        if (x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h) {
+          data[o] = b.bgr[0]!;
+          data[o + 1] = b.bgr[1]!;
+          data[o + 2] = b.bgr[2]!;
+        }
+      }
+    }
+  }
+  return data;
+}
