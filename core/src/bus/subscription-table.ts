@@ -49,7 +49,12 @@ export class SubscriptionTable {
    */
   handlersFor(topic: string): MessageHandler[] {
     const out = new Set<MessageHandler>();
-    for (const e of this.entries) if (topicMatches(e.filter, topic)) out.add(e.handler);
+    // MQTT: filters starting with a wildcard never match `$SYS/...`-style topics.
+    const system = topic.startsWith('$');
+    for (const e of this.entries) {
+      if (system && (e.filter.startsWith('+') || e.filter.startsWith('#'))) continue;
+      if (topicMatches(e.filter, topic)) out.add(e.handler);
+    }
     return [...out];
   }
 

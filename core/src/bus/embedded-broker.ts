@@ -1,0 +1,169 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
+import { LookoutError } from '../errors/lookout-error.js';
+import { silentBusLogger, type BusLogger } from './bus-logger.js';
+
+export interface EmbeddedBrokerAuth {
+  /** When set, the client must present exactly this user name; otherwise any user name is accepted. */
+  username?: string;
+  /** The shared secret (the hub's token) every client must present as its password. */
+  password: string;
+}
+
+export interface EmbeddedBrokerOptions {
+  /** TCP port; 0 picks a free one (read it back from `port`). The hub passes 1883 by default. */
+  port: number;
+  /** Default 127.0.0.1: the broker is reachable from elsewhere only when asked. */
+  host?: string;
+  /** When given, clients without these credentials are refused (CONNACK 4 wrong, 5 missing). */
+  auth?: EmbeddedBrokerAuth;
+  /** A larger payload is acknowledged to its publisher but neither retained nor delivered. */
+  maxPayloadBytes?: number;
+  logger?: BusLogger;
+}
+
+export interface EmbeddedBroker {
+  readonly host: string;
+  readonly port: number;
+  /** `mqtt://<host>:<port>`, with 127.0.0.1 in place of a wildcard listen address. */
+  readonly url: string;
+  readonly connectedClients: number;
+  /** Stops listening, disconnects every client and closes the broker, so the process can exit. */
+  close(): Promise<void>;
+}
+
+/** CONNACK return codes of MQTT 3.1.1. */
+const BAD_USERNAME_OR_PASSWORD = 4;
+const NOT_AUTHORIZED = 5;
+
+/** An MQTT broker inside the hub process (aedes 1.x, in-memory: a restart forgets sessions and retained messages). */
+export const EmbeddedBroker = {
+  async start(options: EmbeddedBrokerOptions): Promise<EmbeddedBroker> {
+    const host = options.host ?? '127.0.0.1';
+    const log = options.logger ?? silentBusLogger;
+    if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
+      throw new LookoutError('config_invalid', `broker port must be 0..65535, got ${String(options.port)}`, { details: { key: 'port' } });
+    }
+    if (options.auth && !options.auth.password) {
+      throw new LookoutError('config_invalid', 'broker auth needs a non-empty password', { details: { key: 'auth.password' } });
+    }
+
+    const broker = await Aedes.createBroker();
+    if (options.auth) broker.authenticate = authenticator(options.auth, log);
+    broker.authorizePublish = publishAuthorizer(options.maxPayloadBytes, log);
+    if (options.maxPayloadBytes !== undefined) broker.authorizeForward = forwardFilter(options.maxPayloadBytes);
+    broker.on('clientError', (client: Client, err: Error) => log.debug({ clientId: client.id, err: err.message }, 'broker client error'));
+    broker.on('connectionError', (_client: Client, err: Error) => log.debug({ err: err.message }, 'broker connection error'));
+
+    const sockets = new Set<Socket>();
+    const server = createServer((socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      broker.handle(socket);
+    });
+    try {
+      await listen(server, options.port, host);
+    } catch (err) {
+      await new Promise<void>((resolve) => broker.close(() => resolve()));
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new LookoutError('broker_start_failed', `cannot listen on ${host}:${options.port}: ${code ?? (err as Error).message}`, {
+        cause: err,
+        details: { host, port: options.port, reason: code },
+      });
+    }
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : options.port;
+    const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    log.info({ host, port, auth: options.auth !== undefined }, 'embedded broker listening');
+
+    let closing: Promise<void> | null = null;
+    return {
+      host,
+      port,
+      url: `mqtt://${urlHost}:${port}`,
+      get connectedClients() {
+        return broker.connectedClients;
+      },
+      close() {
+        closing ??= (async () => {
+          const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+          await new Promise<void>((resolve) => broker.close(() => resolve()));
+          // aedes ends its clients' streams; a socket that never spoke MQTT is ours to drop.
+          for (const socket of sockets) socket.destroy();
+          await serverClosed;
+          log.info({ port }, 'embedded broker closed');
+        })();
+        return closing;
+      },
+    };
+  },
+};
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+}
+
+/** Compares digests so that neither the content nor the length of the secret leaks through timing. */
+function sameSecret(given: Buffer | string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function authenticator(auth: EmbeddedBrokerAuth, log: BusLogger): Aedes['authenticate'] {
+  return (client, username, password, done) => {
+    if (password === undefined) {
+      log.warn({ clientId: client.id, username }, 'broker refused a client without credentials');
+      done(refusal(NOT_AUTHORIZED, 'credentials required'), false);
+      return;
+    }
+    const userOk = auth.username === undefined || (username !== undefined && sameSecret(username, auth.username));
+    const passwordOk = sameSecret(password, auth.password);
+    if (userOk && passwordOk) {
+      done(null, true);
+      return;
+    }
+    log.warn({ clientId: client.id, username }, 'broker refused a client with wrong credentials');
+    done(refusal(BAD_USERNAME_OR_PASSWORD, 'bad user name or password'), false);
+  };
+}
+
+function refusal(returnCode: number, message: string): AuthenticateError {
+  return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
+}
+
+function payloadSize(packet: { payload?: Buffer | string }): number {
+  return packet.payload === undefined ? 0 : Buffer.byteLength(packet.payload);
+}
+
+/**
+ * An oversized publish is acknowledged and then dropped (never retained, never forwarded): refusing
+ * it would disconnect the client, whose QoS 1 retry after reconnecting would be refused again, forever.
+ */
+function publishAuthorizer(maxPayloadBytes: number | undefined, log: BusLogger): Aedes['authorizePublish'] {
+  return (client, packet: PublishPacket, callback) => {
+    // Keep aedes's own rule: `$SYS/` belongs to the broker.
+    if (packet.topic.startsWith('$SYS/')) {
+      callback(new Error('$SYS/ topic is reserved'));
+      return;
+    }
+    const size = payloadSize(packet);
+    if (maxPayloadBytes !== undefined && size > maxPayloadBytes) {
+      log.warn({ clientId: client?.id, topic: packet.topic, size, maxPayloadBytes }, 'broker dropped an oversized publish');
+      packet.retain = false;
+    }
+    callback(null);
+  };
+}
+
+function forwardFilter(maxPayloadBytes: number): Aedes['authorizeForward'] {
+  return (_client, packet) => (payloadSize(packet) > maxPayloadBytes ? null : packet);
+}

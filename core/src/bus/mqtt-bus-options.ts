@@ -1,0 +1,48 @@
+import type { BackoffOptions } from './backoff.js';
+import type { BusLogger } from './bus-logger.js';
+import type { Qos } from './subscription-table.js';
+
+/** Published by the broker when the connection drops without a DISCONNECT (crash, SIGKILL, lost link). */
+export interface MqttWill {
+  topic: string;
+  payload: Buffer | string;
+  qos?: Qos;
+  retain?: boolean;
+}
+
+export interface MqttBusOptions {
+  /** `mqtt://host:port` (also `mqtts://`, `ws://`); credentials in the URL are honoured, never logged. */
+  url: string;
+  /** Stable per device or hub instance: a persistent session is keyed by it. */
+  clientId: string;
+  username?: string;
+  password?: string;
+  will?: MqttWill;
+  /** Default false: a persistent session, so QoS 1 messages queued while away are delivered on return. */
+  clean?: boolean;
+  /** MQTT keep-alive; the broker declares the client dead (and sends its will) after 1.5 × this. Default 30. */
+  keepaliveSec?: number;
+  /** Delays between reconnect attempts. Default 250 ms doubling up to 30 s, 20 % jitter. */
+  reconnect?: BackoffOptions;
+  /** How long `connect()` keeps trying before it rejects with `bus_unreachable`. Default 10 000. */
+  connectTimeoutMs?: number;
+  /** How long one attempt waits for the broker's CONNACK. Default min(connectTimeoutMs, 10 000). */
+  attemptTimeoutMs?: number;
+  /** How long `close()` waits for in-flight messages before it drops the socket. Default 2 000. */
+  closeTimeoutMs?: number;
+  /** QoS of `publish` and `subscribe` when the caller gives none. Default 1 (the spec's bus). */
+  defaultQos?: Qos;
+  logger?: BusLogger;
+}
+
+export interface MqttBusStats {
+  /** Successful CONNACKs since start, the first included. */
+  connects: number;
+  messagesIn: number;
+  published: number;
+  handlerErrors: number;
+  /** Epoch ms of the current connection, null while disconnected. */
+  connectedSince: number | null;
+  /** Whether the broker resumed the session at the latest CONNACK (false: subscriptions were restored by us). */
+  sessionPresent: boolean;
+}

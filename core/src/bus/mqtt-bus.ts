@@ -1,0 +1,381 @@
+import { connect as mqttConnect, type IClientOptions, type IConnackPacket, type IPublishPacket, type MqttClient } from 'mqtt';
+import { LookoutError } from '../errors/lookout-error.js';
+import { Backoff } from './backoff.js';
+import { silentBusLogger, urlForLog, type BusLogger } from './bus-logger.js';
+import type { BusPort, MessageHandler, PublishOptions } from './bus-port.js';
+import type { MqttBusOptions, MqttBusStats } from './mqtt-bus-options.js';
+import { assertPublishTopic, assertTopicFilter } from './mqtt-topics.js';
+import { SubscriptionTable, type Qos, type SubscriptionEntry } from './subscription-table.js';
+
+export type { MqttBusOptions, MqttBusStats, MqttWill } from './mqtt-bus-options.js';
+
+interface Deferred {
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+/** CONNACK return codes (MQTT 3.1.1) that mean the credentials, not the network, are the problem. */
+const AUTH_REFUSALS = new Set([4, 5]);
+
+/**
+ * BusPort over MQTT.js 5 (MQTT 3.1.1 on the wire, which aedes and mosquitto both speak and under
+ * which both send one copy of a message matching overlapping filters).
+ *
+ * Reconnecting is ours, not MQTT.js's: its fixed `reconnectPeriod` has no backoff, so it is set to 0
+ * and `client.reconnect()` is called on our schedule, handing over the stores so that QoS 1
+ * messages in flight survive. Subscriptions are kept in our own table and restored whenever the
+ * broker answers without a session (a restarted broker without persistence).
+ */
+export class MqttBus implements BusPort {
+  readonly clientId: string;
+  private readonly options: MqttBusOptions;
+  private readonly log: BusLogger;
+  private readonly backoff: Backoff;
+  private readonly defaultQos: Qos;
+  private readonly table = new SubscriptionTable();
+  /** Filters the broker acknowledged in the current session. */
+  private readonly brokerFilters = new Set<string>();
+  /** Filters dropped while offline that a resumed session may still hold. */
+  private readonly staleFilters = new Set<string>();
+  private readonly awaitingAck = new Map<SubscriptionEntry, Deferred>();
+  private readonly pendingPublishes = new Set<Deferred>();
+  private readonly connectListeners = new Set<() => void>();
+  private client: MqttClient | null = null;
+  private reconnectTimer: NodeJS.Timeout | null = null;
+  private generation = 0;
+  private ready = false;
+  private closed = false;
+  private closing: Promise<void> | null = null;
+  private quietErrors = false;
+  /** Settles the promise of `start()`; null once it has. */
+  private firstConnect: { resolve: () => void; refused: (code: number) => void } | null = null;
+  private readonly counters: MqttBusStats = { connects: 0, messagesIn: 0, published: 0, handlerErrors: 0, connectedSince: null, sessionPresent: false };
+
+  private constructor(options: MqttBusOptions) {
+    if (!options.url) throw new LookoutError('config_invalid', 'MqttBus needs a broker url', { details: { key: 'url' } });
+    if (!options.clientId) throw new LookoutError('config_invalid', 'MqttBus needs a client id', { details: { key: 'clientId' } });
+    if (options.will) assertPublishTopic(options.will.topic);
+    this.options = options;
+    this.clientId = options.clientId;
+    this.log = options.logger ?? silentBusLogger;
+    this.backoff = new Backoff(options.reconnect);
+    this.defaultQos = options.defaultQos ?? 1;
+  }
+
+  /** Connects and resolves once the broker accepted the client (subscriptions restored, listeners run). */
+  static async connect(options: MqttBusOptions): Promise<MqttBus> {
+    const bus = new MqttBus(options);
+    await bus.start();
+    return bus;
+  }
+
+  /**
+   * A bus that is not connected yet. Subscribing before `start()` means a persistent session's queued
+   * messages, which the broker sends right after CONNACK, already find their handlers.
+   */
+  static create(options: MqttBusOptions): MqttBus {
+    return new MqttBus(options);
+  }
+
+  get connected(): boolean {
+    return !this.closed && this.client?.connected === true;
+  }
+
+  stats(): MqttBusStats {
+    return { ...this.counters };
+  }
+
+  start(): Promise<void> {
+    if (this.client) throw new LookoutError('internal', 'MqttBus.start() called twice');
+    if (this.closed) return Promise.reject(closedError());
+    const o = this.options;
+    const timeoutMs = o.connectTimeoutMs ?? 10_000;
+    const clientOptions: IClientOptions = {
+      clientId: o.clientId,
+      protocolVersion: 4,
+      clean: o.clean ?? false,
+      keepalive: o.keepaliveSec ?? 30,
+      reconnectPeriod: 0,
+      connectTimeout: o.attemptTimeoutMs ?? Math.min(timeoutMs, 10_000),
+      resubscribe: false,
+    };
+    if (o.username !== undefined) clientOptions.username = o.username;
+    if (o.password !== undefined) clientOptions.password = o.password;
+    if (o.will) {
+      const payload = typeof o.will.payload === 'string' ? Buffer.from(o.will.payload) : o.will.payload;
+      clientOptions.will = { topic: o.will.topic, payload, qos: o.will.qos ?? 1, retain: o.will.retain ?? false };
+    }
+    this.log.info({ url: urlForLog(o.url), clientId: o.clientId, clean: clientOptions.clean }, 'bus connecting');
+
+    return new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const fail = (err: LookoutError): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        this.firstConnect = null;
+        void this.close().finally(() => reject(err));
+      };
+      const timer = setTimeout(
+        () => fail(new LookoutError('bus_unreachable', `no connection to ${urlForLog(o.url)} within ${timeoutMs} ms`, { details: { url: urlForLog(o.url), timeoutMs } })),
+        timeoutMs,
+      );
+      this.firstConnect = {
+        resolve: () => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          this.firstConnect = null;
+          resolve();
+        },
+        refused: (code: number) =>
+          fail(new LookoutError('bus_auth_refused', `the broker at ${urlForLog(o.url)} refused the connection (CONNACK ${code})`, { details: { returnCode: code } })),
+      };
+      let client: MqttClient;
+      try {
+        client = mqttConnect(o.url, clientOptions);
+      } catch (err) {
+        clearTimeout(timer);
+        settled = true;
+        this.firstConnect = null;
+        reject(new LookoutError('bus_unreachable', `cannot connect to ${urlForLog(o.url)}: ${(err as Error).message}`, { cause: err }));
+        return;
+      }
+      this.client = client;
+      client.on('connect', (connack) => void this.onBrokerConnect(connack));
+      client.on('close', () => this.onBrokerClose());
+      client.on('error', (err) => this.onClientError(err));
+      client.on('message', (topic, payload, packet) => this.dispatch(topic, payload, packet));
+    });
+  }
+
+  async publish(topic: string, payload: Buffer | string, options: PublishOptions = {}): Promise<void> {
+    if (this.closed || !this.client) throw closedError();
+    assertPublishTopic(topic);
+    const client = this.client;
+    const qos = options.qos ?? this.defaultQos;
+    await new Promise<void>((resolve, reject) => {
+      const d: Deferred = { resolve, reject };
+      this.pendingPublishes.add(d);
+      // Offline, MQTT.js queues the message and sends it after the reconnect; the promise waits for that.
+      client.publish(topic, payload, { qos, retain: options.retain ?? false }, (err) => {
+        if (!this.pendingPublishes.delete(d)) return;
+        if (err) reject(new LookoutError('bus_publish_failed', `publish to ${topic} failed: ${err.message}`, { cause: err, details: { topic } }));
+        else {
+          this.counters.published++;
+          resolve();
+        }
+      });
+    });
+  }
+
+  async subscribe(filter: string, handler: MessageHandler, options: { qos?: Qos } = {}): Promise<() => Promise<void>> {
+    if (this.closed) throw closedError();
+    assertTopicFilter(filter);
+    if (typeof handler !== 'function') throw new LookoutError('argument_invalid', 'subscribe needs a handler function');
+    const entry: SubscriptionEntry = { filter, handler, qos: options.qos ?? this.defaultQos };
+    const acked = new Promise<void>((resolve, reject) => this.awaitingAck.set(entry, { resolve, reject }));
+    this.table.add(entry);
+    this.staleFilters.delete(filter);
+    // Sent even when the filter is already held, so that the new handler gets the retained messages.
+    // Offline (or not started), the restore after the next CONNACK sends it.
+    if (this.connected) void this.sendSubscribe([filter], this.generation);
+    await acked;
+    let removed = false;
+    return async () => {
+      if (removed) return;
+      removed = true;
+      this.awaitingAck.delete(entry);
+      if (!this.table.remove(entry)) return;
+      await this.dropFilter(filter);
+    };
+  }
+
+  onConnect(listener: () => void): () => void {
+    this.connectListeners.add(listener);
+    // Same contract as MemoryBus: a listener added while connected runs once right away.
+    if (this.ready && this.connected) queueMicrotask(() => this.runListener(listener));
+    return () => this.connectListeners.delete(listener);
+  }
+
+  /** Ends the session with a DISCONNECT (so the broker discards the will); pending calls reject with `bus_closed`. */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
+    this.closed = true;
+    this.ready = false;
+    this.counters.connectedSince = null;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
+    for (const d of this.pendingPublishes) d.reject(closedError());
+    this.pendingPublishes.clear();
+    for (const d of this.awaitingAck.values()) d.reject(closedError());
+    this.awaitingAck.clear();
+    this.table.clear();
+    this.connectListeners.clear();
+    this.closing = this.endClient();
+    return this.closing;
+  }
+
+  private async endClient(): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const timeoutMs = this.options.closeTimeoutMs ?? 2_000;
+    const graceful = client.connected;
+    let timer: NodeJS.Timeout | undefined;
+    const ended = new Promise<void>((resolve) => client.end(!graceful, () => resolve()));
+    const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
+    const outcome = await Promise.race([ended, timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      // A broker that stopped answering: drop the socket (it may then send the will, which is true).
+      this.log.warn({ clientId: this.clientId }, 'bus close timed out, dropping the connection');
+      client.stream?.destroy();
+    }
+    this.log.info({ clientId: this.clientId }, 'bus closed');
+  }
+
+  private async onBrokerConnect(connack: IConnackPacket): Promise<void> {
+    if (this.closed) return;
+    const generation = ++this.generation;
+    this.backoff.reset();
+    this.quietErrors = false;
+    this.counters.connects++;
+    this.counters.connectedSince = Date.now();
+    const sessionPresent = !(this.options.clean ?? false) && connack.sessionPresent === true;
+    this.counters.sessionPresent = sessionPresent;
+    if (!sessionPresent) {
+      this.brokerFilters.clear();
+      this.staleFilters.clear();
+    }
+    this.log.info({ clientId: this.clientId, sessionPresent, connects: this.counters.connects }, 'bus connected');
+
+    for (const filter of [...this.staleFilters]) await this.sendUnsubscribe(filter);
+    this.staleFilters.clear();
+    const missing = [...this.table.filters().keys()].filter((f) => !this.brokerFilters.has(f));
+    if (missing.length > 0) await this.sendSubscribe(missing, generation);
+    if (generation !== this.generation || !this.connected) return; // lost again meanwhile: the next connect redoes this
+
+    this.ready = true;
+    this.firstConnect?.resolve();
+    for (const listener of [...this.connectListeners]) this.runListener(listener);
+  }
+
+  /** One SUBSCRIBE for the filters; acknowledges every handler waiting on them. */
+  private async sendSubscribe(filters: string[], generation: number): Promise<void> {
+    const client = this.client;
+    if (!client) return;
+    const request: Record<string, { qos: Qos }> = {};
+    for (const f of filters) request[f] = { qos: this.table.qosOf(f) };
+    let granted: { topic: string; qos: number }[];
+    try {
+      granted = await client.subscribeAsync(request);
+    } catch (err) {
+      // Connection lost before SUBACK: the handlers stay registered and the next connect retries.
+      if (generation === this.generation && !this.closed) this.log.debug({ err, filters }, 'subscribe interrupted');
+      return;
+    }
+    for (const g of granted) {
+      if (g.qos === 128) this.refuseFilter(g.topic);
+      else {
+        this.brokerFilters.add(g.topic);
+        this.ackFilter(g.topic);
+      }
+    }
+  }
+
+  private ackFilter(filter: string): void {
+    for (const [entry, d] of this.awaitingAck) {
+      if (entry.filter !== filter) continue;
+      this.awaitingAck.delete(entry);
+      d.resolve();
+    }
+  }
+
+  private refuseFilter(filter: string): void {
+    this.log.error({ clientId: this.clientId, filter }, 'broker refused a subscription');
+    for (const [entry, d] of this.awaitingAck) {
+      if (entry.filter !== filter) continue;
+      this.awaitingAck.delete(entry);
+      this.table.remove(entry);
+      d.reject(new LookoutError('bus_subscribe_refused', `the broker refused the subscription to ${filter}`, { details: { filter } }));
+    }
+  }
+
+  private async dropFilter(filter: string): Promise<void> {
+    const held = this.brokerFilters.delete(filter);
+    if (this.closed) return;
+    if (this.connected) await this.sendUnsubscribe(filter);
+    else if (held) this.staleFilters.add(filter);
+  }
+
+  private async sendUnsubscribe(filter: string): Promise<void> {
+    try {
+      await this.client?.unsubscribeAsync(filter);
+    } catch (err) {
+      this.log.debug({ err, filter }, 'unsubscribe interrupted');
+    }
+  }
+
+  private onBrokerClose(): void {
+    if (this.closed) return;
+    if (this.ready) this.log.warn({ clientId: this.clientId }, 'bus connection lost, reconnecting');
+    this.ready = false;
+    this.counters.connectedSince = null;
+    if (this.reconnectTimer) return;
+    const delay = this.backoff.next();
+    this.log.debug({ clientId: this.clientId, delayMs: delay }, 'bus reconnect scheduled');
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = null;
+      const client = this.client;
+      if (this.closed || !client || client.connected) return;
+      // Handing the stores back keeps unacknowledged QoS 1 publishes for the next session.
+      client.reconnect({ incomingStore: client.incomingStore, outgoingStore: client.outgoingStore });
+    }, delay);
+  }
+
+  private onClientError(err: Error & { code?: unknown }): void {
+    if (this.closed) return;
+    if (typeof err.code === 'number' && AUTH_REFUSALS.has(err.code)) {
+      this.log.error({ clientId: this.clientId, returnCode: err.code }, 'broker refused the credentials');
+      this.firstConnect?.refused(err.code);
+      return;
+    }
+    // Refused connections repeat on every attempt during an outage: one warning, then debug.
+    if (this.quietErrors) this.log.debug({ clientId: this.clientId, err: err.message }, 'bus error');
+    else this.log.warn({ clientId: this.clientId, err: err.message }, 'bus error');
+    this.quietErrors = true;
+  }
+
+  private dispatch(topic: string, payload: Buffer, packet: IPublishPacket): void {
+    if (this.closed) return;
+    this.counters.messagesIn++;
+    const meta = { retain: packet.retain === true };
+    for (const handler of this.table.handlersFor(topic)) {
+      try {
+        const result: unknown = handler(topic, payload, meta);
+        if (result instanceof Promise) result.catch((err: unknown) => this.handlerFailed(err, topic));
+      } catch (err) {
+        this.handlerFailed(err, topic);
+      }
+    }
+  }
+
+  private handlerFailed(err: unknown, topic: string): void {
+    this.counters.handlerErrors++;
+    this.log.error({ err, topic }, 'bus message handler failed');
+  }
+
+  private runListener(listener: () => void): void {
+    if (this.closed || !this.connectListeners.has(listener)) return;
+    try {
+      const result: unknown = listener();
+      if (result instanceof Promise) result.catch((err: unknown) => this.log.error({ err }, 'bus onConnect listener failed'));
+    } catch (err) {
+      this.log.error({ err }, 'bus onConnect listener failed');
+    }
+  }
+}
+
+function closedError(): LookoutError {
+  return new LookoutError('bus_closed');
+}

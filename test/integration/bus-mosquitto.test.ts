@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { isLookoutError } from '../../core/src/errors/lookout-error.js';
+import { startMosquitto } from '../support/mosquitto.js';
+import { busSuite } from './bus-suite.js';
+
+busSuite('mosquitto', async (options = {}) => {
+  const auth = options.auth;
+  return startMosquitto(auth ? { users: { [auth.username]: auth.password } } : {});
+});
+
+describe('MqttBus against mosquitto with persistence', () => {
+  it('resumes the session after a broker restart without re-subscribing, and keeps retained status', async () => {
+    const mosquitto = await startMosquitto({ persistence: true });
+    const buses: MqttBus[] = [];
+    try {
+      const sub = await MqttBus.connect({ url: mosquitto.url, clientId: 'persist-sub', reconnect: { initialMs: 20, maxMs: 200 }, connectTimeoutMs: 3_000 });
+      buses.push(sub);
+      let connects = 0;
+      sub.onConnect(() => connects++);
+      const got: string[] = [];
+      await sub.subscribe('fleet/+/cmd', (_t, payload) => got.push(payload.toString()));
+      await sub.publish('fleet/cam-1/status', 'online', { retain: true });
+
+      await mosquitto.restart();
+      await waitFor(() => connects === 2, 8_000);
+      assert.equal(sub.stats().sessionPresent, true);
+
+      const pub = await MqttBus.connect({ url: mosquitto.url, clientId: 'persist-pub', connectTimeoutMs: 3_000 });
+      buses.push(pub);
+      await pub.publish('fleet/cam-1/cmd', 'ping');
+      await waitFor(() => got.includes('ping'));
+      const retained: string[] = [];
+      await pub.subscribe('fleet/+/status', (_t, payload) => retained.push(payload.toString()));
+      await waitFor(() => retained.length === 1);
+      assert.deepEqual(retained, ['online']);
+    } finally {
+      await Promise.all(buses.map((b) => b.close()));
+      await mosquitto.stop();
+    }
+  });
+
+  it('starts on a given port, refuses anonymous clients when users are set, and stops only its own process', async () => {
+    const mosquitto = await startMosquitto({ users: { dev: 'pw-1' } });
+    const port = mosquitto.port;
+    const pid = mosquitto.pid;
+    assert.ok(pid);
+    await assert.rejects(MqttBus.connect({ url: mosquitto.url, clientId: 'anon', connectTimeoutMs: 2_000 }), (e) => isLookoutError(e, 'bus_auth_refused'));
+    await mosquitto.stop();
+    assert.throws(() => process.kill(pid, 0)); // gone
+    const again = await startMosquitto({ port });
+    try {
+      assert.equal(again.port, port);
+      const bus = await MqttBus.connect({ url: again.url, clientId: 'anon-ok', connectTimeoutMs: 2_000 });
+      await bus.close();
+    } finally {
+      await again.stop();
+    }
+  });
+});
+
+function waitFor(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const tick = (): void => {
+      if (check()) return resolve();
+      if (Date.now() - started > timeoutMs) return reject(new Error('timed out'));
+      setTimeout(tick, 10);
+    };
+    tick();
+  });
+}
