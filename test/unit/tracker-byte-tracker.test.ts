@@ -5,6 +5,7 @@ import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { ByteTracker, type MultiObjectTracker } from '../../plugins/tracker/src/tracking/byte-tracker.js';
 import { GreedyIouTracker } from '../../plugins/tracker/src/tracking/greedy-iou-tracker.js';
 import { iou } from '../../plugins/tracker/src/geometry/box.js';
+import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 import {
   crowdScene,
   detectScene,
@@ -176,6 +177,23 @@ test('skipped frames (dt > 1) keep a fast mover matched', () => {
   for (let f = 0; f < 10; f++) id = t.update([at(f)])[0]!.track_id!;
   // Four frames' worth of motion (40 px on a 30 px box): IoU with the last box is 0; the prediction needs dt.
   assert.equal(t.update([at(14)], { dt: 4 })[0]!.track_id, id);
+});
+
+test('a tiny jittery object (a knife, 30x5 px) keeps one id thanks to the minimum match size', () => {
+  const idsWith = (minMatchSize: number): Set<number> => {
+    const rnd = seededRandom(9);
+    const t = new ByteTracker({ minMatchSize });
+    const ids = new Set<number>();
+    for (let f = 0; f < 60; f++) {
+      const j = () => rnd.gaussian(0, 2);
+      const x = 100 + 3 * f;
+      const out = t.update([{ c: 11, p: 0.8, b: [x + j(), 300 + j(), x + 30 + j(), 305 + j()] }]);
+      if (out[0]!.track_id !== undefined) ids.add(out[0]!.track_id);
+    }
+    return ids;
+  };
+  assert.equal(idsWith(16).size, 1);
+  assert.ok(idsWith(0).size > 1, 'plain IoU loses the knife again and again');
 });
 
 test('reset forgets tracks and restarts ids', () => {

@@ -62,8 +62,8 @@ export class ByteTracker implements MultiObjectTracker {
     for (const t of this.tracks) t.predict(dt);
     const assigned = new Array<number>(dets.length).fill(0);
     const matchedTracks = new Set<Track>();
-    const cand = (i: number): Candidate => ({ box: boxes[i]!, classId: dets[i]!.c });
-    const trackCand = (t: Track): Candidate => ({ box: t.box(), classId: t.classId });
+    const cand = (i: number): Candidate => ({ box: padToMinSize(boxes[i]!, o.minMatchSize), classId: dets[i]!.c });
+    const trackCand = (t: Track): Candidate => ({ box: padToMinSize(t.box(), o.minMatchSize), classId: t.classId });
 
     const high: number[] = [];
     const low: number[] = [];
@@ -167,6 +167,21 @@ export class ByteTracker implements MultiObjectTracker {
     t.state = 'confirmed';
     t.id = this.nextId++;
   }
+}
+
+/**
+ * A box grown about its centre to at least `min` pixels each way, for matching only: a few pixels of
+ * detector jitter on a 5-pixel-tall knife drive its IoU with its own previous box to near zero.
+ */
+export function padToMinSize(b: Box, min: number): Box {
+  const w = b[2] - b[0];
+  const h = b[3] - b[1];
+  if (w >= min && h >= min) return b;
+  const cx = (b[0] + b[2]) / 2;
+  const cy = (b[1] + b[3]) / 2;
+  const hw = Math.max(w, min) / 2;
+  const hh = Math.max(h, min) / 2;
+  return [cx - hw, cy - hh, cx + hw, cy + hh];
 }
 
 /** A copy of the detection with `track_id` set (id > 0) or removed (0). */

@@ -31,6 +31,8 @@ export const ByteTrackerOptionsSchema = z
      * they cross), the one seen last frame takes it. 0 is plain ByteTrack.
      */
     lostPenalty: z.number().min(0).max(1).default(0.1),
+    /** Boxes smaller than this (pixels, each way) are grown to it before IoU matching; 0 turns it off. */
+    minMatchSize: z.number().min(0).default(16),
     /** A track only matches detections of its own class. */
     classAware: z.boolean().default(true),
     /** Kalman process/measurement noise as fractions of the box size per frame. */
