@@ -63,7 +63,9 @@ describe('EmbeddedBroker', () => {
     }
   });
 
-  it('rejects connect with bus_unreachable when nothing listens', async () => {
+  it('rejects connect with bus_unreachable when nothing listens, and config_invalid for a bad url', async () => {
+    await assert.rejects(MqttBus.connect({ url: 'foo://127.0.0.1:1', clientId: 'bad-url' }), (e) => isLookoutError(e, 'config_invalid'));
+    await assert.rejects(MqttBus.connect({ url: '127.0.0.1:1883', clientId: 'bad-url' }), (e) => isLookoutError(e, 'config_invalid'));
     const broker = await EmbeddedBroker.start({ port: 0 });
     const url = broker.url;
     await broker.close(); // the port is now closed
@@ -108,3 +110,16 @@ function waitFor(check: () => boolean, timeoutMs = 5_000): Promise<void> {
     tick();
   });
 }
+
+describe('MqttBus close during start', () => {
+  it('settles a pending connect with bus_closed at once when closed', async () => {
+    const probe = await EmbeddedBroker.start({ port: 0 });
+    const url = probe.url;
+    await probe.close();
+    const bus = MqttBus.create({ url, clientId: 'closing-early', connectTimeoutMs: 10_000, reconnect: { initialMs: 20, maxMs: 50 } });
+    const started = bus.start();
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    await bus.close();
+    await assert.rejects(started, (e) => isLookoutError(e, 'bus_closed'));
+  });
+});

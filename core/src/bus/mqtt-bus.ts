@@ -48,12 +48,13 @@ export class MqttBus implements BusPort {
   private closing: Promise<void> | null = null;
   private quietErrors = false;
   /** Settles the promise of `start()`; null once it has. */
-  private firstConnect: { resolve: () => void; refused: (code: number) => void } | null = null;
+  private firstConnect: { resolve: () => void; refused: (code: number) => void; aborted: () => void } | null = null;
   private readonly counters: MqttBusStats = { connects: 0, messagesIn: 0, published: 0, handlerErrors: 0, connectedSince: null, sessionPresent: false };
 
   private constructor(options: MqttBusOptions) {
     if (!options.url) throw new LookoutError('config_invalid', 'MqttBus needs a broker url', { details: { key: 'url' } });
     if (!options.clientId) throw new LookoutError('config_invalid', 'MqttBus needs a client id', { details: { key: 'clientId' } });
+    assertBrokerUrl(options.url);
     if (options.will) assertPublishTopic(options.will.topic);
     this.options = options;
     this.clientId = options.clientId;
@@ -130,6 +131,7 @@ export class MqttBus implements BusPort {
         },
         refused: (code: number) =>
           fail(new LookoutError('bus_auth_refused', `the broker at ${urlForLog(o.url)} refused the connection (CONNACK ${code})`, { details: { returnCode: code } })),
+        aborted: () => fail(closedError()),
       };
       let client: MqttClient;
       try {
@@ -150,8 +152,12 @@ export class MqttBus implements BusPort {
   }
 
   async publish(topic: string, payload: Buffer | string, options: PublishOptions = {}): Promise<void> {
-    if (this.closed || !this.client) throw closedError();
+    if (this.closed) throw closedError();
+    if (!this.client) throw new LookoutError('bus_closed', 'the bus is not started (call start() first)');
     assertPublishTopic(topic);
+    if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) {
+      throw new LookoutError('argument_invalid', `a payload must be a string or a Buffer (topic ${topic})`);
+    }
     const client = this.client;
     const qos = options.qos ?? this.defaultQos;
     await new Promise<void>((resolve, reject) => {
@@ -213,6 +219,7 @@ export class MqttBus implements BusPort {
     this.table.clear();
     this.connectListeners.clear();
     this.closing = this.endClient();
+    this.firstConnect?.aborted(); // a start() still trying settles now, not at its timeout
     return this.closing;
   }
 
@@ -373,6 +380,23 @@ export class MqttBus implements BusPort {
     } catch (err) {
       this.log.error({ err }, 'bus onConnect listener failed');
     }
+  }
+}
+
+const URL_PROTOCOLS = new Set(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'tls:', 'ws:', 'wss:']);
+
+/** MQTT.js would retry an unusable URL until the timeout; a typo in `--mqtt` should fail at once. */
+function assertBrokerUrl(url: string): void {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (!parsed || !URL_PROTOCOLS.has(parsed.protocol) || !parsed.hostname) {
+    throw new LookoutError('config_invalid', `not a broker url (mqtt://host:port): ${urlForLog(url)}`, {
+      details: { key: 'url', valid: [...URL_PROTOCOLS].map((p) => `${p}//host:port`) },
+    });
   }
 }
 
