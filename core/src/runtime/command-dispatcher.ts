@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import type { BusPort } from '../bus/bus-port.js';
+import { ResponseMessageSchema, type ResponseMessage } from '../contracts/responses-message.js';
+import { toLookoutError } from '../errors/lookout-error.js';
+import type { Logger } from '../log/logger.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import { RateGate } from './rate-gate.js';
+
+/** `devices/<id>/cmd/tool`: call a device tool over the bus; the answer goes to `responses`. */
+export const ToolCommandSchema = z.strictObject({
+  tool: z.string().min(1).max(100),
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  request_id: z.string().min(1).max(200).optional(),
+});
+
+export const PingCommandSchema = z.strictObject({ request_id: z.string().min(1).max(200).optional() });
+
+export interface CommandStats {
+  received: number;
+  handled: number;
+  /** Not JSON, not an object, too large, unknown command or invalid fields. */
+  invalid: number;
+  /** Retained messages on cmd topics: never executed (they would run again at every resubscribe). */
+  ignoredRetained: number;
+  lastInvalid?: { topic: string; reason: string; at: string };
+}
+
+export interface CommandDispatcherOptions {
+  bus: BusPort;
+  deviceId: string;
+  tools: ToolRegistry;
+  logger: Logger;
+  /** Largest command payload (default 64 KiB). */
+  maxPayloadBytes?: number;
+  /** How long a tool called over the bus may run (default 30 s). */
+  toolTimeoutMs?: number;
+}
+
+export interface CommandDispatcher {
+  stats(): CommandStats;
+  stop(): Promise<void>;
+}
+
+/**
+ * The device's ingress, `devices/<id>/cmd/#` (spec 01 leaves the payloads open; ours are JSON).
+ * `cmd/tool` {tool, arguments, request_id} calls a tool, `cmd/ping` answers; the reply goes to
+ * `devices/<id>/responses`. Anything else is counted and logged, never a crash; error replies and
+ * warnings are rate-limited so that a flood of garbage cannot become a flood of replies.
+ */
+export async function startCommandDispatcher(options: CommandDispatcherOptions): Promise<CommandDispatcher> {
+  const { bus, deviceId, tools, logger } = options;
+  const maxBytes = options.maxPayloadBytes ?? 64 * 1024;
+  const toolTimeoutMs = options.toolTimeoutMs ?? 30_000;
+  const prefix = `devices/${deviceId}/cmd/`;
+  const responses = `devices/${deviceId}/responses`;
+  const stats: CommandStats = { received: 0, handled: 0, invalid: 0, ignoredRetained: 0 };
+  const replyGate = new RateGate(10, 1000);
+  const warnGate = new RateGate(5, 1000);
+  const inFlight = new Set<AbortController>();
+  let stopped = false;
+
+  const reply = async (message: Omit<ResponseMessage, 'timestamp'>): Promise<void> => {
+    if (stopped || !bus.connected) return;
+    const body = ResponseMessageSchema.parse({ timestamp: new Date().toISOString(), ...message });
+    try {
+      await bus.publish(responses, JSON.stringify(body), { qos: 1 });
+    } catch (err) {
+      logger.warn({ code: toLookoutError(err).code }, 'command reply not published');
+    }
+  };
+
+  const invalid = (topic: string, reason: string, requestId?: string): void => {
+    stats.invalid++;
+    stats.lastInvalid = { topic, reason, at: new Date().toISOString() };
+    const suppressed = warnGate.take();
+    if (suppressed !== false) logger.warn({ topic, reason, invalid: stats.invalid, suppressed }, 'invalid command ignored');
+    if (replyGate.take() !== false) {
+      void reply({ kind: 'error', ok: false, error: reason, command: topic.slice(prefix.length), ...(requestId ? { request_id: requestId } : {}) });
+    }
+  };
+
+  const runTool = async (topic: string, command: z.output<typeof ToolCommandSchema>): Promise<void> => {
+    const controller = new AbortController();
+    inFlight.add(controller);
+    const timer = setTimeout(() => controller.abort(), toolTimeoutMs);
+    const id = command.request_id ? { request_id: command.request_id } : {};
+    try {
+      const result = await tools.call(command.tool, command.arguments, { signal: controller.signal });
+      stats.handled++;
+      await reply({ kind: 'tool', ok: true, tool: command.tool, result, ...id });
+    } catch (err) {
+      const e = toLookoutError(err);
+      stats.handled++;
+      logger.info({ topic, tool: command.tool, code: e.code }, `tool command failed: ${e.message}`);
+      await reply({ kind: 'tool', ok: false, tool: command.tool, error: e.message, code: e.code, ...id });
+    } finally {
+      clearTimeout(timer);
+      inFlight.delete(controller);
+    }
+  };
+
+  const handle = (topic: string, payload: Buffer, meta: { retain: boolean }): void => {
+    if (stopped) return;
+    stats.received++;
+    if (meta.retain) {
+      stats.ignoredRetained++;
+      logger.debug({ topic }, 'retained command ignored');
+      return;
+    }
+    if (payload.length > maxBytes) return invalid(topic, `payload of ${payload.length} bytes exceeds ${maxBytes}`);
+    let body: unknown;
+    try {
+      body = JSON.parse(payload.toString('utf8'));
+    } catch {
+      return invalid(topic, 'payload is not JSON');
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) return invalid(topic, 'payload is not a JSON object');
+    const requestId = typeof (body as { request_id?: unknown }).request_id === 'string' ? String((body as { request_id: string }).request_id).slice(0, 200) : undefined;
+    const command = topic.slice(prefix.length);
+    if (command === 'tool') {
+      const parsed = ToolCommandSchema.safeParse(body);
+      if (!parsed.success) return invalid(topic, `invalid tool command: ${z.prettifyError(parsed.error)}`, requestId);
+      void runTool(topic, parsed.data);
+      return;
+    }
+    if (command === 'ping') {
+      const parsed = PingCommandSchema.safeParse(body);
+      if (!parsed.success) return invalid(topic, `invalid ping: ${z.prettifyError(parsed.error)}`, requestId);
+      stats.handled++;
+      void reply({ kind: 'pong', ok: true, ...(parsed.data.request_id ? { request_id: parsed.data.request_id } : {}) });
+      return;
+    }
+    return invalid(topic, `unknown command "${command}"; known: tool, ping`, requestId);
+  };
+
+  const release = await bus.subscribe(`${prefix}#`, (topic, payload, meta) => {
+    try {
+      handle(topic, payload, meta);
+    } catch (err) {
+      // A handler bug must not reach the bus client; it is counted like garbage.
+      invalid(topic, `command handling failed: ${toLookoutError(err).message}`);
+    }
+  }, { qos: 1 });
+
+  return {
+    stats: () => ({ ...stats }),
+    async stop() {
+      stopped = true;
+      for (const c of inFlight) c.abort();
+      await release();
+    },
+  };
+}

@@ -1,0 +1,263 @@
+import type { BusPort } from '../bus/bus-port.js';
+import { MqttBus, type MqttBusOptions } from '../bus/mqtt-bus.js';
+import { urlForLog } from '../bus/bus-logger.js';
+import { DeviceIdSchema } from '../contracts/common.js';
+import { LookoutError, toLookoutError } from '../errors/lookout-error.js';
+import { loadImage } from '../images/load-image.js';
+import { LAYER_KEY } from '../layers/layers.js';
+import { selectLayer } from '../layers/layer-env.js';
+import { unknownEnvKeys } from '../layers/unknown-keys.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import type { Plugin, RuntimeInfo } from '../plugin/context.js';
+import { CORE_VERSION } from '../plugin/core-version.js';
+import { loadPlugins, type LoadedRuntime, type PluginStatus } from '../plugin/loader.js';
+import type { LayerId } from '../plugin/manifest.js';
+import { declaredKeys } from '../plugin/plugin-config.js';
+import { packageVersion } from '../paths/package-root.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, startToolServer, type ToolServer } from '../tools/tool-server.js';
+import { startCommandDispatcher, type CommandDispatcher, type CommandStats } from './command-dispatcher.js';
+import { withDeviceSettings, type PluginReport } from './device-settings.js';
+import { LateBus } from './late-bus.js';
+import { LastWillToken, type LastWill } from './last-will.js';
+
+export const DEFAULT_MQTT_URL = 'mqtt://127.0.0.1:1883';
+
+/** An image already in memory (tests, embedders) instead of a name or file. */
+export interface ImageSpec {
+  name: string;
+  role?: string;
+  plugins: Plugin[];
+}
+
+export interface DeviceOptions {
+  deviceId: string;
+  /** `camera`, `precision`, a path to an image file, or an image in memory. Default `camera`. */
+  image?: string | ImageSpec;
+  /** A layer alias (`layer2`, `layer4_thermal`, `full`…). Exclusive with layerEnvPath. */
+  layer?: string;
+  /** An env file naming its layer in EDGE_V3_LAYER. */
+  layerEnvPath?: string;
+  /** Root of the spec's device paths: `/` on a device, a folder in development. */
+  dataDir: string;
+  /** Broker URL (credentials in it are honoured, never logged). Default mqtt://127.0.0.1:1883. */
+  mqttUrl?: string;
+  mqttUsername?: string;
+  mqttPassword?: string;
+  /** Extra MqttBus settings (reconnect backoff, keep-alive, timeouts), mainly for tests. */
+  mqttOptions?: Partial<Omit<MqttBusOptions, 'url' | 'clientId' | 'will' | 'username' | 'password'>>;
+  /** A bus to use instead of MQTT (MemoryBus in tests and the one-shot modes); not closed at stop. */
+  bus?: BusPort;
+  /** false: no tool server (one-shot modes). Default true. */
+  toolServer?: boolean;
+  /** Default 8765; 0 picks a free port. */
+  toolPort?: number;
+  /** Default 127.0.0.1. */
+  toolHost?: string;
+  /** The role label (camera_id); default the image's role. */
+  role?: string;
+  source?: 'sim';
+  /** Ports asked for other surfaces (onvif, rtsp, mesh, sidecar, ws_discovery). */
+  ports?: Record<string, number>;
+  /** Overrides of the layer env (e.g. process.env); only keys some plugin of the image declares are taken. */
+  env?: Record<string, string | undefined>;
+  logger?: Logger;
+  startTimeoutMs?: number;
+  /** The one-shot agent modes: plugins are told nothing listens and no bus is real. */
+  oneShot?: boolean;
+}
+
+export interface DeviceHandle {
+  readonly id: string;
+  readonly image: string;
+  readonly layer: LayerId;
+  readonly role: string;
+  readonly dataDir: string;
+  /** Where the layer env came from. */
+  readonly envSource: string;
+  /** Listening ports by surface (tools, and whatever plugins announced). */
+  readonly ports: Record<string, number>;
+  /** `http://host:port/mcp`, absent without a tool server. */
+  readonly toolUrl?: string;
+  readonly tools: ToolRegistry;
+  readonly bus: BusPort;
+  /** Layer env keys no plugin declares, with the nearest declared key. */
+  readonly unknownKeys: { key: string; hint?: string }[];
+  plugins(): PluginReport[];
+  commands(): CommandStats;
+  /** Offline status, plugins stopped in reverse, bus closed, tool server closed. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Assembles a device: image and layer, tool server, plugins, then the bus (so the last-will carries
+ * the status plugin's message and nothing is announced before every tool is ready), then the
+ * command ingress. A failure at any step releases what the steps before it opened.
+ */
+export async function startDevice(options: DeviceOptions): Promise<DeviceHandle> {
+  const logger = options.logger ?? createLogger({ name: 'lookout-edge' });
+  const idCheck = DeviceIdSchema.safeParse(options.deviceId);
+  if (!idCheck.success) {
+    throw new LookoutError('config_invalid', `--device-id ${JSON.stringify(options.deviceId)} is invalid: ${idCheck.error.issues[0]?.message}`, { details: { key: '--device-id' } });
+  }
+  const deviceId = idCheck.data;
+  const log = logger.child({ device: deviceId });
+
+  const image = typeof options.image === 'object' ? options.image : await loadImage(options.image ?? 'camera');
+  const selected = await selectLayer({
+    ...(options.layer ? { layer: options.layer } : {}),
+    ...(options.layerEnvPath ? { layerEnvPath: options.layerEnvPath } : {}),
+    dataDir: options.dataDir,
+  });
+  const declared = declaredKeys(image.plugins.map((p) => p.config));
+  const unknownKeys = unknownEnvKeys(selected.env, declared, [LAYER_KEY]);
+  for (const { key, hint } of unknownKeys) {
+    log.warn({ key, source: selected.source, ...(hint ? { hint } : {}) }, `${key} in ${selected.source} is not declared by any plugin of the image${hint ? `; did you mean ${hint}?` : ''}`);
+  }
+  const env: Record<string, string | undefined> = { ...selected.env };
+  for (const [k, v] of Object.entries(options.env ?? {})) if (declared.has(k) && v !== undefined) env[k] = v;
+
+  const roles = [image.role ?? image.name];
+  const role = options.role ?? roles[0]!;
+  const tools = new ToolRegistry();
+  const runtimeVersion = packageVersion();
+  let toolServer: ToolServer | undefined;
+  if (options.toolServer !== false) {
+    toolServer = await startToolServer({
+      tools,
+      logger: log.child({ component: 'tool-server' }),
+      port: options.toolPort ?? DEFAULT_TOOL_PORT,
+      host: options.toolHost ?? DEFAULT_TOOL_HOST,
+      serverInfo: { name: `lookout-device ${deviceId}`, version: runtimeVersion },
+    });
+  }
+
+  let loaded: LoadedRuntime | undefined;
+  const late = new LateBus();
+  const reportPlugins = (): PluginReport[] => (loaded ? loaded.plugins.map(report) : []);
+  const runtime: RuntimeInfo = {
+    kind: 'device',
+    id: deviceId,
+    dataDir: options.dataDir,
+    layer: selected.layer,
+    image: image.name,
+    role,
+    settings: withDeviceSettings(
+      { ports: options.ports ?? {} },
+      {
+        roles,
+        labels: [role],
+        ...(options.source ? { source: options.source } : {}),
+        runtimeVersion,
+        coreVersion: CORE_VERSION,
+        requestedPorts: options.ports ?? {},
+        oneShot: options.oneShot ?? false,
+        plugins: reportPlugins,
+        disabled: () => loaded?.disabled ?? [],
+      },
+    ),
+  };
+
+  try {
+    loaded = await loadPlugins({
+      plugins: image.plugins,
+      runtime,
+      bus: late,
+      env,
+      envSource: selected.source,
+      logger: log,
+      tools,
+      ports: toolServer ? { tools: toolServer.port } : {},
+      ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+    });
+  } catch (err) {
+    await toolServer?.close();
+    throw err;
+  }
+
+  let dispatcher: CommandDispatcher | undefined;
+  let ownedBus: MqttBus | undefined;
+  try {
+    // Subscribed on the late bus, so commands queued in a persistent session find it at connect.
+    dispatcher = await startCommandDispatcher({ bus: late, deviceId, tools, logger: log.child({ component: 'commands' }) });
+    if (options.bus) {
+      await late.attach(options.bus);
+    } else {
+      const will = lastWill(loaded, deviceId, log);
+      const url = options.mqttUrl ?? DEFAULT_MQTT_URL;
+      ownedBus = MqttBus.create({
+        ...options.mqttOptions,
+        url,
+        clientId: deviceId,
+        clean: false,
+        ...(options.mqttUsername !== undefined ? { username: options.mqttUsername } : {}),
+        ...(options.mqttPassword !== undefined ? { password: options.mqttPassword } : {}),
+        ...(will ? { will } : {}),
+        logger: log.child({ component: 'bus' }),
+      });
+      const attached = late.attach(ownedBus);
+      attached.catch(() => undefined); // rejects with bus_closed when start fails; start's error is the one reported
+      await ownedBus.start();
+      await attached;
+    }
+    await late.flush();
+  } catch (err) {
+    await dispatcher?.stop().catch(() => undefined);
+    await loaded.stop();
+    await late.close().catch(() => undefined);
+    await toolServer?.close();
+    throw err;
+  }
+
+  log.info(
+    { image: image.name, layer: selected.layer, envSource: selected.source, ports: loaded.ports, bus: options.bus ? 'in-process' : urlForLog(options.mqttUrl ?? DEFAULT_MQTT_URL), plugins: loaded.plugins.map((p) => p.name), disabled: loaded.disabled.map((d) => d.name) },
+    'device ready',
+  );
+
+  let stopping: Promise<void> | undefined;
+  const handle: DeviceHandle = {
+    id: deviceId,
+    image: image.name,
+    layer: selected.layer,
+    role,
+    dataDir: options.dataDir,
+    envSource: selected.source,
+    get ports() {
+      return { ...loaded!.ports };
+    },
+    ...(toolServer ? { toolUrl: toolServer.url } : {}),
+    tools,
+    bus: late,
+    unknownKeys,
+    plugins: reportPlugins,
+    commands: () => dispatcher!.stats(),
+    stop() {
+      stopping ??= (async () => {
+        log.info('device stopping');
+        await dispatcher!.stop().catch((err: unknown) => log.warn({ code: toLookoutError(err).code }, 'command ingress did not stop cleanly'));
+        await loaded!.stop();
+        // Our own MQTT connection ends with a DISCONNECT, so the broker drops the will: the status
+        // plugin already said offline. A bus given by the caller stays theirs.
+        if (ownedBus) await late.close();
+        await toolServer?.close();
+        log.info('device stopped');
+      })();
+      return stopping;
+    },
+  };
+  return handle;
+}
+
+function report(p: PluginStatus): PluginReport {
+  return { name: p.name, version: p.version, ...(p.layer ? { layer: p.layer } : {}), state: p.state, ...(p.message ? { message: p.message } : {}) };
+}
+
+/** The will from the plugin that provides it (status), as of now; none when no plugin does. */
+function lastWill(loaded: LoadedRuntime, deviceId: string, log: Logger): MqttBusOptions['will'] {
+  if (!loaded.container.isRegistered(LastWillToken.name)) {
+    log.warn('no plugin provides a last-will: a crash of this device will not show as offline');
+    return undefined;
+  }
+  const will = loaded.container.resolve<LastWill>(LastWillToken.name);
+  return { topic: `devices/${deviceId}/${will.suffix}`, payload: JSON.stringify(will.payload()), qos: will.qos, retain: will.retain };
+}

@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { definePlugin } from '../../../core/src/plugin/context.js';
+import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { DieTemperatureToken, type DieTemperature } from './service.js';
+import { defaultSimTemperature, loadTempScript, temperatureAt } from './sim-script.js';
+import { readThermalZone } from './zone-reader.js';
+
+export const DieTempConfig = z.object({
+  DIE_TEMP_SOURCE: z.enum(['sim', 'zone']).default('sim'),
+  DIE_TEMP_ZONE: z.string().min(1).default('/sys/class/thermal/thermal_zone0/temp'),
+  DIE_TEMP_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
+  SIM_TEMP_SCRIPT: z.string().min(1).optional(),
+});
+
+/**
+ * The SoC die temperature, from a thermal zone file or simulated (a script of points, or a steady
+ * ~48 °C). Others read it through DieTemperatureToken: the status plugin publishes it, the thermal
+ * governor acts on it.
+ */
+export default definePlugin({
+  name: 'die-temp',
+  version: '1.0.0',
+  core: '^1',
+  description: 'die temperature from a thermal zone or the simulated source',
+  layer: 'layer0',
+  config: DieTempConfig,
+  provides: [DieTemperatureToken],
+  async start(ctx) {
+    const { config, clock, log } = ctx;
+    const startedAt = clock.now();
+    let read: () => Promise<number>;
+    if (config.DIE_TEMP_SOURCE === 'zone') {
+      const path = config.DIE_TEMP_ZONE;
+      read = () => readThermalZone(path);
+    } else if (config.SIM_TEMP_SCRIPT) {
+      const script = await loadTempScript(config.SIM_TEMP_SCRIPT);
+      read = async () => temperatureAt(script, (clock.now() - startedAt) / 1000);
+    } else {
+      read = async () => defaultSimTemperature((clock.now() - startedAt) / 1000);
+    }
+
+    // The first reading must succeed: a missing zone is a configuration error, found at start.
+    let current = await read();
+    const listeners = new Set<(celsius: number) => void>();
+    let failing = false;
+    let busy = false;
+    clock.setInterval(() => {
+      if (busy) return;
+      busy = true;
+      read()
+        .then((celsius) => {
+          current = celsius;
+          if (failing) {
+            failing = false;
+            ctx.health.set('ok');
+            log.info({ celsius }, 'die temperature readable again');
+          }
+          for (const l of [...listeners]) {
+            try {
+              l(celsius);
+            } catch (err) {
+              log.error({ err: toLookoutError(err) }, 'die temperature listener failed');
+            }
+          }
+        })
+        .catch((err: unknown) => {
+          // The last good reading stays; a sensor that vanishes is reported once, not every second.
+          if (!failing) log.warn({ code: toLookoutError(err).code }, toLookoutError(err).message);
+          failing = true;
+          ctx.health.set('degraded', toLookoutError(err).message);
+        })
+        .finally(() => {
+          busy = false;
+        });
+    }, config.DIE_TEMP_INTERVAL_MS);
+
+    const service: DieTemperature = {
+      current: () => current,
+      onReading(listener) {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    };
+    ctx.services.provide(DieTemperatureToken, service);
+    log.info({ source: config.DIE_TEMP_SOURCE, celsius: current }, 'die temperature source ready');
+    return { stop: () => listeners.clear() };
+  },
+});

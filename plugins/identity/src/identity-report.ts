@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import type { PluginContext } from '../../../core/src/plugin/context.js';
+import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
+import type { HelloMessage } from '../../../core/src/contracts/hello-message.js';
+import { deviceAddresses } from './device-addresses.js';
+import type { DeviceIdentity } from './service.js';
+
+export const DeviceIdentityResultSchema = z.object({
+  device_id: z.string(),
+  serial: z.string(),
+  role: z.string().describe('the first role label (camera_id)'),
+  labels: z.array(z.string()),
+  roles: z.array(z.string()),
+  image: z.string(),
+  layer: z.string(),
+  ips: z.array(z.string()),
+  listen_ports: z.record(z.string(), z.number().int()).describe('listening ports by surface (tools, onvif, rtsp, mesh, sidecar)'),
+  cert_fingerprint: z.string().nullable().describe('SHA-256 of the device certificate DER, colon hex'),
+  cert_fingerprint_present: z.boolean(),
+  fingerprint_algorithm: z.literal('sha256'),
+  cert_path: z.string(),
+  versions: z.record(z.string(), z.unknown()),
+});
+export type DeviceIdentityResult = z.infer<typeof DeviceIdentityResultSchema>;
+
+type Ctx = Pick<PluginContext, 'runtime' | 'ports'>;
+
+/** Runtime, core, Node and plugin versions, as hello and the identity tool report them. */
+export function deviceVersions(ctx: Ctx): { runtime: string; core: string; node: string; plugins: Record<string, string> } {
+  const settings = deviceSettings(ctx.runtime);
+  return {
+    runtime: settings.runtimeVersion,
+    core: settings.coreVersion,
+    node: process.versions.node,
+    plugins: Object.fromEntries(settings.plugins().map((p) => [p.name, p.version])),
+  };
+}
+
+export function identityResult(ctx: Ctx, identity: DeviceIdentity): DeviceIdentityResult {
+  const fingerprint = identity.fingerprint();
+  return {
+    device_id: identity.deviceId,
+    serial: identity.serial,
+    role: identity.labels[0]!,
+    labels: identity.labels,
+    roles: identity.roles,
+    image: ctx.runtime.image ?? 'unknown',
+    layer: ctx.runtime.layer ?? 'unknown',
+    ips: deviceAddresses(),
+    listen_ports: ctx.ports.all(),
+    cert_fingerprint: fingerprint,
+    cert_fingerprint_present: fingerprint !== null,
+    fingerprint_algorithm: 'sha256',
+    cert_path: identity.certPath,
+    versions: deviceVersions(ctx),
+  };
+}
+
+/** The `hello` announcement (DESIGN.md): everything the hub needs to reach this device. */
+export function helloMessage(ctx: Ctx, identity: DeviceIdentity): HelloMessage {
+  const fingerprint = identity.fingerprint();
+  return {
+    timestamp: new Date().toISOString(),
+    device_id: identity.deviceId,
+    labels: identity.labels,
+    roles: identity.roles,
+    ips: deviceAddresses(),
+    ports: ctx.ports.all() as HelloMessage['ports'],
+    image: ctx.runtime.image ?? 'unknown',
+    layer: ctx.runtime.layer!,
+    versions: deviceVersions(ctx),
+    serial: identity.serial,
+    ...(fingerprint ? { cert_fingerprint: fingerprint } : {}),
+  };
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { BUS_CONTRACTS } from '../../../core/src/contracts/bus-contracts.js';
+import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { definePlugin } from '../../../core/src/plugin/context.js';
+import { DEVICE_PATHS, devicePath } from '../../../core/src/paths/device-path.js';
+import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
+import { ensureDeviceCertificate } from './device-certificate.js';
+import { deviceSerial } from './device-serial.js';
+import { DeviceIdentityResultSchema, helloMessage, identityResult } from './identity-report.js';
+import { DeviceIdentityToken, type DeviceIdentity } from './service.js';
+
+export const IdentityConfig = z.object({
+  /** The serial, when the board does not expose one. */
+  DEVICE_SERIAL: z.string().min(1).optional(),
+  /** auto: generate a missing certificate in development (data root other than `/`); 1: always; 0: never. */
+  IDENTITY_CERT_GENERATE: z.enum(['auto', '1', '0']).default('auto'),
+});
+
+/**
+ * Who the device is: id, serial, roles, addresses, listening ports and the fingerprint of its
+ * certificate. Owns `hello`, announced on every connect so the hub learns where to reach the device.
+ */
+export default definePlugin({
+  name: 'identity',
+  version: '1.0.0',
+  core: '^1',
+  description: 'device identity, certificate fingerprint and the hello announcement',
+  layer: 'layer0',
+  config: IdentityConfig,
+  provides: [DeviceIdentityToken],
+  topics: [{ suffix: 'hello', qos: BUS_CONTRACTS.hello.qos, retain: false, rate: BUS_CONTRACTS.hello.rate, schema: BUS_CONTRACTS.hello.schema }],
+  tools: [
+    {
+      name: 'get_device_identity',
+      description: 'Device id, serial, role labels, addresses, listening ports and the SHA-256 fingerprint of the device certificate',
+      input: z.object({}),
+      output: DeviceIdentityResultSchema,
+    },
+  ],
+  async start(ctx) {
+    const { runtime, config, log } = ctx;
+    const settings = deviceSettings(runtime);
+    const generate = config.IDENTITY_CERT_GENERATE === '1' || (config.IDENTITY_CERT_GENERATE === 'auto' && runtime.dataDir !== '/');
+    const cert = await ensureDeviceCertificate({
+      certPath: devicePath(runtime.dataDir, DEVICE_PATHS.peerCert),
+      keyPath: devicePath(runtime.dataDir, DEVICE_PATHS.peerKey),
+      generate,
+      commonName: runtime.id,
+      dnsNames: [runtime.id, 'localhost'],
+      ips: ['127.0.0.1'],
+      log,
+    });
+    const { serial, source } = await deviceSerial({ ...(config.DEVICE_SERIAL ? { configured: config.DEVICE_SERIAL } : {}), dataDir: runtime.dataDir, deviceId: runtime.id });
+    const identity: DeviceIdentity = {
+      deviceId: runtime.id,
+      serial,
+      fingerprint: () => cert.fingerprint,
+      certPath: cert.certPath,
+      keyPath: cert.keyPath,
+      labels: settings.labels,
+      roles: settings.roles,
+    };
+    ctx.services.provide(DeviceIdentityToken, identity);
+    ctx.tools.register('get_device_identity', () => identityResult(ctx, identity));
+    ctx.bus.onConnect(() => {
+      ctx.bus.publish('hello', helloMessage(ctx, identity)).catch((err: unknown) => {
+        const e = toLookoutError(err);
+        log.warn({ code: e.code }, `hello not published: ${e.message}`);
+      });
+    });
+    log.info({ serial, serialSource: source, fingerprint: cert.fingerprint }, 'identity ready');
+  },
+});

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { BUS_CONTRACTS } from '../../../core/src/contracts/bus-contracts.js';
+import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { definePlugin } from '../../../core/src/plugin/context.js';
+import { LastWillToken } from '../../../core/src/runtime/last-will.js';
+import { DieTemperatureToken } from '../../die-temp/src/service.js';
+import { ThermalGovernorToken, type ThermalState } from '../../thermal/src/service.js';
+import { statusMessage } from './status-message.js';
+
+export const StatusConfig = z.object({
+  /** Republish period, so die_temp_c in the retained status stays fresh between thermal changes. */
+  STATUS_INTERVAL_MS: z.coerce.number().int().min(50).default(60_000),
+  /** How long a graceful stop waits for the offline status to reach the broker. */
+  STATUS_OFFLINE_TIMEOUT_MS: z.coerce.number().int().min(10).default(2_000),
+});
+
+/**
+ * Presence: owns the retained `status` (online/offline, thermal_state, die_temp_c). Online on every
+ * connect, again on each thermal change and periodically; offline on a graceful stop, and through
+ * the last-will it provides to the runtime when the device dies.
+ */
+export default definePlugin({
+  name: 'status',
+  version: '1.0.0',
+  core: '^1',
+  description: 'retained online/offline status with thermal state and die temperature',
+  layer: 'layer0',
+  dependsOn: ['die-temp'],
+  optionalDependsOn: ['thermal'],
+  config: StatusConfig,
+  provides: [LastWillToken],
+  topics: [{ suffix: 'status', qos: BUS_CONTRACTS.status.qos, retain: true, rate: BUS_CONTRACTS.status.rate, schema: BUS_CONTRACTS.status.schema }],
+  async start(ctx) {
+    const { runtime, config, log, clock } = ctx;
+    const dieTemp = ctx.services.get(DieTemperatureToken);
+    const thermal = ctx.services.optional(ThermalGovernorToken);
+    // Without the governor (below layer 4) nothing throttles, so the state is NORMAL by definition.
+    const thermalState = (): ThermalState => (thermal ? thermal.state() : 'NORMAL');
+
+    const publish = async (reason: string): Promise<void> => {
+      if (!ctx.bus.connected) return;
+      try {
+        await ctx.bus.publish('status', statusMessage(runtime.id, 'online', thermalState(), dieTemp.current(), { reason }));
+      } catch (err) {
+        const e = toLookoutError(err);
+        log.warn({ code: e.code, reason }, `status not published: ${e.message}`);
+      }
+    };
+
+    ctx.services.provide(LastWillToken, {
+      suffix: 'status',
+      qos: 1,
+      retain: true,
+      payload: () => statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'connection_lost' }),
+    });
+    ctx.bus.onConnect(() => void publish('connect'));
+    const offThermal = thermal?.onChange((state, celsius) => {
+      log.info({ thermal_state: state, celsius }, 'thermal state changed');
+      void publish('thermal_change');
+    });
+    clock.setInterval(() => void publish('periodic'), config.STATUS_INTERVAL_MS);
+
+    return {
+      async stop() {
+        offThermal?.();
+        if (!ctx.bus.connected) return;
+        const offline = ctx.bus.publish('status', statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'shutdown' }));
+        offline.catch(() => undefined); // after a timeout, a late rejection (bus closed) is expected
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), config.STATUS_OFFLINE_TIMEOUT_MS)));
+        try {
+          if ((await Promise.race([offline, timeout])) === 'timeout') log.warn('offline status not acknowledged in time');
+        } catch (err) {
+          log.warn({ code: toLookoutError(err).code }, 'offline status not published');
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    };
+  },
+});

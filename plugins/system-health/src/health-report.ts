@@ -1,0 +1,90 @@
+import { freemem, loadavg, totalmem, uptime as systemUptime } from 'node:os';
+import { z } from 'zod';
+import type { StorageHealth } from '../../../core/src/contracts/common.js';
+import { HealthMessageSchema, type HealthMessage } from '../../../core/src/contracts/health-message.js';
+import type { PluginReport } from '../../../core/src/runtime/device-settings.js';
+import { storageHealth, type StorageThresholds } from './storage-health.js';
+import { measureStorage, type StorageUsage } from './storage-usage.js';
+
+export type OverallStatus = 'ok' | 'degraded' | 'critical';
+
+export interface HealthInputs {
+  deviceId: string;
+  serial: string;
+  role: string;
+  fingerprintPresent: boolean;
+  recordingsDir: string;
+  thresholds: StorageThresholds;
+  plugins: PluginReport[];
+}
+
+/** The `health` message and the body of get_system_health. */
+export async function healthReport(inputs: HealthInputs): Promise<HealthMessage & { storage_error?: string }> {
+  let usage: StorageUsage | undefined;
+  let storageError: string | undefined;
+  try {
+    usage = await measureStorage(inputs.recordingsDir);
+  } catch (err) {
+    storageError = `cannot measure ${inputs.recordingsDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+  }
+  // Storage that cannot even be measured is as bad as full: recording is not possible.
+  const storage_health: StorageHealth = usage ? storageHealth(usage.used_pct, inputs.thresholds) : 'CRITICAL';
+  const report = {
+    timestamp: new Date().toISOString(),
+    device_id: inputs.deviceId,
+    status: overallStatus(storage_health, inputs.plugins),
+    storage_health,
+    cert_fingerprint_present: inputs.fingerprintPresent,
+    serial: inputs.serial,
+    role: inputs.role,
+    storage: usage
+      ? { ...usage, warn_pct: inputs.thresholds.warnPct, critical_pct: inputs.thresholds.criticalPct }
+      : { path: inputs.recordingsDir, free_gb: 0, used_pct: 100, warn_pct: inputs.thresholds.warnPct, critical_pct: inputs.thresholds.criticalPct },
+    ...(storageError ? { storage_error: storageError } : {}),
+  };
+  return HealthMessageSchema.parse(report) as HealthMessage & { storage_error?: string };
+}
+
+export function overallStatus(storage: StorageHealth, plugins: PluginReport[]): OverallStatus {
+  if (storage === 'CRITICAL' || plugins.some((p) => p.state === 'failed')) return 'critical';
+  if (storage === 'WARNING' || plugins.some((p) => p.state === 'degraded')) return 'degraded';
+  return 'ok';
+}
+
+/** What the host adds for get_system_health: uptime, memory and load. */
+export function hostFigures(startedAt: number): { uptime_s: number; system_uptime_s: number; memory: Record<string, number>; load_avg: number[] } {
+  const rss = process.memoryUsage().rss;
+  return {
+    uptime_s: Math.round((Date.now() - startedAt) / 1000),
+    system_uptime_s: Math.round(systemUptime()),
+    memory: { rss_mb: mb(rss), system_free_mb: mb(freemem()), system_total_mb: mb(totalmem()) },
+    load_avg: loadavg().map((l) => Math.round(l * 100) / 100),
+  };
+}
+
+function mb(bytes: number): number {
+  return Math.round(bytes / 1024 / 1024);
+}
+
+export const SystemHealthResultSchema = HealthMessageSchema.extend({
+  uptime_s: z.number(),
+  system_uptime_s: z.number(),
+  memory: z.record(z.string(), z.number()),
+  load_avg: z.array(z.number()),
+  storage_error: z.string().optional(),
+});
+
+export const DeviceHealthResultSchema = z.object({
+  timestamp: z.string(),
+  device_id: z.string(),
+  status: z.enum(['ok', 'degraded', 'critical']),
+  storage_health: z.enum(['OK', 'WARNING', 'CRITICAL']),
+  cert_fingerprint_present: z.boolean(),
+  serial: z.string(),
+  role: z.string(),
+  die_temp_c: z.number().nullable(),
+  thermal_state: z.enum(['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL']),
+  plugins: z.array(z.object({ name: z.string(), version: z.string(), layer: z.string().optional(), state: z.string(), message: z.string().optional() })),
+  disabled_plugins: z.array(z.object({ name: z.string(), reason: z.string() })),
+  uptime_s: z.number(),
+});

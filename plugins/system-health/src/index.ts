@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { BUS_CONTRACTS } from '../../../core/src/contracts/bus-contracts.js';
+import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { definePlugin } from '../../../core/src/plugin/context.js';
+import { DEVICE_PATHS, devicePath } from '../../../core/src/paths/device-path.js';
+import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
+import { DieTemperatureToken } from '../../die-temp/src/service.js';
+import { DeviceIdentityToken } from '../../identity/src/service.js';
+import { ThermalGovernorToken } from '../../thermal/src/service.js';
+import { DeviceHealthResultSchema, healthReport, hostFigures, SystemHealthResultSchema, type HealthInputs } from './health-report.js';
+
+export const SystemHealthConfig = z
+  .object({
+    HEALTH_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
+    /** The recordings folder; default `<data root>/data/recordings`. */
+    RECORDINGS_DIR: z.string().min(1).optional(),
+    STORAGE_WARN_PCT: z.coerce.number().min(0).max(100).default(80),
+    STORAGE_CRITICAL_PCT: z.coerce.number().min(0).max(100).default(95),
+  })
+  .superRefine((c, issues) => {
+    if (c.STORAGE_WARN_PCT > c.STORAGE_CRITICAL_PCT) {
+      issues.addIssue({ code: 'custom', path: ['STORAGE_WARN_PCT'], message: `must not exceed STORAGE_CRITICAL_PCT (${c.STORAGE_CRITICAL_PCT})` });
+    }
+  });
+
+/**
+ * Fleet health: storage of the recordings folder against thresholds, certificate presence, serial
+ * and role. Owns `health` (on connect and about every 30 s) and the two health tools, which the hub
+ * enriches with identity and peer-mesh fields.
+ */
+export default definePlugin({
+  name: 'system-health',
+  version: '1.0.0',
+  core: '^1',
+  description: 'health message and the get_system_health / get_device_health tools',
+  layer: 'layer0',
+  dependsOn: ['identity'],
+  optionalDependsOn: ['die-temp', 'thermal'],
+  config: SystemHealthConfig,
+  topics: [{ suffix: 'health', qos: BUS_CONTRACTS.health.qos, retain: false, rate: BUS_CONTRACTS.health.rate, schema: BUS_CONTRACTS.health.schema }],
+  tools: [
+    {
+      name: 'get_system_health',
+      description: 'Health of the device: status, storage_health (OK, WARNING, CRITICAL) of the recordings folder, storage summary, certificate presence, serial, role, uptime, memory and load',
+      input: z.object({}),
+      output: SystemHealthResultSchema,
+    },
+    {
+      name: 'get_device_health',
+      description: 'Health of the device runtime: every plugin with its state, die temperature, thermal state and storage health',
+      input: z.object({}),
+      output: DeviceHealthResultSchema,
+    },
+  ],
+  async start(ctx) {
+    const { runtime, config, log, clock } = ctx;
+    const startedAt = clock.now();
+    const settings = deviceSettings(runtime);
+    const identity = ctx.services.get(DeviceIdentityToken);
+    const recordingsDir = config.RECORDINGS_DIR ?? devicePath(runtime.dataDir, DEVICE_PATHS.recordings);
+    const inputs = (): HealthInputs => ({
+      deviceId: runtime.id,
+      serial: identity.serial,
+      role: identity.labels[0]!,
+      fingerprintPresent: identity.fingerprint() !== null,
+      recordingsDir,
+      thresholds: { warnPct: config.STORAGE_WARN_PCT, criticalPct: config.STORAGE_CRITICAL_PCT },
+      plugins: settings.plugins(),
+    });
+
+    ctx.tools.register('get_system_health', async () => ({ ...(await healthReport(inputs())), ...hostFigures(startedAt) }));
+    ctx.tools.register('get_device_health', async () => {
+      const report = await healthReport(inputs());
+      const dieTemp = ctx.services.optional(DieTemperatureToken);
+      const thermal = ctx.services.optional(ThermalGovernorToken);
+      return {
+        timestamp: report.timestamp,
+        device_id: runtime.id,
+        status: report.status as 'ok' | 'degraded' | 'critical',
+        storage_health: report.storage_health,
+        cert_fingerprint_present: report.cert_fingerprint_present,
+        serial: report.serial,
+        role: report.role,
+        die_temp_c: dieTemp ? dieTemp.current() : null,
+        thermal_state: thermal ? thermal.state() : 'NORMAL',
+        plugins: settings.plugins(),
+        disabled_plugins: settings.disabled(),
+        uptime_s: Math.round((clock.now() - startedAt) / 1000),
+      };
+    });
+
+    let busy = false;
+    let lastStorage: string | undefined;
+    const publish = async (): Promise<void> => {
+      if (busy || !ctx.bus.connected) return;
+      busy = true;
+      try {
+        const report = await healthReport(inputs());
+        if (report.storage_health !== lastStorage) {
+          const level = report.storage_health === 'OK' ? 'info' : 'warn';
+          log[level]({ storage_health: report.storage_health, used_pct: report.storage.used_pct, path: recordingsDir }, 'storage health');
+          lastStorage = report.storage_health;
+        }
+        await ctx.bus.publish('health', report);
+      } catch (err) {
+        const e = toLookoutError(err);
+        log.warn({ code: e.code }, `health not published: ${e.message}`);
+      } finally {
+        busy = false;
+      }
+    };
+    ctx.bus.onConnect(() => void publish());
+    clock.setInterval(() => void publish(), config.HEALTH_INTERVAL_MS);
+    log.info({ recordingsDir, intervalMs: config.HEALTH_INTERVAL_MS }, 'health reporting');
+  },
+});

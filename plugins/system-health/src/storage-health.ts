@@ -1,0 +1,14 @@
+import type { StorageHealth } from '../../../core/src/contracts/common.js';
+
+export interface StorageThresholds {
+  /** used_pct at or above which storage is WARNING. */
+  warnPct: number;
+  /** used_pct at or above which storage is CRITICAL. */
+  criticalPct: number;
+}
+
+export function storageHealth(usedPct: number, t: StorageThresholds): StorageHealth {
+  if (usedPct >= t.criticalPct) return 'CRITICAL';
+  if (usedPct >= t.warnPct) return 'WARNING';
+  return 'OK';
+}
