@@ -196,6 +196,17 @@ test('a tiny jittery object (a knife, 30x5 px) keeps one id thanks to the minimu
   assert.ok(idsWith(0).size > 1, 'plain IoU loses the knife again and again');
 });
 
+test('a gap longer than the lost buffer ends tracks; ids are never reused', () => {
+  const t = new ByteTracker({ minHits: 1, lostBufferFrames: 30 });
+  const det: Detection = { c: 0, p: 0.9, b: [100, 100, 140, 220] };
+  assert.equal(t.update([det])[0]!.track_id, 1);
+  // Standing still through a 30-frame gap: still the same track.
+  assert.equal(t.update([det], { dt: 31 })[0]!.track_id, 1);
+  // 40 frames (the detector was suspended): a new track, with a new id.
+  assert.equal(t.update([det], { dt: 41 })[0]!.track_id, 2);
+  assert.equal(t.snapshot().length, 1);
+});
+
 test('reset forgets tracks and restarts ids', () => {
   const t = new ByteTracker({ minHits: 1 });
   t.update([{ c: 0, p: 0.9, b: [0, 0, 10, 30] }, { c: 0, p: 0.9, b: [100, 0, 110, 30] }]);

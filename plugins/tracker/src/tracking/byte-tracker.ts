@@ -59,6 +59,9 @@ export class ByteTracker implements MultiObjectTracker {
     const o = this.options;
     this.frames += 1;
 
+    // A gap longer than the lost buffer (the detector was suspended, frames were dropped) ends every
+    // track it outlasts before anything is predicted across it.
+    this.tracks = this.tracks.filter((t) => t.missed + dt - 1 <= o.lostBufferFrames);
     for (const t of this.tracks) t.predict(dt);
     const assigned = new Array<number>(dets.length).fill(0);
     const matchedTracks = new Set<Track>();

@@ -1,0 +1,22 @@
+import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import type { Frame } from '../../../camera/src/service.js';
+import type { DepthMap } from '../fusion.js';
+import { renderTruthDepthMap } from '../truth-depth.js';
+import type { DepthBackend } from './depth-backend.js';
+
+/** MONO_DEPTH_BACKEND=sim: a perfect depth sensor over the simulated scene's ground truth. */
+export class SimDepthBackend implements DepthBackend {
+  readonly name = 'sim' as const;
+  readonly source = 'ground truth';
+
+  constructor(private readonly backgroundM = 50) {}
+
+  async estimate(frame: Frame): Promise<DepthMap> {
+    if (!frame.truth) {
+      throw new LookoutError('backend_unavailable', 'the sim depth back-end needs frames with ground truth (LOOKOUT_SOURCE=sim)');
+    }
+    return renderTruthDepthMap(frame.truth, frame, this.backgroundM);
+  }
+
+  async close(): Promise<void> {}
+}
