@@ -270,15 +270,16 @@ export function writeTar(files: TarFile[]): Uint8Array {
   return concat(parts);
 }
 
-export interface TestLabels {
+/** labels.json as a package carries it (a type alias, so it fits the schema's open object type). */
+export type TestLabels = {
   classes: string[];
   class_map: 'production' | 'omni15' | 'custom';
   version: string;
   ontology_hash: string;
   train_job_id: string;
-  input_shape: [number, number, number, number];
+  input_shape: [1, 3, number, number];
   remap?: Record<string, number>;
-}
+};
 
 export function testLabels(size: number, overrides: Partial<TestLabels> = {}): TestLabels {
   return {
