@@ -112,7 +112,7 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   const declared = declaredKeys(image.plugins.map((p) => p.config));
   const unknownKeys = unknownEnvKeys(selected.env, declared, [LAYER_KEY]);
   for (const { key, hint } of unknownKeys) {
-    log.warn({ key, source: selected.source, ...(hint ? { hint } : {}) }, `${key} in ${selected.source} is not declared by any plugin of the image${hint ? `; did you mean ${hint}?` : ''}`);
+    log.warn({ env_key: key, source: selected.source, ...(hint ? { hint } : {}) }, `${key} in ${selected.source} is not declared by any plugin of the image${hint ? `; did you mean ${hint}?` : ''}`);
   }
   const env: Record<string, string | undefined> = { ...selected.env };
   for (const [k, v] of Object.entries(options.env ?? {})) if (declared.has(k) && v !== undefined) env[k] = v;

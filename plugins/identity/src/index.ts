@@ -62,7 +62,8 @@ export default definePlugin({
     };
     ctx.services.provide(DeviceIdentityToken, identity);
     ctx.tools.register('get_device_identity', () => identityResult(ctx, identity));
-    ctx.bus.onConnect(() => {
+    // In the one-shot modes nothing listens and the bus is in-process: there is nobody to greet.
+    if (!settings.oneShot) ctx.bus.onConnect(() => {
       ctx.bus.publish('hello', helloMessage(ctx, identity)).catch((err: unknown) => {
         const e = toLookoutError(err);
         log.warn({ code: e.code }, `hello not published: ${e.message}`);
