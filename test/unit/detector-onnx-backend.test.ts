@@ -136,7 +136,7 @@ test('createBackend: back-end names and a missing model path', async () => {
   assert.throws(() => parseBackendName('tensorrt'), (err: unknown) => isLookoutError(err, 'config_invalid'));
   await assert.rejects(createBackend('onnx', { env: {} }), (err: unknown) => {
     assert.ok(isLookoutError(err, 'config_invalid'));
-    assert.match(err.message, /RF_DETR_EDGE4_MODEL or RF_DETR_MODEL_PATH/);
+    assert.match(err.message, /RF_DETR_MODEL_PATH or RF_DETR_EDGE4_MODEL/);
     return true;
   });
   const sim = await createBackend('sim', { env: {} });

@@ -118,9 +118,9 @@ test('config.json and labels.json are validated; missing pieces are named', asyn
   }
 });
 
-test('model path from the environment: the injected edge4 package wins', () => {
-  assert.equal(modelPathFromEnv({ RF_DETR_MODEL_PATH: '/app/models/a.dlc', RF_DETR_EDGE4_MODEL: '/data/models/rf_detr_edge4.tar' }), '/data/models/rf_detr_edge4.tar');
-  assert.equal(modelPathFromEnv({ RF_DETR_MODEL_PATH: '/app/models/a.dlc', RF_DETR_EDGE4_MODEL: ' ' }), '/app/models/a.dlc');
+test('model path from the environment: RF_DETR_MODEL_PATH, else RF_DETR_EDGE4_MODEL', () => {
+  assert.equal(modelPathFromEnv({ RF_DETR_MODEL_PATH: '/app/models/a.dlc', RF_DETR_EDGE4_MODEL: '/data/models/rf_detr_edge4.tar' }), '/app/models/a.dlc');
+  assert.equal(modelPathFromEnv({ RF_DETR_MODEL_PATH: ' ', RF_DETR_EDGE4_MODEL: '/data/models/rf_detr_edge4.tar' }), '/data/models/rf_detr_edge4.tar');
   assert.equal(modelPathFromEnv({}), null);
 });
 

@@ -8,7 +8,7 @@ import { SnpeBackend, type SnpeBinding } from './snpe-backend.js';
 export const BACKEND_NAMES: readonly BackendName[] = ['snpe', 'onnx', 'sim'];
 
 export interface CreateBackendOptions {
-  /** Model package or file; default from env (RF_DETR_EDGE4_MODEL, else RF_DETR_MODEL_PATH). */
+  /** Model package or file; default from env (RF_DETR_MODEL_PATH, else RF_DETR_EDGE4_MODEL). */
   modelPath?: string | null;
   env?: Record<string, string | undefined>;
   /** Preprocessing target H = W (544 custom compile, 640 production, 672 Omni recipes). */
@@ -34,7 +34,7 @@ export async function createBackend(name: BackendName, options: CreateBackendOpt
   if (name === 'sim') return new SimDetectorBackend(options.sim);
   const modelPath = options.modelPath ?? modelPathFromEnv(env);
   if (!modelPath) {
-    throw new LookoutError('config_invalid', `RF_DETR_BACKEND=${name} needs a model: set RF_DETR_EDGE4_MODEL or RF_DETR_MODEL_PATH`);
+    throw new LookoutError('config_invalid', `RF_DETR_BACKEND=${name} needs a model: set RF_DETR_MODEL_PATH or RF_DETR_EDGE4_MODEL`);
   }
   const common = { modelPath, inputSize: options.inputSize, topK: options.topK, scoreThreshold: options.scoreThreshold };
   switch (name) {

@@ -55,14 +55,14 @@ function parseJson<T>(path: string, what: string, bytes: Uint8Array, schema: z.Z
 }
 
 /**
- * The environment's model path (spec 02 keys). RF_DETR_EDGE4_MODEL names an injected custom package
- * and so wins over RF_DETR_MODEL_PATH, the baked default.
+ * The environment's model path (spec 02 keys): RF_DETR_MODEL_PATH, else RF_DETR_EDGE4_MODEL (the
+ * custom edge4 package), as the detector config documents them.
  */
 export function modelPathFromEnv(env: Record<string, string | undefined>): string | null {
-  const edge4 = env.RF_DETR_EDGE4_MODEL?.trim();
-  if (edge4) return edge4;
   const path = env.RF_DETR_MODEL_PATH?.trim();
-  return path ? path : null;
+  if (path) return path;
+  const edge4 = env.RF_DETR_EDGE4_MODEL?.trim();
+  return edge4 ? edge4 : null;
 }
 
 /** Reads a package tar (rf_detr_edge4.tar) or a bare .onnx/.dlc model with an optional labels.json beside it. */
