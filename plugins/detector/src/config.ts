@@ -18,5 +18,7 @@ export const DetectorConfigSchema = z.object({
   SIM_DET_JITTER_PX: z.coerce.number().min(0).max(100).default(2),
   SIM_DET_MISS_RATE: probability.default(0.03),
   SIM_DET_FP_RATE: z.coerce.number().min(0).max(20).default(0.02),
+  SIM_DET_PERSON_CONFIDENCE: probability.optional().describe('base confidence of simulated persons'),
+  SIM_DET_CONFIDENCE_SPREAD: probability.default(0.06),
 });
 export type DetectorConfig = z.output<typeof DetectorConfigSchema>;

@@ -24,6 +24,8 @@ export async function openBackend(config: DetectorConfig, dataDir: string): Prom
       boxJitterPx: config.SIM_DET_JITTER_PX,
       missProbability: config.SIM_DET_MISS_RATE,
       falsePositiveRate: config.SIM_DET_FP_RATE,
+      confidenceSpread: config.SIM_DET_CONFIDENCE_SPREAD,
+      ...(config.SIM_DET_PERSON_CONFIDENCE === undefined ? {} : { confidenceByClass: { '0': config.SIM_DET_PERSON_CONFIDENCE } }),
     },
   });
   return { backend, modelPath };

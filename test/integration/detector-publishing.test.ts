@@ -1,0 +1,98 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { DetsMessageSchema } from '../../core/src/contracts/dets-message.js';
+import { TelemetryMessageSchema } from '../../core/src/contracts/telemetry-message.js';
+import { LatestDetsResultSchema } from '../../core/src/contracts/latest-dets-result.js';
+import { startPluginDevice } from '../support/plugin-device.js';
+
+let broker: EmbeddedBroker;
+let observer: MqttBus;
+const DETECTOR_SET = ['die-temp', 'camera', 'detector'];
+
+before(async () => {
+  broker = await EmbeddedBroker.start({ port: 0 });
+  observer = await MqttBus.connect({ url: broker.url, clientId: 'observer', clean: true });
+});
+after(async () => {
+  await observer.close();
+  await broker.close();
+});
+
+async function collect(filter: string, ms: number) {
+  const seen: { topic: string; body: unknown; at: number }[] = [];
+  const off = await observer.subscribe(filter, (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()), at: Date.now() }));
+  await new Promise((r) => setTimeout(r, ms));
+  await off();
+  return seen;
+}
+
+test('a layer1 device publishes valid dets and telemetry within 3-15 Hz, telemetry mirrored on shadow/', async () => {
+  const device = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: { SIM_SCENARIO: 'people-crossing' } });
+  try {
+    const [seen, mirror] = await Promise.all([collect(`devices/${device.id}/#`, 2500), collect(`shadow/${device.id}/#`, 2500)]);
+    const dets = seen.filter((m) => m.topic.endsWith('/dets'));
+    const telemetry = seen.filter((m) => m.topic.endsWith('/telemetry'));
+    for (const m of dets) DetsMessageSchema.parse(m.body);
+    for (const m of telemetry) TelemetryMessageSchema.parse(m.body);
+    for (const [name, list] of [['dets', dets], ['telemetry', telemetry]] as const) {
+      const hz = list.length / 2.5;
+      assert.ok(hz >= 3 && hz <= 15, `${name} at ${hz} Hz is outside the contract's 3-15 Hz`);
+    }
+    assert.ok(mirror.filter((m) => m.topic === `shadow/${device.id}/telemetry`).length >= telemetry.length - 2, 'telemetry is mirrored');
+    const last = dets.at(-1)!.body as { camera_id: string; rf_detr_precomputed: boolean; person_count: number; dets: { c: number }[] };
+    assert.equal(last.camera_id, 'front_door');
+    assert.equal(last.rf_detr_precomputed, true);
+    assert.ok(dets.some((m) => (m.body as { person_count: number }).person_count >= 1), 'the crossing people are counted');
+    const lastTelemetry = telemetry.at(-1)!.body as { telemetry: { fps: number; die_temp: number } };
+    assert.ok(lastTelemetry.telemetry.fps >= 3 && lastTelemetry.telemetry.fps <= 15, `reported fps ${lastTelemetry.telemetry.fps}`);
+
+    const latest = LatestDetsResultSchema.parse(await device.runtime.tools.call('get_latest_dets', {}));
+    assert.equal(latest.person_count, latest.dets.filter((d) => d.c === 0 && d.p >= 0.35).length);
+    const status = (await device.runtime.tools.call('get_rfdetr_status', {})) as Record<string, unknown>;
+    assert.equal(status.backend, 'sim');
+    assert.deepEqual(status.input_shape, [1, 3, 640, 640]);
+    assert.equal(status.last_error, null);
+    assert.ok((status.frames_processed as number) > 5);
+    assert.equal((status.classes as string[])[0], 'person');
+  } finally {
+    await device.stop();
+  }
+});
+
+test('at layer0 neither dets nor telemetry is published, and the detector tools are absent', async () => {
+  const device = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer0' });
+  try {
+    const seen = await collect(`devices/${device.id}/#`, 800);
+    assert.deepEqual(seen.filter((m) => /\/(dets|telemetry)$/.test(m.topic)), []);
+    assert.deepEqual(device.runtime.disabled.map((d) => d.name), ['detector']);
+    await assert.rejects(device.runtime.tools.call('get_latest_dets', {}), /no tool named "get_latest_dets"/);
+  } finally {
+    await device.stop();
+  }
+});
+
+test('the person gate: persons under 0.35 are neither published nor counted', async () => {
+  // Simulated persons score at most their base confidence (less when partly hidden).
+  const env = (confidence: string) => ({ SIM_DET_PERSON_CONFIDENCE: confidence, SIM_DET_CONFIDENCE_SPREAD: '0', SIM_DET_FP_RATE: '0', SIM_SCENARIO: 'crowd-occlusion' });
+  const low = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: env('0.34') });
+  const mid = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: env('0.5') });
+  const high = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: env('0.9') });
+  try {
+    const seen = await collect('devices/+/dets', 1500);
+    const of = (id: string) => seen.filter((m) => m.topic.includes(id)).map((m) => m.body as { person_count: number; dets: { c: number; p: number }[] });
+    for (const device of [low, mid, high]) {
+      assert.ok(of(device.id).length > 3, 'each device publishes');
+      for (const m of of(device.id)) {
+        const persons = m.dets.filter((d) => d.c === 0);
+        assert.ok(persons.every((d) => d.p >= 0.35), 'no person under the gate is published');
+        assert.equal(m.person_count, persons.length);
+      }
+    }
+    assert.ok(of(low.id).every((m) => m.person_count === 0));
+    assert.ok(of(high.id).some((m) => m.person_count >= 2));
+  } finally {
+    await Promise.all([low.stop(), mid.stop(), high.stop()]);
+  }
+});
