@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { MemoryBus } from '../../core/src/bus/memory-bus.js';
+import { createLogger } from '../../core/src/log/logger.js';
+import { loadPlugins } from '../../core/src/plugin/loader.js';
+import dieTemp from '../../plugins/die-temp/src/index.js';
+import { DieTemperatureToken, type DieTemperature } from '../../plugins/die-temp/src/service.js';
+import { defaultSimTemperature, loadTempScript, temperatureAt } from '../../plugins/die-temp/src/sim-script.js';
+import { readThermalZone } from '../../plugins/die-temp/src/zone-reader.js';
+
+const logger = createLogger({ level: 'silent' });
+const runtime = (dataDir: string) => ({ kind: 'device' as const, id: 'cam-t', dataDir, layer: 'layer0' as const, settings: {} });
+
+describe('simulated temperature script', () => {
+  const script = [
+    { atS: 0, celsius: 45 },
+    { atS: 10, celsius: 65 },
+    { atS: 10, celsius: 70 },
+    { atS: 20, celsius: 50 },
+  ];
+  it('interpolates linearly between points and holds outside them', () => {
+    assert.equal(temperatureAt(script, -1), 45);
+    assert.equal(temperatureAt(script, 0), 45);
+    assert.equal(temperatureAt(script, 5), 55);
+    assert.equal(temperatureAt(script, 2.5), 50);
+    assert.equal(temperatureAt(script, 15), 60);
+    assert.equal(temperatureAt(script, 20), 50);
+    assert.equal(temperatureAt(script, 1000), 50);
+  });
+  it('steps at two points with the same time', () => {
+    assert.equal(temperatureAt(script, 10), 65);
+    assert.equal(temperatureAt(script, 10.5), 69);
+  });
+  it('is steady about 48 °C without a script', () => {
+    for (const t of [0, 17, 30, 95, 3600]) assert.ok(Math.abs(defaultSimTemperature(t) - 48) <= 0.5, `t=${t}`);
+  });
+});
+
+describe('temperature sources on disk', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lookout-temp-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('loads a script and refuses bad ones naming SIM_TEMP_SCRIPT', async () => {
+    const good = join(dir, 'good.json');
+    await writeFile(good, JSON.stringify([{ atS: 0, celsius: 40 }, { atS: 2, celsius: 44 }]));
+    assert.deepEqual(await loadTempScript(good), [{ atS: 0, celsius: 40 }, { atS: 2, celsius: 44 }]);
+    const cases: [string, RegExp][] = [
+      ['[', /not valid JSON|Unexpected end|JSON/],
+      ['[]', /at least one point/],
+      [JSON.stringify([{ atS: 5, celsius: 40 }, { atS: 1, celsius: 41 }]), /in order of atS/],
+      [JSON.stringify([{ atS: 0, celsius: 'hot' }]), /celsius/],
+      [JSON.stringify({ atS: 0, celsius: 40 }), /expected array/],
+    ];
+    for (const [i, [text, why]] of cases.entries()) {
+      const path = join(dir, `bad-${i}.json`);
+      await writeFile(path, text);
+      await assert.rejects(loadTempScript(path), (err: Error & { code: string }) => {
+        assert.equal(err.code, 'config_invalid');
+        assert.match(err.message, /^SIM_TEMP_SCRIPT=/);
+        assert.match(err.message, why);
+        return true;
+      });
+    }
+    await assert.rejects(loadTempScript(join(dir, 'missing.json')), /SIM_TEMP_SCRIPT=.*cannot be read/);
+  });
+
+  it('reads millidegrees from a thermal zone file', async () => {
+    const zone = join(dir, 'temp');
+    await writeFile(zone, '51234\n');
+    assert.equal(await readThermalZone(zone), 51.234);
+    await writeFile(zone, '-5000\n');
+    assert.equal(await readThermalZone(zone), -5);
+    await writeFile(zone, 'hot\n');
+    await assert.rejects(readThermalZone(zone), /does not hold millidegrees/);
+    await assert.rejects(readThermalZone(join(dir, 'nope')), /DIE_TEMP_ZONE=.*nope cannot be read: ENOENT/);
+  });
+
+  it('follows the zone file and tells listeners; a missing zone stops start-up', async () => {
+    const zone = join(dir, 'zone0');
+    await writeFile(zone, '47000\n');
+    const bus = new MemoryBus();
+    const loaded = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '20' } });
+    try {
+      const die = loaded.container.resolve<DieTemperature>(DieTemperatureToken.name);
+      assert.equal(die.current(), 47);
+      const heard: number[] = [];
+      die.onReading((c) => heard.push(c));
+      await writeFile(zone, '73500\n');
+      await waitFor(() => heard.includes(73.5));
+      assert.equal(die.current(), 73.5);
+      await rm(zone);
+      await waitFor(() => loaded.plugins[0]!.state === 'degraded');
+      assert.equal(die.current(), 73.5, 'the last good reading stays');
+      await writeFile(zone, '60000\n');
+      await waitFor(() => loaded.plugins[0]!.state === 'ok' && die.current() === 60);
+    } finally {
+      await loaded.stop();
+      await bus.close();
+    }
+    await assert.rejects(
+      loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: join(dir, 'absent') } }),
+      (err: Error & { code: string }) => err.code === 'config_invalid' && /DIE_TEMP_ZONE/.test(err.message),
+    );
+  });
+
+  it('refuses an unknown source naming the valid ones', async () => {
+    await assert.rejects(
+      loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_SOURCE: 'guess' } }),
+      (err: Error & { code: string }) => err.code === 'config_invalid' && /valid values: sim, zone/.test(err.message),
+    );
+  });
+});
+
+function waitFor(check: () => boolean, timeoutMs = 3000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const tick = (): void => {
+      if (check()) return resolve();
+      if (Date.now() - started > timeoutMs) return reject(new Error('timed out'));
+      setTimeout(tick, 10);
+    };
+    tick();
+  });
+}
