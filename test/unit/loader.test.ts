@@ -228,3 +228,13 @@ test('config is parsed from the layer env; a bad value names the key, the file a
     return true;
   });
 });
+
+test('the in-process bus calls a handler once per message even under overlapping filters', async () => {
+  const bus = new MemoryBus();
+  const seen: string[] = [];
+  const handler = (topic: string) => void seen.push(topic);
+  await bus.subscribe('devices/+/telemetry/#', handler);
+  await bus.subscribe('devices/+/telemetry/wifi', handler);
+  await bus.publish('devices/a/telemetry/wifi', '{}');
+  assert.deepEqual(seen, ['devices/a/telemetry/wifi']);
+});

@@ -23,7 +23,13 @@ export class MemoryBus implements BusPort {
       if (buf.length === 0) this.retained.delete(topic);
       else this.retained.set(topic, buf);
     }
-    for (const sub of [...this.subscriptions]) if (topicMatches(sub.filter, topic)) sub.handler(topic, buf, { retain: false });
+    // One call per handler, however many of its filters match (as MqttBus and MQTT 3.1.1 brokers do).
+    const called = new Set<MessageHandler>();
+    for (const sub of [...this.subscriptions]) {
+      if (called.has(sub.handler) || !topicMatches(sub.filter, topic)) continue;
+      called.add(sub.handler);
+      sub.handler(topic, buf, { retain: false });
+    }
   }
 
   async subscribe(filter: string, handler: MessageHandler): Promise<() => Promise<void>> {
