@@ -1,0 +1,80 @@
+/**
+ * The retained status follows the thermal governor (layer 4) on a real image: a simulated die
+ * temperature ramp crosses the warn and critical thresholds and the status plugin republishes
+ * thermal_state and die_temp_c on each change. Below layer 4 the state is NORMAL however hot.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { MemoryBus } from '../../core/src/bus/memory-bus.js';
+import { StatusMessageSchema, type StatusMessage } from '../../core/src/contracts/status-message.js';
+import { createLogger } from '../../core/src/log/logger.js';
+import { packageRoot } from '../../core/src/paths/package-root.js';
+import { startDevice } from '../../core/src/runtime/device-runtime.js';
+
+const logger = createLogger({ level: 'silent' });
+const image = join(packageRoot(), 'test', 'fixtures', 'images', 'thermal-camera.json');
+
+describe('status and the thermal governor', () => {
+  let dir: string;
+  let script: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'lookout-thermal-'));
+    script = join(dir, 'ramp.json');
+    // 50 °C, then past THERMAL_WARN_C (75) within half a second, past THERMAL_CRITICAL_C (85) within one.
+    await writeFile(script, JSON.stringify([{ atS: 0, celsius: 50 }, { atS: 0.4, celsius: 80 }, { atS: 0.8, celsius: 92 }]));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const statuses = (bus: MemoryBus, id: string): StatusMessage[] =>
+    bus.published.filter((m) => m.topic === `devices/${id}/status`).map((m) => StatusMessageSchema.parse(JSON.parse(m.payload.toString())));
+
+  it('republishes the retained status on each thermal change at layer 4', async () => {
+    const bus = new MemoryBus();
+    const device = await startDevice({ deviceId: 'cam-hot', image, layer: 'layer4', dataDir: dir, bus, toolServer: false, logger, env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25' } });
+    try {
+      await waitFor(() => statuses(bus, 'cam-hot').some((s) => s.thermal_state === 'THERMAL_CRITICAL'));
+      const seen = statuses(bus, 'cam-hot');
+      const states = seen.map((s) => s.thermal_state).filter((s, i, all) => i === 0 || all[i - 1] !== s);
+      assert.deepEqual(states, ['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL']);
+      const warn = seen.find((s) => s.thermal_state === 'THERMAL_WARN')!;
+      assert.ok(warn.die_temp_c >= 75, `warn at ${warn.die_temp_c}`);
+      assert.equal((warn as { reason?: string }).reason, 'thermal_change');
+      assert.ok(bus.published.filter((m) => m.topic === 'devices/cam-hot/status').every((m) => m.options.retain === true));
+      const health = (await device.tools.call('get_device_health', {})) as { thermal_state: string };
+      assert.equal(health.thermal_state, 'THERMAL_CRITICAL');
+    } finally {
+      await device.stop();
+      await bus.close();
+    }
+  });
+
+  it('reports NORMAL below layer 4, where no governor runs, however hot the die', async () => {
+    const bus = new MemoryBus();
+    const device = await startDevice({ deviceId: 'cam-cool', image, layer: 'layer2', dataDir: dir, bus, toolServer: false, logger, env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25', STATUS_INTERVAL_MS: '100' } });
+    try {
+      await waitFor(() => statuses(bus, 'cam-cool').some((s) => s.die_temp_c >= 90));
+      assert.ok(statuses(bus, 'cam-cool').every((s) => s.thermal_state === 'NORMAL'));
+      assert.ok(device.plugins().every((p) => p.name !== 'thermal'));
+    } finally {
+      await device.stop();
+      await bus.close();
+    }
+  });
+});
+
+function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const tick = (): void => {
+      if (check()) return resolve();
+      if (Date.now() - started > timeoutMs) return reject(new Error('timed out'));
+      setTimeout(tick, 10);
+    };
+    tick();
+  });
+}
