@@ -2,6 +2,7 @@
  * The public surface of Lookout's core (`lookout/core`): what a third-party plugin may import.
  * Anything not exported here is internal and may change without notice.
  */
+export { z } from 'zod';
 export { definePlugin } from './plugin/context.js';
 export type {
   Plugin,

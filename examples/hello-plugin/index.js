@@ -1,8 +1,8 @@
 // An example third-party plugin. It imports only Lookout's public surface (`lookout/core`) and
 // uses nothing but `ctx`: no decorators, no internals. Load it by listing its path in an image:
 //   { "name": "my-camera", "plugins": ["die-temp", "../examples/hello-plugin/index.js"] }
-import { definePlugin, serviceToken } from 'lookout/core';
-import { z } from 'zod';
+// `z` comes from the core too, so the plugin's schemas and the core's validation share one zod.
+import { definePlugin, serviceToken, z } from 'lookout/core';
 
 // The die temperature service of the first-party `die-temp` plugin, named by its service name.
 const DieTemperature = serviceToken('die-temperature');

@@ -65,8 +65,10 @@ export interface PluginManifest<C extends z.ZodObject = z.ZodObject> {
 }
 
 const NAME = /^[a-z][a-z0-9-]*$/;
-const zodSchema = z.custom<z.ZodType>((v) => v instanceof z.ZodType, 'a zod schema');
-const zodObject = z.custom<z.ZodObject>((v) => v instanceof z.ZodObject, 'a zod object schema');
+// Duck-typed rather than instanceof: a third-party plugin may bring its own copy of zod v4.
+const isZodSchema = (v: unknown): boolean => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof (v as { _zod?: unknown })._zod === 'object';
+const zodSchema = z.custom<z.ZodType>(isZodSchema, 'a zod schema');
+const zodObject = z.custom<z.ZodObject>((v) => isZodSchema(v) && typeof (v as { shape?: unknown }).shape === 'object', 'a zod object schema');
 
 /** The manifest as data, checked before any plugin code runs. */
 export const ManifestSchema = z.object({
