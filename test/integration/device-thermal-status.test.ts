@@ -1,7 +1,8 @@
 /**
- * The retained status follows the thermal governor (layer 4) on a real image: a simulated die
- * temperature ramp crosses the warn and critical thresholds and the status plugin republishes
- * thermal_state and die_temp_c on each change. Below layer 4 the state is NORMAL however hot.
+ * The retained status follows the thermal governor (layer 4) on a real image: the die temperature
+ * (a thermal zone file, then a simulated ramp) crosses the warn and critical thresholds and the
+ * status plugin republishes thermal_state and die_temp_c on each change. Below layer 4 the state is
+ * NORMAL however hot.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -34,19 +35,27 @@ describe('status and the thermal governor', () => {
     bus.published.filter((m) => m.topic === `devices/${id}/status`).map((m) => StatusMessageSchema.parse(JSON.parse(m.payload.toString())));
 
   it('republishes the retained status on each thermal change at layer 4', async () => {
+    // A thermal zone file the test heats step by step, so each change happens after the device is up.
+    const zone = join(dir, 'zone0');
+    await writeFile(zone, '50000\n');
     const bus = new MemoryBus();
-    const device = await startDevice({ deviceId: 'cam-hot', image, layer: 'layer4', dataDir: dir, bus, toolServer: false, logger, env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25' } });
+    const device = await startDevice({ deviceId: 'cam-hot', image, layer: 'layer4', dataDir: dir, bus, toolServer: false, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '25' } });
     try {
+      await waitFor(() => statuses(bus, 'cam-hot').length > 0);
+      assert.equal(statuses(bus, 'cam-hot')[0]!.thermal_state, 'NORMAL');
+      await writeFile(zone, '80000\n'); // past THERMAL_WARN_C (75)
+      await waitFor(() => statuses(bus, 'cam-hot').some((s) => s.thermal_state === 'THERMAL_WARN'));
+      await writeFile(zone, '92000\n'); // past THERMAL_CRITICAL_C (85)
       await waitFor(() => statuses(bus, 'cam-hot').some((s) => s.thermal_state === 'THERMAL_CRITICAL'));
       const seen = statuses(bus, 'cam-hot');
       const states = seen.map((s) => s.thermal_state).filter((s, i, all) => i === 0 || all[i - 1] !== s);
       assert.deepEqual(states, ['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL']);
       const warn = seen.find((s) => s.thermal_state === 'THERMAL_WARN')!;
-      assert.ok(warn.die_temp_c >= 75, `warn at ${warn.die_temp_c}`);
+      assert.equal(warn.die_temp_c, 80);
       assert.equal((warn as { reason?: string }).reason, 'thermal_change');
       assert.ok(bus.published.filter((m) => m.topic === 'devices/cam-hot/status').every((m) => m.options.retain === true));
-      const health = (await device.tools.call('get_device_health', {})) as { thermal_state: string };
-      assert.equal(health.thermal_state, 'THERMAL_CRITICAL');
+      const health = (await device.tools.call('get_device_health', {})) as { thermal_state: string; die_temp_c: number };
+      assert.deepEqual([health.thermal_state, health.die_temp_c], ['THERMAL_CRITICAL', 92]);
     } finally {
       await device.stop();
       await bus.close();
