@@ -1,0 +1,62 @@
+import type { DeviceSnapshot, InvalidReason, InvalidStats } from './service.js';
+
+interface Latest {
+  message: Record<string, unknown>;
+  receivedAt: number;
+  retain: boolean;
+  count: number;
+}
+
+/** Per device: the latest valid message per topic, invalid counts per topic, chunks and alerts. */
+export class DeviceCache implements DeviceSnapshot {
+  readonly latest = new Map<string, Latest>();
+  invalid = new Map<string, InvalidStats>();
+  recentChunks: Record<string, unknown>[] = [];
+  anomalyAlerts: Record<string, unknown>[] = [];
+  newestAt = 0;
+
+  constructor(readonly deviceId: string, private readonly limits: { maxTopics: number; maxAlerts: number; maxChunks: number }) {}
+
+  store(suffix: string, message: Record<string, unknown>, receivedAt: number, retain: boolean, sentAt: number): void {
+    const current = this.latest.get(suffix);
+    if (current) {
+      current.message = message;
+      current.receivedAt = receivedAt;
+      current.retain = retain;
+      current.count++;
+    } else if (this.latest.size < this.limits.maxTopics || !suffix.startsWith('events/')) {
+      this.latest.set(suffix, { message, receivedAt, retain, count: 1 });
+    }
+    if (sentAt > this.newestAt) this.newestAt = sentAt;
+  }
+
+  addChunks(chunks: Record<string, unknown>[]): void {
+    const byStart = [...chunks].sort((a, b) => String(b.started_at ?? '').localeCompare(String(a.started_at ?? '')));
+    this.recentChunks = byStart.slice(0, this.limits.maxChunks);
+  }
+
+  addAlert(alert: Record<string, unknown>): void {
+    this.anomalyAlerts.unshift(alert);
+    if (this.anomalyAlerts.length > this.limits.maxAlerts) this.anomalyAlerts.length = this.limits.maxAlerts;
+  }
+
+  countInvalid(suffix: string, reason: InvalidReason, at: number, issue?: string): void {
+    countInvalid(this.invalid, suffix, reason, at, issue);
+  }
+}
+
+export function countInvalid(map: Map<string, InvalidStats>, suffix: string, reason: InvalidReason, at: number, issue?: string): void {
+  const s = map.get(suffix);
+  if (s) {
+    s.count++;
+    s.lastReason = reason;
+    s.lastAt = at;
+    if (issue === undefined) delete s.lastIssue;
+    else s.lastIssue = issue;
+  } else {
+    const fresh: InvalidStats = { count: 1, lastReason: reason, lastAt: at };
+    if (issue !== undefined) fresh.lastIssue = issue;
+    // A flood of made-up suffixes stays bounded per device.
+    if (map.size < 64) map.set(suffix, fresh);
+  }
+}

@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { definePlugin } from '../../../../core/src/plugin/context.js';
+import { HUB_INFO, HUB_METRICS, type HubInfo } from '../../../src/hub-tokens.js';
+import type { HubMetrics } from '../../../src/hub-metrics.js';
+import { DEBUG_RING } from '../../debug-ring/src/service.js';
+import { entryView, type EntryView } from './entry-view.js';
+import { Ingest } from './ingest.js';
+import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
+import { BUS_CACHE, type BusCache } from './service.js';
+import { CanonicalFilter, INGEST_SUBSCRIPTIONS } from './subscriptions.js';
+
+/** The bus cache of spec 01: the latest valid message per device and topic, served over HTTP. */
+export default definePlugin({
+  name: 'bus-cache',
+  version: '1.0.0',
+  core: '^1',
+  description: 'Ingests the telemetry bus into a per-device, per-topic cache (GET /fleet/mqtt/latest, /fleet/mqtt/config)',
+  dependsOn: ['debug-ring'],
+  config: z.object({
+    LOOKOUT_HUB_STALE_SEC: z.coerce.number().int().min(1).default(120),
+    LOOKOUT_HUB_MAX_MESSAGE_BYTES: z.coerce.number().int().min(256).default(256 * 1024),
+    LOOKOUT_HUB_MAX_JSON_DEPTH: z.coerce.number().int().min(4).max(1000).default(32),
+    LOOKOUT_HUB_MAX_DEVICES: z.coerce.number().int().min(1).default(10_000),
+  }),
+  subscriptions: [...INGEST_SUBSCRIPTIONS],
+  provides: [BUS_CACHE],
+  routes: [
+    { method: 'GET', path: '/fleet/mqtt/latest', summary: 'Latest cache entry per device (status, payload, dets, recent_chunks, anomaly_alerts, stale_sec)', query: LatestQuery, response: LatestResponse },
+    { method: 'GET', path: '/fleet/mqtt/config', summary: 'Broker, subscribed topics and ingest status', response: ConfigResponse },
+  ],
+  async start(ctx) {
+    const cfg = ctx.config;
+    const metrics = ctx.container.isRegistered(HUB_METRICS.name, true) ? ctx.container.resolve<HubMetrics>(HUB_METRICS.name) : undefined;
+    const info = ctx.container.isRegistered(HUB_INFO.name, true) ? ctx.container.resolve<HubInfo>(HUB_INFO.name) : undefined;
+    const ring = ctx.services.get(DEBUG_RING);
+    const ingest = new Ingest(
+      { maxMessageBytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES, maxDepth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH, maxDevices: cfg.LOOKOUT_HUB_MAX_DEVICES, maxTopicsPerDevice: 64, maxAlerts: 20, maxChunks: 20 },
+      { ...(metrics ? { metrics } : {}), ring, log: ctx.log, connected: () => ctx.bus.connected },
+    );
+    const staleSec = cfg.LOOKOUT_HUB_STALE_SEC;
+    const cache: BusCache = {
+      staleSec,
+      on: (key, listener) => ingest.on(key, listener),
+      device: (id) => ingest.devices.get(id),
+      deviceIds: () => [...ingest.devices.keys()],
+      ingestStatus: () => ingest.status(),
+    };
+    ctx.services.provide(BUS_CACHE, cache);
+
+    ctx.routes.handle<z.output<typeof LatestQuery>>('GET', '/fleet/mqtt/latest', ({ query }) => {
+      const now = Date.now();
+      const devices: Record<string, EntryView> = {};
+      const ids = query.device !== undefined ? [query.device] : [...ingest.devices.keys()].sort();
+      for (const id of ids) {
+        const d = ingest.devices.get(id);
+        if (!d) continue;
+        const view = entryView(d, staleSec, now);
+        if (query.stale !== undefined && String(view.stale) !== query.stale) continue;
+        devices[id] = view;
+      }
+      return { devices, count: Object.keys(devices).length, stale_sec: staleSec, generated_at: new Date(now).toISOString() };
+    });
+
+    ctx.routes.handle('GET', '/fleet/mqtt/config', () => {
+      const s = ingest.status();
+      return {
+        broker: brokerView(info),
+        topics_subscribed: [...INGEST_SUBSCRIPTIONS],
+        ingest: {
+          connected: s.connected,
+          messages: s.messages,
+          valid: s.valid,
+          invalid: s.invalid,
+          last_message_at: s.lastMessageAt === null ? null : new Date(s.lastMessageAt).toISOString(),
+          rate_per_sec: s.ratePerSec,
+          invalid_by_topic: s.invalidByTopic,
+          invalid_by_reason: s.invalidByReason,
+          devices: s.devices,
+          untracked_invalid: s.untrackedInvalid,
+          refused_devices: s.refusedDevices,
+        },
+        limits: { max_message_bytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES, max_json_depth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH, max_devices: cfg.LOOKOUT_HUB_MAX_DEVICES, stale_sec: staleSec },
+      };
+    });
+
+    const canonical = new CanonicalFilter(INGEST_SUBSCRIPTIONS);
+    for (const filter of INGEST_SUBSCRIPTIONS) {
+      await ctx.bus.subscribe(filter, (topic, payload, meta) => {
+        if (canonical.of(topic) !== filter) return;
+        try {
+          ingest.handle(topic, payload, meta);
+        } catch (err) {
+          // Nothing a publisher sends may stop the ingest; a failure here is ours, logged and recorded.
+          ctx.log.error({ err, topic }, 'ingest failed');
+          ring.record({ kind: 'hub', topic: topic.slice(0, 256), message: `ingest failed: ${(err as Error).message}` });
+        }
+      });
+    }
+  },
+});
+
+function brokerView(info: HubInfo | undefined): z.output<typeof ConfigResponse>['broker'] {
+  if (!info) return { url: 'unknown', host: 'unknown', port: null, embedded: false };
+  let host = 'unknown';
+  let port: number | null = null;
+  try {
+    const u = new URL(info.brokerUrl);
+    host = u.hostname;
+    port = u.port ? Number(u.port) : u.protocol === 'mqtts:' ? 8883 : 1883;
+  } catch {
+    // Shown as given; the URL was stripped of credentials when the hub started.
+  }
+  return { url: info.brokerUrl, host, port, embedded: info.embeddedBroker };
+}

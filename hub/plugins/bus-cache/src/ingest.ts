@@ -1,0 +1,198 @@
+import { contractForTopic, type BusSuffix } from '../../../../core/src/contracts/bus-contracts.js';
+import type { Logger } from '../../../../core/src/log/logger.js';
+import type { HubMetrics } from '../../../src/hub-metrics.js';
+import type { DebugRing } from '../../debug-ring/src/service.js';
+import { countInvalid, DeviceCache } from './device-cache.js';
+import { jsonDeeperThan } from './json-depth.js';
+import type { IngestedMessage, IngestStatus, InvalidReason, InvalidStats } from './service.js';
+
+export interface IngestLimits {
+  maxMessageBytes: number;
+  maxDepth: number;
+  maxDevices: number;
+  maxTopicsPerDevice: number;
+  maxAlerts: number;
+  maxChunks: number;
+}
+
+type Listener = (m: IngestedMessage) => void;
+
+const ALERT_TYPE = /incident|anomal|alert/i;
+
+/**
+ * Every bus message passes here once: size, JSON, depth and wire-contract checks, then the
+ * per-device latest cache. A refused message never touches what the cache holds for its device;
+ * it is counted per device and topic and recorded in the debug ring with the reason.
+ */
+export class Ingest {
+  readonly devices = new Map<string, DeviceCache>();
+  /** Invalid counts of devices that never sent a valid message; bounded, oldest forgotten first. */
+  private readonly invalidOnly = new Map<string, Map<string, InvalidStats>>();
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private messages = 0;
+  private valid = 0;
+  private invalid = 0;
+  private untrackedInvalid = 0;
+  private refusedDevices = 0;
+  private lastMessageAt: number | null = null;
+  private readonly invalidByTopic: Record<string, number> = {};
+  private readonly invalidByReason: Record<string, number> = {};
+
+  constructor(
+    private readonly limits: IngestLimits,
+    private readonly deps: { metrics?: HubMetrics; ring?: DebugRing; log: Logger; now?: () => number; connected: () => boolean },
+  ) {}
+
+  on(key: BusSuffix | '*', listener: Listener): () => void {
+    let set = this.listeners.get(key);
+    if (!set) this.listeners.set(key, (set = new Set()));
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  handle(topic: string, payload: Buffer, meta: { retain: boolean }): void {
+    const now = this.deps.now?.() ?? Date.now();
+    this.messages++;
+    this.lastMessageAt = now;
+    const contract = contractForTopic(topic);
+    const metricTopic = contract?.key ?? 'unknown';
+    this.deps.metrics?.ingested(metricTopic);
+    if (!contract) return this.refuse(topic, deviceOf(topic), suffixOf(topic), 'unknown', 'unknown_topic', payload, now, 'no wire contract for this topic');
+    const { deviceId, suffix, key } = contract;
+    if (payload.length > this.limits.maxMessageBytes) {
+      return this.refuse(topic, deviceId, suffix, key, 'oversized', payload, now, `${payload.length} bytes, limit ${this.limits.maxMessageBytes}`);
+    }
+    if (payload.length === 0) return this.refuse(topic, deviceId, suffix, key, 'empty', payload, now, 'empty payload (a cleared retained message)');
+    if (jsonDeeperThan(payload, this.limits.maxDepth)) {
+      return this.refuse(topic, deviceId, suffix, key, 'too_deep', payload, now, `nested deeper than ${this.limits.maxDepth}`);
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(payload.toString('utf8'));
+    } catch (err) {
+      return this.refuse(topic, deviceId, suffix, key, 'not_json', payload, now, (err as Error).message);
+    }
+    const parsed = contract.contract.schema.safeParse(value);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      const where = issue.path.length ? issue.path.map(String).join('.') : '(root)';
+      return this.refuse(topic, deviceId, suffix, key, 'schema', payload, now, `${where}: ${issue.message}`);
+    }
+    const message = parsed.data as Record<string, unknown>;
+    let device = this.devices.get(deviceId);
+    if (!device) {
+      if (this.devices.size >= this.limits.maxDevices) {
+        this.refusedDevices++;
+        return;
+      }
+      device = new DeviceCache(deviceId, { maxTopics: this.limits.maxTopicsPerDevice, maxAlerts: this.limits.maxAlerts, maxChunks: this.limits.maxChunks });
+      const earlier = this.invalidOnly.get(deviceId);
+      if (earlier) {
+        device.invalid = earlier;
+        this.invalidOnly.delete(deviceId);
+      }
+      this.devices.set(deviceId, device);
+    }
+    this.valid++;
+    // A retained message may be old: it dates from its own timestamp, not from when it reached us.
+    const stamped = meta.retain && typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
+    const sentAt = Number.isFinite(stamped) ? Math.min(stamped, now) : now;
+    const previous = device.latest.get(suffix)?.message;
+    device.store(suffix, message, now, meta.retain, sentAt);
+    this.sideEffects(device, key, suffix, topic, message, previous, now);
+    this.deps.ring?.record({ kind: 'ingest', device_id: deviceId, topic, message: suffix });
+    const event: IngestedMessage = { topic, deviceId, suffix, key, message, receivedAt: now, retain: meta.retain };
+    this.emit(key, event);
+    this.emit('*', event);
+  }
+
+  status(): IngestStatus {
+    return {
+      connected: this.deps.connected(),
+      messages: this.messages,
+      valid: this.valid,
+      invalid: this.invalid,
+      lastMessageAt: this.lastMessageAt,
+      ratePerSec: this.deps.metrics?.ingestRate() ?? 0,
+      invalidByTopic: { ...this.invalidByTopic },
+      invalidByReason: { ...this.invalidByReason },
+      devices: this.devices.size,
+      untrackedInvalid: this.untrackedInvalid,
+      refusedDevices: this.refusedDevices,
+    };
+  }
+
+  private sideEffects(device: DeviceCache, key: BusSuffix, suffix: string, topic: string, message: Record<string, unknown>, previous: Record<string, unknown> | undefined, now: number): void {
+    const ring = this.deps.ring;
+    if (key === 'data_manifest' && Array.isArray(message.chunks)) device.addChunks(message.chunks as Record<string, unknown>[]);
+    else if (key === 'events/+') {
+      const type = suffix.startsWith('events/') ? suffix.slice('events/'.length) : typeof message.type === 'string' ? message.type : 'event';
+      if (ALERT_TYPE.test(type)) device.addAlert({ type, topic, received_at: new Date(now).toISOString(), ...message });
+    } else if (key === 'status' && previous?.state !== message.state) {
+      ring?.record({ kind: 'presence', device_id: device.deviceId, topic, message: `${device.deviceId} is ${String(message.state)}`, details: { state: message.state, previous: previous?.state ?? null } });
+    } else if (key === 'health' && previous?.storage_health !== message.storage_health) {
+      ring?.record({
+        kind: 'recorder_status',
+        device_id: device.deviceId,
+        topic,
+        message: `storage_health ${String(previous?.storage_health ?? 'unknown')} → ${String(message.storage_health)}`,
+        details: { storage_health: message.storage_health, previous: previous?.storage_health ?? null, storage: message.storage },
+      });
+    }
+  }
+
+  private refuse(topic: string, deviceId: string | undefined, suffix: string, key: string, reason: InvalidReason, payload: Buffer, now: number, issue: string): void {
+    this.invalid++;
+    this.invalidByTopic[key] = (this.invalidByTopic[key] ?? 0) + 1;
+    this.invalidByReason[reason] = (this.invalidByReason[reason] ?? 0) + 1;
+    this.deps.metrics?.invalid(key, reason);
+    if (deviceId !== undefined) {
+      const device = this.devices.get(deviceId);
+      if (device) device.countInvalid(suffix, reason, now, issue);
+      else this.countUntracked(deviceId, suffix, reason, now, issue);
+    } else this.untrackedInvalid++;
+    const details: Record<string, unknown> = { reason, issue, bytes: payload.length, preview: preview(payload) };
+    const event = { kind: 'ingest_invalid', topic: topic.slice(0, 256), message: `${reason}: ${issue}`.slice(0, 300), details };
+    this.deps.ring?.record(deviceId !== undefined ? { ...event, device_id: deviceId } : event);
+  }
+
+  private countUntracked(deviceId: string, suffix: string, reason: InvalidReason, now: number, issue: string): void {
+    let stats = this.invalidOnly.get(deviceId);
+    if (!stats) {
+      if (this.invalidOnly.size >= this.limits.maxDevices) {
+        const oldest = this.invalidOnly.keys().next().value;
+        if (oldest !== undefined) this.invalidOnly.delete(oldest);
+        this.untrackedInvalid++;
+      }
+      this.invalidOnly.set(deviceId, (stats = new Map()));
+    }
+    countInvalid(stats, suffix, reason, now, issue);
+  }
+
+  private emit(key: string, event: IngestedMessage): void {
+    const set = this.listeners.get(key);
+    if (!set) return;
+    for (const listener of set) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.deps.log.error({ err, topic: event.topic }, 'ingest listener failed');
+      }
+    }
+  }
+}
+
+function deviceOf(topic: string): string | undefined {
+  const parts = topic.split('/', 3);
+  return parts[0] === 'devices' && parts[1] ? parts[1].slice(0, 128) : undefined;
+}
+
+function suffixOf(topic: string): string {
+  const parts = topic.split('/');
+  return parts.slice(2).join('/').slice(0, 128) || '(none)';
+}
+
+/** The first bytes as text, control characters shown as dots: enough to recognise a payload. */
+function preview(payload: Buffer): string {
+  return payload.subarray(0, 96).toString('utf8').replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '.');
+}

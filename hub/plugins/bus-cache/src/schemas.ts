@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { CacheEntrySchema } from '../../../../core/src/contracts/cache-entry.js';
+import { DeviceIdSchema } from '../../../../core/src/contracts/common.js';
+
+const Message = z.looseObject({});
+
+/** The spec's cache entry plus what the hub adds (all present in every answer). */
+export const HubCacheEntrySchema = CacheEntrySchema.extend({
+  device_id: DeviceIdSchema,
+  person_count: z.number().int().nullable().describe('of the latest dets message'),
+  health: Message.nullable().describe('latest health message'),
+  hello: Message.nullable().describe('latest hello message'),
+  online: z.boolean().describe('latest status says online and the entry is not stale'),
+  last_message_at: z.string().nullable().describe('when the newest valid message was sent'),
+  topics: z.record(z.string(), z.object({ received_at: z.string(), count: z.number().int(), retained: z.boolean() })).describe('latest valid message per topic suffix'),
+  invalid: z.record(z.string(), z.looseObject({ count: z.number().int(), last_reason: z.string(), last_at: z.string(), last_issue: z.string().optional() })).describe('refused messages per topic suffix'),
+});
+
+export const LatestQuery = z.object({
+  device: DeviceIdSchema.optional().describe('only this device'),
+  stale: z.enum(['true', 'false']).optional().describe('only stale (true) or fresh (false) devices'),
+});
+
+export const LatestResponse = z.object({
+  devices: z.record(z.string(), HubCacheEntrySchema),
+  count: z.number().int(),
+  stale_sec: z.number().int(),
+  generated_at: z.string(),
+});
+
+export const ConfigResponse = z.object({
+  broker: z.object({ url: z.string().describe('without credentials'), host: z.string(), port: z.number().int().nullable(), embedded: z.boolean() }),
+  topics_subscribed: z.array(z.string()),
+  ingest: z.object({
+    connected: z.boolean(),
+    messages: z.number().int(),
+    valid: z.number().int(),
+    invalid: z.number().int(),
+    last_message_at: z.string().nullable(),
+    rate_per_sec: z.number(),
+    invalid_by_topic: z.record(z.string(), z.number().int()),
+    invalid_by_reason: z.record(z.string(), z.number().int()),
+    devices: z.number().int(),
+    untracked_invalid: z.number().int(),
+    refused_devices: z.number().int(),
+  }),
+  limits: z.object({ max_message_bytes: z.number().int(), max_json_depth: z.number().int(), max_devices: z.number().int(), stale_sec: z.number().int() }),
+});

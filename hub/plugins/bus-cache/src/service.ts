@@ -1,0 +1,69 @@
+import { serviceToken } from '../../../../core/src/plugin/service-token.js';
+import type { BusSuffix } from '../../../../core/src/contracts/bus-contracts.js';
+
+/** A message that passed its wire contract. */
+export interface IngestedMessage {
+  topic: string;
+  deviceId: string;
+  /** The topic's own suffix, e.g. `events/incident`. */
+  suffix: string;
+  /** The contract that applied, e.g. `events/+`. */
+  key: BusSuffix;
+  message: Record<string, unknown>;
+  receivedAt: number;
+  retain: boolean;
+}
+
+export const INVALID_REASONS = ['oversized', 'empty', 'not_json', 'too_deep', 'schema', 'unknown_topic'] as const;
+export type InvalidReason = (typeof INVALID_REASONS)[number];
+
+export interface TopicStats {
+  count: number;
+  lastAt: number;
+}
+
+export interface InvalidStats {
+  count: number;
+  lastReason: InvalidReason;
+  lastAt: number;
+  lastIssue?: string;
+}
+
+/** What the cache holds of one device that sent at least one valid message. */
+export interface DeviceSnapshot {
+  deviceId: string;
+  latest: ReadonlyMap<string, { message: Record<string, unknown>; receivedAt: number; retain: boolean; count: number }>;
+  invalid: ReadonlyMap<string, InvalidStats>;
+  recentChunks: readonly Record<string, unknown>[];
+  anomalyAlerts: readonly Record<string, unknown>[];
+  /** When its newest valid message was sent (received time, or a retained message's own timestamp). */
+  newestAt: number;
+}
+
+export interface IngestStatus {
+  connected: boolean;
+  messages: number;
+  valid: number;
+  invalid: number;
+  lastMessageAt: number | null;
+  ratePerSec: number;
+  invalidByTopic: Record<string, number>;
+  invalidByReason: Record<string, number>;
+  devices: number;
+  /** Invalid messages of devices the cache does not track (over max devices, never valid). */
+  untrackedInvalid: number;
+  /** Valid messages dropped because the cache holds max devices already. */
+  refusedDevices: number;
+}
+
+/** The hub's per-device, per-topic cache of the bus, and the one ingest other hub plugins listen to. */
+export interface BusCache {
+  readonly staleSec: number;
+  /** Valid messages as they arrive; `key` limits to one contract. */
+  on(key: BusSuffix | '*', listener: (m: IngestedMessage) => void): () => void;
+  device(deviceId: string): DeviceSnapshot | undefined;
+  deviceIds(): string[];
+  ingestStatus(): IngestStatus;
+}
+
+export const BUS_CACHE = serviceToken<BusCache>('bus-cache');

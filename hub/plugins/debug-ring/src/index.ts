@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { definePlugin } from '../../../../core/src/plugin/context.js';
+import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { DeviceIdSchema } from '../../../../core/src/contracts/common.js';
+import { MemoryDebugRing } from './debug-ring.js';
+import { DEBUG_RING } from './service.js';
+
+const EventsQuery = z.object({
+  kind: z.string().regex(/^[A-Za-z0-9_./-]+(,[A-Za-z0-9_./-]+)*$/, 'comma-separated event kinds').optional().describe('only these kinds (comma-separated)'),
+  device: DeviceIdSchema.optional().describe('only events of this device'),
+  since: z
+    .union([z.iso.datetime({ offset: true }), z.string().regex(/^\d{1,15}$/)], { error: 'an ISO 8601 timestamp or epoch milliseconds' })
+    .optional()
+    .describe('only events after this time (ISO 8601 or epoch ms)'),
+  limit: z.coerce.number().int().min(1).max(10_000).default(100).describe('newest events to return, at most'),
+});
+
+const DebugEventSchema = z.looseObject({
+  seq: z.number().int(),
+  time: z.string(),
+  kind: z.string(),
+  device_id: z.string().optional(),
+  topic: z.string().optional(),
+  message: z.string(),
+  details: z.unknown().optional(),
+});
+
+const EventsResponse = z.object({
+  events: z.array(DebugEventSchema).describe('oldest first'),
+  capacity: z.number().int().describe('events held per lane (ingest, other)'),
+  held: z.number().int(),
+  dropped: z.number().int().describe('events pushed out since start'),
+  matched: z.number().int().describe('events matching the filter before limit'),
+  kinds: z.array(z.string()).describe('kinds that can be asked for'),
+});
+
+/** The debug event ring of spec 01: ingested messages and the hub's own failures, bounded. */
+export default definePlugin({
+  name: 'debug-ring',
+  version: '1.0.0',
+  core: '^1',
+  description: 'Bounded ring of debug events (GET /debug/events)',
+  config: z.object({
+    LOOKOUT_HUB_RING_SIZE: z.coerce.number().int().min(10).max(1_000_000).default(2000),
+  }),
+  provides: [DEBUG_RING],
+  routes: [{ method: 'GET', path: '/debug/events', summary: 'Debug event ring: ingested messages and hub failures', query: EventsQuery, response: EventsResponse }],
+  start(ctx) {
+    const ring = new MemoryDebugRing(ctx.config.LOOKOUT_HUB_RING_SIZE);
+    ctx.services.provide(DEBUG_RING, ring);
+    ctx.routes.handle<z.output<typeof EventsQuery>>('GET', '/debug/events', ({ query }) => {
+      const kinds = query.kind?.split(',');
+      const known = new Set(ring.kinds());
+      const unknown = kinds?.find((k) => !known.has(k));
+      if (unknown !== undefined) {
+        throw new LookoutError('bad_request', `query.kind: unknown event kind "${unknown}"`, { details: { field: 'query.kind', known: [...known] } });
+      }
+      const sinceMs = query.since === undefined ? undefined : /^\d+$/.test(query.since) ? Number(query.since) : Date.parse(query.since);
+      const filter = { limit: query.limit, ...(kinds ? { kinds } : {}), ...(query.device !== undefined ? { device: query.device } : {}), ...(sinceMs !== undefined ? { sinceMs } : {}) };
+      return { ...ring.query(filter), kinds: ring.kinds() };
+    });
+  },
+});

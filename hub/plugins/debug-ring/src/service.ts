@@ -1,0 +1,49 @@
+import { serviceToken } from '../../../../core/src/plugin/service-token.js';
+
+/** Kinds the spec names for the ring ("Debug event ring"). */
+export const SPEC_EVENT_KINDS = ['live/warm_ready', 'snapshot_fail', 'ssh_jpeg_fail', 'shadow', 'recorder_status'] as const;
+/** Kinds the hub itself records. */
+export const HUB_EVENT_KINDS = ['ingest', 'ingest_invalid', 'tool_call', 'tool_error', 'registry', 'presence', 'hub'] as const;
+
+export interface DebugEventInput {
+  kind: string;
+  device_id?: string;
+  topic?: string;
+  message: string;
+  details?: unknown;
+}
+
+export interface DebugEvent extends DebugEventInput {
+  seq: number;
+  /** ISO 8601 UTC. */
+  time: string;
+}
+
+export interface DebugEventFilter {
+  kinds?: readonly string[];
+  device?: string;
+  /** Epoch ms: events strictly after. */
+  sinceMs?: number;
+  limit: number;
+}
+
+export interface DebugEventPage {
+  events: DebugEvent[];
+  /** Capacity of each lane. */
+  capacity: number;
+  held: number;
+  dropped: number;
+  /** Events matching the filter before `limit`. */
+  matched: number;
+}
+
+/** The hub's debug ring (GET /debug/events): ingested messages and the hub's own failures. */
+export interface DebugRing {
+  record(event: DebugEventInput): void;
+  query(filter: DebugEventFilter): DebugEventPage;
+  /** Kinds that can be asked for: the spec's, the hub's and any a plugin declared. */
+  kinds(): string[];
+  declareKind(kind: string): void;
+}
+
+export const DEBUG_RING = serviceToken<DebugRing>('debug-ring');

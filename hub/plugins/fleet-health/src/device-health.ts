@@ -1,0 +1,63 @@
+import type { DeviceSnapshot } from '../../bus-cache/src/service.js';
+import { entryView } from '../../bus-cache/src/entry-view.js';
+import type { RegisteredDevice } from '../../registry/src/service.js';
+
+export type Presence = 'online' | 'offline' | 'stale' | 'unknown';
+export type Grade = 'ready' | 'degraded' | 'not_ready';
+
+export interface DeviceHealthView {
+  device_id: string;
+  presence: Presence;
+  online: boolean;
+  stale: boolean;
+  age_sec: number | null;
+  thermal_state: string | null;
+  die_temp_c: number | null;
+  storage_health: string | null;
+  storage: Record<string, unknown> | null;
+  recorder: { status: string | null; chunk_count: number | null; latest_chunk: Record<string, unknown> | null; last_health_at: string | null };
+  readiness: { grade: Grade; checks: Record<string, boolean>; failing: string[] };
+}
+
+/**
+ * One device's recorder, storage and readiness health, from what the bus cache holds: the latest
+ * status (presence, thermal state), health (storage_health, storage summary) and data_manifest
+ * (chunks), plus whether the registry lets the hub reach it.
+ */
+export function deviceHealth(id: string, snapshot: DeviceSnapshot | undefined, registered: RegisteredDevice | undefined, staleSec: number, now: number): DeviceHealthView {
+  const view = snapshot ? entryView(snapshot, staleSec, now) : undefined;
+  const status = view?.status ?? null;
+  const health = view?.health ?? null;
+  const healthAt = snapshot?.latest.get('health')?.receivedAt;
+  const presence: Presence = !view ? 'unknown' : status?.state === 'offline' ? 'offline' : view.stale ? 'stale' : view.online ? 'online' : 'unknown';
+  const storage = (health?.storage as Record<string, unknown> | undefined) ?? null;
+  const storageHealth = typeof health?.storage_health === 'string' ? health.storage_health : null;
+  const checks = {
+    online: presence === 'online',
+    status: status !== null,
+    health: health !== null,
+    telemetry: view?.payload != null,
+    storage_ok: storageHealth === 'OK',
+    reachable: registered?.toolUrl != null,
+  };
+  const failing = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
+  const grade: Grade = !checks.online || storageHealth === 'CRITICAL' ? 'not_ready' : failing.length === 0 ? 'ready' : 'degraded';
+  return {
+    device_id: id,
+    presence,
+    online: checks.online,
+    stale: view?.stale ?? true,
+    age_sec: view?.age_sec ?? null,
+    thermal_state: typeof status?.thermal_state === 'string' ? status.thermal_state : null,
+    die_temp_c: typeof status?.die_temp_c === 'number' ? status.die_temp_c : null,
+    storage_health: storageHealth,
+    storage,
+    recorder: {
+      status: typeof health?.status === 'string' ? health.status : null,
+      chunk_count: typeof storage?.chunk_count === 'number' ? storage.chunk_count : null,
+      latest_chunk: view?.recent_chunks[0] ?? null,
+      last_health_at: healthAt ? new Date(healthAt).toISOString() : null,
+    },
+    readiness: { grade, checks, failing },
+  };
+}

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { definePlugin } from '../../../../core/src/plugin/context.js';
+import { DeviceIdSchema } from '../../../../core/src/contracts/common.js';
+import { BUS_CACHE } from '../../bus-cache/src/service.js';
+import { DEVICE_REGISTRY } from '../../registry/src/service.js';
+import { deviceHealth, type DeviceHealthView } from './device-health.js';
+
+const HealthQuery = z.object({ device: DeviceIdSchema.optional().describe('only this device') });
+
+const DeviceHealthSchema = z.looseObject({
+  device_id: z.string(),
+  presence: z.enum(['online', 'offline', 'stale', 'unknown']),
+  online: z.boolean(),
+  stale: z.boolean(),
+  age_sec: z.number().nullable(),
+  thermal_state: z.string().nullable(),
+  die_temp_c: z.number().nullable(),
+  storage_health: z.string().nullable().describe('OK, WARNING, CRITICAL from the latest health message'),
+  storage: z.looseObject({}).nullable(),
+  recorder: z.looseObject({ status: z.string().nullable(), chunk_count: z.number().nullable(), latest_chunk: z.looseObject({}).nullable(), last_health_at: z.string().nullable() }),
+  readiness: z.object({ grade: z.enum(['ready', 'degraded', 'not_ready']), checks: z.record(z.string(), z.boolean()), failing: z.array(z.string()) }),
+});
+
+const FleetHealthResponse = z.object({
+  fleet: z.object({
+    status: z.enum(['ok', 'degraded', 'critical', 'empty']),
+    devices: z.number().int(),
+    online: z.number().int(),
+    offline: z.number().int(),
+    stale: z.number().int(),
+    unknown: z.number().int(),
+    storage_health: z.record(z.string(), z.number().int()),
+    readiness: z.record(z.string(), z.number().int()),
+  }),
+  devices: z.record(z.string(), DeviceHealthSchema),
+  stale_sec: z.number().int(),
+  generated_at: z.string(),
+});
+
+/** GET /fleet/health: recorder, storage and readiness health per device and for the fleet. */
+export default definePlugin({
+  name: 'fleet-health',
+  version: '1.0.0',
+  core: '^1',
+  description: 'Recorder, storage and readiness health per device and for the fleet (GET /fleet/health)',
+  dependsOn: ['bus-cache', 'registry'],
+  routes: [{ method: 'GET', path: '/fleet/health', summary: 'Recorder, storage and readiness health per device and for the fleet', query: HealthQuery, response: FleetHealthResponse }],
+  start(ctx) {
+    const cache = ctx.services.get(BUS_CACHE);
+    const registry = ctx.services.get(DEVICE_REGISTRY);
+    ctx.routes.handle<z.output<typeof HealthQuery>>('GET', '/fleet/health', ({ query }) => {
+      const now = Date.now();
+      const registered = new Map(registry.list().map((d) => [d.deviceId, d]));
+      const ids = query.device !== undefined ? [query.device] : [...new Set([...cache.deviceIds(), ...registered.keys()])].sort();
+      const devices: Record<string, DeviceHealthView> = {};
+      for (const id of ids) {
+        if (!cache.device(id) && !registered.has(id)) continue;
+        devices[id] = deviceHealth(id, cache.device(id), registered.get(id), cache.staleSec, now);
+      }
+      return { fleet: summarise(Object.values(devices)), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };
+    });
+  },
+});
+
+function summarise(list: DeviceHealthView[]): z.output<typeof FleetHealthResponse>['fleet'] {
+  const count = (pred: (d: DeviceHealthView) => boolean) => list.filter(pred).length;
+  const storage: Record<string, number> = { OK: 0, WARNING: 0, CRITICAL: 0, unknown: 0 };
+  const readiness: Record<string, number> = { ready: 0, degraded: 0, not_ready: 0 };
+  for (const d of list) {
+    const key = d.storage_health ?? 'unknown';
+    storage[key] = (storage[key] ?? 0) + 1;
+    readiness[d.readiness.grade]! += 1;
+  }
+  const offline = count((d) => d.presence === 'offline');
+  const status = list.length === 0 ? 'empty' : (storage.CRITICAL ?? 0) > 0 ? 'critical' : readiness.ready === list.length ? 'ok' : 'degraded';
+  return {
+    status,
+    devices: list.length,
+    online: count((d) => d.presence === 'online'),
+    offline,
+    stale: count((d) => d.presence === 'stale'),
+    unknown: count((d) => d.presence === 'unknown'),
+    storage_health: storage,
+    readiness,
+  };
+}

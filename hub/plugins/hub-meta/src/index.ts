@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { definePlugin } from '../../../../core/src/plugin/context.js';
+import type { RouteRegistry } from '../../../../core/src/hub-routes/route-registry.js';
+import { buildOpenApi } from '../../../src/openapi/build-openapi.js';
+import { reply } from '../../../src/http/route-reply.js';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, type HubInfo } from '../../../src/hub-tokens.js';
+import type { HubMetrics } from '../../../src/hub-metrics.js';
+
+const HealthResponse = z.object({
+  status: z.literal('ok'),
+  service: z.literal('lookout-hub'),
+  version: z.string(),
+  uptime_s: z.number(),
+  bus_connected: z.boolean(),
+});
+
+/** The hub's own surface: liveness, the OpenAPI document of every declared route, Prometheus metrics. */
+export default definePlugin({
+  name: 'hub-meta',
+  version: '1.0.0',
+  core: '^1',
+  description: 'Liveness (GET /health), OpenAPI 3.1 (GET /openapi.json), Prometheus metrics (GET /metrics)',
+  routes: [
+    { method: 'GET', path: '/health', summary: 'Hub liveness (cheap; no token needed)', response: HealthResponse, public: true },
+    { method: 'GET', path: '/openapi.json', summary: 'OpenAPI 3.1 document generated from the hub plugins\u2019 route manifests', response: z.looseObject({ openapi: z.string(), paths: z.looseObject({}) }) },
+    { method: 'GET', path: '/metrics', summary: 'Prometheus metrics: ingest, invalid messages by topic, route latency, tool calls', produces: 'text/plain; version=0.0.4' },
+  ],
+  start(ctx) {
+    const info = ctx.container.resolve<HubInfo>(HUB_INFO.name);
+    const routes = ctx.container.resolve<RouteRegistry>(HUB_ROUTES.name);
+    const metrics = ctx.container.resolve<HubMetrics>(HUB_METRICS.name);
+    ctx.routes.handle('GET', '/health', () => ({
+      status: 'ok',
+      service: 'lookout-hub',
+      version: info.version,
+      uptime_s: Math.round((Date.now() - info.startedAt) / 1000),
+      bus_connected: info.bus.connected,
+    }));
+    let cached: { count: number; doc: unknown } | undefined;
+    ctx.routes.handle('GET', '/openapi.json', () => {
+      // Routes only change when plugins load or stop; rebuild when their number changes.
+      const list = routes.list();
+      if (!cached || cached.count !== list.length) {
+        cached = { count: list.length, doc: buildOpenApi(list, { title: 'Lookout hub', version: info.version, tokenRequired: info.tokenRequired, ...(info.httpUrl ? { serverUrl: info.httpUrl } : {}) }) };
+      }
+      return cached.doc;
+    });
+    ctx.routes.handle('GET', '/metrics', async () => {
+      const { body, contentType } = await metrics.text();
+      return reply({ status: 200, body, type: contentType });
+    });
+  },
+});

@@ -1,0 +1,200 @@
+import { statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import type { HelloMessage } from '../../../../core/src/contracts/hello-message.js';
+import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import type { DeviceNetworks } from '../../../src/net/device-networks.js';
+import { readRegistryFile, type RegistryFileDevice } from './registry-file.js';
+import type { DeviceRegistry, RegisteredDevice } from './service.js';
+
+export const DEFAULT_TOOL_PORT = 8765;
+const MAX_HELLO_DEVICES = 10_000;
+/** The file is checked for changes at most this often, so edits apply without a restart. */
+const RELOAD_CHECK_MS = 1000;
+
+export interface RegistryOptions {
+  path: string;
+  /** The operator named the file: it must exist. */
+  required: boolean;
+  networks: DeviceNetworks;
+  busId: string;
+  lanIp: string;
+  /** Whether the bus cache sees the device online; preferred when a label names several devices. */
+  isOnline(deviceId: string): boolean;
+  onEvent(event: { kind: 'registry'; device_id: string; message: string; details?: unknown }): void;
+}
+
+/**
+ * The registry file merged with hello announcements. Only what this says is reachable is ever
+ * contacted: a device named in the file (at the file's addresses, or its hello's when the file
+ * gives none), or a device whose hello announces an address inside the device networks.
+ */
+export class HubDeviceRegistry implements DeviceRegistry {
+  private fileDevices = new Map<string, RegistryFileDevice>();
+  private fileBusId: string | undefined;
+  private fileLanIp: string | undefined;
+  private readonly hellos = new Map<string, { hello: HelloMessage; at: number }>();
+  private fileMtime = -1;
+  private lastCheck = 0;
+
+  constructor(private readonly options: RegistryOptions) {
+    this.load();
+  }
+
+  get busId(): string {
+    return this.fileBusId ?? this.options.busId;
+  }
+
+  get lanIp(): string {
+    return this.fileLanIp ?? this.options.lanIp;
+  }
+
+  get path(): string {
+    return this.options.path;
+  }
+
+  get networks(): DeviceNetworks {
+    return this.options.networks;
+  }
+
+  hello(hello: HelloMessage, at: number): void {
+    const known = this.hellos.has(hello.device_id) || this.fileDevices.has(hello.device_id);
+    if (!this.hellos.has(hello.device_id) && this.hellos.size >= MAX_HELLO_DEVICES) return;
+    this.hellos.set(hello.device_id, { hello, at });
+    const device = this.compute(hello.device_id)!;
+    if (device.toolUrl === null) {
+      this.options.onEvent({ kind: 'registry', device_id: hello.device_id, message: `hello from ${hello.device_id} not trusted: ${device.unreachableReason}`, details: { ips: hello.ips } });
+    } else if (!known) {
+      this.options.onEvent({ kind: 'registry', device_id: hello.device_id, message: `${hello.device_id} registered by hello at ${device.toolUrl}`, details: { ips: hello.ips, ports: hello.ports } });
+    }
+  }
+
+  list(): RegisteredDevice[] {
+    this.reloadIfChanged();
+    const ids = new Set([...this.fileDevices.keys(), ...this.hellos.keys()]);
+    return [...ids].sort().map((id) => this.compute(id)!);
+  }
+
+  get(deviceId: string): RegisteredDevice | undefined {
+    this.reloadIfChanged();
+    return this.compute(deviceId);
+  }
+
+  resolve(target: string): RegisteredDevice {
+    const byId = this.get(target);
+    if (byId) return reachable(byId, target);
+    const all = this.list();
+    const address = parseAddress(target);
+    if (address) {
+      const matches = all.filter((d) => d.ips.includes(address.ip) && (address.port === undefined || d.ports?.tools === address.port || toolPort(d) === address.port));
+      if (matches.length > 1) {
+        throw new LookoutError('bad_request', `query.target: the address ${target} is shared by ${matches.map((d) => d.deviceId).join(', ')}; name the device or add its tool port (${address.ip}:<port>)`, {
+          details: { field: 'query.target', candidates: matches.map((d) => d.deviceId) },
+        });
+      }
+      if (matches.length === 1) return reachable(matches[0]!, target);
+    } else {
+      const labelled = all.filter((d) => d.labels.includes(target));
+      if (labelled.length > 0) {
+        // Several devices may carry the label: prefer one that can be contacted and is online.
+        const rank = (d: RegisteredDevice) => (d.toolUrl ? 2 : 0) + (this.options.isOnline(d.deviceId) ? 1 : 0);
+        labelled.sort((a, b) => rank(b) - rank(a) || (b.lastHelloAt ?? 0) - (a.lastHelloAt ?? 0) || a.deviceId.localeCompare(b.deviceId));
+        return reachable(labelled[0]!, target);
+      }
+    }
+    throw new LookoutError('target_unknown', `no registered device is "${target}" (device id, address or label)`, {
+      details: { target, known: all.slice(0, 50).map((d) => d.deviceId) },
+    });
+  }
+
+  private compute(id: string): RegisteredDevice | undefined {
+    const file = this.fileDevices.get(id);
+    const h = this.hellos.get(id);
+    if (!file && !h) return undefined;
+    const hello = h?.hello;
+    const ips = file && file.ips.length > 0 ? file.ips : (hello?.ips ?? []);
+    const device: RegisteredDevice = {
+      deviceId: id,
+      ips: [...ips],
+      labels: union(file?.labels, hello?.labels),
+      roles: union(file?.roles, hello?.roles),
+      ports: hello?.ports ?? (file?.tool_port ? { tools: file.tool_port } : null),
+      source: file && hello ? 'file+hello' : file ? 'file' : 'hello',
+      namedInFile: file !== undefined,
+      toolUrl: null,
+      lastHelloAt: h?.at ?? null,
+    };
+    if (hello?.image) device.image = hello.image;
+    if (hello?.layer) device.layer = hello.layer;
+    const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
+    if (file?.tool_url) {
+      device.toolUrl = file.tool_url;
+    } else if (file) {
+      const ip = ips.find((a) => this.options.networks.contains(a)) ?? ips[0];
+      if (ip) device.toolUrl = mcpUrl(ip, port);
+      else device.unreachableReason = 'the registry file gives no address and no hello announced one';
+    } else {
+      const ip = ips.find((a) => this.options.networks.contains(a));
+      if (ip) device.toolUrl = mcpUrl(ip, port);
+      else device.unreachableReason = `its hello announces no address inside the device networks (${this.options.networks.cidrs.join(', ')}) and the registry file does not name it`;
+    }
+    return device;
+  }
+
+  private load(): void {
+    const file = readRegistryFile(this.options.path, this.options.required);
+    this.fileDevices = new Map(file.devices.map((d) => [d.device_id, d]));
+    this.fileBusId = file.bus_id;
+    this.fileLanIp = file.vms_lan_ip;
+    this.fileMtime = mtimeOf(this.options.path);
+  }
+
+  private reloadIfChanged(): void {
+    const now = Date.now();
+    if (now - this.lastCheck < RELOAD_CHECK_MS) return;
+    this.lastCheck = now;
+    if (mtimeOf(this.options.path) === this.fileMtime) return;
+    try {
+      this.load();
+    } catch (err) {
+      // A half-written or broken edit keeps the last good file; the failure is reported once per change.
+      this.fileMtime = mtimeOf(this.options.path);
+      this.options.onEvent({ kind: 'registry', device_id: '', message: `registry file not reloaded: ${(err as Error).message}` });
+    }
+  }
+}
+
+function reachable(device: RegisteredDevice, target: string): RegisteredDevice {
+  if (device.toolUrl) return device;
+  throw new LookoutError('target_not_allowed', `"${target}" (${device.deviceId}) is not contacted: ${device.unreachableReason}`, {
+    details: { target, device_id: device.deviceId, ips: device.ips },
+  });
+}
+
+function toolPort(d: RegisteredDevice): number | undefined {
+  if (!d.toolUrl) return undefined;
+  const u = new URL(d.toolUrl);
+  return u.port ? Number(u.port) : u.protocol === 'https:' ? 443 : 80;
+}
+
+function parseAddress(target: string): { ip: string; port?: number } | undefined {
+  if (isIP(target)) return { ip: target };
+  const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(target);
+  if (m && isIP(m[1]!)) return { ip: m[1]!, port: Number(m[2]) };
+  return undefined;
+}
+
+export function mcpUrl(ip: string, port: number): string {
+  return `http://${isIP(ip) === 6 ? `[${ip}]` : ip}:${port}/mcp`;
+}
+
+function union(a: readonly string[] = [], b: readonly string[] = []): string[] {
+  return [...new Set([...a, ...b])];
+}
+
+function mtimeOf(path: string): number {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}

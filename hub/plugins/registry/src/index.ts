@@ -1,0 +1,122 @@
+import { join, resolve } from 'node:path';
+import { z } from 'zod';
+import { definePlugin } from '../../../../core/src/plugin/context.js';
+import { HelloMessageSchema, type HelloMessage } from '../../../../core/src/contracts/hello-message.js';
+import { DeviceIdSchema, RoleLabelSchema } from '../../../../core/src/contracts/common.js';
+import { RegistryRecordSchema, RegistryShadowSchema } from '../../../../core/src/contracts/registry-record.js';
+import { DeviceNetworks } from '../../../src/net/device-networks.js';
+import { lanAddress } from '../../../src/net/lan-address.js';
+import { BUS_CACHE } from '../../bus-cache/src/service.js';
+import { entryView } from '../../bus-cache/src/entry-view.js';
+import { DEBUG_RING } from '../../debug-ring/src/service.js';
+import { HubDeviceRegistry } from './device-registry.js';
+import { DEVICE_REGISTRY, type RegisteredDevice } from './service.js';
+
+const HubShadowSchema = RegistryShadowSchema.extend({
+  source: z.enum(['file', 'hello', 'file+hello']),
+  reachable: z.boolean().describe('the hub may contact it (named in the registry file, or an address inside the device networks)'),
+  tool_url: z.string().nullable(),
+  unreachable_reason: z.string().optional(),
+  ports: z.record(z.string(), z.unknown()).nullable(),
+  online: z.boolean(),
+  last_hello_at: z.string().nullable(),
+  image: z.string().optional(),
+  layer: z.string().optional(),
+});
+
+const RegistryResponse = RegistryRecordSchema.extend({
+  shadows: z.array(HubShadowSchema),
+  device_networks: z.array(z.string()),
+});
+
+const RegistryQuery = z.object({
+  label: RoleLabelSchema.optional().describe('only devices carrying this label'),
+  device: DeviceIdSchema.optional().describe('only this device'),
+});
+
+/** The fleet registry of spec 01: the registry file merged with hello announcements. */
+export default definePlugin({
+  name: 'registry',
+  version: '1.0.0',
+  core: '^1',
+  description: 'Registry file merged with hello announcements; who the hub may contact (GET /fleet/registry)',
+  dependsOn: ['bus-cache', 'debug-ring'],
+  config: z.object({
+    /** Set: the file must exist. Unset: `<data dir>/registry.json`, used when present. */
+    LOOKOUT_HUB_REGISTRY: z.string().min(1).optional(),
+    LOOKOUT_HUB_DEVICE_NETWORKS: z.string().min(1).default('127.0.0.0/8'),
+    LOOKOUT_HUB_BUS_ID: z.string().min(1).default('lookout'),
+    LOOKOUT_HUB_LAN_IP: z.string().min(1).optional(),
+  }),
+  provides: [DEVICE_REGISTRY],
+  routes: [{ method: 'GET', path: '/fleet/registry', summary: 'Registry record: registry (bus_id, devices), vms_lan_ip, shadows, path', query: RegistryQuery, response: RegistryResponse }],
+  start(ctx) {
+    const cfg = ctx.config;
+    const cache = ctx.services.get(BUS_CACHE);
+    const ring = ctx.services.get(DEBUG_RING);
+    const isOnline = (id: string) => {
+      const d = cache.device(id);
+      return d ? entryView(d, cache.staleSec, Date.now()).online : false;
+    };
+    const registry = new HubDeviceRegistry({
+      path: cfg.LOOKOUT_HUB_REGISTRY ? resolve(cfg.LOOKOUT_HUB_REGISTRY) : join(resolve(ctx.runtime.dataDir), 'registry.json'),
+      required: cfg.LOOKOUT_HUB_REGISTRY !== undefined,
+      networks: DeviceNetworks.parse(cfg.LOOKOUT_HUB_DEVICE_NETWORKS),
+      busId: cfg.LOOKOUT_HUB_BUS_ID,
+      lanIp: cfg.LOOKOUT_HUB_LAN_IP ?? lanAddress(),
+      isOnline,
+      onEvent: (e) => ring.record(e.device_id ? e : { kind: e.kind, message: e.message }),
+    });
+    ctx.services.provide(DEVICE_REGISTRY, registry);
+    // Hellos the cache already holds (none at a normal start) and every new one.
+    for (const id of cache.deviceIds()) {
+      const latest = cache.device(id)?.latest.get('hello');
+      if (latest) registry.hello(latest.message as HelloMessage, latest.receivedAt);
+    }
+    const off = cache.on('hello', (m) => {
+      // The cache validated it against the hello contract; the parse here only narrows the type.
+      const hello = HelloMessageSchema.safeParse(m.message);
+      if (hello.success) registry.hello(hello.data, m.receivedAt);
+    });
+    ctx.onStop(off);
+
+    ctx.routes.handle<z.output<typeof RegistryQuery>>('GET', '/fleet/registry', ({ query }) => {
+      const busId = registry.busId;
+      const devices = registry.list().filter((d) => (query.label === undefined || d.labels.includes(query.label)) && (query.device === undefined || d.deviceId === query.device));
+      return {
+        registry: { bus_id: busId, devices: devices.map((d) => ({ device_id: d.deviceId, source: d.source, labels: d.labels, roles: d.roles, ips: d.ips, reachable: d.toolUrl !== null })) },
+        vms_lan_ip: registry.lanIp,
+        shadows: devices.map((d) => shadow(d, busId, isOnline(d.deviceId))),
+        path: registry.path,
+        device_networks: [...registry.networks.cidrs],
+      };
+    });
+  },
+});
+
+function shadow(d: RegisteredDevice, busId: string, online: boolean): z.output<typeof HubShadowSchema> {
+  const s: z.output<typeof HubShadowSchema> = {
+    device_id: d.deviceId,
+    ips: d.ips,
+    labels: d.labels,
+    roles: d.roles,
+    bus_id: busId,
+    source: d.source,
+    reachable: d.toolUrl !== null,
+    tool_url: d.toolUrl === null ? null : withoutCredentials(d.toolUrl),
+    ports: d.ports,
+    online,
+    last_hello_at: d.lastHelloAt === null ? null : new Date(d.lastHelloAt).toISOString(),
+  };
+  if (d.unreachableReason) s.unreachable_reason = d.unreachableReason;
+  if (d.image) s.image = d.image;
+  if (d.layer) s.layer = d.layer;
+  return s;
+}
+
+function withoutCredentials(url: string): string {
+  const u = new URL(url);
+  u.username = '';
+  u.password = '';
+  return u.toString();
+}

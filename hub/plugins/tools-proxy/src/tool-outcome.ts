@@ -1,0 +1,53 @@
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolCallResult } from './mcp-pool.js';
+
+/** What one tool call on a device came to, when the device answered. */
+export type ToolOutcome = { status: 'ok'; result: unknown } | { status: 'error'; error: string; code?: string };
+
+const ERROR_META_KEY = 'lookout/error';
+
+/**
+ * The device's answer as the tool's JSON: `structuredContent` when given (unwrapped from the
+ * `{ result }` MCP requires for non-objects when that is all it holds), else the text parsed as
+ * JSON, else the text itself.
+ */
+export function outcomeOf(r: ToolCallResult): ToolOutcome {
+  const text = (r.content ?? [])
+    .filter((c): c is { type: 'text'; text: string } => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'text')
+    .map((c) => c.text)
+    .join('\n');
+  if (r.isError) {
+    const meta = r._meta?.[ERROR_META_KEY] as { code?: unknown } | undefined;
+    const out: ToolOutcome = { status: 'error', error: text || 'the tool failed without a message' };
+    if (typeof meta?.code === 'string') out.code = meta.code;
+    return out;
+  }
+  if (r.structuredContent !== undefined) {
+    const keys = Object.keys(r.structuredContent);
+    // MCP wants an object; a tool whose JSON is not one is wrapped as { result }, its text holding the JSON.
+    if (keys.length === 1 && keys[0] === 'result') {
+      const fromText = safeJson(text);
+      if (fromText !== undefined && !isObject(fromText)) return { status: 'ok', result: fromText };
+    }
+    return { status: 'ok', result: r.structuredContent };
+  }
+  const parsed = safeJson(text);
+  return { status: 'ok', result: parsed !== undefined ? parsed : text };
+}
+
+/** An MCP error the device answered with (unknown tool, invalid arguments): the tool's own failure. */
+export function outcomeOfMcpError(err: McpError): ToolOutcome {
+  return { status: 'error', error: err.message, code: `mcp_${err.code}` };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,91 @@
+import Koa from 'koa';
+import { Router } from '@koa/router';
+import type { Context } from 'koa';
+import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js';
+import type { Logger } from '../../../core/src/log/logger.js';
+import type { HubMetrics } from '../hub-metrics.js';
+import { bearerChecker } from './bearer-auth.js';
+import { applyCors } from './cors.js';
+import { routeDispatcher } from './dispatch-route.js';
+import { requestId } from './request-id.js';
+import { writeError } from './write-error.js';
+
+export interface HubAppOptions {
+  routes: RouteEntry[];
+  metrics: HubMetrics;
+  logger: Logger;
+  /** When set, every route but the public ones needs `Authorization: Bearer <token>`. */
+  token?: string;
+  corsOrigins?: readonly string[];
+  bodyLimitBytes: number;
+}
+
+/**
+ * The hub's Koa app. It only composes: request id, timing and the error body around everything,
+ * then CORS, access control and the routes the hub plugins declared; nothing is routed that no
+ * manifest declares.
+ */
+export function createHubApp(options: HubAppOptions): Koa {
+  const { metrics, logger } = options;
+  const log = logger.child({ component: 'http' });
+  const app = new Koa();
+  app.proxy = false;
+  // Errors are answered by the outer middleware; Koa's own handler would only log them again.
+  app.silent = true;
+  const router = new Router();
+  const publicRoutes = new Set<string>();
+  for (const entry of options.routes) {
+    const { method, path } = entry.decl;
+    if (entry.decl.public) publicRoutes.add(`${method} ${path}`);
+    router.register(path, [method], routeDispatcher(entry, options.bodyLimitBytes));
+  }
+  const authorized = options.token ? bearerChecker(options.token) : () => true;
+  const corsOrigins = options.corsOrigins ?? [];
+
+  app.use(async (ctx: Context, next) => {
+    const started = process.hrtime.bigint();
+    const id = requestId(ctx.headers['x-request-id']);
+    ctx.state.requestId = id;
+    ctx.set('X-Request-Id', id);
+    try {
+      await next();
+      if (ctx.state.route === undefined && !ctx.state.answered) throw unmatched(router, ctx);
+    } catch (err) {
+      writeError(ctx, err, log);
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      metrics.httpRequest(ctx.method, (ctx.state.route as string | undefined) ?? 'unmatched', ctx.status, seconds);
+    }
+  });
+
+  app.use(async (ctx, next) => {
+    if (applyCors(ctx, corsOrigins)) {
+      ctx.state.answered = true;
+      return;
+    }
+    if (!isPublic(router, publicRoutes, ctx) && !authorized(ctx.get('Authorization') || undefined)) {
+      throw new LookoutError('unauthorized', 'this route needs Authorization: Bearer <token>');
+    }
+    await next();
+  });
+
+  app.use(router.routes());
+  return app;
+}
+
+function isPublic(router: Router, publicRoutes: Set<string>, ctx: Context): boolean {
+  const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
+  const match = router.match(ctx.path, ctx.method);
+  return match.pathAndMethod.some((layer) => publicRoutes.has(`${method} ${String(layer.path)}`));
+}
+
+function unmatched(router: Router, ctx: Context): LookoutError {
+  const match = router.match(ctx.path, ctx.method);
+  if (match.path.length > 0) {
+    const allowed = [...new Set(match.path.flatMap((l) => l.methods))].join(', ');
+    ctx.set('Allow', allowed);
+    return new LookoutError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path} (allowed: ${allowed})`, { details: { allowed } });
+  }
+  return new LookoutError('not_found', `no route ${ctx.method} ${ctx.path}`, { details: { method: ctx.method, path: ctx.path } });
+}

@@ -1,0 +1,63 @@
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js';
+import type { RouteRequest } from '../../../core/src/plugin/context.js';
+import { readJsonBody } from './read-json-body.js';
+import { isRouteReply } from './route-reply.js';
+import { requestInvalid } from './zod-issues.js';
+
+const NO_QUERY = z.strictObject({});
+
+/**
+ * Runs one declared route: its query (strict: an unknown parameter is a 400 naming it) and body
+ * are checked against the manifest's schemas, the handler's result becomes JSON or a RouteReply.
+ */
+export function routeDispatcher(entry: RouteEntry, bodyLimitBytes: number) {
+  const { decl } = entry;
+  const query = decl.query ? decl.query.strict() : NO_QUERY;
+  const handler = entry.handler!;
+  return async (ctx: Context & { params?: Record<string, string> }): Promise<void> => {
+    ctx.state.route = decl.path;
+    const q = query.safeParse({ ...ctx.query });
+    if (!q.success) throw requestInvalid('query', q.error);
+    let body: unknown;
+    if (decl.body) {
+      const raw = await readJsonBody(ctx.req, bodyLimitBytes);
+      const b = decl.body.safeParse(raw);
+      if (!b.success) throw requestInvalid('body', b.error);
+      body = b.data;
+    }
+    const aborter = new AbortController();
+    // The client went away before the answer: let the handler stop its work (e.g. a tool call).
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished) aborter.abort(new Error('client closed the request'));
+    });
+    const request: RouteRequest = { query: q.data, body, params: { ...(ctx.params ?? {}) }, headers: ctx.headers, signal: aborter.signal };
+    const result = await handler(request);
+    if (isRouteReply(result)) {
+      ctx.status = result.status ?? 200;
+      for (const [k, v] of Object.entries(result.headers ?? {})) ctx.set(k, v);
+      const raw = result.body;
+      if (raw === undefined || raw === null) ctx.body = null;
+      else if (typeof raw === 'string' || Buffer.isBuffer(raw) || raw instanceof Uint8Array || isStream(raw)) ctx.body = raw as Context['body'];
+      else {
+        // Serialised here, inside the error handling, rather than by Koa after it.
+        ctx.body = JSON.stringify(raw);
+        ctx.type = 'application/json';
+      }
+      if (result.type) ctx.type = result.type;
+      return;
+    }
+    if (result === undefined) {
+      ctx.status = 204;
+      return;
+    }
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(result);
+  };
+}
+
+function isStream(value: unknown): boolean {
+  return typeof (value as { pipe?: unknown }).pipe === 'function';
+}

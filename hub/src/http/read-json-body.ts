@@ -1,0 +1,39 @@
+import type { IncomingMessage } from 'node:http';
+import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+
+/**
+ * Reads a JSON request body, refusing more than `limit` bytes before buffering them: a declared
+ * Content-Length over the limit is refused at once, a chunked body as soon as it passes it.
+ * An empty body reads as undefined.
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
+  const type = req.headers['content-type'];
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      // Stop reading; the connection closes after the answer instead of draining an endless upload.
+      req.unpipe();
+      req.pause();
+      throw tooLarge(limit);
+    }
+    chunks.push(chunk);
+  }
+  if (size === 0) return undefined;
+  if (type !== undefined && !/^application\/(?:[\w.+-]*\+)?json\b/i.test(type)) {
+    throw new LookoutError('unsupported_media_type', `the request body must be application/json, not ${type}`, { details: { content_type: type } });
+  }
+  const text = Buffer.concat(chunks, size).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new LookoutError('bad_request', `body: not valid JSON (${(err as Error).message})`, { details: { field: 'body' } });
+  }
+}
+
+function tooLarge(limit: number): LookoutError {
+  return new LookoutError('payload_too_large', `the request body is larger than ${limit} bytes`, { details: { limit_bytes: limit } });
+}

@@ -1,0 +1,120 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+type IncOnly = { inc(value?: number): void };
+type ObserveOnly = { observe(value: number): void };
+
+/** Tool names come from clients; past this many distinct names, the rest share one label. */
+const MAX_TOOL_LABELS = 64;
+const RATE_WINDOW_SEC = 10;
+
+/**
+ * The hub's Prometheus metrics, on a registry of its own (several hubs may share a process in
+ * tests). Label children are cached because ingest runs at thousands of messages per second.
+ */
+export class HubMetrics {
+  readonly registry = new Registry();
+  private readonly ingestMessages: Counter<'topic'>;
+  private readonly ingestInvalid: Counter<'topic' | 'reason'>;
+  private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly toolDuration: Histogram<'tool' | 'outcome'>;
+  private readonly toolCalls: Counter<'tool' | 'outcome'>;
+  private readonly children = new Map<string, IncOnly | ObserveOnly>();
+  private readonly toolNames = new Set<string>();
+  /** Messages per second over the last seconds, for a rate without a Prometheus server. */
+  private readonly buckets = new Float64Array(RATE_WINDOW_SEC + 1);
+  private bucketSecond = 0;
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'lookout_hub_' });
+    this.ingestMessages = new Counter({ name: 'lookout_hub_ingest_messages_total', help: 'Bus messages ingested, valid or not, by topic contract', labelNames: ['topic'], registers });
+    this.ingestInvalid = new Counter({ name: 'lookout_hub_ingest_invalid_total', help: 'Bus messages refused (not JSON, oversized, too deep, schema, unknown topic), by topic contract and reason', labelNames: ['topic', 'reason'], registers });
+    const self = this;
+    new Gauge({
+      name: 'lookout_hub_ingest_rate_per_second',
+      help: `Bus messages ingested per second over the last ${RATE_WINDOW_SEC} s`,
+      registers,
+      // Computed at scrape time from the per-second buckets.
+      collect(this: Gauge) {
+        this.set(self.ingestRate());
+      },
+    });
+    this.httpDuration = new Histogram({
+      name: 'lookout_hub_http_request_duration_seconds',
+      help: 'HTTP route latency, by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.toolDuration = new Histogram({
+      name: 'lookout_hub_tool_call_duration_seconds',
+      help: 'Forwarded tool call latency, by tool and outcome',
+      labelNames: ['tool', 'outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.toolCalls = new Counter({ name: 'lookout_hub_tool_calls_total', help: 'Forwarded tool calls, by tool and outcome', labelNames: ['tool', 'outcome'], registers });
+  }
+
+  ingested(topic: string): void {
+    this.child(`m|${topic}`, () => this.ingestMessages.labels({ topic })).inc();
+    this.tick(Math.floor(Date.now() / 1000));
+  }
+
+  invalid(topic: string, reason: string): void {
+    this.child(`i|${topic}|${reason}`, () => this.ingestInvalid.labels({ topic, reason })).inc();
+  }
+
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    const key = `h|${method}|${route}|${status}`;
+    (this.child(key, () => this.httpDuration.labels({ method, route, status: String(status) })) as ObserveOnly).observe(seconds);
+  }
+
+  toolCall(tool: string, outcome: string, seconds: number): void {
+    const label = this.toolLabel(tool);
+    (this.child(`t|${label}|${outcome}`, () => this.toolDuration.labels({ tool: label, outcome })) as ObserveOnly).observe(seconds);
+    (this.child(`c|${label}|${outcome}`, () => this.toolCalls.labels({ tool: label, outcome })) as IncOnly).inc();
+  }
+
+  /** Messages per second over the last full seconds. */
+  ingestRate(): number {
+    const now = Math.floor(Date.now() / 1000);
+    this.tick(now, 0);
+    let sum = 0;
+    for (let s = now - RATE_WINDOW_SEC; s < now; s++) sum += this.buckets[s % this.buckets.length] ?? 0;
+    return sum / RATE_WINDOW_SEC;
+  }
+
+  async text(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+
+  private tick(second: number, add = 1): void {
+    const size = this.buckets.length;
+    if (second !== this.bucketSecond) {
+      // Clear the seconds that passed without messages, at most the whole window.
+      const gap = Math.min(second - this.bucketSecond, size);
+      for (let i = 1; i <= gap; i++) this.buckets[(this.bucketSecond + i) % size] = 0;
+      this.bucketSecond = second;
+    }
+    this.buckets[second % size] += add;
+  }
+
+  private toolLabel(tool: string): string {
+    if (this.toolNames.has(tool)) return tool;
+    if (this.toolNames.size < MAX_TOOL_LABELS && /^[A-Za-z0-9_.-]{1,64}$/.test(tool)) {
+      this.toolNames.add(tool);
+      return tool;
+    }
+    return 'other';
+  }
+
+  private child<T extends IncOnly | ObserveOnly>(key: string, make: () => T): T {
+    let c = this.children.get(key);
+    if (!c) {
+      c = make();
+      this.children.set(key, c);
+    }
+    return c as T;
+  }
+}

@@ -1,0 +1,49 @@
+import type { BusPort } from '../../core/src/bus/bus-port.js';
+import type { Logger } from '../../core/src/log/logger.js';
+import type { Plugin } from '../../core/src/plugin/context.js';
+
+export const DEFAULT_HUB_PORT = 8788;
+export const DEFAULT_BROKER_PORT = 1883;
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export interface HubOptions {
+  /** HTTP port; default 8788, 0 picks a free one. */
+  port?: number;
+  /** Listen address. Without a token only a loopback address is allowed (default 127.0.0.1); with one, default 0.0.0.0. */
+  host?: string;
+  /** External broker (`mqtt://user:pass@host:1883`); without it the hub runs the embedded broker. */
+  mqttUrl?: string;
+  /** Embedded broker port; default 1883, 0 picks a free one. */
+  brokerPort?: number;
+  /** Embedded broker listen address; default follows `host` rules (loopback without a token). */
+  brokerHost?: string;
+  /** A bus to use as is (tests, embedders): no broker is started or connected, and it is not closed at stop. */
+  bus?: BusPort;
+  /** Registry file; must exist when given. Default `<dataDir>/registry.json`, used when present. */
+  registryFile?: string;
+  /** Hub data folder (default registry file). Default `.lookout-dev/hub` under the working directory. */
+  dataDir?: string;
+  /** Bearer token for every route but /health; also the password devices need on the embedded broker. */
+  token?: string;
+  /** Networks a device announced by hello may be contacted in (CIDR list). Default 127.0.0.0/8. */
+  deviceNetworks?: readonly string[];
+  /** Origins allowed by CORS (`*` for any). */
+  corsOrigins?: readonly string[];
+  /** Plugin set file (default configs/hub/plugins.json), or the plugins themselves. */
+  pluginSet?: string;
+  plugins?: Plugin[];
+  /** Plugin config keys (LOOKOUT_HUB_*), over the process environment. */
+  env?: Record<string, string | undefined>;
+  /** Shortcuts for plugin config keys. */
+  staleSec?: number;
+  maxMessageBytes?: number;
+  ringSize?: number;
+  toolTimeoutMs?: number;
+  /** Largest request body; default 1 MiB. */
+  bodyLimitBytes?: number;
+  /** Hub id: MQTT client id and runtime id. Default `lookout-hub-<host>-<pid>`. */
+  hubId?: string;
+  logger?: Logger;
+  /** Default true; off in tests with several hubs in one process. */
+  defaultMetrics?: boolean;
+}

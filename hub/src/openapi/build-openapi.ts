@@ -1,0 +1,114 @@
+import { z } from 'zod';
+import { ERROR_CODES } from '../../../core/src/errors/codes.js';
+import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js';
+import { ErrorBodySchema } from '../../../core/src/contracts/error-body.js';
+
+type JsonSchema = Record<string, unknown>;
+
+export interface OpenApiInfo {
+  title: string;
+  version: string;
+  serverUrl?: string;
+  tokenRequired: boolean;
+}
+
+/** Error statuses a route may answer with, whatever its handler; tool and device codes come with it. */
+const COMMON_ERRORS = [400, 401, 404, 413, 500];
+
+/**
+ * OpenAPI 3.1 from the routes the hub plugins declared: zod v4 writes JSON Schema 2020-12, which is
+ * OpenAPI 3.1's own dialect. Query and body are the schemas' input side (what a client sends),
+ * responses their output side.
+ */
+export function buildOpenApi(routes: RouteEntry[], info: OpenApiInfo): JsonSchema {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const { plugin, decl } of [...routes].sort((a, b) => a.decl.path.localeCompare(b.decl.path))) {
+    const { path, params } = openApiPath(decl.path);
+    const op: Record<string, unknown> = {
+      operationId: operationId(decl.method, decl.path),
+      summary: decl.summary,
+      tags: [plugin],
+      parameters: [...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })), ...queryParameters(decl.query)],
+    };
+    if (decl.body) {
+      op.requestBody = { required: true, content: { 'application/json': { schema: toSchema(decl.body, 'input') } } };
+    }
+    const success: Record<string, unknown> = { description: decl.summary };
+    const type = decl.produces ?? 'application/json';
+    if (decl.response) success.content = { [type]: { schema: toSchema(decl.response, 'output') } };
+    else if (decl.produces) success.content = { [type]: { schema: { type: 'string', contentMediaType: type } } };
+    const responses: Record<string, unknown> = { '200': success };
+    const errorStatuses = new Set(COMMON_ERRORS.filter((s) => s !== 401 || (!decl.public && info.tokenRequired)));
+    if (decl.method !== 'GET') errorStatuses.add(415);
+    for (const status of errorCodesByStatus().keys()) if (routeMayAnswer(decl.path, status)) errorStatuses.add(status);
+    for (const status of [...errorStatuses].sort()) {
+      responses[String(status)] = {
+        description: `error: ${(errorCodesByStatus().get(status) ?? []).join(', ') || 'see code'}`,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+      };
+    }
+    op.responses = responses;
+    if (decl.public || !info.tokenRequired) op.security = [];
+    (paths[path] ??= {})[decl.method.toLowerCase()] = op;
+  }
+  const doc: JsonSchema = {
+    openapi: '3.1.0',
+    info: { title: info.title, version: info.version, description: 'Lookout hub: the fleet proxy. Routes are composed from the hub plugins\u2019 manifests.' },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    paths,
+    components: {
+      schemas: { ErrorBody: toSchema(ErrorBodySchema, 'output') },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    },
+  };
+  if (info.tokenRequired) doc.security = [{ bearer: [] }];
+  if (info.serverUrl) doc.servers = [{ url: info.serverUrl }];
+  return doc;
+}
+
+function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const out = z.toJSONSchema(schema, { target: 'draft-2020-12', unrepresentable: 'any', io, reused: 'inline', cycles: 'ref' }) as JsonSchema;
+  delete out.$schema;
+  return out;
+}
+
+function queryParameters(query: z.ZodObject | undefined): unknown[] {
+  if (!query) return [];
+  const schema = toSchema(query, 'input');
+  const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((schema.required ?? []) as string[]);
+  return Object.entries(props).map(([name, s]) => {
+    const p: Record<string, unknown> = { name, in: 'query', required: required.has(name), schema: s };
+    if (typeof s.description === 'string') p.description = s.description;
+    return p;
+  });
+}
+
+/** `/debug/shadow/:device/logs` → `/debug/shadow/{device}/logs`. */
+function openApiPath(path: string): { path: string; params: string[] } {
+  const params: string[] = [];
+  const converted = path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
+    params.push(name);
+    return `{${name}}`;
+  });
+  return { path: converted, params };
+}
+
+function operationId(method: string, path: string): string {
+  const words = path.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
+}
+
+let byStatus: Map<number, string[]> | undefined;
+function errorCodesByStatus(): Map<number, string[]> {
+  if (byStatus) return byStatus;
+  byStatus = new Map();
+  for (const [code, { status }] of Object.entries(ERROR_CODES)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  return byStatus;
+}
+
+/** Device-facing statuses belong to the routes that contact devices. */
+function routeMayAnswer(path: string, status: number): boolean {
+  if (status === 502 || status === 504 || status === 403) return path.startsWith('/tools/');
+  return false;
+}

@@ -1,0 +1,182 @@
+import 'reflect-metadata';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { container as rootContainer } from 'tsyringe';
+import type { BusPort } from '../../core/src/bus/bus-port.js';
+import { urlForLog } from '../../core/src/bus/bus-logger.js';
+import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { RouteRegistry } from '../../core/src/hub-routes/route-registry.js';
+import { createLogger } from '../../core/src/log/logger.js';
+import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';
+import { packageVersion } from '../../core/src/paths/package-root.js';
+import { createHubApp } from './http/create-app.js';
+import { HubMetrics } from './hub-metrics.js';
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
+import { loadHubPluginSet } from './hub-plugin-set.js';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, type HubInfo } from './hub-tokens.js';
+import { isLoopbackHost } from './net/is-loopback.js';
+import { DeviceNetworks } from './net/device-networks.js';
+
+export interface RunningHub {
+  /** `http://host:port` to reach the hub (loopback when it listens on every address). */
+  readonly url: string;
+  readonly port: number;
+  readonly host: string;
+  /** Broker URL without credentials (embedded or external). */
+  readonly brokerUrl: string;
+  /** Set when the hub runs the embedded broker. */
+  readonly brokerPort?: number;
+  readonly tokenRequired: boolean;
+  readonly runtime: LoadedRuntime;
+  readonly metrics: HubMetrics;
+  /** Stops HTTP, the plugins (reverse order), the bus and the embedded broker. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the hub: the broker (embedded unless an external URL is given), the bus, the hub plugins
+ * of the plugin set, and the Koa app composed from the routes they declared.
+ */
+export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
+  const logger = options.logger ?? createLogger({ name: 'lookout-hub' });
+  const token = options.token;
+  if (token !== undefined && token.length < 8) {
+    throw new LookoutError('config_invalid', '--token must be at least 8 characters', { details: { key: 'token' } });
+  }
+  const host = options.host ?? (token ? '0.0.0.0' : '127.0.0.1');
+  const brokerHost = options.brokerHost ?? (token ? host : '127.0.0.1');
+  for (const [flag, h] of [['--host', host], ['--broker-host', brokerHost]] as const) {
+    if (!token && !isLoopbackHost(h)) {
+      throw new LookoutError('config_invalid', `${flag} ${h}: without --token the hub listens on loopback only (127.0.0.1); set --token to listen on other addresses`, { details: { key: flag, value: h } });
+    }
+  }
+  // Checked here so that a bad list stops start-up before any socket opens.
+  const networks = options.deviceNetworks ? DeviceNetworks.parse(options.deviceNetworks) : undefined;
+  const hubId = options.hubId ?? `lookout-hub-${hostname()}-${process.pid}`;
+  const dataDir = resolve(options.dataDir ?? '.lookout-dev/hub');
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const unwind = async () => {
+    for (const c of cleanups.reverse()) await c().catch((err: unknown) => logger.warn({ err }, 'cleanup failed'));
+  };
+
+  try {
+    let bus: BusPort;
+    let brokerUrl: string;
+    let brokerPort: number | undefined;
+    if (options.bus) {
+      bus = options.bus;
+      brokerUrl = 'in-process';
+    } else {
+      let url = options.mqttUrl;
+      if (!url) {
+        const maxMessage = options.maxMessageBytes ?? 256 * 1024;
+        const broker = await EmbeddedBroker.start({
+          port: options.brokerPort ?? DEFAULT_BROKER_PORT,
+          host: brokerHost,
+          ...(token ? { auth: { password: token } } : {}),
+          // Messages a little past the hub's limit still reach it, to be counted as oversized.
+          maxPayloadBytes: Math.max(4 * maxMessage, 1024 * 1024),
+          logger: logger.child({ component: 'broker' }),
+        });
+        cleanups.push(() => broker.close());
+        url = broker.url;
+        brokerPort = broker.port;
+      }
+      const credentials = !options.mqttUrl && token ? { username: 'lookout-hub', password: token } : {};
+      const mqtt = await MqttBus.connect({ url, clientId: hubId, ...credentials, logger: logger.child({ component: 'bus' }) });
+      cleanups.push(() => mqtt.close());
+      bus = mqtt;
+      brokerUrl = urlForLog(url).replace(/\/$/, '');
+    }
+
+    const metrics = new HubMetrics({ defaultMetrics: options.defaultMetrics ?? true });
+    const routes = new RouteRegistry();
+    const info: HubInfo = { id: hubId, version: packageVersion(), startedAt: Date.now(), brokerUrl, embeddedBroker: !options.mqttUrl && !options.bus, tokenRequired: token !== undefined, bus };
+    const container = rootContainer.createChildContainer();
+    container.register(HUB_METRICS.name, { useValue: metrics });
+    container.register(HUB_ROUTES.name, { useValue: routes });
+    container.register(HUB_INFO.name, { useValue: info });
+
+    const plugins = options.plugins ?? (await loadHubPluginSet(options.pluginSet)).plugins;
+    const env: Record<string, string | undefined> = { ...process.env, ...pluginEnv(options, networks), ...(options.env ?? {}) };
+    const runtime = await loadPlugins({
+      plugins,
+      runtime: { kind: 'hub', id: hubId, dataDir, settings: { brokerUrl, tokenRequired: token !== undefined } },
+      bus,
+      env,
+      envSource: 'the hub options and environment',
+      logger,
+      routes,
+      container,
+    });
+    cleanups.push(async () => {
+      await runtime.stop();
+    });
+
+    const app = createHubApp({ routes: routes.list(), metrics, logger, bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, ...(token ? { token } : {}), ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}) });
+    const server = createServer(app.callback());
+    server.headersTimeout = 20_000;
+    server.requestTimeout = 60_000;
+    await listen(server, options.port ?? DEFAULT_HUB_PORT, host);
+    cleanups.push(() => closeServer(server));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : (options.port ?? DEFAULT_HUB_PORT);
+    const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    const url = `http://${urlHost}:${port}`;
+    info.httpUrl = url;
+    logger.info({ url, host, broker: brokerUrl, plugins: runtime.plugins.map((p) => p.name), auth: token ? 'bearer token' : 'none (loopback only)' }, 'hub listening');
+    if (!token) logger.warn('no --token: the hub and its broker listen on 127.0.0.1 only and ask no credentials');
+
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      port,
+      host,
+      brokerUrl,
+      ...(brokerPort !== undefined ? { brokerPort } : {}),
+      tokenRequired: token !== undefined,
+      runtime,
+      metrics,
+      close: () => (closing ??= unwind()),
+    };
+  } catch (err) {
+    await unwind();
+    throw err;
+  }
+}
+
+/** Option shortcuts as the plugin config keys the hub plugins declare. */
+function pluginEnv(o: HubOptions, networks: DeviceNetworks | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (o.staleSec !== undefined) env.LOOKOUT_HUB_STALE_SEC = String(o.staleSec);
+  if (o.maxMessageBytes !== undefined) env.LOOKOUT_HUB_MAX_MESSAGE_BYTES = String(o.maxMessageBytes);
+  if (o.ringSize !== undefined) env.LOOKOUT_HUB_RING_SIZE = String(o.ringSize);
+  if (o.toolTimeoutMs !== undefined) env.LOOKOUT_HUB_TOOL_TIMEOUT_MS = String(o.toolTimeoutMs);
+  if (o.registryFile !== undefined) env.LOOKOUT_HUB_REGISTRY = resolve(o.registryFile);
+  if (networks) env.LOOKOUT_HUB_DEVICE_NETWORKS = networks.cidrs.join(',');
+  return env;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolvePromise, reject) => {
+    const onError = (err: NodeJS.ErrnoException) =>
+      reject(new LookoutError('config_invalid', `the hub cannot listen on ${host}:${port}: ${err.code ?? err.message}`, { cause: err, details: { host, port } }));
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolvePromise();
+    });
+  });
+}
+
+async function closeServer(server: Server): Promise<void> {
+  const closed = once(server, 'close');
+  server.close();
+  // Keep-alive connections would hold close() open until they time out.
+  server.closeAllConnections();
+  await closed;
+}
