@@ -1,6 +1,6 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
@@ -158,6 +158,26 @@ describe('device runtime stop and errors', () => {
       assert.equal(last.options.retain, true);
       const status = StatusMessageSchema.parse(JSON.parse(last.payload.toString()));
       assert.equal(status.state, 'offline');
+    } finally {
+      await bus.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('warns on layer env keys no plugin declares, with the nearest declared key', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'lookout-device-'));
+    const envFile = join(dataDir, 'custom.env');
+    await writeFile(envFile, 'EDGE_V3_LAYER=layer1_rfdetr\nHEALTH_INTERVAL_M=500\nSOMETHING_ELSE=1\nSTATUS_INTERVAL_MS=200\n');
+    const bus = new MemoryBus();
+    const lines: string[] = [];
+    const sink = createLogger({ level: 'warn', destination: { write: (l: string) => void lines.push(l) } });
+    try {
+      const device = await startDevice({ deviceId: 'cam-env', image: baseImage(), layerEnvPath: envFile, dataDir, bus, toolServer: false, logger: sink });
+      await device.stop();
+      assert.equal(device.layer, 'layer1');
+      assert.equal(device.envSource, envFile);
+      assert.deepEqual(device.unknownKeys, [{ key: 'HEALTH_INTERVAL_M', hint: 'HEALTH_INTERVAL_MS' }, { key: 'SOMETHING_ELSE' }]);
+      assert.ok(lines.some((l) => l.includes('did you mean HEALTH_INTERVAL_MS?')));
     } finally {
       await bus.close();
       await rm(dataDir, { recursive: true, force: true });
