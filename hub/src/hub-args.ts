@@ -1,0 +1,107 @@
+import { parseArgs } from 'node:util';
+import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import type { HubOptions } from './hub-options.js';
+
+export const HUB_USAGE = `Usage: lookout-hub [options]
+
+The fleet proxy: HTTP on 8788 composed from the hub plugins' routes, the bus cache, the registry,
+tool forwarding to devices, the debug ring and fleet health.
+
+  --port <n>               HTTP port (default 8788; 0 picks a free one)
+  --host <addr>            listen address (default 127.0.0.1; 0.0.0.0 with --token)
+  --mqtt <url>             external broker, e.g. mqtt://user:pass@broker:1883
+                           (default: the embedded broker)
+  --broker-port <n>        embedded broker port (default 1883; 0 picks a free one)
+  --broker-host <addr>     embedded broker listen address (default as --host)
+  --registry <file>        registry file (JSON; see hub/README.md); must exist when given
+  --data-dir <dir>         hub data folder (default .lookout-dev/hub; registry.json there is used)
+  --token <secret>         bearer token for every route but /health, and the password devices
+                           need on the embedded broker (or LOOKOUT_HUB_TOKEN). Without one the
+                           hub listens on 127.0.0.1 only.
+  --device-networks <list> CIDRs a device announced by hello may be contacted in
+                           (default 127.0.0.0/8)
+  --cors-origin <origin>   allow this browser origin (repeat or comma-separate; * for any)
+  --plugin-set <file>      hub plugin set (default configs/hub/plugins.json)
+  --stale-sec <n>          cache staleness threshold (default 120)
+  --max-message-bytes <n>  largest bus message ingested (default 262144)
+  --ring-size <n>          debug ring capacity per lane (default 2000)
+  --tool-timeout-ms <n>    tool call timeout (default 15000)
+  --log-level <level>      pino level (default info; logs go to stderr)
+  --json                   print one JSON line with the URLs instead of the text banner
+  -h, --help               this help
+`;
+
+export interface HubArgs {
+  help: boolean;
+  json: boolean;
+  logLevel?: string;
+  options: HubOptions;
+}
+
+const OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  mqtt: { type: 'string' },
+  'broker-port': { type: 'string' },
+  'broker-host': { type: 'string' },
+  registry: { type: 'string' },
+  'data-dir': { type: 'string' },
+  token: { type: 'string' },
+  'device-networks': { type: 'string' },
+  'cors-origin': { type: 'string', multiple: true },
+  'plugin-set': { type: 'string' },
+  'stale-sec': { type: 'string' },
+  'max-message-bytes': { type: 'string' },
+  'ring-size': { type: 'string' },
+  'tool-timeout-ms': { type: 'string' },
+  'log-level': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export function usageError(message: string): LookoutError {
+  return new LookoutError('config_invalid', message, { details: { usage: true } });
+}
+
+/** Parses `lookout-hub` flags; a mistake is a usage error naming the flag. */
+export function parseHubArgs(argv: string[], env: Record<string, string | undefined> = {}): HubArgs {
+  let values: { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+  try {
+    ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }) as { values: typeof values });
+  } catch (err) {
+    throw usageError((err as Error).message);
+  }
+  const int = (flag: keyof typeof OPTIONS, min: number, max: number): number | undefined => {
+    const raw = values[flag] as string | undefined;
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < min || n > max) throw usageError(`--${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
+    return n;
+  };
+  const options: HubOptions = {};
+  const set = <K extends keyof HubOptions>(key: K, value: HubOptions[K] | undefined) => {
+    if (value !== undefined) options[key] = value;
+  };
+  set('port', int('port', 0, 65535));
+  set('host', values.host);
+  set('mqttUrl', values.mqtt);
+  set('brokerPort', int('broker-port', 0, 65535));
+  set('brokerHost', values['broker-host']);
+  set('registryFile', values.registry);
+  set('dataDir', values['data-dir']);
+  set('token', values.token ?? (env.LOOKOUT_HUB_TOKEN || undefined));
+  set('deviceNetworks', values['device-networks']?.split(',').map((s) => s.trim()).filter(Boolean));
+  set('corsOrigins', values['cors-origin']?.flatMap((o) => o.split(',')).map((s) => s.trim()).filter(Boolean));
+  set('pluginSet', values['plugin-set']);
+  set('staleSec', int('stale-sec', 1, 86_400 * 365));
+  set('maxMessageBytes', int('max-message-bytes', 256, 256 * 1024 * 1024));
+  set('ringSize', int('ring-size', 10, 1_000_000));
+  set('toolTimeoutMs', int('tool-timeout-ms', 50, 600_000));
+  if (values.mqtt !== undefined && (values['broker-port'] !== undefined || values['broker-host'] !== undefined)) {
+    throw usageError('--mqtt names an external broker; --broker-port and --broker-host are for the embedded one');
+  }
+  if (values.mqtt !== undefined && !/^(mqtts?|wss?):\/\//.test(values.mqtt)) throw usageError(`--mqtt must be an mqtt://, mqtts://, ws:// or wss:// URL`);
+  const out: HubArgs = { help: values.help === true, json: values.json === true, options };
+  if (values['log-level'] !== undefined) out.logLevel = values['log-level'];
+  return out;
+}
