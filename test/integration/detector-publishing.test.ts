@@ -96,3 +96,10 @@ test('the person gate: persons under 0.35 are neither published nor counted', as
     await Promise.all([low.stop(), mid.stop(), high.stop()]);
   }
 });
+
+test('the detector refuses to start while the camera is reserved for the encoder', async () => {
+  await assert.rejects(
+    startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: { EDGE_V3_ENCODE_ONLY: '1' } }),
+    /EDGE_V3_ENCODE_ONLY="1" .* invalid for plugin "detector": the camera is reserved for the encoder/,
+  );
+});

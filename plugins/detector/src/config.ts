@@ -4,6 +4,9 @@ const probability = z.coerce.number().min(0).max(1);
 
 /** Keys of the detector (spec 02: RF_DETR_*), read from the layer env. */
 export const DetectorConfigSchema = z.object({
+  EDGE_V3_ENCODE_ONLY: z
+    .enum(['0'], { error: () => 'the camera is reserved for the encoder (EDGE_V3_ENCODE_ONLY=1); set it to 0 to share the camera with the detector' })
+    .default('0'),
   RF_DETR_BACKEND: z
     .enum(['snpe', 'onnx', 'sim'])
     .optional()
