@@ -1,0 +1,136 @@
+// `npm start`: builds if needed, then runs the hub (with its embedded broker) and a small simulated
+// fleet on this machine, and prints where to look. Ctrl-C stops everything.
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const root = new URL('..', import.meta.url).pathname;
+const work = join(root, '.lookout-dev');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+/** The three devices of the demo fleet: different images, layers and scenes. */
+const FLEET = [
+  { id: 'sim-cam-1', image: 'camera', layer: 'layer2_tracker', role: 'front_door', scenario: 'people-crossing', labels: ['front_door', 'canary'] },
+  { id: 'sim-cam-2', image: 'camera', layer: 'full', role: 'lobby', scenario: 'crowd-occlusion', labels: ['lobby'] },
+  { id: 'sim-cam-3', image: 'precision', layer: 'layer1_rfdetr', role: 'gate', scenario: 'plates-and-signs', labels: ['gate'] },
+];
+
+function newestMtime(dir) {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const full = join(dir, name);
+    const st = statSync(full);
+    newest = Math.max(newest, st.isDirectory() ? newestMtime(full) : name.endsWith('.ts') ? st.mtimeMs : 0);
+  }
+  return newest;
+}
+
+function ensureBuilt() {
+  const run = (args) => {
+    const r = spawnSync(npm, args, { cwd: root, stdio: 'inherit' });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  };
+  if (!existsSync(join(root, 'node_modules', 'zod'))) run(['install', '--no-audit', '--no-fund']);
+  const stamp = join(root, 'dist', 'tsconfig.tsbuildinfo');
+  const sources = Math.max(...['core', 'plugins', 'hub', 'test'].map((d) => newestMtime(join(root, d))));
+  if (!existsSync(stamp) || !existsSync(join(root, 'dist', 'schemas')) || statSync(stamp).mtimeMs < sources) run(['run', 'build']);
+}
+
+/** The preferred port when free, else one the system picks (so a second `npm start` still runs). */
+function portOr(preferred) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(0));
+    server.listen(preferred, '127.0.0.1', () => server.close(() => resolve(preferred)));
+  });
+}
+
+function startDevice(device, brokerUrl) {
+  const dataDir = join(work, 'devices', device.id);
+  mkdirSync(join(work, 'logs'), { recursive: true });
+  const logPath = join(work, 'logs', `${device.id}.log`);
+  const child = spawn(
+    process.execPath,
+    [join(root, 'bin', 'lookout-edge.js'), '--source', 'sim', '--device-id', device.id, '--image', device.image, '--layer', device.layer,
+      '--role', device.role, '--mqtt', brokerUrl, '--tool-port', '0', '--data-dir', dataDir],
+    { cwd: root, env: { ...process.env, SIM_SCENARIO: device.scenario, HEALTH_INTERVAL_MS: '10000' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stderr.pipe(createWriteStream(logPath, { flags: 'a' }));
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
+      try {
+        const msg = JSON.parse(line);
+        if (msg.event === 'ready') resolve({ ...device, child, logPath, toolUrl: msg.tool_url });
+      } catch {
+        /* not the ready line */
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${device.id} exited with ${code} before it was ready; see ${logPath}`)));
+  });
+}
+
+async function main() {
+  ensureBuilt();
+  const { startHub } = await import(join(root, 'dist', 'hub', 'src', 'start-hub.js'));
+  const { createLogger } = await import(join(root, 'dist', 'core', 'src', 'log', 'logger.js'));
+  const hubDir = join(work, 'hub');
+  mkdirSync(hubDir, { recursive: true });
+  const registryFile = join(hubDir, 'registry.json');
+  writeFileSync(registryFile, `${JSON.stringify({ bus_id: 'lookout-demo', devices: FLEET.map((d) => ({ device_id: d.id, labels: d.labels, roles: [d.role] })) }, null, 2)}\n`);
+
+  const hub = await startHub({
+    port: Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))),
+    brokerPort: Number(process.env.LOOKOUT_BROKER_PORT ?? (await portOr(1883))),
+    dataDir: hubDir,
+    registryFile,
+    logger: createLogger({ name: 'lookout-hub', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
+  });
+  const devices = [];
+  const stop = async () => {
+    for (const d of devices) d.child.kill('SIGTERM');
+    await Promise.all(devices.map((d) => new Promise((r) => (d.child.exitCode !== null ? r() : d.child.once('exit', r)))));
+    await hub.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    devices.push(...(await Promise.all(FLEET.map((d) => startDevice(d, hub.brokerUrl)))));
+  } catch (err) {
+    console.error(String(err));
+    await stop();
+  }
+
+  const u = hub.url;
+  console.log(`
+Lookout is running: a hub, its embedded broker and ${devices.length} simulated cameras.
+
+  hub            ${u}
+  fleet cache    ${u}/fleet/mqtt/latest
+  registry       ${u}/fleet/registry
+  fleet health   ${u}/fleet/health
+  debug events   ${u}/debug/events?limit=20
+  OpenAPI        ${u}/openapi.json
+  metrics        ${u}/metrics
+  broker         ${hub.brokerUrl}
+
+Devices:
+${devices.map((d) => `  ${d.id.padEnd(10)} ${d.image.padEnd(9)} ${d.layer.padEnd(15)} scene ${d.scenario.padEnd(17)} tools ${d.toolUrl}  log ${d.logPath}`).join('\n')}
+
+Try:
+  curl -s ${u}/fleet/mqtt/latest
+  curl -s -X POST '${u}/tools/call?target=canary' -H 'content-type: application/json' -d '{"tool":"get_latest_dets","arguments":{}}'
+  curl -s -X POST '${u}/tools/call?target=sim-cam-2' -H 'content-type: application/json' -d '{"tool":"get_system_health","arguments":{}}'
+  node bin/lookout.js verify-contract --mqtt-host 127.0.0.1 --mqtt-port ${new URL(hub.brokerUrl).port} --device-id sim-cam-1 --duration-s 5
+
+Ctrl-C stops everything.`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
