@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { MemoryBus } from '../../core/src/bus/memory-bus.js';
+import { CacheEntrySchema } from '../../core/src/contracts/cache-entry.js';
+import type { RunningHub } from '../../hub/src/start-hub.js';
+import { jsonDeeperThan } from '../../hub/plugins/bus-cache/src/json-depth.js';
+import { CanonicalFilter, INGEST_SUBSCRIPTIONS, SPEC_DEFAULT_SUBSCRIPTIONS } from '../../hub/plugins/bus-cache/src/subscriptions.js';
+import { api, msg, sleep, testHub } from '../integration/hub-helpers.js';
+
+const send = (bus: MemoryBus, topic: string, payload: unknown, retain = false) =>
+  bus.publish(topic, Buffer.isBuffer(payload) || typeof payload === 'string' ? payload : JSON.stringify(payload), { retain });
+
+describe('bus cache ingest (in-process bus)', () => {
+  let hub: RunningHub;
+  let bus: MemoryBus;
+  before(async () => {
+    bus = new MemoryBus();
+    hub = await testHub({ bus, staleSec: 1, maxMessageBytes: 4096 });
+  });
+  after(async () => {
+    await hub.close();
+    await bus.close();
+  });
+  const config = async () => (await api(hub.url, '/fleet/mqtt/config')).body;
+  const latest = async (id: string) => (await api(hub.url, `/fleet/mqtt/latest?device=${id}`)).body.devices[id];
+
+  it('subscribes to the spec defaults plus hello', async () => {
+    const c = await config();
+    assert.deepEqual(c.topics_subscribed, [...SPEC_DEFAULT_SUBSCRIPTIONS, 'devices/+/hello']);
+    assert.equal(c.ingest.connected, true);
+  });
+
+  it('counts each message once where subscriptions overlap', async () => {
+    const before = (await config()).ingest.messages;
+    // telemetry matches devices/+/telemetry and devices/+/telemetry/#; events matches events and events/#.
+    await send(bus, 'devices/ov-1/telemetry', msg.telemetry());
+    await send(bus, 'devices/ov-1/telemetry/wifi', { timestamp: new Date().toISOString(), rssi_dbm: -61, ssid: 'yard' });
+    await send(bus, 'devices/ov-1/events', { timestamp: new Date().toISOString(), type: 'automation_log' });
+    await send(bus, 'devices/ov-1/events/incident', msg.incident());
+    const after = await config();
+    assert.equal(after.ingest.messages - before, 4);
+    const entry = await latest('ov-1');
+    assert.deepEqual(Object.keys(entry.topics).sort(), ['events', 'events/incident', 'telemetry', 'telemetry/wifi']);
+    for (const t of Object.values(entry.topics) as { count: number }[]) assert.equal(t.count, 1);
+  });
+
+  it('keeps the latest valid message per device and topic, with the spec fields', async () => {
+    await send(bus, 'devices/cam-1/status', msg.status('cam-1'), true);
+    await send(bus, 'devices/cam-1/telemetry', msg.telemetry(51.5, 9));
+    await send(bus, 'devices/cam-1/dets', msg.dets(2, 40));
+    await send(bus, 'devices/cam-1/health', msg.health('cam-1', 'WARNING'));
+    await send(bus, 'devices/cam-1/data_manifest', msg.manifest(['a.h265', 'b.h265', 'c.h265']));
+    await send(bus, 'devices/cam-1/events/incident', msg.incident('forklift too close'));
+    await send(bus, 'devices/cam-1/events/automation_log', { timestamp: new Date().toISOString(), message: 'rule ran' });
+    const e = await latest('cam-1');
+    assert.ok(CacheEntrySchema.safeParse(e).success, JSON.stringify(CacheEntrySchema.safeParse(e).error?.issues));
+    assert.equal(e.status.state, 'online');
+    assert.equal(e.payload.telemetry.die_temp, 51.5);
+    assert.equal(e.payload.telemetry.fps, 9);
+    assert.equal(e.dets.length, 2);
+    assert.equal(e.dets[0].track_id, 40);
+    assert.equal(e.person_count, 2);
+    assert.equal(e.health.storage_health, 'WARNING');
+    assert.deepEqual(e.recent_chunks.map((c: { name: string }) => c.name), ['c.h265', 'b.h265', 'a.h265']);
+    assert.equal(e.anomaly_alerts.length, 1);
+    assert.equal(e.anomaly_alerts[0].type, 'incident');
+    assert.equal(e.anomaly_alerts[0].message, 'forklift too close');
+    assert.equal(e.stale_sec, 1);
+    assert.equal(e.stale, false);
+    assert.equal(e.online, true);
+    assert.ok(e.age_sec >= 0 && e.age_sec < 1);
+  });
+
+  it('refuses non-JSON, oversized, too deep, schema-violating, empty and unknown-topic messages without touching the cache', async () => {
+    const good = await latest('cam-1');
+    const before = (await config()).ingest;
+    const deep = '['.repeat(200) + ']'.repeat(200);
+    const deepInLooseField = JSON.stringify({ ...msg.telemetry(), extra: JSON.parse('['.repeat(40) + ']'.repeat(40)) });
+    await send(bus, 'devices/cam-1/telemetry', 'not json {');
+    await send(bus, 'devices/cam-1/telemetry', Buffer.alloc(5000, 0x20));
+    await send(bus, 'devices/cam-1/telemetry', deep);
+    await send(bus, 'devices/cam-1/telemetry', deepInLooseField);
+    await send(bus, 'devices/cam-1/telemetry', { ...msg.telemetry(), telemetry: { die_temp: 'hot', fps: 10 } });
+    await send(bus, 'devices/cam-1/dets', { ...msg.dets(), dets: [{ c: -1, p: 2, b: [1] }] });
+    await send(bus, 'devices/cam-1/status', { state: 'maybe' });
+    await send(bus, 'devices/cam-1/status', '');
+    await send(bus, 'devices/cam-1/telemetry/bogus', msg.telemetry());
+    await send(bus, 'devices/cam-1/telemetry', Buffer.from([0xff, 0xfe, 0x00, 0x7b]));
+    const after = (await config()).ingest;
+    assert.equal(after.invalid - before.invalid, 10);
+    assert.equal(after.valid, before.valid);
+    for (const reason of ['not_json', 'oversized', 'too_deep', 'schema', 'empty', 'unknown_topic']) {
+      assert.ok((after.invalid_by_reason[reason] ?? 0) > (before.invalid_by_reason[reason] ?? 0), reason);
+    }
+    const now = await latest('cam-1');
+    assert.deepEqual(now.status, good.status);
+    assert.deepEqual(now.payload, good.payload);
+    assert.deepEqual(now.dets, good.dets);
+    assert.equal(now.invalid.telemetry.count, 6);
+    assert.equal(now.invalid.dets.last_reason, 'schema');
+    assert.match(now.invalid.dets.last_issue, /^dets\.0\./);
+    assert.equal(now.invalid['telemetry/bogus'].last_reason, 'unknown_topic');
+    const events = (await api(hub.url, '/debug/events?kind=ingest_invalid&device=cam-1&limit=100')).body.events;
+    assert.equal(events.length, 10);
+    assert.ok(events.every((e: { details: { reason: string } }) => typeof e.details.reason === 'string'));
+    assert.ok(events.some((e: { details: { reason: string; bytes: number } }) => e.details.reason === 'oversized' && e.details.bytes === 5000));
+    const metrics = (await api(hub.url, '/metrics')).text;
+    assert.match(metrics, /lookout_hub_ingest_invalid_total\{topic="telemetry",reason="too_deep"\} 2/);
+  });
+
+  it('counts the invalid messages of a device that never sent a valid one without listing it', async () => {
+    await send(bus, 'devices/ghost/telemetry', 'garbage');
+    const all = (await api(hub.url, '/fleet/mqtt/latest')).body;
+    assert.equal(all.devices.ghost, undefined);
+    await send(bus, 'devices/ghost/telemetry', msg.telemetry());
+    const ghost = await latest('ghost');
+    assert.equal(ghost.invalid.telemetry.count, 1, 'earlier invalid counts follow the device');
+  });
+
+  it('marks an entry stale past stale_sec and then not online', async () => {
+    await send(bus, 'devices/quiet/status', msg.status('quiet'));
+    assert.equal((await latest('quiet')).stale, false);
+    await sleep(1300);
+    const e = await latest('quiet');
+    assert.equal(e.stale, true);
+    assert.equal(e.online, false);
+    assert.ok(e.age_sec > 1);
+    const staleOnly = (await api(hub.url, '/fleet/mqtt/latest?stale=true')).body.devices;
+    assert.ok(staleOnly.quiet);
+    const health = (await api(hub.url, '/fleet/health?device=quiet')).body.devices.quiet;
+    assert.equal(health.presence, 'stale');
+  });
+
+  it('shows an offline status as offline', async () => {
+    await send(bus, 'devices/gone/status', msg.status('gone', 'offline'));
+    const e = await latest('gone');
+    assert.equal(e.online, false);
+    const h = (await api(hub.url, '/fleet/health?device=gone')).body.devices.gone;
+    assert.equal(h.presence, 'offline');
+    const presence = (await api(hub.url, '/debug/events?kind=presence&device=gone')).body.events;
+    assert.equal(presence.at(-1).details.state, 'offline');
+  });
+
+  it('serves /fleet/health from the cache: storage, recorder, readiness', async () => {
+    await send(bus, 'devices/cam-2/status', msg.status('cam-2'));
+    await send(bus, 'devices/cam-2/telemetry', msg.telemetry());
+    await send(bus, 'devices/cam-2/health', msg.health('cam-2', 'CRITICAL'));
+    const body = (await api(hub.url, '/fleet/health')).body;
+    const d = body.devices['cam-2'];
+    assert.equal(d.storage_health, 'CRITICAL');
+    assert.equal(d.recorder.status, 'ok');
+    assert.equal(d.recorder.chunk_count, 3);
+    assert.equal(d.readiness.grade, 'not_ready');
+    assert.ok(d.readiness.failing.includes('storage_ok'));
+    assert.equal(body.fleet.status, 'critical');
+    assert.ok(body.fleet.storage_health.CRITICAL >= 1);
+    const rec = (await api(hub.url, '/debug/events?kind=recorder_status&device=cam-2')).body.events;
+    assert.equal(rec.at(-1).details.storage_health, 'CRITICAL');
+  });
+});
+
+describe('retained messages', () => {
+  it('dates a retained message by its own timestamp, not by when the hub got it', async () => {
+    const bus = new MemoryBus();
+    // Retained before the hub subscribes: delivered to it flagged as retained, as a broker does.
+    await send(bus, 'devices/old-1/status', { ...msg.status('old-1'), timestamp: new Date(Date.now() - 3600_000).toISOString() }, true);
+    const hub = await testHub({ bus });
+    try {
+      const e = (await api(hub.url, '/fleet/mqtt/latest?device=old-1')).body.devices['old-1'];
+      assert.equal(e.topics.status.retained, true);
+      assert.equal(e.stale, true);
+      assert.ok(e.age_sec >= 3599, String(e.age_sec));
+      await send(bus, 'devices/old-1/status', msg.status('old-1'), true);
+      const fresh = (await api(hub.url, '/fleet/mqtt/latest?device=old-1')).body.devices['old-1'];
+      assert.equal(fresh.stale, false);
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
+  });
+});
+
+describe('bus cache limits', () => {
+  it('tracks at most max devices and says how many were refused', async () => {
+    const bus = new MemoryBus();
+    const hub = await testHub({ bus, env: { LOOKOUT_HUB_MAX_DEVICES: '3' } });
+    try {
+      for (let i = 0; i < 5; i++) await send(bus, `devices/d${i}/status`, msg.status(`d${i}`));
+      const c = (await api(hub.url, '/fleet/mqtt/config')).body;
+      assert.equal(c.ingest.devices, 3);
+      assert.equal(c.ingest.refused_devices, 2);
+      assert.equal((await api(hub.url, '/fleet/mqtt/latest')).body.count, 3);
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
+  });
+});
+
+describe('ingest helpers', () => {
+  it('measures JSON nesting on the bytes, ignoring brackets inside strings', () => {
+    assert.equal(jsonDeeperThan(Buffer.from('{"a":[1,{"b":2}]}'), 3), false);
+    assert.equal(jsonDeeperThan(Buffer.from('{"a":[1,{"b":[]}]}'), 3), true);
+    assert.equal(jsonDeeperThan(Buffer.from('{"a":"[[[[[[[[\\"[[[["}'), 2), false);
+  });
+
+  it('picks one canonical filter per topic', () => {
+    const c = new CanonicalFilter(INGEST_SUBSCRIPTIONS);
+    assert.equal(c.of('devices/x/telemetry'), 'devices/+/telemetry');
+    assert.equal(c.of('devices/x/telemetry/wifi'), 'devices/+/telemetry/#');
+    assert.equal(c.of('devices/x/events'), 'devices/+/events');
+    assert.equal(c.of('devices/x/events/incident'), 'devices/+/events/#');
+    assert.equal(c.of('devices/x/hello'), 'devices/+/hello');
+    assert.equal(c.of('shadow/x/telemetry'), undefined);
+  });
+});
