@@ -1,5 +1,5 @@
 /**
- * A small, real RF-DETR-shaped ONNX model generated here (no download, no protobuf dependency), and
+ * A small, real RF-DETR-shaped ONNX model generated here (no download; written with onnx-proto.ts), and
  * detector packages around it. The graph pools the input on a grid, then two dense layers with seeded
  * weights give boxes (sigmoid, [1,Q,4]) and logits ([1,Q,C]), so every output depends on every input
  * pixel region and channel, and `forward` recomputes it in plain TypeScript for reference checks.
@@ -7,82 +7,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-// ---------------------------------------------------------------- protobuf (wire format) encoding
-
-type Bytes = Uint8Array;
-
-function concat(parts: Bytes[]): Bytes {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
-/** Base-128 varint; negatives as 64-bit two's complement (10 bytes), as protobuf int64 does. */
-function varint(value: number | bigint): Bytes {
-  let v = BigInt.asUintN(64, BigInt(value));
-  const out: number[] = [];
-  do {
-    let byte = Number(v & 0x7fn);
-    v >>= 7n;
-    if (v !== 0n) byte |= 0x80;
-    out.push(byte);
-  } while (v !== 0n);
-  return Uint8Array.from(out);
-}
-
-const WIRE_VARINT = 0;
-const WIRE_LEN = 2;
-const tag = (field: number, wire: number) => varint((field << 3) | wire);
-const pbInt = (field: number, v: number | bigint) => concat([tag(field, WIRE_VARINT), varint(v)]);
-const pbBytes = (field: number, b: Bytes) => concat([tag(field, WIRE_LEN), varint(b.length), b]);
-const pbString = (field: number, s: string) => pbBytes(field, new TextEncoder().encode(s));
-const pbMessage = (field: number, parts: Bytes[]) => pbBytes(field, concat(parts));
-
-// ---------------------------------------------------------------- ONNX messages (onnx.proto field numbers)
-
-const FLOAT = 1;
-const INT64 = 7;
-const ATTR_INT = 2;
-const ATTR_INTS = 7;
-
-function tensorProto(name: string, dims: number[], data: Float32Array | BigInt64Array): Bytes {
-  const raw = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  return concat([
-    ...dims.map((d) => pbInt(1, d)), // dims
-    pbInt(2, data instanceof Float32Array ? FLOAT : INT64), // data_type
-    pbString(8, name), // name
-    pbBytes(9, raw), // raw_data (little-endian)
-  ]);
-}
-
-type Attr = { name: string; int: number } | { name: string; ints: number[] };
-
-function attributeProto(a: Attr): Bytes {
-  if ('int' in a) return concat([pbString(1, a.name), pbInt(3, a.int), pbInt(20, ATTR_INT)]);
-  return concat([pbString(1, a.name), ...a.ints.map((i) => pbInt(8, i)), pbInt(20, ATTR_INTS)]);
-}
-
-function nodeProto(op: string, inputs: string[], outputs: string[], attrs: Attr[] = []): Bytes {
-  return concat([
-    ...inputs.map((i) => pbString(1, i)),
-    ...outputs.map((o) => pbString(2, o)),
-    pbString(3, `${op}_${outputs[0]}`),
-    pbString(4, op),
-    ...attrs.map((a) => pbMessage(5, [attributeProto(a)])),
-  ]);
-}
-
-/** ValueInfoProto for a float tensor; string dims are symbolic (dim_param). */
-function valueInfo(name: string, dims: (number | string)[]): Bytes {
-  const shape = dims.map((d) => pbMessage(1, [typeof d === 'number' ? pbInt(1, d) : pbString(2, d)]));
-  const tensorType = concat([pbInt(1, FLOAT), pbMessage(2, shape)]);
-  return concat([pbString(1, name), pbMessage(2, [pbMessage(1, [tensorType])])]);
-}
+import { concat, nodeProto, onnxModel, tensorProto, valueInfo } from './onnx-proto.js';
 
 // ---------------------------------------------------------------- the test model
 
@@ -169,20 +94,13 @@ export function buildTestDetrModel(input: TestModelSpec): TestModel {
     tensorProto('boxes_shape', [3], BigInt64Array.from([1n, BigInt(Q), 4n])),
     tensorProto('logits_shape', [3], BigInt64Array.from([1n, BigInt(Q), BigInt(C)])),
   ];
-  const graph = concat([
-    ...nodes.map((n) => pbMessage(1, [n])),
-    pbString(2, 'rf_detr_test'),
-    ...initializers.map((t) => pbMessage(5, [t])),
-    pbMessage(11, [valueInfo(spec.inputName, [spec.symbolicBatch ? 'batch' : 1, 3, H, W])]),
-    pbMessage(12, [valueInfo(spec.boxesName, [1, Q, 4])]),
-    pbMessage(12, [valueInfo(spec.logitsName, [1, Q, C])]),
-  ]);
-  const bytes = concat([
-    pbInt(1, 8), // ir_version
-    pbString(2, 'lookout-test'), // producer_name
-    pbMessage(8, [pbString(1, ''), pbInt(2, 17)]), // opset_import: default domain, opset 17
-    pbMessage(7, [graph]),
-  ]);
+  const bytes = onnxModel({
+    name: 'rf_detr_test',
+    nodes,
+    initializers,
+    inputs: [valueInfo(spec.inputName, [spec.symbolicBatch ? 'batch' : 1, 3, H, W])],
+    outputs: [valueInfo(spec.boxesName, [1, Q, 4]), valueInfo(spec.logitsName, [1, Q, C])],
+  });
 
   const forward = (x: Float32Array) => {
     if (x.length !== 3 * H * W) throw new Error(`forward: input has ${x.length} values, expected ${3 * H * W}`);
