@@ -5,6 +5,7 @@ import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { busSuite, type BrokerUnderTest } from './bus-suite.js';
+import { waitFor } from '../support/wait-for.js';
 
 busSuite('the embedded broker (aedes)', async (options = {}) => {
   const auth = options.auth;
@@ -34,7 +35,7 @@ describe('EmbeddedBroker', () => {
       await pub.publish('big/keep', 'small', { retain: true });
       await pub.publish('big/keep', Buffer.alloc(4096, 1), { retain: true });
       await pub.publish('big/sentinel', 'end');
-      await waitFor(() => got.includes('big/sentinel'));
+      await waitFor(() => got.includes('big/sentinel'), 'the sentinel');
       assert.deepEqual(got, ['big/keep', 'big/sentinel']);
       assert.equal(pub.connected, true);
 
@@ -43,7 +44,7 @@ describe('EmbeddedBroker', () => {
       buses.push(late);
       const retained: string[] = [];
       await late.subscribe('big/keep', (_t, payload) => retained.push(payload.toString()));
-      await waitFor(() => retained.length > 0);
+      await waitFor(() => retained.length > 0, 'the retained message');
       assert.deepEqual(retained, ['small']);
     } finally {
       await Promise.all(buses.map((b) => b.close()));
@@ -90,7 +91,7 @@ describe('EmbeddedBroker', () => {
       await subscribed;
       const pub = await MqttBus.connect({ url: broker.url, clientId: 'early-pub', connectTimeoutMs: 3_000 });
       await pub.publish('early/x', '1');
-      await waitFor(() => got.length === 1);
+      await waitFor(() => got.length === 1, 'the message on early/x');
       await pub.close();
     } finally {
       await bus.close();
@@ -98,18 +99,6 @@ describe('EmbeddedBroker', () => {
     }
   });
 });
-
-function waitFor(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = (): void => {
-      if (check()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error('timed out'));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
 
 describe('MqttBus close during start', () => {
   it('settles a pending connect with bus_closed at once when closed', async () => {

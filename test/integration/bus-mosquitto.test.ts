@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { startMosquitto } from '../support/mosquitto.js';
+import { waitFor } from '../support/wait-for.js';
 import { busSuite } from './bus-suite.js';
 
 busSuite('mosquitto', async (options = {}) => {
@@ -24,16 +25,16 @@ describe('MqttBus against mosquitto with persistence', () => {
       await sub.publish('fleet/cam-1/status', 'online', { retain: true });
 
       await mosquitto.restart();
-      await waitFor(() => connects === 2, 8_000);
+      await waitFor(() => connects === 2, 'the reconnect after the restart', 8_000);
       assert.equal(sub.stats().sessionPresent, true);
 
       const pub = await MqttBus.connect({ url: mosquitto.url, clientId: 'persist-pub', connectTimeoutMs: 3_000 });
       buses.push(pub);
       await pub.publish('fleet/cam-1/cmd', 'ping');
-      await waitFor(() => got.includes('ping'));
+      await waitFor(() => got.includes('ping'), 'ping through the resumed session');
       const retained: string[] = [];
       await pub.subscribe('fleet/+/status', (_t, payload) => retained.push(payload.toString()));
-      await waitFor(() => retained.length === 1);
+      await waitFor(() => retained.length === 1, 'the retained status');
       assert.deepEqual(retained, ['online']);
     } finally {
       await Promise.all(buses.map((b) => b.close()));
@@ -59,15 +60,3 @@ describe('MqttBus against mosquitto with persistence', () => {
     }
   });
 });
-
-function waitFor(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = (): void => {
-      if (check()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error('timed out'));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}

@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MqttBus, type MqttBusOptions } from '../../core/src/bus/mqtt-bus.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
+import { BusRecorder } from '../support/bus-recorder.js';
+import { waitFor } from '../support/wait-for.js';
 
 export interface BrokerUnderTest {
   readonly url: string;
@@ -22,60 +24,6 @@ export interface BrokerCredentials {
 }
 
 export type BrokerFactory = (options?: { auth?: BrokerCredentials }) => Promise<BrokerUnderTest>;
-
-interface Received {
-  topic: string;
-  payload: string;
-  retain: boolean;
-}
-
-/** Records messages; `until` waits for one matching a predicate (or fails after a few seconds). */
-class Inbox {
-  readonly messages: Received[] = [];
-  private waiters: { pred: (m: Received) => boolean; resolve: (m: Received) => void }[] = [];
-
-  readonly handler = (topic: string, payload: Buffer, meta: { retain: boolean }): void => {
-    const m = { topic, payload: payload.toString(), retain: meta.retain };
-    this.messages.push(m);
-    this.waiters = this.waiters.filter((w) => {
-      if (!w.pred(m)) return true;
-      w.resolve(m);
-      return false;
-    });
-  };
-
-  until(pred: (m: Received) => boolean, what: string, timeoutMs = 5_000): Promise<Received> {
-    const seen = this.messages.find(pred);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w.resolve !== done);
-        reject(new Error(`timed out waiting for ${what}; got ${JSON.stringify(this.messages)}`));
-      }, timeoutMs);
-      const done = (m: Received): void => {
-        clearTimeout(timer);
-        resolve(m);
-      };
-      this.waiters.push({ pred, resolve: done });
-    });
-  }
-
-  topics(): string[] {
-    return this.messages.map((m) => m.topic);
-  }
-}
-
-function waitUntil(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = (): void => {
-      if (check()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
 
 const willClient = fileURLToPath(new URL('../support/will-client.js', import.meta.url));
 
@@ -110,8 +58,8 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
     it('delivers by wildcard filters, once per handler even where filters overlap', async () => {
       const sub = await open('wild-sub');
       const pub = await open('wild-pub');
-      const plus = new Inbox();
-      const hash = new Inbox();
+      const plus = new BusRecorder();
+      const hash = new BusRecorder();
       await sub.subscribe(`${ns}/devices/+/status`, plus.handler);
       // One handler under two overlapping filters, as the hub subscribes telemetry and telemetry/#.
       await sub.subscribe(`${ns}/devices/+/telemetry`, hash.handler);
@@ -139,7 +87,7 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
       await pub.publish(topic, JSON.stringify({ state: 'online' }), { retain: true });
 
       const late = await open('ret-late');
-      const inbox = new Inbox();
+      const inbox = new BusRecorder();
       await late.subscribe(`${ns}/devices/+/status`, inbox.handler);
       const got = await inbox.until((m) => m.topic === topic, 'retained status');
       assert.deepEqual(JSON.parse(got.payload), { state: 'online' });
@@ -147,7 +95,7 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
 
       await pub.publish(topic, '', { retain: true });
       const later = await open('ret-later');
-      const none = new Inbox();
+      const none = new BusRecorder();
       await later.subscribe(`${ns}/devices/+/status`, none.handler);
       await pub.publish(`${ns}/devices/cam-0/status`, 'sentinel');
       await none.until((m) => m.payload === 'sentinel', 'sentinel');
@@ -157,7 +105,7 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
     it('publishes the last-will when a client process is killed with SIGKILL, and not on a clean close', async () => {
       const topic = `${ns}/devices/cam-k/status`;
       const watcher = await open('will-watch');
-      const inbox = new Inbox();
+      const inbox = new BusRecorder();
       await watcher.subscribe(topic, inbox.handler);
 
       const child = spawn(process.execPath, [willClient, broker.url, `${ns}-cam-k`, topic, 'offline', 'online'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -180,7 +128,7 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
       }
       // Retained: a subscriber arriving now still learns the device is offline.
       const late = await open('will-late');
-      const lateInbox = new Inbox();
+      const lateInbox = new BusRecorder();
       await late.subscribe(topic, lateInbox.handler);
       const retained = await lateInbox.until((m) => m.topic === topic, 'retained will');
       assert.equal(retained.payload, 'offline');
@@ -189,7 +137,7 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
       // A clean close ends the session with DISCONNECT, so the broker discards the will.
       const gracefulTopic = `${ns}/devices/cam-g/status`;
       const graceful = await MqttBus.connect({ url: broker.url, clientId: `${ns}-cam-g`, will: { topic: gracefulTopic, payload: 'offline' }, connectTimeoutMs: 3_000 });
-      const gInbox = new Inbox();
+      const gInbox = new BusRecorder();
       await watcher.subscribe(`${ns}/devices/cam-g/#`, gInbox.handler);
       await graceful.close();
       const other = await open('will-sentinel');
@@ -213,7 +161,7 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
       // Subscribing before start() lets the queued messages, sent right after CONNACK, find the handler.
       const again = MqttBus.create(options);
       buses.push(again);
-      const inbox = new Inbox();
+      const inbox = new BusRecorder();
       const subscribed = again.subscribe(`${ns}/persist/#`, inbox.handler);
       await again.start();
       await subscribed;
@@ -225,7 +173,7 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
     it('keeps dispatching when a handler throws, and stops delivering after unsubscribe', async () => {
       const sub = await open('throw-sub');
       const pub = await open('throw-pub');
-      const good = new Inbox();
+      const good = new BusRecorder();
       await sub.subscribe(`${ns}/boom/#`, () => {
         throw new Error('handler bug');
       });
@@ -237,12 +185,12 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
       await pub.publish(`${ns}/boom/2`, 'two');
       await good.until((m) => m.payload === 'two', 'second message');
       assert.equal(good.messages.length, 2);
-      await waitUntil(() => sub.stats().handlerErrors === 4, 'four handler errors counted');
+      await waitFor(() => sub.stats().handlerErrors === 4, 'four handler errors counted');
       assert.equal(sub.connected, true);
 
       await unsubscribe();
       await unsubscribe(); // idempotent
-      const watch = new Inbox();
+      const watch = new BusRecorder();
       await sub.subscribe(`${ns}/boom/watch`, watch.handler);
       await pub.publish(`${ns}/boom/3`, 'three');
       await pub.publish(`${ns}/boom/watch`, 'sentinel');
@@ -271,12 +219,12 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
         restartBuses.push(sub);
         let connects = 0;
         sub.onConnect(() => connects++);
-        await waitUntil(() => connects === 1, 'onConnect for the current connection');
-        const inbox = new Inbox();
+        await waitFor(() => connects === 1, 'onConnect for the current connection');
+        const inbox = new BusRecorder();
         await sub.subscribe(`${ns}/cmd/#`, inbox.handler);
 
         await own.restart(); // no persistence: the broker forgot the session and the subscription
-        await waitUntil(() => connects === 2, 'onConnect after the restart', 8_000);
+        await waitFor(() => connects === 2, 'onConnect after the restart', 8_000);
         assert.equal(sub.connected, true);
         assert.equal(sub.stats().connects, 2);
 

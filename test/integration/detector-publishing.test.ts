@@ -5,6 +5,7 @@ import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { DetsMessageSchema } from '../../core/src/contracts/dets-message.js';
 import { TelemetryMessageSchema } from '../../core/src/contracts/telemetry-message.js';
 import { LatestDetsResultSchema } from '../../core/src/contracts/latest-dets-result.js';
+import { recordFor } from '../support/bus-recorder.js';
 import { startPluginDevice } from '../support/plugin-device.js';
 
 let broker: EmbeddedBroker;
@@ -20,13 +21,7 @@ after(async () => {
   await broker.close();
 });
 
-async function collect(filter: string, ms: number) {
-  const seen: { topic: string; body: unknown; at: number }[] = [];
-  const off = await observer.subscribe(filter, (topic, payload) => seen.push({ topic, body: JSON.parse(payload.toString()), at: Date.now() }));
-  await new Promise((r) => setTimeout(r, ms));
-  await off();
-  return seen;
-}
+const collect = (filter: string, ms: number) => recordFor(observer, filter, ms);
 
 test('a layer1 device publishes valid dets and telemetry within 3-15 Hz, telemetry mirrored on shadow/', async () => {
   const device = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: { SIM_SCENARIO: 'people-crossing' } });

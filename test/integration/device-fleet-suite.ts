@@ -15,66 +15,14 @@ import { HelloMessageSchema } from '../../core/src/contracts/hello-message.js';
 import { ResponseMessageSchema } from '../../core/src/contracts/responses-message.js';
 import { StatusMessageSchema } from '../../core/src/contracts/status-message.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
+import { BusRecorder } from '../support/bus-recorder.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
+import { waitFor } from '../support/wait-for.js';
 
 export interface FleetBroker {
   readonly url: string;
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-interface Received {
-  topic: string;
-  body: Record<string, unknown>;
-  raw: string;
-  retain: boolean;
-  seq: number;
-}
-
-/** Every message the observer got, and waiting for one that matches. */
-class Inbox {
-  readonly messages: Received[] = [];
-  private seq = 0;
-  private waiters: { pred: (m: Received) => boolean; resolve: (m: Received) => void }[] = [];
-
-  readonly handler = (topic: string, payload: Buffer, meta: { retain: boolean }): void => {
-    const raw = payload.toString();
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(raw) as Record<string, unknown>;
-    } catch {
-      // garbage the test itself published on cmd topics
-    }
-    const m = { topic, body, raw, retain: meta.retain, seq: ++this.seq };
-    this.messages.push(m);
-    this.waiters = this.waiters.filter((w) => {
-      if (!w.pred(m)) return true;
-      w.resolve(m);
-      return false;
-    });
-  };
-
-  get mark(): number {
-    return this.seq;
-  }
-
-  until(pred: (m: Received) => boolean, what: string, options: { after?: number; timeoutMs?: number } = {}): Promise<Received> {
-    const after = options.after ?? 0;
-    const match = (m: Received) => m.seq > after && pred(m);
-    const seen = this.messages.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((w) => w.resolve !== done);
-        reject(new Error(`timed out waiting for ${what}; last messages: ${this.messages.slice(-8).map((m) => `${m.topic} ${m.raw.slice(0, 120)}`).join('\n')}`));
-      }, options.timeoutMs ?? 8_000);
-      const done = (m: Received): void => {
-        clearTimeout(timer);
-        resolve(m);
-      };
-      this.waiters.push({ pred: match, resolve: done });
-    });
-  }
 }
 
 const fixtureImage = (name: string) => join(packageRoot(), 'test', 'fixtures', 'images', `${name}.json`);
@@ -87,7 +35,7 @@ export function deviceFleetSuite(name: string, startBroker: () => Promise<FleetB
     const env = { HEALTH_INTERVAL_MS: '300', STATUS_INTERVAL_MS: '60000' };
     let broker: FleetBroker;
     let observer: MqttBus;
-    const inbox = new Inbox();
+    const inbox = new BusRecorder(8_000);
     let a: DeviceProcess;
     let b: DeviceProcess;
 
@@ -225,16 +173,4 @@ async function retainedStatus(url: string, id: string, tag: string): Promise<str
   } finally {
     await probe.close();
   }
-}
-
-function waitFor(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = (): void => {
-      if (check()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
 }

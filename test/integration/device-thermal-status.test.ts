@@ -14,6 +14,7 @@ import { StatusMessageSchema, type StatusMessage } from '../../core/src/contract
 import { createLogger } from '../../core/src/log/logger.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startDevice } from '../../core/src/runtime/device-runtime.js';
+import { waitFor } from '../support/wait-for.js';
 
 const logger = createLogger({ level: 'silent' });
 const image = join(packageRoot(), 'test', 'fixtures', 'images', 'thermal-camera.json');
@@ -41,12 +42,12 @@ describe('status and the thermal governor', () => {
     const bus = new MemoryBus();
     const device = await startDevice({ deviceId: 'cam-hot', image, layer: 'layer4', dataDir: dir, bus, toolServer: false, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '25' } });
     try {
-      await waitFor(() => statuses(bus, 'cam-hot').length > 0);
+      await waitFor(() => statuses(bus, 'cam-hot').length > 0, 'the first status');
       assert.equal(statuses(bus, 'cam-hot')[0]!.thermal_state, 'NORMAL');
       await writeFile(zone, '80000\n'); // past THERMAL_WARN_C (75)
-      await waitFor(() => statuses(bus, 'cam-hot').some((s) => s.thermal_state === 'THERMAL_WARN'));
+      await waitFor(() => statuses(bus, 'cam-hot').some((s) => s.thermal_state === 'THERMAL_WARN'), 'a THERMAL_WARN status');
       await writeFile(zone, '92000\n'); // past THERMAL_CRITICAL_C (85)
-      await waitFor(() => statuses(bus, 'cam-hot').some((s) => s.thermal_state === 'THERMAL_CRITICAL'));
+      await waitFor(() => statuses(bus, 'cam-hot').some((s) => s.thermal_state === 'THERMAL_CRITICAL'), 'a THERMAL_CRITICAL status');
       const seen = statuses(bus, 'cam-hot');
       const states = seen.map((s) => s.thermal_state).filter((s, i, all) => i === 0 || all[i - 1] !== s);
       assert.deepEqual(states, ['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL']);
@@ -66,7 +67,7 @@ describe('status and the thermal governor', () => {
     const bus = new MemoryBus();
     const device = await startDevice({ deviceId: 'cam-cool', image, layer: 'layer2', dataDir: dir, bus, toolServer: false, logger, env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25', STATUS_INTERVAL_MS: '100' } });
     try {
-      await waitFor(() => statuses(bus, 'cam-cool').some((s) => s.die_temp_c >= 90));
+      await waitFor(() => statuses(bus, 'cam-cool').some((s) => s.die_temp_c >= 90), 'a status at 90 °C or more');
       assert.ok(statuses(bus, 'cam-cool').every((s) => s.thermal_state === 'NORMAL'));
       assert.ok(device.plugins().every((p) => p.name !== 'thermal'));
     } finally {
@@ -75,15 +76,3 @@ describe('status and the thermal governor', () => {
     }
   });
 });
-
-function waitFor(check: () => boolean, timeoutMs = 5000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = (): void => {
-      if (check()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error('timed out'));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}

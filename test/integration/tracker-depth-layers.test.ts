@@ -4,6 +4,7 @@ import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { DetsMessageSchema, type DetsMessage } from '../../core/src/contracts/dets-message.js';
 import type { LayerId } from '../../core/src/plugin/manifest.js';
+import { recordFor } from '../support/bus-recorder.js';
 import { startPluginDevice } from '../support/plugin-device.js';
 
 let broker: EmbeddedBroker;
@@ -23,10 +24,7 @@ after(async () => {
 async function detsAt(layer: LayerId, env: Record<string, string> = {}): Promise<{ dets: DetsMessage[]; disabled: string[]; stages: unknown }> {
   const device = await startPluginDevice({ brokerUrl: broker.url, plugins: PLUGINS, layer, env: { SIM_SCENARIO: 'people-crossing', SIM_DET_FP_RATE: '0', ...env } });
   try {
-    const seen: DetsMessage[] = [];
-    const off = await observer.subscribe(`devices/${device.id}/dets`, (_t, payload) => seen.push(DetsMessageSchema.parse(JSON.parse(payload.toString()))));
-    await new Promise((r) => setTimeout(r, 1500));
-    await off();
+    const seen = (await recordFor(observer, `devices/${device.id}/dets`, 1500)).map((m) => DetsMessageSchema.parse(m.body));
     const status = (await device.runtime.tools.call('get_rfdetr_status', {})) as { stages: unknown };
     return { dets: seen, disabled: device.runtime.disabled.map((d) => d.name), stages: status.stages };
   } finally {

@@ -10,6 +10,7 @@ import dieTemp from '../../plugins/die-temp/src/index.js';
 import { DieTemperatureToken, type DieTemperature } from '../../plugins/die-temp/src/service.js';
 import { defaultSimTemperature, loadTempScript, temperatureAt } from '../../plugins/die-temp/src/sim-script.js';
 import { readThermalZone } from '../../plugins/die-temp/src/zone-reader.js';
+import { waitFor } from '../support/wait-for.js';
 
 const logger = createLogger({ level: 'silent' });
 const runtime = (dataDir: string) => ({ kind: 'device' as const, id: 'cam-t', dataDir, layer: 'layer0' as const, settings: {} });
@@ -94,13 +95,13 @@ describe('temperature sources on disk', () => {
       const heard: number[] = [];
       die.onReading((c) => heard.push(c));
       await writeFile(zone, '73500\n');
-      await waitFor(() => heard.includes(73.5));
+      await waitFor(() => heard.includes(73.5), 'the 73.5 °C reading', 3_000);
       assert.equal(die.current(), 73.5);
       await rm(zone);
-      await waitFor(() => loaded.plugins[0]!.state === 'degraded');
+      await waitFor(() => loaded.plugins[0]!.state === 'degraded', 'the degraded state', 3_000);
       assert.equal(die.current(), 73.5, 'the last good reading stays');
       await writeFile(zone, '60000\n');
-      await waitFor(() => loaded.plugins[0]!.state === 'ok' && die.current() === 60);
+      await waitFor(() => loaded.plugins[0]!.state === 'ok' && die.current() === 60, 'recovery at 60 °C', 3_000);
     } finally {
       await loaded.stop();
       await bus.close();
@@ -118,15 +119,3 @@ describe('temperature sources on disk', () => {
     );
   });
 });
-
-function waitFor(check: () => boolean, timeoutMs = 3000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = (): void => {
-      if (check()) return resolve();
-      if (Date.now() - started > timeoutMs) return reject(new Error('timed out'));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
