@@ -3,14 +3,11 @@ import type { Detection } from '../../../../core/src/contracts/detection.js';
 import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
 import type { Frame } from '../../../camera/src/service.js';
 import { PRODUCTION_CLASS_COUNT } from '../model/class-maps.js';
-import { DetrDecoder } from '../model/decode.js';
 import { findDetrOutputs, type DetrOutputNames, type OutputShape } from '../model/detr-outputs.js';
-import { checkFrame } from '../model/frame-check.js';
-import { InputBuilder } from '../model/input-builder.js';
 import { prepareModel, type PreparedModel } from '../model/prepare-model.js';
-import { SerialQueue } from '../model/serial-queue.js';
-import { checkInputShapes, formatShape, resolveTargetShape, type InputShape } from '../model/shape-check.js';
+import { checkInputShapes, formatShape, resolveTargetShape } from '../model/shape-check.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
+import { DetrRunner } from './detr-runner.js';
 
 export interface OnnxBackendOptions {
   /** Package tar or bare .onnx file. */
@@ -47,20 +44,12 @@ function dimsOf(meta: ort.InferenceSession.ValueMetadata): ReadonlyArray<number 
  */
 export class OnnxBackend implements DetectorBackend {
   readonly name = 'onnx' as const;
-  private readonly input: InputBuilder;
-  private readonly decoder = new DetrDecoder();
-  private readonly queue = new SerialQueue();
-  private closed = false;
 
   private constructor(
-    private readonly prepared: PreparedModel,
+    private readonly runner: DetrRunner,
     private readonly session: ort.InferenceSession,
     readonly info: OnnxModelInfo,
-    private readonly target: InputShape,
-    private readonly options: OnnxBackendOptions,
-  ) {
-    this.input = new InputBuilder(target, { antialias: options.antialias ?? true });
-  }
+  ) {}
 
   static async create(options: OnnxBackendOptions): Promise<OnnxBackend> {
     const prepared = await prepareModel(options.modelPath, 'onnx');
@@ -80,7 +69,12 @@ export class OnnxBackend implements DetectorBackend {
       const info = inspectSession(session, prepared);
       const target = resolveTargetShape(options.inputSize, prepared.declaredShape, info.modelInputShape);
       checkInputShapes({ declared: prepared.declaredShape, model: info.modelInputShape, target, modelName: pkg.modelName });
-      return new OnnxBackend(prepared, session, info, target, options);
+      const runner = new DetrRunner('onnx', prepared, target, {
+        topK: options.topK,
+        scoreThreshold: options.scoreThreshold,
+        preprocess: { antialias: options.antialias ?? true },
+      });
+      return new OnnxBackend(runner, session, info);
     } catch (err) {
       await session.release();
       throw err;
@@ -88,46 +82,22 @@ export class OnnxBackend implements DetectorBackend {
   }
 
   status(): BackendStatus {
-    const { pkg, classMap } = this.prepared;
-    return {
-      backend: 'onnx',
-      modelPath: pkg.path,
-      packageVersion: pkg.labels?.version ?? null,
-      ontologyHash: pkg.labels?.ontology_hash ?? null,
-      trainJobId: pkg.labels?.train_job_id ?? null,
-      classMap: classMap.name,
-      classes: [...classMap.classes],
-      inputShape: [...this.target],
-    };
+    return this.runner.status();
   }
 
   detect(frame: Frame): Promise<Detection[]> {
-    return this.queue.run(async () => {
-      if (this.closed) throw new LookoutError('backend_unavailable', 'the onnx back-end is closed');
-      checkFrame(frame);
-      const data = this.input.build(frame);
-      const feed = { [this.info.inputName]: new ort.Tensor('float32', data, this.target) };
+    return this.runner.detect(frame, async (data) => {
+      const feed = { [this.info.inputName]: new ort.Tensor('float32', data, this.runner.target) };
       const out = await this.session.run(feed, [this.info.outputs.boxes, this.info.outputs.logits]);
       const boxes = out[this.info.outputs.boxes]!;
       const logits = out[this.info.outputs.logits]!;
       const { queries, classes } = this.checkOutputs(boxes, logits);
-      return this.decoder.decode(boxes.data as Float32Array, logits.data as Float32Array, {
-        queries,
-        classes,
-        frameWidth: frame.width,
-        frameHeight: frame.height,
-        topK: this.options.topK,
-        scoreThreshold: this.options.scoreThreshold,
-        remap: this.prepared.classMap.remap,
-      });
+      return { boxes: boxes.data as Float32Array, logits: logits.data as Float32Array, queries, classes };
     });
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.queue.idle();
-    await this.session.release();
+  close(): Promise<void> {
+    return this.runner.close(() => this.session.release());
   }
 
   private checkOutputs(boxes: ort.Tensor, logits: ort.Tensor): { queries: number; classes: number } {
@@ -139,7 +109,7 @@ export class OnnxBackend implements DetectorBackend {
     if (!ok) {
       throw new LookoutError(
         'model_package_invalid',
-        `${this.prepared.pkg.modelName}: outputs are boxes ${boxes.type}${formatShape(boxes.dims)} and logits ${logits.type}${formatShape(logits.dims)}, ` +
+        `${this.runner.prepared.pkg.modelName}: outputs are boxes ${boxes.type}${formatShape(boxes.dims)} and logits ${logits.type}${formatShape(logits.dims)}, ` +
           'expected float32 [1,Q,4] and [1,Q,C]',
       );
     }

@@ -4,14 +4,11 @@ import { resolve } from 'node:path';
 import type { Detection } from '../../../../core/src/contracts/detection.js';
 import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
 import type { Frame } from '../../../camera/src/service.js';
-import { DetrDecoder } from '../model/decode.js';
-import { checkFrame } from '../model/frame-check.js';
-import { InputBuilder } from '../model/input-builder.js';
 import type { PackageConfig } from '../model/package-schema.js';
-import { prepareModel, type PreparedModel } from '../model/prepare-model.js';
-import { SerialQueue } from '../model/serial-queue.js';
-import { checkInputShapes, resolveTargetShape, type InputShape } from '../model/shape-check.js';
+import { prepareModel } from '../model/prepare-model.js';
+import { checkInputShapes, resolveTargetShape } from '../model/shape-check.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
+import { DetrRunner, type DetrOutputs } from './detr-runner.js';
 
 export type SnpeRuntime = PackageConfig['backend_properties']['runtime'];
 export type SnpePerformanceProfile = PackageConfig['backend_properties']['performance_profile'];
@@ -26,7 +23,7 @@ export interface SnpeSession {
   /** The DLC's input dimensions as the vendor runtime reports them. */
   readonly inputShape: readonly number[];
   /** One inference: boxes [Q*4] (cx, cy, w, h, 0..1) and logits [Q*C]. */
-  execute(input: Float32Array): Promise<{ boxes: Float32Array; logits: Float32Array; queries: number; classes: number }>;
+  execute(input: Float32Array): Promise<DetrOutputs>;
   release(): void;
 }
 
@@ -90,20 +87,12 @@ export function loadSnpeBinding(addonPath: string | undefined, env: Record<strin
  */
 export class SnpeBackend implements DetectorBackend {
   readonly name = 'snpe' as const;
-  private readonly input: InputBuilder;
-  private readonly decoder = new DetrDecoder();
-  private readonly queue = new SerialQueue();
-  private closed = false;
 
   private constructor(
-    private readonly prepared: PreparedModel,
+    private readonly runner: DetrRunner,
     private readonly session: SnpeSession,
     readonly loadOptions: SnpeLoadOptions,
-    private readonly target: InputShape,
-    private readonly options: SnpeBackendOptions,
-  ) {
-    this.input = new InputBuilder(target);
-  }
+  ) {}
 
   static async create(options: SnpeBackendOptions): Promise<SnpeBackend> {
     const env = options.env ?? process.env;
@@ -133,44 +122,19 @@ export class SnpeBackend implements DetectorBackend {
       session.release();
       throw err;
     }
-    return new SnpeBackend(prepared, session, loadOptions, target, options);
+    const runner = new DetrRunner('snpe', prepared, target, { topK: options.topK, scoreThreshold: options.scoreThreshold });
+    return new SnpeBackend(runner, session, loadOptions);
   }
 
   status(): BackendStatus {
-    const { pkg, classMap } = this.prepared;
-    return {
-      backend: 'snpe',
-      modelPath: pkg.path,
-      packageVersion: pkg.labels?.version ?? null,
-      ontologyHash: pkg.labels?.ontology_hash ?? null,
-      trainJobId: pkg.labels?.train_job_id ?? null,
-      classMap: classMap.name,
-      classes: [...classMap.classes],
-      inputShape: [...this.target],
-    };
+    return this.runner.status();
   }
 
   detect(frame: Frame): Promise<Detection[]> {
-    return this.queue.run(async () => {
-      if (this.closed) throw new LookoutError('backend_unavailable', 'the snpe back-end is closed');
-      checkFrame(frame);
-      const out = await this.session.execute(this.input.build(frame));
-      return this.decoder.decode(out.boxes, out.logits, {
-        queries: out.queries,
-        classes: out.classes,
-        frameWidth: frame.width,
-        frameHeight: frame.height,
-        topK: this.options.topK,
-        scoreThreshold: this.options.scoreThreshold,
-        remap: this.prepared.classMap.remap,
-      });
-    });
+    return this.runner.detect(frame, (input) => this.session.execute(input));
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.queue.idle();
-    this.session.release();
+  close(): Promise<void> {
+    return this.runner.close(() => this.session.release());
   }
 }

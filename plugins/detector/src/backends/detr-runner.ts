@@ -1,0 +1,87 @@
+import type { Detection } from '../../../../core/src/contracts/detection.js';
+import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import type { Frame } from '../../../camera/src/service.js';
+import { DetrDecoder } from '../model/decode.js';
+import { checkFrame } from '../model/frame-check.js';
+import { InputBuilder } from '../model/input-builder.js';
+import type { PreprocessOptions } from '../model/normalization.js';
+import type { PreparedModel } from '../model/prepare-model.js';
+import { SerialQueue } from '../model/serial-queue.js';
+import type { InputShape } from '../model/shape-check.js';
+import type { BackendStatus } from './backend.js';
+
+/** One inference's raw outputs: boxes [Q*4] (cx, cy, w, h, 0..1) and logits [Q*C]. */
+export interface DetrOutputs {
+  boxes: Float32Array;
+  logits: Float32Array;
+  queries: number;
+  classes: number;
+}
+
+export interface DetrRunnerOptions {
+  topK?: number;
+  scoreThreshold?: number;
+  preprocess?: PreprocessOptions;
+}
+
+/**
+ * What the model back-ends (onnx, snpe) share around their runtime once the package is prepared:
+ * frames one at a time (the input buffer is reused), the real preprocessing and decoding with the
+ * package's class remap, the status from the package, and a close that lets the frame in flight end
+ * before the runtime is released. The back-end supplies only the inference itself.
+ */
+export class DetrRunner {
+  private readonly input: InputBuilder;
+  private readonly decoder = new DetrDecoder();
+  private readonly queue = new SerialQueue();
+  private closed = false;
+
+  constructor(
+    private readonly backend: 'onnx' | 'snpe',
+    readonly prepared: PreparedModel,
+    readonly target: InputShape,
+    private readonly options: DetrRunnerOptions,
+  ) {
+    this.input = new InputBuilder(target, options.preprocess);
+  }
+
+  status(): BackendStatus {
+    const { pkg, classMap } = this.prepared;
+    return {
+      backend: this.backend,
+      modelPath: pkg.path,
+      packageVersion: pkg.labels?.version ?? null,
+      ontologyHash: pkg.labels?.ontology_hash ?? null,
+      trainJobId: pkg.labels?.train_job_id ?? null,
+      classMap: classMap.name,
+      classes: [...classMap.classes],
+      inputShape: [...this.target],
+    };
+  }
+
+  /** Preprocesses `frame`, runs `infer` on the model input and decodes its outputs in frame pixels. */
+  detect(frame: Frame, infer: (input: Float32Array) => Promise<DetrOutputs>): Promise<Detection[]> {
+    return this.queue.run(async () => {
+      if (this.closed) throw new LookoutError('backend_unavailable', `the ${this.backend} back-end is closed`);
+      checkFrame(frame);
+      const out = await infer(this.input.build(frame));
+      return this.decoder.decode(out.boxes, out.logits, {
+        queries: out.queries,
+        classes: out.classes,
+        frameWidth: frame.width,
+        frameHeight: frame.height,
+        topK: this.options.topK,
+        scoreThreshold: this.options.scoreThreshold,
+        remap: this.prepared.classMap.remap,
+      });
+    });
+  }
+
+  /** Refuses new frames, waits for the one in flight, then releases the runtime (once). */
+  async close(release: () => void | Promise<void>): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue.idle();
+    await release();
+  }
+}
