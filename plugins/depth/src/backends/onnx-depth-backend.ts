@@ -2,7 +2,9 @@ import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
 import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
 import type { Frame } from '../../../camera/src/service.js';
+import { createCpuSession } from '../../../detector/src/backends/cpu-session.js';
 import { Preprocessor } from '../../../detector/src/model/preprocess.js';
+import { SerialQueue } from '../../../detector/src/model/serial-queue.js';
 import type { DepthMap } from '../fusion.js';
 import type { DepthBackend } from './depth-backend.js';
 
@@ -25,7 +27,7 @@ export interface OnnxDepthOptions {
 export class OnnxDepthBackend implements DepthBackend {
   readonly name = 'onnx' as const;
   private preprocessor: Preprocessor | undefined;
-  private busy: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
 
   private constructor(
     private readonly session: ort.InferenceSession,
@@ -53,9 +55,7 @@ export class OnnxDepthBackend implements DepthBackend {
     }
     let session: ort.InferenceSession;
     try {
-      const so: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], graphOptimizationLevel: 'all' };
-      if (options.threads !== undefined) so.intraOpNumThreads = options.threads;
-      session = await ort.InferenceSession.create(bytes, so);
+      session = await createCpuSession(bytes, options.threads);
     } catch (err) {
       throw new LookoutError('model_package_invalid', `${modelPath}: onnxruntime cannot load the depth model: ${(err as Error).message}`, { cause: err });
     }
@@ -74,9 +74,7 @@ export class OnnxDepthBackend implements DepthBackend {
 
   estimate(frame: Frame): Promise<DepthMap> {
     // onnxruntime sessions are not for concurrent runs on one input buffer: one frame at a time.
-    const run = this.busy.then(() => this.run(frame));
-    this.busy = run.catch(() => undefined);
-    return run;
+    return this.queue.run(() => this.run(frame));
   }
 
   private async run(frame: Frame): Promise<DepthMap> {
@@ -107,7 +105,7 @@ export class OnnxDepthBackend implements DepthBackend {
   }
 
   async close(): Promise<void> {
-    await this.busy;
+    await this.queue.idle();
     await this.session.release();
   }
 }

@@ -7,6 +7,7 @@ import { findDetrOutputs, type DetrOutputNames, type OutputShape } from '../mode
 import { prepareModel, type PreparedModel } from '../model/prepare-model.js';
 import { checkInputShapes, formatShape, resolveTargetShape } from '../model/shape-check.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
+import { createCpuSession } from './cpu-session.js';
 import { DetrRunner } from './detr-runner.js';
 
 export interface OnnxBackendOptions {
@@ -57,9 +58,7 @@ export class OnnxBackend implements DetectorBackend {
     const bytes = await pkg.readModel();
     let session: ort.InferenceSession;
     try {
-      const sessionOptions: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], graphOptimizationLevel: 'all' };
-      if (options.threads !== undefined) sessionOptions.intraOpNumThreads = options.threads;
-      session = await ort.InferenceSession.create(bytes, sessionOptions);
+      session = await createCpuSession(bytes, options.threads);
     } catch (err) {
       throw new LookoutError('model_package_invalid', `${pkg.path}: onnxruntime cannot load ${pkg.modelName}: ${(err as Error).message}`, {
         cause: err,
