@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUS_CONTRACTS } from '../../../core/src/contracts/bus-contracts.js';
+import { busTopic } from '../../../core/src/contracts/bus-contracts.js';
 import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
 import { definePlugin } from '../../../core/src/plugin/context.js';
 import { DEVICE_PATHS, devicePath } from '../../../core/src/paths/device-path.js';
@@ -28,7 +28,7 @@ export default definePlugin({
   layer: 'layer0',
   config: IdentityConfig,
   provides: [DeviceIdentityToken],
-  topics: [{ suffix: 'hello', qos: BUS_CONTRACTS.hello.qos, retain: false, rate: BUS_CONTRACTS.hello.rate, schema: BUS_CONTRACTS.hello.schema }],
+  topics: [busTopic('hello')],
   tools: [
     {
       name: 'get_device_identity',

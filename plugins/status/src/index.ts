@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUS_CONTRACTS } from '../../../core/src/contracts/bus-contracts.js';
+import { busTopic } from '../../../core/src/contracts/bus-contracts.js';
 import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
 import { definePlugin } from '../../../core/src/plugin/context.js';
 import { LastWillToken } from '../../../core/src/runtime/last-will.js';
@@ -29,7 +29,7 @@ export default definePlugin({
   optionalDependsOn: ['thermal'],
   config: StatusConfig,
   provides: [LastWillToken],
-  topics: [{ suffix: 'status', qos: BUS_CONTRACTS.status.qos, retain: true, rate: BUS_CONTRACTS.status.rate, schema: BUS_CONTRACTS.status.schema }],
+  topics: [busTopic('status')],
   async start(ctx) {
     const { runtime, config, log, clock } = ctx;
     const dieTemp = ctx.services.get(DieTemperatureToken);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BUS_CONTRACTS } from '../../../core/src/contracts/bus-contracts.js';
+import { busTopic } from '../../../core/src/contracts/bus-contracts.js';
 import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
 import { definePlugin } from '../../../core/src/plugin/context.js';
 import { DEVICE_PATHS, devicePath } from '../../../core/src/paths/device-path.js';
@@ -37,7 +37,7 @@ export default definePlugin({
   dependsOn: ['identity'],
   optionalDependsOn: ['die-temp', 'thermal'],
   config: SystemHealthConfig,
-  topics: [{ suffix: 'health', qos: BUS_CONTRACTS.health.qos, retain: false, rate: BUS_CONTRACTS.health.rate, schema: BUS_CONTRACTS.health.schema }],
+  topics: [busTopic('health')],
   tools: [
     {
       name: 'get_system_health',
