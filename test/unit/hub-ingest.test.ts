@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
+import { topicMatches } from '../../core/src/bus/bus-port.js';
 import { CacheEntrySchema } from '../../core/src/contracts/cache-entry.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { jsonDeeperThan } from '../../hub/plugins/bus-cache/src/json-depth.js';
@@ -24,13 +25,22 @@ describe('bus cache ingest (in-process bus)', () => {
   const config = async () => (await api(hub.url, '/fleet/mqtt/config')).body;
   const latest = async (id: string) => (await api(hub.url, `/fleet/mqtt/latest?device=${id}`)).body.devices[id];
 
-  it('subscribes to the spec defaults plus hello', async () => {
+  it('subscribes to the spec defaults plus hello, each topic matched by exactly one filter', async () => {
     const c = await config();
-    assert.deepEqual(c.topics_subscribed, [...SPEC_DEFAULT_SUBSCRIPTIONS, 'devices/+/hello']);
+    assert.deepEqual(c.spec_default_subscriptions, [...SPEC_DEFAULT_SUBSCRIPTIONS]);
+    assert.ok(c.topics_subscribed.includes('devices/+/hello'));
+    const topics = ['status', 'telemetry', 'telemetry/wifi', 'telemetry/can', 'dets', 'health', 'data_manifest', 'responses', 'events', 'events/incident', 'hello'].map((s) => `devices/d1/${s}`);
+    for (const topic of topics) {
+      assert.equal(c.topics_subscribed.filter((f: string) => topicMatches(f, topic)).length, 1, topic);
+    }
+    // Whatever a spec default filter matches, the hub receives.
+    for (const filter of SPEC_DEFAULT_SUBSCRIPTIONS) {
+      for (const topic of topics.filter((t) => topicMatches(filter, t))) assert.ok(c.topics_subscribed.some((f: string) => topicMatches(f, topic)), `${filter} ${topic}`);
+    }
     assert.equal(c.ingest.connected, true);
   });
 
-  it('counts each message once where subscriptions overlap', async () => {
+  it('counts each message once, at both levels of telemetry and events', async () => {
     const before = (await config()).ingest.messages;
     // telemetry matches devices/+/telemetry and devices/+/telemetry/#; events matches events and events/#.
     await send(bus, 'devices/ov-1/telemetry', msg.telemetry());
@@ -204,11 +214,14 @@ describe('ingest helpers', () => {
     assert.equal(jsonDeeperThan(Buffer.from('{"a":"[[[[[[[[\\"[[[["}'), 2), false);
   });
 
-  it('picks one canonical filter per topic', () => {
+  it('picks one canonical filter per topic, even among overlapping filters', () => {
+    const overlapping = new CanonicalFilter(SPEC_DEFAULT_SUBSCRIPTIONS);
+    assert.equal(overlapping.of('devices/x/telemetry'), 'devices/+/telemetry');
+    assert.equal(overlapping.of('devices/x/events/a'), 'devices/+/events/#');
     const c = new CanonicalFilter(INGEST_SUBSCRIPTIONS);
-    assert.equal(c.of('devices/x/telemetry'), 'devices/+/telemetry');
+    assert.equal(c.of('devices/x/telemetry'), 'devices/+/telemetry/#');
     assert.equal(c.of('devices/x/telemetry/wifi'), 'devices/+/telemetry/#');
-    assert.equal(c.of('devices/x/events'), 'devices/+/events');
+    assert.equal(c.of('devices/x/events'), 'devices/+/events/#');
     assert.equal(c.of('devices/x/events/incident'), 'devices/+/events/#');
     assert.equal(c.of('devices/x/hello'), 'devices/+/hello');
     assert.equal(c.of('shadow/x/telemetry'), undefined);

@@ -7,7 +7,7 @@ import { entryView, type EntryView } from './entry-view.js';
 import { Ingest } from './ingest.js';
 import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
 import { BUS_CACHE, type BusCache } from './service.js';
-import { CanonicalFilter, INGEST_SUBSCRIPTIONS } from './subscriptions.js';
+import { CanonicalFilter, INGEST_SUBSCRIPTIONS, SPEC_DEFAULT_SUBSCRIPTIONS } from './subscriptions.js';
 
 /** The bus cache of spec 01: the latest valid message per device and topic, served over HTTP. */
 export default definePlugin({
@@ -66,6 +66,7 @@ export default definePlugin({
       return {
         broker: brokerView(info),
         topics_subscribed: [...INGEST_SUBSCRIPTIONS],
+        spec_default_subscriptions: [...SPEC_DEFAULT_SUBSCRIPTIONS],
         ingest: {
           connected: s.connected,
           messages: s.messages,

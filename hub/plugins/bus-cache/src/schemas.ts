@@ -30,7 +30,8 @@ export const LatestResponse = z.object({
 
 export const ConfigResponse = z.object({
   broker: z.object({ url: z.string().describe('without credentials'), host: z.string(), port: z.number().int().nullable(), embedded: z.boolean() }),
-  topics_subscribed: z.array(z.string()),
+  topics_subscribed: z.array(z.string()).describe('filters held at the broker: the spec defaults plus hello, without overlap'),
+  spec_default_subscriptions: z.array(z.string()).describe('the spec\u2019s default subscriptions, every one covered by topics_subscribed'),
   ingest: z.object({
     connected: z.boolean(),
     messages: z.number().int(),

@@ -13,14 +13,30 @@ export const SPEC_DEFAULT_SUBSCRIPTIONS = [
   'devices/+/events/#',
 ] as const;
 
-/** The spec's list plus `hello` (DESIGN.md "Wire decisions"): what the bus cache subscribes to. */
-export const INGEST_SUBSCRIPTIONS: readonly string[] = [...SPEC_DEFAULT_SUBSCRIPTIONS, 'devices/+/hello'];
+/**
+ * What the bus cache subscribes to: the spec's list plus `hello` (DESIGN.md "Wire decisions"), as
+ * filters that do not overlap. `devices/+/telemetry/#` already matches `devices/<id>/telemetry`
+ * and `devices/+/events/#` matches `devices/<id>/events` (MQTT: `#` includes the parent level),
+ * so the spec's bare `telemetry` and `events` filters add nothing but a second match. Overlap is
+ * not harmless: aedes with a persistent session and overlapping QoS 1 subscriptions delivers
+ * duplicates, then refuses the second acknowledgement and drops the connection (seen with
+ * aedes 1.x, 10 000 messages); MQTT 5 brokers may send one copy per matching filter.
+ */
+export const INGEST_SUBSCRIPTIONS: readonly string[] = [
+  'devices/+/status',
+  'devices/+/telemetry/#',
+  'devices/+/dets',
+  'devices/+/health',
+  'devices/+/data_manifest',
+  'devices/+/responses',
+  'devices/+/events/#',
+  'devices/+/hello',
+];
 
 /**
- * Several of these filters overlap (`devices/+/telemetry/#` also matches `devices/x/telemetry`).
- * Each filter gets its own handler, and a handler takes a message only when its filter is the
- * first in the list that matches the topic: however a bus dispatches overlapping subscriptions
- * (once per filter, as the in-process bus does, or once per handler), each message counts once.
+ * Each filter gets its own handler, which takes a message only when its filter is the first in the
+ * list that matches the topic: should overlapping filters ever be added, however a bus dispatches
+ * them (once per filter, as the in-process bus does, or once per handler), a message counts once.
  */
 export class CanonicalFilter {
   private readonly memo = new Map<string, string | undefined>();
