@@ -4,8 +4,7 @@
  * weights give boxes (sigmoid, [1,Q,4]) and logits ([1,Q,C]), so every output depends on every input
  * pixel region and channel, and `forward` recomputes it in plain TypeScript for reference checks.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { concat, nodeProto, onnxModel, tensorProto, valueInfo } from './onnx-proto.js';
 
@@ -238,12 +237,6 @@ export function packageTar(c: PackageContents): Uint8Array {
   if (c.labels !== undefined) files.push({ name: at('labels.json'), data: JSON.stringify(c.labels, null, 2) });
   files.push({ name: at(c.modelName), data: c.model });
   return writeTar(files);
-}
-
-/** A scratch directory that `cleanup` removes. */
-export async function scratchDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'lookout-detector-'));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export async function writePackage(dir: string, c: PackageContents, fileName = 'rf_detr_edge4.tar'): Promise<string> {

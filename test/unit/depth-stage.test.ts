@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Detection } from '../../core/src/contracts/detection.js';
 import { isLookoutError, type LookoutError } from '../../core/src/errors/lookout-error.js';
@@ -16,14 +15,12 @@ import { openDepthBackend } from '../../plugins/depth/src/backends/open-depth-ba
 import type { DepthBackend } from '../../plugins/depth/src/backends/depth-backend.js';
 import { DepthStage } from '../../plugins/depth/src/depth-stage.js';
 import { buildDepthModel } from '../support/depth-onnx-model.js';
+import { scratchDir } from '../support/scratch-dir.js';
 
 const K = { fx: 500, fy: 500, cx: 320, cy: 320 };
 const SIZE = { width: 640, height: 640 };
 
-async function scratch(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'lookout-depth-'));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
-}
+const scratch = () => scratchDir('lookout-depth-');
 
 /** A black 640x640 frame with a pure red rectangle (BGR 0,0,255) at [200,300)x[240,560). */
 function redBoxFrame(index = 0, timestampMs = 0): Frame {

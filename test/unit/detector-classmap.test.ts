@@ -17,7 +17,8 @@ import {
 import { resolveClassMap } from '../../plugins/detector/src/model/class-remap.js';
 import { decodeReference } from '../../plugins/detector/src/model/decode-reference.js';
 import { preprocessReference } from '../../plugins/detector/src/model/preprocess-reference.js';
-import { buildTestDetrModel, scratchDir, testFrameBytes, testLabels, writePackage } from '../support/onnx-model.js';
+import { buildTestDetrModel, testFrameBytes, testLabels, writePackage } from '../support/onnx-model.js';
+import { scratchDir } from '../support/scratch-dir.js';
 
 test('the production map: person 0, weapons 10-13, slots 14-22 without invented labels', () => {
   assert.equal(PRODUCTION_LABELS.length, 23);
@@ -78,7 +79,7 @@ async function omniPackage(dir: string, remap: Record<string, number> | undefine
 }
 
 test('Omni weights without a remap refuse to load', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   try {
     const { path } = await omniPackage(dir, undefined);
     await assert.rejects(OnnxBackend.create({ modelPath: path }), (err: unknown) => isLookoutError(err, 'model_class_map_unmapped'));
@@ -88,7 +89,7 @@ test('Omni weights without a remap refuse to load', async () => {
 });
 
 test('Omni weights with a remap load, and Omni person (8) is published as production 0', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   const { model, path } = await omniPackage(dir, { ...OMNI15_TO_PRODUCTION_EXAMPLE });
   const backend = await OnnxBackend.create({ modelPath: path, scoreThreshold: 0.3 });
   try {

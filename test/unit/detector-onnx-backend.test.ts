@@ -10,13 +10,13 @@ import { preprocessReference } from '../../plugins/detector/src/model/preprocess
 import { PRODUCTION_LABELS } from '../../plugins/detector/src/model/class-maps.js';
 import {
   buildTestDetrModel,
-  scratchDir,
   testFrameBytes,
   testLabels,
   writeBareModel,
   writePackage,
   type TestModel,
 } from '../support/onnx-model.js';
+import { scratchDir } from '../support/scratch-dir.js';
 
 const THRESHOLD = 0.3;
 
@@ -49,7 +49,7 @@ function assertSameDetections(actual: Detection[], expected: Detection[]): void 
 const identity23 = Int32Array.from({ length: 23 }, (_, i) => i);
 
 test('onnx back-end on a 544 package (under a top folder): detections equal the reference computation', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   const backend = await (async () => {
     const model = buildTestDetrModel({ height: 544, width: 544, queries: 12, classes: 23, seed: 11 });
     const path = await writePackage(dir, { modelName: 'rf_detr_test.onnx', model: model.bytes, labels: testLabels(544), topFolder: 'rf_detr_edge4' });
@@ -82,7 +82,7 @@ test('onnx back-end on a 544 package (under a top folder): detections equal the 
 });
 
 test('onnx back-end on a bare 640 .onnx with pred_boxes/pred_logits names and no labels.json', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   const model = buildTestDetrModel({ height: 640, width: 640, queries: 8, classes: 23, seed: 5, boxesName: 'pred_boxes', logitsName: 'pred_logits', symbolicBatch: true });
   const path = await writeBareModel(dir, 'inference_model.onnx', model.bytes);
   const b = await createBackend('onnx', { env: { RF_DETR_MODEL_PATH: path }, scoreThreshold: THRESHOLD, threads: 1 });
@@ -103,7 +103,7 @@ test('onnx back-end on a bare 640 .onnx with pred_boxes/pred_logits names and no
 });
 
 test('a bare model whose head is not the 23-class production head needs labels.json', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   try {
     const model = buildTestDetrModel({ height: 640, width: 640, queries: 4, classes: 15 });
     const path = await writeBareModel(dir, 'omni.onnx', model.bytes);
@@ -118,7 +118,7 @@ test('a bare model whose head is not the 23-class production head needs labels.j
 });
 
 test('detect refuses a frame that is not BGR888 of its size, and a closed back-end', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   const model = buildTestDetrModel({ height: 544, width: 544, queries: 4, classes: 23 });
   const b = await OnnxBackend.create({ modelPath: await writePackage(dir, { modelName: 'm.onnx', model: model.bytes, labels: testLabels(544) }) });
   try {

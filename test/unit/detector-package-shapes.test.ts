@@ -11,13 +11,13 @@ import { modelPathFromEnv, readModelPackage } from '../../plugins/detector/src/m
 import {
   buildTestDetrModel,
   packageTar,
-  scratchDir,
   seededRandom,
   testConfig,
   testFrameBytes,
   testLabels,
   writePackage,
 } from '../support/onnx-model.js';
+import { scratchDir } from '../support/scratch-dir.js';
 
 function rejectsWith(code: LookoutError['code'], pattern: RegExp) {
   return (err: unknown) => {
@@ -28,7 +28,7 @@ function rejectsWith(code: LookoutError['code'], pattern: RegExp) {
 }
 
 test('package says 544, model file is 640: refused naming the three shapes', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   try {
     const model = buildTestDetrModel({ height: 640, width: 640, queries: 4, classes: 23 });
     const path = await writePackage(dir, { modelName: 'rf_detr.onnx', model: model.bytes, labels: testLabels(544) });
@@ -42,7 +42,7 @@ test('package says 544, model file is 640: refused naming the three shapes', asy
 });
 
 test('package and model agree on 640 but preprocessing targets 672 (Omni recipe): refused', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   try {
     const model = buildTestDetrModel({ height: 640, width: 640, queries: 4, classes: 23 });
     const path = await writePackage(dir, { modelName: 'rf_detr.onnx', model: model.bytes, labels: testLabels(640) });
@@ -58,7 +58,7 @@ test('package and model agree on 640 but preprocessing targets 672 (Omni recipe)
 });
 
 test('corrupt and truncated packages are refused as model_package_invalid', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   try {
     const model = buildTestDetrModel({ height: 544, width: 544, queries: 4, classes: 23 });
     const whole = packageTar({ modelName: 'rf_detr.onnx', model: model.bytes, labels: testLabels(544), topFolder: 'pkg' });
@@ -85,7 +85,7 @@ test('corrupt and truncated packages are refused as model_package_invalid', asyn
 });
 
 test('config.json and labels.json are validated; missing pieces are named', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   const model = buildTestDetrModel({ height: 544, width: 544, queries: 4, classes: 23 }).bytes;
   const attempt = async (name: string, contents: Parameters<typeof writePackage>[1]) =>
     readModelPackage(await writePackage(dir, contents, `${name}.tar`));
@@ -133,7 +133,7 @@ async function snpePackage(dir: string, declared: number): Promise<string> {
 }
 
 test('snpe back-end: refuses with backend_unavailable naming the missing addon and SDK', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   try {
     const path = await snpePackage(dir, 544);
     await assert.rejects(
@@ -146,7 +146,7 @@ test('snpe back-end: refuses with backend_unavailable naming the missing addon a
 });
 
 test('snpe back-end validates the package first: a shape disagreement surfaces without the SDK', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   try {
     const path = await snpePackage(dir, 544);
     await assert.rejects(
@@ -162,7 +162,7 @@ test('snpe back-end validates the package first: a shape disagreement surfaces w
 });
 
 test('snpe back-end with a DSP test double: config properties reach the runtime, outputs are decoded', async () => {
-  const { dir, cleanup } = await scratchDir();
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
   try {
     const path = await snpePackage(dir, 544);
     const Q = 6;
