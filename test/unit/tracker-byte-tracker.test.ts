@@ -4,7 +4,6 @@ import type { Detection } from '../../core/src/contracts/detection.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { ByteTracker, type MultiObjectTracker } from '../../plugins/tracker/src/tracking/byte-tracker.js';
 import { GreedyIouTracker } from '../../plugins/tracker/src/tracking/greedy-iou-tracker.js';
-import { iou } from '../../plugins/tracker/src/geometry/box.js';
 import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 import {
   crowdScene,
@@ -16,6 +15,7 @@ import {
   type TruthFrame,
 } from '../../plugins/tracker/src/evaluation/synthetic-scenes.js';
 import { evaluateMot, hypothesesFromDetections } from '../../plugins/tracker/src/evaluation/mot-metrics.js';
+import { trackIdsPerObject } from '../support/track-identity.js';
 
 function run(tracker: MultiObjectTracker, dets: Detection[][]): Detection[][] {
   return dets.map((d) => tracker.update(d));
@@ -23,23 +23,8 @@ function run(tracker: MultiObjectTracker, dets: Detection[][]): Detection[][] {
 
 /** Truth id -> every track id its detections carried (matched by IoU >= 0.5). */
 function idsPerObject(truth: TruthFrame[], outputs: Detection[][]): Map<number, Set<number>> {
-  const map = new Map<number, Set<number>>();
-  outputs.forEach((dets, f) => {
-    for (const d of dets) {
-      if (d.track_id === undefined) continue;
-      let best = 0.5;
-      let who: number | undefined;
-      // Only objects a detector could see: a hidden one's box may overlap a visible one's better.
-      for (const g of truth[f]!.truth.filter((g) => g.visibility >= 0.25)) {
-        const o = iou(g.box, [d.b[0]!, d.b[1]!, d.b[2]!, d.b[3]!]);
-        if (o >= best) [best, who] = [o, g.id];
-      }
-      if (who === undefined) continue;
-      if (!map.has(who)) map.set(who, new Set());
-      map.get(who)!.add(d.track_id);
-    }
-  });
-  return map;
+  // Only objects a detector could see: a hidden one's box may overlap a visible one's better.
+  return trackIdsPerObject(truth.map((t) => t.truth), outputs, (g) => g.visibility >= 0.25);
 }
 
 function assertIdentitiesSurvive(truth: TruthFrame[], outputs: Detection[][], objects: number[]): void {

@@ -6,8 +6,8 @@ import { SimFrameSource } from '../../plugins/camera/src/sim-frame-source.js';
 import { loadScenario } from '../../plugins/camera/src/scenario-files.js';
 import { SimDetectorBackend } from '../../plugins/detector/src/backends/sim-backend.js';
 import { ByteTracker } from '../../plugins/tracker/src/tracking/byte-tracker.js';
-import { iou } from '../../plugins/tracker/src/geometry/box.js';
 import { evaluateMot, hypothesesFromDetections } from '../../plugins/tracker/src/evaluation/mot-metrics.js';
+import { trackIdsPerObject } from '../support/track-identity.js';
 
 /** Every frame of a bundled scenario, rendered once (ground truth included). */
 function scenarioFrames(name: string): Frame[] {
@@ -18,23 +18,9 @@ function scenarioFrames(name: string): Frame[] {
   return frames;
 }
 
-/** Truth id -> track ids its detections carried; a detection belongs to the visible object it overlaps most. */
+/** Truth id -> track ids its detections carried; a detection belongs to the visible object of its class it overlaps most. */
 function idsPerObject(frames: Frame[], outputs: Detection[][]): Map<number, Set<number>> {
-  const map = new Map<number, Set<number>>();
-  outputs.forEach((dets, f) => {
-    for (const d of dets) {
-      if (d.track_id === undefined) continue;
-      let best = 0.5;
-      let who: number | undefined;
-      for (const g of frames[f]!.truth!) {
-        if (g.visibility < 0.1 || g.classId !== d.c) continue;
-        const o = iou(g.box, [d.b[0]!, d.b[1]!, d.b[2]!, d.b[3]!]);
-        if (o >= best) [best, who] = [o, g.id];
-      }
-      if (who !== undefined) (map.get(who) ?? map.set(who, new Set()).get(who)!).add(d.track_id);
-    }
-  });
-  return map;
+  return trackIdsPerObject(frames.map((f) => f.truth!), outputs, (g, d) => g.visibility >= 0.1 && g.classId === d.c);
 }
 
 for (const name of ['people-crossing', 'crowd-occlusion']) {
