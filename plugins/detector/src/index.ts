@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { definePlugin } from '../../../core/src/plugin/context.js';
-import { DetsMessageSchema } from '../../../core/src/contracts/dets-message.js';
-import { TelemetryMessageSchema } from '../../../core/src/contracts/telemetry-message.js';
+import { busTopic } from '../../../core/src/contracts/bus-contracts.js';
 import { LatestDetsResultSchema } from '../../../core/src/contracts/latest-dets-result.js';
 import { FrameSourceToken } from '../../camera/src/service.js';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
@@ -36,10 +35,7 @@ export default definePlugin({
   layer: 'layer1',
   dependsOn: ['camera', 'die-temp'],
   config: DetectorConfigSchema,
-  topics: [
-    { suffix: 'dets', qos: 1, rate: 'about 10 Hz', schema: DetsMessageSchema, description: 'detection batches' },
-    { suffix: 'telemetry', qos: 1, rate: 'about 10 Hz', mirror: true, schema: TelemetryMessageSchema, description: 'die temperature, fps, embedded detections' },
-  ],
+  topics: [busTopic('dets'), busTopic('telemetry')],
   tools: [
     { name: 'get_latest_dets', description: 'The latest detections with person count, track ids and die temperature', input: z.object({}), output: LatestDetsResultSchema },
     { name: 'get_rfdetr_status', description: 'Detector back-end, model package, class list, input shape, achieved rate and last error', input: z.object({}), output: RfdetrStatusSchema },
