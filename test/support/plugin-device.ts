@@ -28,9 +28,12 @@ export async function startPluginDevice(options: {
   env?: Record<string, string>;
   id?: string;
   role?: string;
+  /** Runs before the plugins start, e.g. to put a model package under `<dataDir>/data/models`. */
+  prepare?: (dataDir: string) => Promise<void>;
 }): Promise<PluginDevice> {
   const id = options.id ?? `cam-${randomBytes(3).toString('hex')}`;
   const dataDir = await mkdtemp(join(tmpdir(), 'lookout-dev-'));
+  await options.prepare?.(dataDir);
   const bus = await MqttBus.connect({ url: options.brokerUrl, clientId: id, clean: true, connectTimeoutMs: 5000 });
   const plugins = await Promise.all(options.plugins.map((name) => importPlugin(name, packageRoot())));
   try {
