@@ -212,6 +212,11 @@ describe('ingest helpers', () => {
     assert.equal(jsonDeeperThan(Buffer.from('{"a":[1,{"b":2}]}'), 3), false);
     assert.equal(jsonDeeperThan(Buffer.from('{"a":[1,{"b":[]}]}'), 3), true);
     assert.equal(jsonDeeperThan(Buffer.from('{"a":"[[[[[[[[\\"[[[["}'), 2), false);
+    // Many brackets, shallow: past the quick count, the walk decides.
+    const wide = Buffer.from(JSON.stringify({ dets: Array.from({ length: 100 }, () => ({ b: [1, 2, 3, 4] })) }));
+    assert.equal(jsonDeeperThan(wide, 4), false);
+    assert.equal(jsonDeeperThan(wide, 3), true);
+    assert.equal(jsonDeeperThan(new Uint8Array(Buffer.from('[[[]]]')), 2), true);
   });
 
   it('picks one canonical filter per topic, even among overlapping filters', () => {

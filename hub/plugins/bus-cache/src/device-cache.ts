@@ -17,8 +17,10 @@ export class DeviceCache implements DeviceSnapshot {
 
   constructor(readonly deviceId: string, private readonly limits: { maxTopics: number; maxAlerts: number; maxChunks: number }) {}
 
-  store(suffix: string, message: Record<string, unknown>, receivedAt: number, retain: boolean, sentAt: number): void {
+  /** Stores the message as the latest of its topic; returns the one it replaces. */
+  store(suffix: string, message: Record<string, unknown>, receivedAt: number, retain: boolean, sentAt: number): Record<string, unknown> | undefined {
     const current = this.latest.get(suffix);
+    const previous = current?.message;
     if (current) {
       current.message = message;
       current.receivedAt = receivedAt;
@@ -28,6 +30,7 @@ export class DeviceCache implements DeviceSnapshot {
       this.latest.set(suffix, { message, receivedAt, retain, count: 1 });
     }
     if (sentAt > this.newestAt) this.newestAt = sentAt;
+    return previous;
   }
 
   addChunks(chunks: Record<string, unknown>[]): void {

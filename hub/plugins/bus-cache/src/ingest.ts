@@ -1,4 +1,5 @@
-import { contractForTopic, type BusSuffix } from '../../../../core/src/contracts/bus-contracts.js';
+import { BUS_CONTRACTS, contractForTopic, type BusSuffix, type TopicContract } from '../../../../core/src/contracts/bus-contracts.js';
+import { compileContract, type ContractCheck } from './compiled-contract.js';
 import type { Logger } from '../../../../core/src/log/logger.js';
 import type { HubMetrics } from '../../../src/hub-metrics.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
@@ -18,6 +19,9 @@ export interface IngestLimits {
 type Listener = (m: IngestedMessage) => void;
 
 const ALERT_TYPE = /incident|anomal|alert/i;
+export const HOT_CONTRACTS: BusSuffix[] = ['dets', 'telemetry'];
+
+type KnownTopic = TopicContract & { topic: string };
 
 /**
  * Every bus message passes here once: size, JSON, depth and wire-contract checks, then the
@@ -37,6 +41,9 @@ export class Ingest {
   private lastMessageAt: number | null = null;
   private readonly invalidByTopic: Record<string, number> = {};
   private readonly invalidByReason: Record<string, number> = {};
+  private readonly contracts = new Map<string, KnownTopic | null>();
+  /** Compiled checks of the 10 Hz contracts; the others go through zod directly. */
+  private readonly checks = new Map<string, ContractCheck>(HOT_CONTRACTS.map((k) => [k, compileContract(BUS_CONTRACTS[k].schema)]));
 
   constructor(
     private readonly limits: IngestLimits,
@@ -50,15 +57,15 @@ export class Ingest {
     return () => set.delete(listener);
   }
 
-  handle(topic: string, payload: Buffer, meta: { retain: boolean }): void {
+  handle(incomingTopic: string, payload: Buffer, meta: { retain: boolean }): void {
     const now = this.deps.now?.() ?? Date.now();
     this.messages++;
     this.lastMessageAt = now;
-    const contract = contractForTopic(topic);
+    const contract = this.contractOf(incomingTopic);
     const metricTopic = contract?.key ?? 'unknown';
-    this.deps.metrics?.ingested(metricTopic);
-    if (!contract) return this.refuse(topic, deviceOf(topic), suffixOf(topic), 'unknown', 'unknown_topic', payload, now, 'no wire contract for this topic');
-    const { deviceId, suffix, key } = contract;
+    this.deps.metrics?.ingested(metricTopic, now);
+    if (!contract) return this.refuse(incomingTopic, deviceOf(incomingTopic), suffixOf(incomingTopic), 'unknown', 'unknown_topic', payload, now, 'no wire contract for this topic');
+    const { deviceId, suffix, key, topic } = contract;
     if (payload.length > this.limits.maxMessageBytes) {
       return this.refuse(topic, deviceId, suffix, key, 'oversized', payload, now, `${payload.length} bytes, limit ${this.limits.maxMessageBytes}`);
     }
@@ -72,7 +79,7 @@ export class Ingest {
     } catch (err) {
       return this.refuse(topic, deviceId, suffix, key, 'not_json', payload, now, (err as Error).message);
     }
-    const parsed = contract.contract.schema.safeParse(value);
+    const parsed = (this.checks.get(key) ?? contract.contract.schema).safeParse(value);
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       const where = issue.path.length ? issue.path.map(String).join('.') : '(root)';
@@ -97,13 +104,29 @@ export class Ingest {
     // A retained message may be old: it dates from its own timestamp, not from when it reached us.
     const stamped = meta.retain && typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
     const sentAt = Number.isFinite(stamped) ? Math.min(stamped, now) : now;
-    const previous = device.latest.get(suffix)?.message;
-    device.store(suffix, message, now, meta.retain, sentAt);
-    this.sideEffects(device, key, suffix, topic, message, previous, now);
-    this.deps.ring?.record({ kind: 'ingest', device_id: deviceId, topic, message: suffix });
-    const event: IngestedMessage = { topic, deviceId, suffix, key, message, receivedAt: now, retain: meta.retain };
-    this.emit(key, event);
-    this.emit('*', event);
+    const previous = device.store(suffix, message, now, meta.retain, sentAt);
+    if (key !== 'dets' && key !== 'telemetry') this.sideEffects(device, key, suffix, topic, message, previous, now);
+    this.deps.ring?.ingest(deviceId, topic, suffix, now);
+    const forKey = this.listeners.get(key);
+    const forAll = this.listeners.get('*');
+    if ((forKey && forKey.size > 0) || (forAll && forAll.size > 0)) {
+      const event: IngestedMessage = { topic, deviceId, suffix, key, message, receivedAt: now, retain: meta.retain };
+      this.emit(forKey, event);
+      this.emit(forAll, event);
+    }
+  }
+
+  /** Topics repeat (a few per device): their contracts are looked up once; a flood of new ones only resets the memo. */
+  private contractOf(topic: string): KnownTopic | undefined {
+    let c = this.contracts.get(topic);
+    if (c === undefined) {
+      const found = contractForTopic(topic);
+      // The topic string kept here is the one stored downstream (ring, events), not each message's copy.
+      c = found ? { ...found, topic } : null;
+      if (this.contracts.size >= 50_000) this.contracts.clear();
+      this.contracts.set(topic, c);
+    }
+    return c ?? undefined;
   }
 
   status(): IngestStatus {
@@ -169,8 +192,7 @@ export class Ingest {
     countInvalid(stats, suffix, reason, now, issue);
   }
 
-  private emit(key: string, event: IngestedMessage): void {
-    const set = this.listeners.get(key);
+  private emit(set: Set<Listener> | undefined, event: IngestedMessage): void {
     if (!set) return;
     for (const listener of set) {
       try {

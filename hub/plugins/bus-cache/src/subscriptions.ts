@@ -39,16 +39,17 @@ export const INGEST_SUBSCRIPTIONS: readonly string[] = [
  * them (once per filter, as the in-process bus does, or once per handler), a message counts once.
  */
 export class CanonicalFilter {
-  private readonly memo = new Map<string, string | undefined>();
+  private readonly memo = new Map<string, string | null>();
 
   constructor(private readonly filters: readonly string[], private readonly memoLimit = 50_000) {}
 
   of(topic: string): string | undefined {
-    if (this.memo.has(topic)) return this.memo.get(topic);
-    const found = this.filters.find((f) => topicMatches(f, topic));
+    const known = this.memo.get(topic);
+    if (known !== undefined) return known ?? undefined;
+    const found = this.filters.find((f) => topicMatches(f, topic)) ?? null;
     // Topics are few per device; a flood of random ones only resets the memo.
     if (this.memo.size >= this.memoLimit) this.memo.clear();
     this.memo.set(topic, found);
-    return found;
+    return found ?? undefined;
   }
 }

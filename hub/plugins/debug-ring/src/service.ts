@@ -40,6 +40,8 @@ export interface DebugEventPage {
 /** The hub's debug ring (GET /debug/events): ingested messages and the hub's own failures. */
 export interface DebugRing {
   record(event: DebugEventInput): void;
+  /** A valid ingested message (the hot path: no details, the time given by the caller). */
+  ingest(deviceId: string, topic: string, suffix: string, ms: number): void;
   query(filter: DebugEventFilter): DebugEventPage;
   /** Kinds that can be asked for: the spec's, the hub's and any a plugin declared. */
   kinds(): string[];
