@@ -9,7 +9,6 @@ export const HubCacheEntrySchema = CacheEntrySchema.extend({
   device_id: DeviceIdSchema,
   person_count: z.number().int().nullable().describe('of the latest dets message'),
   health: Message.nullable().describe('latest health message'),
-  hello: Message.nullable().describe('latest hello message'),
   online: z.boolean().describe('latest status says online and the entry is not stale'),
   last_message_at: z.string().nullable().describe('when the newest valid message was sent'),
   topics: z.record(z.string(), z.object({ received_at: z.string(), count: z.number().int(), retained: z.boolean() })).describe('latest valid message per topic suffix'),

@@ -7,7 +7,7 @@ import { RegistryRecordSchema, RegistryShadowSchema } from '../../../../core/src
 import { DeviceNetworks } from '../../../src/net/device-networks.js';
 import { lanAddress } from '../../../src/net/lan-address.js';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
-import { entryView } from '../../bus-cache/src/entry-view.js';
+import { isOnline as deviceOnline } from '../../bus-cache/src/entry-view.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { HubDeviceRegistry } from './device-registry.js';
 import { DEVICE_REGISTRY, type RegisteredDevice } from './service.js';
@@ -56,7 +56,7 @@ export default definePlugin({
     const ring = ctx.services.get(DEBUG_RING);
     const isOnline = (id: string) => {
       const d = cache.device(id);
-      return d ? entryView(d, cache.staleSec, Date.now()).online : false;
+      return d ? deviceOnline(d, cache.staleSec, Date.now()) : false;
     };
     const registry = new HubDeviceRegistry({
       path: cfg.LOOKOUT_HUB_REGISTRY ? resolve(cfg.LOOKOUT_HUB_REGISTRY) : join(resolve(ctx.runtime.dataDir), 'registry.json'),

@@ -1,0 +1,98 @@
+/**
+ * `GET /fleet/mqtt/latest` latency with 1 000 devices in the cache (status, telemetry, dets,
+ * health and hello each), over real HTTP on loopback with keep-alive. Baselines measured in the
+ * same run: `GET /health` on the same hub (the cost of a route at all) and JSON.stringify of the
+ * very answer in process (the least any server must spend to send it).
+ *
+ *   node dist/test/bench/hub-latest.bench.js     (npm run bench -- hub-latest)
+ *   LOOKOUT_BENCH_DEVICES=5000 LOOKOUT_BENCH_REQUESTS=100 node dist/test/bench/hub-latest.bench.js
+ */
+import { Agent, request } from 'node:http';
+import { MemoryBus } from '../../core/src/bus/memory-bus.js';
+import { createLogger } from '../../core/src/log/logger.js';
+import { startHub } from '../../hub/src/start-hub.js';
+import { msg } from '../integration/hub-helpers.js';
+
+const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 1000);
+const REQUESTS = Number(process.env.LOOKOUT_BENCH_REQUESTS ?? 300);
+const WARMUP = 30;
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+function get(url: string): Promise<{ ms: number; bytes: number; status: number }> {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent }, (res) => {
+      let bytes = 0;
+      res.on('data', (c: Buffer) => (bytes += c.length));
+      res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, bytes, status: res.statusCode ?? 0 }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function stats(xs: number[]): { median: number; p99: number; mean: number } {
+  const s = [...xs].sort((a, b) => a - b);
+  return { median: s[Math.floor(s.length / 2)]!, p99: s[Math.min(s.length - 1, Math.ceil(s.length * 0.99) - 1)]!, mean: xs.reduce((a, b) => a + b, 0) / xs.length };
+}
+
+async function measure(url: string): Promise<{ median: number; p99: number; mean: number; bytes: number }> {
+  let bytes = 0;
+  for (let i = 0; i < WARMUP; i++) await get(url);
+  const times: number[] = [];
+  for (let i = 0; i < REQUESTS; i++) {
+    const r = await get(url);
+    if (r.status !== 200) throw new Error(`${url} answered ${r.status}`);
+    bytes = r.bytes;
+    times.push(r.ms);
+  }
+  return { ...stats(times), bytes };
+}
+
+const f = (n: number) => n.toFixed(2);
+
+async function main(): Promise<void> {
+  const bus = new MemoryBus();
+  const hub = await startHub({ bus, port: 0, dataDir: '/tmp/lookout-hub-bench-nonexistent', defaultMetrics: false, logger: createLogger({ level: 'silent' }), env: { LOOKOUT_HUB_MAX_DEVICES: String(Math.max(DEVICES, 10_000)) } });
+  try {
+    for (let i = 0; i < DEVICES; i++) {
+      const id = `cam-${String(i).padStart(4, '0')}`;
+      const send = (suffix: string, body: unknown) => bus.publish(`devices/${id}/${suffix}`, JSON.stringify(body));
+      await send('status', msg.status(id));
+      await send('telemetry', msg.telemetry(45 + (i % 20), 10));
+      await send('dets', msg.dets(3, i));
+      await send('health', msg.health(id));
+      await send('hello', msg.hello(id, ['127.0.0.1'], 20000 + (i % 1000)));
+      // The in-process bus keeps what it published; not needed here.
+      bus.published.length = 0;
+    }
+    const latest = await measure(`${hub.url}/fleet/mqtt/latest`);
+    const health = await measure(`${hub.url}/health`);
+    const body = JSON.parse(await new Promise<string>((resolve) => {
+      request(`${hub.url}/fleet/mqtt/latest`, { agent }, (res) => {
+        let t = '';
+        res.on('data', (c: Buffer) => (t += c.toString()));
+        res.on('end', () => resolve(t));
+      }).end();
+    })) as { count: number };
+    if (body.count !== DEVICES) throw new Error(`expected ${DEVICES} devices in the answer, got ${body.count}`);
+    const stringify: number[] = [];
+    for (let i = 0; i < REQUESTS; i++) {
+      const t = process.hrtime.bigint();
+      JSON.stringify(body);
+      stringify.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    const s = stats(stringify);
+    console.log(`GET /fleet/mqtt/latest, ${DEVICES} devices, ${(latest.bytes / 1024).toFixed(0)} KiB: median ${f(latest.median)} ms, p99 ${f(latest.p99)} ms (${REQUESTS} requests, keep-alive)`);
+    console.log(`baseline GET /health on the same hub: median ${f(health.median)} ms, p99 ${f(health.p99)} ms`);
+    console.log(`baseline JSON.stringify of the same answer in process: median ${f(s.median)} ms, p99 ${f(s.p99)} ms`);
+    console.log(`ratio latest / stringify alone: ${(latest.median / s.median).toFixed(2)} (median); latest / health: ${(latest.median / health.median).toFixed(1)}`);
+  } finally {
+    agent.destroy();
+    await hub.close();
+    await bus.close();
+  }
+}
+
+await main();
