@@ -140,6 +140,22 @@ describe('tool server (MCP over streamable HTTP)', () => {
     assert.equal(res.status, 403);
   });
 
+  it('refuses a rebinding name that only starts like a loopback address', async () => {
+    // An attacker's DNS name such as 127.0.0.1.evil.example can resolve to 127.0.0.1.
+    for (const host of ['127.0.0.1.evil.example', '127.evil.example:80', 'localhost.evil.example']) {
+      const res = await post(server.url, '{}', { host });
+      assert.equal(res.status, 403, host);
+    }
+  });
+
+  it('accepts the loopback names themselves', async () => {
+    const port = new URL(server.url).port;
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, '127.0.0.1']) {
+      const res = await post(server.url, '{}', { host });
+      assert.notEqual(res.status, 403, host);
+    }
+  });
+
   it('answers other paths with 404', async () => {
     const res = await post(server.url.replace('/mcp', '/other'), '{}');
     assert.equal(res.status, 404);

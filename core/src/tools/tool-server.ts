@@ -175,8 +175,11 @@ function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
+/** Exact loopback names only: a DNS name such as `127.0.0.1.evil.example` may resolve to loopback too. */
+const LOOPBACK_HOST_NAME = /^(?:localhost|::1|127(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})$/i;
+
 function isLoopbackHostHeader(header: string | undefined): boolean {
   if (!header) return false;
   const name = header.startsWith('[') ? header.slice(1, header.indexOf(']')) : header.split(':')[0]!;
-  return isLoopback(name);
+  return LOOPBACK_HOST_NAME.test(name);
 }
