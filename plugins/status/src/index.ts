@@ -37,8 +37,11 @@ export default definePlugin({
     // Without the governor (below layer 4) nothing throttles, so the state is NORMAL by definition.
     const thermalState = (): ThermalState => (thermal ? thermal.state() : 'NORMAL');
 
+    // Set at the start of stop: an online status sent after the offline one would be the retained
+    // last word of a stopped device.
+    let stopping = false;
     const publish = async (reason: string): Promise<void> => {
-      if (!ctx.bus.connected) return;
+      if (stopping || !ctx.bus.connected) return;
       try {
         await ctx.bus.publish('status', statusMessage(runtime.id, 'online', thermalState(), dieTemp.current(), { reason }));
       } catch (err) {
@@ -58,10 +61,12 @@ export default definePlugin({
       log.info({ thermal_state: state, celsius }, 'thermal state changed');
       void publish('thermal_change');
     });
-    clock.setInterval(() => void publish('periodic'), config.STATUS_INTERVAL_MS);
+    const periodic = clock.setInterval(() => void publish('periodic'), config.STATUS_INTERVAL_MS);
 
     return {
       async stop() {
+        stopping = true;
+        clock.clear(periodic);
         offThermal?.();
         if (!ctx.bus.connected) return;
         const offline = ctx.bus.publish('status', statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'shutdown' }));
