@@ -5,8 +5,10 @@ import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { DetsMessageSchema } from '../../core/src/contracts/dets-message.js';
 import { TelemetryMessageSchema } from '../../core/src/contracts/telemetry-message.js';
 import { LatestDetsResultSchema } from '../../core/src/contracts/latest-dets-result.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { recordFor } from '../support/bus-recorder.js';
 import { startPluginDevice } from '../support/plugin-device.js';
+import { waitFor } from '../support/wait-for.js';
 
 let broker: EmbeddedBroker;
 let observer: MqttBus;
@@ -97,4 +99,27 @@ test('the detector refuses to start while the camera is reserved for the encoder
     startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: { EDGE_V3_ENCODE_ONLY: '1' } }),
     /EDGE_V3_ENCODE_ONLY="1" .* invalid for plugin "detector": the camera is reserved for the encoder/,
   );
+});
+
+test('stop does not wait for a broker that went away: the frame in flight ends, its publish is abandoned', async () => {
+  const outage = await EmbeddedBroker.start({ port: 0 });
+  const device = await startPluginDevice({ brokerUrl: outage.url, plugins: DETECTOR_SET, layer: 'layer1' });
+  const patience = new AbortController();
+  try {
+    const processed = async () => ((await device.runtime.tools.call('get_rfdetr_status', {})) as { frames_processed: number }).frames_processed;
+    while ((await processed()) < 3) await sleep(20);
+    await outage.close();
+    await waitFor(() => !device.bus.connected, 'the device to notice the broker is gone');
+    // Offline, a QoS 1 publish stays pending until the broker returns, which it never will here.
+    await sleep(300);
+    const outcome = await Promise.race([
+      device.runtime.stop().then(() => 'stopped'),
+      sleep(5000, 'still waiting for the broker', { signal: patience.signal }).catch(() => 'aborted'),
+    ]);
+    assert.equal(outcome, 'stopped');
+  } finally {
+    patience.abort();
+    await device.bus.close(); // settles a publish a stuck loop still waits on, so the stop below ends
+    await device.stop();
+  }
 });

@@ -30,6 +30,9 @@ export class DetectionLoop {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private release: () => void = () => undefined;
+  /** Settles at stop(): a tick waiting on the broker gives up then. */
+  private readonly stopping = new Promise<void>((resolve) => (this.release = resolve));
   private readonly telemetryRate = new RateMeter();
   readonly state: LoopState = { achievedFps: 0, framesProcessed: 0, lastError: null, latest: null };
 
@@ -59,6 +62,7 @@ export class DetectionLoop {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) this.deps.clock.clear(this.timer);
+    this.release();
     await this.running;
   }
 
@@ -82,16 +86,18 @@ export class DetectionLoop {
         const person_count = countGatedPersons(dets);
         this.state.latest = { timestamp, dets, person_count, temp_c: celsius };
         this.state.framesProcessed++;
-        await bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true });
+        await this.delivered(bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true }));
       }
       this.telemetryRate.mark(clock.now());
       this.state.achievedFps = this.telemetryRate.rate(clock.now());
-      await bus.publish('telemetry', {
-        timestamp,
-        camera_id: cameraId,
-        detections: dets,
-        telemetry: { die_temp: round1(celsius), fps: Math.round(this.state.achievedFps) },
-      });
+      await this.delivered(
+        bus.publish('telemetry', {
+          timestamp,
+          camera_id: cameraId,
+          detections: dets,
+          telemetry: { die_temp: round1(celsius), fps: Math.round(this.state.achievedFps) },
+        }),
+      );
       if (this.state.lastError) this.deps.onError(null);
       this.state.lastError = null;
     } catch (err) {
@@ -102,6 +108,16 @@ export class DetectionLoop {
     }
     const period = 1000 / this.strideFps();
     this.schedule(started + period - clock.now());
+  }
+
+  /**
+   * Waits for a publish, which keeps frames from running ahead of the broker; but offline a QoS 1
+   * publish stays pending until the broker returns, so stop() does not wait for it. An abandoned
+   * publish settles later (bus_closed when the bus closes) and is ignored then.
+   */
+  private async delivered(publish: Promise<void>): Promise<void> {
+    publish.catch(() => undefined);
+    await Promise.race([publish, this.stopping]);
   }
 }
 
