@@ -183,7 +183,7 @@ async function main(): Promise<void> {
     // LOOKOUT_BENCH_HUB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the hub's side.
     const nodeArgs = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
     const hubProc = spawn(process.execPath, [...nodeArgs, join(packageRoot(), 'bin', 'lookout-hub.js'), '--port', '0', '--mqtt', broker.url, '--json', '--data-dir', mkdtempSync(join(tmpdir(), 'hub-bench-')), '--ring-size', '2000'], {
-      env: { ...process.env, LOOKOUT_LOG_LEVEL: 'warn' },
+      env: { ...process.env, LOOKOUT_LOG_LEVEL: 'error' },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const bareProc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--bare-subscriber', broker.url], { stdio: ['pipe', 'pipe', 'inherit'] });

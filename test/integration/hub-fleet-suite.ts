@@ -25,8 +25,8 @@ export interface SuiteBroker {
   stop(): Promise<void>;
 }
 
-const STALE_SEC = 2;
-const TOOL_TIMEOUT_MS = 1500;
+const STALE_SEC = 3;
+const TOOL_TIMEOUT_MS = 3000;
 const image = (name: string) => join(packageRoot(), 'test', 'fixtures', 'images', `${name}.json`);
 
 export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBroker>): void {
@@ -197,10 +197,10 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
       assert.equal(unknown.status, 404);
       assert.equal(unknown.body.error.code, 'target_unknown');
       const started = Date.now();
-      const slow = await callTool(hub.url, 'cam-a', 'sleep_ms', { ms: TOOL_TIMEOUT_MS * 4 });
+      const slow = await callTool(hub.url, 'cam-a', 'sleep_ms', { ms: 60_000 });
       assert.equal(slow.status, 504, slow.text);
       assert.equal(slow.body.error.code, 'device_timeout');
-      assert.ok(Date.now() - started < TOOL_TIMEOUT_MS * 4, 'answered at the timeout, not when the tool finished');
+      assert.ok(Date.now() - started < 30_000, 'answered at the timeout, not when the tool finished');
       const fast = await callTool(hub.url, 'cam-a', 'sleep_ms', { ms: 1 });
       assert.equal(fast.status, 200);
       assert.equal(fast.body.result.slept_ms, 1);
