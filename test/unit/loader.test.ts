@@ -38,6 +38,35 @@ test('starts in dependency order and stops in reverse', async () => {
   assert.deepEqual(events, ['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a']);
 });
 
+test('what a start opens after its timeout (timers, subscriptions, stop hooks) is released too', async () => {
+  const bus = new MemoryBus();
+  let ticks = 0;
+  let delivered = 0;
+  let hookRan = false;
+  let lateTimer: NodeJS.Timeout | undefined;
+  const slow = plugin('slow', {
+    startTimeoutMs: 50,
+    subscriptions: ['cmd/#'],
+    start: async (ctx) => {
+      await new Promise((r) => setTimeout(r, 150));
+      lateTimer = ctx.clock.setInterval(() => void ticks++, 5);
+      await ctx.bus.subscribe('cmd/#', () => void delivered++);
+      ctx.onStop(() => void (hookRan = true));
+    },
+  });
+  try {
+    await rejectsWith(loadPlugins({ plugins: [slow], runtime, bus, env: {}, logger }), 'plugin_start_timeout', 'slow');
+    await new Promise((r) => setTimeout(r, 250));
+    await bus.publish('devices/cam-1/cmd/x', 'late');
+    assert.equal(ticks, 0, 'an interval set after the timeout must not run');
+    assert.equal(delivered, 0, 'a subscription made after the timeout must be released');
+    assert.ok(hookRan, 'an onStop hook added after the timeout must run');
+  } finally {
+    clearInterval(lateTimer); // so that this file still ends when the loader leaks it
+    await bus.close();
+  }
+});
+
 test('a dependency cycle is a typed error naming the plugins', async () => {
   await rejectsWith(load([plugin('a', { dependsOn: ['b'] }), plugin('b', { dependsOn: ['a'] })]), 'plugin_dependency_cycle', 'a', 'b');
 });

@@ -60,6 +60,8 @@ interface Started {
   status: PluginStatus;
   instance?: PluginInstance | void;
   cleanups: (() => unknown)[];
+  /** Set once the cleanups ran; what is added later (a start past its timeout) is released at once. */
+  released: boolean;
 }
 
 export const DEFAULT_START_TIMEOUT_MS = 10_000;
@@ -131,7 +133,8 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     } catch (err) {
       errors.push(new LookoutError('plugin_stop_failed', `plugin "${s.plugin.name}" failed to stop: ${toLookoutError(err).message}`, { cause: err }));
     }
-    for (const cleanup of s.cleanups.reverse()) {
+    s.released = true;
+    for (const cleanup of s.cleanups.splice(0).reverse()) {
       try {
         await cleanup();
       } catch (err) {
@@ -157,7 +160,16 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     const log = logger.child({ plugin: plugin.name });
     const status: PluginStatus = { name: plugin.name, version: plugin.version, state: 'starting' };
     if (plugin.layer) status.layer = plugin.layer;
-    const entry: Started = { plugin, status, cleanups: [] };
+    const entry: Started = { plugin, status, cleanups: [], released: false };
+    const addCleanup = (fn: () => unknown): void => {
+      if (!entry.released) {
+        entry.cleanups.push(fn);
+        return;
+      }
+      Promise.resolve()
+        .then(fn)
+        .catch((err: unknown) => log.warn({ code: toLookoutError(err).code }, `a resource released late failed: ${toLookoutError(err).message}`));
+    };
     started.push(entry);
     statuses.push(status);
     try {
@@ -179,7 +191,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
           ...(mirrorNamespace ? { mirrorNamespace } : {}),
           topics: plugin.topics ?? [],
           subscriptions: plugin.subscriptions ?? [],
-          track: (release) => entry.cleanups.push(release),
+          track: addCleanup,
         }),
         tools: { register: (name, handler) => tools.register(plugin.name, name, handler) },
         routes: { handle: (method, path, handler) => routes.handle(plugin.name, method, path, handler) },
@@ -199,7 +211,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
           all: () => ({ ...ports }),
         },
         onStop(fn) {
-          entry.cleanups.push(fn);
+          addCleanup(fn);
         },
       };
       entry.instance = await withTimeout(plugin, Promise.resolve().then(() => plugin.start(ctx)), plugin.startTimeoutMs ?? options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
