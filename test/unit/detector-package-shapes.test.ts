@@ -207,3 +207,36 @@ test('snpe back-end with a DSP test double: config properties reach the runtime,
     await cleanup();
   }
 });
+
+test('snpe back-end on a bare .dlc: a head that is not the production head is refused at the first frame', async () => {
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
+  try {
+    // A bare DLC has no labels.json, so it runs as the production bake; the vendor runtime alone knows its head size.
+    const path = join(dir, 'svc_transit.dlc');
+    await writeFile(path, Uint8Array.from([1, 2, 3, 4]));
+    const Q = 4;
+    const headOf = (C: number): SnpeBinding => ({
+      // Test double for the on-chip runtime, which this machine does not have.
+      load: async () => ({
+        inputShape: [1, 3, 640, 640],
+        execute: async () => ({ boxes: new Float32Array(Q * 4).fill(0.4), logits: new Float32Array(Q * C).fill(3), queries: Q, classes: C }),
+        release() {},
+      }),
+    });
+    const frame = { index: 0, timestampMs: 0, width: 640, height: 640, format: 'bgr888' as const, data: testFrameBytes() };
+    const omni = await SnpeBackend.create({ modelPath: path, env: {}, binding: headOf(15) });
+    try {
+      await assert.rejects(omni.detect(frame), rejectsWith('model_class_map_unmapped', /svc_transit\.dlc has a 15-class head and no labels\.json/));
+    } finally {
+      await omni.close();
+    }
+    const production = await SnpeBackend.create({ modelPath: path, env: {}, binding: headOf(23) });
+    try {
+      assert.equal((await production.detect(frame)).length, Q * 23);
+    } finally {
+      await production.close();
+    }
+  } finally {
+    await cleanup();
+  }
+});

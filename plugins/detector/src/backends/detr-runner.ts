@@ -5,7 +5,7 @@ import { DetrDecoder } from '../model/decode.js';
 import { checkFrame } from '../model/frame-check.js';
 import { InputBuilder } from '../model/input-builder.js';
 import type { PreprocessOptions } from '../model/normalization.js';
-import type { PreparedModel } from '../model/prepare-model.js';
+import { checkModelHead, type PreparedModel } from '../model/prepare-model.js';
 import { SerialQueue } from '../model/serial-queue.js';
 import type { InputShape } from '../model/shape-check.js';
 import type { BackendStatus } from './backend.js';
@@ -65,6 +65,7 @@ export class DetrRunner {
       if (this.closed) throw new LookoutError('backend_unavailable', `the ${this.backend} back-end is closed`);
       checkFrame(frame);
       const out = await infer(this.input.build(frame));
+      checkModelHead(this.prepared, out.classes);
       return this.decoder.decode(out.boxes, out.logits, {
         queries: out.queries,
         classes: out.classes,

@@ -2,9 +2,8 @@ import * as ort from 'onnxruntime-node';
 import type { Detection } from '../../../../core/src/contracts/detection.js';
 import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
 import type { Frame } from '../../../camera/src/service.js';
-import { PRODUCTION_CLASS_COUNT } from '../model/class-maps.js';
 import { findDetrOutputs, type DetrOutputNames, type OutputShape } from '../model/detr-outputs.js';
-import { prepareModel, type PreparedModel } from '../model/prepare-model.js';
+import { checkModelHead, prepareModel, type PreparedModel } from '../model/prepare-model.js';
 import { checkInputShapes, formatShape, resolveTargetShape } from '../model/shape-check.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
 import { createCpuSession } from './cpu-session.js';
@@ -138,21 +137,6 @@ function inspectSession(session: ort.InferenceSession, prepared: PreparedModel):
   const queries = typeof boxDims[1] === 'number' ? boxDims[1] : null;
   const classes = typeof logitDims[2] === 'number' ? logitDims[2] : null;
 
-  if (classes !== null) {
-    if (pkg.labels && pkg.labels.classes.length > classes) {
-      throw new LookoutError(
-        'model_package_invalid',
-        `${where}: labels.json lists ${pkg.labels.classes.length} classes but the model head has ${classes}`,
-      );
-    }
-    if (!pkg.labels && classes !== PRODUCTION_CLASS_COUNT) {
-      // Without labels.json only the production head's ids are known to be production ids.
-      throw new LookoutError(
-        'model_class_map_unmapped',
-        `${where} has a ${classes}-class head and no labels.json beside it; only the ${PRODUCTION_CLASS_COUNT}-class production ` +
-          'head may load without a class list and remap',
-      );
-    }
-  }
+  if (classes !== null) checkModelHead(prepared, classes);
   return { inputName: inputMeta.name, modelInputShape: [...inputMeta.shape], outputs: names, queries, classes };
 }

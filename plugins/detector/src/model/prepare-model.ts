@@ -1,4 +1,5 @@
 import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { PRODUCTION_CLASS_COUNT } from './class-maps.js';
 import { resolveClassMap, type ResolvedClassMap } from './class-remap.js';
 import { readModelPackage, type ModelFormat, type ModelPackage } from './read-package.js';
 import type { InputShape } from './shape-check.js';
@@ -29,4 +30,25 @@ export async function prepareModel(modelPath: string, format: ModelFormat): Prom
   const classMap = resolveClassMap(pkg.labels);
   const declaredShape = pkg.labels ? ([...pkg.labels.input_shape] as InputShape) : null;
   return { pkg, classMap, declaredShape };
+}
+
+/**
+ * The model head's class count against the package's class list, as soon as it is known (from the
+ * model metadata at load, else from the first inference: a .dlc's head is readable only through the
+ * vendor runtime). Fail closed: without labels.json only the production head's ids are production
+ * ids; an Omni head run as production would publish handguns (Omni 0) as persons.
+ */
+export function checkModelHead(prepared: PreparedModel, classes: number): void {
+  const { pkg } = prepared;
+  const where = `${pkg.path}: ${pkg.modelName}`;
+  if (pkg.labels && pkg.labels.classes.length > classes) {
+    throw new LookoutError('model_package_invalid', `${where}: labels.json lists ${pkg.labels.classes.length} classes but the model head has ${classes}`);
+  }
+  if (!pkg.labels && classes !== PRODUCTION_CLASS_COUNT) {
+    throw new LookoutError(
+      'model_class_map_unmapped',
+      `${where} has a ${classes}-class head and no labels.json beside it; only the ${PRODUCTION_CLASS_COUNT}-class production ` +
+        'head may load without a class list and remap',
+    );
+  }
 }
