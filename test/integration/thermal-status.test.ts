@@ -134,3 +134,22 @@ test('bad thresholds stop start-up with a message naming the key', async () => {
     (e: Error) => /THERMAL_WARN_C/.test(e.message) && /THERMAL_CRITICAL_C/.test(e.message),
   );
 });
+
+test('THERMAL_WARN never raises the detector above a stride configured lower than the warn stride', async () => {
+  const script = join(dir, 'warm.json');
+  await writeFile(script, JSON.stringify([{ atS: 0, celsius: 80 }]));
+  const device = await startPluginDevice({
+    brokerUrl: broker.url,
+    plugins: ['die-temp', 'camera', 'detector', 'thermal'],
+    layer: 'layer4',
+    env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '40', RF_DETR_STRIDE_FPS: '3', THERMAL_WARN_STRIDE_FPS: '5' },
+  });
+  try {
+    const governor = device.runtime.container.resolve<ThermalGovernor>('thermal-governor');
+    assert.equal(governor.state(), 'THERMAL_WARN');
+    const status = (await device.runtime.tools.call('get_rfdetr_status', {})) as { stride_fps: number; suspended: boolean };
+    assert.deepEqual({ stride: status.stride_fps, suspended: status.suspended }, { stride: 3, suspended: false });
+  } finally {
+    await device.stop();
+  }
+});

@@ -54,9 +54,9 @@ export class DetectionLoop {
     this.schedule(0);
   }
 
-  /** The current stride: lowered by the thermal governor at WARN. */
+  /** The current stride: lowered by the thermal governor at WARN, never raised above RF_DETR_STRIDE_FPS. */
   strideFps(): number {
-    return this.deps.pipeline.throttle.strideFps ?? this.deps.strideFps;
+    return Math.min(this.deps.pipeline.throttle.strideFps ?? Infinity, this.deps.strideFps);
   }
 
   async stop(): Promise<void> {
