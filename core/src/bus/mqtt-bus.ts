@@ -258,7 +258,10 @@ export class MqttBus implements BusPort {
 
     for (const filter of [...this.staleFilters]) await this.sendUnsubscribe(filter);
     this.staleFilters.clear();
-    const missing = [...this.table.filters().keys()].filter((f) => !this.brokerFilters.has(f));
+    // A filter the resumed session holds is sent again when a handler still waits on it: its SUBACK
+    // was lost with the last connection, and nothing else would acknowledge that handler.
+    const waiting = new Set([...this.awaitingAck.keys()].map((e) => e.filter));
+    const missing = [...this.table.filters().keys()].filter((f) => !this.brokerFilters.has(f) || waiting.has(f));
     if (missing.length > 0) await this.sendSubscribe(missing, generation);
     if (generation !== this.generation || !this.connected) return; // lost again meanwhile: the next connect redoes this
 
