@@ -6,7 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { loadPlugins } from '../../core/src/plugin/loader.js';
+import { definePlugin } from '../../core/src/plugin/context.js';
 import cameraProfile from '../../plugins/camera-profile/src/index.js';
+import { CameraProfileToken } from '../../plugins/camera-profile/src/service.js';
 import { DEFAULT_CAMERA_PROFILE } from '../../plugins/camera-profile/src/profile-schema.js';
 import { mergeProfile, readProfileFile } from '../../plugins/camera-profile/src/profile-store.js';
 
@@ -37,6 +39,35 @@ describe('camera profile', () => {
     assert.equal(await readProfileFile(join(dir, 'none.json')), undefined);
     await writeFile(join(dir, 'broken.json'), '{"profile": {"fps": 10}}');
     await assert.rejects(readProfileFile(join(dir, 'broken.json')), /broken\.json is invalid/);
+  });
+
+  it('a listener that throws neither fails the persisted update nor keeps the others from hearing it', async () => {
+    const heard: number[] = [];
+    const consumer = definePlugin({
+      name: 'profile-consumer',
+      version: '1.0.0',
+      core: '^1',
+      dependsOn: ['camera-profile'],
+      start(ctx) {
+        const profiles = ctx.services.get(CameraProfileToken);
+        profiles.onChange(() => {
+          throw new Error('encoder restart failed');
+        });
+        profiles.onChange((p) => void heard.push(p.fps));
+      },
+    });
+    const runtime = { kind: 'device' as const, id: 'cam-l', dataDir: join(dir, 'listeners'), layer: 'layer0' as const, settings: {} };
+    const bus = new MemoryBus();
+    const loaded = await loadPlugins({ plugins: [cameraProfile, consumer], runtime, bus, logger, env: {} });
+    try {
+      const result = (await loaded.tools.call('set_camera_profile', { fps: 12 })) as { profile: { fps: number }; changed: string[] };
+      assert.equal(result.profile.fps, 12);
+      assert.deepEqual(result.changed, ['fps']);
+      assert.deepEqual(heard, [12]);
+    } finally {
+      await loaded.stop();
+      await bus.close();
+    }
   });
 
   it('serializes concurrent updates, persists each, and starts degraded on a corrupt file', async () => {

@@ -64,7 +64,14 @@ export default definePlugin({
           updatedAt = file.updated_at;
           ctx.health.set('ok');
           log.info({ changed: merged.changed }, 'camera profile set');
-          for (const l of [...listeners]) l(profile);
+          // The profile is already persisted: a listener's failure is its own, not the update's.
+          for (const l of [...listeners]) {
+            try {
+              l(profile);
+            } catch (err) {
+              log.error({ code: toLookoutError(err).code }, `camera profile listener failed: ${toLookoutError(err).message}`);
+            }
+          }
           return merged;
         });
         queue = run.catch(() => undefined);
