@@ -45,7 +45,10 @@ export class Pipeline implements DetectionPipeline {
 
   async process(frame: Frame): Promise<Detection[]> {
     let dets = await this.backend.detect(frame);
-    for (const stage of this.stages) dets = await stage.process(dets, frame);
+    for (const stage of this.stages) {
+      // A stage removed mid-frame belongs to a plugin that has stopped and released its model.
+      if (this.stages.includes(stage)) dets = await stage.process(dets, frame);
+    }
     const gated = dets.filter((d) => d.c !== 0 || passesPersonGate(d));
     for (const l of this.listeners) l(gated, frame);
     return gated;
