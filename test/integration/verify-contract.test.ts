@@ -79,3 +79,19 @@ test('the readable report names the device, the verdict and the reasons', async 
   assert.match(stdout, /contract verification of nobody .*: FAIL/);
   assert.match(stdout, /no messages received/);
 });
+
+test('broker credentials come from the environment, never from a flag that the process list shows', async () => {
+  const guarded = await EmbeddedBroker.start({ port: 0, auth: { username: 'ops', password: 'pw-verify-secret' } });
+  try {
+    const base = [join(packageRoot(), 'bin', 'lookout.js'), 'verify-contract', '--mqtt-host', '127.0.0.1', '--mqtt-port', String(guarded.port), '--device-id', 'nobody', '--duration-s', '0.3'];
+    const env = { ...process.env, LOOKOUT_MQTT_USERNAME: 'ops', LOOKOUT_MQTT_PASSWORD: 'pw-verify-secret' };
+    const connected = await run(process.execPath, base, { env }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    assert.match(connected.stdout, /contract verification of nobody .*: FAIL/, connected.stderr);
+
+    const flagged = await run(process.execPath, [...base, '--username', 'ops', '--password', 'pw-verify-secret']).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    assert.equal((flagged as { code?: number }).code, 2);
+    assert.match(flagged.stderr, /LOOKOUT_MQTT_PASSWORD/);
+  } finally {
+    await guarded.close();
+  }
+});

@@ -70,6 +70,6 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(rest);
   } catch (err) {
     console.error(isLookoutError(err) ? `${err.code}: ${err.message}` : `error: ${(err as Error).message}`);
-    return 1;
+    return isLookoutError(err) && (err.details as { usage?: boolean } | undefined)?.usage === true ? 2 : 1;
   }
 }

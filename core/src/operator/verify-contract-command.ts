@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { MqttBus } from '../bus/mqtt-bus.js';
+import { LookoutError } from '../errors/lookout-error.js';
 import { formatReport, verifyContract } from './contract-verifier.js';
 import type { OperatorCommand } from './lookout-cli.js';
 
 export const verifyContractCommand: OperatorCommand = {
   summary: "sample a device's telemetry and dets, check them against the wire contracts and the 3-15 Hz rate",
-  usage: 'lookout verify-contract --mqtt-host H [--mqtt-port 1883] --device-id D [--duration-s 20] [--json] [--username U --password P]',
+  usage: 'lookout verify-contract --mqtt-host H [--mqtt-port 1883] --device-id D [--duration-s 20] [--json] [--username U] (password: env LOOKOUT_MQTT_PASSWORD)',
   async run(args) {
     const { values } = parseArgs({
       args,
@@ -20,6 +21,14 @@ export const verifyContractCommand: OperatorCommand = {
         json: { type: 'boolean', default: false },
       },
     });
+    // Declared only to refuse it clearly: a secret in argv is readable by every local user (/proc).
+    if (values.password !== undefined) {
+      throw new LookoutError('config_invalid', '--password would show the secret in the process list; set LOOKOUT_MQTT_PASSWORD instead', {
+        details: { usage: true, key: '--password' },
+      });
+    }
+    const username = values.username ?? process.env.LOOKOUT_MQTT_USERNAME;
+    const password = process.env.LOOKOUT_MQTT_PASSWORD;
     const host = values['mqtt-host'];
     const deviceId = values['device-id'];
     const durationS = Number(values['duration-s']);
@@ -32,8 +41,8 @@ export const verifyContractCommand: OperatorCommand = {
       clientId: `lookout-verify-${randomBytes(4).toString('hex')}`,
       clean: true,
       connectTimeoutMs: 10_000,
-      ...(values.username ? { username: values.username } : {}),
-      ...(values.password ? { password: values.password } : {}),
+      ...(username ? { username } : {}),
+      ...(password ? { password } : {}),
     });
     try {
       const report = await verifyContract({ bus, deviceId, durationMs: durationS * 1000 });
