@@ -14,6 +14,7 @@ test('parses comments, export, quotes, inline comments, CRLF and a BOM', () => {
     'INLINE=10 # frames per second',
     'HASHED=a#b',
     'EMPTY=',
+    'COMMENTED_OUT= # was 8',
     '  SPACED = padded  ',
     'DUP=1',
     'DUP=2\r',
@@ -26,6 +27,7 @@ test('parses comments, export, quotes, inline comments, CRLF and a BOM', () => {
     INLINE: '10',
     HASHED: 'a#b',
     EMPTY: '',
+    COMMENTED_OUT: '',
     SPACED: 'padded',
     DUP: '2',
   });

@@ -23,7 +23,9 @@ export function parseEnv(text: string, source = 'env file'): Record<string, stri
     if (eq <= 0) fail(`expected KEY=value, got "${truncate(line)}"`);
     const key = body.slice(0, eq).trim();
     if (!KEY.test(key)) fail(`"${truncate(key)}" is not a valid variable name`);
-    env[key] = parseValue(body.slice(eq + 1).trim(), fail);
+    const rest = body.slice(eq + 1);
+    // `KEY= # note` sets KEY empty, as a shell does: a `#` after whitespace starts a comment.
+    env[key] = /^\s+#/.test(rest) ? '' : parseValue(rest.trim(), fail);
   });
   return env;
 }
