@@ -100,6 +100,23 @@ test('onnx depth back-end refuses what it cannot run, with typed errors', async 
   }
 });
 
+test('onnx depth back-end: closed once, then a frame is refused with a typed error', async () => {
+  const { dir, cleanup } = await scratch();
+  try {
+    const path = join(dir, 'mono_depth.onnx');
+    await writeFile(path, buildDepthModel({ height: 16, width: 16 }).bytes);
+    const backend = await OnnxDepthBackend.open({ modelPath: path });
+    const frame = redBoxFrame();
+    const running = backend.estimate(frame);
+    await backend.close(); // waits for the frame in flight
+    assert.equal((await running).width, 16);
+    await backend.close();
+    await assert.rejects(backend.estimate(frame), (e) => isLookoutError(e, 'backend_unavailable') && /closed/.test(e.message));
+  } finally {
+    await cleanup();
+  }
+});
+
 test('back-end choice: onnx when the model is there, sim only for simulated frames, else refused', async () => {
   const { dir, cleanup } = await scratch();
   try {

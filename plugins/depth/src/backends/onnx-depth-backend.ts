@@ -28,6 +28,7 @@ export class OnnxDepthBackend implements DepthBackend {
   readonly name = 'onnx' as const;
   private preprocessor: Preprocessor | undefined;
   private readonly queue = new SerialQueue();
+  private closed = false;
 
   private constructor(
     private readonly session: ort.InferenceSession,
@@ -73,6 +74,7 @@ export class OnnxDepthBackend implements DepthBackend {
   }
 
   estimate(frame: Frame): Promise<DepthMap> {
+    if (this.closed) return Promise.reject(new LookoutError('backend_unavailable', `the onnx depth back-end (${this.source}) is closed`));
     // onnxruntime sessions are not for concurrent runs on one input buffer: one frame at a time.
     return this.queue.run(() => this.run(frame));
   }
@@ -104,7 +106,10 @@ export class OnnxDepthBackend implements DepthBackend {
     return { width: plane[1]!, height: plane[0]!, data };
   }
 
+  /** Refuses new frames, waits for the one in flight, then releases the session (once). */
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await this.queue.idle();
     await this.session.release();
   }
