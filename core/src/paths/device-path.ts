@@ -1,4 +1,4 @@
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LookoutError } from '../errors/lookout-error.js';
 
 /**
@@ -9,7 +9,8 @@ export function devicePath(dataDir: string, specPath: string): string {
   const root = resolve(dataDir);
   const full = resolve(join(root, isAbsolute(specPath) ? specPath.slice(1) : specPath));
   const rel = relative(root, full);
-  if (rel.startsWith('..') || isAbsolute(rel)) {
+  // `..` as a whole first segment escapes; a name such as `..v2.onnx` does not.
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
     throw new LookoutError('forbidden', `path "${specPath}" escapes the data root`, { details: { path: specPath } });
   }
   return full;
