@@ -240,3 +240,28 @@ test('snpe back-end on a bare .dlc: a head that is not the production head is re
     await cleanup();
   }
 });
+
+test('snpe back-end: outputs that disagree with their own Q and C are a typed model_package_invalid', async () => {
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
+  try {
+    const path = join(dir, 'svc_transit.dlc');
+    await writeFile(path, Uint8Array.from([1, 2, 3, 4]));
+    // Test double for the on-chip runtime: it reports 4 queries but hands back 3 boxes.
+    const broken: SnpeBinding = {
+      load: async () => ({
+        inputShape: [1, 3, 640, 640],
+        execute: async () => ({ boxes: new Float32Array(3 * 4), logits: new Float32Array(4 * 23), queries: 4, classes: 23 }),
+        release() {},
+      }),
+    };
+    const b = await SnpeBackend.create({ modelPath: path, env: {}, binding: broken });
+    try {
+      const frame = { index: 0, timestampMs: 0, width: 640, height: 640, format: 'bgr888' as const, data: testFrameBytes() };
+      await assert.rejects(b.detect(frame), rejectsWith('model_package_invalid', /svc_transit\.dlc: outputs hold 12 box and 92 logit values, expected Q\*4 = 16 and Q\*C = 92/));
+    } finally {
+      await b.close();
+    }
+  } finally {
+    await cleanup();
+  }
+});

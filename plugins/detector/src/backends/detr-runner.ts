@@ -65,6 +65,7 @@ export class DetrRunner {
       if (this.closed) throw new LookoutError('backend_unavailable', `the ${this.backend} back-end is closed`);
       checkFrame(frame);
       const out = await infer(this.input.build(frame));
+      this.checkOutputs(out);
       checkModelHead(this.prepared, out.classes);
       return this.decoder.decode(out.boxes, out.logits, {
         queries: out.queries,
@@ -76,6 +77,20 @@ export class DetrRunner {
         remap: this.prepared.classMap.remap,
       });
     });
+  }
+
+  /** The runtime's outputs must agree with their own Q and C before decoding reads them. */
+  private checkOutputs(out: DetrOutputs): void {
+    const { queries: q, classes: c } = out;
+    const sized = Number.isInteger(q) && q > 0 && Number.isInteger(c) && c > 0;
+    if (!sized || out.boxes.length !== q * 4 || out.logits.length !== q * c) {
+      const { pkg } = this.prepared;
+      throw new LookoutError(
+        'model_package_invalid',
+        `${pkg.path}: ${pkg.modelName}: outputs hold ${out.boxes.length} box and ${out.logits.length} logit values, ` +
+          `expected Q*4 = ${q * 4} and Q*C = ${q * c} (Q = ${q}, C = ${c})`,
+      );
+    }
   }
 
   /** Refuses new frames, waits for the one in flight, then releases the runtime (once). */
