@@ -21,6 +21,11 @@ describe('firmware update check', () => {
     assert.equal(compareVersions('1.0.0-rc.1', '1.0.0'), -1);
     assert.equal(compareVersions('1.0.0', '1.0.0-rc.1'), 1);
     assert.equal(compareVersions('1.0.0+build.5', '1.0.0'), 0);
+    // Semver 11.4: numeric identifiers compare as numbers, and sort before alphanumeric ones.
+    assert.equal(compareVersions('1.0.0-rc.10', '1.0.0-rc.2'), 1);
+    assert.equal(compareVersions('1.0.0-alpha.1', '1.0.0-alpha.beta'), -1);
+    assert.equal(compareVersions('1.0.0-alpha', '1.0.0-alpha.1'), -1);
+    assert.equal(compareVersions('1.0.0-beta.11', '1.0.0-beta.11'), 0);
   });
 
   it('offers a newer version, not an older or equal one, and nothing without a manifest', async () => {

@@ -76,5 +76,18 @@ export function compareVersions(a: string, b: string): number {
   if (x.pre === y.pre) return 0;
   if (!x.pre) return 1;
   if (!y.pre) return -1;
-  return x.pre < y.pre ? -1 : 1;
+  return comparePreRelease(x.pre.split('.'), y.pre.split('.'));
+}
+
+/** Semver 11.4: identifier by identifier; numbers numerically and before words; a shorter list first. */
+function comparePreRelease(a: string[], b: string[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const [p, q] = [a[i]!, b[i]!];
+    if (p === q) continue;
+    const [pn, qn] = [/^\d+$/.test(p), /^\d+$/.test(q)];
+    if (pn && qn) return Math.sign(Number(p) - Number(q));
+    if (pn !== qn) return pn ? -1 : 1;
+    return p < q ? -1 : 1;
+  }
+  return Math.sign(a.length - b.length);
 }
