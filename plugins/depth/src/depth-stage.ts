@@ -30,7 +30,6 @@ export class DepthStage implements DetectionStage {
   private mapAt = -Infinity;
   private nextAt = -Infinity;
   private readonly periodMs: number;
-  estimates = 0;
 
   constructor(private readonly options: DepthStageOptions) {
     checkIntrinsics(options.intrinsics);
@@ -47,7 +46,6 @@ export class DepthStage implements DetectionStage {
       try {
         this.map = await this.options.backend.estimate(frame);
         this.mapAt = now;
-        this.estimates += 1;
       } catch (err) {
         this.options.onError?.(toLookoutError(err));
       }

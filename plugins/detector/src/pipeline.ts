@@ -12,7 +12,6 @@ import type { DetectionPipeline, DetectionStage, DetectionThrottle } from './ser
 export class Pipeline implements DetectionPipeline {
   private stages: DetectionStage[] = [];
   private readonly listeners = new Set<(dets: Detection[], frame: Frame) => void>();
-  private readonly throttleListeners = new Set<(t: DetectionThrottle) => void>();
   throttle: DetectionThrottle = { suspended: false };
 
   constructor(private readonly backend: DetectorBackend) {}
@@ -30,12 +29,6 @@ export class Pipeline implements DetectionPipeline {
 
   setThrottle(throttle: DetectionThrottle): void {
     this.throttle = { ...throttle };
-    for (const l of this.throttleListeners) l(this.throttle);
-  }
-
-  onThrottle(listener: (t: DetectionThrottle) => void): () => void {
-    this.throttleListeners.add(listener);
-    return () => this.throttleListeners.delete(listener);
   }
 
   onResult(listener: (dets: Detection[], frame: Frame) => void): () => void {

@@ -39,7 +39,7 @@ function invalid(message: string): LookoutError {
 /**
  * Turns labels.json into the remap the decoder applies. Fail closed: anything but a production head
  * needs an explicit remap (unmapped, an Omni head would publish handguns, Omni 0, as persons and
- * persons, Omni 8, as handbags), and a remap must send person, and only person, to production 0.
+ * persons, Omni 8, as suitcases), and a remap must send person, and only person, to production 0.
  */
 export function resolveClassMap(labels: PackageLabels | null): ResolvedClassMap {
   if (!labels) return productionClassMap();
