@@ -86,6 +86,14 @@ test('optional dependencies order plugins when present and are ignored when abse
   await rt.stop();
 });
 
+test('a wildcard topic claim that covers another plugin\'s topic is a conflict; neighbours are not', async () => {
+  const claim = (suffix: string) => ({ topics: [{ suffix, qos: 1 as const }] });
+  await rejectsWith(load([plugin('a', claim('events/+')), plugin('b', claim('events/incident'))]), 'plugin_conflict', 'a', 'b');
+  await rejectsWith(load([plugin('a', claim('telemetry/can')), plugin('b', claim('telemetry/#'))]), 'plugin_conflict', 'a', 'b');
+  const rt = await load([plugin('a', claim('telemetry')), plugin('b', claim('telemetry/wifi')), plugin('c', claim('events/incident')), plugin('d', claim('events/automation_log'))]);
+  await rt.stop();
+});
+
 test('two plugins claiming one topic, tool, route or service is a conflict naming both', async () => {
   const topic = { suffix: 'dets', qos: 1 as const };
   await rejectsWith(load([plugin('a', { topics: [topic] }), plugin('b', { topics: [topic] })]), 'plugin_conflict', 'a', 'b');

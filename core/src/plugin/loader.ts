@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { container as globalContainer, type DependencyContainer } from 'tsyringe';
 import { z } from 'zod';
-import type { BusPort } from '../bus/bus-port.js';
+import { topicMatches, type BusPort } from '../bus/bus-port.js';
 import { LookoutError, toLookoutError } from '../errors/lookout-error.js';
 import type { Logger } from '../log/logger.js';
 import { RouteRegistry } from '../hub-routes/route-registry.js';
@@ -239,17 +239,19 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
   };
 }
 
+/** One owner per topic: a claim conflicts with another plugin's when either covers the other (`events/+`, `events/incident`). */
 function checkTopicClaims(plugins: Plugin[]): void {
-  const owners = new Map<string, string>();
+  const claims: { suffix: string; plugin: string }[] = [];
   for (const p of plugins) {
     for (const t of p.topics ?? []) {
-      const other = owners.get(t.suffix);
+      const other = claims.find((c) => c.plugin !== p.name && (topicMatches(c.suffix, t.suffix) || topicMatches(t.suffix, c.suffix)));
       if (other) {
-        throw new LookoutError('plugin_conflict', `plugins "${other}" and "${p.name}" both claim the topic "${t.suffix}"`, {
-          details: { kind: 'topic', name: t.suffix, plugins: [other, p.name] },
+        const name = other.suffix === t.suffix ? `"${t.suffix}"` : `"${other.suffix}" / "${t.suffix}"`;
+        throw new LookoutError('plugin_conflict', `plugins "${other.plugin}" and "${p.name}" both claim the topic ${name}`, {
+          details: { kind: 'topic', name: t.suffix, plugins: [other.plugin, p.name] },
         });
       }
-      owners.set(t.suffix, p.name);
+      claims.push({ suffix: t.suffix, plugin: p.name });
     }
   }
 }
