@@ -69,6 +69,16 @@ test('decode: a NaN logit is no detection and does not take a top-k slot', () =>
   assert.deepEqual(decodeReference(boxes, logits, o), dets);
 });
 
+test('decode: a query whose box is not finite is no detection and does not take a top-k slot', () => {
+  // fp16 overflow on an accelerator gives Infinity or NaN boxes; one must not make the frame's dets unpublishable.
+  const boxes = Float32Array.from([0.5, 0.5, 0.25, 0.25, /* q1 */ NaN, 0.5, 0.25, 0.25, /* q2 */ 0.25, 0.25, Infinity, 0.125, /* q3 */ 0.75, 0.75, 0.125, 0.125]);
+  const logits = Float32Array.from([1, 6, 5, 2]);
+  const o: DecodeOptions = { queries: 4, classes: 1, frameWidth: 100, frameHeight: 100, topK: 2, scoreThreshold: 0 };
+  const dets = decodeDetr(boxes, logits, o);
+  assert.deepEqual(dets.map((d) => d.b), [[68.75, 68.75, 81.25, 81.25], [37.5, 37.5, 62.5, 62.5]]);
+  assert.deepEqual(decodeReference(boxes, logits, o), dets);
+});
+
 test('decode: inconsistent tensor sizes are refused', () => {
   assert.throws(() => decodeDetr(new Float32Array(8), new Float32Array(5), { queries: 2, classes: 3, frameWidth: 1, frameHeight: 1 }), /logits has 5/);
   assert.throws(() => decodeDetr(new Float32Array(7), new Float32Array(6), { queries: 2, classes: 3, frameWidth: 1, frameHeight: 1 }), /boxes has 7/);

@@ -24,6 +24,11 @@ export function sigmoid(x: number): number {
   return 1 / (1 + Math.exp(-x));
 }
 
+/** The four box values of one query, from `at`, are all finite. */
+export function finiteBox(boxes: ArrayLike<number>, at: number): boolean {
+  return Number.isFinite(boxes[at]!) && Number.isFinite(boxes[at + 1]!) && Number.isFinite(boxes[at + 2]!) && Number.isFinite(boxes[at + 3]!);
+}
+
 export function checkDecodeInputs(boxes: ArrayLike<number>, logits: ArrayLike<number>, o: DecodeOptions): void {
   if (!(Number.isInteger(o.queries) && o.queries > 0 && Number.isInteger(o.classes) && o.classes > 0)) {
     throw new RangeError(`decode needs positive integer queries and classes (got Q=${o.queries}, C=${o.classes})`);

@@ -1,5 +1,5 @@
 import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, sigmoid, type DecodeOptions } from './decode-options.js';
+import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, finiteBox, sigmoid, type DecodeOptions } from './decode-options.js';
 
 /**
  * The plain twin of DetrDecoder, written as RF-DETR's post-processing reads: sigmoid every logit,
@@ -13,7 +13,8 @@ export function decodeReference(boxes: ArrayLike<number>, logits: ArrayLike<numb
   const all: { index: number; score: number }[] = [];
   for (let i = 0; i < o.queries * o.classes; i++) {
     const score = sigmoid(logits[i]!);
-    if (!Number.isNaN(score)) all.push({ index: i, score }); // a NaN logit is no detection
+    // A NaN logit, or a query whose box is not finite (fp16 overflow), is no detection.
+    if (!Number.isNaN(score) && finiteBox(boxes, Math.floor(i / o.classes) * 4)) all.push({ index: i, score });
   }
   all.sort((a, b) => b.score - a.score || a.index - b.index);
 

@@ -1,5 +1,5 @@
 import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, sigmoid, type DecodeOptions } from './decode-options.js';
+import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, finiteBox, sigmoid, type DecodeOptions } from './decode-options.js';
 
 /** Slack for the logit-space prefilter; the exact score test follows, so this only has to be generous. */
 const PREFILTER_SLACK = 1e-6;
@@ -34,7 +34,7 @@ export class DetrDecoder {
       const x = logits[i]!;
       if (x >= prefilter) {
         const s = sigmoid(x);
-        if (s >= threshold) {
+        if (s >= threshold && finiteBox(boxes, ((i / o.classes) | 0) * 4)) {
           cand[n] = i;
           scores[n] = s;
           n++;
