@@ -8,14 +8,15 @@
  * taken between 10 % and 90 % of the backlog, so that resuming and warming up do not count. The
  * publishing time is split in rounds (LOOKOUT_BENCH_ROUNDS, default 5); the two drain one after the
  * other with a pause between (LOOKOUT_BENCH_GAP_MS, default 2000), in alternating order, and the
- * median of the rounds is reported: on a shared machine single drains vary by tens of percent.
+ * median of the rounds is reported: on a shared machine single drains vary by tens of percent, so
+ * the CPU time each process spent per message (from /proc) is printed too, with its ratio.
  * Printed: both rates and their ratio (aim: hub / bare >= 0.7).
  *
  *   node dist/test/bench/hub-ingest.bench.js               (npm run bench -- hub-ingest)
  *   LOOKOUT_BENCH_SECONDS=10 LOOKOUT_BENCH_PUBLISH_RATE=20000 node dist/test/bench/hub-ingest.bench.js
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -167,7 +168,23 @@ interface Drain {
   duplicates: number;
   rate: number;
   wholeRate: number;
+  /** CPU time the subscriber's process spent on the drain, per message (µs). */
+  cpuUs: number;
 }
+
+/**
+ * CPU time (user + system) of a process so far, in ms, from /proc (clock ticks of 10 ms). On a
+ * shared machine wall-clock rates swing with the neighbours' load; CPU time per message does not.
+ */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return NaN;
+  }
+}
+const TICKS_PER_SECOND = 100;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -200,13 +217,16 @@ async function main(): Promise<void> {
     const drainBare = async (expectedInAll: number, roundTotal: number): Promise<Drain> => {
       bareProc.stdin!.write(`${expectedInAll}\n`);
       const started = Date.now();
+      const cpu0 = cpuMs(bareProc.pid!);
       process.kill(bareProc.pid!, 'SIGCONT');
       const r = (await nextEvent(bareEvents, 'done', 600_000)) as { count: number; distinct: number; first: number; last: number; marks: number[] };
       const samples = [{ t: r.first, n: 1 }, ...r.marks.map((t, i) => ({ t, n: (i + 1) * MARK_EVERY })), { t: r.last, n: r.distinct }];
-      return { received: r.distinct, duplicates: r.count - r.distinct, rate: middleRate(samples, roundTotal), wholeRate: r.distinct / ((r.last - started) / 1000) };
+      const cpuUs = ((cpuMs(bareProc.pid!) - cpu0) * 1000) / r.distinct;
+      return { received: r.distinct, duplicates: r.count - r.distinct, rate: middleRate(samples, roundTotal), wholeRate: r.distinct / ((r.last - started) / 1000), cpuUs };
     };
     const drainHub = async (validBefore: number, roundTotal: number): Promise<Drain> => {
       const started = Date.now();
+      const cpu0 = cpuMs(hubProc.pid!);
       process.kill(hubProc.pid!, 'SIGCONT');
       const samples: { t: number; n: number }[] = [];
       let ingest: { valid: number; last_message_at: string } | undefined;
@@ -225,13 +245,17 @@ async function main(): Promise<void> {
       }
       const received = (ingest?.valid ?? 0) - validBefore;
       samples[samples.length - 1] = { t: Date.parse(ingest!.last_message_at), n: received };
-      return { received, duplicates: 0, rate: middleRate(samples, roundTotal), wholeRate: received / ((Date.parse(ingest!.last_message_at) - started) / 1000) };
+      const cpuUs = ((cpuMs(hubProc.pid!) - cpu0) * 1000) / received;
+      return { received, duplicates: 0, rate: middleRate(samples, roundTotal), wholeRate: received / ((Date.parse(ingest!.last_message_at) - started) / 1000), cpuUs };
     };
 
     let published = 0;
     const ratios: number[] = [];
     const bareRates: number[] = [];
     const hubRates: number[] = [];
+    const cpuRatios: number[] = [];
+    const bareCpu: number[] = [];
+    const hubCpu: number[] = [];
     let lost = 0;
     for (let round = 0; round < rounds; round++) {
       const before = (await getJson(`${hubUrl}/fleet/mqtt/config`)).ingest as { valid: number; invalid: number };
@@ -252,10 +276,14 @@ async function main(): Promise<void> {
       ratios.push(hub.rate / bare.rate);
       bareRates.push(bare.rate);
       hubRates.push(hub.rate);
+      cpuRatios.push(bare.cpuUs / hub.cpuUs);
+      bareCpu.push(bare.cpuUs);
+      hubCpu.push(hub.cpuUs);
       console.log(
         `round ${round + 1}: ${total} published in ${pubSeconds.toFixed(1)} s; ${bareFirst ? 'bare first' : 'hub first'}; ` +
           `bare ${bare.received}/${total} (${bare.duplicates} dup) ${Math.round(bare.rate)} msg/s; ` +
-          `hub ${hub.received}/${total} valid, ${after.invalid - before.invalid} invalid, ${Math.round(hub.rate)} msg/s; ratio ${(hub.rate / bare.rate).toFixed(2)}`,
+          `hub ${hub.received}/${total} valid, ${after.invalid - before.invalid} invalid, ${Math.round(hub.rate)} msg/s; ratio ${(hub.rate / bare.rate).toFixed(2)}; ` +
+          `CPU per message bare ${bare.cpuUs.toFixed(1)} µs, hub ${hub.cpuUs.toFixed(1)} µs`,
       );
     }
     await new Promise((r) => publisher.end(false, {}, r));
@@ -264,6 +292,10 @@ async function main(): Promise<void> {
     console.log(`hub (wire-contract validation, cache of ${latest.count} devices, ring, metrics): median ${Math.round(median(hubRates))} msg/s`);
     console.log(`messages lost: ${lost} of ${published * 2}`);
     console.log(`ratio hub / bare: median ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; aim >= 0.7)`);
+    console.log(
+      `CPU per message: bare median ${median(bareCpu).toFixed(1)} µs, hub median ${median(hubCpu).toFixed(1)} µs; ` +
+        `capacity ratio from CPU time (bare / hub): median ${median(cpuRatios).toFixed(2)} (rounds: ${cpuRatios.map((r) => r.toFixed(2)).join(', ')})`,
+    );
     // A clean stop, so that a profiler given through LOOKOUT_BENCH_HUB_NODE_ARGS writes its file.
     hubProc.kill('SIGTERM');
     await new Promise((r) => hubProc.once('exit', r));
