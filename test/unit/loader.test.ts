@@ -245,6 +245,14 @@ test('a manifest is validated as data before any plugin code runs', async () => 
   await rejectsWith(load([plugin('future', { core: '^2' })]), 'plugin_core_incompatible', 'future');
 });
 
+test('a core range the loader cannot read is an invalid manifest, never taken as compatible', async () => {
+  for (const core of ['banana', '>=1.0.0 <2', '~1.0', '^1.x.y', '1.0.0.0']) {
+    await rejectsWith(load([plugin('odd-range', { core })]), 'plugin_manifest_invalid', 'odd-range');
+  }
+  const rt = await load(['*', '^1', '^1.0', '^1.0.0', '1.x', '1', '>=1.0.0', '1.0.0'].map((core, i) => plugin(`ok-${i}`, { core })));
+  await rt.stop();
+});
+
 test('plugins above the active layer are left off and reported', async () => {
   const rt = await load([plugin('base', { layer: 'layer0' }), plugin('depth', { layer: 'layer3' }), plugin('tracker', { layer: 'layer2' })]);
   assert.deepEqual(rt.plugins.map((p) => p.name).sort(), ['base', 'tracker']);

@@ -65,6 +65,7 @@ export interface PluginManifest<C extends z.ZodObject = z.ZodObject> {
 }
 
 const NAME = /^[a-z][a-z0-9-]*$/;
+const CORE_RANGE = /^(?:\*|(?:\^|>=)?\d+(?:\.(?:\d+|x|\*)){0,2})$/;
 // Duck-typed rather than instanceof: a third-party plugin may bring its own copy of zod v4.
 const isZodSchema = (v: unknown): boolean => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof (v as { _zod?: unknown })._zod === 'object';
 const zodSchema = z.custom<z.ZodType>(isZodSchema, 'a zod schema');
@@ -74,7 +75,8 @@ const zodObject = z.custom<z.ZodObject>((v) => isZodSchema(v) && typeof (v as { 
 export const ManifestSchema = z.object({
   name: z.string().regex(NAME, 'lower-case letters, digits and dashes, starting with a letter'),
   version: z.string().regex(/^\d+\.\d+\.\d+/, 'a semver version'),
-  core: z.string().min(1),
+  // Only the forms coreSatisfies reads; anything else would be misread as compatible.
+  core: z.string().regex(CORE_RANGE, 'a core range: *, ^1, ^1.2, ^1.2.3, 1.x, >=1.2.3 or 1.2.3'),
   description: z.string().optional(),
   layer: z.enum(LAYER_IDS).optional(),
   dependsOn: z.array(z.string().regex(NAME)).optional(),
