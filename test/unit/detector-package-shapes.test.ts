@@ -113,6 +113,15 @@ test('config.json and labels.json are validated; missing pieces are named', asyn
     assert.deepEqual(pkg.config?.backend_properties, { runtime: 'dsp', performance_profile: 'high_performance' });
     assert.deepEqual(await pkg.readModel(), model);
     await assert.rejects(OnnxBackend.create({ modelPath: pkg.path }), rejectsWith('model_package_invalid', /runs \.onnx models but rf_detr_qcs8550\.dlc is a \.dlc/));
+
+    // config.json's backend is part of the package: a package that contradicts itself does not load.
+    const claimsSnpe = await writePackage(dir, { modelName: 'm.onnx', model, labels: testLabels(544), config: testConfig('m.onnx', 'snpe') }, 'claims-snpe.tar');
+    await assert.rejects(OnnxBackend.create({ modelPath: claimsSnpe }), rejectsWith('model_package_invalid', /config\.json says backend snpe but m\.onnx is an \.onnx model/));
+    const claimsOnnx = await writePackage(dir, { modelName: 'rf_detr_qcs8550.dlc', model, labels: testLabels(544), config: testConfig('rf_detr_qcs8550.dlc', 'onnx') }, 'claims-onnx.tar');
+    await assert.rejects(
+      SnpeBackend.create({ modelPath: claimsOnnx, env: {}, addonPath: join(dir, 'absent.node') }),
+      rejectsWith('model_package_invalid', /config\.json says backend onnx but rf_detr_qcs8550\.dlc is a \.dlc model/),
+    );
   } finally {
     await cleanup();
   }

@@ -103,9 +103,6 @@ export class SnpeBackend implements DetectorBackend {
     checkInputShapes({ declared: declaredShape, model: null, target, modelName: pkg.modelName });
     const props = pkg.config?.backend_properties;
     const loadOptions: SnpeLoadOptions = props ? { runtime: props.runtime, performanceProfile: props.performance_profile } : BARE_DLC_PROPERTIES;
-    if (pkg.config && pkg.config.backend !== 'snpe') {
-      throw new LookoutError('model_package_invalid', `${pkg.path}: config.json says backend ${pkg.config.backend}, the snpe back-end needs backend snpe`);
-    }
 
     const binding = options.binding ?? loadSnpeBinding(options.addonPath, env);
     let session: SnpeSession;

@@ -15,7 +15,7 @@ const RUNNERS: Record<ModelFormat, string> = { onnx: 'onnx', dlc: 'snpe' };
 
 /**
  * The checks every back-end runs before touching a runtime: the package reads and validates, its
- * format suits the back-end, and its classes map to production ids. Shape checks follow in the
+ * format suits the back-end (and agrees with config.json's backend), and its classes map to production ids. Shape checks follow in the
  * back-end, which alone knows the model file's real input shape.
  */
 export async function prepareModel(modelPath: string, format: ModelFormat): Promise<PreparedModel> {
@@ -25,6 +25,12 @@ export async function prepareModel(modelPath: string, format: ModelFormat): Prom
       'model_package_invalid',
       `${modelPath}: the ${RUNNERS[format]} back-end runs .${format} models but ${pkg.modelName} is a .${pkg.modelFormat} ` +
         `(run it with RF_DETR_BACKEND=${RUNNERS[pkg.modelFormat]})`,
+    );
+  }
+  if (pkg.config && pkg.config.backend !== RUNNERS[format]) {
+    throw new LookoutError(
+      'model_package_invalid',
+      `${modelPath}: config.json says backend ${pkg.config.backend} but ${pkg.modelName} is ${format === 'onnx' ? 'an' : 'a'} .${format} model (backend ${RUNNERS[format]})`,
     );
   }
   const classMap = resolveClassMap(pkg.labels);
