@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { isLookoutError } from '../errors/lookout-error.js';
+import { isLookoutError, LookoutError } from '../errors/lookout-error.js';
 import { applyLayer } from '../layers/layer-env.js';
 import { LAYERS } from '../layers/layers.js';
 import { LAYER_IDS } from '../plugin/manifest.js';
@@ -20,7 +20,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
     async run(args) {
       const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'data-dir': { type: 'string', default: '/' } } });
       const alias = positionals[0];
-      if (!alias) throw new Error('apply-layer needs a layer, e.g. `lookout apply-layer layer2`');
+      if (!alias) throw new LookoutError('config_invalid', 'apply-layer needs a layer, e.g. `lookout apply-layer layer2`', { details: { usage: true } });
       const result = await applyLayer(values['data-dir']!, alias);
       console.log(JSON.stringify(result));
       return 0;
