@@ -25,6 +25,10 @@ test('apply-layer without a layer is a usage error (exit 2) naming what is missi
   await assert.rejects(run(process.execPath, [cli, 'apply-layer', '--data-dir', tmpdir()]), (err: { code: number; stderr: string }) => err.code === 2 && /^config_invalid: apply-layer needs a layer/.test(err.stderr));
 });
 
+test('an unknown option is a usage error (exit 2), as in lookout-edge', async () => {
+  await assert.rejects(run(process.execPath, [cli, 'apply-layer', 'layer2', '--data-dri', tmpdir()]), (err: { code: number; stderr: string }) => err.code === 2 && /--data-dri/.test(err.stderr));
+});
+
 test('lookout apply-layer writes the durable stack under the data root', async () => {
   const root = await mkdtemp(join(tmpdir(), 'lookout-cli-'));
   try {

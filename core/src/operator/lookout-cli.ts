@@ -70,6 +70,12 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(rest);
   } catch (err) {
     console.error(isLookoutError(err) ? `${err.code}: ${err.message}` : `error: ${(err as Error).message}`);
-    return isLookoutError(err) && (err.details as { usage?: boolean } | undefined)?.usage === true ? 2 : 1;
+    return isUsageError(err) ? 2 : 1;
   }
+}
+
+/** A command-line mistake: ours (details.usage) or node's argument parser (unknown option, missing value). */
+function isUsageError(err: unknown): boolean {
+  if (isLookoutError(err)) return (err.details as { usage?: boolean } | undefined)?.usage === true;
+  return String((err as { code?: unknown } | null)?.code ?? '').startsWith('ERR_PARSE_ARGS_');
 }
