@@ -274,6 +274,19 @@ test('config is parsed from the layer env; a bad value names the key, the file a
   });
 });
 
+test('a bad value of a secret config key is named, never shown', async () => {
+  const config = z.object({ MESH_HMAC_KEY: z.string().min(32), DEVICE_PASSWORD: z.string().regex(/^\S+$/).optional() });
+  for (const [key, value] of [['MESH_HMAC_KEY', 'short-mesh-secret'], ['DEVICE_PASSWORD', 'pass with spaces']] as const) {
+    const env = { MESH_HMAC_KEY: 'k'.repeat(32), [key]: value };
+    await assert.rejects(load([plugin('mesh', { config })], { env }), (err: unknown) => {
+      assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
+      assert.match(err.message, new RegExp(`${key}=\\[redacted\\]`));
+      assert.doesNotMatch(JSON.stringify({ message: err.message, details: err.details }), new RegExp(value));
+      return true;
+    });
+  }
+});
+
 test('the in-process bus calls a handler once per message even under overlapping filters', async () => {
   const bus = new MemoryBus();
   const seen: string[] = [];

@@ -1,5 +1,9 @@
 import { z } from 'zod';
 import { LookoutError } from '../errors/lookout-error.js';
+import { REDACTED } from '../log/logger.js';
+
+/** Config keys whose values are secrets (MESH_HMAC_KEY, DEVICE_PASSWORD, LOOKOUT_TOKEN…): named in errors, never shown. */
+const SECRET_KEY_NAME = /(?:^|_)(?:PASS|PASSWD|PASSWORD|SECRET|TOKEN|KEY|PRIVATE)(?:_|$)/i;
 
 /**
  * Parses a plugin's declared keys from the environment of its layer. A bad value stops start-up
@@ -15,9 +19,10 @@ export function parsePluginConfig(plugin: string, schema: z.ZodObject | undefine
   const key = String(issue.path[0] ?? '');
   const valid = describeValid(issue);
   const value = input[key];
+  const shown = value === undefined ? '(unset)' : SECRET_KEY_NAME.test(key) ? REDACTED : JSON.stringify(value);
   throw new LookoutError(
     'config_invalid',
-    `${key}=${value === undefined ? '(unset)' : JSON.stringify(value)} in ${source} is invalid for plugin "${plugin}": ${issue.message}${valid ? `; valid values: ${valid}` : ''}`,
+    `${key}=${shown} in ${source} is invalid for plugin "${plugin}": ${issue.message}${valid ? `; valid values: ${valid}` : ''}`,
     { details: { plugin, key, source, issues: parsed.error.issues } },
   );
 }
