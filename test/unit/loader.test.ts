@@ -67,6 +67,17 @@ test('what a start opens after its timeout (timers, subscriptions, stop hooks) i
   }
 });
 
+test('stop called twice at once stops each plugin once, and both calls see it done', async () => {
+  let stops = 0;
+  const rt = await load([plugin('once', { start: () => ({ stop: () => new Promise<void>((r) => setTimeout(() => (stops++, r()), 30)) }) })]);
+  const [a, b] = await Promise.all([rt.stop(), rt.stop()]);
+  assert.equal(stops, 1);
+  assert.deepEqual([a, b], [[], []]);
+  assert.equal(rt.plugins[0]!.state, 'stopped');
+  await rt.stop();
+  assert.equal(stops, 1);
+});
+
 test('a dependency cycle is a typed error naming the plugins', async () => {
   await rejectsWith(load([plugin('a', { dependsOn: ['b'] }), plugin('b', { dependsOn: ['a'] })]), 'plugin_dependency_cycle', 'a', 'b');
 });

@@ -51,7 +51,7 @@ export interface LoadedRuntime {
   readonly routes: RouteRegistry;
   readonly ports: Record<string, number>;
   readonly container: DependencyContainer;
-  /** Stops plugins in reverse start order; returns the failures (each already logged). */
+  /** Stops plugins in reverse start order; returns the failures (each already logged). Idempotent. */
   stop(): Promise<LookoutError[]>;
 }
 
@@ -228,6 +228,8 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     }
   }
 
+  // Idempotent: a second call (a signal during an error path) waits for the first, never stops twice.
+  let stopping: Promise<LookoutError[]> | undefined;
   return {
     plugins: statuses,
     disabled,
@@ -235,7 +237,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     routes,
     ports,
     container: root,
-    stop: stopAll,
+    stop: () => (stopping ??= stopAll()),
   };
 }
 
