@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
@@ -8,7 +9,7 @@ import { definePlugin } from '../../core/src/plugin/context.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
 import { reply } from '../../hub/src/http/route-reply.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
-import { api, testHub } from '../integration/hub-helpers.js';
+import { api, sleep, testHub } from '../integration/hub-helpers.js';
 
 const TOKEN = 'test-token-0123456789';
 
@@ -143,6 +144,34 @@ describe('hub HTTP core (in-process bus)', () => {
       req.end();
     });
     assert.equal(status, 413);
+  });
+
+  it('closes the connection after a 413 instead of reading the rest of the upload', async () => {
+    // A client that goes on sending: with a declared length Node would drain it all, a paused
+    // chunked body would hold the socket; both must end soon after the answer.
+    for (const framing of ['Content-Length: 104857600', 'Transfer-Encoding: chunked']) {
+      const socket = connect(hub.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      let answer = '';
+      socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(`POST /probe/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
+      const piece = Buffer.alloc(16 * 1024, 0x61);
+      const framed = framing.startsWith('Transfer') ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+      let sent = 0;
+      let isClosed = false;
+      void closed.then(() => (isClosed = true));
+      const deadline = Date.now() + 5000;
+      while (!isClosed && Date.now() < deadline) {
+        if (!socket.write(framed)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed, sleep(100)]);
+        sent += piece.length;
+      }
+      socket.destroy();
+      assert.match(answer, /^HTTP\/1\.1 413 /, framing);
+      assert.match(answer, /connection: close/i, framing);
+      assert.ok(isClosed, `${framing}: the hub kept the connection open (${sent} bytes sent)`);
+      assert.ok(sent < 50 * 1024 * 1024, `${framing}: the hub read ${sent} bytes after refusing the body`);
+    }
   });
 
   it('keeps a client request id and makes one otherwise', async () => {

@@ -24,6 +24,9 @@ export function writeError(ctx: Context, err: unknown, log: Logger): void {
   ctx.type = 'application/json';
   ctx.body = body;
   if (e.code === 'unauthorized') ctx.set('WWW-Authenticate', 'Bearer');
+  // The rest of a refused upload is never read: closing the connection stops the client sending it
+  // (else Node drains a declared body to its end, or a paused chunked one holds the socket).
+  if (e.code === 'payload_too_large') ctx.set('Connection', 'close');
 }
 
 function fromHttpError(err: unknown): LookoutError | undefined {
