@@ -1,10 +1,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { DetsMessageSchema, type DetsMessage } from '../../core/src/contracts/dets-message.js';
 import type { LayerId } from '../../core/src/plugin/manifest.js';
-import { recordFor } from '../support/bus-recorder.js';
+import { BusRecorder, recordFor } from '../support/bus-recorder.js';
+import { buildDepthModel } from '../support/depth-onnx-model.js';
 import { startPluginDevice } from '../support/plugin-device.js';
 
 let broker: EmbeddedBroker;
@@ -72,4 +77,37 @@ test('layer2 with TRACKER_ENABLE=0: loaded, but no stage and no track_id', async
   const r = await detsAt('layer2', { TRACKER_ENABLE: '0' });
   assert.deepEqual(r.stages, []);
   assert.ok(all(r.dets).every((d) => d.track_id === undefined));
+});
+
+test('layer3 with a depth model slow to load: not one dets message leaves without x, y, z', async () => {
+  const id = 'cam-slow-depth';
+  const recorder = new BusRecorder();
+  const off = await observer.subscribe(`devices/${id}/dets`, recorder.handler);
+  let feeding: Promise<void> | undefined;
+  const device = await startPluginDevice({
+    brokerUrl: broker.url,
+    id,
+    plugins: PLUGINS,
+    layer: 'layer3',
+    env: { SIM_SCENARIO: 'people-crossing', SIM_DET_FP_RATE: '0', MONO_DEPTH_BACKEND: 'onnx', MONO_DEPTH_MODEL_PATH: '/data/models/mono_depth.onnx' },
+    // The model comes through a FIFO 400 ms after depth starts reading it (slow flash, a 100 MB file):
+    // the detector, which started first, runs frames meanwhile.
+    prepare: async (dataDir) => {
+      const path = join(dataDir, 'data', 'models', 'mono_depth.onnx');
+      await mkdir(join(dataDir, 'data', 'models'), { recursive: true });
+      execFileSync('mkfifo', [path]);
+      feeding = sleep(400).then(() => writeFile(path, buildDepthModel({ height: 64, width: 64 }).bytes));
+    },
+  });
+  try {
+    await feeding;
+    await sleep(800);
+    const dets = recorder.messages.map((m) => DetsMessageSchema.parse(m.body));
+    const persons = all(dets).filter((d) => d.c === 0);
+    assert.ok(persons.length > 5, `${persons.length} person detections`);
+    assert.deepEqual(persons.filter((d) => d.z === undefined), [], 'detections published before the depth model was loaded');
+  } finally {
+    await off();
+    await device.stop();
+  }
 });

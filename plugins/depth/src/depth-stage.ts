@@ -6,7 +6,8 @@ import type { DepthBackend } from './backends/depth-backend.js';
 import { checkIntrinsics, fuseDetection, medianDepthInBox, scaleIntrinsics, type DepthMap, type Size } from './fusion.js';
 
 export interface DepthStageOptions {
-  backend: DepthBackend;
+  /** Or the back-end still loading its model: frames that need depth wait for it. */
+  backend: DepthBackend | PromiseLike<DepthBackend>;
   /** Intrinsics of the camera at `intrinsicsSize`; frames of another size get them scaled. */
   intrinsics: CameraIntrinsics;
   intrinsicsSize: Size;
@@ -44,7 +45,8 @@ export class DepthStage implements DetectionStage {
       // Keep the average rate at fps even when frames do not land on the period (10 Hz frames, 8 Hz depth).
       this.nextAt = now - this.nextAt > this.periodMs ? now + this.periodMs : this.nextAt + this.periodMs;
       try {
-        this.map = await this.options.backend.estimate(frame);
+        const backend = await this.options.backend;
+        this.map = await backend.estimate(frame);
         this.mapAt = now;
       } catch (err) {
         this.options.onError?.(toLookoutError(err));

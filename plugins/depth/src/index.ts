@@ -35,7 +35,7 @@ export default definePlugin({
     const pipeline = ctx.services.get(DetectionPipelineToken);
     const source = ctx.services.get(FrameSourceToken);
     const sim = ctx.services.optional(SimScenarioToken);
-    const { backend, note } = await openDepthBackend({
+    const opening = openDepthBackend({
       ...(c.MONO_DEPTH_BACKEND ? { backend: c.MONO_DEPTH_BACKEND } : {}),
       ...(c.MONO_DEPTH_MODEL_PATH ? { modelPath: c.MONO_DEPTH_MODEL_PATH } : {}),
       dataDir: ctx.runtime.dataDir,
@@ -43,10 +43,15 @@ export default definePlugin({
       output: c.MONO_DEPTH_OUTPUT,
       scale: c.MONO_DEPTH_SCALE,
     });
-    ctx.onStop(() => backend.close());
+    // Released at stop, also when start fails after the model has loaded.
+    ctx.onStop(() => opening.then(({ backend }) => backend.close(), () => undefined));
+    const loaded = opening.then(({ backend }) => backend);
+    loaded.catch(() => undefined); // a failure to load is start's to report; a waiting frame only gives up
     let failures = 0;
     const stage = new DepthStage({
-      backend,
+      // In the pipeline before the model has loaded (a large file on flash takes a while): the
+      // detector, which started first, is already running frames, and none may leave without x, y, z.
+      backend: loaded,
       intrinsics: source.intrinsics,
       intrinsicsSize: { width: source.width, height: source.height },
       fps: c.MONO_DEPTH_FPS,
@@ -56,11 +61,11 @@ export default definePlugin({
         ctx.health.set('degraded', err.message);
       },
     });
-    const remove = pipeline.addStage(stage);
+    ctx.onStop(pipeline.addStage(stage));
+    const { backend, note } = await opening;
     if (note) ctx.log.info(note);
     ctx.health.set('ok', `${backend.name} depth at ${c.MONO_DEPTH_FPS} fps`);
     ctx.log.info({ backend: backend.name, source: backend.source, fps: c.MONO_DEPTH_FPS }, 'depth stage added');
-    return { stop: () => remove() };
   },
 });
 
