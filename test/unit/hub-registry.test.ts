@@ -137,6 +137,28 @@ describe('GET /fleet/registry', () => {
     }
   });
 
+  it('takes a hello (or status, health) only from its own device\u2019s topic', async () => {
+    const bus = new MemoryBus();
+    const hub = await testHub({ bus, deviceNetworks: ['127.0.0.0/8'] });
+    try {
+      await bus.publish('devices/cam-v/hello', JSON.stringify(msg.hello('cam-v', ['127.0.0.1'], 9555, ['canary'])));
+      // Another bus client speaks for cam-v: its hello would move cam-v's tool calls elsewhere.
+      await bus.publish('devices/intruder/hello', JSON.stringify(msg.hello('cam-v', ['127.0.0.9'], 9999, ['canary'])));
+      await bus.publish('devices/intruder/status', JSON.stringify(msg.status('cam-v', 'offline')));
+      const shadows = (await api(hub.url, '/fleet/registry')).body.shadows;
+      assert.deepEqual(shadows.map((s: { device_id: string }) => s.device_id), ['cam-v']);
+      assert.equal(shadows[0].tool_url, 'http://127.0.0.1:9555/mcp');
+      const c = (await api(hub.url, '/fleet/mqtt/config')).body.ingest;
+      assert.equal(c.invalid, 2);
+      const refused = (await api(hub.url, '/debug/events?kind=ingest_invalid&device=intruder')).body.events;
+      assert.equal(refused.length, 2);
+      assert.match(refused[0].message, /^schema: device_id: "cam-v" is not .*intruder/);
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
+  });
+
   it('refuses to start when the named registry file is broken', async () => {
     await assert.rejects(testHub({ bus: new MemoryBus(), registryFile: file({ devices: 'none' }) }), code('config_invalid'));
   });

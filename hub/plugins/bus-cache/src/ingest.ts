@@ -20,6 +20,8 @@ type Listener = (m: IngestedMessage) => void;
 
 const ALERT_TYPE = /incident|anomal|alert/i;
 export const HOT_CONTRACTS: BusSuffix[] = ['dets', 'telemetry'];
+/** Contracts whose device_id field names the publishing device itself. */
+const SELF_NAMING = new Set<string>(['hello', 'status', 'health']);
 
 type KnownTopic = TopicContract & { topic: string };
 
@@ -86,6 +88,11 @@ export class Ingest {
       return this.refuse(topic, deviceId, suffix, key, 'schema', payload, now, `${where}: ${issue.message}`);
     }
     const message = parsed.data as Record<string, unknown>;
+    // A device speaks only on its own topics: a hello naming another device would re-register it
+    // (its tool calls would go to the announced address), a status would mark it offline.
+    if (SELF_NAMING.has(key) && typeof message.device_id === 'string' && message.device_id !== deviceId) {
+      return this.refuse(topic, deviceId, suffix, key, 'schema', payload, now, `device_id: "${message.device_id.slice(0, 128)}" is not the device of its topic (${deviceId})`);
+    }
     let device = this.devices.get(deviceId);
     if (!device) {
       if (this.devices.size >= this.limits.maxDevices) {
