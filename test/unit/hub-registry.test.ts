@@ -67,11 +67,17 @@ describe('device registry', () => {
     assert.deepEqual(d.labels, ['canary', 'dock']);
   });
 
-  it('uses the hello address of a named device the file gives no address for, and a tool_url as is', () => {
+  it('uses the hello address of a named device the file gives no address for only inside the device networks, and a tool_url as is', () => {
     const { r } = registry(file({ devices: [{ device_id: 'n1' }, { device_id: 'n2', tool_url: 'http://cam-n2.local:8765/mcp' }] }), ['10.0.0.0/8']);
     assert.equal(r.get('n1')!.toolUrl, null);
+    // The address comes from the hello, which any bus client can publish: the file vouches for the
+    // device, not for wherever a hello says it is.
     r.hello(hello('n1', ['172.16.0.4'], 9100), 1);
-    assert.equal(r.get('n1')!.toolUrl, 'http://172.16.0.4:9100/mcp');
+    assert.equal(r.get('n1')!.toolUrl, null);
+    assert.match(r.get('n1')!.unreachableReason!, /device networks \(10\.0\.0\.0\/8\)/);
+    assert.throws(() => r.resolve('n1'), code('target_not_allowed'));
+    r.hello(hello('n1', ['172.16.0.4', '10.3.0.4'], 9100), 2);
+    assert.equal(r.get('n1')!.toolUrl, 'http://10.3.0.4:9100/mcp');
     assert.equal(r.get('n2')!.toolUrl, 'http://cam-n2.local:8765/mcp');
   });
 

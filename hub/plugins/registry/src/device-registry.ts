@@ -25,8 +25,9 @@ export interface RegistryOptions {
 
 /**
  * The registry file merged with hello announcements. Only what this says is reachable is ever
- * contacted: a device named in the file (at the file's addresses, or its hello's when the file
- * gives none), or a device whose hello announces an address inside the device networks.
+ * contacted: a device named in the file at the file's addresses, and any device at an address
+ * its hello announces inside the device networks (the file naming a device vouches for it, not
+ * for wherever a hello says it is).
  */
 export class HubDeviceRegistry implements DeviceRegistry {
   private fileDevices = new Map<string, RegistryFileDevice>();
@@ -128,15 +129,15 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
     if (file?.tool_url) {
       device.toolUrl = file.tool_url;
-    } else if (file) {
-      const ip = ips.find((a) => this.options.networks.contains(a)) ?? ips[0];
-      if (ip) device.toolUrl = mcpUrl(ip, port);
-      else device.unreachableReason = 'the registry file gives no address and no hello announced one';
-    } else {
-      const ip = ips.find((a) => this.options.networks.contains(a));
-      if (ip) device.toolUrl = mcpUrl(ip, port);
-      else device.unreachableReason = `its hello announces no address inside the device networks (${this.options.networks.cidrs.join(', ')}) and the registry file does not name it`;
+      return device;
     }
+    // The file's own addresses are the operator's word; a hello's are data any bus client can
+    // publish, so they are used only inside the device networks, even for a device the file names.
+    const fromFile = file !== undefined && file.ips.length > 0;
+    const ip = fromFile ? (ips.find((a) => this.options.networks.contains(a)) ?? ips[0]) : ips.find((a) => this.options.networks.contains(a));
+    if (ip) device.toolUrl = mcpUrl(ip, port);
+    else if (!hello) device.unreachableReason = 'the registry file gives no address and no hello announced one';
+    else device.unreachableReason = `its hello announces no address inside the device networks (${this.options.networks.cidrs.join(', ')})${file ? ' and the registry file gives none' : ' and the registry file does not name it'}`;
     return device;
   }
 
