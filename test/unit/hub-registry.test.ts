@@ -40,6 +40,11 @@ describe('registry file', () => {
     assert.throws(() => readRegistryFile(file({ devices: [{ device_id: 'a', ips: ['300.1.1.1'] }] }), true), (e: LookoutError) => /devices\.0\.ips\.0/.test(e.message));
     assert.throws(() => readRegistryFile(file({ devices: [{ device_id: 'a' }, { device_id: 'a' }] }), true), (e: LookoutError) => /twice/.test(e.message));
     assert.throws(() => readRegistryFile(file('{ nope'), true), (e: LookoutError) => /not JSON/.test(e.message));
+    // fetch refuses such a URL, and the failure would carry the password into answers and the ring.
+    assert.throws(
+      () => readRegistryFile(file({ devices: [{ device_id: 'a', tool_url: 'http://admin:s3cr3t@10.0.0.5:8765/mcp' }] }), true),
+      (e: LookoutError) => e.code === 'config_invalid' && /devices\.0\.tool_url: .*credentials/.test(e.message) && !JSON.stringify(e.toBody()).includes('s3cr3t'),
+    );
     assert.throws(() => readRegistryFile(join(dir, 'absent.json'), true), code('config_invalid'));
     assert.deepEqual(readRegistryFile(join(dir, 'absent.json'), false), { devices: [] });
   });

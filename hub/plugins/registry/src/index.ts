@@ -103,7 +103,7 @@ function shadow(d: RegisteredDevice, busId: string, online: boolean): z.output<t
     bus_id: busId,
     source: d.source,
     reachable: d.toolUrl !== null,
-    tool_url: d.toolUrl === null ? null : withoutCredentials(d.toolUrl),
+    tool_url: d.toolUrl,
     ports: d.ports,
     online,
     last_hello_at: d.lastHelloAt === null ? null : new Date(d.lastHelloAt).toISOString(),
@@ -112,11 +112,4 @@ function shadow(d: RegisteredDevice, busId: string, online: boolean): z.output<t
   if (d.image) s.image = d.image;
   if (d.layer) s.layer = d.layer;
   return s;
-}
-
-function withoutCredentials(url: string): string {
-  const u = new URL(url);
-  u.username = '';
-  u.password = '';
-  return u.toString();
 }

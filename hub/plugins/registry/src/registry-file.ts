@@ -14,7 +14,12 @@ export const RegistryFileDeviceSchema = z.strictObject({
   labels: z.array(RoleLabelSchema).default([]).describe('role labels; "canary" makes it the canary target'),
   roles: z.array(z.string().min(1)).default([]),
   tool_port: PortSchema.optional().describe('tool server port; default: the port its hello announces, else 8765'),
-  tool_url: z.url({ protocol: /^https?$/ }).optional().describe('full tool server URL, overriding ips and tool_port'),
+  tool_url: z
+    .url({ protocol: /^https?$/ })
+    // fetch refuses a URL with credentials, and the failure would carry them into answers and logs.
+    .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'must not carry credentials (user:password@)')
+    .optional()
+    .describe('full tool server URL, overriding ips and tool_port'),
 });
 
 export const RegistryFileSchema = z.strictObject({
