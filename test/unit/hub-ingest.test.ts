@@ -118,6 +118,18 @@ describe('bus cache ingest (in-process bus)', () => {
     assert.match(metrics, /lookout_hub_ingest_invalid_total\{topic="telemetry",reason="too_deep"\} 2/);
   });
 
+  it('keeps a bounded account of a refused message, however long the field it names', async () => {
+    // zod names a record key in its path: the issue would hold the key, and the ring a copy per message.
+    const hello = { ...msg.hello('cam-1', ['127.0.0.1'], 9001), versions: { runtime: '1', plugins: { ['k'.repeat(3000)]: 1 } } };
+    await send(bus, 'devices/cam-1/hello', hello);
+    const [event] = (await api(hub.url, '/debug/events?kind=ingest_invalid&device=cam-1&limit=1')).body.events;
+    assert.equal(event.topic, 'devices/cam-1/hello');
+    assert.match(event.details.issue, /^versions\.plugins\.kkk/);
+    assert.ok(event.details.issue.length <= 300, `issue of ${event.details.issue.length} characters`);
+    const entry = await latest('cam-1');
+    assert.ok(entry.invalid.hello.last_issue.length <= 300, `last_issue of ${entry.invalid.hello.last_issue.length} characters`);
+  });
+
   it('counts the invalid messages of a device that never sent a valid one without listing it', async () => {
     await send(bus, 'devices/ghost/telemetry', 'garbage');
     const all = (await api(hub.url, '/fleet/mqtt/latest')).body;

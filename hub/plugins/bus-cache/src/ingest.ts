@@ -19,6 +19,7 @@ export interface IngestLimits {
 type Listener = (m: IngestedMessage) => void;
 
 const ALERT_TYPE = /incident|anomal|alert/i;
+const MAX_ISSUE_CHARS = 300;
 export const HOT_CONTRACTS: BusSuffix[] = ['dets', 'telemetry'];
 /** Contracts whose device_id field names the publishing device itself. */
 const SELF_NAMING = new Set<string>(['hello', 'status', 'health']);
@@ -171,7 +172,9 @@ export class Ingest {
     }
   }
 
-  private refuse(topic: string, deviceId: string | undefined, suffix: string, key: string, reason: InvalidReason, payload: Buffer, now: number, issue: string): void {
+  private refuse(topic: string, deviceId: string | undefined, suffix: string, key: string, reason: InvalidReason, payload: Buffer, now: number, fullIssue: string): void {
+    // An issue may quote the message (zod names a record key in its path): a refused message keeps no more of itself than its preview.
+    const issue = fullIssue.length > MAX_ISSUE_CHARS ? `${fullIssue.slice(0, MAX_ISSUE_CHARS - 1)}\u2026` : fullIssue;
     this.invalid++;
     this.invalidByTopic[key] = (this.invalidByTopic[key] ?? 0) + 1;
     this.invalidByReason[reason] = (this.invalidByReason[reason] ?? 0) + 1;
@@ -182,7 +185,7 @@ export class Ingest {
       else this.countUntracked(deviceId, suffix, reason, now, issue);
     } else this.untrackedInvalid++;
     const details: Record<string, unknown> = { reason, issue, bytes: payload.length, preview: preview(payload) };
-    const event = { kind: 'ingest_invalid', topic: topic.slice(0, 256), message: `${reason}: ${issue}`.slice(0, 300), details };
+    const event = { kind: 'ingest_invalid', topic: topic.slice(0, 256), message: `${reason}: ${issue}`.slice(0, MAX_ISSUE_CHARS), details };
     this.deps.ring?.record(deviceId !== undefined ? { ...event, device_id: deviceId } : event);
   }
 
