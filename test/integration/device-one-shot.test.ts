@@ -16,7 +16,7 @@ const image = join(packageRoot(), 'test', 'fixtures', 'images', 'base-camera.jso
 
 describe('lookout-edge one-shot modes', () => {
   let dataDir: string;
-  const base = () => ['--device-id', 'cam-once', '--image', image, '--layer', 'layer0', '--data-dir', dataDir, '--mqtt', 'mqtt://127.0.0.1:1'];
+  const base = () => ['--device-id', 'cam-once', '--image', image, '--layer', 'layer0', '--data-dir', dataDir, '--mqtt', 'mqtt://127.0.0.1:1', '--source', 'sim'];
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'lookout-once-'));

@@ -65,7 +65,7 @@ describe('status and the thermal governor', () => {
 
   it('reports NORMAL below layer 4, where no governor runs, however hot the die', async () => {
     const bus = new MemoryBus();
-    const device = await startDevice({ deviceId: 'cam-cool', image, layer: 'layer2', dataDir: dir, bus, toolServer: false, logger, env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25', STATUS_INTERVAL_MS: '100' } });
+    const device = await startDevice({ deviceId: 'cam-cool', image, layer: 'layer2', source: 'sim', dataDir: dir, bus, toolServer: false, logger, env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25', STATUS_INTERVAL_MS: '100' } });
     try {
       await waitFor(() => statuses(bus, 'cam-cool').some((s) => s.die_temp_c >= 90), 'a status at 90 °C or more');
       assert.ok(statuses(bus, 'cam-cool').every((s) => s.thermal_state === 'NORMAL'));

@@ -112,6 +112,28 @@ describe('temperature sources on disk', () => {
     );
   });
 
+  it('reads the real sensor unless the device runs simulated: a real device never reports a made-up temperature', async () => {
+    const zone = join(dir, 'zone-default');
+    await writeFile(zone, '61500\n');
+    const real = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: zone } });
+    try {
+      assert.equal(real.container.resolve<DieTemperature>(DieTemperatureToken.name).current(), 61.5);
+    } finally {
+      await real.stop();
+    }
+    await assert.rejects(
+      loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: join(dir, 'no-zone') } }),
+      (err: Error & { code: string }) => err.code === 'config_invalid' && /DIE_TEMP_ZONE/.test(err.message) && /--source sim or DIE_TEMP_SOURCE=sim/.test(err.message),
+    );
+    const simulated = { ...runtime(dir), settings: { device: { source: 'sim' } } };
+    const sim = await loadPlugins({ plugins: [dieTemp], runtime: simulated, bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: join(dir, 'no-zone') } });
+    try {
+      assert.ok(Math.abs(sim.container.resolve<DieTemperature>(DieTemperatureToken.name).current() - 48) <= 0.5);
+    } finally {
+      await sim.stop();
+    }
+  });
+
   it('refuses an unknown source naming the valid ones', async () => {
     await assert.rejects(
       loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_SOURCE: 'guess' } }),

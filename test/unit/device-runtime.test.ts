@@ -44,6 +44,7 @@ describe('device runtime on the in-process bus', () => {
       deviceId: 'cam-unit',
       image: baseImage(),
       layer: 'layer0',
+      source: 'sim',
       dataDir,
       bus,
       toolPort: 0,
@@ -134,7 +135,7 @@ describe('device runtime on the in-process bus', () => {
     const ran = device.commands().handled;
     const fresh = new MemoryBus();
     await fresh.publish('devices/cam-r/cmd/tool', JSON.stringify({ tool: 'get_firmware_status' }), { retain: true });
-    const other = await startDevice({ deviceId: 'cam-r', image: baseImage(), layer: 'layer0', dataDir, bus: fresh, toolServer: false, logger });
+    const other = await startDevice({ deviceId: 'cam-r', image: baseImage(), source: 'sim', layer: 'layer0', dataDir, bus: fresh, toolServer: false, logger });
     try {
       assert.equal(other.commands().ignoredRetained, 1);
       assert.equal(other.commands().handled, 0);
@@ -151,7 +152,7 @@ describe('device runtime stop and errors', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'lookout-device-'));
     const bus = new MemoryBus();
     try {
-      const device = await startDevice({ deviceId: 'cam-stop', image: baseImage(), layer: 'layer0', dataDir, bus, toolPort: 0, logger });
+      const device = await startDevice({ deviceId: 'cam-stop', image: baseImage(), source: 'sim', layer: 'layer0', dataDir, bus, toolPort: 0, logger });
       await device.stop();
       await device.stop();
       const last = bus.published.filter((m) => m.topic === 'devices/cam-stop/status').at(-1)!;
@@ -172,7 +173,7 @@ describe('device runtime stop and errors', () => {
     const lines: string[] = [];
     const sink = createLogger({ level: 'warn', destination: { write: (l: string) => void lines.push(l) } });
     try {
-      const device = await startDevice({ deviceId: 'cam-env', image: baseImage(), layerEnvPath: envFile, dataDir, bus, toolServer: false, logger: sink });
+      const device = await startDevice({ deviceId: 'cam-env', image: baseImage(), source: 'sim', layerEnvPath: envFile, dataDir, bus, toolServer: false, logger: sink });
       await device.stop();
       assert.equal(device.layer, 'layer1');
       assert.equal(device.envSource, envFile);
@@ -197,7 +198,7 @@ describe('device runtime stop and errors', () => {
     const bus = new MemoryBus();
     try {
       await assert.rejects(
-        startDevice({ deviceId: 'cam-bad', image: baseImage(), layer: 'layer0', dataDir, bus, toolPort: port, logger, env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' } }),
+        startDevice({ deviceId: 'cam-bad', image: baseImage(), source: 'sim', layer: 'layer0', dataDir, bus, toolPort: port, logger, env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' } }),
         (err: Error & { code: string }) => {
           assert.equal(err.code, 'config_invalid');
           assert.match(err.message, /STORAGE_WARN_PCT/);

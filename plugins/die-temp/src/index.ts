@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import { definePlugin } from '../../../core/src/plugin/context.js';
-import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError, toLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
 import { DieTemperatureToken, type DieTemperature } from './service.js';
 import { defaultSimTemperature, loadTempScript, temperatureAt } from './sim-script.js';
 import { readThermalZone } from './zone-reader.js';
 
 export const DieTempConfig = z.object({
-  DIE_TEMP_SOURCE: z.enum(['sim', 'zone']).default('sim'),
+  DIE_TEMP_SOURCE: z.enum(['sim', 'zone']).optional().describe('default: sim with --source sim, else the thermal zone'),
   DIE_TEMP_ZONE: z.string().min(1).default('/sys/class/thermal/thermal_zone0/temp'),
   DIE_TEMP_INTERVAL_MS: z.coerce.number().int().min(10).default(1000),
   SIM_TEMP_SCRIPT: z.string().min(1).optional(),
@@ -29,9 +30,16 @@ export default definePlugin({
     const { config, clock, log } = ctx;
     const startedAt = clock.now();
     let read: () => Promise<number>;
-    if (config.DIE_TEMP_SOURCE === 'zone') {
+    // A real device reads its real sensor: a simulated temperature there would blind the governor.
+    const source = config.DIE_TEMP_SOURCE ?? (deviceSettings(ctx.runtime).source === 'sim' ? 'sim' : 'zone');
+    if (source === 'zone') {
       const path = config.DIE_TEMP_ZONE;
-      read = () => readThermalZone(path);
+      read = () =>
+        readThermalZone(path).catch((err: unknown) => {
+          if (config.DIE_TEMP_SOURCE) throw err;
+          const e = toLookoutError(err);
+          throw new LookoutError(e.code, `${e.message} (the thermal zone is read unless the device runs with --source sim or DIE_TEMP_SOURCE=sim)`, { cause: err, details: e.details });
+        });
     } else if (config.SIM_TEMP_SCRIPT) {
       const script = await loadTempScript(config.SIM_TEMP_SCRIPT);
       read = async () => temperatureAt(script, (clock.now() - startedAt) / 1000);
