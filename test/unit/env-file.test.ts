@@ -47,6 +47,15 @@ test('bad lines are errors naming the file and the line', () => {
   }
 });
 
+test('a malformed line is never echoed whole: a secret in it stays out of the message', () => {
+  assert.throws(() => parseEnv('DEVICE_PASSWORD hunter2', 'x.env'), (err: unknown) => {
+    assert.ok(err instanceof LookoutError);
+    assert.match(err.message, /x\.env:1: expected KEY=value \(the line starts with DEVICE_PASSWORD\)/);
+    assert.ok(!err.message.includes('hunter2'));
+    return true;
+  });
+});
+
 test('formatEnv writes what parseEnv reads back', () => {
   const env = { A: 'plain', B: 'with space', C: 'quote " and \\ slash', D: 'multi\nline', E: '' };
   assert.deepEqual(parseEnv(formatEnv(env, 'header line')), env);

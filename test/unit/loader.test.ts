@@ -307,3 +307,15 @@ test('the in-process bus calls a handler once per message even under overlapping
   await bus.publish('devices/a/telemetry/wifi', '{}');
   assert.deepEqual(seen, ['devices/a/telemetry/wifi']);
 });
+
+test('a throwing subscriber of the in-process bus fails neither the publisher nor the other subscribers', async () => {
+  const bus = new MemoryBus();
+  const seen: string[] = [];
+  await bus.subscribe('a/#', () => {
+    throw new Error('broken subscriber');
+  });
+  await bus.subscribe('a/+', (topic) => void seen.push(topic));
+  await bus.publish('a/b', 'x');
+  assert.deepEqual(seen, ['a/b']);
+  assert.equal(bus.handlerErrors, 1);
+});

@@ -10,6 +10,8 @@ export class MemoryBus implements BusPort {
   private readonly connectListeners = new Set<() => void>();
   private closed = false;
   readonly published: { topic: string; payload: Buffer; options: PublishOptions }[] = [];
+  /** Handlers and connect listeners that threw: counted, never passed to the publisher (as MqttBus). */
+  handlerErrors = 0;
 
   get connected(): boolean {
     return !this.closed;
@@ -28,14 +30,14 @@ export class MemoryBus implements BusPort {
     for (const sub of [...this.subscriptions]) {
       if (called.has(sub.handler) || !topicMatches(sub.filter, topic)) continue;
       called.add(sub.handler);
-      sub.handler(topic, buf, { retain: false });
+      this.guard(() => sub.handler(topic, buf, { retain: false }));
     }
   }
 
   async subscribe(filter: string, handler: MessageHandler): Promise<() => Promise<void>> {
     const sub = { filter, handler };
     this.subscriptions.add(sub);
-    for (const [topic, payload] of this.retained) if (topicMatches(filter, topic)) handler(topic, payload, { retain: true });
+    for (const [topic, payload] of this.retained) if (topicMatches(filter, topic)) this.guard(() => handler(topic, payload, { retain: true }));
     return async () => {
       this.subscriptions.delete(sub);
     };
@@ -43,8 +45,18 @@ export class MemoryBus implements BusPort {
 
   onConnect(listener: () => void): () => void {
     this.connectListeners.add(listener);
-    if (!this.closed) queueMicrotask(listener);
+    if (!this.closed) queueMicrotask(() => this.guard(listener));
     return () => this.connectListeners.delete(listener);
+  }
+
+  /** One subscriber's failure must not fail the publisher or the other subscribers. */
+  private guard(fn: () => unknown): void {
+    try {
+      const result = fn();
+      if (result instanceof Promise) result.catch(() => this.handlerErrors++);
+    } catch {
+      this.handlerErrors++;
+    }
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,8 @@ export function parseEnv(text: string, source = 'env file'): Record<string, stri
     const fail = (why: string): never => {
       throw new LookoutError('env_file_invalid', `${source}:${i + 1}: ${why}`, { details: { source, line: i + 1 } });
     };
-    if (eq <= 0) fail(`expected KEY=value, got "${truncate(line)}"`);
+    // The line itself is not echoed: a malformed `PASSWORD hunter2` must not put the secret in a log.
+    if (eq <= 0) fail(`expected KEY=value${KEY.test(body.split(/\s/)[0] ?? '') ? ` (the line starts with ${body.split(/\s/)[0]})` : ''}`);
     const key = body.slice(0, eq).trim();
     if (!KEY.test(key)) fail(`"${truncate(key)}" is not a valid variable name`);
     const rest = body.slice(eq + 1);
