@@ -319,3 +319,16 @@ test('a throwing subscriber of the in-process bus fails neither the publisher no
   assert.deepEqual(seen, ['a/b']);
   assert.equal(bus.handlerErrors, 1);
 });
+
+test('onStarted runs once every plugin has started, in start order; its failure marks the plugin failed', async () => {
+  const events: string[] = [];
+  const rt = await load([
+    plugin('first', { start: (ctx) => { events.push('start first'); ctx.onStarted(() => void events.push('started first')); } }),
+    plugin('second', { dependsOn: ['first'], start: (ctx) => { events.push('start second'); ctx.onStarted(() => { throw new Error('late failure'); }); } }),
+    plugin('third', { dependsOn: ['second'], start: () => void events.push('start third') }),
+  ]);
+  assert.deepEqual(events, ['start first', 'start second', 'start third', 'started first']);
+  assert.deepEqual(rt.plugins.map((p) => [p.name, p.state]), [['first', 'ok'], ['second', 'failed'], ['third', 'ok']]);
+  assert.match(rt.plugins[1]!.message!, /late failure/);
+  await rt.stop();
+});

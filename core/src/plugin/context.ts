@@ -99,6 +99,11 @@ export interface PluginContext<C = Record<string, unknown>> {
   ports: PluginPorts;
   /** Runs at stop, after the plugin's own stop, in reverse order of registration. */
   onStop(fn: () => unknown | Promise<unknown>): void;
+  /**
+   * Runs once every plugin of the runtime has started (in start order), e.g. to begin work that
+   * plugins starting after this one add to. A failure there is logged and marks the plugin failed.
+   */
+  onStarted(fn: () => unknown | Promise<unknown>): void;
 }
 
 export interface PluginInstance {

@@ -125,6 +125,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
   const mirrorNamespace = runtime.kind === 'device' ? `shadow/${runtime.id}/` : undefined;
   const started: Started[] = [];
   const statuses: PluginStatus[] = [];
+  const whenStarted: { status: PluginStatus; log: Logger; fn: () => unknown }[] = [];
 
   const stopOne = async (s: Started, errors: LookoutError[]) => {
     const log = logger.child({ plugin: s.plugin.name });
@@ -213,6 +214,9 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
         onStop(fn) {
           addCleanup(fn);
         },
+        onStarted(fn) {
+          whenStarted.push({ status, log, fn });
+        },
       };
       entry.instance = await withTimeout(plugin, Promise.resolve().then(() => plugin.start(ctx)), plugin.startTimeoutMs ?? options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
       if (status.state === 'starting') status.state = 'ok';
@@ -225,6 +229,17 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
       status.state = 'failed';
       await stopAll();
       throw failure;
+    }
+  }
+
+  for (const { status, log, fn } of whenStarted) {
+    try {
+      await fn();
+    } catch (err) {
+      const e = toLookoutError(err);
+      status.state = 'failed';
+      status.message = e.message;
+      log.error({ code: e.code }, `after start: ${e.message}`);
     }
   }
 

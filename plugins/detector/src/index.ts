@@ -91,8 +91,8 @@ export default definePlugin({
       };
     });
 
-    // The first frame waits for plugins that add stages (they start after this one).
-    ctx.clock.setTimeout(() => loop.start(), 0);
+    // The first frame waits for the plugins that add stages or a throttle (they start after this one).
+    ctx.onStarted(() => loop.start());
     ctx.log.info({ backend: backend.name, modelPath, strideFps: ctx.config.RF_DETR_STRIDE_FPS }, 'detector started');
     return { stop: () => loop.stop() };
   },
