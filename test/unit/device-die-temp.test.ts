@@ -7,6 +7,7 @@ import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { loadPlugins } from '../../core/src/plugin/loader.js';
 import dieTemp from '../../plugins/die-temp/src/index.js';
+import camera from '../../plugins/camera/src/index.js';
 import { DieTemperatureToken, type DieTemperature } from '../../plugins/die-temp/src/service.js';
 import { defaultSimTemperature, loadTempScript, temperatureAt } from '../../plugins/die-temp/src/sim-script.js';
 import { readThermalZone } from '../../plugins/die-temp/src/zone-reader.js';
@@ -131,6 +132,16 @@ describe('temperature sources on disk', () => {
       assert.ok(Math.abs(sim.container.resolve<DieTemperature>(DieTemperatureToken.name).current() - 48) <= 0.5);
     } finally {
       await sim.stop();
+    }
+  });
+
+  it('in sim mode the die follows the scene’s own temperature script (thermal-soak starts at 55 °C)', async () => {
+    const simulated = { ...runtime(dir), settings: { device: { source: 'sim' } } };
+    const loaded = await loadPlugins({ plugins: [camera, dieTemp], runtime: simulated, bus: new MemoryBus(), logger, env: { SIM_SCENARIO: 'thermal-soak' } });
+    try {
+      assert.ok(Math.abs(loaded.container.resolve<DieTemperature>(DieTemperatureToken.name).current() - 55) < 1.5);
+    } finally {
+      await loaded.stop();
     }
   });
 

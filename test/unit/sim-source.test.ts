@@ -251,7 +251,7 @@ test('the camera plugin provides a sim frame source through the loader', async (
 });
 
 test('the camera plugin defaults to people-crossing and refuses unknown sources and scenarios', async () => {
-  assert.deepEqual(CameraConfigSchema.parse({}), { LOOKOUT_SOURCE: 'sim', SIM_SCENARIO: 'people-crossing', EDGE_V3_ENCODE_ONLY: '1' });
+  assert.deepEqual(CameraConfigSchema.parse({}), { LOOKOUT_SOURCE: 'sim', SIM_SCENARIO: 'people-crossing' });
   const start = (env: Record<string, string>) => loadPlugins({ plugins: [cameraPlugin], runtime, bus: new MemoryBus(), env, logger });
   await assert.rejects(start({ LOOKOUT_SOURCE: 'rtsp' }), (err: unknown) => {
     assert.ok(err instanceof LookoutError && err.code === 'config_invalid');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { definePlugin } from '../../../core/src/plugin/context.js';
 import { LookoutError, toLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { SimScenarioToken } from '../../camera/src/sim-scenario-token.js';
 import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
 import { DieTemperatureToken, type DieTemperature } from './service.js';
 import { defaultSimTemperature, loadTempScript, temperatureAt } from './sim-script.js';
@@ -26,6 +27,7 @@ export default definePlugin({
   layer: 'layer0',
   config: DieTempConfig,
   provides: [DieTemperatureToken],
+  optionalDependsOn: ['camera'],
   async start(ctx) {
     const { config, clock, log } = ctx;
     const startedAt = clock.now();
@@ -44,7 +46,9 @@ export default definePlugin({
       const script = await loadTempScript(config.SIM_TEMP_SCRIPT);
       read = async () => temperatureAt(script, (clock.now() - startedAt) / 1000);
     } else {
-      read = async () => defaultSimTemperature((clock.now() - startedAt) / 1000);
+      // The simulated scene may carry its own temperature script (e.g. thermal-soak): the die follows it.
+      const scene = ctx.services.optional(SimScenarioToken);
+      read = async () => scene?.temperatureAt() ?? defaultSimTemperature((clock.now() - startedAt) / 1000);
     }
 
     // The first reading must succeed: a missing zone is a configuration error, found at start.
