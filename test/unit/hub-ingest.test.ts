@@ -130,6 +130,22 @@ describe('bus cache ingest (in-process bus)', () => {
     assert.ok(entry.invalid.hello.last_issue.length <= 300, `last_issue of ${entry.invalid.hello.last_issue.length} characters`);
   });
 
+  it('refuses a topic longer than 512 characters before looking it up anywhere', async () => {
+    // V8 hashes a string of more than 16 383 characters by its length alone: long topics of one
+    // length would all collide in the hub's maps, each message costing a scan of the ones before.
+    const before = (await config()).ingest;
+    const id = `long-${'x'.repeat(600)}`;
+    const topic = `devices/${id}/status`;
+    await send(bus, topic, msg.status(id));
+    const after = (await config()).ingest;
+    assert.equal(after.invalid_by_reason.unknown_topic - (before.invalid_by_reason.unknown_topic ?? 0), 1);
+    assert.equal(after.valid, before.valid);
+    assert.equal((await api(hub.url, '/fleet/mqtt/latest')).body.devices[id], undefined);
+    const [event] = (await api(hub.url, '/debug/events?kind=ingest_invalid&limit=1')).body.events;
+    assert.ok(event.message.startsWith(`unknown_topic: topic of ${topic.length} characters`), event.message);
+    assert.ok(event.topic.length <= 128);
+  });
+
   it('counts the invalid messages of a device that never sent a valid one without listing it', async () => {
     await send(bus, 'devices/ghost/telemetry', 'garbage');
     const all = (await api(hub.url, '/fleet/mqtt/latest')).body;

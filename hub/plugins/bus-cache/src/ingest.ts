@@ -5,6 +5,7 @@ import type { HubMetrics } from '../../../src/hub-metrics.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { countInvalid, DeviceCache } from './device-cache.js';
 import { jsonDeeperThan } from './json-depth.js';
+import { MAX_TOPIC_CHARS } from './subscriptions.js';
 import type { IngestedMessage, IngestStatus, InvalidReason, InvalidStats } from './service.js';
 
 export interface IngestLimits {
@@ -64,6 +65,12 @@ export class Ingest {
     const now = this.deps.now?.() ?? Date.now();
     this.messages++;
     this.lastMessageAt = now;
+    if (incomingTopic.length > MAX_TOPIC_CHARS) {
+      this.deps.metrics?.ingested('unknown', now);
+      // A copy: a slice would keep the whole topic alive in the ring.
+      const shown = Buffer.from(incomingTopic.slice(0, 128)).toString();
+      return this.refuse(shown, undefined, '(none)', 'unknown', 'unknown_topic', payload, now, `topic of ${incomingTopic.length} characters (limit ${MAX_TOPIC_CHARS})`);
+    }
     const contract = this.contractOf(incomingTopic);
     const metricTopic = contract?.key ?? 'unknown';
     this.deps.metrics?.ingested(metricTopic, now);
