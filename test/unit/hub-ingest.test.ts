@@ -146,6 +146,17 @@ describe('bus cache ingest (in-process bus)', () => {
     assert.ok(event.topic.length <= 128);
   });
 
+  it('lists a device whatever its id, __proto__ included', async () => {
+    // A valid topic level: as a plain object key it would set the answer's prototype and vanish.
+    await send(bus, 'devices/__proto__/status', msg.status('__proto__'));
+    await send(bus, 'devices/__proto__/telemetry/__proto__', msg.telemetry());
+    const all = (await api(hub.url, '/fleet/mqtt/latest')).body;
+    assert.ok(Object.hasOwn(all.devices, '__proto__'), 'listed in /fleet/mqtt/latest');
+    assert.equal(all.count, Object.keys(all.devices).length);
+    assert.ok(Object.hasOwn(all.devices['__proto__'].invalid, 'telemetry/__proto__'), 'its invalid suffix listed');
+    assert.ok(Object.hasOwn((await api(hub.url, '/fleet/health')).body.devices, '__proto__'), 'listed in /fleet/health');
+  });
+
   it('counts the invalid messages of a device that never sent a valid one without listing it', async () => {
     await send(bus, 'devices/ghost/telemetry', 'garbage');
     const all = (await api(hub.url, '/fleet/mqtt/latest')).body;

@@ -36,12 +36,11 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
   const dets = d.latest.get('dets')?.message;
   const age = Math.max(0, (now - d.newestAt) / 1000);
   const stale = age > staleSec;
-  const topics: EntryView['topics'] = {};
-  for (const [suffix, l] of d.latest) topics[suffix] = { received_at: isoOf(l.receivedAt), count: l.count, retained: l.retain };
-  const invalid: EntryView['invalid'] = {};
-  for (const [suffix, s] of d.invalid) {
-    invalid[suffix] = { count: s.count, last_reason: s.lastReason, last_at: isoOf(s.lastAt), ...(s.lastIssue !== undefined ? { last_issue: s.lastIssue } : {}) };
-  }
+  // Suffixes come from the wire: fromEntries defines them as own keys, `__proto__` included.
+  const topics: EntryView['topics'] = Object.fromEntries(Array.from(d.latest, ([suffix, l]) => [suffix, { received_at: isoOf(l.receivedAt), count: l.count, retained: l.retain }]));
+  const invalid: EntryView['invalid'] = Object.fromEntries(
+    Array.from(d.invalid, ([suffix, s]) => [suffix, { count: s.count, last_reason: s.lastReason, last_at: isoOf(s.lastAt), ...(s.lastIssue !== undefined ? { last_issue: s.lastIssue } : {}) }]),
+  );
   return {
     device_id: d.deviceId,
     status,

@@ -49,16 +49,17 @@ export default definePlugin({
 
     ctx.routes.handle<z.output<typeof LatestQuery>>('GET', '/fleet/mqtt/latest', ({ query }) => {
       const now = Date.now();
-      const devices: Record<string, EntryView> = {};
+      const views: [string, EntryView][] = [];
       const ids = query.device !== undefined ? [query.device] : [...ingest.devices.keys()].sort();
       for (const id of ids) {
         const d = ingest.devices.get(id);
         if (!d) continue;
         const view = entryView(d, staleSec, now);
         if (query.stale !== undefined && String(view.stale) !== query.stale) continue;
-        devices[id] = view;
+        views.push([id, view]);
       }
-      return { devices, count: Object.keys(devices).length, stale_sec: staleSec, generated_at: new Date(now).toISOString() };
+      // fromEntries defines own keys: assigning devices['__proto__'] (a valid device id) would set the prototype.
+      return { devices: Object.fromEntries(views), count: views.length, stale_sec: staleSec, generated_at: new Date(now).toISOString() };
     });
 
     ctx.routes.handle('GET', '/fleet/mqtt/config', () => {

@@ -52,12 +52,10 @@ export default definePlugin({
       const now = Date.now();
       const registered = new Map(registry.list().map((d) => [d.deviceId, d]));
       const ids = query.device !== undefined ? [query.device] : [...new Set([...cache.deviceIds(), ...registered.keys()])].sort();
-      const devices: Record<string, DeviceHealthView> = {};
-      for (const id of ids) {
-        if (!cache.device(id) && !registered.has(id)) continue;
-        devices[id] = deviceHealth(id, cache.device(id), registered.get(id), cache.staleSec, now);
-      }
-      return { fleet: summarise(Object.values(devices)), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };
+      const views = ids.filter((id) => cache.device(id) || registered.has(id)).map((id) => deviceHealth(id, cache.device(id), registered.get(id), cache.staleSec, now));
+      // fromEntries defines own keys: assigning devices['__proto__'] (a valid device id) would set the prototype.
+      const devices = Object.fromEntries(views.map((v) => [v.device_id, v]));
+      return { fleet: summarise(views), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };
     });
   },
 });
