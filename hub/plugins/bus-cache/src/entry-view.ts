@@ -1,3 +1,4 @@
+import { setOwn } from '../../../src/http/own-key.js';
 import type { DeviceSnapshot } from './service.js';
 
 export interface EntryView {
@@ -36,11 +37,12 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
   const dets = d.latest.get('dets')?.message;
   const age = Math.max(0, (now - d.newestAt) / 1000);
   const stale = age > staleSec;
-  // Suffixes come from the wire: fromEntries defines them as own keys, `__proto__` included.
-  const topics: EntryView['topics'] = Object.fromEntries(Array.from(d.latest, ([suffix, l]) => [suffix, { received_at: isoOf(l.receivedAt), count: l.count, retained: l.retain }]));
-  const invalid: EntryView['invalid'] = Object.fromEntries(
-    Array.from(d.invalid, ([suffix, s]) => [suffix, { count: s.count, last_reason: s.lastReason, last_at: isoOf(s.lastAt), ...(s.lastIssue !== undefined ? { last_issue: s.lastIssue } : {}) }]),
-  );
+  const topics: EntryView['topics'] = {};
+  for (const [suffix, l] of d.latest) setOwn(topics, suffix, { received_at: isoOf(l.receivedAt), count: l.count, retained: l.retain });
+  const invalid: EntryView['invalid'] = {};
+  for (const [suffix, s] of d.invalid) {
+    setOwn(invalid, suffix, { count: s.count, last_reason: s.lastReason, last_at: isoOf(s.lastAt), ...(s.lastIssue !== undefined ? { last_issue: s.lastIssue } : {}) });
+  }
   return {
     device_id: d.deviceId,
     status,

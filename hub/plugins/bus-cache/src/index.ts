@@ -3,6 +3,7 @@ import { definePlugin } from '../../../../core/src/plugin/context.js';
 import { HUB_INFO, HUB_METRICS, type HubInfo } from '../../../src/hub-tokens.js';
 import type { HubMetrics } from '../../../src/hub-metrics.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
+import { setOwn } from '../../../src/http/own-key.js';
 import { entryView, type EntryView } from './entry-view.js';
 import { Ingest } from './ingest.js';
 import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
@@ -49,17 +50,18 @@ export default definePlugin({
 
     ctx.routes.handle<z.output<typeof LatestQuery>>('GET', '/fleet/mqtt/latest', ({ query }) => {
       const now = Date.now();
-      const views: [string, EntryView][] = [];
+      const devices: Record<string, EntryView> = {};
+      let count = 0;
       const ids = query.device !== undefined ? [query.device] : [...ingest.devices.keys()].sort();
       for (const id of ids) {
         const d = ingest.devices.get(id);
         if (!d) continue;
         const view = entryView(d, staleSec, now);
         if (query.stale !== undefined && String(view.stale) !== query.stale) continue;
-        views.push([id, view]);
+        setOwn(devices, id, view);
+        count++;
       }
-      // fromEntries defines own keys: assigning devices['__proto__'] (a valid device id) would set the prototype.
-      return { devices: Object.fromEntries(views), count: views.length, stale_sec: staleSec, generated_at: new Date(now).toISOString() };
+      return { devices, count, stale_sec: staleSec, generated_at: new Date(now).toISOString() };
     });
 
     ctx.routes.handle('GET', '/fleet/mqtt/config', () => {

@@ -3,6 +3,7 @@ import { definePlugin } from '../../../../core/src/plugin/context.js';
 import { DeviceIdSchema } from '../../../../core/src/contracts/common.js';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
+import { setOwn } from '../../../src/http/own-key.js';
 import { deviceHealth, type DeviceHealthView } from './device-health.js';
 
 const HealthQuery = z.object({ device: DeviceIdSchema.optional().describe('only this device') });
@@ -53,8 +54,8 @@ export default definePlugin({
       const registered = new Map(registry.list().map((d) => [d.deviceId, d]));
       const ids = query.device !== undefined ? [query.device] : [...new Set([...cache.deviceIds(), ...registered.keys()])].sort();
       const views = ids.filter((id) => cache.device(id) || registered.has(id)).map((id) => deviceHealth(id, cache.device(id), registered.get(id), cache.staleSec, now));
-      // fromEntries defines own keys: assigning devices['__proto__'] (a valid device id) would set the prototype.
-      const devices = Object.fromEntries(views.map((v) => [v.device_id, v]));
+      const devices: Record<string, DeviceHealthView> = {};
+      for (const v of views) setOwn(devices, v.device_id, v);
       return { fleet: summarise(views), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };
     });
   },
