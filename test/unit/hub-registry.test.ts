@@ -70,6 +70,9 @@ describe('device registry', () => {
     assert.equal(d.toolUrl, 'http://10.9.9.9:8800/mcp');
     assert.equal(d.source, 'file+hello');
     assert.deepEqual(d.labels, ['canary', 'dock']);
+    // An address:port target names the port the hub contacts, not the one the hello announced.
+    assert.equal(r.resolve('10.9.9.9:8800').deviceId, 'named');
+    assert.throws(() => r.resolve('10.9.9.9:9003'), code('target_unknown'));
   });
 
   it('uses the hello address of a named device the file gives no address for only inside the device networks, and a tool_url as is', () => {

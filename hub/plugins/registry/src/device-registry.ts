@@ -86,7 +86,9 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const all = this.list();
     const address = parseAddress(target);
     if (address) {
-      const matches = all.filter((d) => d.ips.includes(address.ip) && (address.port === undefined || d.ports?.tools === address.port || toolPort(d) === address.port));
+      // The port of an address:port target is the one the hub contacts (the file's tool_port wins
+      // over the hello's); a device it may not contact is matched by its announced port, to say so.
+      const matches = all.filter((d) => d.ips.includes(address.ip) && (address.port === undefined || (d.toolUrl ? toolPort(d) : d.ports?.tools) === address.port));
       if (matches.length > 1) {
         throw new LookoutError('bad_request', `query.target: the address ${target} is shared by ${matches.map((d) => d.deviceId).join(', ')}; name the device or add its tool port (${address.ip}:<port>)`, {
           details: { field: 'query.target', candidates: matches.map((d) => d.deviceId) },
