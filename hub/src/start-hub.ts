@@ -13,6 +13,7 @@ import { RouteRegistry } from '../../core/src/hub-routes/route-registry.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
+import { answerClientError } from './http/client-error.js';
 import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
@@ -121,6 +122,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     const server = createServer(app.callback());
     server.headersTimeout = 20_000;
     server.requestTimeout = 60_000;
+    server.on('clientError', answerClientError);
     await listen(server, options.port ?? DEFAULT_HUB_PORT, host);
     cleanups.push(() => closeServer(server));
     const address = server.address();

@@ -174,6 +174,29 @@ describe('hub HTTP core (in-process bus)', () => {
     }
   });
 
+  it('answers what Node refuses before routing (malformed request, headers too large) as JSON', async () => {
+    const raw = (text: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(hub.port, '127.0.0.1');
+        let answer = '';
+        socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+        socket.on('error', reject);
+        socket.on('close', () => resolve(answer));
+        socket.write(text);
+      });
+    for (const [request, status] of [
+      ['GARBAGE\r\n\r\n', 400],
+      [`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`, 431],
+    ] as const) {
+      const answer = await raw(request);
+      assert.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `));
+      assert.match(answer, /content-type: application\/json/i);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      assert.equal(body.error.code, 'bad_request');
+      assert.equal(typeof body.error.message, 'string');
+    }
+  });
+
   it('keeps a client request id and makes one otherwise', async () => {
     const mine = await api(hub.url, '/health', { headers: { 'x-request-id': 'abc.123' } });
     assert.equal(mine.headers.get('x-request-id'), 'abc.123');
