@@ -1,5 +1,3 @@
-import { topicMatches } from '../../../../core/src/bus/bus-port.js';
-
 /** Spec 01, "Proxy default subscriptions". */
 export const SPEC_DEFAULT_SUBSCRIPTIONS = [
   'devices/+/status',
@@ -39,25 +37,3 @@ export const INGEST_SUBSCRIPTIONS: readonly string[] = [
  * before it (4 000 such messages held the hub for minutes). No device topic comes near this.
  */
 export const MAX_TOPIC_CHARS = 512;
-
-/**
- * Each filter gets its own handler, which takes a message only when its filter is the first in the
- * list that matches the topic: should overlapping filters ever be added, however a bus dispatches
- * them (once per filter, as the in-process bus does, or once per handler), a message counts once.
- */
-export class CanonicalFilter {
-  private readonly memo = new Map<string, string | null>();
-
-  constructor(private readonly filters: readonly string[], private readonly memoLimit = 50_000) {}
-
-  of(topic: string): string | undefined {
-    if (topic.length > MAX_TOPIC_CHARS) return this.filters.find((f) => topicMatches(f, topic));
-    const known = this.memo.get(topic);
-    if (known !== undefined) return known ?? undefined;
-    const found = this.filters.find((f) => topicMatches(f, topic)) ?? null;
-    // Topics are few per device; a flood of random ones only resets the memo.
-    if (this.memo.size >= this.memoLimit) this.memo.clear();
-    this.memo.set(topic, found);
-    return found ?? undefined;
-  }
-}
