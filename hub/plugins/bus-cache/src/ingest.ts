@@ -67,9 +67,7 @@ export class Ingest {
     this.lastMessageAt = now;
     if (incomingTopic.length > MAX_TOPIC_CHARS) {
       this.deps.metrics?.ingested('unknown', now);
-      // A copy: a slice would keep the whole topic alive in the ring.
-      const shown = Buffer.from(incomingTopic.slice(0, 128)).toString();
-      return this.refuse(shown, undefined, '(none)', 'unknown', 'unknown_topic', payload, now, `topic of ${incomingTopic.length} characters (limit ${MAX_TOPIC_CHARS})`);
+      return this.refuse(cut(incomingTopic, 128), undefined, '(none)', 'unknown', 'unknown_topic', payload, now, `topic of ${incomingTopic.length} characters (limit ${MAX_TOPIC_CHARS})`);
     }
     const contract = this.contractOf(incomingTopic);
     const metricTopic = contract?.key ?? 'unknown';
@@ -181,7 +179,7 @@ export class Ingest {
 
   private refuse(topic: string, deviceId: string | undefined, suffix: string, key: string, reason: InvalidReason, payload: Buffer, now: number, fullIssue: string): void {
     // An issue may quote the message (zod names a record key in its path): a refused message keeps no more of itself than its preview.
-    const issue = fullIssue.length > MAX_ISSUE_CHARS ? `${fullIssue.slice(0, MAX_ISSUE_CHARS - 1)}\u2026` : fullIssue;
+    const issue = cut(fullIssue, MAX_ISSUE_CHARS);
     this.invalid++;
     this.invalidByTopic[key] = (this.invalidByTopic[key] ?? 0) + 1;
     this.invalidByReason[reason] = (this.invalidByReason[reason] ?? 0) + 1;
@@ -219,6 +217,14 @@ export class Ingest {
       }
     }
   }
+}
+
+/**
+ * At most `max` characters, as a string of their own: V8 makes a slice a view that keeps the
+ * whole original alive, which for a long topic or issue is what the cut was meant to drop.
+ */
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : Buffer.from(`${text.slice(0, max - 1)}\u2026`).toString();
 }
 
 function deviceOf(topic: string): string | undefined {
