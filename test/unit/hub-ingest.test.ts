@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { topicMatches } from '../../core/src/bus/bus-port.js';
@@ -240,6 +242,38 @@ describe('bus cache limits', () => {
       assert.equal(c.ingest.devices, 3);
       assert.equal(c.ingest.refused_devices, 2);
       assert.equal((await api(hub.url, '/fleet/mqtt/latest')).body.count, 3);
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
+  });
+});
+
+describe('refused messages in memory', () => {
+  it('keep no more of themselves than their cut issue', async () => {
+    // Heap use can only be compared after a full collection; node exposes gc on request.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const bus = new MemoryBus();
+    const hub = await testHub({ bus, maxMessageBytes: 256 * 1024 });
+    try {
+      const refuse = async (n: number) => {
+        for (let i = 0; i < n; i++) {
+          // zod names the record key in its issue: 100 KB of it per message.
+          const hello = { ...msg.hello('mem-1', ['127.0.0.1'], 9001), versions: { runtime: '1', plugins: { [`${i}${'k'.repeat(100_000)}`]: 1 } } };
+          await send(bus, 'devices/mem-1/hello', hello);
+        }
+        // Two collections apart: the first frees, the second finds what sweeping left.
+        for (let k = 0; k < 2; k++) {
+          await sleep(100);
+          gc();
+        }
+        return process.memoryUsage().heapUsed;
+      };
+      const before = await refuse(10);
+      const after = await refuse(400);
+      // Kept whole, 400 issues of 100 KB would be 40 MB; cut, they are a few hundred KB.
+      assert.ok(after - before < 10 * 1024 * 1024, `heap grew by ${((after - before) / 1048576).toFixed(1)} MB`);
     } finally {
       await hub.close();
       await bus.close();
