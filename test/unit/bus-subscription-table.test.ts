@@ -34,3 +34,11 @@ test('wildcard filters never match $-topics, and many distinct topics keep answe
   for (let i = 0; i < 25_000; i++) assert.equal(table.handlersFor(`devices/d${i}/dets`).length, 1);
   assert.deepEqual(table.handlersFor('devices/d1/dets'), [h]);
 });
+
+test('long topics are matched each time without being kept, and stay correct', () => {
+  const table = new SubscriptionTable();
+  const h = handler();
+  table.add({ filter: 'devices/+/dets', handler: h, qos: 1 });
+  for (let i = 0; i < 300; i++) assert.deepEqual(table.handlersFor(`devices/${String(i).padStart(20_000, 'x')}/dets`), [h]);
+  assert.deepEqual(table.handlersFor(`devices/${'y'.repeat(20_000)}/other`), []);
+});

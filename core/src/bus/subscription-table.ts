@@ -3,6 +3,7 @@ import { topicMatches, type MessageHandler } from './bus-port.js';
 export type Qos = 0 | 1 | 2;
 
 const MAX_MATCHED_TOPICS = 10_000;
+const MAX_CACHED_TOPIC_LENGTH = 512;
 
 export interface SubscriptionEntry {
   readonly filter: string;
@@ -60,7 +61,9 @@ export class SubscriptionTable {
     const cached = this.matched.get(topic);
     if (cached) return cached;
     const handlers = this.match(topic);
-    // Bounded: topics come from the wire, and a flood of distinct ones must not grow memory.
+    // Long topics are not kept: V8 hashes very long strings by length alone, so a flood of them
+    // would collide in the map. Bounded too: topics come from the wire.
+    if (topic.length > MAX_CACHED_TOPIC_LENGTH) return handlers;
     if (this.matched.size >= MAX_MATCHED_TOPICS) this.matched.clear();
     this.matched.set(topic, handlers);
     return handlers;
