@@ -4,6 +4,7 @@
  * every one as invalid, and what it cached from valid messages is untouched.
  */
 import assert from 'node:assert/strict';
+import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 import { after, before, describe, it } from 'node:test';
 import { contractForTopic } from '../../core/src/contracts/bus-contracts.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
@@ -15,17 +16,8 @@ const TOTAL = 10_000;
 const MAX_BYTES = 64 * 1024;
 const DEVICE = 'flood-cam';
 
-/** A small deterministic PRNG (mulberry32), so a failure replays the same flood. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG, so a failure replays the same flood. */
+const prng = (seed: number): (() => number) => seededRandom(seed).next;
 
 const SUFFIXES = ['status', 'telemetry', 'telemetry/wifi', 'telemetry/can', 'dets', 'health', 'data_manifest', 'responses', 'events', 'events/incident', 'hello'];
 

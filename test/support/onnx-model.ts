@@ -5,6 +5,7 @@
  * pixel region and channel, and `forward` recomputes it in plain TypeScript for reference checks.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
+import { seededRandom as simRandom } from '../../plugins/camera/src/seeded-random.js';
 import { join } from 'node:path';
 import { concat, nodeProto, onnxModel, tensorProto, valueInfo } from './onnx-proto.js';
 
@@ -36,16 +37,9 @@ export interface TestModel {
   forward(input: Float32Array): { boxes: Float64Array; logits: Float64Array };
 }
 
-/** mulberry32: small, seeded, and the same in every run. */
+/** Seeded numbers in [0, 1): the simulator's mulberry32, so every run builds the same model. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return simRandom(seed).next;
 }
 
 export function buildTestDetrModel(input: TestModelSpec): TestModel {

@@ -5,18 +5,9 @@ import { BUS_CONTRACTS } from '../../core/src/contracts/bus-contracts.js';
 import { compileContract, faithful } from '../../hub/plugins/bus-cache/src/compiled-contract.js';
 import { HOT_CONTRACTS } from '../../hub/plugins/bus-cache/src/ingest.js';
 import { examples } from '../support/contract-examples.js';
+import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 
-/** Deterministic PRNG (mulberry32). */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const prng = (seed: number): (() => number) => seededRandom(seed).next;
 
 const ODD: unknown[] = [null, true, false, 0, -1, 1.5, 2, -0.0001, 1e308, Number.MAX_SAFE_INTEGER + 2, '', 'x', '\u{1F600}', [], [1, 2, 3, 4], [0, 0, 0], {}, { c: 0 }, '2026-11-22T01:58:16Z', '2026-11-22T01:58:16+00:00', '2026-11-22T01:58:16+01:00', '2026-02-30T00:00:00Z', '2026-11-22 01:58:16Z'];
 
