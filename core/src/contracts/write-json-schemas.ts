@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { writeFileAtomic } from '../paths/atomic-write.js';
 import { CONTRACT_SCHEMAS, busSuffixesOf, type ContractName } from './all-schemas.js';
 
 export interface SchemaIndexEntry {
@@ -21,17 +21,6 @@ export function contractJsonSchema(name: ContractName): Record<string, unknown> 
   return { $schema, title: name, ...rest };
 }
 
-/** Readers never see half a file: write beside it, then rename over it (atomic on one file system). */
-async function writeAtomic(file: string, text: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(tmp, text, { encoding: 'utf8', mode: 0o644 });
-    await rename(tmp, file);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-}
 
 /** Writes `<outDir>/<name>.schema.json` for every contract and `<outDir>/index.json`; returns the index. */
 export async function writeJsonSchemas(outDir: string): Promise<SchemaIndexEntry[]> {
@@ -40,10 +29,10 @@ export async function writeJsonSchemas(outDir: string): Promise<SchemaIndexEntry
   for (const name of Object.keys(CONTRACT_SCHEMAS) as ContractName[]) {
     const file = `${name}.schema.json`;
     const json = contractJsonSchema(name);
-    await writeAtomic(join(outDir, file), `${JSON.stringify(json, null, 2)}\n`);
+    await writeFileAtomic(join(outDir, file), `${JSON.stringify(json, null, 2)}\n`);
     index.push({ name, file, title: name, topics: busSuffixesOf(CONTRACT_SCHEMAS[name]) });
   }
-  await writeAtomic(join(outDir, 'index.json'), `${JSON.stringify({ schemas: index }, null, 2)}\n`);
+  await writeFileAtomic(join(outDir, 'index.json'), `${JSON.stringify({ schemas: index }, null, 2)}\n`);
   return index;
 }
 

@@ -9,7 +9,8 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import type { HealthState, Plugin, PluginContext, PluginInstance, RuntimeInfo } from './context.js';
 import { assertCoreCompatible } from './core-version.js';
 import { dependencyOrder } from './dependency-order.js';
-import { LAYER_IDS, ManifestSchema, type LayerId } from './manifest.js';
+import { isLayerEnabled } from '../layers/layers.js';
+import { ManifestSchema, type LayerId } from './manifest.js';
 import { createPluginBus } from './plugin-bus.js';
 import { createPluginClock } from './plugin-clock.js';
 import { parsePluginConfig } from './plugin-config.js';
@@ -66,7 +67,6 @@ interface Started {
 
 export const DEFAULT_START_TIMEOUT_MS = 10_000;
 
-const layerIndex = (layer: LayerId) => LAYER_IDS.indexOf(layer);
 
 /** Checks a manifest as data, before any of the plugin's code runs. */
 export function validateManifest(candidate: unknown, origin = 'a plugin'): Plugin {
@@ -107,7 +107,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
 
   const disabled: { name: string; reason: string }[] = [];
   const enabled = validated.filter((p) => {
-    if (runtime.layer && p.layer && layerIndex(p.layer) > layerIndex(runtime.layer)) {
+    if (runtime.layer && !isLayerEnabled(p.layer, runtime.layer)) {
       disabled.push({ name: p.name, reason: `enabled from ${p.layer}, the active layer is ${runtime.layer}` });
       return false;
     }
