@@ -1,3 +1,5 @@
+import { PRODUCTION_NAMED_LABELS } from '../../../core/src/contracts/production-classes.js';
+
 /**
  * What a scenario object can be. Production class ids follow spec 02's production map (person 0,
  * weapons 10-13). Licence plates and signs have no production id (slots 14-22 are unnamed and their
@@ -9,10 +11,7 @@
 export const NO_PRODUCTION_CLASS = -1;
 
 /** Production labels in id order (ids 0-13). */
-export const PRODUCTION_LABELS = [
-  'person', 'bicycle', 'car', 'bus', 'train', 'truck', 'backpack', 'handbag', 'suitcase', 'cell_phone',
-  'gun', 'knife', 'rifle', 'shotgun',
-] as const;
+export const PRODUCTION_LABELS = PRODUCTION_NAMED_LABELS;
 
 export const EXTRA_LABELS = ['license_plate', 'sign'] as const;
 

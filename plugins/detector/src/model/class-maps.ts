@@ -2,6 +2,7 @@
  * The class taxonomies of spec 02. The two id spaces differ (person is 0 in production, 8 in Omni),
  * which is why every non-production head needs an explicit remap before its detections are published.
  */
+import { PRODUCTION_HEAD_SIZE, PRODUCTION_NAMED_LABELS } from '../../../../core/src/contracts/production-classes.js';
 
 export type ClassMapName = 'production' | 'omni15' | 'custom';
 
@@ -11,17 +12,15 @@ export const PERSON_CONFIDENCE_GATE = 0.35;
 /** Production weapon set: gun, knife, rifle, shotgun. */
 export const WEAPON_CLASS_IDS: readonly number[] = Object.freeze([10, 11, 12, 13]);
 /** The production parse head has 23 slots (0..22). */
-export const PRODUCTION_CLASS_COUNT = 23;
+export const PRODUCTION_CLASS_COUNT = PRODUCTION_HEAD_SIZE;
 
 /**
  * Production precomp map. Slots 14..22 exist in the head but the spec gives them no labels, so they
  * stay null rather than invented names.
  */
 export const PRODUCTION_LABELS: readonly (string | null)[] = Object.freeze([
-  'person',
-  'bicycle', 'car', 'bus', 'train', 'truck', 'backpack', 'handbag', 'suitcase', 'cell_phone',
-  'gun', 'knife', 'rifle', 'shotgun',
-  null, null, null, null, null, null, null, null, null,
+  ...PRODUCTION_NAMED_LABELS,
+  ...new Array<null>(PRODUCTION_HEAD_SIZE - PRODUCTION_NAMED_LABELS.length).fill(null),
 ]);
 
 export type OmniGroup = 'weapons' | 'transit' | 'people' | 'signage' | 'cleanliness';
