@@ -1,5 +1,5 @@
 #!/usr/bin/env node
 // The device runtime CLI; the code is compiled TypeScript (npm run build).
-import { main } from '../dist/core/src/runtime/edge-cli.js';
+import { main } from '../dist/edge/src/edge-cli.js';
 
 await main();

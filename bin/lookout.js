@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Operator CLI. The compiled entry lives in dist/ (run `npm run build` first).
-import('../dist/core/src/operator/lookout-cli.js')
+import('../dist/operator/src/lookout-cli.js')
   .then((cli) => cli.main(process.argv.slice(2)))
   .then((code) => process.exit(code ?? 0))
   .catch((err) => {

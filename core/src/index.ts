@@ -22,15 +22,31 @@ export type {
   RouteReply,
   HealthState,
 } from './plugin/context.js';
-export type { PluginManifest, TopicDecl, ToolDecl, RouteDecl, LayerId, HttpMethod } from './plugin/manifest.js';
+export type { PluginManifest, PluginErrorDecl, TopicDecl, ToolDecl, RouteDecl, LayerId, HttpMethod } from './plugin/manifest.js';
 export { LAYER_IDS } from './plugin/manifest.js';
 export { serviceToken, type ServiceToken } from './plugin/service-token.js';
 export { CORE_VERSION } from './plugin/core-version.js';
 export { LookoutError, isLookoutError, type ErrorBody } from './errors/lookout-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/codes.js';
+export { errorTable, errorInfo, type AnyErrorCode, type PluginErrorCode, type ErrorTableEntry } from './errors/error-table.js';
 export { redactSecrets } from './log/logger.js';
 export { topicMatches } from './bus/bus-port.js';
 export * from './contracts/index.js';
 export { resolveLayer, layersUpTo } from './layers/layers.js';
 export { parseEnv } from './layers/env-file.js';
 export { devicePath, DEVICE_PATHS } from './paths/device-path.js';
+export { toLookoutError } from './errors/lookout-error.js';
+export type { Logger } from './log/logger.js';
+export { LastWillToken, type LastWill } from './plugin/last-will.js';
+export { deviceInfo, surfacePort, type DeviceInfo, type PluginReport, type PluginState } from './plugin/device-info.js';
+export { packageRoot, packageVersion } from './paths/package-root.js';
+export { writeFileAtomic } from './paths/atomic-write.js';
+export { setOwn } from './json/own-key.js';
+export { reply, isRouteReply, ROUTE_REPLY, type TaggedRouteReply } from './hub-routes/route-reply.js';
+export type { RouteEntry } from './hub-routes/route-registry.js';
+export { DeviceNetworks, unmapIpv4 } from './net/device-networks.js';
+export { lanAddress } from './net/lan-address.js';
+export { isLoopbackHost, isLoopbackHostHeader } from './net/is-loopback.js';
+export { HUB_INFO, HUB_METRICS, HUB_ROUTES, type HubInfo, type HubMetricsPort, type HubRouteCatalog } from './host/hub-services.js';
+export { SerialQueue } from './util/serial-queue.js';
+export { seededRandom, hashSeed, type Random } from './util/seeded-random.js';

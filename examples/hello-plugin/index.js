@@ -13,7 +13,7 @@ export default definePlugin({
   core: '^1',
   description: 'Greets, and reports the die temperature it gets from the die-temp plugin',
   layer: 'layer0',
-  dependsOn: ['die-temp'],
+  requires: [DieTemperature],
   config: z.object({ HELLO_GREETING: z.string().default('hello') }),
   topics: [{ suffix: 'events/hello', qos: 1, description: 'one greeting at start' }],
   tools: [

@@ -32,6 +32,8 @@ export interface HubOptions {
   /** Plugin set file (default configs/hub/plugins.json), or the plugins themselves. */
   pluginSet?: string;
   plugins?: Plugin[];
+  /** With `plugins`: those whose failure stops the hub (the plugin set file names its own). */
+  essential?: string[];
   /** Plugin config keys (LOOKOUT_HUB_*), over the process environment. */
   env?: Record<string, string | undefined>;
   /** Shortcuts for plugin config keys. */

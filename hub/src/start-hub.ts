@@ -1,26 +1,26 @@
 import 'reflect-metadata';
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { container as rootContainer } from 'tsyringe';
 import type { BusPort } from '../../core/src/bus/bus-port.js';
 import { urlForLog } from '../../core/src/bus/bus-logger.js';
-import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { EmbeddedBroker } from './broker/embedded-broker.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { RouteRegistry } from '../../core/src/hub-routes/route-registry.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
+import { boundPort, closeServer, listen } from '../../core/src/net/listen.js';
 import { answerClientError } from './http/client-error.js';
 import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
 import { loadHubPluginSet } from './hub-plugin-set.js';
-import { HUB_INFO, HUB_METRICS, HUB_ROUTES, type HubInfo } from './hub-tokens.js';
-import { isLoopbackHost } from './net/is-loopback.js';
-import { DeviceNetworks } from './net/device-networks.js';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, type HubInfo } from '../../core/src/host/hub-services.js';
+import { isLoopbackHost } from '../../core/src/net/is-loopback.js';
+import { DeviceNetworks } from '../../core/src/net/device-networks.js';
 
 export interface RunningHub {
   /** `http://host:port` to reach the hub (loopback when it listens on every address). */
@@ -97,22 +97,25 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     const metrics = new HubMetrics({ defaultMetrics: options.defaultMetrics ?? true });
     const routes = new RouteRegistry();
     const info: HubInfo = { id: hubId, version: packageVersion(), startedAt: Date.now(), brokerUrl, embeddedBroker: !options.mqttUrl && !options.bus, tokenRequired: token !== undefined, bus };
-    const container = rootContainer.createChildContainer();
-    container.register(HUB_METRICS.name, { useValue: metrics });
-    container.register(HUB_ROUTES.name, { useValue: routes });
-    container.register(HUB_INFO.name, { useValue: info });
 
-    const plugins = options.plugins ?? (await loadHubPluginSet(options.pluginSet)).plugins;
+    const set = options.plugins ? { plugins: options.plugins, essential: options.essential ?? [] } : await loadHubPluginSet(options.pluginSet);
+    const plugins = set.plugins;
     const env: Record<string, string | undefined> = { ...process.env, ...pluginEnv(options, networks), ...(options.env ?? {}) };
     const runtime = await loadPlugins({
       plugins,
-      runtime: { kind: 'hub', id: hubId, dataDir, settings: { brokerUrl, tokenRequired: token !== undefined } },
+      runtime: { kind: 'hub', id: hubId, dataDir },
       bus,
       env,
       envSource: 'the hub options and environment',
       logger,
       routes,
-      container,
+      container: rootContainer.createChildContainer(),
+      essential: set.essential,
+      hostServices: [
+        { token: HUB_METRICS, value: metrics },
+        { token: HUB_ROUTES, value: routes },
+        { token: HUB_INFO, value: info },
+      ],
     });
     cleanups.push(async () => {
       await runtime.stop();
@@ -123,10 +126,9 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     server.headersTimeout = 20_000;
     server.requestTimeout = 60_000;
     server.on('clientError', answerClientError);
-    await listen(server, options.port ?? DEFAULT_HUB_PORT, host);
+    await listen(server, options.port ?? DEFAULT_HUB_PORT, host, { name: 'the hub', key: '--port' });
     cleanups.push(() => closeServer(server));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : (options.port ?? DEFAULT_HUB_PORT);
+    const port = boundPort(server, options.port ?? DEFAULT_HUB_PORT);
     const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
     const url = `http://${urlHost}:${port}`;
     info.httpUrl = url;
@@ -163,22 +165,4 @@ function pluginEnv(o: HubOptions, networks: DeviceNetworks | undefined): Record<
   return env;
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolvePromise, reject) => {
-    const onError = (err: NodeJS.ErrnoException) =>
-      reject(new LookoutError('config_invalid', `the hub cannot listen on ${host}:${port}: ${err.code ?? err.message}`, { cause: err, details: { host, port } }));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolvePromise();
-    });
-  });
-}
 
-async function closeServer(server: Server): Promise<void> {
-  const closed = once(server, 'close');
-  server.close();
-  // Keep-alive connections would hold close() open until they time out.
-  server.closeAllConnections();
-  await closed;
-}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { describe, it } from 'node:test';
-import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { waitFor } from '../support/wait-for.js';
 

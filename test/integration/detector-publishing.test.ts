@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { DetsMessageSchema } from '../../core/src/contracts/dets-message.js';
 import { TelemetryMessageSchema } from '../../core/src/contracts/telemetry-message.js';

@@ -1,4 +1,4 @@
-import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
 import { deviceFleetSuite, type FleetBroker } from './device-fleet-suite.js';
 
 deviceFleetSuite('the embedded broker (aedes)', async () => {

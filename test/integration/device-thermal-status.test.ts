@@ -13,7 +13,7 @@ import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { StatusMessageSchema, type StatusMessage } from '../../core/src/contracts/status-message.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import { startDevice } from '../../core/src/runtime/device-runtime.js';
+import { startDevice } from '../../edge/src/device-runtime.js';
 import { waitFor } from '../support/wait-for.js';
 
 const logger = createLogger({ level: 'silent' });
@@ -67,7 +67,7 @@ describe('status and the thermal governor', () => {
     const bus = new MemoryBus();
     const device = await startDevice({ deviceId: 'cam-cool', image, layer: 'layer2', source: 'sim', dataDir: dir, bus, toolServer: false, logger, env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25', STATUS_INTERVAL_MS: '100' } });
     try {
-      await waitFor(() => statuses(bus, 'cam-cool').some((s) => s.die_temp_c >= 90), 'a status at 90 °C or more');
+      await waitFor(() => statuses(bus, 'cam-cool').some((s) => s.die_temp_c! >= 90), 'a status at 90 °C or more');
       assert.ok(statuses(bus, 'cam-cool').every((s) => s.thermal_state === 'NORMAL'));
       assert.ok(device.plugins().every((p) => p.name !== 'thermal'));
     } finally {

@@ -1,10 +1,10 @@
+import { seededRandom } from '../../core/src/util/seeded-random.js';
 /**
  * 10 000 malformed or schema-violating messages (random bytes, wrong types, oversized, deeply
  * nested, empty, made-up device ids and topics) through a real broker: the hub stays up, counts
  * every one as invalid, and what it cached from valid messages is untouched.
  */
 import assert from 'node:assert/strict';
-import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 import { after, before, describe, it } from 'node:test';
 import { contractForTopic } from '../../core/src/contracts/bus-contracts.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';

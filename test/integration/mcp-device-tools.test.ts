@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
 import { HealthMessageSchema } from '../../core/src/contracts/health-message.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { TOOL_ERROR_META_KEY } from '../../core/src/tools/tool-result.js';

@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { StatusMessageSchema, type StatusMessage } from '../../core/src/contracts/status-message.js';
 import { TelemetryMessageSchema } from '../../core/src/contracts/telemetry-message.js';
 import { DetsMessageSchema } from '../../core/src/contracts/dets-message.js';
 import { startPluginDevice } from '../support/plugin-device.js';
-import type { ThermalGovernor } from '../../plugins/thermal/src/service.js';
+import { ThermalGovernorToken } from '../../plugins/thermal/src/service.js';
 
 let broker: EmbeddedBroker;
 let observer: MqttBus;
@@ -75,7 +75,7 @@ test('a temperature script drives the governor through every state; status, dets
     });
     // The governor throttles the detector before it tells its listeners: read the detector's
     // throttle at each change, in the same turn, so that a loaded machine cannot reorder them.
-    const governor = device.runtime.container.resolve<ThermalGovernor>('thermal-governor');
+    const governor = device.runtime.service(ThermalGovernorToken)!;
     const readThrottle = async (state: string) => {
       const r = (await device!.runtime.tools.call('get_rfdetr_status', {})) as { stride_fps: number; suspended: boolean };
       throttleSeen.push({ state, stride: r.stride_fps, suspended: r.suspended });
@@ -88,12 +88,12 @@ test('a temperature script drives the governor through every state; status, dets
     assert.deepEqual(states, ['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL', 'THERMAL_WARN', 'NORMAL']);
     assert.ok(statuses.every((s) => s.body.state === 'online'));
     const critical = statuses.find((s) => s.body.thermal_state === 'THERMAL_CRITICAL')!;
-    assert.ok(critical.body.die_temp_c >= 85, `entered CRITICAL at ${critical.body.die_temp_c} C`);
+    assert.ok(critical.body.die_temp_c! >= 85, `entered CRITICAL at ${critical.body.die_temp_c} C`);
     const afterCritical = statuses[statuses.indexOf(critical) + 1]!;
-    assert.ok(afterCritical.body.die_temp_c < 80, `left CRITICAL at ${afterCritical.body.die_temp_c} C, below 85 - 5`);
+    assert.ok(afterCritical.body.die_temp_c! < 80, `left CRITICAL at ${afterCritical.body.die_temp_c} C, below 85 - 5`);
     const lastWarn = [...statuses].reverse().find((s) => s.body.thermal_state === 'THERMAL_WARN')!;
     const normal = statuses[statuses.indexOf(lastWarn) + 1]!;
-    assert.ok(normal.body.die_temp_c < 70, `back to NORMAL at ${normal.body.die_temp_c} C, below 75 - 5`);
+    assert.ok(normal.body.die_temp_c! < 70, `back to NORMAL at ${normal.body.die_temp_c} C, below 75 - 5`);
 
     // While CRITICAL: no dets (allowing one frame already in flight), telemetry goes on, empty.
     const inside = <T extends { at: number } | number>(xs: T[]) =>
@@ -145,7 +145,7 @@ test('THERMAL_WARN never raises the detector above a stride configured lower tha
     env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '40', RF_DETR_STRIDE_FPS: '3', THERMAL_WARN_STRIDE_FPS: '5' },
   });
   try {
-    const governor = device.runtime.container.resolve<ThermalGovernor>('thermal-governor');
+    const governor = device.runtime.service(ThermalGovernorToken)!;
     assert.equal(governor.state(), 'THERMAL_WARN');
     const status = (await device.runtime.tools.call('get_rfdetr_status', {})) as { stride_fps: number; suspended: boolean };
     assert.deepEqual({ stride: status.stride_fps, suspended: status.suspended }, { stride: 3, suspended: false });

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EmbeddedBroker } from '../../core/src/bus/embedded-broker.js';
+import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { DetsMessageSchema, type DetsMessage } from '../../core/src/contracts/dets-message.js';
 import type { LayerId } from '../../core/src/plugin/manifest.js';

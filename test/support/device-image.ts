@@ -1,4 +1,4 @@
-import type { ImageSpec } from '../../core/src/runtime/device-runtime.js';
+import type { ImageSpec } from '../../edge/src/device-runtime.js';
 import cameraProfile from '../../plugins/camera-profile/src/index.js';
 import dieTemp from '../../plugins/die-temp/src/index.js';
 import firmware from '../../plugins/firmware/src/index.js';

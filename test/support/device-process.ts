@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import type { ReadyLine } from '../../core/src/runtime/edge-cli.js';
+import type { ReadyLine } from '../../edge/src/edge-cli.js';
 
 /**
  * `lookout-edge` as a child process, for integration tests: started with a temp data root and a

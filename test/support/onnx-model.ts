@@ -1,3 +1,4 @@
+import { seededRandom as simRandom } from '../../core/src/util/seeded-random.js';
 /**
  * A small, real RF-DETR-shaped ONNX model generated here (no download; written with onnx-proto.ts), and
  * detector packages around it. The graph pools the input on a grid, then two dense layers with seeded
@@ -5,7 +6,6 @@
  * pixel region and channel, and `forward` recomputes it in plain TypeScript for reference checks.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
-import { seededRandom as simRandom } from '../../plugins/camera/src/seeded-random.js';
 import { join } from 'node:path';
 import { concat, nodeProto, onnxModel, tensorProto, valueInfo } from './onnx-proto.js';
 

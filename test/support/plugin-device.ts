@@ -39,7 +39,7 @@ export async function startPluginDevice(options: {
   try {
     const runtime = await loadPlugins({
       plugins,
-      runtime: { kind: 'device', id, dataDir, layer: options.layer, role: options.role ?? 'front_door', settings: { device: { source: 'sim' } } },
+      runtime: { kind: 'device', id, dataDir, layer: options.layer, role: options.role ?? 'front_door', device: { source: 'sim' } },
       bus,
       env: options.env ?? {},
       logger: createLogger({ level: 'silent' }),

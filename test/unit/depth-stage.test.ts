@@ -1,3 +1,4 @@
+import { inferenceKit } from '../../plugins/detector/src/inference-kit.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -35,7 +36,7 @@ test('onnx depth back-end: the depth map equals the reference computation; fusio
     const model = buildDepthModel({ height: 64, width: 64, weights: [1, 0.5, -0.25], bias: 5 });
     const path = join(dir, 'mono_depth.onnx');
     await writeFile(path, model.bytes);
-    const backend = await OnnxDepthBackend.open({ modelPath: path });
+    const backend = await OnnxDepthBackend.open({ kit: inferenceKit, modelPath: path });
     try {
       assert.deepEqual(backend.inputSize, [64, 64]);
       // A textured frame: every output pixel is checked against preprocessing + the forward pass.
@@ -69,7 +70,7 @@ test('onnx depth back-end: inverse-depth output is read as scale / value', async
   try {
     const path = join(dir, 'inv.onnx');
     await writeFile(path, buildDepthModel({ height: 32, width: 32, weights: [0, 0, 0], bias: 0.25 }).bytes);
-    const backend = await OnnxDepthBackend.open({ modelPath: path, output: 'inverse', scale: 2 });
+    const backend = await OnnxDepthBackend.open({ kit: inferenceKit, modelPath: path, output: 'inverse', scale: 2 });
     try {
       const map = await backend.estimate(redBoxFrame());
       assert.ok(Array.from(map.data).every((v) => Math.abs(v - 8) < 1e-5));
@@ -86,15 +87,15 @@ test('onnx depth back-end refuses what it cannot run, with typed errors', async 
   try {
     const dynamic = join(dir, 'dynamic.onnx');
     await writeFile(dynamic, buildDepthModel({ height: 'h', width: 'w' }).bytes);
-    await assert.rejects(OnnxDepthBackend.open({ modelPath: dynamic }), (e) => isLookoutError(e, 'model_shape_mismatch') && /\[1, 3, H, W\]/.test(e.message));
+    await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: dynamic }), (e) => isLookoutError(e, 'model_shape_mismatch') && /\[1, 3, H, W\]/.test(e.message));
     const gray = join(dir, 'gray.onnx');
     await writeFile(gray, buildDepthModel({ height: 8, width: 8, channels: 1 }).bytes);
-    await assert.rejects(OnnxDepthBackend.open({ modelPath: gray }), (e) => isLookoutError(e, 'model_shape_mismatch'));
+    await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: gray }), (e) => isLookoutError(e, 'model_shape_mismatch'));
     const junk = join(dir, 'junk.onnx');
     await writeFile(junk, 'not a model');
-    await assert.rejects(OnnxDepthBackend.open({ modelPath: junk }), (e) => isLookoutError(e, 'model_package_invalid'));
-    await assert.rejects(OnnxDepthBackend.open({ modelPath: join(dir, 'missing.onnx') }), (e) => isLookoutError(e, 'backend_unavailable') && /MONO_DEPTH_MODEL_PATH/.test(e.message));
-    await assert.rejects(OnnxDepthBackend.open({ modelPath: junk, scale: 0 }), (e) => isLookoutError(e, 'config_invalid'));
+    await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: junk }), (e) => isLookoutError(e, 'model_package_invalid'));
+    await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: join(dir, 'missing.onnx') }), (e) => isLookoutError(e, 'backend_unavailable') && /MONO_DEPTH_MODEL_PATH/.test(e.message));
+    await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: junk, scale: 0 }), (e) => isLookoutError(e, 'config_invalid'));
   } finally {
     await cleanup();
   }
@@ -105,7 +106,7 @@ test('onnx depth back-end: closed once, then a frame is refused with a typed err
   try {
     const path = join(dir, 'mono_depth.onnx');
     await writeFile(path, buildDepthModel({ height: 16, width: 16 }).bytes);
-    const backend = await OnnxDepthBackend.open({ modelPath: path });
+    const backend = await OnnxDepthBackend.open({ kit: inferenceKit, modelPath: path });
     const frame = redBoxFrame();
     const running = backend.estimate(frame);
     await backend.close(); // waits for the frame in flight
@@ -121,18 +122,18 @@ test('back-end choice: onnx when the model is there, sim only for simulated fram
   const { dir, cleanup } = await scratch();
   try {
     const rel = '/data/models/mono_depth.onnx';
-    const a = await openDepthBackend({ modelPath: rel, dataDir: dir, simSource: true });
+    const a = await openDepthBackend({ kit: inferenceKit, modelPath: rel, dataDir: dir, simSource: true });
     assert.equal(a.backend.name, 'sim');
     assert.match(a.note!, /no depth model at .*mono_depth\.onnx/);
-    await assert.rejects(openDepthBackend({ modelPath: rel, dataDir: dir, simSource: false }), (e) => isLookoutError(e, 'backend_unavailable'));
-    await assert.rejects(openDepthBackend({ backend: 'onnx', dataDir: dir, simSource: true }), (e) => isLookoutError(e, 'config_invalid'));
-    await assert.rejects(openDepthBackend({ backend: 'sim', dataDir: dir, simSource: false }), (e) => isLookoutError(e, 'backend_unavailable'));
+    await assert.rejects(openDepthBackend({ kit: inferenceKit, modelPath: rel, dataDir: dir, simSource: false }), (e) => isLookoutError(e, 'backend_unavailable'));
+    await assert.rejects(openDepthBackend({ kit: inferenceKit, backend: 'onnx', dataDir: dir, simSource: true }), (e) => isLookoutError(e, 'config_invalid'));
+    await assert.rejects(openDepthBackend({ kit: inferenceKit, backend: 'sim', dataDir: dir, simSource: false }), (e) => isLookoutError(e, 'backend_unavailable'));
     await mkdir(join(dir, 'data', 'models'), { recursive: true });
     await writeFile(join(dir, rel), buildDepthModel({ height: 16, width: 16 }).bytes);
-    const b = await openDepthBackend({ modelPath: rel, dataDir: dir, simSource: true });
+    const b = await openDepthBackend({ kit: inferenceKit, modelPath: rel, dataDir: dir, simSource: true });
     assert.equal(b.backend.name, 'onnx');
     await b.backend.close();
-    await assert.rejects(openDepthBackend({ modelPath: '../../etc/passwd', dataDir: dir, simSource: true }), (e) => isLookoutError(e, 'forbidden'));
+    await assert.rejects(openDepthBackend({ kit: inferenceKit, modelPath: '../../etc/passwd', dataDir: dir, simSource: true }), (e) => isLookoutError(e, 'forbidden'));
   } finally {
     await cleanup();
   }

@@ -56,7 +56,7 @@ describe('camera profile', () => {
         profiles.onChange((p) => void heard.push(p.fps));
       },
     });
-    const runtime = { kind: 'device' as const, id: 'cam-l', dataDir: join(dir, 'listeners'), layer: 'layer0' as const, settings: {} };
+    const runtime = { kind: 'device' as const, id: 'cam-l', dataDir: join(dir, 'listeners'), layer: 'layer0' as const };
     const bus = new MemoryBus();
     const loaded = await loadPlugins({ plugins: [cameraProfile, consumer], runtime, bus, logger, env: {} });
     try {
@@ -71,7 +71,7 @@ describe('camera profile', () => {
   });
 
   it('serializes concurrent updates, persists each, and starts degraded on a corrupt file', async () => {
-    const runtime = { kind: 'device' as const, id: 'cam-p', dataDir: dir, layer: 'layer0' as const, settings: {} };
+    const runtime = { kind: 'device' as const, id: 'cam-p', dataDir: dir, layer: 'layer0' as const };
     const bus = new MemoryBus();
     const loaded = await loadPlugins({ plugins: [cameraProfile], runtime, bus, logger, env: {} });
     try {

@@ -14,7 +14,7 @@ import { readThermalZone } from '../../plugins/die-temp/src/zone-reader.js';
 import { waitFor } from '../support/wait-for.js';
 
 const logger = createLogger({ level: 'silent' });
-const runtime = (dataDir: string) => ({ kind: 'device' as const, id: 'cam-t', dataDir, layer: 'layer0' as const, settings: {} });
+const runtime = (dataDir: string) => ({ kind: 'device' as const, id: 'cam-t', dataDir, layer: 'layer0' as const });
 
 describe('simulated temperature script', () => {
   const script = [
@@ -118,7 +118,7 @@ describe('temperature sources on disk', () => {
     await writeFile(zone, '61500\n');
     const real = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: zone } });
     try {
-      assert.equal(real.container.resolve<DieTemperature>(DieTemperatureToken.name).current(), 61.5);
+      assert.equal(real.service(DieTemperatureToken)!.current()!, 61.5);
     } finally {
       await real.stop();
     }
@@ -126,20 +126,20 @@ describe('temperature sources on disk', () => {
       loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: join(dir, 'no-zone') } }),
       (err: Error & { code: string }) => err.code === 'config_invalid' && /DIE_TEMP_ZONE/.test(err.message) && /--source sim or DIE_TEMP_SOURCE=sim/.test(err.message),
     );
-    const simulated = { ...runtime(dir), settings: { device: { source: 'sim' } } };
+    const simulated = { ...runtime(dir), device: { source: 'sim' as const } };
     const sim = await loadPlugins({ plugins: [dieTemp], runtime: simulated, bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: join(dir, 'no-zone') } });
     try {
-      assert.ok(Math.abs(sim.container.resolve<DieTemperature>(DieTemperatureToken.name).current() - 48) <= 0.5);
+      assert.ok(Math.abs(sim.service(DieTemperatureToken)!.current()! - 48) <= 0.5);
     } finally {
       await sim.stop();
     }
   });
 
   it('in sim mode the die follows the scene’s own temperature script (thermal-soak starts at 55 °C)', async () => {
-    const simulated = { ...runtime(dir), settings: { device: { source: 'sim' } } };
+    const simulated = { ...runtime(dir), device: { source: 'sim' as const } };
     const loaded = await loadPlugins({ plugins: [camera, dieTemp], runtime: simulated, bus: new MemoryBus(), logger, env: { SIM_SCENARIO: 'thermal-soak' } });
     try {
-      assert.ok(Math.abs(loaded.container.resolve<DieTemperature>(DieTemperatureToken.name).current() - 55) < 1.5);
+      assert.ok(Math.abs(loaded.service(DieTemperatureToken)!.current()! - 55) < 1.5);
     } finally {
       await loaded.stop();
     }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isUsageError, parseEdgeArgs } from '../../core/src/runtime/edge-args.js';
+import { isUsageError, parseEdgeArgs } from '../../edge/src/edge-args.js';
 
 describe('lookout-edge flags', () => {
   it('has the device defaults: camera image, tool server on 8765 at 127.0.0.1, data root /', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
-import { LateBus } from '../../core/src/runtime/late-bus.js';
-import { RateGate } from '../../core/src/runtime/rate-gate.js';
+import { LateBus } from '../../edge/src/late-bus.js';
+import { RateGate } from '../../edge/src/rate-gate.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

@@ -10,9 +10,9 @@ import { HealthMessageSchema } from '../../core/src/contracts/health-message.js'
 import { StatusMessageSchema } from '../../core/src/contracts/status-message.js';
 import { ResponseMessageSchema } from '../../core/src/contracts/responses-message.js';
 import { createLogger } from '../../core/src/log/logger.js';
-import { startDevice, type DeviceHandle } from '../../core/src/runtime/device-runtime.js';
+import { startDevice, type DeviceHandle } from '../../edge/src/device-runtime.js';
 import { ToolRegistry } from '../../core/src/tools/tool-registry.js';
-import { startToolServer } from '../../core/src/tools/tool-server.js';
+import { startToolServer } from '../../edge/src/tool-server.js';
 import { BASE_TOOLS, baseImage } from '../support/device-image.js';
 import { freePort } from '../support/free-port.js';
 
@@ -81,7 +81,7 @@ describe('device runtime on the in-process bus', () => {
     const status = StatusMessageSchema.parse(await until(() => messages(bus, 'devices/cam-unit/status')[0], 'status'));
     assert.equal(status.state, 'online');
     assert.equal(status.thermal_state, 'NORMAL');
-    assert.ok(Math.abs(status.die_temp_c - 48) <= 1);
+    assert.ok(Math.abs(status.die_temp_c!! - 48) <= 1);
     assert.equal(bus.published.find((m) => m.topic === 'devices/cam-unit/status')!.options.retain, true);
     const health = HealthMessageSchema.parse(await until(() => messages(bus, 'devices/cam-unit/health')[0], 'health'));
     assert.equal(health.role, 'front-door');

@@ -46,7 +46,7 @@ describe('status plugin', () => {
     try {
       const loaded = await loadPlugins({
         plugins: [dieTemp, status],
-        runtime: { kind: 'device', id: 'cam-s', dataDir: scratch.dir, layer: 'layer0', settings: { device: { source: 'sim' } } },
+        runtime: { kind: 'device', id: 'cam-s', dataDir: scratch.dir, layer: 'layer0', device: { source: 'sim' } },
         bus,
         env: { STATUS_INTERVAL_MS: '50' },
         logger,

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { ToolRegistry } from '../../core/src/tools/tool-registry.js';
-import { startToolServer, type ToolServer } from '../../core/src/tools/tool-server.js';
+import { startToolServer, type ToolServer } from '../../edge/src/tool-server.js';
 import { TOOL_ERROR_META_KEY } from '../../core/src/tools/tool-result.js';
 
 const logger = createLogger({ level: 'silent' });

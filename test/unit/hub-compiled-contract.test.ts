@@ -1,3 +1,4 @@
+import { seededRandom } from '../../core/src/util/seeded-random.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
@@ -5,7 +6,6 @@ import { BUS_CONTRACTS } from '../../core/src/contracts/bus-contracts.js';
 import { compileContract, faithful } from '../../hub/plugins/bus-cache/src/compiled-contract.js';
 import { HOT_CONTRACTS } from '../../hub/plugins/bus-cache/src/ingest.js';
 import { examples } from '../support/contract-examples.js';
-import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 
 const prng = (seed: number): (() => number) => seededRandom(seed).next;
 

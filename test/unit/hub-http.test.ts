@@ -7,7 +7,7 @@ import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { definePlugin } from '../../core/src/plugin/context.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
-import { reply } from '../../hub/src/http/route-reply.js';
+import { reply } from '../../core/src/hub-routes/route-reply.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { api, sleep, testHub } from '../integration/hub-helpers.js';
 

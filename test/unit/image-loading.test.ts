@@ -29,7 +29,7 @@ test('the example third-party plugin loads from its path and uses the die-temp s
     const bus = new MemoryBus();
     const rt = await loadPlugins({
       plugins: image.plugins,
-      runtime: { kind: 'device', id: 'cam-9', dataDir: tmpdir(), layer: 'layer0', settings: { device: { source: 'sim' } } },
+      runtime: { kind: 'device', id: 'cam-9', dataDir: tmpdir(), layer: 'layer0', device: { source: 'sim' } },
       bus,
       env: { HELLO_GREETING: 'hi' },
       logger: createLogger({ level: 'silent' }),

@@ -9,7 +9,7 @@ import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../core/src/log/logger.js';
 
 const logger = createLogger({ level: 'silent' });
-const runtime = { kind: 'device' as const, id: 'cam-1', dataDir: '/tmp', layer: 'layer2' as const, settings: {} };
+const runtime = { kind: 'device' as const, id: 'cam-1', dataDir: '/tmp', layer: 'layer2' as const };
 
 function plugin(name: string, extra: Partial<Plugin> = {}): Plugin {
   return definePlugin({ name, version: '1.0.0', core: '^1', start: () => undefined, ...extra } as Plugin);
@@ -45,6 +45,7 @@ test('what a start opens after its timeout (timers, subscriptions, stop hooks) i
   let hookRan = false;
   let lateTimer: NodeJS.Timeout | undefined;
   const slow = plugin('slow', {
+    essential: true,
     startTimeoutMs: 50,
     subscriptions: ['cmd/#'],
     start: async (ctx) => {
@@ -121,6 +122,7 @@ test('a start that exceeds its timeout is a typed error naming the plugin, and w
   const stopped: string[] = [];
   let lateStopped = false;
   const slow = plugin('slow', {
+    essential: true,
     startTimeoutMs: 50,
     start: () => new Promise((resolve) => setTimeout(() => resolve({ stop: () => void (lateStopped = true) }), 150)),
   });
@@ -132,7 +134,9 @@ test('a start that exceeds its timeout is a typed error naming the plugin, and w
 
 test('a failing start names the plugin and keeps the cause', async () => {
   const boom = new Error('camera missing');
-  await assert.rejects(load([plugin('cam', { start: () => { throw boom; } })]), (err: unknown) => {
+  const rt = await load([plugin('cam', { start: () => { throw boom; } })]);
+  assert.deepEqual(rt.plugins[0], { name: 'cam', version: '1.0.0', state: 'failed', code: 'plugin_start_failed', message: 'plugin "cam" failed to start: camera missing' });
+  await assert.rejects(load([plugin('cam', { essential: true, start: () => { throw boom; } })]), (err: unknown) => {
     assert.ok(err instanceof LookoutError);
     assert.equal(err.code, 'plugin_start_failed');
     assert.match(err.message, /"cam".*camera missing/);
@@ -177,7 +181,7 @@ test('a payload that fails its topic schema is refused before it leaves', async 
   const bus = new MemoryBus();
   await assert.rejects(
     loadPlugins({
-      plugins: [plugin('p', { topics: [{ suffix: 'x', qos: 1, schema: z.object({ n: z.number() }) }], start: (ctx) => ctx.bus.publish('x', { n: 'nope' }) })],
+      plugins: [plugin('p', { essential: true, topics: [{ suffix: 'x', qos: 1, schema: z.object({ n: z.number() }) }], start: (ctx) => ctx.bus.publish('x', { n: 'nope' }) })],
       runtime, bus, env: {}, logger,
     }),
     /invalid "x" message/,
@@ -186,7 +190,7 @@ test('a payload that fails its topic schema is refused before it leaves', async 
 });
 
 test('subscribing to an undeclared filter and registering an undeclared tool or route are typed errors', async () => {
-  await rejectsWith(load([plugin('p', { start: (ctx) => ctx.bus.subscribe('cmd/#', () => undefined).then(() => undefined) })]), 'plugin_start_failed', 'p');
+  await rejectsWith(load([plugin('p', { essential: true, start: (ctx) => ctx.bus.subscribe('cmd/#', () => undefined).then(() => undefined) })]), 'subscription_not_declared', 'p');
   const codes: string[] = [];
   await load([
     plugin('p', {
@@ -211,12 +215,12 @@ test('services flow from a provider to plugins that depend on it, and only to th
   let outsiderError: unknown;
   const rt = await load([
     plugin('provider', { provides: [Counter], start: (ctx) => { let n = 0; ctx.services.provide(Counter, { next: () => ++n }); } }),
-    plugin('user', { dependsOn: ['provider'], start: (ctx) => void (got = ctx.services.get(Counter).next()) }),
+    plugin('user', { requires: [Counter], start: (ctx) => void (got = ctx.services.get(Counter).next()) }),
     plugin('outsider', { start: (ctx) => { try { ctx.services.get(Counter); } catch (err) { outsiderError = err; } } }),
   ]);
   assert.equal(got, 1);
   assert.ok(outsiderError instanceof LookoutError && outsiderError.code === 'service_not_declared');
-  assert.equal((rt.container.resolve('counter') as { next(): number }).next(), 2);
+  assert.equal(rt.service(Counter)?.next(), 2);
   await rt.stop();
 });
 
@@ -277,7 +281,7 @@ test('config is parsed from the layer env; a bad value names the key, the file a
   const rt = await load([plugin('p', { config, start: (ctx) => void (seen = ctx.config) })], { env: { FPS: '8', OTHER: 'x' } });
   assert.deepEqual(seen, { MODE: 'sim', FPS: 8 });
   await rt.stop();
-  await assert.rejects(load([plugin('p', { config })], { env: { MODE: 'usb' }, envSource: '/data/config/edge_v3_layer.env' }), (err: unknown) => {
+  await assert.rejects(load([plugin('p', { config, essential: true })], { env: { MODE: 'usb' }, envSource: '/data/config/edge_v3_layer.env' }), (err: unknown) => {
     assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
     assert.match(err.message, /MODE="usb" in \/data\/config\/edge_v3_layer.env/);
     assert.match(err.message, /valid values: sim, zone/);
@@ -289,7 +293,7 @@ test('a bad value of a secret config key is named, never shown', async () => {
   const config = z.object({ MESH_HMAC_KEY: z.string().min(32), DEVICE_PASSWORD: z.string().regex(/^\S+$/).optional() });
   for (const [key, value] of [['MESH_HMAC_KEY', 'short-mesh-secret'], ['DEVICE_PASSWORD', 'pass with spaces']] as const) {
     const env = { MESH_HMAC_KEY: 'k'.repeat(32), [key]: value };
-    await assert.rejects(load([plugin('mesh', { config })], { env }), (err: unknown) => {
+    await assert.rejects(load([plugin('mesh', { config, essential: true })], { env }), (err: unknown) => {
       assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
       assert.match(err.message, new RegExp(`${key}=\\[redacted\\]`));
       assert.doesNotMatch(JSON.stringify({ message: err.message, details: err.details }), new RegExp(value));
@@ -320,7 +324,7 @@ test('a throwing subscriber of the in-process bus fails neither the publisher no
   assert.equal(bus.handlerErrors, 1);
 });
 
-test('onStarted runs once every plugin has started, in start order; its failure marks the plugin failed', async () => {
+test('onStarted runs once every plugin has started, in start order; its failure marks the plugin failed and skips its dependents', async () => {
   const events: string[] = [];
   const rt = await load([
     plugin('first', { start: (ctx) => { events.push('start first'); ctx.onStarted(() => void events.push('started first')); } }),
@@ -328,7 +332,8 @@ test('onStarted runs once every plugin has started, in start order; its failure 
     plugin('third', { dependsOn: ['second'], start: () => void events.push('start third') }),
   ]);
   assert.deepEqual(events, ['start first', 'start second', 'start third', 'started first']);
-  assert.deepEqual(rt.plugins.map((p) => [p.name, p.state]), [['first', 'ok'], ['second', 'failed'], ['third', 'ok']]);
+  assert.deepEqual(rt.plugins.map((p) => [p.name, p.state]), [['first', 'ok'], ['second', 'failed'], ['third', 'skipped']]);
   assert.match(rt.plugins[1]!.message!, /late failure/);
+  assert.equal(rt.plugins[2]!.message, 'dependency_failed: second');
   await rt.stop();
 });

@@ -8,7 +8,7 @@ import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import cameraPlugin, { CameraConfigSchema } from '../../plugins/camera/src/index.js';
 import { FrameSourceToken, type Frame, type FrameSource, type GroundTruthObject } from '../../plugins/camera/src/service.js';
-import { SimScenarioToken, type SimScenarioInfo } from '../../plugins/camera/src/sim-scenario-token.js';
+import { SimScenarioToken, type SimScenarioInfo } from '../../plugins/camera/src/service.js';
 import { SimFrameSource } from '../../plugins/camera/src/sim-frame-source.js';
 import { loadScenario } from '../../plugins/camera/src/scenario-files.js';
 import { hexToBgr, compileScene } from '../../plugins/camera/src/scene-state.js';
@@ -217,7 +217,7 @@ test('scenarios resolve from the package, whatever the working directory', () =>
 });
 
 const logger = createLogger({ level: 'silent' });
-const runtime = { kind: 'device' as const, id: 'cam-1', dataDir: tmpdir(), layer: 'layer0' as const, settings: {} };
+const runtime = { kind: 'device' as const, id: 'cam-1', dataDir: tmpdir(), layer: 'layer0' as const };
 
 test('the camera plugin provides a sim frame source through the loader', async () => {
   let got: { source: FrameSource; info: SimScenarioInfo } | undefined;

@@ -1,8 +1,8 @@
+import { seededRandom } from '../../core/src/util/seeded-random.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { solveGatedAssignment, solveLinearAssignment } from '../../plugins/tracker/src/assignment/linear-assignment.js';
 import { iou, iouMatrix } from '../../plugins/tracker/src/geometry/box.js';
-import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 
 /** Every way to give each of the k = min(rows, cols) smaller-side items a distinct partner. */

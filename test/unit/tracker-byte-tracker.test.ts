@@ -1,10 +1,10 @@
+import { seededRandom } from '../../core/src/util/seeded-random.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Detection } from '../../core/src/contracts/detection.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { ByteTracker, type MultiObjectTracker } from '../../plugins/tracker/src/tracking/byte-tracker.js';
 import { GreedyIouTracker } from '../../plugins/tracker/src/tracking/greedy-iou-tracker.js';
-import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 import {
   crowdScene,
   detectScene,

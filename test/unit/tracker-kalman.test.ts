@@ -1,8 +1,8 @@
+import { seededRandom } from '../../core/src/util/seeded-random.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BoxKalmanFilter, DEFAULT_KALMAN_NOISE } from '../../plugins/tracker/src/kalman/box-kalman-filter.js';
 import type { Box } from '../../plugins/tracker/src/geometry/box.js';
-import { seededRandom } from '../../plugins/camera/src/seeded-random.js';
 
 type M = number[][];
 const zeros = (r: number, c: number): M => Array.from({ length: r }, () => new Array<number>(c).fill(0));

@@ -45,5 +45,7 @@ export const PresenceSchema = z.enum(PRESENCE_VALUES);
 
 /** Degrees Celsius; finite (zod refuses NaN and Infinity), no range: sensors differ. */
 export const CelsiusSchema = z.number().describe('degrees Celsius');
+/** A temperature that may be unknown (a sensor that cannot be read is null, never a made-up number). */
+export const MaybeCelsiusSchema = CelsiusSchema.nullable();
 
 export const PercentSchema = z.number().min(0).max(100);

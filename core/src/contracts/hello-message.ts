@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PluginReportSchema } from './plugin-report.js';
 import { LAYER_IDS } from '../plugin/manifest.js';
 import { DeviceIdSchema, IpAddressSchema, RoleLabelSchema, TimestampSchema } from './common.js';
 import { DevicePortsSchema } from './device-ports.js';
@@ -25,6 +26,8 @@ export const HelloMessageSchema = z
     layer: z.enum(LAYER_IDS).describe('active configuration layer, canonical id'),
     versions: DeviceVersionsSchema,
     serial: z.string().min(1).optional(),
+    /** Every plugin with its state: a failed plugin shows here with its code and message. */
+    plugins: z.array(PluginReportSchema).optional(),
   })
   .describe('hello message (DESIGN.md wire decisions)');
 export type HelloMessage = z.infer<typeof HelloMessageSchema>;

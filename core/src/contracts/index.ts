@@ -26,3 +26,5 @@ export * from './error-body.js';
 export * from './bus-contracts.js';
 export * from './parse-wire.js';
 export * from './all-schemas.js';
+export * from './production-classes.js';
+export * from './plugin-report.js';

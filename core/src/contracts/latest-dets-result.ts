@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CelsiusSchema, NonNegativeIntSchema, TimestampSchema } from './common.js';
+import { MaybeCelsiusSchema, NonNegativeIntSchema, TimestampSchema } from './common.js';
 import { DetectionSchema } from './detection.js';
 
 /**
@@ -12,7 +12,7 @@ export const LatestDetsResultSchema = z
     dets: z.array(DetectionSchema),
     person_count: NonNegativeIntSchema,
     track_id: z.array(z.number().int()).describe('track ids present in dets'),
-    temp_c: CelsiusSchema,
+    temp_c: MaybeCelsiusSchema,
     timestamp: TimestampSchema.nullable().optional().describe('time of the frame; null before the first'),
   })
   .describe('get_latest_dets result (spec 01)');

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CelsiusSchema, DeviceIdSchema, PresenceSchema, ThermalStateSchema, TimestampSchema } from './common.js';
+import { PluginReportSchema } from './plugin-report.js';
+import { MaybeCelsiusSchema, DeviceIdSchema, PresenceSchema, ThermalStateSchema, TimestampSchema } from './common.js';
 
 /**
  * `devices/<device_id>/status`, retained, QoS 1 (spec 01 and DESIGN.md "Wire decisions"). The
@@ -11,9 +12,11 @@ export const StatusMessageSchema = z
   .looseObject({
     state: PresenceSchema,
     thermal_state: ThermalStateSchema,
-    die_temp_c: CelsiusSchema,
+    die_temp_c: MaybeCelsiusSchema,
     timestamp: TimestampSchema,
     device_id: DeviceIdSchema.optional(),
+    /** Every plugin with its state: a failed plugin shows here with its code (absent in the last-will). */
+    plugins: z.array(PluginReportSchema).optional(),
   })
   .describe('status message (spec 01, DESIGN.md wire decisions)');
 export type StatusMessage = z.infer<typeof StatusMessageSchema>;

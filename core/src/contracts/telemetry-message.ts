@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { CelsiusSchema, NonNegativeIntSchema, RoleLabelSchema, TimestampSchema } from './common.js';
+import { MaybeCelsiusSchema, NonNegativeIntSchema, RoleLabelSchema, TimestampSchema } from './common.js';
 import { DetectionSchema } from './detection.js';
 
 export const TelemetryBlockSchema = z.looseObject({
-  die_temp: CelsiusSchema,
+  die_temp: MaybeCelsiusSchema,
   fps: NonNegativeIntSchema.describe('rate actually achieved; nominal 10'),
 });
 

@@ -18,6 +18,12 @@ export const ERROR_CODES = {
   tool_not_declared: { status: 500, message: 'a plugin registered a tool it did not declare' },
   route_not_declared: { status: 500, message: 'a plugin handled a route it did not declare' },
   service_not_declared: { status: 500, message: 'a plugin used or provided a service it did not declare' },
+  service_unavailable: { status: 503, message: 'a service is not available: its plugin is not running' },
+  dependency_failed: { status: 503, message: 'a plugin was skipped because a plugin it needs failed' },
+  plugin_unknown: { status: 404, message: 'no plugin of that name on this device' },
+  plugin_not_restartable: { status: 409, message: 'the plugin is running, or cannot start while a plugin it needs has failed' },
+  plugin_restart_backoff: { status: 429, message: 'the plugin failed again recently; retry after the backoff' },
+  plugin_failed: { status: 503, message: 'the plugin that serves this failed' },
   subscription_not_declared: { status: 500, message: 'a plugin subscribed to a topic it did not declare' },
   message_invalid: { status: 400, message: 'a message does not match its wire contract' },
   // configuration

@@ -1,20 +1,24 @@
-import { ERROR_CODES, type ErrorCode } from './codes.js';
+import { errorInfo, type AnyErrorCode } from './error-table.js';
 
 export interface ErrorBody {
-  error: { code: ErrorCode; message: string; details?: unknown };
+  error: { code: AnyErrorCode; message: string; details?: unknown };
 }
 
-/** A failure with a code from the one table; a lower error is kept as `cause`. */
+/**
+ * A failure with a code from the one table (the core's codes, or a plugin's declared
+ * `<plugin>.<code>`); a lower error is kept as `cause`. An undeclared plugin code answers 500.
+ */
 export class LookoutError extends Error {
-  readonly code: ErrorCode;
+  readonly code: AnyErrorCode;
   readonly status: number;
   readonly details?: unknown;
 
-  constructor(code: ErrorCode, message?: string, options: { details?: unknown; cause?: unknown } = {}) {
-    super(message ?? ERROR_CODES[code].message, { cause: options.cause });
+  constructor(code: AnyErrorCode, message?: string, options: { details?: unknown; cause?: unknown } = {}) {
+    const info = errorInfo(code);
+    super(message ?? info?.message ?? code, { cause: options.cause });
     this.name = 'LookoutError';
     this.code = code;
-    this.status = ERROR_CODES[code].status;
+    this.status = info?.status ?? 500;
     this.details = options.details;
   }
 
@@ -25,7 +29,7 @@ export class LookoutError extends Error {
   }
 }
 
-export function isLookoutError(value: unknown, code?: ErrorCode): value is LookoutError {
+export function isLookoutError(value: unknown, code?: AnyErrorCode): value is LookoutError {
   return value instanceof LookoutError && (code === undefined || value.code === code);
 }
 

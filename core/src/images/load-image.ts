@@ -17,6 +17,8 @@ export const ImageSchema = z.object({
   description: z.string().optional(),
   role: z.string().optional(),
   plugins: z.array(z.string().min(1)).min(1),
+  /** Plugins whose failure stops the device; any other failing plugin only degrades it. */
+  essential: z.array(z.string().min(1)).optional(),
 });
 export type ImageFile = z.infer<typeof ImageSchema>;
 
@@ -25,6 +27,7 @@ export interface LoadedImage {
   path: string;
   role?: string;
   plugins: Plugin[];
+  essential?: string[];
 }
 
 const FIRST_PARTY = /^[a-z][a-z0-9-]*$/;
@@ -53,12 +56,12 @@ export async function loadImage(nameOrPath: string): Promise<LoadedImage> {
   const { image, path } = await readImage(nameOrPath);
   const plugins: Plugin[] = [];
   for (const entry of image.plugins) plugins.push(await importPlugin(entry, dirname(path), path));
-  return image.role ? { name: image.name, path, role: image.role, plugins } : { name: image.name, path, plugins };
+  return { name: image.name, path, plugins, ...(image.role ? { role: image.role } : {}), ...(image.essential ? { essential: image.essential } : {}) };
 }
 
 /** Imports one image entry and checks its manifest before any of its code runs beyond the import. */
-export async function importPlugin(entry: string, baseDir: string, imageFile = 'the image'): Promise<Plugin> {
-  const specifier = resolveEntry(entry, baseDir);
+export async function importPlugin(entry: string, baseDir: string, imageFile = 'the image', firstParty: FirstPartyFolder = 'plugins'): Promise<Plugin> {
+  const specifier = resolveEntry(entry, baseDir, firstParty);
   if (!specifier) {
     throw new LookoutError('plugin_not_found', `${imageFile} names the plugin "${entry}", which does not exist (no first-party plugin, file or package of that name)`, {
       details: { plugin: entry, image: imageFile },
@@ -77,13 +80,16 @@ export async function importPlugin(entry: string, baseDir: string, imageFile = '
   return validateManifest(mod.default, entry);
 }
 
-function resolveEntry(entry: string, baseDir: string): string | undefined {
+/** Where first-party plugins of a runtime live, relative to the package root (compiled under dist/). */
+export type FirstPartyFolder = 'plugins' | 'hub/plugins';
+
+function resolveEntry(entry: string, baseDir: string, firstParty: FirstPartyFolder): string | undefined {
   if (entry.startsWith('.') || isAbsolute(entry)) {
     const file = resolve(baseDir, entry);
     return existsSync(file) ? pathToFileURL(file).href : undefined;
   }
   if (FIRST_PARTY.test(entry)) {
-    const file = join(packageRoot(), 'dist', 'plugins', entry, 'src', 'index.js');
+    const file = join(packageRoot(), 'dist', firstParty, entry, 'src', 'index.js');
     if (existsSync(file)) return pathToFileURL(file).href;
   }
   // A package name: resolved by Node from this package's node_modules.

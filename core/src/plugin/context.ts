@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { Logger } from '../log/logger.js';
 import type { LayerId, HttpMethod, PluginManifest } from './manifest.js';
 import type { ServiceToken } from './service-token.js';
+import type { DeviceInfo } from './device-info.js';
 
 /** Facts about the process hosting the plugins, set by `lookout-edge` or `lookout-hub`. */
 export interface RuntimeInfo {
@@ -14,8 +15,8 @@ export interface RuntimeInfo {
   layer?: LayerId;
   image?: string;
   role?: string;
-  /** Free-form settings the runtime passes down (CLI flags such as ports). */
-  settings: Record<string, unknown>;
+  /** Set by the device host: roles, source, versions, asked ports, live plugin states (read with `deviceInfo`). */
+  device?: Partial<DeviceInfo>;
 }
 
 /** Publishing limited to the topics the manifest declares; topics are relative to the namespace. */
@@ -58,10 +59,11 @@ export interface PluginRoutes {
 }
 
 export interface PluginServices {
+  /** Provides a service the manifest lists in `provides`. */
   provide<T>(token: ServiceToken<T>, value: T): void;
-  /** A service of a plugin named in dependsOn; throws when absent. */
+  /** A service the manifest lists in `requires`; throws `service_unavailable` when its provider is down. */
   get<T>(token: ServiceToken<T>): T;
-  /** A service of a plugin named in dependsOn or optionalDependsOn; undefined when not loaded. */
+  /** A service listed in `optionalRequires`; undefined when its provider is not loaded or not running. */
   optional<T>(token: ServiceToken<T>): T | undefined;
 }
 
@@ -76,6 +78,12 @@ export interface PluginClock {
 export type HealthState = 'starting' | 'ok' | 'degraded' | 'failed';
 export interface PluginHealth {
   set(state: HealthState, message?: string): void;
+  /**
+   * Marks the plugin failed with the error's code and message while it keeps what it registered
+   * (a detector whose model failed its checks still answers its status tool); plugins that need
+   * it are skipped.
+   */
+  fail(error: unknown): void;
 }
 
 export interface PluginPorts {

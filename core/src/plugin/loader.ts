@@ -2,19 +2,20 @@ import 'reflect-metadata';
 import { container as globalContainer, type DependencyContainer } from 'tsyringe';
 import { z } from 'zod';
 import { topicMatches, type BusPort } from '../bus/bus-port.js';
-import { LookoutError, toLookoutError } from '../errors/lookout-error.js';
+import { registerPluginErrors } from '../errors/error-table.js';
+import { LookoutError } from '../errors/lookout-error.js';
 import type { Logger } from '../log/logger.js';
 import { RouteRegistry } from '../hub-routes/route-registry.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
-import type { HealthState, Plugin, PluginContext, PluginInstance, RuntimeInfo } from './context.js';
+import type { Plugin, RuntimeInfo } from './context.js';
 import { assertCoreCompatible } from './core-version.js';
 import { dependencyOrder } from './dependency-order.js';
+import type { PluginReport } from './device-info.js';
 import { isLayerEnabled } from '../layers/layers.js';
-import { ManifestSchema, type LayerId } from './manifest.js';
-import { createPluginBus } from './plugin-bus.js';
-import { createPluginClock } from './plugin-clock.js';
-import { parsePluginConfig } from './plugin-config.js';
-import { ServiceRegistry } from './service-registry.js';
+import { ManifestSchema } from './manifest.js';
+import { PluginServiceDirectory } from './plugin-services.js';
+import type { ServiceToken } from './service-token.js';
+import { PluginSupervisor, type RestartPolicy } from './plugin-supervisor.js';
 
 export interface LoadOptions {
   /** Every plugin the image carries; those above the active layer are left off. */
@@ -32,19 +33,20 @@ export interface LoadOptions {
   routes?: RouteRegistry;
   /** Ports already listening before plugins start (e.g. the tool server). */
   ports?: Record<string, number>;
+  /** The runtime's root container; each plugin gets a child of it. Default: a child of tsyringe's global one. */
   container?: DependencyContainer;
+  /** Services the host provides (plugins name them in `requires`). */
+  hostServices?: { token: ServiceToken<unknown>; value: unknown }[];
+  /** Plugins whose failure stops the runtime (besides those whose manifest says `essential`). */
+  essential?: string[];
+  /** Backoff between restarts of a plugin that keeps failing. */
+  restart?: Partial<RestartPolicy>;
 }
 
-export interface PluginStatus {
-  name: string;
-  version: string;
-  layer?: LayerId;
-  state: HealthState | 'stopped';
-  message?: string;
-}
+export type PluginStatus = PluginReport;
 
 export interface LoadedRuntime {
-  /** Plugins started, in start order. */
+  /** Every enabled plugin in start order, with its live state (ok, failed, skipped, stopped…). */
   readonly plugins: PluginStatus[];
   /** Plugins of the image left off, with the reason (e.g. above the active layer). */
   readonly disabled: { name: string; reason: string }[];
@@ -52,21 +54,20 @@ export interface LoadedRuntime {
   readonly routes: RouteRegistry;
   readonly ports: Record<string, number>;
   readonly container: DependencyContainer;
+  /** A service some plugin provides, for the host (undefined when none does or its plugin is down). */
+  service<T>(token: ServiceToken<T>): T | undefined;
+  /**
+   * Starts a failed (or skipped) plugin again, then the plugins skipped because of it. Refused while
+   * it runs, while a plugin it needs is down, and during the backoff after a failed restart.
+   */
+  restart(name: string): Promise<PluginStatus>;
+  /** Called with a plugin's report whenever its state changes (failed, skipped, restarted). */
+  onChange(listener: (plugin: PluginStatus) => void): () => void;
   /** Stops plugins in reverse start order; returns the failures (each already logged). Idempotent. */
   stop(): Promise<LookoutError[]>;
 }
 
-interface Started {
-  plugin: Plugin;
-  status: PluginStatus;
-  instance?: PluginInstance | void;
-  cleanups: (() => unknown)[];
-  /** Set once the cleanups ran; what is added later (a start past its timeout) is released at once. */
-  released: boolean;
-}
-
 export const DEFAULT_START_TIMEOUT_MS = 10_000;
-
 
 /** Checks a manifest as data, before any of the plugin's code runs. */
 export function validateManifest(candidate: unknown, origin = 'a plugin'): Plugin {
@@ -85,17 +86,16 @@ export function validateManifest(candidate: unknown, origin = 'a plugin'): Plugi
 
 /**
  * Validates every manifest, leaves off plugins above the layer, checks claims (topics, tools,
- * routes, services), computes dependency order and starts each plugin with its context. A failure
- * stops what was started, in reverse, and is rethrown naming the plugin.
+ * routes, services), computes dependency order and starts each plugin with its context. A plugin
+ * that fails is marked failed and its dependents skipped while the rest run; only an essential
+ * plugin's failure stops what was started (in reverse) and is rethrown.
  */
 export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> {
-  const { runtime, bus, env, logger } = options;
-  const envSource = options.envSource ?? 'the environment';
+  const { runtime } = options;
   const tools = options.tools ?? new ToolRegistry();
   const routes = options.routes ?? new RouteRegistry();
-  const ports: Record<string, number> = { ...(options.ports ?? {}) };
   const root = options.container ?? globalContainer.createChildContainer();
-  const services = new ServiceRegistry(root);
+  const services = new PluginServiceDirectory(root);
 
   const validated = options.plugins.map((p) => validateManifest(p));
   const seen = new Set<string>();
@@ -113,147 +113,70 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     }
     return true;
   });
-  const ordered = dependencyOrder(enabled, new Map(disabled.map((d) => [d.name, `off (${d.reason})`])));
+  services.provideHost(options.hostServices ?? []);
+  const providers = providerNames(validated);
+  for (const { token } of options.hostServices ?? []) providers.set(token.name, 'host');
+  const ordered = dependencyOrder(
+    enabled.map((p) => ({ plugin: p, ...serviceDependencies(p, providers) })),
+    new Map(disabled.map((d) => [d.name, `off (${d.reason})`])),
+  ).map((n) => n.plugin);
   checkTopicClaims(ordered);
   for (const p of ordered) {
-    for (const t of p.tools ?? []) tools.declare(p.name, t);
-    for (const r of p.routes ?? []) routes.declare(p.name, r);
-    for (const s of p.provides ?? []) services.declare(p.name, s.name);
+    for (const s of p.provides ?? []) services.declare(p.name, s);
+    registerPluginErrors(p.name, p.errors ?? []);
   }
 
-  const namespace = runtime.kind === 'device' ? `devices/${runtime.id}/` : '';
-  const mirrorNamespace = runtime.kind === 'device' ? `shadow/${runtime.id}/` : undefined;
-  const started: Started[] = [];
-  const statuses: PluginStatus[] = [];
-  const whenStarted: { status: PluginStatus; log: Logger; fn: () => unknown }[] = [];
-
-  const stopOne = async (s: Started, errors: LookoutError[]) => {
-    const log = logger.child({ plugin: s.plugin.name });
-    try {
-      await s.instance?.stop?.();
-    } catch (err) {
-      errors.push(new LookoutError('plugin_stop_failed', `plugin "${s.plugin.name}" failed to stop: ${toLookoutError(err).message}`, { cause: err }));
-    }
-    s.released = true;
-    for (const cleanup of s.cleanups.splice(0).reverse()) {
-      try {
-        await cleanup();
-      } catch (err) {
-        errors.push(new LookoutError('plugin_stop_failed', `plugin "${s.plugin.name}" failed to release a resource: ${toLookoutError(err).message}`, { cause: err }));
-      }
-    }
-    tools.removePlugin(s.plugin.name);
-    routes.removePlugin(s.plugin.name);
-    services.remove(s.plugin.name);
-    s.status.state = 'stopped';
-    log.debug('stopped');
-  };
-
-  const stopAll = async (): Promise<LookoutError[]> => {
-    const errors: LookoutError[] = [];
-    for (const s of [...started].reverse()) await stopOne(s, errors);
-    started.length = 0;
-    for (const e of errors) logger.error({ err: e, code: e.code }, e.message);
-    return errors;
-  };
-
-  for (const plugin of ordered) {
-    const log = logger.child({ plugin: plugin.name });
-    const status: PluginStatus = { name: plugin.name, version: plugin.version, state: 'starting' };
-    if (plugin.layer) status.layer = plugin.layer;
-    const entry: Started = { plugin, status, cleanups: [], released: false };
-    const addCleanup = (fn: () => unknown): void => {
-      if (!entry.released) {
-        entry.cleanups.push(fn);
-        return;
-      }
-      Promise.resolve()
-        .then(fn)
-        .catch((err: unknown) => log.warn({ code: toLookoutError(err).code }, `a resource released late failed: ${toLookoutError(err).message}`));
-    };
-    started.push(entry);
-    statuses.push(status);
-    try {
-      const config = parsePluginConfig(plugin.name, plugin.config, env, envSource);
-      const clock = createPluginClock();
-      entry.cleanups.push(() => clock.clearAll());
-      const child = root.createChildContainer();
-      entry.cleanups.push(() => child.dispose());
-      const ctx: PluginContext = {
-        name: plugin.name,
-        runtime,
-        config,
-        log,
-        container: child,
-        bus: createPluginBus({
-          plugin: plugin.name,
-          port: bus,
-          namespace,
-          ...(mirrorNamespace ? { mirrorNamespace } : {}),
-          topics: plugin.topics ?? [],
-          subscriptions: plugin.subscriptions ?? [],
-          track: addCleanup,
-        }),
-        tools: { register: (name, handler) => tools.register(plugin.name, name, handler) },
-        routes: { handle: (method, path, handler) => routes.handle(plugin.name, method, path, handler) },
-        services: services.scopeFor(plugin.name, plugin.dependsOn ?? [], plugin.optionalDependsOn ?? []),
-        clock,
-        health: {
-          set(state, message) {
-            status.state = state;
-            if (message === undefined) delete status.message;
-            else status.message = message;
-          },
-        },
-        ports: {
-          announce(name, port) {
-            ports[name] = port;
-          },
-          all: () => ({ ...ports }),
-        },
-        onStop(fn) {
-          addCleanup(fn);
-        },
-        onStarted(fn) {
-          whenStarted.push({ status, log, fn });
-        },
-      };
-      entry.instance = await withTimeout(plugin, Promise.resolve().then(() => plugin.start(ctx)), plugin.startTimeoutMs ?? options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-      if (status.state === 'starting') status.state = 'ok';
-      log.debug({ version: plugin.version }, 'started');
-    } catch (err) {
-      const failure =
-        err instanceof LookoutError && ['plugin_start_timeout', 'config_invalid', 'backend_unavailable', 'model_shape_mismatch', 'model_class_map_unmapped', 'model_package_invalid'].includes(err.code)
-          ? err
-          : new LookoutError('plugin_start_failed', `plugin "${plugin.name}" failed to start: ${toLookoutError(err).message}`, { cause: err, details: { plugin: plugin.name } });
-      status.state = 'failed';
-      await stopAll();
-      throw failure;
-    }
-  }
-
-  for (const { status, log, fn } of whenStarted) {
-    try {
-      await fn();
-    } catch (err) {
-      const e = toLookoutError(err);
-      status.state = 'failed';
-      status.message = e.message;
-      log.error({ code: e.code }, `after start: ${e.message}`);
-    }
-  }
+  const supervisor = new PluginSupervisor({
+    ...options,
+    plugins: ordered,
+    tools,
+    routes,
+    services,
+    dependencies: new Map(ordered.map((p) => [p.name, serviceDependencies(p, providers)])),
+    essential: new Set([...(options.essential ?? []), ...ordered.filter((p) => p.essential).map((p) => p.name)]),
+    defaultStartTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+  });
+  await supervisor.startAll();
 
   // Idempotent: a second call (a signal during an error path) waits for the first, never stops twice.
   let stopping: Promise<LookoutError[]> | undefined;
   return {
-    plugins: statuses,
+    plugins: supervisor.reports,
     disabled,
     tools,
     routes,
-    ports,
+    get ports() {
+      return supervisor.ports;
+    },
     container: root,
-    stop: () => (stopping ??= stopAll()),
+    service: (token) => services.lookup(token),
+    restart: (name) => supervisor.restart(name),
+    onChange: (listener) => supervisor.onChange(listener),
+    stop: () => (stopping ??= supervisor.stopAll()),
   };
+}
+
+/** Which plugin provides each token, over every plugin of the image (enabled or not). */
+function providerNames(plugins: Plugin[]): Map<string, string> {
+  const map = new Map<string, string>();
+  for (const p of plugins) for (const t of p.provides ?? []) map.set(t.name, p.name);
+  return map;
+}
+
+/** dependsOn plus the providers of required tokens; optional ones order the start only. */
+function serviceDependencies(p: Plugin, providers: Map<string, string>): { name: string; dependsOn: string[]; optionalDependsOn: string[] } {
+  const providerOf = (t: ServiceToken<unknown>): string | undefined => providers.get(t.name);
+  const required = (p.requires ?? []).map((t) => {
+    const provider = providerOf(t);
+    if (provider) return provider;
+    throw new LookoutError('plugin_dependency_missing', `plugin "${p.name}" requires the service "${t.name}", which no plugin of the image provides`, {
+      details: { plugin: p.name, service: t.name },
+    });
+  });
+  const optional = (p.optionalRequires ?? []).map(providerOf);
+  // The host's services (hub metrics, routes…) are there before any plugin: nothing to order by.
+  const unique = (names: (string | undefined)[]) => [...new Set(names.filter((n): n is string => n !== undefined && n !== p.name && n !== 'host'))];
+  return { name: p.name, dependsOn: unique([...(p.dependsOn ?? []), ...required]), optionalDependsOn: unique([...(p.optionalDependsOn ?? []), ...optional]) };
 }
 
 /** One owner per topic: a claim conflicts with another plugin's when either covers the other (`events/+`, `events/incident`). */
@@ -270,21 +193,5 @@ function checkTopicClaims(plugins: Plugin[]): void {
       }
       claims.push({ suffix: t.suffix, plugin: p.name });
     }
-  }
-}
-
-async function withTimeout<T>(plugin: Plugin, work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      // A start that finishes after its timeout still gets stopped, so nothing it opened leaks.
-      work.then((instance) => (instance as PluginInstance | void)?.stop?.(), () => undefined);
-      reject(new LookoutError('plugin_start_timeout', `plugin "${plugin.name}" did not start within ${ms} ms`, { details: { plugin: plugin.name, timeoutMs: ms } }));
-    }, ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -42,6 +42,14 @@ export interface RouteDecl {
   public?: boolean;
 }
 
+export interface PluginErrorDecl {
+  /** lower snake_case, without the plugin prefix: `greeting_refused` becomes `hello.greeting_refused`. */
+  code: string;
+  /** HTTP status the hub answers with. */
+  status: number;
+  description: string;
+}
+
 export interface PluginManifest<C extends z.ZodObject = z.ZodObject> {
   name: string;
   version: string;
@@ -59,7 +67,16 @@ export interface PluginManifest<C extends z.ZodObject = z.ZodObject> {
   subscriptions?: string[];
   tools?: ToolDecl[];
   routes?: RouteDecl[];
+  /** Services this plugin provides (it calls `ctx.services.provide` for each during start). */
   provides?: ServiceToken<unknown>[];
+  /** Services it needs: their providers start first, and it is skipped when one of them failed. */
+  requires?: ServiceToken<unknown>[];
+  /** Services it uses when their provider is loaded and running (`ctx.services.optional`). */
+  optionalRequires?: ServiceToken<unknown>[];
+  /** Error codes of its own; each is `<plugin name>.<code>` on the wire and joins the error table. */
+  errors?: PluginErrorDecl[];
+  /** Stop the whole runtime when this plugin fails (the image can also mark plugins essential). */
+  essential?: boolean;
   /** Start timeout in ms (default from the loader). */
   startTimeoutMs?: number;
 }
@@ -70,6 +87,8 @@ const CORE_RANGE = /^(?:\*|(?:\^|>=)?\d+(?:\.(?:\d+|x|\*)){0,2})$/;
 const isZodSchema = (v: unknown): boolean => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof (v as { _zod?: unknown })._zod === 'object';
 const zodSchema = z.custom<z.ZodType>(isZodSchema, 'a zod schema');
 const zodObject = z.custom<z.ZodObject>((v) => isZodSchema(v) && typeof (v as { shape?: unknown }).shape === 'object', 'a zod object schema');
+
+const serviceTokenSchema = z.object({ name: z.string().min(1) }, 'a service token (serviceToken(name))');
 
 /** The manifest as data, checked before any plugin code runs. */
 export const ManifestSchema = z.object({
@@ -120,6 +139,18 @@ export const ManifestSchema = z.object({
       }),
     )
     .optional(),
-  provides: z.array(z.object({ name: z.string().min(1) })).optional(),
+  provides: z.array(serviceTokenSchema).optional(),
+  requires: z.array(serviceTokenSchema).optional(),
+  optionalRequires: z.array(serviceTokenSchema).optional(),
+  errors: z
+    .array(
+      z.object({
+        code: z.string().regex(/^[a-z][a-z0-9_]*$/, 'lower snake_case, without the plugin prefix'),
+        status: z.number().int().min(400).max(599),
+        description: z.string().min(1),
+      }),
+    )
+    .optional(),
+  essential: z.boolean().optional(),
   startTimeoutMs: z.number().int().positive().optional(),
 });

@@ -16,8 +16,11 @@ export function createPluginBus(options: {
   topics: TopicDecl[];
   subscriptions: string[];
   track(release: () => Promise<void>): void;
+  /** A handler that throws (or rejects) reports here: the plugin is marked failed, the bus goes on. */
+  fault?(err: unknown): void;
 }): PluginBus {
   const { plugin, port, namespace, mirrorNamespace, topics, subscriptions, track } = options;
+  const fault = options.fault ?? ((err: unknown) => { throw err; });
   return {
     namespace,
     get connected() {
@@ -49,7 +52,15 @@ export function createPluginBus(options: {
           details: { plugin, filter, declared: subscriptions },
         });
       }
-      const unsubscribe = await port.subscribe(namespace + filter, handler, { qos: 1 });
+      const guarded: typeof handler = (topic, payload, meta) => {
+        try {
+          const result = handler(topic, payload, meta) as unknown;
+          if (result instanceof Promise) result.catch(fault);
+        } catch (err) {
+          fault(err);
+        }
+      };
+      const unsubscribe = await port.subscribe(namespace + filter, guarded, { qos: 1 });
       track(unsubscribe);
       return unsubscribe;
     },

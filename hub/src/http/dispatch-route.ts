@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js';
 import type { RouteRequest } from '../../../core/src/plugin/context.js';
 import { readJsonBody } from './read-json-body.js';
-import { isRouteReply } from './route-reply.js';
+import { isRouteReply } from '../../../core/src/hub-routes/route-reply.js';
 import { requestInvalid } from './zod-issues.js';
 
 const NO_QUERY = z.strictObject({});

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../core/src/plugin/context.js';
-import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
-import { devicePath } from '../../../core/src/paths/device-path.js';
+import { definePlugin, devicePath, toLookoutError } from 'lookout/core';
 import { CameraProfileUpdateSchema, DEFAULT_CAMERA_PROFILE, ProfileResultSchema, type CameraProfile } from './profile-schema.js';
 import { mergeProfile, readProfileFile, writeProfileFile } from './profile-store.js';
 import { CameraProfileToken, type CameraProfileService } from './service.js';

@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { writeFileAtomic } from '../../../core/src/paths/atomic-write.js';
+import { LookoutError, writeFileAtomic } from 'lookout/core';
 import { CameraProfileSchema, DEFAULT_CAMERA_PROFILE, ProfileFileSchema, type CameraProfile, type ProfileFile } from './profile-schema.js';
 
 /** Reads the profile file; a missing file is the default profile, an invalid one an error naming it. */

@@ -1,4 +1,4 @@
-import { serviceToken } from '../../../core/src/plugin/service-token.js';
+import { serviceToken } from 'lookout/core';
 import type { CameraProfile } from './profile-schema.js';
 
 /** The camera's encoder profile, for the encoder and the ONVIF surface (SetVideoEncoderConfiguration). */

@@ -1,4 +1,4 @@
-import { hashSeed, seededRandom } from './seeded-random.js';
+import { hashSeed, seededRandom } from 'lookout/core';
 import type { Scenario } from './scenario-schema.js';
 import { hexToBgr } from './scene-state.js';
 

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../core/src/plugin/context.js';
+import { definePlugin } from 'lookout/core';
 import { FrameSourceToken } from './service.js';
 import { SimFrameSource } from './sim-frame-source.js';
 import { loadScenario } from './scenario-files.js';
-import { SimScenarioToken } from './sim-scenario-token.js';
+import { SimScenarioToken } from './service.js';
 
 /** Frame sources this build can open; a real camera source joins this list when it exists. */
 export const FRAME_SOURCES = ['sim'] as const;
@@ -54,4 +54,4 @@ export { ScenarioSchema, parseScenario, type Scenario, type SceneObject, type Te
 export { loadScenario, loadScenarioFile, listScenarios, resolveScenarioPath, scenariosDir, type LoadedScenario } from './scenario-files.js';
 export { NO_PRODUCTION_CLASS, PRODUCTION_LABELS, SCENE_LABELS, classIdOf, type SceneLabel } from './scenario-classes.js';
 export { temperatureAt } from './temperature-script.js';
-export { SimScenarioToken, type SimScenarioInfo } from './sim-scenario-token.js';
+export { SimScenarioToken, type SimScenarioInfo } from './service.js';

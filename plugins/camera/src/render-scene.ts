@@ -1,7 +1,7 @@
+import { hashSeed } from 'lookout/core';
 import type { CameraIntrinsics, GroundTruthObject } from './service.js';
 import type { Scenario } from './scenario-schema.js';
 import { buildBackground, buildNoiseTable } from './background.js';
-import { hashSeed } from './seeded-random.js';
 import { compileScene, posesAt, type CompiledScene } from './scene-state.js';
 import { SHAPES, silhouetteSpans } from './shapes.js';
 

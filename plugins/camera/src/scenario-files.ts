@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, isAbsolute, join, resolve } from 'node:path';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { packageRoot } from '../../../core/src/paths/package-root.js';
+import { LookoutError, packageRoot } from 'lookout/core';
 import { parseScenario, type Scenario } from './scenario-schema.js';
 
 /** configs/scenarios under the package root, found from the module (not the cwd). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import { SCENE_LABELS } from './scenario-classes.js';
 
 /**

@@ -1,4 +1,5 @@
-import { serviceToken } from '../../../core/src/plugin/service-token.js';
+import { serviceToken } from 'lookout/core';
+import type { Scenario } from './scenario-schema.js';
 
 /** One object of a simulated scene, as it truly is in a frame (production class ids). */
 export interface GroundTruthObject {
@@ -44,3 +45,14 @@ export interface FrameSource {
 }
 
 export const FrameSourceToken = serviceToken<FrameSource>('frame-source');
+
+/** The running scenario, provided by the camera plugin in sim mode (the die-temp plugin reads its script). */
+export interface SimScenarioInfo {
+  name: string;
+  path: string;
+  scenario: Scenario;
+  /** Scripted die temperature at atMs since the source started (defaults to now); undefined without a script. */
+  temperatureAt(atMs?: number): number | undefined;
+}
+
+export const SimScenarioToken = serviceToken<SimScenarioInfo>('sim-scenario');

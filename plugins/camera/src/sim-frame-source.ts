@@ -1,4 +1,4 @@
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import type { CameraIntrinsics, Frame, FrameSource } from './service.js';
 import type { Scenario, TemperaturePoint } from './scenario-schema.js';
 import { SceneRenderer, SIM_INTRINSICS } from './render-scene.js';

@@ -1,5 +1,4 @@
-import type { Detection } from '../../../core/src/contracts/detection.js';
-import { toLookoutError, type LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { toLookoutError, type Detection, type LookoutError } from 'lookout/core';
 import type { CameraIntrinsics, Frame } from '../../camera/src/service.js';
 import type { DetectionStage } from '../../detector/src/service.js';
 import type { DepthBackend } from './backends/depth-backend.js';

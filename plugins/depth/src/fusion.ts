@@ -1,5 +1,4 @@
-import type { Detection } from '../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection } from 'lookout/core';
 import type { CameraIntrinsics } from '../../camera/src/service.js';
 
 /** [x1, y1, x2, y2] in pixels of the detector frame. */

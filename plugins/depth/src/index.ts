@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../core/src/plugin/context.js';
+import { definePlugin } from 'lookout/core';
 import { FrameSourceToken } from '../../camera/src/service.js';
-import { SimScenarioToken } from '../../camera/src/sim-scenario-token.js';
-import { DetectionPipelineToken } from '../../detector/src/service.js';
+import { SimScenarioToken } from '../../camera/src/service.js';
+import { DetectionPipelineToken, InferenceKitToken } from '../../detector/src/service.js';
 import { openDepthBackend } from './backends/open-depth-backend.js';
 import { DepthStage } from './depth-stage.js';
 
@@ -28,7 +28,8 @@ export default definePlugin({
   core: '^1',
   description: 'monocular depth (onnx model or sim ground truth) and spatial fusion adding x, y, z to detections',
   layer: 'layer3',
-  dependsOn: ['detector', 'camera'],
+  requires: [DetectionPipelineToken, FrameSourceToken, InferenceKitToken],
+  optionalRequires: [SimScenarioToken],
   config: DepthConfigSchema,
   async start(ctx) {
     const c = ctx.config;
@@ -40,6 +41,7 @@ export default definePlugin({
       ...(c.MONO_DEPTH_MODEL_PATH ? { modelPath: c.MONO_DEPTH_MODEL_PATH } : {}),
       dataDir: ctx.runtime.dataDir,
       simSource: sim !== undefined,
+      kit: ctx.services.get(InferenceKitToken),
       output: c.MONO_DEPTH_OUTPUT,
       scale: c.MONO_DEPTH_SCALE,
     });

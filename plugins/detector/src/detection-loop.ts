@@ -1,6 +1,4 @@
-import type { Detection } from '../../../core/src/contracts/detection.js';
-import type { PluginBus, PluginClock } from '../../../core/src/plugin/context.js';
-import type { Logger } from '../../../core/src/log/logger.js';
+import { type Detection, type Logger, type PluginBus, type PluginClock } from 'lookout/core';
 import type { FrameSource } from '../../camera/src/service.js';
 import type { DieTemperature } from '../../die-temp/src/service.js';
 import { countGatedPersons } from './model/class-maps.js';
@@ -11,7 +9,7 @@ export interface LatestResult {
   timestamp: string;
   dets: Detection[];
   person_count: number;
-  temp_c: number;
+  temp_c: number | null;
 }
 
 export interface LoopState {
@@ -95,7 +93,7 @@ export class DetectionLoop {
           timestamp,
           camera_id: cameraId,
           detections: dets,
-          telemetry: { die_temp: round1(celsius), fps: Math.round(this.state.achievedFps) },
+          telemetry: { die_temp: celsius === null ? null : round1(celsius), fps: Math.round(this.state.achievedFps) },
         }),
       );
       if (this.state.lastError) this.deps.onError(null);

@@ -1,17 +1,16 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../core/src/plugin/context.js';
-import { busTopic } from '../../../core/src/contracts/bus-contracts.js';
-import { LatestDetsResultSchema } from '../../../core/src/contracts/latest-dets-result.js';
+import { LatestDetsResultSchema, LookoutError, busTopic, definePlugin, toLookoutError } from 'lookout/core';
 import { FrameSourceToken } from '../../camera/src/service.js';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { openBackend } from './backends/open-backend.js';
 import { DetectorConfigSchema } from './config.js';
 import { DetectionLoop } from './detection-loop.js';
 import { Pipeline } from './pipeline.js';
-import { DetectionPipelineToken } from './service.js';
+import { inferenceKit } from './inference-kit.js';
+import { DetectionPipelineToken, InferenceKitToken } from './service.js';
 
 export const RfdetrStatusSchema = z.looseObject({
-  backend: z.enum(['snpe', 'onnx', 'sim']),
+  backend: z.enum(['snpe', 'onnx', 'sim']).nullable(),
   model_path: z.string().nullable(),
   package_version: z.string().nullable(),
   ontology_hash: z.string().nullable(),
@@ -25,7 +24,10 @@ export const RfdetrStatusSchema = z.looseObject({
   suspended: z.boolean(),
   stages: z.array(z.string()),
   last_error: z.string().nullable(),
+  /** Set when the model failed its checks at start: the detector runs as a failed plugin and says why. */
+  model_error: z.object({ code: z.string(), message: z.string() }).nullable(),
 });
+
 
 export default definePlugin({
   name: 'detector',
@@ -33,18 +35,51 @@ export default definePlugin({
   core: '^1',
   description: 'RF-DETR detector (snpe on the DSP, onnx on CPU, or sim from ground truth); owner of dets and telemetry',
   layer: 'layer1',
-  dependsOn: ['camera', 'die-temp'],
+  requires: [FrameSourceToken, DieTemperatureToken],
   config: DetectorConfigSchema,
   topics: [busTopic('dets'), busTopic('telemetry')],
   tools: [
     { name: 'get_latest_dets', description: 'The latest detections with person count, track ids and die temperature', input: z.object({}), output: LatestDetsResultSchema },
     { name: 'get_rfdetr_status', description: 'Detector back-end, model package, class list, input shape, achieved rate and last error', input: z.object({}), output: RfdetrStatusSchema },
   ],
-  provides: [DetectionPipelineToken],
+  provides: [DetectionPipelineToken, InferenceKitToken],
   async start(ctx) {
     const source = ctx.services.get(FrameSourceToken);
     const temperature = ctx.services.get(DieTemperatureToken);
-    const { backend, modelPath } = await openBackend(ctx.config, ctx.runtime.dataDir);
+    ctx.services.provide(InferenceKitToken, inferenceKit);
+    let opened: Awaited<ReturnType<typeof openBackend>>;
+    try {
+      opened = await openBackend(ctx.config, ctx.runtime.dataDir);
+    } catch (err) {
+      // A model that fails its checks leaves the device up: the detector reports failed with the
+      // model's code, and its status tool says why (the hub shows it in /fleet/health).
+      const failure = toLookoutError(err);
+      ctx.health.fail(failure);
+      ctx.log.error({ code: failure.code }, `detector not running: ${failure.message}`);
+      const modelError = { code: failure.code, message: failure.message };
+      ctx.tools.register('get_latest_dets', () => {
+        throw new LookoutError('plugin_failed', `the detector is not running: ${failure.message}`, { details: { model_error: modelError } });
+      });
+      ctx.tools.register('get_rfdetr_status', () => ({
+        backend: ctx.config.RF_DETR_BACKEND ?? null,
+        model_path: ctx.config.RF_DETR_MODEL_PATH ?? ctx.config.RF_DETR_EDGE4_MODEL ?? null,
+        package_version: null,
+        ontology_hash: null,
+        train_job_id: null,
+        class_map: 'none',
+        classes: [],
+        input_shape: [],
+        stride_fps: ctx.config.RF_DETR_STRIDE_FPS,
+        achieved_fps: 0,
+        frames_processed: 0,
+        suspended: false,
+        stages: [],
+        last_error: failure.message,
+        model_error: modelError,
+      }));
+      return;
+    }
+    const { backend, modelPath } = opened;
     ctx.onStop(() => backend.close());
     const pipeline = new Pipeline(backend);
     ctx.services.provide(DetectionPipelineToken, pipeline);
@@ -88,6 +123,7 @@ export default definePlugin({
         suspended: pipeline.throttle.suspended,
         stages: pipeline.stageNames(),
         last_error: loop.state.lastError,
+        model_error: null,
       };
     });
 

@@ -1,5 +1,5 @@
-import { serviceToken } from '../../../core/src/plugin/service-token.js';
-import type { Detection } from '../../../core/src/contracts/detection.js';
+import type { InferenceSession } from 'onnxruntime-node';
+import { serviceToken, type Detection } from 'lookout/core';
 import type { Frame } from '../../camera/src/service.js';
 
 /** A step later layers add after detection (tracker: track_id; depth: x, y, z). Lower order runs first. */
@@ -24,3 +24,19 @@ export interface DetectionPipeline {
 }
 
 export const DetectionPipelineToken = serviceToken<DetectionPipeline>('detection-pipeline');
+
+/** Packed BGR888 frame → NCHW float32 RGB, resized (antialiased bilinear) and ImageNet-normalized. */
+export interface FramePreprocessor {
+  readonly sizes: { srcWidth: number; srcHeight: number; dstWidth: number; dstHeight: number };
+  /** The returned tensor is reused by the next call. */
+  run(bgr: Uint8Array): Float32Array;
+}
+
+/** The detector's CPU inference parts, for other vision plugins (depth) that run ONNX models on frames. */
+export interface InferenceKit {
+  /** An onnxruntime-node session on the CPU with every graph optimization. */
+  createCpuSession(model: Uint8Array, threads?: number): Promise<InferenceSession>;
+  createPreprocessor(sizes: { srcWidth: number; srcHeight: number; dstWidth: number; dstHeight: number }): FramePreprocessor;
+}
+
+export const InferenceKitToken = serviceToken<InferenceKit>('detector.inference-kit');

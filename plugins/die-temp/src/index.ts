@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../core/src/plugin/context.js';
-import { LookoutError, toLookoutError } from '../../../core/src/errors/lookout-error.js';
-import { SimScenarioToken } from '../../camera/src/sim-scenario-token.js';
-import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
+import { LookoutError, definePlugin, deviceInfo, toLookoutError } from 'lookout/core';
+import { SimScenarioToken } from '../../camera/src/service.js';
 import { DieTemperatureToken, type DieTemperature } from './service.js';
 import { defaultSimTemperature, loadTempScript, temperatureAt } from './sim-script.js';
 import { readThermalZone } from './zone-reader.js';
@@ -27,13 +25,13 @@ export default definePlugin({
   layer: 'layer0',
   config: DieTempConfig,
   provides: [DieTemperatureToken],
-  optionalDependsOn: ['camera'],
+  optionalRequires: [SimScenarioToken],
   async start(ctx) {
     const { config, clock, log } = ctx;
     const startedAt = clock.now();
     let read: () => Promise<number>;
     // A real device reads its real sensor: a simulated temperature there would blind the governor.
-    const source = config.DIE_TEMP_SOURCE ?? (deviceSettings(ctx.runtime).source === 'sim' ? 'sim' : 'zone');
+    const source = config.DIE_TEMP_SOURCE ?? (deviceInfo(ctx.runtime).source === 'sim' ? 'sim' : 'zone');
     if (source === 'zone') {
       const path = config.DIE_TEMP_ZONE;
       read = () =>
@@ -51,10 +49,21 @@ export default definePlugin({
       read = async () => scene?.temperatureAt() ?? defaultSimTemperature((clock.now() - startedAt) / 1000);
     }
 
-    // The first reading must succeed: a missing zone is a configuration error, found at start.
-    let current = await read();
-    const listeners = new Set<(celsius: number) => void>();
+    // A sensor that cannot be read leaves the temperature unknown (null, with the reason), never the
+    // device down: the plugin keeps trying and reports the first good reading.
+    let current: number | null = null;
+    let reason: string | null = null;
     let failing = false;
+    try {
+      current = await read();
+    } catch (err) {
+      const e = toLookoutError(err);
+      reason = e.message;
+      failing = true;
+      ctx.health.set('degraded', `die temperature unknown: ${e.message}`);
+      log.warn({ code: e.code }, `die temperature unknown: ${e.message}`);
+    }
+    const listeners = new Set<(celsius: number) => void>();
     let busy = false;
     clock.setInterval(() => {
       if (busy) return;
@@ -62,6 +71,7 @@ export default definePlugin({
       read()
         .then((celsius) => {
           current = celsius;
+          reason = null;
           if (failing) {
             failing = false;
             ctx.health.set('ok');
@@ -79,6 +89,7 @@ export default definePlugin({
           // The last good reading stays; a sensor that vanishes is reported once, not every second.
           if (!failing) log.warn({ code: toLookoutError(err).code }, toLookoutError(err).message);
           failing = true;
+          reason = toLookoutError(err).message;
           ctx.health.set('degraded', toLookoutError(err).message);
         })
         .finally(() => {
@@ -88,6 +99,7 @@ export default definePlugin({
 
     const service: DieTemperature = {
       current: () => current,
+      reason: () => reason,
       onReading(listener) {
         listeners.add(listener);
         return () => listeners.delete(listener);

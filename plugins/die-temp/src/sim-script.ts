@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 /** One point of a simulated temperature script: at `atS` seconds after start, `celsius`. */
 export const TempPointSchema = z.object({ atS: z.number().nonnegative(), celsius: z.number().min(-40).max(150) });

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 /**
  * Reads a Linux thermal zone (`/sys/class/thermal/thermal_zoneN/temp`), which holds millidegrees

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../core/src/plugin/context.js';
-import { devicePath } from '../../../core/src/paths/device-path.js';
-import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
+import { definePlugin, devicePath, deviceInfo } from 'lookout/core';
 import { checkForUpdate, UPDATE_MANIFEST_PATH, UpdateCheckResultSchema } from './update-check.js';
 
 export const FirmwareConfig = z.object({
@@ -43,7 +41,7 @@ export default definePlugin({
   ],
   start(ctx) {
     const { runtime, config } = ctx;
-    const settings = deviceSettings(runtime);
+    const settings = deviceInfo(runtime);
     const manifest = config.FIRMWARE_UPDATE_MANIFEST ?? devicePath(runtime.dataDir, UPDATE_MANIFEST_PATH);
     ctx.tools.register('get_firmware_status', () => ({
       runtime_version: settings.runtimeVersion,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 /** Where an operator (or a deploy) drops the description of an available runtime update. */
 export const UPDATE_MANIFEST_PATH = '/data/config/firmware_update.json';

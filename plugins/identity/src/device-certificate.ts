@@ -1,8 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { writeFileAtomic } from '../../../core/src/paths/atomic-write.js';
-import type { Logger } from '../../../core/src/log/logger.js';
+import { writeFileAtomic, type Logger } from 'lookout/core';
 import { createSelfSignedCertificate } from './self-signed-cert.js';
 
 export interface DeviceCertificate {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { devicePath } from '../../../core/src/paths/device-path.js';
+import { devicePath } from 'lookout/core';
 
 /** Where a Linux board exposes its serial number (device tree). */
 export const SERIAL_NUMBER_PATH = '/proc/device-tree/serial-number';

@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import type { PluginContext } from '../../../core/src/plugin/context.js';
-import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
-import type { HelloMessage } from '../../../core/src/contracts/hello-message.js';
+import { deviceInfo, type HelloMessage, type PluginContext } from 'lookout/core';
 import { deviceAddresses } from './device-addresses.js';
 import type { DeviceIdentity } from './service.js';
 
@@ -27,7 +25,7 @@ type Ctx = Pick<PluginContext, 'runtime' | 'ports'>;
 
 /** Runtime, core, Node and plugin versions, as hello and the identity tool report them. */
 export function deviceVersions(ctx: Ctx): { runtime: string; core: string; node: string; plugins: Record<string, string> } {
-  const settings = deviceSettings(ctx.runtime);
+  const settings = deviceInfo(ctx.runtime);
   return {
     runtime: settings.runtimeVersion,
     core: settings.coreVersion,
@@ -69,6 +67,7 @@ export function helloMessage(ctx: Ctx, identity: DeviceIdentity): HelloMessage {
     image: ctx.runtime.image ?? 'unknown',
     layer: ctx.runtime.layer!,
     versions: deviceVersions(ctx),
+    plugins: deviceInfo(ctx.runtime).plugins(),
     serial: identity.serial,
     ...(fingerprint ? { cert_fingerprint: fingerprint } : {}),
   };

@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import { busTopic } from '../../../core/src/contracts/bus-contracts.js';
-import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
-import { definePlugin } from '../../../core/src/plugin/context.js';
-import { DEVICE_PATHS, devicePath } from '../../../core/src/paths/device-path.js';
-import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
+import { DEVICE_PATHS, busTopic, definePlugin, devicePath, deviceInfo, toLookoutError } from 'lookout/core';
 import { ensureDeviceCertificate } from './device-certificate.js';
 import { deviceSerial } from './device-serial.js';
 import { DeviceIdentityResultSchema, helloMessage, identityResult } from './identity-report.js';
@@ -39,7 +35,7 @@ export default definePlugin({
   ],
   async start(ctx) {
     const { runtime, config, log } = ctx;
-    const settings = deviceSettings(runtime);
+    const settings = deviceInfo(runtime);
     const generate = config.IDENTITY_CERT_GENERATE === '1' || (config.IDENTITY_CERT_GENERATE === 'auto' && runtime.dataDir !== '/');
     const cert = await ensureDeviceCertificate({
       certPath: devicePath(runtime.dataDir, DEVICE_PATHS.peerCert),

@@ -1,4 +1,4 @@
-import { serviceToken } from '../../../core/src/plugin/service-token.js';
+import { serviceToken } from 'lookout/core';
 
 /** Who the device is: provided by the identity plugin to health, the peer mesh and ONVIF. */
 export interface DeviceIdentity {

@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import { busTopic } from '../../../core/src/contracts/bus-contracts.js';
-import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
-import { definePlugin } from '../../../core/src/plugin/context.js';
-import { LastWillToken } from '../../../core/src/runtime/last-will.js';
+import { LastWillToken, busTopic, definePlugin, deviceInfo, toLookoutError } from 'lookout/core';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { ThermalGovernorToken, type ThermalState } from '../../thermal/src/service.js';
 import { statusMessage } from './status-message.js';
@@ -25,13 +22,14 @@ export default definePlugin({
   core: '^1',
   description: 'retained online/offline status with thermal state and die temperature',
   layer: 'layer0',
-  dependsOn: ['die-temp'],
-  optionalDependsOn: ['thermal'],
+  requires: [DieTemperatureToken],
+  optionalRequires: [ThermalGovernorToken],
   config: StatusConfig,
   provides: [LastWillToken],
   topics: [busTopic('status')],
   async start(ctx) {
     const { runtime, config, log, clock } = ctx;
+    const device = deviceInfo(runtime);
     const dieTemp = ctx.services.get(DieTemperatureToken);
     const thermal = ctx.services.optional(ThermalGovernorToken);
     // Without the governor (below layer 4) nothing throttles, so the state is NORMAL by definition.
@@ -43,7 +41,7 @@ export default definePlugin({
     const publish = async (reason: string): Promise<void> => {
       if (stopping || !ctx.bus.connected) return;
       try {
-        await ctx.bus.publish('status', statusMessage(runtime.id, 'online', thermalState(), dieTemp.current(), { reason }));
+        await ctx.bus.publish('status', statusMessage(runtime.id, 'online', thermalState(), dieTemp.current(), { reason, plugins: device.plugins() }));
       } catch (err) {
         const e = toLookoutError(err);
         log.warn({ code: e.code, reason }, `status not published: ${e.message}`);
@@ -61,6 +59,10 @@ export default definePlugin({
       log.info({ thermal_state: state, celsius }, 'thermal state changed');
       void publish('thermal_change');
     });
+    // A plugin that fails or comes back changes what the device can do: the hub hears it at once.
+    const offPlugins = device.onPluginChange((p) => {
+      if (p.name !== ctx.name) void publish('plugin_change');
+    });
     const periodic = clock.setInterval(() => void publish('periodic'), config.STATUS_INTERVAL_MS);
 
     return {
@@ -68,6 +70,7 @@ export default definePlugin({
         stopping = true;
         clock.clear(periodic);
         offThermal?.();
+        offPlugins();
         if (!ctx.bus.connected) return;
         const offline = ctx.bus.publish('status', statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'shutdown' }));
         offline.catch(() => undefined); // after a timeout, a late rejection (bus closed) is expected

@@ -1,7 +1,7 @@
-import type { StatusMessage } from '../../../core/src/contracts/status-message.js';
+import { type StatusMessage } from 'lookout/core';
 import type { ThermalState } from '../../thermal/src/service.js';
 
-export function statusMessage(deviceId: string, state: 'online' | 'offline', thermal: ThermalState, dieTempC: number, extra: Record<string, unknown> = {}): StatusMessage {
+export function statusMessage(deviceId: string, state: 'online' | 'offline', thermal: ThermalState, dieTempC: number | null, extra: Record<string, unknown> = {}): StatusMessage {
   return {
     state,
     thermal_state: thermal,

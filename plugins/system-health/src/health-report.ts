@@ -1,8 +1,7 @@
 import { freemem, loadavg, totalmem, uptime as systemUptime } from 'node:os';
 import { z } from 'zod';
-import type { StorageHealth } from '../../../core/src/contracts/common.js';
-import { HealthMessageSchema, type HealthMessage } from '../../../core/src/contracts/health-message.js';
-import type { PluginReport } from '../../../core/src/runtime/device-settings.js';
+import { PluginReportSchema } from 'lookout/core';
+import { HealthMessageSchema, type HealthMessage, type PluginReport, type StorageHealth } from 'lookout/core';
 import { storageHealth, type StorageThresholds } from './storage-health.js';
 import { measureStorage, type StorageUsage } from './storage-usage.js';
 
@@ -83,8 +82,10 @@ export const DeviceHealthResultSchema = z.object({
   serial: z.string(),
   role: z.string(),
   die_temp_c: z.number().nullable(),
+  /** Why die_temp_c is null (the sensor cannot be read), or why the last reading failed. */
+  die_temp_reason: z.string().nullable(),
   thermal_state: z.enum(['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL']),
-  plugins: z.array(z.object({ name: z.string(), version: z.string(), layer: z.string().optional(), state: z.string(), message: z.string().optional() })),
+  plugins: z.array(PluginReportSchema),
   disabled_plugins: z.array(z.object({ name: z.string(), reason: z.string() })),
   uptime_s: z.number(),
 });

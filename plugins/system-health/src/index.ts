@@ -1,9 +1,5 @@
 import { z } from 'zod';
-import { busTopic } from '../../../core/src/contracts/bus-contracts.js';
-import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
-import { definePlugin } from '../../../core/src/plugin/context.js';
-import { DEVICE_PATHS, devicePath } from '../../../core/src/paths/device-path.js';
-import { deviceSettings } from '../../../core/src/runtime/device-settings.js';
+import { DEVICE_PATHS, busTopic, definePlugin, devicePath, deviceInfo, toLookoutError } from 'lookout/core';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { DeviceIdentityToken } from '../../identity/src/service.js';
 import { ThermalGovernorToken } from '../../thermal/src/service.js';
@@ -34,8 +30,8 @@ export default definePlugin({
   core: '^1',
   description: 'health message and the get_system_health / get_device_health tools',
   layer: 'layer0',
-  dependsOn: ['identity'],
-  optionalDependsOn: ['die-temp', 'thermal'],
+  requires: [DeviceIdentityToken],
+  optionalRequires: [DieTemperatureToken, ThermalGovernorToken],
   config: SystemHealthConfig,
   topics: [busTopic('health')],
   tools: [
@@ -55,7 +51,7 @@ export default definePlugin({
   async start(ctx) {
     const { runtime, config, log, clock } = ctx;
     const startedAt = clock.now();
-    const settings = deviceSettings(runtime);
+    const settings = deviceInfo(runtime);
     const identity = ctx.services.get(DeviceIdentityToken);
     const recordingsDir = config.RECORDINGS_DIR ?? devicePath(runtime.dataDir, DEVICE_PATHS.recordings);
     const inputs = (): HealthInputs => ({
@@ -82,6 +78,7 @@ export default definePlugin({
         serial: report.serial,
         role: report.role,
         die_temp_c: dieTemp ? dieTemp.current() : null,
+        die_temp_reason: dieTemp ? dieTemp.reason() : 'no die-temp plugin is running',
         thermal_state: thermal ? thermal.state() : 'NORMAL',
         plugins: settings.plugins(),
         disabled_plugins: settings.disabled(),

@@ -1,4 +1,4 @@
-import type { StorageHealth } from '../../../core/src/contracts/common.js';
+import { type StorageHealth } from 'lookout/core';
 
 export interface StorageThresholds {
   /** used_pct at or above which storage is WARNING. */

@@ -1,5 +1,5 @@
 import type { DetectionThrottle } from '../../detector/src/service.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import type { ThermalState } from './service.js';
 
 /**

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../core/src/plugin/context.js';
-import { toLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { definePlugin, toLookoutError } from 'lookout/core';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { checkThermalThresholds } from './governor-state-machine.js';
@@ -36,7 +35,7 @@ export default definePlugin({
   core: '^1',
   description: 'thermal governor: NORMAL / THERMAL_WARN / THERMAL_CRITICAL with hysteresis, throttling the detector',
   layer: 'layer4',
-  dependsOn: ['die-temp', 'detector'],
+  requires: [DieTemperatureToken, DetectionPipelineToken],
   config: ThermalConfigSchema,
   provides: [ThermalGovernorToken],
   start(ctx) {
@@ -70,7 +69,8 @@ export default definePlugin({
     };
     // Provided before the first reading so the status plugin sees the state the device starts in.
     ctx.services.provide(ThermalGovernorToken, governor);
-    feed(die.current());
+    const first = die.current();
+    if (first !== null) feed(first);
     const off = die.onReading(feed);
     ctx.health.set(governor.state() === 'NORMAL' ? 'ok' : 'degraded', governor.state());
     ctx.log.info({ ...thresholds, warnStrideFps: c.THERMAL_WARN_STRIDE_FPS, state: governor.state() }, 'thermal governor started');

@@ -1,4 +1,4 @@
-import { serviceToken } from '../../../core/src/plugin/service-token.js';
+import { serviceToken } from 'lookout/core';
 
 export type ThermalState = 'NORMAL' | 'THERMAL_WARN' | 'THERMAL_CRITICAL';
 

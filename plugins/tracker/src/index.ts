@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../core/src/plugin/context.js';
+import { definePlugin } from 'lookout/core';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { ByteTracker } from './tracking/byte-tracker.js';
 import { TrackerStage } from './tracker-stage.js';
@@ -26,7 +26,7 @@ export default definePlugin({
   core: '^1',
   description: 'multi-object tracker adding stable track_id to detections (ByteTrack-style)',
   layer: 'layer2',
-  dependsOn: ['detector'],
+  requires: [DetectionPipelineToken],
   config: TrackerConfigSchema,
   start(ctx) {
     if (ctx.config.TRACKER_ENABLE !== 1) {

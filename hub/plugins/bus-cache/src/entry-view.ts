@@ -1,23 +1,6 @@
-import { setOwn } from '../../../src/http/own-key.js';
-import type { DeviceSnapshot } from './service.js';
+import { setOwn } from 'lookout/core';
+import type { DeviceSnapshot, EntryView } from './service.js';
 
-export interface EntryView {
-  device_id: string;
-  status: Record<string, unknown> | null;
-  payload: Record<string, unknown> | null;
-  dets: unknown[];
-  person_count: number | null;
-  health: Record<string, unknown> | null;
-  recent_chunks: readonly Record<string, unknown>[];
-  anomaly_alerts: readonly Record<string, unknown>[];
-  stale_sec: number;
-  age_sec: number;
-  stale: boolean;
-  online: boolean;
-  last_message_at: string | null;
-  topics: Record<string, { received_at: string; count: number; retained: boolean }>;
-  invalid: Record<string, { count: number; last_reason: string; last_at: string; last_issue?: string }>;
-}
 
 /** Whether a device counts as online: its latest status says so and it is not stale. */
 export function isOnline(d: DeviceSnapshot, staleSec: number, now: number): boolean {

@@ -1,13 +1,10 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../../core/src/plugin/context.js';
-import { HUB_INFO, HUB_METRICS, type HubInfo } from '../../../src/hub-tokens.js';
-import type { HubMetrics } from '../../../src/hub-metrics.js';
+import { HUB_INFO, HUB_METRICS, definePlugin, setOwn, type HubInfo } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
-import { setOwn } from '../../../src/http/own-key.js';
-import { entryView, type EntryView } from './entry-view.js';
+import { entryView, isOnline } from './entry-view.js';
 import { Ingest } from './ingest.js';
 import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
-import { BUS_CACHE, type BusCache } from './service.js';
+import { BUS_CACHE, type BusCache, type EntryView } from './service.js';
 import { INGEST_SUBSCRIPTIONS, SPEC_DEFAULT_SUBSCRIPTIONS } from './subscriptions.js';
 
 /** The bus cache of spec 01: the latest valid message per device and topic, served over HTTP. */
@@ -16,7 +13,8 @@ export default definePlugin({
   version: '1.0.0',
   core: '^1',
   description: 'Ingests the telemetry bus into a per-device, per-topic cache (GET /fleet/mqtt/latest, /fleet/mqtt/config)',
-  dependsOn: ['debug-ring'],
+  requires: [DEBUG_RING],
+  optionalRequires: [HUB_METRICS, HUB_INFO],
   config: z.object({
     LOOKOUT_HUB_STALE_SEC: z.coerce.number().int().min(1).default(120),
     LOOKOUT_HUB_MAX_MESSAGE_BYTES: z.coerce.number().int().min(256).default(256 * 1024),
@@ -31,8 +29,8 @@ export default definePlugin({
   ],
   async start(ctx) {
     const cfg = ctx.config;
-    const metrics = ctx.container.isRegistered(HUB_METRICS.name, true) ? ctx.container.resolve<HubMetrics>(HUB_METRICS.name) : undefined;
-    const info = ctx.container.isRegistered(HUB_INFO.name, true) ? ctx.container.resolve<HubInfo>(HUB_INFO.name) : undefined;
+    const metrics = ctx.services.optional(HUB_METRICS);
+    const info = ctx.services.optional(HUB_INFO);
     const ring = ctx.services.get(DEBUG_RING);
     const ingest = new Ingest(
       { maxMessageBytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES, maxDepth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH, maxDevices: cfg.LOOKOUT_HUB_MAX_DEVICES, maxTopicsPerDevice: 64, maxAlerts: 20, maxChunks: 20 },
@@ -43,6 +41,14 @@ export default definePlugin({
       staleSec,
       on: (key, listener) => ingest.on(key, listener),
       device: (id) => ingest.devices.get(id),
+      view: (id, now = Date.now()) => {
+        const d = ingest.devices.get(id);
+        return d ? entryView(d, staleSec, now) : undefined;
+      },
+      isOnline: (id, now = Date.now()) => {
+        const d = ingest.devices.get(id);
+        return d ? isOnline(d, staleSec, now) : false;
+      },
       deviceIds: () => [...ingest.devices.keys()],
       ingestStatus: () => ingest.status(),
     };

@@ -1,7 +1,5 @@
-import { BUS_CONTRACTS, contractForTopic, type BusSuffix, type TopicContract } from '../../../../core/src/contracts/bus-contracts.js';
+import { BUS_CONTRACTS, contractForTopic, type BusSuffix, type Logger, type TopicContract , type HubMetricsPort } from 'lookout/core';
 import { compileContract, type ContractCheck } from './compiled-contract.js';
-import type { Logger } from '../../../../core/src/log/logger.js';
-import type { HubMetrics } from '../../../src/hub-metrics.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { countInvalid, DeviceCache } from './device-cache.js';
 import { jsonDeeperThan } from './json-depth.js';
@@ -51,7 +49,7 @@ export class Ingest {
 
   constructor(
     private readonly limits: IngestLimits,
-    private readonly deps: { metrics?: HubMetrics; ring?: DebugRing; log: Logger; now?: () => number; connected: () => boolean },
+    private readonly deps: { metrics?: HubMetricsPort; ring?: DebugRing; log: Logger; now?: () => number; connected: () => boolean },
   ) {}
 
   on(key: BusSuffix | '*', listener: Listener): () => void {

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { CacheEntrySchema } from '../../../../core/src/contracts/cache-entry.js';
-import { DeviceIdSchema } from '../../../../core/src/contracts/common.js';
+import { CacheEntrySchema, DeviceIdSchema } from 'lookout/core';
 
 const Message = z.looseObject({});
 

@@ -1,5 +1,4 @@
-import { serviceToken } from '../../../../core/src/plugin/service-token.js';
-import type { BusSuffix } from '../../../../core/src/contracts/bus-contracts.js';
+import { serviceToken, type BusSuffix } from 'lookout/core';
 
 /** A message that passed its wire contract. */
 export interface IngestedMessage {
@@ -56,12 +55,35 @@ export interface IngestStatus {
   refusedDevices: number;
 }
 
+/** A device as `GET /fleet/mqtt/latest` shows it. */
+export interface EntryView {
+  device_id: string;
+  status: Record<string, unknown> | null;
+  payload: Record<string, unknown> | null;
+  dets: unknown[];
+  person_count: number | null;
+  health: Record<string, unknown> | null;
+  recent_chunks: readonly Record<string, unknown>[];
+  anomaly_alerts: readonly Record<string, unknown>[];
+  stale_sec: number;
+  age_sec: number;
+  stale: boolean;
+  online: boolean;
+  last_message_at: string | null;
+  topics: Record<string, { received_at: string; count: number; retained: boolean }>;
+  invalid: Record<string, { count: number; last_reason: string; last_at: string; last_issue?: string }>;
+}
+
 /** The hub's per-device, per-topic cache of the bus, and the one ingest other hub plugins listen to. */
 export interface BusCache {
   readonly staleSec: number;
   /** Valid messages as they arrive; `key` limits to one contract. */
   on(key: BusSuffix | '*', listener: (m: IngestedMessage) => void): () => void;
   device(deviceId: string): DeviceSnapshot | undefined;
+  /** The device as `/fleet/mqtt/latest` shows it (online, stale, person_count…), at `now`. */
+  view(deviceId: string, now?: number): EntryView | undefined;
+  /** Its latest status says online and it is not stale. */
+  isOnline(deviceId: string, now?: number): boolean;
   deviceIds(): string[];
   ingestStatus(): IngestStatus;
 }

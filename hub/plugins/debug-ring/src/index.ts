@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../../core/src/plugin/context.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
-import { DeviceIdSchema } from '../../../../core/src/contracts/common.js';
+import { DeviceIdSchema, LookoutError, definePlugin } from 'lookout/core';
 import { MemoryDebugRing } from './debug-ring.js';
 import { DEBUG_RING } from './service.js';
 

@@ -1,4 +1,4 @@
-import { serviceToken } from '../../../../core/src/plugin/service-token.js';
+import { serviceToken } from 'lookout/core';
 
 /** Kinds the spec names for the ring ("Debug event ring"). */
 export const SPEC_EVENT_KINDS = ['live/warm_ready', 'snapshot_fail', 'ssh_jpeg_fail', 'shadow', 'recorder_status'] as const;

@@ -1,5 +1,4 @@
-import type { DeviceSnapshot } from '../../bus-cache/src/service.js';
-import { entryView } from '../../bus-cache/src/entry-view.js';
+import type { DeviceSnapshot, EntryView } from '../../bus-cache/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 
 export type Presence = 'online' | 'offline' | 'stale' | 'unknown';
@@ -24,8 +23,7 @@ export interface DeviceHealthView {
  * status (presence, thermal state), health (storage_health, storage summary) and data_manifest
  * (chunks), plus whether the registry lets the hub reach it.
  */
-export function deviceHealth(id: string, snapshot: DeviceSnapshot | undefined, registered: RegisteredDevice | undefined, staleSec: number, now: number): DeviceHealthView {
-  const view = snapshot ? entryView(snapshot, staleSec, now) : undefined;
+export function deviceHealth(id: string, snapshot: DeviceSnapshot | undefined, view: EntryView | undefined, registered: RegisteredDevice | undefined): DeviceHealthView {
   const status = view?.status ?? null;
   const health = view?.health ?? null;
   const healthAt = snapshot?.latest.get('health')?.receivedAt;

@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../../core/src/plugin/context.js';
-import { DeviceIdSchema } from '../../../../core/src/contracts/common.js';
+import { DeviceIdSchema, definePlugin, setOwn } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
-import { setOwn } from '../../../src/http/own-key.js';
 import { deviceHealth, type DeviceHealthView } from './device-health.js';
 
 const HealthQuery = z.object({ device: DeviceIdSchema.optional().describe('only this device') });
@@ -44,7 +42,7 @@ export default definePlugin({
   version: '1.0.0',
   core: '^1',
   description: 'Recorder, storage and readiness health per device and for the fleet (GET /fleet/health)',
-  dependsOn: ['bus-cache', 'registry'],
+  requires: [BUS_CACHE, DEVICE_REGISTRY],
   routes: [{ method: 'GET', path: '/fleet/health', summary: 'Recorder, storage and readiness health per device and for the fleet', query: HealthQuery, response: FleetHealthResponse }],
   start(ctx) {
     const cache = ctx.services.get(BUS_CACHE);
@@ -53,7 +51,7 @@ export default definePlugin({
       const now = Date.now();
       const registered = new Map(registry.list().map((d) => [d.deviceId, d]));
       const ids = query.device !== undefined ? [query.device] : [...new Set([...cache.deviceIds(), ...registered.keys()])].sort();
-      const views = ids.filter((id) => cache.device(id) || registered.has(id)).map((id) => deviceHealth(id, cache.device(id), registered.get(id), cache.staleSec, now));
+      const views = ids.filter((id) => cache.device(id) || registered.has(id)).map((id) => deviceHealth(id, cache.device(id), cache.view(id, now), registered.get(id)));
       const devices: Record<string, DeviceHealthView> = {};
       for (const v of views) setOwn(devices, v.device_id, v);
       return { fleet: summarise(views), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };

@@ -1,10 +1,6 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../../core/src/plugin/context.js';
-import type { RouteRegistry } from '../../../../core/src/hub-routes/route-registry.js';
-import { buildOpenApi } from '../../../src/openapi/build-openapi.js';
-import { reply } from '../../../src/http/route-reply.js';
-import { HUB_INFO, HUB_METRICS, HUB_ROUTES, type HubInfo } from '../../../src/hub-tokens.js';
-import type { HubMetrics } from '../../../src/hub-metrics.js';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, definePlugin, reply } from 'lookout/core';
+import { buildOpenApi } from './build-openapi.js';
 
 const HealthResponse = z.object({
   status: z.literal('ok'),
@@ -20,15 +16,16 @@ export default definePlugin({
   version: '1.0.0',
   core: '^1',
   description: 'Liveness (GET /health), OpenAPI 3.1 (GET /openapi.json), Prometheus metrics (GET /metrics)',
+  requires: [HUB_INFO, HUB_ROUTES, HUB_METRICS],
   routes: [
     { method: 'GET', path: '/health', summary: 'Hub liveness (cheap; no token needed)', response: HealthResponse, public: true },
     { method: 'GET', path: '/openapi.json', summary: 'OpenAPI 3.1 document generated from the hub plugins\u2019 route manifests', response: z.looseObject({ openapi: z.string(), paths: z.looseObject({}) }) },
     { method: 'GET', path: '/metrics', summary: 'Prometheus metrics: ingest, invalid messages by topic, route latency, tool calls', produces: 'text/plain; version=0.0.4' },
   ],
   start(ctx) {
-    const info = ctx.container.resolve<HubInfo>(HUB_INFO.name);
-    const routes = ctx.container.resolve<RouteRegistry>(HUB_ROUTES.name);
-    const metrics = ctx.container.resolve<HubMetrics>(HUB_METRICS.name);
+    const info = ctx.services.get(HUB_INFO);
+    const routes = ctx.services.get(HUB_ROUTES);
+    const metrics = ctx.services.get(HUB_METRICS);
     ctx.routes.handle('GET', '/health', () => ({
       status: 'ok',
       service: 'lookout-hub',

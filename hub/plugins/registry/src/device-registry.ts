@@ -1,8 +1,6 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import type { HelloMessage } from '../../../../core/src/contracts/hello-message.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
-import type { DeviceNetworks } from '../../../src/net/device-networks.js';
+import { LookoutError, type DeviceNetworks, type HelloMessage } from 'lookout/core';
 import { readRegistryFile, type RegistryFileDevice } from './registry-file.js';
 import type { DeviceRegistry, RegisteredDevice } from './service.js';
 

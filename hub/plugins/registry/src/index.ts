@@ -1,13 +1,7 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { definePlugin } from '../../../../core/src/plugin/context.js';
-import { HelloMessageSchema, type HelloMessage } from '../../../../core/src/contracts/hello-message.js';
-import { DeviceIdSchema, RoleLabelSchema } from '../../../../core/src/contracts/common.js';
-import { RegistryRecordSchema, RegistryShadowSchema } from '../../../../core/src/contracts/registry-record.js';
-import { DeviceNetworks } from '../../../src/net/device-networks.js';
-import { lanAddress } from '../../../src/net/lan-address.js';
+import { DeviceIdSchema, DeviceNetworks, HelloMessageSchema, RegistryRecordSchema, RegistryShadowSchema, RoleLabelSchema, definePlugin, lanAddress, type HelloMessage } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
-import { isOnline as deviceOnline } from '../../bus-cache/src/entry-view.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { HubDeviceRegistry } from './device-registry.js';
 import { DEVICE_REGISTRY, type RegisteredDevice } from './service.js';
@@ -40,7 +34,7 @@ export default definePlugin({
   version: '1.0.0',
   core: '^1',
   description: 'Registry file merged with hello announcements; who the hub may contact (GET /fleet/registry)',
-  dependsOn: ['bus-cache', 'debug-ring'],
+  requires: [BUS_CACHE, DEBUG_RING],
   config: z.object({
     /** Set: the file must exist. Unset: `<data dir>/registry.json`, used when present. */
     LOOKOUT_HUB_REGISTRY: z.string().min(1).optional(),
@@ -56,7 +50,7 @@ export default definePlugin({
     const ring = ctx.services.get(DEBUG_RING);
     const isOnline = (id: string) => {
       const d = cache.device(id);
-      return d ? deviceOnline(d, cache.staleSec, Date.now()) : false;
+      return d ? cache.isOnline(d.deviceId) : false;
     };
     const registry = new HubDeviceRegistry({
       path: cfg.LOOKOUT_HUB_REGISTRY ? resolve(cfg.LOOKOUT_HUB_REGISTRY) : join(resolve(ctx.runtime.dataDir), 'registry.json'),

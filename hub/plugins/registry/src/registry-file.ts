@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DeviceIdSchema, IpAddressSchema, PortSchema, RoleLabelSchema } from '../../../../core/src/contracts/common.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { DeviceIdSchema, IpAddressSchema, LookoutError, PortSchema, RoleLabelSchema } from 'lookout/core';
 
 /**
  * The registry file (`--registry <file>`, JSON), written by the operator. A device named here is

@@ -1,5 +1,4 @@
-import { serviceToken } from '../../../../core/src/plugin/service-token.js';
-import type { DevicePorts } from '../../../../core/src/contracts/device-ports.js';
+import { serviceToken, type DevicePorts } from 'lookout/core';
 
 export type DeviceSource = 'file' | 'hello' | 'file+hello';
 

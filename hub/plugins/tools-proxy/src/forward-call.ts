@@ -1,6 +1,6 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { LookoutError, toLookoutError } from '../../../../core/src/errors/lookout-error.js';
-import type { HubMetrics } from '../../../src/hub-metrics.js';
+import { LookoutError, toLookoutError } from 'lookout/core';
+import type { HubMetricsPort } from 'lookout/core';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { McpClientPool } from './mcp-pool.js';
@@ -9,7 +9,7 @@ import { outcomeOf, outcomeOfMcpError, type ToolOutcome } from './tool-outcome.j
 export interface ForwardDeps {
   pool: McpClientPool;
   timeoutMs: number;
-  metrics?: HubMetrics;
+  metrics?: HubMetricsPort;
   ring: DebugRing;
 }
 

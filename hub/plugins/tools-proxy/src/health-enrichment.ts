@@ -1,4 +1,4 @@
-import { DevicePortsSchema } from '../../../../core/src/contracts/device-ports.js';
+import { DevicePortsSchema } from 'lookout/core';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import { isObject, type ToolOutcome } from './tool-outcome.js';
 

@@ -1,11 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from '../../../../core/src/plugin/context.js';
-import { ToolCallRequestSchema, ToolCallResponseSchema } from '../../../../core/src/contracts/tool-call.js';
-import { HealthEnrichmentSchema } from '../../../../core/src/contracts/health-enrichment.js';
-import { toLookoutError } from '../../../../core/src/errors/lookout-error.js';
-import { packageVersion } from '../../../../core/src/paths/package-root.js';
-import { HUB_METRICS } from '../../../src/hub-tokens.js';
-import type { HubMetrics } from '../../../src/hub-metrics.js';
+import { HUB_METRICS, HealthEnrichmentSchema, ToolCallRequestSchema, ToolCallResponseSchema, definePlugin, packageVersion, toLookoutError } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { forwardCall, type ForwardDeps } from './forward-call.js';
@@ -25,7 +19,8 @@ export default definePlugin({
   version: '1.0.0',
   core: '^1',
   description: 'Forwards tool calls to device tool servers (MCP over streamable HTTP), enriching health answers',
-  dependsOn: ['registry', 'debug-ring'],
+  requires: [DEVICE_REGISTRY, DEBUG_RING],
+  optionalRequires: [HUB_METRICS],
   config: z.object({
     LOOKOUT_HUB_TOOL_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(15_000),
   }),
@@ -33,7 +28,7 @@ export default definePlugin({
   start(ctx) {
     const registry = ctx.services.get(DEVICE_REGISTRY);
     const ring = ctx.services.get(DEBUG_RING);
-    const metrics = ctx.container.isRegistered(HUB_METRICS.name, true) ? ctx.container.resolve<HubMetrics>(HUB_METRICS.name) : undefined;
+    const metrics = ctx.services.optional(HUB_METRICS);
     const pool = new McpClientPool({ name: 'lookout-hub', version: packageVersion() });
     ctx.onStop(() => pool.close());
     const deps: ForwardDeps = { pool, timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, ring, ...(metrics ? { metrics } : {}) };

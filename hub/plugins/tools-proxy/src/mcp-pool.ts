@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 export interface ToolCallResult {
   content?: unknown[];

@@ -1,10 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, SerialQueue } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
-import { createCpuSession } from '../../../detector/src/backends/cpu-session.js';
-import { Preprocessor } from '../../../detector/src/model/preprocess.js';
-import { SerialQueue } from '../../../detector/src/model/serial-queue.js';
+import type { FramePreprocessor, InferenceKit } from '../../../detector/src/service.js';
 import type { DepthMap } from '../fusion.js';
 import type { DepthBackend } from './depth-backend.js';
 
@@ -17,6 +15,8 @@ export interface OnnxDepthOptions {
   /** Metres per output unit (metric) or the numerator of scale / value (inverse). */
   scale?: number;
   threads?: number;
+  /** The detector's ONNX session and frame preprocessing. */
+  kit: InferenceKit;
 }
 
 /**
@@ -26,7 +26,7 @@ export interface OnnxDepthOptions {
  */
 export class OnnxDepthBackend implements DepthBackend {
   readonly name = 'onnx' as const;
-  private preprocessor: Preprocessor | undefined;
+  private preprocessor: FramePreprocessor | undefined;
   private readonly queue = new SerialQueue();
   private closed = false;
 
@@ -39,6 +39,7 @@ export class OnnxDepthBackend implements DepthBackend {
     readonly inputSize: [number, number],
     private readonly output: DepthOutputKind,
     private readonly scale: number,
+    private readonly kit: InferenceKit,
   ) {}
 
   static async open(options: OnnxDepthOptions): Promise<OnnxDepthBackend> {
@@ -56,7 +57,7 @@ export class OnnxDepthBackend implements DepthBackend {
     }
     let session: ort.InferenceSession;
     try {
-      session = await createCpuSession(bytes, options.threads);
+      session = await options.kit.createCpuSession(bytes, options.threads);
     } catch (err) {
       throw new LookoutError('model_package_invalid', `${modelPath}: onnxruntime cannot load the depth model: ${(err as Error).message}`, { cause: err });
     }
@@ -70,7 +71,7 @@ export class OnnxDepthBackend implements DepthBackend {
         details: { path: modelPath, inputShape: dims },
       });
     }
-    return new OnnxDepthBackend(session, modelPath, input.name, out.name, [h, w], options.output ?? 'metric', scale);
+    return new OnnxDepthBackend(session, modelPath, input.name, out.name, [h, w], options.output ?? 'metric', scale, options.kit);
   }
 
   estimate(frame: Frame): Promise<DepthMap> {
@@ -82,7 +83,7 @@ export class OnnxDepthBackend implements DepthBackend {
   private async run(frame: Frame): Promise<DepthMap> {
     const [h, w] = this.inputSize;
     if (!this.preprocessor || this.preprocessor.sizes.srcWidth !== frame.width || this.preprocessor.sizes.srcHeight !== frame.height) {
-      this.preprocessor = new Preprocessor({ srcWidth: frame.width, srcHeight: frame.height, dstWidth: w, dstHeight: h });
+      this.preprocessor = this.kit.createPreprocessor({ srcWidth: frame.width, srcHeight: frame.height, dstWidth: w, dstHeight: h });
     }
     let tensorIn: Float32Array;
     try {

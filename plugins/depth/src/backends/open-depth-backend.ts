@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
-import { devicePath } from '../../../../core/src/paths/device-path.js';
+import { LookoutError, devicePath } from 'lookout/core';
+import type { InferenceKit } from '../../../detector/src/service.js';
 import type { DepthBackend, DepthBackendName } from './depth-backend.js';
 import { OnnxDepthBackend, type DepthOutputKind } from './onnx-depth-backend.js';
 import { SimDepthBackend } from './sim-depth-backend.js';
@@ -14,6 +14,7 @@ export interface OpenDepthOptions {
   simSource: boolean;
   output?: DepthOutputKind;
   scale?: number;
+  kit: InferenceKit;
 }
 
 /**
@@ -26,7 +27,7 @@ export async function openDepthBackend(o: OpenDepthOptions): Promise<{ backend: 
   const path = o.modelPath ? devicePath(o.dataDir, o.modelPath) : undefined;
   const onnx = async () => {
     if (!path) throw new LookoutError('config_invalid', 'MONO_DEPTH_BACKEND=onnx needs MONO_DEPTH_MODEL_PATH', { details: { key: 'MONO_DEPTH_MODEL_PATH' } });
-    return OnnxDepthBackend.open({ modelPath: path, ...(o.output ? { output: o.output } : {}), ...(o.scale !== undefined ? { scale: o.scale } : {}), threads: 1 });
+    return OnnxDepthBackend.open({ modelPath: path, kit: o.kit, ...(o.output ? { output: o.output } : {}), ...(o.scale !== undefined ? { scale: o.scale } : {}), threads: 1 });
   };
   if (o.backend === 'onnx') return { backend: await onnx() };
   if (o.backend === 'sim') {

@@ -1,4 +1,4 @@
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import type { DepthMap } from '../fusion.js';
 import { renderTruthDepthMap } from '../truth-depth.js';

@@ -1,4 +1,4 @@
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import { modelPathFromEnv } from '../model/read-package.js';
 import type { BackendName, DetectorBackend } from './backend.js';
 import { OnnxBackend } from './onnx-backend.js';

@@ -1,12 +1,10 @@
-import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection, SerialQueue } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import { DetrDecoder } from '../model/decode.js';
 import { checkFrame } from '../model/frame-check.js';
 import { InputBuilder } from '../model/input-builder.js';
 import type { PreprocessOptions } from '../model/normalization.js';
 import { checkModelHead, type PreparedModel } from '../model/prepare-model.js';
-import { SerialQueue } from '../model/serial-queue.js';
 import type { InputShape } from '../model/shape-check.js';
 import type { BackendStatus } from './backend.js';
 

@@ -1,6 +1,5 @@
 import * as ort from 'onnxruntime-node';
-import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import { findDetrOutputs, type DetrOutputNames, type OutputShape } from '../model/detr-outputs.js';
 import { checkModelHead, prepareModel, type PreparedModel } from '../model/prepare-model.js';

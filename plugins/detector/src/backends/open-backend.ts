@@ -1,4 +1,4 @@
-import { devicePath } from '../../../../core/src/paths/device-path.js';
+import { devicePath } from 'lookout/core';
 import type { DetectorConfig } from '../config.js';
 import { modelPathFromEnv } from '../model/read-package.js';
 import type { BackendName, DetectorBackend } from './backend.js';

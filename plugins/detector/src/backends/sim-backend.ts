@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection, hashSeed, seededRandom, PRODUCTION_NAMED_LABELS } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
-import { PRODUCTION_LABELS } from '../../../camera/src/scenario-classes.js';
-import { hashSeed, seededRandom } from '../../../camera/src/seeded-random.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
 
 /**
@@ -46,7 +43,7 @@ export class SimDetectorBackend implements DetectorBackend {
       ontologyHash: null,
       trainJobId: null,
       classMap: 'production',
-      classes: [...PRODUCTION_LABELS],
+      classes: [...PRODUCTION_NAMED_LABELS],
       inputShape: [1, 3, 640, 640],
     };
   }

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import type { PackageConfig } from '../model/package-schema.js';
 import { prepareModel } from '../model/prepare-model.js';

@@ -1,4 +1,4 @@
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import {
   OMNI15_LABELS,
   PERSON_CLASS_ID,

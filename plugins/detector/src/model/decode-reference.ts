@@ -1,4 +1,4 @@
-import type { Detection } from '../../../../core/src/contracts/detection.js';
+import { type Detection } from 'lookout/core';
 import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, finiteBox, sigmoid, type DecodeOptions } from './decode-options.js';
 
 /**

@@ -1,4 +1,4 @@
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 
 /** A frame a back-end can preprocess: packed BGR888 of the size it says. */

@@ -1,4 +1,4 @@
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import { PRODUCTION_CLASS_COUNT } from './class-maps.js';
 import { resolveClassMap, type ResolvedClassMap } from './class-remap.js';
 import { readModelPackage, type ModelFormat, type ModelPackage } from './read-package.js';

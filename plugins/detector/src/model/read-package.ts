@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, extname, join, posix } from 'node:path';
 import type { z } from 'zod';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import { fileSource } from './byte-source.js';
 import {
   describeIssues,

@@ -1,4 +1,4 @@
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 /** [1, 3, H, W] NCHW. */
 export type InputShape = [number, number, number, number];

@@ -1,4 +1,4 @@
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 /** A row-major rows x cols matrix of costs (a flat array so a native twin can share the layout). */
 export interface CostMatrix {

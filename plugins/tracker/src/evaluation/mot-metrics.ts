@@ -1,5 +1,4 @@
-import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection } from 'lookout/core';
 import { iou, type Box } from '../geometry/box.js';
 import { solveGatedAssignment } from '../assignment/linear-assignment.js';
 

@@ -1,6 +1,5 @@
-import type { Detection } from '../../../../core/src/contracts/detection.js';
+import { type Detection, seededRandom, type Random } from 'lookout/core';
 import type { GroundTruthObject } from '../../../camera/src/service.js';
-import { seededRandom, type Random } from '../../../camera/src/seeded-random.js';
 
 /**
  * Small synthetic sequences with exact ground truth, built from straight-line trajectories. They let

@@ -1,5 +1,4 @@
-import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection } from 'lookout/core';
 
 /** [x1, y1, x2, y2] in pixels. */
 export type Box = readonly [number, number, number, number];

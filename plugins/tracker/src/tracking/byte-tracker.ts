@@ -1,5 +1,4 @@
-import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection } from 'lookout/core';
 import { boxOfDetection, type Box } from '../geometry/box.js';
 import { associateByIou, type Candidate } from './associate.js';
 import { Track, type TrackState } from './track.js';

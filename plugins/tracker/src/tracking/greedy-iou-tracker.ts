@@ -1,5 +1,4 @@
-import type { Detection } from '../../../../core/src/contracts/detection.js';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError, type Detection } from 'lookout/core';
 import { boxOfDetection, iou, type Box } from '../geometry/box.js';
 import { withTrackId, type MultiObjectTracker, type UpdateOptions } from './byte-tracker.js';
 

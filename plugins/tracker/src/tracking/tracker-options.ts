@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 const unit = z.number().min(0).max(1);
 

@@ -1,5 +1,5 @@
-import { LookoutError } from '../errors/lookout-error.js';
-import type { BusPort, MessageHandler, PublishOptions } from '../bus/bus-port.js';
+import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import type { BusPort, MessageHandler, PublishOptions } from '../../core/src/bus/bus-port.js';
 
 interface PendingSubscription {
   filter: string;

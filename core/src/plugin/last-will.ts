@@ -1,4 +1,4 @@
-import { serviceToken } from '../plugin/service-token.js';
+import { serviceToken } from './service-token.js';
 
 /**
  * The message the broker publishes for the device when its connection drops without a goodbye

@@ -1,25 +1,27 @@
-import type { BusPort } from '../bus/bus-port.js';
-import { MqttBus, type MqttBusOptions } from '../bus/mqtt-bus.js';
-import { urlForLog } from '../bus/bus-logger.js';
-import { DeviceIdSchema } from '../contracts/common.js';
-import { LookoutError, toLookoutError } from '../errors/lookout-error.js';
-import { loadImage } from '../images/load-image.js';
-import { LAYER_KEY } from '../layers/layers.js';
-import { selectLayer } from '../layers/layer-env.js';
-import { unknownEnvKeys } from '../layers/unknown-keys.js';
-import { createLogger, type Logger } from '../log/logger.js';
-import type { Plugin, RuntimeInfo } from '../plugin/context.js';
-import { CORE_VERSION } from '../plugin/core-version.js';
-import { loadPlugins, type LoadedRuntime, type PluginStatus } from '../plugin/loader.js';
-import type { LayerId } from '../plugin/manifest.js';
-import { declaredKeys } from '../plugin/plugin-config.js';
-import { packageVersion } from '../paths/package-root.js';
-import { ToolRegistry } from '../tools/tool-registry.js';
-import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, startToolServer, type ToolServer } from '../tools/tool-server.js';
+import type { BusPort } from '../../core/src/bus/bus-port.js';
+import { MqttBus, type MqttBusOptions } from '../../core/src/bus/mqtt-bus.js';
+import { urlForLog } from '../../core/src/bus/bus-logger.js';
+import { DeviceIdSchema } from '../../core/src/contracts/common.js';
+import { LookoutError, toLookoutError } from '../../core/src/errors/lookout-error.js';
+import { loadImage } from '../../core/src/images/load-image.js';
+import { LAYER_KEY } from '../../core/src/layers/layers.js';
+import { selectLayer } from '../../core/src/layers/layer-env.js';
+import { unknownEnvKeys } from '../../core/src/layers/unknown-keys.js';
+import { createLogger, type Logger } from '../../core/src/log/logger.js';
+import type { Plugin, RuntimeInfo } from '../../core/src/plugin/context.js';
+import { CORE_VERSION } from '../../core/src/plugin/core-version.js';
+import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';
+import type { LayerId } from '../../core/src/plugin/manifest.js';
+import { declaredKeys } from '../../core/src/plugin/plugin-config.js';
+import { packageVersion } from '../../core/src/paths/package-root.js';
+import { ToolRegistry } from '../../core/src/tools/tool-registry.js';
+import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, startToolServer, type ToolServer } from './tool-server.js';
 import { startCommandDispatcher, type CommandDispatcher, type CommandStats } from './command-dispatcher.js';
-import { withDeviceSettings, type PluginReport } from './device-settings.js';
+import type { PluginReport } from '../../core/src/plugin/device-info.js';
 import { LateBus } from './late-bus.js';
-import { LastWillToken, type LastWill } from './last-will.js';
+import { declareHostTools, registerHostTools } from './host-tools.js';
+import type { RestartPolicy } from '../../core/src/plugin/plugin-supervisor.js';
+import { LastWillToken, type LastWill } from '../../core/src/plugin/last-will.js';
 
 export const DEFAULT_MQTT_URL = 'mqtt://127.0.0.1:1883';
 
@@ -28,6 +30,8 @@ export interface ImageSpec {
   name: string;
   role?: string;
   plugins: Plugin[];
+  /** Plugins whose failure stops the device. */
+  essential?: string[];
 }
 
 export interface DeviceOptions {
@@ -63,6 +67,8 @@ export interface DeviceOptions {
   env?: Record<string, string | undefined>;
   logger?: Logger;
   startTimeoutMs?: number;
+  /** Backoff between restarts of a failing plugin (tests shorten it). */
+  restart?: Partial<RestartPolicy>;
   /** The one-shot agent modes: plugins are told nothing listens and no bus is real. */
   oneShot?: boolean;
 }
@@ -134,7 +140,9 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
 
   let loaded: LoadedRuntime | undefined;
   const late = new LateBus();
-  const reportPlugins = (): PluginReport[] => (loaded ? loaded.plugins.map(report) : []);
+  // Plugins subscribe while they start, before the loader (and its onChange) exists.
+  const pluginListeners = new Set<(p: PluginReport) => void>();
+  const reportPlugins = (): PluginReport[] => (loaded ? loaded.plugins.map((p) => ({ ...p })) : []);
   const runtime: RuntimeInfo = {
     kind: 'device',
     id: deviceId,
@@ -142,22 +150,24 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
     layer: selected.layer,
     image: image.name,
     role,
-    settings: withDeviceSettings(
-      { ports: options.ports ?? {} },
-      {
-        roles,
-        labels: [role],
-        ...(options.source ? { source: options.source } : {}),
-        runtimeVersion,
-        coreVersion: CORE_VERSION,
-        requestedPorts: options.ports ?? {},
-        oneShot: options.oneShot ?? false,
-        plugins: reportPlugins,
-        disabled: () => loaded?.disabled ?? [],
+    device: {
+      roles,
+      labels: [role],
+      ...(options.source ? { source: options.source } : {}),
+      runtimeVersion,
+      coreVersion: CORE_VERSION,
+      requestedPorts: options.ports ?? {},
+      oneShot: options.oneShot ?? false,
+      plugins: reportPlugins,
+      disabled: () => loaded?.disabled ?? [],
+      onPluginChange: (listener) => {
+        pluginListeners.add(listener);
+        return () => pluginListeners.delete(listener);
       },
-    ),
+    },
   };
 
+  declareHostTools(tools);
   try {
     loaded = await loadPlugins({
       plugins: image.plugins,
@@ -168,7 +178,14 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
       logger: log,
       tools,
       ports: toolServer ? { tools: toolServer.port } : {},
+      essential: image.essential ?? [],
       ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}),
+      ...(options.restart ? { restart: options.restart } : {}),
+    });
+    registerHostTools(tools, loaded);
+    loaded.onChange((p) => {
+      log.info({ plugin: p.name, state: p.state, code: p.code }, `plugin ${p.name} is ${p.state}${p.message ? `: ${p.message}` : ''}`);
+      for (const listener of pluginListeners) listener(p);
     });
   } catch (err) {
     await toolServer?.close();
@@ -248,16 +265,13 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   return handle;
 }
 
-function report(p: PluginStatus): PluginReport {
-  return { name: p.name, version: p.version, ...(p.layer ? { layer: p.layer } : {}), state: p.state, ...(p.message ? { message: p.message } : {}) };
-}
 
 /** The will from the plugin that provides it (status), as of now; none when no plugin does. */
 function lastWill(loaded: LoadedRuntime, deviceId: string, log: Logger): MqttBusOptions['will'] {
-  if (!loaded.container.isRegistered(LastWillToken.name)) {
+  const will = loaded.service<LastWill>(LastWillToken);
+  if (!will) {
     log.warn('no plugin provides a last-will: a crash of this device will not show as offline');
     return undefined;
   }
-  const will = loaded.container.resolve<LastWill>(LastWillToken.name);
   return { topic: `devices/${deviceId}/${will.suffix}`, payload: JSON.stringify(will.payload()), qos: will.qos, retain: will.retain };
 }

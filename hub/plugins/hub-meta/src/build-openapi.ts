@@ -1,7 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES } from '../../../core/src/errors/codes.js';
-import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js';
-import { ErrorBodySchema } from '../../../core/src/contracts/error-body.js';
+import { ERROR_CODES, ErrorBodySchema, type RouteEntry } from 'lookout/core';
 
 type JsonSchema = Record<string, unknown>;
 

@@ -1,14 +1,15 @@
-import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { LookoutError, toLookoutError } from '../errors/lookout-error.js';
-import type { Logger } from '../log/logger.js';
+import { LookoutError, toLookoutError } from '../../core/src/errors/lookout-error.js';
+import type { Logger } from '../../core/src/log/logger.js';
 import { readBody } from './read-body.js';
-import { toolInputJsonSchema, toolOutputJsonSchema, type ToolJsonSchema } from './tool-json-schema.js';
-import type { ToolRegistry } from './tool-registry.js';
-import { toolFailure, toolSuccess } from './tool-result.js';
+import { boundPort, closeServer, listen } from '../../core/src/net/listen.js';
+import { isLoopbackHost, isLoopbackHostHeader } from '../../core/src/net/is-loopback.js';
+import { toolInputJsonSchema, toolOutputJsonSchema, type ToolJsonSchema } from '../../core/src/tools/tool-json-schema.js';
+import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
+import { toolFailure, toolSuccess } from '../../core/src/tools/tool-result.js';
 
 export const DEFAULT_TOOL_PORT = 8765;
 export const DEFAULT_TOOL_HOST = '127.0.0.1';
@@ -48,7 +49,7 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
   const host = options.host ?? DEFAULT_TOOL_HOST;
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const info = options.serverInfo ?? { name: 'lookout-device', version: '0.0.0' };
-  const loopbackOnly = isLoopback(host);
+  const loopbackOnly = isLoopbackHost(host);
 
   const createMcpServer = (): Server => {
     const server = new Server(info, { capabilities: { tools: {} } });
@@ -121,8 +122,8 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
   });
   http.on('clientError', (_err, socket) => socket.destroy());
 
-  await listen(http, options.port ?? DEFAULT_TOOL_PORT, host);
-  const port = (http.address() as AddressInfo).port;
+  await listen(http, options.port ?? DEFAULT_TOOL_PORT, host, { name: 'the tool server', key: '--tool-port' });
+  const port = boundPort(http, options.port ?? DEFAULT_TOOL_PORT);
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const url = `http://${urlHost}:${port}${MCP_PATH}`;
   logger.info({ host, port, url }, 'tool server listening');
@@ -135,31 +136,7 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
   };
 }
 
-function listen(server: HttpServer, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      reject(
-        new LookoutError('config_invalid', `the tool server cannot listen on ${host}:${port}: ${err.code ?? err.message}`, {
-          cause: err,
-          details: { key: '--tool-port', host, port },
-        }),
-      );
-    };
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-}
 
-function closeServer(server: HttpServer): Promise<void> {
-  return new Promise((resolve) => {
-    server.close(() => resolve());
-    // Keep-alive connections of MCP clients would otherwise hold the close for their idle timeout.
-    server.closeAllConnections();
-  });
-}
 
 function sendJson(res: ServerResponse, status: number, body: unknown, closeConnection = false): void {
   const text = JSON.stringify(body);
@@ -171,15 +148,4 @@ function jsonRpcError(code: number, message: string): unknown {
   return { jsonrpc: '2.0', error: { code, message }, id: null };
 }
 
-function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host.startsWith('127.');
-}
 
-/** Exact loopback names only: a DNS name such as `127.0.0.1.evil.example` may resolve to loopback too. */
-const LOOPBACK_HOST_NAME = /^(?:localhost|::1|127(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})$/i;
-
-function isLoopbackHostHeader(header: string | undefined): boolean {
-  if (!header) return false;
-  const name = header.startsWith('[') ? header.slice(1, header.indexOf(']')) : header.split(':')[0]!;
-  return LOOPBACK_HOST_NAME.test(name);
-}

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../errors/lookout-error.js';
-import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT } from '../tools/tool-server.js';
+import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT } from './tool-server.js';
 import { DEFAULT_MQTT_URL } from './device-runtime.js';
 
 export type EdgeMode = 'run' | 'help' | 'health' | 'check-update' | 'tool';

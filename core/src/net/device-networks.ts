@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from '../errors/lookout-error.js';
 
 export const DEFAULT_DEVICE_NETWORKS = ['127.0.0.0/8'];
 

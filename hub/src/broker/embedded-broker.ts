@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
-import { LookoutError } from '../errors/lookout-error.js';
-import { silentBusLogger, type BusLogger } from './bus-logger.js';
+import { boundPort, listen } from '../../../core/src/net/listen.js';
+import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
 
 export interface EmbeddedBrokerAuth {
   /** When set, the client must present exactly this user name; otherwise any user name is accepted. */
@@ -63,17 +64,12 @@ export const EmbeddedBroker = {
       broker.handle(socket);
     });
     try {
-      await listen(server, options.port, host);
+      await listen(server, options.port, host, { name: 'the embedded broker', code: 'broker_start_failed' });
     } catch (err) {
       await new Promise<void>((resolve) => broker.close(() => resolve()));
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new LookoutError('broker_start_failed', `cannot listen on ${host}:${options.port}: ${code ?? (err as Error).message}`, {
-        cause: err,
-        details: { host, port: options.port, reason: code },
-      });
+      throw err;
     }
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : options.port;
+    const port = boundPort(server, options.port);
     const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
     log.info({ host, port, auth: options.auth !== undefined }, 'embedded broker listening');
 
@@ -100,16 +96,6 @@ export const EmbeddedBroker = {
   },
 };
 
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error): void => reject(err);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-}
 
 /** Compares digests so that neither the content nor the length of the secret leaks through timing. */
 function sameSecret(given: Buffer | string, expected: string): boolean {

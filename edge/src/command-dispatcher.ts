@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { BusPort } from '../bus/bus-port.js';
-import { ResponseMessageSchema, type ResponseMessage } from '../contracts/responses-message.js';
-import { toLookoutError } from '../errors/lookout-error.js';
-import type { Logger } from '../log/logger.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { BusPort } from '../../core/src/bus/bus-port.js';
+import { ResponseMessageSchema, type ResponseMessage } from '../../core/src/contracts/responses-message.js';
+import { toLookoutError } from '../../core/src/errors/lookout-error.js';
+import type { Logger } from '../../core/src/log/logger.js';
+import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
 import { RateGate } from './rate-gate.js';
 
 /** `devices/<id>/cmd/tool`: call a device tool over the bus; the answer goes to `responses`. */

@@ -1,4 +1,4 @@
-import type { RouteReply } from '../../../core/src/plugin/context.js';
+import type { RouteReply } from '../plugin/context.js';
 
 /**
  * A handler's result is JSON unless it is a reply made here: a plain object with a `body` key must

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
-import { MemoryBus } from '../bus/memory-bus.js';
-import { urlForLog } from '../bus/bus-logger.js';
-import { toLookoutError } from '../errors/lookout-error.js';
-import { createLogger, type Logger } from '../log/logger.js';
+import { MemoryBus } from '../../core/src/bus/memory-bus.js';
+import { urlForLog } from '../../core/src/bus/bus-logger.js';
+import { toLookoutError } from '../../core/src/errors/lookout-error.js';
+import { createLogger, type Logger } from '../../core/src/log/logger.js';
 import { startDevice, type DeviceHandle, type DeviceOptions } from './device-runtime.js';
 import { EDGE_USAGE, isUsageError, parseEdgeArgs, type EdgeArgs } from './edge-args.js';
 

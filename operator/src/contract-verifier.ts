@@ -1,7 +1,7 @@
-import type { BusPort } from '../bus/bus-port.js';
-import { BUS_CONTRACTS } from '../contracts/bus-contracts.js';
-import { WIRE_LIMITS } from '../contracts/limits.js';
-import { parseWirePayload } from '../contracts/parse-wire.js';
+import type { BusPort } from '../../core/src/bus/bus-port.js';
+import { BUS_CONTRACTS } from '../../core/src/contracts/bus-contracts.js';
+import { WIRE_LIMITS } from '../../core/src/contracts/limits.js';
+import { parseWirePayload } from '../../core/src/contracts/parse-wire.js';
 
 /** The topics the verifier samples: the two the spec gives a measurable rate for. */
 export const VERIFIED_SUFFIXES = ['telemetry', 'dets'] as const;

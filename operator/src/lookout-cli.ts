@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
-import { isLookoutError, LookoutError } from '../errors/lookout-error.js';
-import { applyLayer } from '../layers/layer-env.js';
-import { LAYERS } from '../layers/layers.js';
-import { LAYER_IDS } from '../plugin/manifest.js';
-import { packageVersion } from '../paths/package-root.js';
+import { isLookoutError, LookoutError } from '../../core/src/errors/lookout-error.js';
+import { applyLayer } from '../../core/src/layers/layer-env.js';
+import { LAYERS } from '../../core/src/layers/layers.js';
+import { LAYER_IDS } from '../../core/src/plugin/manifest.js';
+import { packageVersion } from '../../core/src/paths/package-root.js';
 import { verifyContractCommand } from './verify-contract-command.js';
 
 export interface OperatorCommand {

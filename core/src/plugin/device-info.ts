@@ -1,22 +1,25 @@
-import type { RuntimeInfo } from '../plugin/context.js';
-import type { PluginStatus } from '../plugin/loader.js';
-import { CORE_VERSION } from '../plugin/core-version.js';
+import type { RuntimeInfo } from './context.js';
+import { CORE_VERSION } from './core-version.js';
 
-/** A plugin as the firmware and health tools report it. */
+export type PluginState = 'starting' | 'ok' | 'degraded' | 'failed' | 'skipped' | 'stopped';
+
+/** A plugin as status, hello, the firmware and health tools report it. */
 export interface PluginReport {
   name: string;
   version: string;
   layer?: string;
-  state: PluginStatus['state'];
+  state: PluginState;
+  /** Why it failed or was skipped: an error code (`model_shape_mismatch`, `dependency_failed`…). */
+  code?: string;
   message?: string;
 }
 
 /**
- * What `lookout-edge` tells the base plugins beyond `RuntimeInfo`, carried in `runtime.settings`.
- * Read it through `deviceSettings()`, which fills defaults so a plugin also runs under a bare
- * loader (unit tests, third-party hosts).
+ * What the device host (`lookout-edge`) tells plugins beyond the common `RuntimeInfo`. Read it
+ * through `deviceInfo(runtime)`, which fills defaults so a plugin also runs under a bare loader
+ * (unit tests, third-party hosts).
  */
-export interface DeviceSettings {
+export interface DeviceInfo {
   /** Device roles, e.g. `camera` or `precision` (the image's role). */
   roles: string[];
   /** Role labels; the first is the device's `camera_id`. */
@@ -29,20 +32,16 @@ export interface DeviceSettings {
   requestedPorts: Record<string, number>;
   /** True in the one-shot modes (`--health`, `--tool`): nothing listens, no bus. */
   oneShot: boolean;
-  /** Every plugin of the image with its state, live (started, failed, stopped). */
+  /** Every plugin of the image with its state, live (started, failed, skipped, stopped). */
   plugins(): PluginReport[];
   /** Plugins of the image left off, with why (above the active layer). */
   disabled(): { name: string; reason: string }[];
+  /** Called when a plugin's state changes after start (failed, skipped, restarted). */
+  onPluginChange(listener: (plugin: PluginReport) => void): () => void;
 }
 
-const SETTINGS_KEY = 'device';
-
-export function withDeviceSettings(settings: Record<string, unknown>, device: DeviceSettings): Record<string, unknown> {
-  return { ...settings, [SETTINGS_KEY]: device };
-}
-
-export function deviceSettings(runtime: RuntimeInfo): DeviceSettings {
-  const given = runtime.settings[SETTINGS_KEY] as Partial<DeviceSettings> | undefined;
+export function deviceInfo(runtime: RuntimeInfo): DeviceInfo {
+  const given = runtime.device;
   const roles = given?.roles?.length ? given.roles : [runtime.image ?? 'camera'];
   const labels = given?.labels?.length ? given.labels : [runtime.role ?? roles[0]!];
   return {
@@ -55,6 +54,7 @@ export function deviceSettings(runtime: RuntimeInfo): DeviceSettings {
     oneShot: given?.oneShot ?? false,
     plugins: given?.plugins ?? (() => []),
     disabled: given?.disabled ?? (() => []),
+    onPluginChange: given?.onPluginChange ?? (() => () => undefined),
   };
 }
 
@@ -64,8 +64,8 @@ export function deviceSettings(runtime: RuntimeInfo): DeviceSettings {
  * several simulated devices run side by side. The plugin announces the port it got.
  */
 export function surfacePort(runtime: RuntimeInfo, name: string, devicePort: number): number {
-  const settings = deviceSettings(runtime);
-  const asked = settings.requestedPorts[name];
+  const info = deviceInfo(runtime);
+  const asked = info.requestedPorts[name];
   if (asked !== undefined) return asked;
-  return settings.source === 'sim' ? 0 : devicePort;
+  return info.source === 'sim' ? 0 : devicePort;
 }

@@ -1,0 +1,21 @@
+import { isIP } from 'node:net';
+import { unmapIpv4 } from './device-networks.js';
+
+/** True for a host name or address that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = unmapIpv4(host.replace(/^\[|\]$/g, ''));
+  if (h === 'localhost') return true;
+  if (isIP(h) === 4) return h.startsWith('127.');
+  if (isIP(h) === 6) return h === '::1';
+  return false;
+}
+
+/** Exact loopback names only: a DNS name such as `127.0.0.1.evil.example` may resolve to loopback too. */
+const LOOPBACK_HOST_NAME = /^(?:localhost|::1|127(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})$/i;
+
+/** True for a `Host` header (name and optional port) that names this machine's loopback exactly. */
+export function isLoopbackHostHeader(header: string | undefined): boolean {
+  if (!header) return false;
+  const name = header.startsWith('[') ? header.slice(1, header.indexOf(']')) : header.split(':')[0]!;
+  return LOOPBACK_HOST_NAME.test(name);
+}
