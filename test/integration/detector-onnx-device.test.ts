@@ -61,25 +61,40 @@ test('a device runs the onnx back-end on a package under /data/models and publis
   }
 });
 
-test('a package whose declared shape disagrees with its model is refused at start, naming the shapes', async () => {
-  await assert.rejects(
-    startPluginDevice({
-      brokerUrl: broker.url,
-      plugins: PLUGINS,
-      layer: 'layer1',
-      env: { RF_DETR_BACKEND: 'onnx', RF_DETR_MODEL_PATH: '/data/models/rf_detr_edge4.tar' },
-      prepare: withPackage(640, 544),
-    }),
-    (err: unknown) => err instanceof LookoutError && err.code === 'model_shape_mismatch' && /544/.test(err.message) && /640/.test(err.message),
-  );
+test('a package whose declared shape disagrees with its model fails the detector, naming the shapes; the device stays up and says why', async () => {
+  const device = await startPluginDevice({
+    brokerUrl: broker.url,
+    plugins: PLUGINS,
+    layer: 'layer1',
+    env: { RF_DETR_BACKEND: 'onnx', RF_DETR_MODEL_PATH: '/data/models/rf_detr_edge4.tar' },
+    prepare: withPackage(640, 544),
+  });
+  try {
+    const detector = device.runtime.plugins.find((p) => p.name === 'detector')!;
+    assert.equal(detector.state, 'failed');
+    assert.equal(detector.code, 'model_shape_mismatch');
+    assert.match(detector.message!, /544/);
+    assert.match(detector.message!, /640/);
+    const status = (await device.runtime.tools.call('get_rfdetr_status', {})) as { model_error: { code: string; message: string } | null };
+    assert.equal(status.model_error?.code, 'model_shape_mismatch');
+    await assert.rejects(device.runtime.tools.call('get_latest_dets', {}), (err: unknown) => err instanceof LookoutError && err.code === 'plugin_failed');
+    assert.equal(device.runtime.plugins.find((p) => p.name === 'camera')!.state, 'ok');
+  } finally {
+    await device.stop();
+  }
 });
 
 test('the fleet package (.dlc for the DSP) picks snpe, which refuses to load here with a clear "not available" error', async () => {
   // The DLC bytes are never read here: the DSP runtime is what is missing.
   const prepare = (dataDir: string) =>
     writePackage(join(dataDir, 'data', 'models'), { modelName: 'rf_detr_qcs8550.dlc', model: new Uint8Array(64), config: testConfig('rf_detr_qcs8550.dlc', 'snpe'), labels: testLabels(544) }).then(() => undefined);
-  await assert.rejects(
-    startPluginDevice({ brokerUrl: broker.url, plugins: PLUGINS, layer: 'layer1', env: { RF_DETR_EDGE4_MODEL: '/data/models/rf_detr_edge4.tar' }, prepare }),
-    (err: unknown) => err instanceof LookoutError && err.code === 'backend_unavailable' && /not available here/i.test(err.message),
-  );
+  const device = await startPluginDevice({ brokerUrl: broker.url, plugins: PLUGINS, layer: 'layer1', env: { RF_DETR_EDGE4_MODEL: '/data/models/rf_detr_edge4.tar' }, prepare });
+  try {
+    const detector = device.runtime.plugins.find((p) => p.name === 'detector')!;
+    assert.equal(detector.state, 'failed');
+    assert.equal(detector.code, 'backend_unavailable');
+    assert.match(detector.message!, /not available here/i);
+  } finally {
+    await device.stop();
+  }
 });

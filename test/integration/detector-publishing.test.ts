@@ -94,11 +94,16 @@ test('the person gate: persons under 0.35 are neither published nor counted', as
   }
 });
 
-test('the detector refuses to start while the camera is reserved for the encoder', async () => {
-  await assert.rejects(
-    startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: { EDGE_V3_ENCODE_ONLY: '1' } }),
-    /EDGE_V3_ENCODE_ONLY="1" .* invalid for plugin "detector": the camera is reserved for the encoder/,
-  );
+test('the detector does not start while the camera is reserved for the encoder, and says so; the device stays up', async () => {
+  const device = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: { EDGE_V3_ENCODE_ONLY: '1' } });
+  try {
+    const detector = device.runtime.plugins.find((p) => p.name === 'detector')!;
+    assert.equal(detector.state, 'failed');
+    assert.equal(detector.code, 'config_invalid');
+    assert.match(detector.message!, /EDGE_V3_ENCODE_ONLY="1" .* invalid for plugin "detector": the camera is reserved for the encoder/);
+  } finally {
+    await device.stop();
+  }
 });
 
 test('stop does not wait for a broker that went away: the frame in flight ends, its publish is abandoned', async () => {

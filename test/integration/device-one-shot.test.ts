@@ -84,12 +84,36 @@ describe('lookout-edge one-shot modes', () => {
     assert.deepEqual([out.update_available, out.available_version], [true, '9.9.9']);
   });
 
-  it('exits 1 with a JSON error when the plugins cannot start (a bad config value)', async () => {
-    const r = await runEdgeOnce([...base(), '--health'], { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: join(dataDir, 'no-such-zone') });
+  it('with no thermal zone readable, --tool answers ok and the die temperature is null with the reason (no --source sim)', async () => {
+    const real = base().filter((a) => a !== '--source' && a !== 'sim');
+    const env = { DIE_TEMP_ZONE: join(dataDir, 'no-such-zone') };
+    const firmware = await runEdgeOnce([...real, '--tool', 'get_firmware_status'], env);
+    assert.equal(firmware.code, 0, firmware.stderr);
+    assert.equal((JSON.parse(firmware.stdout) as { status: string }).status, 'ok');
+    const health = await runEdgeOnce([...real, '--tool', 'get_system_health'], env);
+    assert.equal(health.code, 0, health.stderr);
+    const result = (JSON.parse(health.stdout) as { result: { die_temp_c: number | null; die_temp_reason: string | null; plugins: { name: string; state: string }[] } }).result;
+    assert.equal(result.die_temp_c, null);
+    assert.match(result.die_temp_reason!, /no-such-zone cannot be read: ENOENT/);
+    assert.equal(result.plugins.find((p) => p.name === 'die-temp')?.state, 'degraded');
+  });
+
+  it('a plugin that cannot start (a bad config value) leaves the others answering, and says why', async () => {
+    const r = await runEdgeOnce([...base(), '--tool', 'get_system_health'], { STATUS_INTERVAL_MS: 'soon' });
+    assert.equal(r.code, 0, r.stderr);
+    const plugins = (JSON.parse(r.stdout) as { result: { plugins: { name: string; state: string; code?: string; message?: string }[] } }).result.plugins;
+    const status = plugins.find((p) => p.name === 'status')!;
+    assert.deepEqual([status.state, status.code], ['failed', 'config_invalid']);
+    assert.match(status.message!, /STATUS_INTERVAL_MS="soon"/);
+    assert.ok(plugins.filter((p) => p.name !== 'status').every((p) => p.state === 'ok' || p.state === 'degraded'), JSON.stringify(plugins));
+  });
+
+  it('exits 1 with a JSON error when an essential plugin cannot start (a bad config value)', async () => {
+    const r = await runEdgeOnce([...base(), '--health'], { IDENTITY_CERT_GENERATE: 'sometimes' });
     assert.equal(r.code, 1);
     const out = JSON.parse(r.stdout) as { error: { code: string; message: string } };
     assert.equal(out.error.code, 'config_invalid');
-    assert.match(out.error.message, /DIE_TEMP_ZONE=.*no-such-zone cannot be read: ENOENT/);
+    assert.match(out.error.message, /IDENTITY_CERT_GENERATE="sometimes"/);
   });
 
   it('exits 2 with the usage for a bad command line', async () => {

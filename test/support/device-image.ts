@@ -11,7 +11,7 @@ export function baseImage(name = 'base', role = 'camera'): ImageSpec {
   return { name, role, plugins: [dieTemp, identity, systemHealth, status, firmware, cameraProfile] };
 }
 
-/** The tools the base plugins serve. */
+/** The tools a device with the base plugins serves (theirs, and the host's restart_plugin). */
 export const BASE_TOOLS = [
   'check_firmware_update',
   'get_camera_profile',
@@ -19,5 +19,6 @@ export const BASE_TOOLS = [
   'get_device_identity',
   'get_firmware_status',
   'get_system_health',
+  'restart_plugin',
   'set_camera_profile',
 ];

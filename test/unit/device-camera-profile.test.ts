@@ -47,7 +47,7 @@ describe('camera profile', () => {
       name: 'profile-consumer',
       version: '1.0.0',
       core: '^1',
-      dependsOn: ['camera-profile'],
+      requires: [CameraProfileToken],
       start(ctx) {
         const profiles = ctx.services.get(CameraProfileToken);
         profiles.onChange(() => {

@@ -85,13 +85,13 @@ describe('temperature sources on disk', () => {
     await assert.rejects(readThermalZone(join(dir, 'nope')), /DIE_TEMP_ZONE=.*nope cannot be read: ENOENT/);
   });
 
-  it('follows the zone file and tells listeners; a missing zone stops start-up', async () => {
+  it('follows the zone file and tells listeners; a missing zone leaves the temperature unknown with the reason', async () => {
     const zone = join(dir, 'zone0');
     await writeFile(zone, '47000\n');
     const bus = new MemoryBus();
     const loaded = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '20' } });
     try {
-      const die = loaded.container.resolve<DieTemperature>(DieTemperatureToken.name);
+      const die = loaded.service<DieTemperature>(DieTemperatureToken)!;
       assert.equal(die.current(), 47);
       const heard: number[] = [];
       die.onReading((c) => heard.push(c));
@@ -107,10 +107,14 @@ describe('temperature sources on disk', () => {
       await loaded.stop();
       await bus.close();
     }
-    await assert.rejects(
-      loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: join(dir, 'absent') } }),
-      (err: Error & { code: string }) => err.code === 'config_invalid' && /DIE_TEMP_ZONE/.test(err.message),
-    );
+    const absent = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: join(dir, 'absent') } });
+    try {
+      assert.equal(absent.plugins[0]!.state, 'degraded');
+      assert.equal(absent.service(DieTemperatureToken)!.current(), null);
+      assert.match(absent.service(DieTemperatureToken)!.reason()!, /DIE_TEMP_ZONE=.*absent cannot be read/);
+    } finally {
+      await absent.stop();
+    }
   });
 
   it('reads the real sensor unless the device runs simulated: a real device never reports a made-up temperature', async () => {
@@ -122,10 +126,13 @@ describe('temperature sources on disk', () => {
     } finally {
       await real.stop();
     }
-    await assert.rejects(
-      loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: join(dir, 'no-zone') } }),
-      (err: Error & { code: string }) => err.code === 'config_invalid' && /DIE_TEMP_ZONE/.test(err.message) && /--source sim or DIE_TEMP_SOURCE=sim/.test(err.message),
-    );
+    const blind = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: join(dir, 'no-zone') } });
+    try {
+      assert.equal(blind.service(DieTemperatureToken)!.current(), null, 'never a made-up temperature');
+      assert.match(blind.service(DieTemperatureToken)!.reason()!, /DIE_TEMP_ZONE.*--source sim or DIE_TEMP_SOURCE=sim/);
+    } finally {
+      await blind.stop();
+    }
     const simulated = { ...runtime(dir), device: { source: 'sim' as const } };
     const sim = await loadPlugins({ plugins: [dieTemp], runtime: simulated, bus: new MemoryBus(), logger, env: { DIE_TEMP_ZONE: join(dir, 'no-zone') } });
     try {
@@ -146,9 +153,10 @@ describe('temperature sources on disk', () => {
   });
 
   it('refuses an unknown source naming the valid ones', async () => {
-    await assert.rejects(
-      loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_SOURCE: 'guess' } }),
-      (err: Error & { code: string }) => err.code === 'config_invalid' && /valid values: sim, zone/.test(err.message),
-    );
+    const loaded = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_SOURCE: 'guess' } });
+    const report = loaded.plugins[0]!;
+    assert.deepEqual([report.state, report.code], ['failed', 'config_invalid']);
+    assert.match(report.message!, /valid values: sim, zone/);
+    await loaded.stop();
   });
 });

@@ -192,13 +192,13 @@ describe('device runtime stop and errors', () => {
     await bus.close();
   });
 
-  it('stops with a config error naming the key for a bad value, and releases the tool port', async () => {
+  it('stops with a config error naming the key when an essential plugin has a bad value, and releases the tool port', async () => {
     const port = await freePort();
     const dataDir = await mkdtemp(join(tmpdir(), 'lookout-device-'));
     const bus = new MemoryBus();
     try {
       await assert.rejects(
-        startDevice({ deviceId: 'cam-bad', image: baseImage(), source: 'sim', layer: 'layer0', dataDir, bus, toolPort: port, logger, env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' } }),
+        startDevice({ deviceId: 'cam-bad', image: { ...baseImage(), essential: ['system-health'] }, source: 'sim', layer: 'layer0', dataDir, bus, toolPort: port, logger, env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' } }),
         (err: Error & { code: string }) => {
           assert.equal(err.code, 'config_invalid');
           assert.match(err.message, /STORAGE_WARN_PCT/);
@@ -207,6 +207,15 @@ describe('device runtime stop and errors', () => {
       );
       const again = await startToolServer({ tools: new ToolRegistry(), logger, port });
       await again.close();
+      // Not essential: the device runs without it and says why.
+      const degraded = await startDevice({ deviceId: 'cam-bad', image: baseImage(), source: 'sim', layer: 'layer0', dataDir, bus, toolPort: port, logger, env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' } });
+      try {
+        const health = degraded.plugins().find((p) => p.name === 'system-health')!;
+        assert.deepEqual([health.state, health.code], ['failed', 'config_invalid']);
+        assert.match(health.message!, /STORAGE_WARN_PCT/);
+      } finally {
+        await degraded.stop();
+      }
     } finally {
       await bus.close();
       await rm(dataDir, { recursive: true, force: true });

@@ -226,7 +226,7 @@ test('the camera plugin provides a sim frame source through the loader', async (
     version: '1.0.0',
     core: '^1',
     layer: 'layer0',
-    dependsOn: ['camera'],
+    requires: [FrameSourceToken, SimScenarioToken],
     start(ctx) {
       got = { source: ctx.services.get(FrameSourceToken), info: ctx.services.get(SimScenarioToken) };
     },
@@ -252,7 +252,8 @@ test('the camera plugin provides a sim frame source through the loader', async (
 
 test('the camera plugin defaults to people-crossing and refuses unknown sources and scenarios', async () => {
   assert.deepEqual(CameraConfigSchema.parse({}), { LOOKOUT_SOURCE: 'sim', SIM_SCENARIO: 'people-crossing' });
-  const start = (env: Record<string, string>) => loadPlugins({ plugins: [cameraPlugin], runtime, bus: new MemoryBus(), env, logger });
+  // Essential, so that a refusal stops the load and is thrown as it is.
+  const start = (env: Record<string, string>) => loadPlugins({ plugins: [cameraPlugin], runtime, bus: new MemoryBus(), env, logger, essential: ['camera'] });
   await assert.rejects(start({ LOOKOUT_SOURCE: 'rtsp' }), (err: unknown) => {
     assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
     assert.match(err.message, /LOOKOUT_SOURCE/);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DeviceIdSchema, RoleLabelSchema, StorageHealthSchema, TimestampSchema } from './common.js';
 import { StorageSummarySchema } from './storage-summary.js';
+import { PluginReportSchema } from './plugin-report.js';
 
 /**
  * `devices/<device_id>/health`, about every 30 s (spec 01, "health message"). The spec does not
@@ -16,6 +17,8 @@ export const HealthMessageSchema = z
     role: RoleLabelSchema,
     storage: StorageSummarySchema,
     device_id: DeviceIdSchema.optional(),
+    /** Every plugin with its state (a failed one with its code and message). */
+    plugins: z.array(PluginReportSchema).optional(),
   })
   .describe('health message (spec 01)');
 export type HealthMessage = z.infer<typeof HealthMessageSchema>;

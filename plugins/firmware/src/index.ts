@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePlugin, devicePath, deviceInfo } from 'lookout/core';
+import { PluginReportSchema, definePlugin, devicePath, deviceInfo } from 'lookout/core';
 import { checkForUpdate, UPDATE_MANIFEST_PATH, UpdateCheckResultSchema } from './update-check.js';
 
 export const FirmwareConfig = z.object({
@@ -13,7 +13,7 @@ const FirmwareStatusSchema = z.object({
   node_version: z.string(),
   image: z.string(),
   layer: z.string(),
-  plugins: z.array(z.object({ name: z.string(), version: z.string(), layer: z.string().optional(), state: z.string(), message: z.string().optional() })),
+  plugins: z.array(PluginReportSchema),
   disabled_plugins: z.array(z.object({ name: z.string(), reason: z.string() })),
 });
 

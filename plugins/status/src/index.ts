@@ -60,8 +60,14 @@ export default definePlugin({
       void publish('thermal_change');
     });
     // A plugin that fails or comes back changes what the device can do: the hub hears it at once.
+    // ok ↔ degraded (a thermal state, a sensor hiccup) waits for the next status: its own owner reports it.
+    const down = new Set(device.plugins().filter((p) => p.state === 'failed' || p.state === 'skipped').map((p) => p.name));
     const offPlugins = device.onPluginChange((p) => {
-      if (p.name !== ctx.name) void publish('plugin_change');
+      const isDown = p.state === 'failed' || p.state === 'skipped';
+      if (isDown === down.has(p.name) || p.name === ctx.name) return;
+      if (isDown) down.add(p.name);
+      else down.delete(p.name);
+      void publish('plugin_change');
     });
     const periodic = clock.setInterval(() => void publish('periodic'), config.STATUS_INTERVAL_MS);
 

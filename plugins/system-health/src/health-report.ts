@@ -1,7 +1,6 @@
 import { freemem, loadavg, totalmem, uptime as systemUptime } from 'node:os';
 import { z } from 'zod';
-import { PluginReportSchema } from 'lookout/core';
-import { HealthMessageSchema, type HealthMessage, type PluginReport, type StorageHealth } from 'lookout/core';
+import { HealthMessageSchema, PluginReportSchema, type HealthMessage, type PluginReport, type StorageHealth } from 'lookout/core';
 import { storageHealth, type StorageThresholds } from './storage-health.js';
 import { measureStorage, type StorageUsage } from './storage-usage.js';
 
@@ -40,6 +39,7 @@ export async function healthReport(inputs: HealthInputs): Promise<HealthMessage 
       ? { ...usage, warn_pct: inputs.thresholds.warnPct, critical_pct: inputs.thresholds.criticalPct }
       : { path: inputs.recordingsDir, free_gb: 0, used_pct: 100, warn_pct: inputs.thresholds.warnPct, critical_pct: inputs.thresholds.criticalPct },
     ...(storageError ? { storage_error: storageError } : {}),
+    plugins: inputs.plugins,
   };
   return HealthMessageSchema.parse(report) as HealthMessage & { storage_error?: string };
 }
@@ -66,6 +66,9 @@ function mb(bytes: number): number {
 }
 
 export const SystemHealthResultSchema = HealthMessageSchema.extend({
+  die_temp_c: z.number().nullable(),
+  /** Why die_temp_c is null (the sensor cannot be read), or why the last reading failed. */
+  die_temp_reason: z.string().nullable(),
   uptime_s: z.number(),
   system_uptime_s: z.number(),
   memory: z.record(z.string(), z.number()),

@@ -64,10 +64,13 @@ export default definePlugin({
       plugins: settings.plugins(),
     });
 
-    ctx.tools.register('get_system_health', async () => ({ ...(await healthReport(inputs())), ...hostFigures(startedAt) }));
+    const dieTempFigures = () => {
+      const dieTemp = ctx.services.optional(DieTemperatureToken);
+      return { die_temp_c: dieTemp ? dieTemp.current() : null, die_temp_reason: dieTemp ? dieTemp.reason() : 'no die-temp plugin is running' };
+    };
+    ctx.tools.register('get_system_health', async () => ({ ...(await healthReport(inputs())), ...dieTempFigures(), ...hostFigures(startedAt) }));
     ctx.tools.register('get_device_health', async () => {
       const report = await healthReport(inputs());
-      const dieTemp = ctx.services.optional(DieTemperatureToken);
       const thermal = ctx.services.optional(ThermalGovernorToken);
       return {
         timestamp: report.timestamp,
@@ -77,8 +80,7 @@ export default definePlugin({
         cert_fingerprint_present: report.cert_fingerprint_present,
         serial: report.serial,
         role: report.role,
-        die_temp_c: dieTemp ? dieTemp.current() : null,
-        die_temp_reason: dieTemp ? dieTemp.reason() : 'no die-temp plugin is running',
+        ...dieTempFigures(),
         thermal_state: thermal ? thermal.state() : 'NORMAL',
         plugins: settings.plugins(),
         disabled_plugins: settings.disabled(),
