@@ -118,6 +118,8 @@ export class PluginSupervisor {
       throw new LookoutError('plugin_restart_backoff', `plugin "${name}" failed again recently; retry in ${Math.ceil(wait / 1000)} s`, { details: { plugin: name, retry_after_ms: wait } });
     }
     entry.log.info('restarting');
+    // A plugin that marked itself failed may still hold what it registered (a status tool).
+    await this.release(entry, []);
     if (!(await this.startOne(entry))) {
       entry.failures += 1;
       entry.retryAt = Date.now() + Math.min(this.policy.initialBackoffMs * 2 ** (entry.failures - 1), this.policy.maxBackoffMs);
@@ -144,7 +146,10 @@ export class PluginSupervisor {
     return errors;
   }
 
+  /** Declares (again, after a stop released them) the plugin's tools and routes. */
   private declare(plugin: Plugin): void {
+    this.o.tools.removePlugin(plugin.name);
+    this.o.routes.removePlugin(plugin.name);
     for (const t of plugin.tools ?? []) this.o.tools.declare(plugin.name, t);
     for (const r of plugin.routes ?? []) this.o.routes.declare(plugin.name, r);
   }
@@ -165,7 +170,7 @@ export class PluginSupervisor {
       this.setState(entry, 'skipped', 'dependency_failed', `dependency_failed: ${down}`);
       return false;
     }
-    if (entry.report.state === 'failed' || entry.report.state === 'skipped') this.declare(plugin);
+    this.declare(plugin);
     this.setState(entry, 'starting');
     const container = this.o.services.containerFor(plugin.name, plugin.requires ?? [], plugin.optionalRequires ?? []);
     const run: Run = { container, cleanups: [], released: false, started: [] };

@@ -16,6 +16,14 @@ export interface DeviceHealthView {
   storage: Record<string, unknown> | null;
   recorder: { status: string | null; chunk_count: number | null; latest_chunk: Record<string, unknown> | null; last_health_at: string | null };
   readiness: { grade: Grade; checks: Record<string, boolean>; failing: string[] };
+  /** Plugins the device reports failed or skipped (newest of status and health), with their code and message. */
+  plugins: { failed: PluginProblem[]; skipped: PluginProblem[] };
+}
+
+export interface PluginProblem {
+  name: string;
+  code: string | null;
+  message: string | null;
 }
 
 /**
@@ -27,6 +35,7 @@ export function deviceHealth(id: string, snapshot: DeviceSnapshot | undefined, v
   const status = view?.status ?? null;
   const health = view?.health ?? null;
   const healthAt = snapshot?.latest.get('health')?.receivedAt;
+  const plugins = pluginProblems(snapshot);
   const presence: Presence = !view ? 'unknown' : status?.state === 'offline' ? 'offline' : view.stale ? 'stale' : view.online ? 'online' : 'unknown';
   const storage = (health?.storage as Record<string, unknown> | undefined) ?? null;
   const storageHealth = typeof health?.storage_health === 'string' ? health.storage_health : null;
@@ -37,6 +46,7 @@ export function deviceHealth(id: string, snapshot: DeviceSnapshot | undefined, v
     telemetry: view?.payload != null,
     storage_ok: storageHealth === 'OK',
     reachable: registered?.toolUrl != null,
+    plugins_ok: plugins.failed.length === 0,
   };
   const failing = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
   const grade: Grade = !checks.online || storageHealth === 'CRITICAL' ? 'not_ready' : failing.length === 0 ? 'ready' : 'degraded';
@@ -57,5 +67,16 @@ export function deviceHealth(id: string, snapshot: DeviceSnapshot | undefined, v
       last_health_at: healthAt ? new Date(healthAt).toISOString() : null,
     },
     readiness: { grade, checks, failing },
+    plugins,
   };
+}
+
+/** Failed and skipped plugins from whichever of status and health the device sent last. */
+function pluginProblems(snapshot: DeviceSnapshot | undefined): { failed: PluginProblem[]; skipped: PluginProblem[] } {
+  const reports = [snapshot?.latest.get('status'), snapshot?.latest.get('health')]
+    .filter((e) => e !== undefined && Array.isArray(e.message.plugins))
+    .sort((a, b) => b!.receivedAt - a!.receivedAt)[0]?.message.plugins as { name: string; state: string; code?: string; message?: string }[] | undefined;
+  const pick = (state: string): PluginProblem[] =>
+    (reports ?? []).filter((p) => p.state === state).map((p) => ({ name: p.name, code: p.code ?? null, message: p.message ?? null }));
+  return { failed: pick('failed'), skipped: pick('skipped') };
 }

@@ -6,6 +6,8 @@ import { deviceHealth, type DeviceHealthView } from './device-health.js';
 
 const HealthQuery = z.object({ device: DeviceIdSchema.optional().describe('only this device') });
 
+const PluginProblemSchema = z.object({ name: z.string(), code: z.string().nullable(), message: z.string().nullable() });
+
 const DeviceHealthSchema = z.looseObject({
   device_id: z.string(),
   presence: z.enum(['online', 'offline', 'stale', 'unknown']),
@@ -18,6 +20,7 @@ const DeviceHealthSchema = z.looseObject({
   storage: z.looseObject({}).nullable(),
   recorder: z.looseObject({ status: z.string().nullable(), chunk_count: z.number().nullable(), latest_chunk: z.looseObject({}).nullable(), last_health_at: z.string().nullable() }),
   readiness: z.object({ grade: z.enum(['ready', 'degraded', 'not_ready']), checks: z.record(z.string(), z.boolean()), failing: z.array(z.string()) }),
+  plugins: z.object({ failed: z.array(PluginProblemSchema), skipped: z.array(PluginProblemSchema) }).describe('plugins the device reports failed or skipped, with their code and message'),
 });
 
 const FleetHealthResponse = z.object({
