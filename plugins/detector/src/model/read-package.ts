@@ -10,7 +10,7 @@ import {
   type PackageConfig,
   type PackageLabels,
 } from './package-schema.js';
-import { listTarEntries, readTarEntry, TarFormatError, type TarEntry } from './tar-reader.js';
+import { readTar, type TarEntry } from './tar-reader.js';
 
 export type ModelFormat = 'onnx' | 'dlc';
 
@@ -116,50 +116,39 @@ function findConfig(path: string, entries: TarEntry[]): TarEntry {
 }
 
 async function readTarPackage(path: string): Promise<ModelPackage> {
-  const source = await fileSource(path);
-  try {
-    let entries: TarEntry[];
-    try {
-      entries = await listTarEntries(source);
-    } catch (err) {
-      if (err instanceof TarFormatError) throw invalid(path, `not a readable tar package: ${err.message}`, err);
-      throw err;
-    }
-    const configEntry = findConfig(path, entries);
-    const folder = posix.dirname(configEntry.name);
-    const inFolder = (name: string) => (folder === '.' ? name : `${folder}/${name}`);
-    const find = (name: string) => entries.find((e) => e.type === 'file' && e.name === inFolder(name));
+  // Only these two are read at listing time; the model's bytes wait for readModel().
+  const metadata = (e: TarEntry) => [CONFIG_FILE, LABELS_FILE].includes(posix.basename(e.name));
+  const { entries, data } = await readTar(fileSource(path), metadata);
+  const configEntry = findConfig(path, entries);
+  const folder = posix.dirname(configEntry.name);
+  const inFolder = (name: string) => (folder === '.' ? name : `${folder}/${name}`);
+  const find = (name: string) => entries.find((e) => e.type === 'file' && e.name === inFolder(name));
 
-    const config = parseJson(path, configEntry.name, await readTarEntry(source, configEntry), PackageConfigSchema);
-    const labelsEntry = find(LABELS_FILE);
-    if (!labelsEntry) throw invalid(path, `the package holds no ${LABELS_FILE} beside ${configEntry.name} (class list, shape and version are required)`);
-    const labels = parseJson(path, labelsEntry.name, await readTarEntry(source, labelsEntry), PackageLabelsSchema);
+  const config = parseJson(path, configEntry.name, data.get(configEntry.name)!, PackageConfigSchema);
+  const labelsEntry = find(LABELS_FILE);
+  if (!labelsEntry) throw invalid(path, `the package holds no ${LABELS_FILE} beside ${configEntry.name} (class list, shape and version are required)`);
+  const labels = parseJson(path, labelsEntry.name, data.get(labelsEntry.name)!, PackageLabelsSchema);
 
-    const format = modelFormatOf(config.model);
-    if (!format) throw invalid(path, `config.json names model "${config.model}", which is neither .dlc nor .onnx`);
-    const modelEntry = find(config.model);
-    if (!modelEntry) throw invalid(path, `config.json names model "${config.model}" but the package holds no ${inFolder(config.model)}`);
-    if (modelEntry.size === 0) throw invalid(path, `the model file ${modelEntry.name} is empty`);
+  const format = modelFormatOf(config.model);
+  if (!format) throw invalid(path, `config.json names model "${config.model}", which is neither .dlc nor .onnx`);
+  const modelEntry = find(config.model);
+  if (!modelEntry) throw invalid(path, `config.json names model "${config.model}" but the package holds no ${inFolder(config.model)}`);
+  if (modelEntry.size === 0) throw invalid(path, `the model file ${modelEntry.name} is empty`);
 
-    return {
-      kind: 'tar',
-      path,
-      modelName: config.model,
-      modelFormat: format,
-      modelSize: modelEntry.size,
-      config,
-      labels,
-      readModel: async () => {
-        const again = await fileSource(path);
-        try {
-          if (again.size < modelEntry.dataOffset + modelEntry.size) throw invalid(path, 'the package changed while loading (truncated)');
-          return await readTarEntry(again, modelEntry);
-        } finally {
-          await again.close();
-        }
-      },
-    };
-  } finally {
-    await source.close();
-  }
+  return {
+    kind: 'tar',
+    path,
+    modelName: config.model,
+    modelFormat: format,
+    modelSize: modelEntry.size,
+    config,
+    labels,
+    readModel: async () => {
+      // A second pass re-checks the whole archive, so a package replaced since listing is caught.
+      const again = await readTar(fileSource(path), (e) => e.name === modelEntry.name);
+      const bytes = again.data.get(modelEntry.name);
+      if (bytes?.length !== modelEntry.size) throw invalid(path, `the package changed while loading (${modelEntry.name} is no longer ${modelEntry.size} bytes)`);
+      return bytes;
+    },
+  };
 }

@@ -1,142 +1,110 @@
+import { extract } from 'tar-stream';
+import { LookoutError } from 'lookout/core';
 import type { ByteSource } from './byte-source.js';
 
 /**
- * A small ustar reader (POSIX ustar, GNU long names, pax `path`/`size` records). Packages are read,
- * never extracted by name, so entry names cannot escape anywhere; every inconsistency is an error
- * because a half-read model must not load.
+ * Reads a package tar in place with tar-stream: every entry is listed and the few wanted are kept in
+ * memory, nothing is written out. A package is our own artefact, so anything odd in it (an escaping
+ * name, a link, a duplicate) is refused rather than skipped: a half-read model must not load.
  */
 
-export type TarEntryType = 'file' | 'directory' | 'other';
+export type TarEntryType = 'file' | 'directory';
 
 export interface TarEntry {
+  /** Normalized: no leading `./`, no empty or `.` segments, no trailing `/`. */
   name: string;
   type: TarEntryType;
   size: number;
-  /** Byte offset of the entry's data in the archive. */
-  dataOffset: number;
 }
 
-export class TarFormatError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TarFormatError';
-  }
+export interface TarContents {
+  entries: TarEntry[];
+  /** The bytes of the files `keep` selected, by entry name. */
+  data: Map<string, Uint8Array>;
 }
 
-const BLOCK = 512;
-const decoder = new TextDecoder();
+// tar-stream's own messages (matched exactly; an unknown one is passed through as it is).
+const TAR_STREAM_ERRORS: Record<string, string> = {
+  'Unexpected end of data': 'truncated (the archive ends inside a header or an entry)',
+  'Invalid tar header. Maybe the tar is corrupted or it needs to be gunzipped?':
+    'checksum mismatch in a header (not a tar archive, compressed, or corrupt)',
+  'Invalid tar header: unknown format.': 'a header is neither ustar nor GNU (pre-POSIX tars are not read)',
+  'Invalid header': 'a header declares an invalid size',
+  'Header exceeds max size': 'a long-name or pax header is larger than 4 MiB',
+};
 
-function cString(block: Uint8Array, start: number, length: number): string {
-  let end = start;
-  const stop = start + length;
-  while (end < stop && block[end] !== 0) end++;
-  return decoder.decode(block.subarray(start, end));
+function describe(err: unknown): string {
+  const { code, message } = err as NodeJS.ErrnoException;
+  if (code) return `cannot read it (${code})`;
+  return TAR_STREAM_ERRORS[message] ?? message;
 }
 
-/** Octal numeric field, or GNU base-256 when the top bit is set (sizes over 8 GiB). */
-function numericField(block: Uint8Array, start: number, length: number, what: string, at: number): number {
-  if ((block[start]! & 0x80) !== 0) {
-    let value = block[start]! & 0x7f;
-    for (let i = start + 1; i < start + length; i++) value = value * 256 + block[i]!;
-    return value;
-  }
-  const text = cString(block, start, length).trim();
-  if (text === '') return 0;
-  if (!/^[0-7]+$/.test(text)) throw new TarFormatError(`header at byte ${at}: ${what} field is not octal ("${text}")`);
-  return parseInt(text, 8);
+/** tar-stream passes names through as written; keeping them inside the package is ours to check. */
+function entryName(raw: string, fail: (what: string) => LookoutError): string {
+  if (raw.startsWith('/')) throw fail(`entry "${raw}" has an absolute path`);
+  const segments = raw.split('/').filter((s) => s !== '' && s !== '.');
+  if (segments.includes('..')) throw fail(`entry "${raw}" has a ".." segment`);
+  return segments.join('/');
 }
 
-function isZeroBlock(block: Uint8Array): boolean {
-  for (let i = 0; i < BLOCK; i++) if (block[i] !== 0) return false;
-  return true;
-}
-
-function verifyChecksum(block: Uint8Array, at: number): void {
-  const stored = numericField(block, 148, 8, 'checksum', at);
-  let sum = 0;
-  for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : block[i]!;
-  if (sum !== stored) throw new TarFormatError(`header at byte ${at}: checksum mismatch (not a tar archive, or corrupt)`);
-}
-
-function parsePax(data: Uint8Array): Map<string, string> {
-  const records = new Map<string, string>();
-  const text = decoder.decode(data);
-  let pos = 0;
-  while (pos < text.length) {
-    const space = text.indexOf(' ', pos);
-    if (space < 0) break;
-    const len = parseInt(text.slice(pos, space), 10);
-    if (!Number.isFinite(len) || len <= 0) throw new TarFormatError('malformed pax extended header');
-    const record = text.slice(space + 1, pos + len - 1);
-    const eq = record.indexOf('=');
-    if (eq > 0) records.set(record.slice(0, eq), record.slice(eq + 1));
-    pos += len;
-  }
-  return records;
-}
-
-function normalizeName(name: string): string {
-  return name.replace(/^(\.\/)+/, '').replace(/\/+$/, '');
-}
-
-/** Lists the archive's entries; throws TarFormatError on anything truncated or malformed. */
-export async function listTarEntries(source: ByteSource): Promise<TarEntry[]> {
+/** Lists the archive's entries and keeps the bytes of the files `keep` selects. */
+export async function readTar(source: ByteSource, keep: (entry: TarEntry) => boolean = () => false): Promise<TarContents> {
+  const fail = (what: string, cause?: unknown) => new LookoutError('model_package_invalid', `${source.name}: ${what}`, { cause });
   const entries: TarEntry[] = [];
-  let offset = 0;
-  let longName: string | null = null;
-  let pax: Map<string, string> | null = null;
-  if (source.size < BLOCK) throw new TarFormatError(`file of ${source.size} bytes is shorter than one tar header`);
+  const data = new Map<string, Uint8Array>();
+  const seen = new Set<string>();
+  let opened: Awaited<ReturnType<ByteSource['open']>> | undefined;
+  try {
+    opened = await source.open();
+    const { size: archiveSize, stream: input } = opened;
+    const tar = extract();
+    input.on('error', (err) => tar.destroy(err));
+    input.pipe(tar);
 
-  while (offset + BLOCK <= source.size) {
-    const block = await source.read(offset, BLOCK);
-    if (block.length < BLOCK) throw new TarFormatError(`header at byte ${offset} is truncated`);
-    if (isZeroBlock(block)) return finish(entries);
-    verifyChecksum(block, offset);
-
-    const typeflag = String.fromCharCode(block[156]!);
-    let size = numericField(block, 124, 12, 'size', offset);
-    const magic = cString(block, 257, 6);
-    const prefix = magic.startsWith('ustar') ? cString(block, 345, 155) : '';
-    let name = cString(block, 0, 100);
-    if (prefix) name = `${prefix}/${name}`;
-    if (pax?.has('size')) size = Number(pax.get('size'));
-    if (pax?.has('path')) name = pax.get('path')!;
-    if (longName !== null) name = longName;
-
-    const dataOffset = offset + BLOCK;
-    if (dataOffset + size > source.size) {
-      throw new TarFormatError(
-        `entry "${normalizeName(name)}" needs ${size} bytes at byte ${dataOffset} but the file ends at ${source.size} (truncated)`,
-      );
+    for await (const stream of tar) {
+      const { header } = stream;
+      const name = entryName(header.name, fail);
+      // tar-stream hands out links, devices and fifos like any entry; which types a package may hold is ours.
+      const type = header.type as string | null;
+      const regular = type === 'file' || type === 'contiguous-file';
+      if (!regular && type !== 'directory') {
+        throw fail(`entry "${name}" is ${type ? `a ${type}` : 'of an unknown type'}; a package holds only files and folders`);
+      }
+      if (name === '') {
+        if (regular) throw fail(`a file entry has no name ("${header.name}")`);
+        stream.resume(); // the archive's own root (`./`, as `tar -C dir .` writes it)
+        continue;
+      }
+      // A streaming parser does not remember names, so a later entry silently repeating one is ours to catch.
+      if (seen.has(name)) throw fail(`entry "${name}" appears twice`);
+      seen.add(name);
+      // tar-stream only notices an oversized entry when the stream ends; refusing it here keeps the
+      // buffer below from being sized by a header's claim rather than by the file.
+      if (header.size > archiveSize) {
+        throw fail(`entry "${name}" claims ${header.size} bytes but the archive holds ${archiveSize} (truncated)`);
+      }
+      const entry: TarEntry = { name, type: regular ? 'file' : 'directory', size: header.size };
+      entries.push(entry);
+      if (regular && keep(entry)) data.set(name, await collect(stream, entry.size));
+      else stream.resume();
     }
-    offset = dataOffset + Math.ceil(size / BLOCK) * BLOCK;
-
-    if (typeflag === 'L') {
-      longName = cString(await source.read(dataOffset, size), 0, size);
-      continue;
-    }
-    if (typeflag === 'x') {
-      pax = parsePax(await source.read(dataOffset, size));
-      continue;
-    }
-    longName = null;
-    pax = null;
-    if (typeflag === 'g') continue;
-    const type: TarEntryType = typeflag === '0' || typeflag === '\0' || typeflag === '7' ? 'file' : typeflag === '5' ? 'directory' : 'other';
-    entries.push({ name: normalizeName(name), type, size, dataOffset });
+  } catch (err) {
+    if (err instanceof LookoutError) throw err;
+    throw fail(`not a readable tar package: ${describe(err)}`, err);
+  } finally {
+    opened?.stream.destroy();
   }
-  if (offset !== source.size) throw new TarFormatError(`archive ends inside a header at byte ${offset} (truncated)`);
-  // Some writers omit the two end-of-archive blocks; an archive that ends on an entry boundary is whole.
-  return finish(entries);
+  // To tar-stream an archive of end blocks only is a valid empty one; as a package it is not.
+  if (entries.length === 0) throw fail('not a readable tar package: the archive holds no entries');
+  return { entries, data };
 }
 
-function finish(entries: TarEntry[]): TarEntry[] {
-  if (entries.length === 0) throw new TarFormatError('archive holds no entries');
-  return entries;
-}
-
-export async function readTarEntry(source: ByteSource, entry: TarEntry): Promise<Uint8Array> {
-  const data = await source.read(entry.dataOffset, entry.size);
-  if (data.length !== entry.size) throw new TarFormatError(`entry "${entry.name}" is truncated`);
-  return data;
+async function collect(stream: AsyncIterable<unknown>, size: number): Promise<Uint8Array> {
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for await (const chunk of stream as AsyncIterable<Uint8Array>) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  return bytes;
 }
