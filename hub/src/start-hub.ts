@@ -13,6 +13,7 @@ import { createLogger } from '../../core/src/log/logger.js';
 import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
 import { boundPort, closeServer, listen } from '../../core/src/net/listen.js';
+import { errorTable } from '../../core/src/errors/error-table.js';
 import { answerClientError } from './http/client-error.js';
 import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
@@ -113,7 +114,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       essential: set.essential,
       hostServices: [
         { token: HUB_METRICS, value: metrics },
-        { token: HUB_ROUTES, value: routes },
+        { token: HUB_ROUTES, value: { list: () => routes.list(), errorCodes: () => errorTable(plugins.map((p) => p.name)) } },
         { token: HUB_INFO, value: info },
       ],
     });

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONTRACT_SCHEMAS, type ContractName } from '../../core/src/contracts/index.js';
 import { writeJsonSchemas } from '../../core/src/contracts/write-json-schemas.js';
+import { packageRoot } from '../../core/src/paths/package-root.js';
+import type { Plugin } from '../../core/src/plugin/context.js';
 
 const dirs: string[] = [];
 after(async () => {
@@ -28,7 +30,7 @@ describe('JSON Schema writer', () => {
     const names = Object.keys(CONTRACT_SCHEMAS) as ContractName[];
     assert.deepEqual(index.map((e) => e.name), names);
     const files = (await readdir(join(dir, 'schemas'))).sort();
-    assert.deepEqual(files, [...names.map((n) => `${n}.schema.json`), 'index.json'].sort());
+    assert.deepEqual(files, [...names.map((n) => `${n}.schema.json`), 'error-codes.json', 'index.json'].sort());
     for (const name of names) {
       const schema = await readJson(join(dir, 'schemas', `${name}.schema.json`));
       assert.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema', name);
@@ -57,6 +59,17 @@ describe('JSON Schema writer', () => {
     const entries = index.schemas as { name: string; topics: string[] }[];
     assert.deepEqual(entries.find((e) => e.name === 'event-message')?.topics, ['events/+']);
     assert.deepEqual(entries.find((e) => e.name === 'telemetry-message')?.topics, ['telemetry']);
+  });
+  it("lists a plugin's own error codes in the error body's code and in error-codes.json", async () => {
+    const dir = await freshDir();
+    const { flaky } = (await import(join(packageRoot(), 'test', 'fixtures', 'flaky-plugin', 'index.js'))) as { flaky: Plugin };
+    await writeJsonSchemas(dir, [flaky]);
+    const body = await readJson(join(dir, 'error-body.schema.json'));
+    const code = ((body.properties as { error: { properties: { code: { enum: string[] } } } }).error.properties.code);
+    assert.ok(code.enum.includes('flaky.not_ready'));
+    assert.ok(code.enum.includes('plugin_start_failed'));
+    const table = (await readJson(join(dir, 'error-codes.json'))).codes as { code: string; status: number; plugin?: string }[];
+    assert.deepEqual(table.find((e) => e.code === 'flaky.not_ready'), { code: 'flaky.not_ready', status: 503, message: 'the flaky plugin was started before its ready file existed', plugin: 'flaky' });
   });
   it('rewrites files in place on a second run', async () => {
     const dir = await freshDir();

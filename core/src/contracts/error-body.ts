@@ -4,7 +4,7 @@ import { z } from 'zod';
 export const ErrorBodySchema = z
   .looseObject({
     error: z.looseObject({
-      code: z.string().regex(/^[a-z][a-z0-9_]*$/, 'a lower snake_case code'),
+      code: z.string().regex(/^(?:[a-z][a-z0-9-]*\.)?[a-z][a-z0-9_]*$/, 'a lower snake_case code, or <plugin>.<code> for a plugin’s own'),
       message: z.string().min(1),
       details: z.unknown().optional(),
     }),

@@ -1,9 +1,13 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { writeFileAtomic } from '../paths/atomic-write.js';
 import { CONTRACT_SCHEMAS, busSuffixesOf, type ContractName } from './all-schemas.js';
+import { errorTable, registerPluginErrors, type ErrorTableEntry } from '../errors/error-table.js';
+import { importPlugin, readImage, type FirstPartyFolder } from '../images/load-image.js';
+import type { Plugin } from '../plugin/context.js';
+import { packageRoot } from '../paths/package-root.js';
 
 export interface SchemaIndexEntry {
   name: ContractName;
@@ -13,27 +17,52 @@ export interface SchemaIndexEntry {
   topics: string[];
 }
 
-/** The JSON Schema (draft 2020-12) of one contract, titled by its name. */
-export function contractJsonSchema(name: ContractName): Record<string, unknown> {
+/** The JSON Schema (draft 2020-12) of one contract, titled by its name; the error body's code lists `errors`. */
+export function contractJsonSchema(name: ContractName, errors: ErrorTableEntry[] = errorTable()): Record<string, unknown> {
   const schema = CONTRACT_SCHEMAS[name];
   const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output' }) as Record<string, unknown>;
   const { $schema, ...rest } = json;
+  if (name === 'error-body') {
+    const error = (rest.properties as { error: { properties: Record<string, Record<string, unknown>> } }).error;
+    error.properties.code = { ...error.properties.code, enum: errors.map((e) => e.code) };
+  }
   return { $schema, title: name, ...rest };
 }
 
 
 /** Writes `<outDir>/<name>.schema.json` for every contract and `<outDir>/index.json`; returns the index. */
-export async function writeJsonSchemas(outDir: string): Promise<SchemaIndexEntry[]> {
+export async function writeJsonSchemas(outDir: string, plugins: Plugin[] = []): Promise<SchemaIndexEntry[]> {
   await mkdir(outDir, { recursive: true });
+  for (const p of plugins) registerPluginErrors(p.name, p.errors ?? []);
+  const errors = errorTable();
+  await writeFileAtomic(join(outDir, 'error-codes.json'), `${JSON.stringify({ codes: errors }, null, 2)}\n`);
   const index: SchemaIndexEntry[] = [];
   for (const name of Object.keys(CONTRACT_SCHEMAS) as ContractName[]) {
     const file = `${name}.schema.json`;
-    const json = contractJsonSchema(name);
+    const json = contractJsonSchema(name, errors);
     await writeFileAtomic(join(outDir, file), `${JSON.stringify(json, null, 2)}\n`);
     index.push({ name, file, title: name, topics: busSuffixesOf(CONTRACT_SCHEMAS[name]) });
   }
   await writeFileAtomic(join(outDir, 'index.json'), `${JSON.stringify({ schemas: index }, null, 2)}\n`);
   return index;
+}
+
+/** Every plugin the project's device images and hub plugin set carry, for their error codes. */
+export async function firstPartyPlugins(): Promise<Plugin[]> {
+  const configs = join(packageRoot(), 'configs');
+  const sets: { file: string; folder: FirstPartyFolder }[] = (await readdir(join(configs, 'images')))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => ({ file: join(configs, 'images', f), folder: 'plugins' }));
+  sets.push({ file: join(configs, 'hub', 'plugins.json'), folder: 'hub/plugins' });
+  const byName = new Map<string, Plugin>();
+  for (const { file, folder } of sets) {
+    const { image } = await readImage(file);
+    for (const entry of image.plugins) {
+      const plugin = await importPlugin(entry, dirname(file), file, folder);
+      byName.set(plugin.name, plugin);
+    }
+  }
+  return [...byName.values()];
 }
 
 /** dist/core/src/contracts/ → dist/schemas/ */
@@ -44,7 +73,9 @@ export function defaultSchemaDir(): string {
 const invokedDirectly = process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (invokedDirectly) {
   const outDir = process.argv[2] !== undefined ? resolve(process.argv[2]) : defaultSchemaDir();
-  writeJsonSchemas(outDir).then(
+  firstPartyPlugins()
+    .then((plugins) => writeJsonSchemas(outDir, plugins))
+    .then(
     (index) => console.log(`wrote ${index.length} JSON Schemas to ${outDir}`),
     (err: unknown) => {
       console.error(`writing JSON Schemas failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,5 +1,6 @@
 import type { BusPort } from '../bus/bus-port.js';
 import type { RouteEntry } from '../hub-routes/route-registry.js';
+import type { ErrorTableEntry } from '../errors/error-table.js';
 import { serviceToken, type ServiceToken } from '../plugin/service-token.js';
 
 /**
@@ -36,6 +37,8 @@ export interface HubMetricsPort {
 /** The routes the hub serves (those with a handler), for plugins that describe them (OpenAPI). */
 export interface HubRouteCatalog {
   list(): RouteEntry[];
+  /** Every error code the hub may answer with: the core's and those its plugins declare. */
+  errorCodes(): ErrorTableEntry[];
 }
 
 export const HUB_INFO: ServiceToken<HubInfo> = serviceToken('hub.info');

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ERROR_CODES, ErrorBodySchema, type RouteEntry } from 'lookout/core';
+import { ErrorBodySchema, type ErrorTableEntry, type RouteEntry } from 'lookout/core';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -18,7 +18,8 @@ const COMMON_ERRORS = [400, 401, 404, 413, 500];
  * OpenAPI 3.1's own dialect. Query and body are the schemas' input side (what a client sends),
  * responses their output side.
  */
-export function buildOpenApi(routes: RouteEntry[], info: OpenApiInfo): JsonSchema {
+export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], info: OpenApiInfo): JsonSchema {
+  const byStatus = codesByStatus(errors);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const { plugin, decl } of [...routes].sort((a, b) => a.decl.path.localeCompare(b.decl.path))) {
     const { path, params } = openApiPath(decl.path);
@@ -38,10 +39,10 @@ export function buildOpenApi(routes: RouteEntry[], info: OpenApiInfo): JsonSchem
     const responses: Record<string, unknown> = { '200': success };
     const errorStatuses = new Set(COMMON_ERRORS.filter((s) => s !== 401 || (!decl.public && info.tokenRequired)));
     if (decl.method !== 'GET') errorStatuses.add(415);
-    for (const status of errorCodesByStatus().keys()) if (routeMayAnswer(decl.path, status)) errorStatuses.add(status);
+    for (const status of byStatus.keys()) if (routeMayAnswer(decl.path, status)) errorStatuses.add(status);
     for (const status of [...errorStatuses].sort()) {
       responses[String(status)] = {
-        description: `error: ${(errorCodesByStatus().get(status) ?? []).join(', ') || 'see code'}`,
+        description: `error: ${(byStatus.get(status) ?? []).join(', ') || 'see code'}`,
         content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
       };
     }
@@ -55,7 +56,7 @@ export function buildOpenApi(routes: RouteEntry[], info: OpenApiInfo): JsonSchem
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     paths,
     components: {
-      schemas: { ErrorBody: toSchema(ErrorBodySchema, 'output') },
+      schemas: { ErrorBody: errorBodySchema(), ErrorCode: errorCodeSchema(errors) },
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     },
   };
@@ -97,12 +98,27 @@ function operationId(method: string, path: string): string {
   return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
 }
 
-let byStatus: Map<number, string[]> | undefined;
-function errorCodesByStatus(): Map<number, string[]> {
-  if (byStatus) return byStatus;
-  byStatus = new Map();
-  for (const [code, { status }] of Object.entries(ERROR_CODES)) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+function codesByStatus(errors: ErrorTableEntry[]): Map<number, string[]> {
+  const byStatus = new Map<number, string[]>();
+  for (const { code, status } of errors) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   return byStatus;
+}
+
+/** The error body, its code pointing at the enumerated ErrorCode. */
+function errorBodySchema(): JsonSchema {
+  const body = toSchema(ErrorBodySchema, 'output') as { properties: { error: { properties: Record<string, unknown> } } };
+  body.properties.error.properties.code = { $ref: '#/components/schemas/ErrorCode' };
+  return body as unknown as JsonSchema;
+}
+
+/** Every code the hub may answer with, each with its status and meaning (plugins' own codes included). */
+function errorCodeSchema(errors: ErrorTableEntry[]): JsonSchema {
+  return {
+    type: 'string',
+    enum: errors.map((e) => e.code),
+    description: 'The error codes of the core and of the loaded plugins (`<plugin>.<code>`); `x-error-codes` gives each one’s HTTP status and meaning.',
+    'x-error-codes': errors.map((e) => ({ code: e.code, status: e.status, description: e.message, ...(e.plugin ? { plugin: e.plugin } : {}) })),
+  };
 }
 
 /** Device-facing statuses belong to the routes that contact devices. */

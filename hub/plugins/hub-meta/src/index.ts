@@ -38,7 +38,7 @@ export default definePlugin({
       // Routes only change when plugins load or stop; rebuild when their number changes.
       const list = routes.list();
       if (!cached || cached.count !== list.length) {
-        cached = { count: list.length, doc: buildOpenApi(list, { title: 'Lookout hub', version: info.version, tokenRequired: info.tokenRequired, ...(info.httpUrl ? { serverUrl: info.httpUrl } : {}) }) };
+        cached = { count: list.length, doc: buildOpenApi(list, routes.errorCodes(), { title: 'Lookout hub', version: info.version, tokenRequired: info.tokenRequired, ...(info.httpUrl ? { serverUrl: info.httpUrl } : {}) }) };
       }
       return cached.doc;
     });
