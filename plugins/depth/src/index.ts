@@ -3,6 +3,7 @@ import { definePlugin } from 'lookout/core';
 import { FrameSourceToken } from '../../camera/src/service.js';
 import { SimScenarioToken } from '../../camera/src/service.js';
 import { DetectionPipelineToken, InferenceKitToken } from '../../detector/src/service.js';
+import { DEPTH_BACKEND_NAMES } from './backends/depth-backend-records.js';
 import { openDepthBackend } from './backends/open-depth-backend.js';
 import { DepthStage } from './depth-stage.js';
 
@@ -11,7 +12,7 @@ export const DepthConfigSchema = z.object({
   MONO_DEPTH_MODEL_PATH: z.string().min(1).optional(),
   /** Spec 02 layer 3 key: depth estimates per second; detector frames in between reuse the latest. */
   MONO_DEPTH_FPS: z.coerce.number().positive().max(60).default(8),
-  MONO_DEPTH_BACKEND: z.enum(['onnx', 'sim']).optional(),
+  MONO_DEPTH_BACKEND: z.enum(DEPTH_BACKEND_NAMES).optional(),
   /** metric: the model gives metres; inverse: it gives inverse depth, read as MONO_DEPTH_SCALE / value. */
   MONO_DEPTH_OUTPUT: z.enum(['metric', 'inverse']).default('metric'),
   MONO_DEPTH_SCALE: z.coerce.number().positive().default(1),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LatestDetsResultSchema, LookoutError, busTopic, definePlugin, toLookoutError } from 'lookout/core';
 import { FrameSourceToken } from '../../camera/src/service.js';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
+import { BACKEND_NAMES } from './backends/backend-records.js';
 import { openBackend } from './backends/open-backend.js';
 import { DetectorConfigSchema } from './config.js';
 import { DetectionLoop } from './detection-loop.js';
@@ -10,7 +11,7 @@ import { inferenceKit } from './inference-kit.js';
 import { DetectionPipelineToken, InferenceKitToken } from './service.js';
 
 export const RfdetrStatusSchema = z.looseObject({
-  backend: z.enum(['snpe', 'onnx', 'sim']).nullable(),
+  backend: z.enum(BACKEND_NAMES).nullable(),
   model_path: z.string().nullable(),
   package_version: z.string().nullable(),
   ontology_hash: z.string().nullable(),

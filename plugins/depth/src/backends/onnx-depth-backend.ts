@@ -5,6 +5,7 @@ import type { Frame } from '../../../camera/src/service.js';
 import type { FramePreprocessor, InferenceKit } from '../../../detector/src/service.js';
 import type { DepthMap } from '../fusion.js';
 import type { DepthBackend } from './depth-backend.js';
+import { onnxDepthRecord } from './records/onnx.js';
 
 /** How the model's output reads: metres, or inverse depth (most monocular models) as scale / value. */
 export type DepthOutputKind = 'metric' | 'inverse';
@@ -25,7 +26,7 @@ export interface OnnxDepthOptions {
  * and gives one depth plane, [1, 1, h, w], [1, h, w] or [h, w].
  */
 export class OnnxDepthBackend implements DepthBackend {
-  readonly name = 'onnx' as const;
+  readonly name = onnxDepthRecord.name;
   private preprocessor: FramePreprocessor | undefined;
   private readonly queue = new SerialQueue();
   private closed = false;
@@ -75,7 +76,7 @@ export class OnnxDepthBackend implements DepthBackend {
   }
 
   estimate(frame: Frame): Promise<DepthMap> {
-    if (this.closed) return Promise.reject(new LookoutError('backend_unavailable', `the onnx depth back-end (${this.source}) is closed`));
+    if (this.closed) return Promise.reject(new LookoutError('backend_unavailable', `the ${this.name} depth back-end (${this.source}) is closed`));
     // onnxruntime sessions are not for concurrent runs on one input buffer: one frame at a time.
     return this.queue.run(() => this.run(frame));
   }

@@ -1,7 +1,9 @@
 import { type Detection } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
+import type { BackendName } from './backend-records.js';
 
-export type BackendName = 'snpe' | 'onnx' | 'sim';
+/** The names come from the back-end records (backend-records.ts). */
+export type { BackendName } from './backend-records.js';
 
 export interface BackendStatus {
   backend: BackendName;

@@ -6,7 +6,7 @@ import { InputBuilder } from '../model/input-builder.js';
 import type { PreprocessOptions } from '../model/normalization.js';
 import { checkModelHead, type PreparedModel } from '../model/prepare-model.js';
 import type { InputShape } from '../model/shape-check.js';
-import type { BackendStatus } from './backend.js';
+import type { BackendName, BackendStatus } from './backend.js';
 
 /** One inference's raw outputs: boxes [Q*4] (cx, cy, w, h, 0..1) and logits [Q*C]. */
 export interface DetrOutputs {
@@ -35,7 +35,7 @@ export class DetrRunner {
   private closed = false;
 
   constructor(
-    private readonly backend: 'onnx' | 'snpe',
+    private readonly backend: BackendName,
     readonly prepared: PreparedModel,
     readonly target: InputShape,
     private readonly options: DetrRunnerOptions,

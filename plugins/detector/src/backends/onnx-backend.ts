@@ -7,6 +7,7 @@ import { checkInputShapes, formatShape, resolveTargetShape } from '../model/shap
 import type { BackendStatus, DetectorBackend } from './backend.js';
 import { createCpuSession } from './cpu-session.js';
 import { DetrRunner } from './detr-runner.js';
+import { onnxRecord } from './records/onnx.js';
 
 export interface OnnxBackendOptions {
   /** Package tar or bare .onnx file. */
@@ -42,7 +43,7 @@ function dimsOf(meta: ort.InferenceSession.ValueMetadata): ReadonlyArray<number 
  * frame runs.
  */
 export class OnnxBackend implements DetectorBackend {
-  readonly name = 'onnx' as const;
+  readonly name = onnxRecord.name;
 
   private constructor(
     private readonly runner: DetrRunner,
@@ -51,7 +52,7 @@ export class OnnxBackend implements DetectorBackend {
   ) {}
 
   static async create(options: OnnxBackendOptions): Promise<OnnxBackend> {
-    const prepared = await prepareModel(options.modelPath, 'onnx');
+    const prepared = await prepareModel(options.modelPath, onnxRecord.name);
     const { pkg } = prepared;
     const bytes = await pkg.readModel();
     let session: ort.InferenceSession;
@@ -66,7 +67,7 @@ export class OnnxBackend implements DetectorBackend {
       const info = inspectSession(session, prepared);
       const target = resolveTargetShape(options.inputSize, prepared.declaredShape, info.modelInputShape);
       checkInputShapes({ declared: prepared.declaredShape, model: info.modelInputShape, target, modelName: pkg.modelName });
-      const runner = new DetrRunner('onnx', prepared, target, {
+      const runner = new DetrRunner(onnxRecord.name, prepared, target, {
         topK: options.topK,
         scoreThreshold: options.scoreThreshold,
         preprocess: { antialias: options.antialias ?? true },

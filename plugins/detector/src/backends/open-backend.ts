@@ -2,17 +2,19 @@ import { devicePath } from 'lookout/core';
 import type { DetectorConfig } from '../config.js';
 import { modelPathFromEnv } from '../model/read-package.js';
 import type { BackendName, DetectorBackend } from './backend.js';
+import { defaultBackendName } from './backend-records.js';
 import { createBackend } from './create-backend.js';
 
 /**
- * The back-end the config asks for. Without RF_DETR_BACKEND: onnx for a bare .onnx file, snpe for a
- * package or .dlc (the fleet load format), sim when no model is given (`--source sim` development).
- * Model paths are device paths, resolved under the data root.
+ * The back-end the config asks for. Without RF_DETR_BACKEND, the records choose (defaultBackendName):
+ * the back-end that runs a bare model file's format, the fleet default for a package, the one without
+ * a model when no model is given (`--source sim` development). Model paths are device paths, resolved
+ * under the data root.
  */
 export async function openBackend(config: DetectorConfig, dataDir: string): Promise<{ backend: DetectorBackend; modelPath: string | null }> {
   const named = modelPathFromEnv({ RF_DETR_MODEL_PATH: config.RF_DETR_MODEL_PATH, RF_DETR_EDGE4_MODEL: config.RF_DETR_EDGE4_MODEL });
   const modelPath = named ? devicePath(dataDir, named) : null;
-  const name: BackendName = config.RF_DETR_BACKEND ?? (modelPath ? (modelPath.endsWith('.onnx') ? 'onnx' : 'snpe') : 'sim');
+  const name: BackendName = config.RF_DETR_BACKEND ?? defaultBackendName(modelPath);
   const backend = await createBackend(name, {
     modelPath,
     ...(config.RF_DETR_INPUT_SIZE ? { inputSize: config.RF_DETR_INPUT_SIZE } : {}),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LookoutError, type Detection, hashSeed, seededRandom, PRODUCTION_NAMED_LABELS } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
+import { simRecord } from './records/sim.js';
 
 /**
  * How far the simulated detector strays from the ground truth. Defaults resemble a decent detector
@@ -23,7 +24,7 @@ export type SimBackendOptions = z.input<typeof SimBackendOptionsSchema>;
 export type SimBackendSettings = z.output<typeof SimBackendOptionsSchema>;
 
 export class SimDetectorBackend implements DetectorBackend {
-  readonly name = 'sim' as const;
+  readonly name = simRecord.name;
   readonly settings: SimBackendSettings;
 
   constructor(options: SimBackendOptions = {}) {
@@ -37,7 +38,7 @@ export class SimDetectorBackend implements DetectorBackend {
 
   status(): BackendStatus {
     return {
-      backend: 'sim',
+      backend: this.name,
       modelPath: null,
       packageVersion: null,
       ontologyHash: null,
@@ -67,7 +68,7 @@ export class SimDetectorBackend implements DetectorBackend {
    */
   detectSync(frame: Frame): Detection[] {
     if (!frame.truth) {
-      throw new LookoutError('backend_unavailable', 'the sim detector back-end needs frames with ground truth (LOOKOUT_SOURCE=sim)');
+      throw new LookoutError('backend_unavailable', `the ${this.name} detector back-end needs frames with ground truth (LOOKOUT_SOURCE=sim)`);
     }
     const s = this.settings;
     const rnd = seededRandom(hashSeed(s.seed, frame.index));

@@ -7,7 +7,9 @@ import type { PackageConfig } from '../model/package-schema.js';
 import { prepareModel } from '../model/prepare-model.js';
 import { checkInputShapes, resolveTargetShape } from '../model/shape-check.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
+import { localAlternatives } from './backend-records.js';
 import { DetrRunner, type DetrOutputs } from './detr-runner.js';
+import { snpeRecord } from './records/snpe.js';
 
 export type SnpeRuntime = PackageConfig['backend_properties']['runtime'];
 export type SnpePerformanceProfile = PackageConfig['backend_properties']['performance_profile'];
@@ -54,11 +56,12 @@ const BARE_DLC_PROPERTIES: SnpeLoadOptions = { runtime: 'dsp', performanceProfil
 export function loadSnpeBinding(addonPath: string | undefined, env: Record<string, string | undefined>): SnpeBinding {
   const path = resolve(addonPath ?? env.LOOKOUT_NATIVE_ADDON ?? DEFAULT_NATIVE_ADDON);
   const sdk = env.SNPE_ROOT ? `SNPE_ROOT=${env.SNPE_ROOT}` : 'SNPE_ROOT is not set';
-  const advice = 'use RF_DETR_BACKEND=onnx with an .onnx export, or RF_DETR_BACKEND=sim';
+  const advice = `use ${localAlternatives()}`;
+  const unavailable = `the ${snpeRecord.name} back-end is not available here`;
   if (!existsSync(path)) {
     throw new LookoutError(
       'backend_unavailable',
-      `the snpe back-end is not available here: the native addon ${path} is not built and the vendor SNPE SDK ` +
+      `${unavailable}: the native addon ${path} is not built and the vendor SNPE SDK ` +
         `(libSNPE.so, ${sdk}) is absent; ${advice}`,
     );
   }
@@ -66,14 +69,14 @@ export function loadSnpeBinding(addonPath: string | undefined, env: Record<strin
   try {
     addon = createRequire(import.meta.url)(path) as { snpe?: SnpeBinding };
   } catch (err) {
-    throw new LookoutError('backend_unavailable', `the snpe back-end is not available here: the native addon ${path} does not load (${(err as Error).message}); ${advice}`, {
+    throw new LookoutError('backend_unavailable', `${unavailable}: the native addon ${path} does not load (${(err as Error).message}); ${advice}`, {
       cause: err,
     });
   }
   if (!addon.snpe || typeof addon.snpe.load !== 'function') {
     throw new LookoutError(
       'backend_unavailable',
-      `the snpe back-end is not available here: the native addon ${path} was built without the vendor SNPE SDK (${sdk}); ${advice}`,
+      `${unavailable}: the native addon ${path} was built without the vendor SNPE SDK (${sdk}); ${advice}`,
     );
   }
   return addon.snpe;
@@ -85,7 +88,7 @@ export function loadSnpeBinding(addonPath: string | undefined, env: Record<strin
  * machine with no vendor runtime; only then is the runtime looked for.
  */
 export class SnpeBackend implements DetectorBackend {
-  readonly name = 'snpe' as const;
+  readonly name = snpeRecord.name;
 
   private constructor(
     private readonly runner: DetrRunner,
@@ -95,7 +98,7 @@ export class SnpeBackend implements DetectorBackend {
 
   static async create(options: SnpeBackendOptions): Promise<SnpeBackend> {
     const env = options.env ?? process.env;
-    const prepared = await prepareModel(options.modelPath, 'dlc');
+    const prepared = await prepareModel(options.modelPath, snpeRecord.name);
     const { pkg, declaredShape } = prepared;
     const target = resolveTargetShape(options.inputSize, declaredShape, null);
     // The DLC's own shape is readable only through the vendor runtime; check what can be checked now.
@@ -118,7 +121,7 @@ export class SnpeBackend implements DetectorBackend {
       session.release();
       throw err;
     }
-    const runner = new DetrRunner('snpe', prepared, target, { topK: options.topK, scoreThreshold: options.scoreThreshold });
+    const runner = new DetrRunner(snpeRecord.name, prepared, target, { topK: options.topK, scoreThreshold: options.scoreThreshold });
     return new SnpeBackend(runner, session, loadOptions);
   }
 

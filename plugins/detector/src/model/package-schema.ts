@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MODEL_BACKEND_NAMES } from '../backends/backend-records.js';
 
 /** config.json of a detector package (spec 02: model, backend, backend_properties). */
 export const PackageConfigSchema = z
@@ -8,7 +9,7 @@ export const PackageConfigSchema = z
       .min(1)
       .refine((s) => !s.includes('..') && !s.startsWith('/'), 'model must be a file name inside the package')
       .describe('model file name inside the package, e.g. rf_detr_qcs8550.dlc'),
-    backend: z.enum(['snpe', 'onnx']).describe('runtime the package was compiled for'),
+    backend: z.enum(MODEL_BACKEND_NAMES).describe('runtime the package was compiled for'),
     backend_properties: z
       .object({
         runtime: z.enum(['dsp', 'gpu', 'cpu']),

@@ -1,7 +1,8 @@
 import { LookoutError } from 'lookout/core';
+import { article, backendForFormat, backendRecord, type ModelBackendName } from '../backends/backend-records.js';
 import { PRODUCTION_CLASS_COUNT } from './class-maps.js';
 import { resolveClassMap, type ResolvedClassMap } from './class-remap.js';
-import { readModelPackage, type ModelFormat, type ModelPackage } from './read-package.js';
+import { readModelPackage, type ModelPackage } from './read-package.js';
 import type { InputShape } from './shape-check.js';
 
 export interface PreparedModel {
@@ -11,26 +12,29 @@ export interface PreparedModel {
   declaredShape: InputShape | null;
 }
 
-const RUNNERS: Record<ModelFormat, string> = { onnx: 'onnx', dlc: 'snpe' };
-
 /**
  * The checks every back-end runs before touching a runtime: the package reads and validates, its
- * format suits the back-end (and agrees with config.json's backend), and its classes map to production ids. Shape checks follow in the
- * back-end, which alone knows the model file's real input shape.
+ * format is one the back-end's record runs (and config.json's backend names that back-end), and its
+ * classes map to production ids. Shape checks follow in the back-end, which alone knows the model
+ * file's real input shape.
  */
-export async function prepareModel(modelPath: string, format: ModelFormat): Promise<PreparedModel> {
+export async function prepareModel(modelPath: string, backend: ModelBackendName): Promise<PreparedModel> {
+  const record = backendRecord(backend);
+  const formats = record.capabilities.modelFormats;
   const pkg = await readModelPackage(modelPath);
-  if (pkg.modelFormat !== format) {
+  const format = pkg.modelFormat;
+  if (!formats.includes(format)) {
+    const runner = backendForFormat(format);
     throw new LookoutError(
       'model_package_invalid',
-      `${modelPath}: the ${RUNNERS[format]} back-end runs .${format} models but ${pkg.modelName} is a .${pkg.modelFormat} ` +
-        `(run it with RF_DETR_BACKEND=${RUNNERS[pkg.modelFormat]})`,
+      `${modelPath}: the ${record.name} back-end runs ${formats.map((f) => `.${f}`).join(' or ')} models but ${pkg.modelName} is a .${format} ` +
+        (runner ? `(run it with RF_DETR_BACKEND=${runner.name})` : '(no back-end runs it)'),
     );
   }
-  if (pkg.config && pkg.config.backend !== RUNNERS[format]) {
+  if (pkg.config && pkg.config.backend !== record.name) {
     throw new LookoutError(
       'model_package_invalid',
-      `${modelPath}: config.json says backend ${pkg.config.backend} but ${pkg.modelName} is ${format === 'onnx' ? 'an' : 'a'} .${format} model (backend ${RUNNERS[format]})`,
+      `${modelPath}: config.json says backend ${pkg.config.backend} but ${pkg.modelName} is ${article(format)} .${format} model (backend ${record.name})`,
     );
   }
   const classMap = resolveClassMap(pkg.labels);
