@@ -42,6 +42,7 @@ test('the example third-party plugin loads from its path and uses the die-temp s
       assert.ok(answer.die_temp_c > 20 && answer.die_temp_c < 100);
       assert.deepEqual(bus.published.map((m) => m.topic), ['devices/cam-9/events/hello']);
       await assert.rejects(rt.tools.call('say_hello', { name: '' }), (err: unknown) => err instanceof LookoutError && err.code === 'tool_arguments_invalid');
+      await assert.rejects(rt.tools.call('say_hello', { name: 'Nobody' }), (err: unknown) => err instanceof LookoutError && err.code === 'hello.name_refused' && err.status === 400);
     } finally {
       await rt.stop();
     }

@@ -1,0 +1,40 @@
+// ESLint: typescript-eslint's recommended type-checked rules and Lookout's boundary rule
+// (scripts/eslint/plugin-boundaries.mjs), run by `npm test` through `npm run lint`.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+import lookout from './scripts/eslint/plugin-boundaries.mjs';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', '.lookout/', '.lookout-dev/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      globals: globals.node,
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', 'bin/*.js', 'scripts/*.mjs', 'scripts/eslint/*.mjs', 'examples/*/*.js', 'test/fixtures/*/*.js'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    plugins: { lookout },
+    rules: {
+      'lookout/plugin-boundaries': 'error',
+      // node:test's test(), it() and describe() return promises the runner awaits itself.
+      '@typescript-eslint/no-floating-promises': ['error', { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'it', 'describe', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Tests read JSON answers (HTTP, MCP, bus) as untyped values and assert their shape field by field.
+    files: ['test/**'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+);
