@@ -27,16 +27,16 @@ function namesEveryBackend(err: unknown): boolean {
 
 async function withSpy(record: DepthBackendRecord, run: (calls: DepthOpenOptions[]) => Promise<void>): Promise<void> {
   const calls: DepthOpenOptions[] = [];
-  const original = record.open;
+  const original = Object.getOwnPropertyDescriptor(record, 'open')!;
   const mutable = record as { open: DepthBackendRecord['open'] };
-  mutable.open = async (options) => {
+  mutable.open = (options) => {
     calls.push(options);
-    return { name: record.name, source: 'spy', estimate: () => assert.fail('not used'), close: async () => {} } as unknown as DepthBackend;
+    return Promise.resolve({ name: record.name, source: 'spy', estimate: () => assert.fail('not used'), close: () => Promise.resolve() } as unknown as DepthBackend);
   };
   try {
     await run(calls);
   } finally {
-    mutable.open = original;
+    Object.defineProperty(record, 'open', original);
   }
 }
 
@@ -58,7 +58,8 @@ test('depth: the back-end names and MONO_DEPTH_BACKEND come from the records', (
 });
 
 test('depth: openDepthBackend opens through the records and checks what each needs', async () => {
-  const { dir, cleanup } = await scratchDir('lookout-depth-records-');
+  const scratch = await scratchDir('lookout-depth-records-');
+  const dir = scratch.dir;
   try {
     for (const record of records) {
       await withSpy(record, async (calls) => {
@@ -66,9 +67,9 @@ test('depth: openDepthBackend opens through the records and checks what each nee
         const opened = await openDepthBackend({ ...base, modelPath: '/data/models/d.onnx', simSource: true });
         assert.equal(opened.backend.name, record.name);
         assert.equal(calls.length, 1, `${record.name}: its record opened it`);
-        assert.equal(calls[0]!.scale, 2);
-        assert.equal(calls[0]!.threads, 1);
-        assert.match(calls[0]!.modelPath!, /data\/models\/d\.onnx$/);
+        assert.equal(calls[0].scale, 2);
+        assert.equal(calls[0].threads, 1);
+        assert.match(calls[0].modelPath ?? '', /data\/models\/d\.onnx$/);
         if (record.capabilities.needsModel) {
           await assert.rejects(openDepthBackend({ ...base, simSource: true }), (e) => isLookoutError(e, 'config_invalid') && e.message.includes(`MONO_DEPTH_BACKEND=${record.name} needs MONO_DEPTH_MODEL_PATH`));
         }
@@ -80,6 +81,6 @@ test('depth: openDepthBackend opens through the records and checks what each nee
     }
     await assert.rejects(openDepthBackend({ kit: inferenceKit, dataDir: dir, backend: 'midas' as never, simSource: true }), namesEveryBackend);
   } finally {
-    await cleanup();
+    await scratch.cleanup();
   }
 });

@@ -33,16 +33,16 @@ function namesEveryBackend(err: unknown): boolean {
 /** Replaces a record's factory for the duration of `run`, recording what it was given. */
 async function withSpy(record: DetectorBackendRecord, run: (calls: BackendOpenOptions[]) => Promise<void>): Promise<void> {
   const calls: BackendOpenOptions[] = [];
-  const original = record.open;
+  const original = Object.getOwnPropertyDescriptor(record, 'open')!;
   const mutable = record as { open: DetectorBackendRecord['open'] };
-  mutable.open = async (options) => {
+  mutable.open = (options) => {
     calls.push(options);
-    return { name: record.name, status: () => assert.fail('not used'), detect: async () => [], close: async () => {} } as unknown as DetectorBackend;
+    return Promise.resolve({ name: record.name, status: () => assert.fail('not used'), detect: () => Promise.resolve([]), close: () => Promise.resolve() } as unknown as DetectorBackend);
   };
   try {
     await run(calls);
   } finally {
-    mutable.open = original;
+    Object.defineProperty(record, 'open', original);
   }
 }
 
@@ -107,13 +107,13 @@ test('the factory dispatches through the records: each record opens its own back
       const backend = await createBackend(record.name as never, { modelPath: '/data/models/m.bin', env: { A: '1' }, topK: 7 });
       assert.equal(backend.name, record.name);
       assert.equal(calls.length, 1, `${record.name}: its record opened it`);
-      assert.equal(calls[0]!.modelPath, '/data/models/m.bin');
-      assert.equal(calls[0]!.topK, 7);
-      assert.deepEqual(calls[0]!.env, { A: '1' });
+      assert.equal(calls[0].modelPath, '/data/models/m.bin');
+      assert.equal(calls[0].topK, 7);
+      assert.deepEqual(calls[0].env, { A: '1' });
       if (record.capabilities.needsModel) {
         // The model path from the env, else a refusal before the record is asked.
         await createBackend(record.name as never, { env: { RF_DETR_EDGE4_MODEL: '/data/models/e4.tar' } });
-        assert.equal(calls[1]!.modelPath, '/data/models/e4.tar');
+        assert.equal(calls[1].modelPath, '/data/models/e4.tar');
         await assert.rejects(createBackend(record.name as never, { env: {} }), (err: unknown) => {
           assert.ok(isLookoutError(err, 'config_invalid'));
           assert.match(err.message, new RegExp(`RF_DETR_BACKEND=${record.name} needs a model: set RF_DETR_MODEL_PATH or RF_DETR_EDGE4_MODEL`));
@@ -122,7 +122,7 @@ test('the factory dispatches through the records: each record opens its own back
         assert.equal(calls.length, 2);
       } else {
         await createBackend(record.name as never, { env: {} });
-        assert.equal(calls[1]!.modelPath, null);
+        assert.equal(calls[1].modelPath, null);
       }
     });
   }
