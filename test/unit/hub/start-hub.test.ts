@@ -1,0 +1,94 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { MemoryBus } from '../../../core/src/bus/memory-bus.js';
+import type { RunningHub } from '../../../hub/src/start-hub.js';
+import { api, testHub } from '../../integration/hub-helpers.js';
+
+/**
+ * Every route of the default plugin set: it has a 400 case here (a test fails when a route is added
+ * without one) and it appears in /openapi.json with its parameters.
+ */
+const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>[2]; field: string }[]> = {
+  'GET /health': [{ path: '/health?verbose=1', field: 'query.verbose' }],
+  'GET /openapi.json': [{ path: '/openapi.json?format=yaml', field: 'query.format' }],
+  'GET /metrics': [{ path: '/metrics?name=x', field: 'query.name' }],
+  'GET /debug/events': [
+    { path: '/debug/events?limit=0', field: 'query.limit' },
+    { path: '/debug/events?limit=abc', field: 'query.limit' },
+    { path: '/debug/events?since=yesterday', field: 'query.since' },
+    { path: '/debug/events?kind=nope', field: 'query.kind' },
+    { path: '/debug/events?device=a%2Fb', field: 'query.device' },
+  ],
+  'GET /fleet/mqtt/latest': [
+    { path: '/fleet/mqtt/latest?device=a%2Bb', field: 'query.device' },
+    { path: '/fleet/mqtt/latest?stale=maybe', field: 'query.stale' },
+  ],
+  'GET /fleet/mqtt/config': [{ path: '/fleet/mqtt/config?verbose=true', field: 'query.verbose' }],
+  'GET /fleet/registry': [
+    { path: '/fleet/registry?label=', field: 'query.label' },
+    { path: '/fleet/registry?device=a%23', field: 'query.device' },
+  ],
+  'GET /fleet/health': [{ path: '/fleet/health?device=a%20b', field: 'query.device' }],
+  'POST /tools/call': [
+    { path: '/tools/call', init: { json: { tool: 'get_system_health', arguments: {} } }, field: 'query.target' },
+    { path: '/tools/call?target=cam-1', init: { json: { arguments: {} } }, field: 'body.tool' },
+    { path: '/tools/call?target=cam-1', init: { json: { tool: 'get_system_health' } }, field: 'body.arguments' },
+    { path: '/tools/call?target=cam-1', init: { json: { tool: 'get_system_health', arguments: [] } }, field: 'body.arguments' },
+    { path: '/tools/call?target=cam-1', init: { json: ['tool'] }, field: 'body' },
+  ],
+};
+
+describe('hub routes: 400s and OpenAPI', () => {
+  let hub: RunningHub;
+  let bus: MemoryBus;
+  before(async () => {
+    bus = new MemoryBus();
+    hub = await testHub({ bus });
+  });
+  after(async () => {
+    await hub.close();
+    await bus.close();
+  });
+
+  it('has a 400 case for every declared route', () => {
+    const declared = hub.runtime.routes.list().map((r) => `${r.decl.method} ${r.decl.path}`).sort();
+    assert.deepEqual(Object.keys(BAD_REQUESTS).sort(), declared);
+  });
+
+  for (const [route, cases] of Object.entries(BAD_REQUESTS)) {
+    it(`${route} answers a bad query or body 400, naming the field`, async () => {
+      for (const c of cases) {
+        const r = await api(hub.url, c.path, c.init ?? {});
+        assert.equal(r.status, 400, `${c.path}: ${r.text}`);
+        assert.equal(r.body.error.code, 'bad_request');
+        assert.equal(r.body.error.details.field, c.field, `${c.path}: ${r.text}`);
+        assert.ok(r.body.error.message.startsWith(c.field), r.body.error.message);
+      }
+    });
+  }
+
+  it('lists every route in /openapi.json (OpenAPI 3.1) with its parameters, body and error body', async () => {
+    const doc = (await api(hub.url, '/openapi.json')).body;
+    assert.equal(doc.openapi, '3.1.0');
+    assert.ok(doc.components.schemas.ErrorBody);
+    for (const { decl } of hub.runtime.routes.list()) {
+      const op = doc.paths[decl.path]?.[decl.method.toLowerCase()];
+      assert.ok(op, `${decl.method} ${decl.path} missing from OpenAPI`);
+      assert.ok(op.responses['200'], `${decl.path} has no 200`);
+      assert.ok(op.responses['400'], `${decl.path} has no 400`);
+      const names = (op.parameters as { name: string; in: string }[]).map((p) => p.name).sort();
+      assert.deepEqual(names, Object.keys(decl.query?.shape ?? {}).sort(), decl.path);
+    }
+    const call = doc.paths['/tools/call'].post;
+    assert.equal(call.parameters.find((p: { name: string }) => p.name === 'target').required, true);
+    assert.deepEqual(call.requestBody.content['application/json'].schema.required.sort(), ['arguments', 'tool']);
+    for (const s of ['404', '502', '504']) assert.ok(call.responses[s], `tools/call documents ${s}`);
+    const latest = doc.paths['/fleet/mqtt/latest'].get.responses['200'].content['application/json'].schema;
+    const entry = latest.properties.devices.additionalProperties;
+    for (const field of ['status', 'payload', 'dets', 'recent_chunks', 'anomaly_alerts', 'stale_sec', 'age_sec', 'stale']) assert.ok(entry.properties[field], field);
+    const limit = doc.paths['/debug/events'].get.parameters.find((p: { name: string }) => p.name === 'limit');
+    assert.equal(limit.required, false);
+    assert.equal(limit.schema.maximum, 10000);
+    assert.ok(doc.paths['/metrics'].get.responses['200'].content['text/plain; version=0.0.4']);
+  });
+});
