@@ -8,7 +8,9 @@ const root = new URL('..', import.meta.url).pathname;
 const dir = join(root, 'dist', 'test', 'bench');
 const filters = process.argv.slice(2);
 const benches = existsSync(dir)
-  ? readdirSync(dir).filter((f) => f.endsWith('.bench.js') && (filters.length === 0 || filters.some((s) => f.includes(s)))).sort()
+  ? readdirSync(dir)
+      .filter((f) => f.endsWith('.bench.js') && (filters.length === 0 || filters.some((s) => f.includes(s))))
+      .sort()
   : [];
 if (benches.length === 0) {
   console.error('no benchmarks found');

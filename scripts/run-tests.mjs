@@ -30,5 +30,9 @@ if (files.length === 0) {
 const concurrency = Number(process.env.LOOKOUT_TEST_CONCURRENCY ?? Math.max(2, availableParallelism() + 1));
 const args = ['--test', `--test-concurrency=${concurrency}`, '--test-timeout=180000', '--test-reporter=spec', ...files];
 console.log(`running ${files.length} test files, ${concurrency} at a time`);
-const child = spawn(process.execPath, args, { stdio: 'inherit', cwd: root, env: { ...process.env, LOOKOUT_LOG_LEVEL: process.env.LOOKOUT_LOG_LEVEL ?? 'silent' } });
+const child = spawn(process.execPath, args, {
+  stdio: 'inherit',
+  cwd: root,
+  env: { ...process.env, LOOKOUT_LOG_LEVEL: process.env.LOOKOUT_LOG_LEVEL ?? 'silent' },
+});
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

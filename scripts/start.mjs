@@ -54,8 +54,25 @@ function startDevice(device, brokerUrl) {
   const logPath = join(work, 'logs', `${device.id}.log`);
   const child = spawn(
     process.execPath,
-    [join(root, 'bin', 'lookout-edge.js'), '--source', 'sim', '--device-id', device.id, '--image', device.image, '--layer', device.layer,
-      '--role', device.role, '--mqtt', brokerUrl, '--tool-port', '0', '--data-dir', dataDir],
+    [
+      join(root, 'bin', 'lookout-edge.js'),
+      '--source',
+      'sim',
+      '--device-id',
+      device.id,
+      '--image',
+      device.image,
+      '--layer',
+      device.layer,
+      '--role',
+      device.role,
+      '--mqtt',
+      brokerUrl,
+      '--tool-port',
+      '0',
+      '--data-dir',
+      dataDir,
+    ],
     { cwd: root, env: { ...process.env, SIM_SCENARIO: device.scenario, HEALTH_INTERVAL_MS: '10000' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stderr.pipe(createWriteStream(logPath, { flags: 'a' }));
@@ -80,7 +97,10 @@ async function main() {
   const hubDir = join(work, 'hub');
   mkdirSync(hubDir, { recursive: true });
   const registryFile = join(hubDir, 'registry.json');
-  writeFileSync(registryFile, `${JSON.stringify({ bus_id: 'lookout-demo', devices: FLEET.map((d) => ({ device_id: d.id, labels: d.labels, roles: [d.role] })) }, null, 2)}\n`);
+  writeFileSync(
+    registryFile,
+    `${JSON.stringify({ bus_id: 'lookout-demo', devices: FLEET.map((d) => ({ device_id: d.id, labels: d.labels, roles: [d.role] })) }, null, 2)}\n`,
+  );
 
   const hub = await startHub({
     port: Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))),

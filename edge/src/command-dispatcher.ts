@@ -115,7 +115,8 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
       return invalid(topic, 'payload is not JSON');
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return invalid(topic, 'payload is not a JSON object');
-    const requestId = typeof (body as { request_id?: unknown }).request_id === 'string' ? String((body as { request_id: string }).request_id).slice(0, 200) : undefined;
+    const requestId =
+      typeof (body as { request_id?: unknown }).request_id === 'string' ? String((body as { request_id: string }).request_id).slice(0, 200) : undefined;
     const command = topic.slice(prefix.length);
     if (command === 'tool') {
       const parsed = ToolCommandSchema.safeParse(body);
@@ -133,14 +134,18 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
     return invalid(topic, `unknown command "${command}"; known: tool, ping`, requestId);
   };
 
-  const release = await bus.subscribe(`${prefix}#`, (topic, payload, meta) => {
-    try {
-      handle(topic, payload, meta);
-    } catch (err) {
-      // A handler bug must not reach the bus client; it is counted like garbage.
-      invalid(topic, `command handling failed: ${toLookoutError(err).message}`);
-    }
-  }, { qos: 1 });
+  const release = await bus.subscribe(
+    `${prefix}#`,
+    (topic, payload, meta) => {
+      try {
+        handle(topic, payload, meta);
+      } catch (err) {
+        // A handler bug must not reach the bus client; it is counted like garbage.
+        invalid(topic, `command handling failed: ${toLookoutError(err).message}`);
+      }
+    },
+    { qos: 1 },
+  );
 
   return {
     stats: () => ({ ...stats }),

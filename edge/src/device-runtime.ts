@@ -104,7 +104,9 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   const logger = options.logger ?? createLogger({ name: 'lookout-edge' });
   const idCheck = DeviceIdSchema.safeParse(options.deviceId);
   if (!idCheck.success) {
-    throw new LookoutError('config_invalid', `--device-id ${JSON.stringify(options.deviceId)} is invalid: ${idCheck.error.issues[0]?.message}`, { details: { key: '--device-id' } });
+    throw new LookoutError('config_invalid', `--device-id ${JSON.stringify(options.deviceId)} is invalid: ${idCheck.error.issues[0]?.message}`, {
+      details: { key: '--device-id' },
+    });
   }
   const deviceId = idCheck.data;
   const log = logger.child({ device: deviceId });
@@ -118,13 +120,16 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   const declared = declaredKeys(image.plugins.map((p) => p.config));
   const unknownKeys = unknownEnvKeys(selected.env, declared, [LAYER_KEY]);
   for (const { key, hint } of unknownKeys) {
-    log.warn({ env_key: key, source: selected.source, ...(hint ? { hint } : {}) }, `${key} in ${selected.source} is not declared by any plugin of the image${hint ? `; did you mean ${hint}?` : ''}`);
+    log.warn(
+      { env_key: key, source: selected.source, ...(hint ? { hint } : {}) },
+      `${key} in ${selected.source} is not declared by any plugin of the image${hint ? `; did you mean ${hint}?` : ''}`,
+    );
   }
   const env: Record<string, string | undefined> = { ...selected.env };
   for (const [k, v] of Object.entries(options.env ?? {})) if (declared.has(k) && v !== undefined) env[k] = v;
 
   const roles = [image.role ?? image.name];
-  const role = options.role ?? roles[0]!;
+  const role = options.role ?? roles[0];
   const tools = new ToolRegistry();
   const runtimeVersion = packageVersion();
   let toolServer: ToolServer | undefined;
@@ -227,7 +232,15 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   }
 
   log.info(
-    { image: image.name, layer: selected.layer, envSource: selected.source, ports: loaded.ports, bus: options.bus ? 'in-process' : urlForLog(options.mqttUrl ?? DEFAULT_MQTT_URL), plugins: loaded.plugins.map((p) => p.name), disabled: loaded.disabled.map((d) => d.name) },
+    {
+      image: image.name,
+      layer: selected.layer,
+      envSource: selected.source,
+      ports: loaded.ports,
+      bus: options.bus ? 'in-process' : urlForLog(options.mqttUrl ?? DEFAULT_MQTT_URL),
+      plugins: loaded.plugins.map((p) => p.name),
+      disabled: loaded.disabled.map((d) => d.name),
+    },
     'device ready',
   );
 
@@ -240,19 +253,19 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
     dataDir: options.dataDir,
     envSource: selected.source,
     get ports() {
-      return { ...loaded!.ports };
+      return { ...loaded.ports };
     },
     ...(toolServer ? { toolUrl: toolServer.url } : {}),
     tools,
     bus: late,
     unknownKeys,
     plugins: reportPlugins,
-    commands: () => dispatcher!.stats(),
+    commands: () => dispatcher.stats(),
     stop() {
       stopping ??= (async () => {
         log.info('device stopping');
-        await dispatcher!.stop().catch((err: unknown) => log.warn({ code: toLookoutError(err).code }, 'command ingress did not stop cleanly'));
-        await loaded!.stop();
+        await dispatcher.stop().catch((err: unknown) => log.warn({ code: toLookoutError(err).code }, 'command ingress did not stop cleanly'));
+        await loaded.stop();
         // Our own MQTT connection ends with a DISCONNECT, so the broker drops the will: the status
         // plugin already said offline. A bus given by the caller stays theirs.
         if (ownedBus) await late.close();
@@ -264,7 +277,6 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   };
   return handle;
 }
-
 
 /** The will from the plugin that provides it (status), as of now; none when no plugin does. */
 function lastWill(loaded: LoadedRuntime, deviceId: string, log: Logger): MqttBusOptions['will'] {

@@ -81,7 +81,9 @@ export function parseEdgeArgs(argv: string[], env: Record<string, string | undef
   }
   const str = (k: string): string | undefined => values[k] as string | undefined;
 
-  const modes = [values.help && 'help', values.health && 'health', values['check-update'] && 'check-update', str('tool') !== undefined && 'tool'].filter(Boolean) as EdgeMode[];
+  const modes = [values.help && 'help', values.health && 'health', values['check-update'] && 'check-update', str('tool') !== undefined && 'tool'].filter(
+    Boolean,
+  ) as EdgeMode[];
   if (modes.length > 1) throw usageError(`choose one of --help, --health, --check-update, --tool (got ${modes.map((m) => `--${m}`).join(', ')})`);
   const mode: EdgeMode = modes[0] ?? 'run';
   if (str('args') !== undefined && mode !== 'tool') throw usageError('--args goes with --tool <name>');

@@ -48,7 +48,11 @@ export async function runEdge(argv: string[], io: EdgeIo): Promise<number> {
   const oneShot = args.mode !== 'run';
   const logger =
     io.logger ??
-    createLogger({ name: 'lookout-edge', level: args.logLevel ?? io.env.LOOKOUT_LOG_LEVEL ?? (oneShot ? 'warn' : 'info'), destination: pino.destination({ fd: 2, sync: true }) });
+    createLogger({
+      name: 'lookout-edge',
+      level: args.logLevel ?? io.env.LOOKOUT_LOG_LEVEL ?? (oneShot ? 'warn' : 'info'),
+      destination: pino.destination({ fd: 2, sync: true }),
+    });
   const common: DeviceOptions = {
     deviceId: args.deviceId,
     image: args.image,

@@ -7,7 +7,11 @@ export class RateGate {
   private count = 0;
   private refused = 0;
 
-  constructor(private readonly limit: number, private readonly windowMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   take(): number | false {
     const t = this.now();

@@ -136,8 +136,6 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
   };
 }
 
-
-
 function sendJson(res: ServerResponse, status: number, body: unknown, closeConnection = false): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(closeConnection ? { connection: 'close' } : {}) });
@@ -147,5 +145,3 @@ function sendJson(res: ServerResponse, status: number, body: unknown, closeConne
 function jsonRpcError(code: number, message: string): unknown {
   return { jsonrpc: '2.0', error: { code, message }, id: null };
 }
-
-

@@ -65,7 +65,9 @@ export function usageError(message: string): LookoutError {
 
 /** Parses `lookout-hub` flags; a mistake is a usage error naming the flag. */
 export function parseHubArgs(argv: string[], env: Record<string, string | undefined> = {}): HubArgs {
-  let values: { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+  let values: {
+    [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+  };
   try {
     ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }) as { values: typeof values });
   } catch (err) {
@@ -90,8 +92,20 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   set('registryFile', values.registry);
   set('dataDir', values['data-dir']);
   set('token', values.token ?? (env.LOOKOUT_HUB_TOKEN || undefined));
-  set('deviceNetworks', values['device-networks']?.split(',').map((s) => s.trim()).filter(Boolean));
-  set('corsOrigins', values['cors-origin']?.flatMap((o) => o.split(',')).map((s) => s.trim()).filter(Boolean));
+  set(
+    'deviceNetworks',
+    values['device-networks']
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+  set(
+    'corsOrigins',
+    values['cors-origin']
+      ?.flatMap((o) => o.split(','))
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   set('pluginSet', values['plugin-set']);
   set('staleSec', int('stale-sec', 1, 86_400 * 365));
   set('maxMessageBytes', int('max-message-bytes', 256, 256 * 1024 * 1024));

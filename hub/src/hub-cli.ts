@@ -33,7 +33,16 @@ export function banner(hub: RunningHub): string {
 }
 
 export function readyLine(hub: RunningHub): Record<string, unknown> {
-  return { event: 'ready', url: hub.url, port: hub.port, host: hub.host, broker_url: hub.brokerUrl, broker_port: hub.brokerPort ?? null, token_required: hub.tokenRequired, pid: process.pid };
+  return {
+    event: 'ready',
+    url: hub.url,
+    port: hub.port,
+    host: hub.host,
+    broker_url: hub.brokerUrl,
+    broker_port: hub.brokerPort ?? null,
+    token_required: hub.tokenRequired,
+    pid: process.pid,
+  };
 }
 
 /** `lookout-hub`: exit status 0 after a clean stop, 1 when it cannot start, 2 on a usage mistake. */
@@ -49,7 +58,11 @@ export async function runHub(io: HubIo): Promise<number> {
     io.stdout(HUB_USAGE);
     return 0;
   }
-  const logger = createLogger({ name: 'lookout-hub', level: args.logLevel ?? io.env.LOOKOUT_LOG_LEVEL ?? 'info', destination: pino.destination({ fd: 2, sync: true }) });
+  const logger = createLogger({
+    name: 'lookout-hub',
+    level: args.logLevel ?? io.env.LOOKOUT_LOG_LEVEL ?? 'info',
+    destination: pino.destination({ fd: 2, sync: true }),
+  });
   let hub: RunningHub;
   try {
     hub = await startHub({ ...args.options, logger });

@@ -28,8 +28,18 @@ export class HubMetrics {
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'lookout_hub_' });
-    this.ingestMessages = new Counter({ name: 'lookout_hub_ingest_messages_total', help: 'Bus messages ingested, valid or not, by topic contract', labelNames: ['topic'], registers });
-    this.ingestInvalid = new Counter({ name: 'lookout_hub_ingest_invalid_total', help: 'Bus messages refused (not JSON, oversized, too deep, schema, unknown topic), by topic contract and reason', labelNames: ['topic', 'reason'], registers });
+    this.ingestMessages = new Counter({
+      name: 'lookout_hub_ingest_messages_total',
+      help: 'Bus messages ingested, valid or not, by topic contract',
+      labelNames: ['topic'],
+      registers,
+    });
+    this.ingestInvalid = new Counter({
+      name: 'lookout_hub_ingest_invalid_total',
+      help: 'Bus messages refused (not JSON, oversized, too deep, schema, unknown topic), by topic contract and reason',
+      labelNames: ['topic', 'reason'],
+      registers,
+    });
     const self = this;
     new Gauge({
       name: 'lookout_hub_ingest_rate_per_second',
@@ -54,7 +64,12 @@ export class HubMetrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.toolCalls = new Counter({ name: 'lookout_hub_tool_calls_total', help: 'Forwarded tool calls, by tool and outcome', labelNames: ['tool', 'outcome'], registers });
+    this.toolCalls = new Counter({
+      name: 'lookout_hub_tool_calls_total',
+      help: 'Forwarded tool calls, by tool and outcome',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
   }
 
   /** Per bus message: a map lookup and two additions (`now` is the caller's clock reading). */

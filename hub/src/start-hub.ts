@@ -51,9 +51,16 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
   }
   const host = options.host ?? (token ? '0.0.0.0' : '127.0.0.1');
   const brokerHost = options.brokerHost ?? (token ? host : '127.0.0.1');
-  for (const [flag, h] of [['--host', host], ['--broker-host', brokerHost]] as const) {
+  for (const [flag, h] of [
+    ['--host', host],
+    ['--broker-host', brokerHost],
+  ] as const) {
     if (!token && !isLoopbackHost(h)) {
-      throw new LookoutError('config_invalid', `${flag} ${h}: without --token the hub listens on loopback only (127.0.0.1); set --token to listen on other addresses`, { details: { key: flag, value: h } });
+      throw new LookoutError(
+        'config_invalid',
+        `${flag} ${h}: without --token the hub listens on loopback only (127.0.0.1); set --token to listen on other addresses`,
+        { details: { key: flag, value: h } },
+      );
     }
   }
   // Checked here so that a bad list stops start-up before any socket opens.
@@ -97,7 +104,15 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
 
     const metrics = new HubMetrics({ defaultMetrics: options.defaultMetrics ?? true });
     const routes = new RouteRegistry();
-    const info: HubInfo = { id: hubId, version: packageVersion(), startedAt: Date.now(), brokerUrl, embeddedBroker: !options.mqttUrl && !options.bus, tokenRequired: token !== undefined, bus };
+    const info: HubInfo = {
+      id: hubId,
+      version: packageVersion(),
+      startedAt: Date.now(),
+      brokerUrl,
+      embeddedBroker: !options.mqttUrl && !options.bus,
+      tokenRequired: token !== undefined,
+      bus,
+    };
 
     const set = options.plugins ? { plugins: options.plugins, essential: options.essential ?? [] } : await loadHubPluginSet(options.pluginSet);
     const plugins = set.plugins;
@@ -122,7 +137,14 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       await runtime.stop();
     });
 
-    const app = createHubApp({ routes: routes.list(), metrics, logger, bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES, ...(token ? { token } : {}), ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}) });
+    const app = createHubApp({
+      routes: routes.list(),
+      metrics,
+      logger,
+      bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+      ...(token ? { token } : {}),
+      ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+    });
     const server = createServer(app.callback());
     server.headersTimeout = 20_000;
     server.requestTimeout = 60_000;
@@ -133,7 +155,10 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
     const url = `http://${urlHost}:${port}`;
     info.httpUrl = url;
-    logger.info({ url, host, broker: brokerUrl, plugins: runtime.plugins.map((p) => p.name), auth: token ? 'bearer token' : 'none (loopback only)' }, 'hub listening');
+    logger.info(
+      { url, host, broker: brokerUrl, plugins: runtime.plugins.map((p) => p.name), auth: token ? 'bearer token' : 'none (loopback only)' },
+      'hub listening',
+    );
     if (!token) logger.warn('no --token: the hub and its broker listen on 127.0.0.1 only and ask no credentials');
 
     let closing: Promise<void> | undefined;
@@ -165,5 +190,3 @@ function pluginEnv(o: HubOptions, networks: DeviceNetworks | undefined): Record<
   if (networks) env.LOOKOUT_HUB_DEVICE_NETWORKS = networks.cidrs.join(',');
   return env;
 }
-
-

@@ -90,7 +90,9 @@ export async function verifyContract(options: VerifyOptions): Promise<ContractRe
 export function formatReport(report: ContractReport): string {
   const lines = [`contract verification of ${report.deviceId} over ${report.durationS} s: ${report.passed ? 'PASS' : 'FAIL'}`];
   for (const t of report.topics) {
-    lines.push(`  ${t.topic}: ${t.samples} samples, ${t.valid} valid (${pct(t.validRatio)}), ${t.rateHz} Hz${t.failures.length ? ` — FAIL: ${t.failures.join('; ')}` : ' — ok'}`);
+    lines.push(
+      `  ${t.topic}: ${t.samples} samples, ${t.valid} valid (${pct(t.validRatio)}), ${t.rateHz} Hz${t.failures.length ? ` — FAIL: ${t.failures.join('; ')}` : ' — ok'}`,
+    );
     for (const r of t.invalidReasons) lines.push(`      ${r.count}× ${r.reason}`);
   }
   lines.push(`  bounds: ${report.bounds.minHz}-${report.bounds.maxHz} Hz, at least ${pct(report.bounds.minValidRatio)} valid`);

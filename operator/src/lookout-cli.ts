@@ -21,7 +21,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
       const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'data-dir': { type: 'string', default: '/' } } });
       const alias = positionals[0];
       if (!alias) throw new LookoutError('config_invalid', 'apply-layer needs a layer, e.g. `lookout apply-layer layer2`', { details: { usage: true } });
-      const result = await applyLayer(values['data-dir']!, alias);
+      const result = await applyLayer(values['data-dir'], alias);
       console.log(JSON.stringify(result));
       return 0;
     },

@@ -7,7 +7,8 @@ import type { OperatorCommand } from './lookout-cli.js';
 
 export const verifyContractCommand: OperatorCommand = {
   summary: "sample a device's telemetry and dets, check them against the wire contracts and the 3-15 Hz rate",
-  usage: 'lookout verify-contract --mqtt-host H [--mqtt-port 1883] --device-id D [--duration-s 20] [--json] [--username U] (password: env LOOKOUT_MQTT_PASSWORD)',
+  usage:
+    'lookout verify-contract --mqtt-host H [--mqtt-port 1883] --device-id D [--duration-s 20] [--json] [--username U] (password: env LOOKOUT_MQTT_PASSWORD)',
   async run(args) {
     const { values } = parseArgs({
       args,

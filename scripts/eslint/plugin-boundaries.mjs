@@ -17,7 +17,7 @@ function pluginHome(file) {
 }
 
 const isServiceSurface = (target) => /^(hub\/)?plugins\/[^/]+\/src\/service\.(js|ts)$/.test(target);
-const layer = (target) => target.split('/')[0] === 'hub' ? (target.startsWith('hub/plugins/') ? 'hub-plugin' : 'hub') : target.split('/')[0];
+const layer = (target) => (target.split('/')[0] === 'hub' ? (target.startsWith('hub/plugins/') ? 'hub-plugin' : 'hub') : target.split('/')[0]);
 
 function check(context, node) {
   const spec = node.source?.value;
@@ -32,7 +32,9 @@ function check(context, node) {
     }
     return;
   }
-  const target = relative(root, resolve(dirname(file), spec)).split(sep).join('/');
+  const target = relative(root, resolve(dirname(file), spec))
+    .split(sep)
+    .join('/');
   if (home) {
     if (target === home || target.startsWith(`${home}/`)) return;
     if (isServiceSurface(target)) return;

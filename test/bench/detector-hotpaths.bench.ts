@@ -34,7 +34,7 @@ function measure(fn: (i: number) => void, iterations: number, warmup: number): S
     samples.push(performance.now() - t0);
   }
   samples.sort((a, b) => a - b);
-  return { median: samples[Math.floor(samples.length / 2)]!, p99: samples[Math.min(samples.length - 1, Math.ceil(samples.length * 0.99) - 1)]!, n: iterations };
+  return { median: samples[Math.floor(samples.length / 2)], p99: samples[Math.min(samples.length - 1, Math.ceil(samples.length * 0.99) - 1)], n: iterations };
 }
 
 const fmt = (v: number) => (v < 1 ? v.toFixed(4) : v.toFixed(2)).padStart(9);
@@ -51,15 +51,28 @@ let sink = 0; // keeps results alive so no work is optimized away
 
 console.log(`node ${process.version}; times in ms per frame: median p99`);
 console.log('\npreprocess: 640x640 BGR888 -> NCHW float32 RGB, bilinear, ImageNet-normalized');
-for (const [size, antialias] of [[544, true], [544, false], [640, true], [672, true]] as const) {
+for (const [size, antialias] of [
+  [544, true],
+  [544, false],
+  [640, true],
+  [672, true],
+] as const) {
   const sizes = { srcWidth: 640, srcHeight: 640, dstWidth: size, dstHeight: size };
   const pre = new Preprocessor(sizes, { antialias });
-  const fast = measure((i) => {
-    sink += pre.run(frames[i % frames.length]!)[i % 1000]!;
-  }, FAST_ITERATIONS, FAST_WARMUP);
-  const ref = measure((i) => {
-    sink += preprocessReference(frames[i % frames.length]!, sizes, { antialias })[i % 1000]!;
-  }, size === 544 ? REFERENCE_ITERATIONS : REFERENCE_ITERATIONS_OTHER_SIZES, REFERENCE_WARMUP);
+  const fast = measure(
+    (i) => {
+      sink += pre.run(frames[i % frames.length])[i % 1000];
+    },
+    FAST_ITERATIONS,
+    FAST_WARMUP,
+  );
+  const ref = measure(
+    (i) => {
+      sink += preprocessReference(frames[i % frames.length], sizes, { antialias })[i % 1000];
+    },
+    size === 544 ? REFERENCE_ITERATIONS : REFERENCE_ITERATIONS_OTHER_SIZES,
+    REFERENCE_WARMUP,
+  );
   report(`640 -> ${size}${antialias ? ' (antialiased)' : ' (two-tap)'}`, fast, ref);
 }
 
@@ -75,14 +88,22 @@ for (const C of [23, 15]) {
   for (const scoreThreshold of [0.3, 0]) {
     const o: DecodeOptions = { queries: 300, classes: C, frameWidth: 640, frameHeight: 640, topK: 300, scoreThreshold, remap };
     const decoder = new DetrDecoder();
-    const fast = measure((i) => {
-      const s = sets[i % sets.length]!;
-      sink += decoder.decode(s.boxes, s.logits, o).length;
-    }, FAST_ITERATIONS, FAST_WARMUP);
-    const ref = measure((i) => {
-      const s = sets[i % sets.length]!;
-      sink += decodeReference(s.boxes, s.logits, o).length;
-    }, FAST_ITERATIONS, FAST_WARMUP);
+    const fast = measure(
+      (i) => {
+        const s = sets[i % sets.length];
+        sink += decoder.decode(s.boxes, s.logits, o).length;
+      },
+      FAST_ITERATIONS,
+      FAST_WARMUP,
+    );
+    const ref = measure(
+      (i) => {
+        const s = sets[i % sets.length];
+        sink += decodeReference(s.boxes, s.logits, o).length;
+      },
+      FAST_ITERATIONS,
+      FAST_WARMUP,
+    );
     report(`C=${C}, threshold ${scoreThreshold}${scoreThreshold === 0 ? ' (all pairs compete)' : ''}`, fast, ref);
   }
 }

@@ -33,16 +33,15 @@ const GAP_MS = Number(process.env.LOOKOUT_BENCH_GAP_MS ?? 2000);
 function middleRate(samples: { t: number; n: number }[], total: number): number {
   const at = (target: number): number => {
     const i = samples.findIndex((s) => s.n >= target);
-    if (i <= 0) return samples[Math.max(0, i)]!.t;
-    const a = samples[i - 1]!;
-    const b = samples[i]!;
+    if (i <= 0) return samples[Math.max(0, i)].t;
+    const a = samples[i - 1];
+    const b = samples[i];
     return a.t + ((target - a.n) / (b.n - a.n)) * (b.t - a.t);
   };
   const lo = 0.1 * total;
   const hi = 0.9 * total;
   return (hi - lo) / ((at(hi) - at(lo)) / 1000);
 }
-
 
 /**
  * The baseline: subscribe, parse JSON, count distinct sequence numbers. Nothing else. Told on stdin
@@ -178,7 +177,7 @@ interface Drain {
  */
 function cpuMs(pid: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
   } catch {
     return NaN;
@@ -186,7 +185,7 @@ function cpuMs(pid: number): number {
 }
 const TICKS_PER_SECOND = 100;
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
   const seconds = Number(process.env.LOOKOUT_BENCH_SECONDS ?? 30);
@@ -199,10 +198,26 @@ async function main(): Promise<void> {
   try {
     // LOOKOUT_BENCH_HUB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the hub's side.
     const nodeArgs = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const hubProc = spawn(process.execPath, [...nodeArgs, join(packageRoot(), 'bin', 'lookout-hub.js'), '--port', '0', '--mqtt', broker.url, '--json', '--data-dir', mkdtempSync(join(tmpdir(), 'hub-bench-')), '--ring-size', '2000'], {
-      env: { ...process.env, LOOKOUT_LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const hubProc = spawn(
+      process.execPath,
+      [
+        ...nodeArgs,
+        join(packageRoot(), 'bin', 'lookout-hub.js'),
+        '--port',
+        '0',
+        '--mqtt',
+        broker.url,
+        '--json',
+        '--data-dir',
+        mkdtempSync(join(tmpdir(), 'hub-bench-')),
+        '--ring-size',
+        '2000',
+      ],
+      {
+        env: { ...process.env, LOOKOUT_LOG_LEVEL: 'error' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     const bareProc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--bare-subscriber', broker.url], { stdio: ['pipe', 'pipe', 'inherit'] });
     children.push(hubProc, bareProc);
     const hubEvents = lines(hubProc);
@@ -212,17 +227,25 @@ async function main(): Promise<void> {
     await nextEvent(bareEvents, 'ready', 10_000);
     const publisher = connect(broker.url, { protocolVersion: 4, clientId: 'bench-publisher' });
     await new Promise((r) => publisher.once('connect', r));
-    console.log(`${rounds} round(s) of ${(seconds / rounds).toFixed(1)} s publishing (${seconds} s in all) at up to ${rate} msg/s; ${detsMessage(0, 0).length}-byte dets messages from ${DEVICES} devices, QoS 1, mosquitto max_queued_messages 10000000`);
+    console.log(
+      `${rounds} round(s) of ${(seconds / rounds).toFixed(1)} s publishing (${seconds} s in all) at up to ${rate} msg/s; ${detsMessage(0, 0).length}-byte dets messages from ${DEVICES} devices, QoS 1, mosquitto max_queued_messages 10000000`,
+    );
 
     const drainBare = async (expectedInAll: number, roundTotal: number): Promise<Drain> => {
-      bareProc.stdin!.write(`${expectedInAll}\n`);
+      bareProc.stdin.write(`${expectedInAll}\n`);
       const started = Date.now();
       const cpu0 = cpuMs(bareProc.pid!);
       process.kill(bareProc.pid!, 'SIGCONT');
       const r = (await nextEvent(bareEvents, 'done', 600_000)) as { count: number; distinct: number; first: number; last: number; marks: number[] };
       const samples = [{ t: r.first, n: 1 }, ...r.marks.map((t, i) => ({ t, n: (i + 1) * MARK_EVERY })), { t: r.last, n: r.distinct }];
       const cpuUs = ((cpuMs(bareProc.pid!) - cpu0) * 1000) / r.distinct;
-      return { received: r.distinct, duplicates: r.count - r.distinct, rate: middleRate(samples, roundTotal), wholeRate: r.distinct / ((r.last - started) / 1000), cpuUs };
+      return {
+        received: r.distinct,
+        duplicates: r.count - r.distinct,
+        rate: middleRate(samples, roundTotal),
+        wholeRate: r.distinct / ((r.last - started) / 1000),
+        cpuUs,
+      };
     };
     const drainHub = async (validBefore: number, roundTotal: number): Promise<Drain> => {
       const started = Date.now();
@@ -246,7 +269,13 @@ async function main(): Promise<void> {
       const received = (ingest?.valid ?? 0) - validBefore;
       samples[samples.length - 1] = { t: Date.parse(ingest!.last_message_at), n: received };
       const cpuUs = ((cpuMs(hubProc.pid!) - cpu0) * 1000) / received;
-      return { received, duplicates: 0, rate: middleRate(samples, roundTotal), wholeRate: received / ((Date.parse(ingest!.last_message_at) - started) / 1000), cpuUs };
+      return {
+        received,
+        duplicates: 0,
+        rate: middleRate(samples, roundTotal),
+        wholeRate: received / ((Date.parse(ingest!.last_message_at) - started) / 1000),
+        cpuUs,
+      };
     };
 
     let published = 0;
@@ -305,5 +334,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--bare-subscriber') await bareSubscriber(process.argv[3]!);
+if (process.argv[2] === '--bare-subscriber') await bareSubscriber(process.argv[3]);
 else await main();

@@ -34,7 +34,11 @@ function get(url: string): Promise<{ ms: number; bytes: number; status: number }
 
 function stats(xs: number[]): { median: number; p99: number; mean: number } {
   const s = [...xs].sort((a, b) => a - b);
-  return { median: s[Math.floor(s.length / 2)]!, p99: s[Math.min(s.length - 1, Math.ceil(s.length * 0.99) - 1)]!, mean: xs.reduce((a, b) => a + b, 0) / xs.length };
+  return {
+    median: s[Math.floor(s.length / 2)],
+    p99: s[Math.min(s.length - 1, Math.ceil(s.length * 0.99) - 1)],
+    mean: xs.reduce((a, b) => a + b, 0) / xs.length,
+  };
 }
 
 async function measure(url: string): Promise<{ median: number; p99: number; mean: number; bytes: number }> {
@@ -54,7 +58,14 @@ const f = (n: number) => n.toFixed(2);
 
 async function main(): Promise<void> {
   const bus = new MemoryBus();
-  const hub = await startHub({ bus, port: 0, dataDir: '/tmp/lookout-hub-bench-nonexistent', defaultMetrics: false, logger: createLogger({ level: 'silent' }), env: { LOOKOUT_HUB_MAX_DEVICES: String(Math.max(DEVICES, 10_000)) } });
+  const hub = await startHub({
+    bus,
+    port: 0,
+    dataDir: '/tmp/lookout-hub-bench-nonexistent',
+    defaultMetrics: false,
+    logger: createLogger({ level: 'silent' }),
+    env: { LOOKOUT_HUB_MAX_DEVICES: String(Math.max(DEVICES, 10_000)) },
+  });
   try {
     for (let i = 0; i < DEVICES; i++) {
       const id = `cam-${String(i).padStart(4, '0')}`;
@@ -69,13 +80,15 @@ async function main(): Promise<void> {
     }
     const latest = await measure(`${hub.url}/fleet/mqtt/latest`);
     const health = await measure(`${hub.url}/health`);
-    const body = JSON.parse(await new Promise<string>((resolve) => {
-      request(`${hub.url}/fleet/mqtt/latest`, { agent }, (res) => {
-        let t = '';
-        res.on('data', (c: Buffer) => (t += c.toString()));
-        res.on('end', () => resolve(t));
-      }).end();
-    })) as { count: number };
+    const body = JSON.parse(
+      await new Promise<string>((resolve) => {
+        request(`${hub.url}/fleet/mqtt/latest`, { agent }, (res) => {
+          let t = '';
+          res.on('data', (c: Buffer) => (t += c.toString()));
+          res.on('end', () => resolve(t));
+        }).end();
+      }),
+    ) as { count: number };
     if (body.count !== DEVICES) throw new Error(`expected ${DEVICES} devices in the answer, got ${body.count}`);
     const stringify: number[] = [];
     for (let i = 0; i < REQUESTS; i++) {
@@ -84,10 +97,14 @@ async function main(): Promise<void> {
       stringify.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
     const s = stats(stringify);
-    console.log(`GET /fleet/mqtt/latest, ${DEVICES} devices, ${(latest.bytes / 1024).toFixed(0)} KiB: median ${f(latest.median)} ms, p99 ${f(latest.p99)} ms (${REQUESTS} requests, keep-alive)`);
+    console.log(
+      `GET /fleet/mqtt/latest, ${DEVICES} devices, ${(latest.bytes / 1024).toFixed(0)} KiB: median ${f(latest.median)} ms, p99 ${f(latest.p99)} ms (${REQUESTS} requests, keep-alive)`,
+    );
     console.log(`baseline GET /health on the same hub: median ${f(health.median)} ms, p99 ${f(health.p99)} ms`);
     console.log(`baseline JSON.stringify of the same answer in process: median ${f(s.median)} ms, p99 ${f(s.p99)} ms`);
-    console.log(`ratio latest / stringify alone: ${(latest.median / s.median).toFixed(2)} (median); latest / health: ${(latest.median / health.median).toFixed(1)}`);
+    console.log(
+      `ratio latest / stringify alone: ${(latest.median / s.median).toFixed(2)} (median); latest / health: ${(latest.median / health.median).toFixed(1)}`,
+    );
   } finally {
     agent.destroy();
     await hub.close();

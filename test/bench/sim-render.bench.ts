@@ -9,7 +9,7 @@ const FRAMES = 300;
 
 function stats(samples: number[]): { median: number; p99: number } {
   const s = [...samples].sort((a, b) => a - b);
-  return { median: s[Math.floor(s.length / 2)]!, p99: s[Math.min(s.length - 1, Math.floor(s.length * 0.99))]! };
+  return { median: s[Math.floor(s.length / 2)], p99: s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] };
 }
 
 function time(fn: (i: number) => void): { median: number; p99: number } {
@@ -25,12 +25,12 @@ function time(fn: (i: number) => void): { median: number; p99: number } {
 
 // Baseline: the background copy plus per-pixel grain, the least a textured frame costs.
 const background = new Uint8Array(640 * 640 * 3).fill(120);
-const grain = new Int8Array(background.length + 8192).map((_, i) => ((i * 2654435761) >>> 24) % 7 - 3);
+const grain = new Int8Array(background.length + 8192).map((_, i) => (((i * 2654435761) >>> 24) % 7) - 3);
 const baseline = time((i) => {
   const data = background.slice();
   const view = new Uint8ClampedArray(data.buffer);
   const off = (i * 977) % 8192;
-  for (let k = 0; k < view.length; k++) view[k] = view[k]! + grain[k + off]!;
+  for (let k = 0; k < view.length; k++) view[k] = view[k] + grain[k + off];
 });
 const fmt = (v: number) => v.toFixed(2).padStart(7);
 console.log(`frames per case: ${FRAMES}; times in ms per frame`);

@@ -52,11 +52,11 @@ const TRACKERS: Array<[string, Make]> = [
 function quality(seq: Sequence, make: Make): { idf1: number; mota: number; idsw: number; hypIds: number; gtIds: number } {
   const ms: MotMetrics[] = seq.runs.map((dets) => {
     const tracker = make();
-    const frames = dets.map((d, f) => ({ truth: seq.truth[f]!, hypotheses: hypothesesFromDetections(tracker.update(d)) }));
+    const frames = dets.map((d, f) => ({ truth: seq.truth[f], hypotheses: hypothesesFromDetections(tracker.update(d)) }));
     return evaluateMot(frames, { classAware: true });
   });
   const mean = (k: 'idf1' | 'mota' | 'hypIds') => ms.reduce((s, m) => s + m[k], 0) / ms.length;
-  return { idf1: mean('idf1'), mota: mean('mota'), idsw: ms.reduce((s, m) => s + m.idSwitches, 0), hypIds: mean('hypIds'), gtIds: ms[0]!.gtIds };
+  return { idf1: mean('idf1'), mota: mean('mota'), idsw: ms.reduce((s, m) => s + m.idSwitches, 0), hypIds: mean('hypIds'), gtIds: ms[0].gtIds };
 }
 
 function timing(seqs: Sequence[], make: Make): { median: number; p99: number; frames: number } {
@@ -75,7 +75,11 @@ function timing(seqs: Sequence[], make: Make): { median: number; p99: number; fr
     }
   }
   samples.sort((a, b) => a - b);
-  return { median: samples[Math.floor(samples.length / 2)]!, p99: samples[Math.min(samples.length - 1, Math.floor(samples.length * 0.99))]!, frames: samples.length };
+  return {
+    median: samples[Math.floor(samples.length / 2)],
+    p99: samples[Math.min(samples.length - 1, Math.floor(samples.length * 0.99))],
+    frames: samples.length,
+  };
 }
 
 const t0 = performance.now();
@@ -87,27 +91,63 @@ console.log('quality: mean over seeds of IDF1 and MOTA, id switches summed over 
 
 const head = ['sequence', 'frames', 'gt ids', 'IDF1 byte', 'IDF1 greedy', 'MOTA byte', 'MOTA greedy', 'IDSW byte', 'IDSW greedy', 'ids byte', 'ids greedy'];
 const widths = [22, 6, 6, 9, 11, 9, 11, 9, 11, 8, 10];
-const row = (cells: Array<string | number>) => console.log(cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]!) : String(c).padStart(widths[i]!))).join(' '));
+const row = (cells: Array<string | number>) =>
+  console.log(cells.map((c, i) => (i === 0 ? String(c).padEnd(widths[i]) : String(c).padStart(widths[i]))).join(' '));
 row(head);
 const totals = { byte: { idf1: 0, mota: 0, idsw: 0 }, greedy: { idf1: 0, mota: 0, idsw: 0 } };
 for (const seq of all) {
   const [b, g] = TRACKERS.map(([, make]) => quality(seq, make)) as [ReturnType<typeof quality>, ReturnType<typeof quality>];
-  row([seq.name, seq.truth.length, b.gtIds, b.idf1.toFixed(3), g.idf1.toFixed(3), b.mota.toFixed(3), g.mota.toFixed(3), b.idsw, g.idsw, b.hypIds.toFixed(1), g.hypIds.toFixed(1)]);
-  for (const [k, m] of [['byte', b], ['greedy', g]] as const) {
+  row([
+    seq.name,
+    seq.truth.length,
+    b.gtIds,
+    b.idf1.toFixed(3),
+    g.idf1.toFixed(3),
+    b.mota.toFixed(3),
+    g.mota.toFixed(3),
+    b.idsw,
+    g.idsw,
+    b.hypIds.toFixed(1),
+    g.hypIds.toFixed(1),
+  ]);
+  for (const [k, m] of [
+    ['byte', b],
+    ['greedy', g],
+  ] as const) {
     totals[k].idf1 += m.idf1 / all.length;
     totals[k].mota += m.mota / all.length;
     totals[k].idsw += m.idsw;
   }
 }
-row(['mean / total', '', '', totals.byte.idf1.toFixed(3), totals.greedy.idf1.toFixed(3), totals.byte.mota.toFixed(3), totals.greedy.mota.toFixed(3), totals.byte.idsw, totals.greedy.idsw, '', '']);
+row([
+  'mean / total',
+  '',
+  '',
+  totals.byte.idf1.toFixed(3),
+  totals.greedy.idf1.toFixed(3),
+  totals.byte.mota.toFixed(3),
+  totals.greedy.mota.toFixed(3),
+  totals.byte.idsw,
+  totals.greedy.idsw,
+  '',
+  '',
+]);
 
 console.log('\nper-frame cost of one tracker update (microseconds)');
 const costHead = ['frames', 'tracker', 'median', 'p99', 'ratio median vs greedy'];
-console.log(`${costHead[0]!.padEnd(26)} ${costHead[1]!.padEnd(11)} ${costHead[2]!.padStart(8)} ${costHead[3]!.padStart(8)}  ${costHead[4]}`);
-for (const [label, seqs] of [['bundled scenarios', scenarios], [`${dense.name} (dense)`, [dense]]] as const) {
+console.log(`${costHead[0].padEnd(26)} ${costHead[1].padEnd(11)} ${costHead[2].padStart(8)} ${costHead[3].padStart(8)}  ${costHead[4]}`);
+for (const [label, seqs] of [
+  ['bundled scenarios', scenarios],
+  [`${dense.name} (dense)`, [dense]],
+] as const) {
   const [byte, greedy] = TRACKERS.map(([, make]) => timing([...seqs], make)) as [ReturnType<typeof timing>, ReturnType<typeof timing>];
-  for (const [name, r] of [['bytetrack', byte], ['greedy-iou', greedy]] as const) {
-    console.log(`${label.padEnd(26)} ${name.padEnd(11)} ${(r.median * 1000).toFixed(1).padStart(8)} ${(r.p99 * 1000).toFixed(1).padStart(8)}  ${(r.median / greedy.median).toFixed(2)}`);
+  for (const [name, r] of [
+    ['bytetrack', byte],
+    ['greedy-iou', greedy],
+  ] as const) {
+    console.log(
+      `${label.padEnd(26)} ${name.padEnd(11)} ${(r.median * 1000).toFixed(1).padStart(8)} ${(r.p99 * 1000).toFixed(1).padStart(8)}  ${(r.median / greedy.median).toFixed(2)}`,
+    );
   }
 }
 console.log('\nbudget at the 10 Hz detector stride: 100000 us per frame');

@@ -70,9 +70,8 @@ describe('EmbeddedBroker', () => {
     const broker = await EmbeddedBroker.start({ port: 0 });
     const url = broker.url;
     await broker.close(); // the port is now closed
-    await assert.rejects(
-      MqttBus.connect({ url, clientId: 'nobody', connectTimeoutMs: 300, reconnect: { initialMs: 20, maxMs: 50 } }),
-      (e) => isLookoutError(e, 'bus_unreachable'),
+    await assert.rejects(MqttBus.connect({ url, clientId: 'nobody', connectTimeoutMs: 300, reconnect: { initialMs: 20, maxMs: 50 } }), (e) =>
+      isLookoutError(e, 'bus_unreachable'),
     );
   });
 

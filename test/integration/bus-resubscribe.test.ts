@@ -53,7 +53,7 @@ class SubackCutter {
         if (size === undefined || pending.length < size) return;
         const packet = pending.subarray(0, size);
         pending = pending.subarray(size);
-        if (this.armed && packet[0]! >> 4 === SUBACK) {
+        if (this.armed && packet[0] >> 4 === SUBACK) {
           this.armed = false;
           this.cuts++;
           cut();
@@ -76,7 +76,7 @@ function packetSize(buf: Buffer): number | undefined {
   let multiplier = 1;
   for (let i = 1; i <= 4; i++) {
     if (buf.length <= i) return undefined;
-    const byte = buf[i]!;
+    const byte = buf[i];
     remaining += (byte & 0x7f) * multiplier;
     if ((byte & 0x80) === 0) return 1 + i + remaining;
     multiplier *= 128;
@@ -90,7 +90,13 @@ describe('MqttBus subscription interrupted before its SUBACK', () => {
     const relay = await SubackCutter.start(broker.port);
     const buses: MqttBus[] = [];
     try {
-      const bus = await MqttBus.connect({ url: relay.url, clientId: 'resub-dev', reconnect: { initialMs: 20, maxMs: 100 }, connectTimeoutMs: 3_000, closeTimeoutMs: 300 });
+      const bus = await MqttBus.connect({
+        url: relay.url,
+        clientId: 'resub-dev',
+        reconnect: { initialMs: 20, maxMs: 100 },
+        connectTimeoutMs: 3_000,
+        closeTimeoutMs: 300,
+      });
       const pub = await MqttBus.connect({ url: broker.url, clientId: 'resub-pub', connectTimeoutMs: 3_000 });
       buses.push(bus, pub);
       const first: string[] = [];

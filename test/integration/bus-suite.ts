@@ -136,7 +136,12 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
 
       // A clean close ends the session with DISCONNECT, so the broker discards the will.
       const gracefulTopic = `${ns}/devices/cam-g/status`;
-      const graceful = await MqttBus.connect({ url: broker.url, clientId: `${ns}-cam-g`, will: { topic: gracefulTopic, payload: 'offline' }, connectTimeoutMs: 3_000 });
+      const graceful = await MqttBus.connect({
+        url: broker.url,
+        clientId: `${ns}-cam-g`,
+        will: { topic: gracefulTopic, payload: 'offline' },
+        connectTimeoutMs: 3_000,
+      });
       const gInbox = new BusRecorder();
       await watcher.subscribe(`${ns}/devices/cam-g/#`, gInbox.handler);
       await graceful.close();
@@ -167,7 +172,10 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
       await subscribed;
       assert.equal(again.stats().sessionPresent, true);
       await inbox.until((m) => m.payload === '2', 'the second queued message');
-      assert.deepEqual(inbox.messages.map((m) => m.payload), ['1', '2']);
+      assert.deepEqual(
+        inbox.messages.map((m) => m.payload),
+        ['1', '2'],
+      );
     });
 
     it('keeps dispatching when a handler throws, and stops delivering after unsubscribe', async () => {
@@ -202,12 +210,21 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
       const bus = await open('typed');
       await assert.rejects(bus.publish('a/+/b', 'x'), (e) => isLookoutError(e, 'bus_topic_invalid'));
       await assert.rejects(bus.publish('', 'x'), (e) => isLookoutError(e, 'bus_topic_invalid'));
-      await assert.rejects(bus.subscribe('a/#/b', () => undefined), (e) => isLookoutError(e, 'bus_topic_invalid'));
-      await assert.rejects(bus.subscribe('a/b+', () => undefined), (e) => isLookoutError(e, 'bus_topic_invalid'));
+      await assert.rejects(
+        bus.subscribe('a/#/b', () => undefined),
+        (e) => isLookoutError(e, 'bus_topic_invalid'),
+      );
+      await assert.rejects(
+        bus.subscribe('a/b+', () => undefined),
+        (e) => isLookoutError(e, 'bus_topic_invalid'),
+      );
       await bus.close();
       assert.equal(bus.connected, false);
       await assert.rejects(bus.publish('a/b', 'x'), (e) => isLookoutError(e, 'bus_closed'));
-      await assert.rejects(bus.subscribe('a/b', () => undefined), (e) => isLookoutError(e, 'bus_closed'));
+      await assert.rejects(
+        bus.subscribe('a/b', () => undefined),
+        (e) => isLookoutError(e, 'bus_closed'),
+      );
       await bus.close(); // idempotent
     });
 

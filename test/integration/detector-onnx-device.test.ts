@@ -25,7 +25,16 @@ after(async () => {
 /** A custom 544 package in the device's /data/models, as push_device_models would leave it. */
 function withPackage(modelSize: number, declaredSize: number) {
   return async (dataDir: string) => {
-    const model = buildTestDetrModel({ height: modelSize, width: modelSize, queries: 16, classes: 23, seed: 3, boxesName: 'dets', logitsName: 'labels', logitBias: 2 });
+    const model = buildTestDetrModel({
+      height: modelSize,
+      width: modelSize,
+      queries: 16,
+      classes: 23,
+      seed: 3,
+      boxesName: 'dets',
+      logitsName: 'labels',
+      logitBias: 2,
+    });
     await writePackage(join(dataDir, 'data', 'models'), { modelName: 'rf_detr_qcs8550.onnx', model: model.bytes, labels: testLabels(declaredSize) });
   };
 }
@@ -52,7 +61,7 @@ test('a device runs the onnx back-end on a package under /data/models and publis
       const dets = DetsMessageSchema.parse(JSON.parse(m.payload.toString()));
       assert.ok(dets.dets.length > 0, 'the model scores above the threshold everywhere (logit bias)');
       for (const d of dets.dets) {
-        assert.ok(d.b[0]! >= 0 && d.b[2]! <= 640 && d.b[1]! >= 0 && d.b[3]! <= 640, 'boxes in pixels of the 640 frame');
+        assert.ok(d.b[0] >= 0 && d.b[2] <= 640 && d.b[1] >= 0 && d.b[3] <= 640, 'boxes in pixels of the 640 frame');
         assert.ok(d.c >= 0 && d.c <= 22);
       }
     }
@@ -87,8 +96,19 @@ test('a package whose declared shape disagrees with its model fails the detector
 test('the fleet package (.dlc for the DSP) picks snpe, which refuses to load here with a clear "not available" error', async () => {
   // The DLC bytes are never read here: the DSP runtime is what is missing.
   const prepare = (dataDir: string) =>
-    writePackage(join(dataDir, 'data', 'models'), { modelName: 'rf_detr_qcs8550.dlc', model: new Uint8Array(64), config: testConfig('rf_detr_qcs8550.dlc', 'snpe'), labels: testLabels(544) }).then(() => undefined);
-  const device = await startPluginDevice({ brokerUrl: broker.url, plugins: PLUGINS, layer: 'layer1', env: { RF_DETR_EDGE4_MODEL: '/data/models/rf_detr_edge4.tar' }, prepare });
+    writePackage(join(dataDir, 'data', 'models'), {
+      modelName: 'rf_detr_qcs8550.dlc',
+      model: new Uint8Array(64),
+      config: testConfig('rf_detr_qcs8550.dlc', 'snpe'),
+      labels: testLabels(544),
+    }).then(() => undefined);
+  const device = await startPluginDevice({
+    brokerUrl: broker.url,
+    plugins: PLUGINS,
+    layer: 'layer1',
+    env: { RF_DETR_EDGE4_MODEL: '/data/models/rf_detr_edge4.tar' },
+    prepare,
+  });
   try {
     const detector = device.runtime.plugins.find((p) => p.name === 'detector')!;
     assert.equal(detector.state, 'failed');

@@ -33,7 +33,10 @@ test('a layer1 device publishes valid dets and telemetry within 3-15 Hz, telemet
     const telemetry = seen.filter((m) => m.topic.endsWith('/telemetry'));
     for (const m of dets) DetsMessageSchema.parse(m.body);
     for (const m of telemetry) TelemetryMessageSchema.parse(m.body);
-    for (const [name, list] of [['dets', dets], ['telemetry', telemetry]] as const) {
+    for (const [name, list] of [
+      ['dets', dets],
+      ['telemetry', telemetry],
+    ] as const) {
       const hz = list.length / 2.5;
       assert.ok(hz >= 3 && hz <= 15, `${name} at ${hz} Hz is outside the contract's 3-15 Hz`);
     }
@@ -41,7 +44,10 @@ test('a layer1 device publishes valid dets and telemetry within 3-15 Hz, telemet
     const last = dets.at(-1)!.body as { camera_id: string; rf_detr_precomputed: boolean; person_count: number; dets: { c: number }[] };
     assert.equal(last.camera_id, 'front_door');
     assert.equal(last.rf_detr_precomputed, true);
-    assert.ok(dets.some((m) => (m.body as { person_count: number }).person_count >= 1), 'the crossing people are counted');
+    assert.ok(
+      dets.some((m) => (m.body as { person_count: number }).person_count >= 1),
+      'the crossing people are counted',
+    );
     const lastTelemetry = telemetry.at(-1)!.body as { telemetry: { fps: number; die_temp: number } };
     assert.ok(lastTelemetry.telemetry.fps >= 3 && lastTelemetry.telemetry.fps <= 15, `reported fps ${lastTelemetry.telemetry.fps}`);
 
@@ -62,8 +68,14 @@ test('at layer0 neither dets nor telemetry is published, and the detector tools 
   const device = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer0' });
   try {
     const seen = await collect(`devices/${device.id}/#`, 800);
-    assert.deepEqual(seen.filter((m) => /\/(dets|telemetry)$/.test(m.topic)), []);
-    assert.deepEqual(device.runtime.disabled.map((d) => d.name), ['detector']);
+    assert.deepEqual(
+      seen.filter((m) => /\/(dets|telemetry)$/.test(m.topic)),
+      [],
+    );
+    assert.deepEqual(
+      device.runtime.disabled.map((d) => d.name),
+      ['detector'],
+    );
     await assert.rejects(device.runtime.tools.call('get_latest_dets', {}), /no tool named "get_latest_dets"/);
   } finally {
     await device.stop();
@@ -72,7 +84,12 @@ test('at layer0 neither dets nor telemetry is published, and the detector tools 
 
 test('the person gate: persons under 0.35 are neither published nor counted', async () => {
   // Simulated persons score at most their base confidence (less when partly hidden).
-  const env = (confidence: string) => ({ SIM_DET_PERSON_CONFIDENCE: confidence, SIM_DET_CONFIDENCE_SPREAD: '0', SIM_DET_FP_RATE: '0', SIM_SCENARIO: 'crowd-occlusion' });
+  const env = (confidence: string) => ({
+    SIM_DET_PERSON_CONFIDENCE: confidence,
+    SIM_DET_CONFIDENCE_SPREAD: '0',
+    SIM_DET_FP_RATE: '0',
+    SIM_SCENARIO: 'crowd-occlusion',
+  });
   const low = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: env('0.34') });
   const mid = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: env('0.5') });
   const high = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer1', env: env('0.9') });
@@ -83,7 +100,10 @@ test('the person gate: persons under 0.35 are neither published nor counted', as
       assert.ok(of(device.id).length > 3, 'each device publishes');
       for (const m of of(device.id)) {
         const persons = m.dets.filter((d) => d.c === 0);
-        assert.ok(persons.every((d) => d.p >= 0.35), 'no person under the gate is published');
+        assert.ok(
+          persons.every((d) => d.p >= 0.35),
+          'no person under the gate is published',
+        );
         assert.equal(m.person_count, persons.length);
       }
     }

@@ -41,11 +41,23 @@ export function deviceFleetSuite(name: string, startBroker: () => Promise<FleetB
 
     before(async () => {
       broker = await startBroker();
-      observer = await MqttBus.connect({ url: broker.url, clientId: `observer-${tag}`, clean: true, reconnect: { initialMs: 50, maxMs: 300 }, connectTimeoutMs: 5_000 });
+      observer = await MqttBus.connect({
+        url: broker.url,
+        clientId: `observer-${tag}`,
+        clean: true,
+        reconnect: { initialMs: 50, maxMs: 300 },
+        connectTimeoutMs: 5_000,
+      });
       await observer.subscribe('devices/#', inbox.handler, { qos: 1 });
       [a, b] = await Promise.all([
         startDeviceProcess({ deviceId: idA, mqtt: broker.url, image: fixtureImage('base-camera'), layer: 'layer0', role: 'front-door', env }),
-        startDeviceProcess({ deviceId: idB, mqtt: broker.url, image: fixtureImage('base-precision'), layerEnv: join(packageRoot(), 'configs', 'layers', 'layer2_tracker.env'), env }),
+        startDeviceProcess({
+          deviceId: idB,
+          mqtt: broker.url,
+          image: fixtureImage('base-precision'),
+          layerEnv: join(packageRoot(), 'configs', 'layers', 'layer2_tracker.env'),
+          env,
+        }),
       ]);
     });
 
@@ -61,11 +73,14 @@ export function deviceFleetSuite(name: string, startBroker: () => Promise<FleetB
       assert.equal(a.ready.image, 'base-camera');
       assert.equal(b.ready.layer, 'layer2');
       assert.equal(b.ready.image, 'base-precision');
-      assert.ok(a.ready.ports.tools! > 0 && b.ready.ports.tools !== a.ready.ports.tools);
+      assert.ok(a.ready.ports.tools > 0 && b.ready.ports.tools !== a.ready.ports.tools);
     });
 
     it('announces hello with addresses and ports, and publishes health periodically', async () => {
-      for (const [device, id, labels, roles] of [[a, idA, ['front-door'], ['camera']], [b, idB, ['precision'], ['precision']]] as const) {
+      for (const [device, id, labels, roles] of [
+        [a, idA, ['front-door'], ['camera']],
+        [b, idB, ['precision'], ['precision']],
+      ] as const) {
         const hello = HelloMessageSchema.parse((await inbox.until((m) => m.topic === `devices/${id}/hello`, `hello of ${id}`)).body);
         assert.equal(hello.ports.tools, device.ready.ports.tools);
         assert.deepEqual(hello.labels, labels);
@@ -83,7 +98,9 @@ export function deviceFleetSuite(name: string, startBroker: () => Promise<FleetB
       const late = await MqttBus.connect({ url: broker.url, clientId: `late-${tag}`, clean: true, connectTimeoutMs: 5_000 });
       try {
         const got = new Map<string, { retain: boolean; body: Record<string, unknown> }>();
-        await late.subscribe('devices/+/status', (topic, payload, meta) => got.set(topic, { retain: meta.retain, body: JSON.parse(payload.toString()) as Record<string, unknown> }));
+        await late.subscribe('devices/+/status', (topic, payload, meta) =>
+          got.set(topic, { retain: meta.retain, body: JSON.parse(payload.toString()) as Record<string, unknown> }),
+        );
         await waitFor(() => got.size >= 2, 'two retained statuses');
         for (const id of [idA, idB]) {
           const status = got.get(`devices/${id}/status`)!;
@@ -109,7 +126,16 @@ export function deviceFleetSuite(name: string, startBroker: () => Promise<FleetB
 
     it('survives garbage on cmd topics, answering errors and still serving commands', async () => {
       const mark = inbox.mark;
-      const garbage: (string | Buffer)[] = [Buffer.from([0xde, 0xad, 0xbe, 0xef, 0x00]), 'null', '"text"', '[]', '{"tool":', JSON.stringify({ tool: '' }), JSON.stringify({ tool: 'x', arguments: 'nope' }), 'x'.repeat(100_000)];
+      const garbage: (string | Buffer)[] = [
+        Buffer.from([0xde, 0xad, 0xbe, 0xef, 0x00]),
+        'null',
+        '"text"',
+        '[]',
+        '{"tool":',
+        JSON.stringify({ tool: '' }),
+        JSON.stringify({ tool: 'x', arguments: 'nope' }),
+        'x'.repeat(100_000),
+      ];
       for (const g of garbage) await observer.publish(`devices/${idA}/cmd/tool`, g);
       await observer.publish(`devices/${idA}/cmd/%%weird`, '{}');
       await observer.publish(`devices/${idA}/cmd/deep/nested/topic`, JSON.stringify({ request_id: `deep-${tag}` }));
@@ -130,7 +156,10 @@ export function deviceFleetSuite(name: string, startBroker: () => Promise<FleetB
       for (const id of [idA, idB]) {
         await inbox.until((m) => m.topic === `devices/${id}/hello`, `hello of ${id} after the restart`, { after: mark, timeoutMs: 15_000 });
         // mosquitto sends the wills of its clients when it shuts down, so an offline may come first.
-        const status = await inbox.until((m) => m.topic === `devices/${id}/status` && m.body.state === 'online', `online status of ${id} after the restart`, { after: mark, timeoutMs: 15_000 });
+        const status = await inbox.until((m) => m.topic === `devices/${id}/status` && m.body.state === 'online', `online status of ${id} after the restart`, {
+          after: mark,
+          timeoutMs: 15_000,
+        });
         StatusMessageSchema.parse(status.body);
         assert.equal(status.body.reason, 'connect');
       }

@@ -16,7 +16,20 @@ const image = join(packageRoot(), 'test', 'fixtures', 'images', 'base-camera.jso
 
 describe('lookout-edge one-shot modes', () => {
   let dataDir: string;
-  const base = () => ['--device-id', 'cam-once', '--image', image, '--layer', 'layer0', '--data-dir', dataDir, '--mqtt', 'mqtt://127.0.0.1:1', '--source', 'sim'];
+  const base = () => [
+    '--device-id',
+    'cam-once',
+    '--image',
+    image,
+    '--layer',
+    'layer0',
+    '--data-dir',
+    dataDir,
+    '--mqtt',
+    'mqtt://127.0.0.1:1',
+    '--source',
+    'sim',
+  ];
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'lookout-once-'));
@@ -77,7 +90,10 @@ describe('lookout-edge one-shot modes', () => {
     assert.equal(none.code, 0, none.stderr);
     assert.equal((JSON.parse(none.stdout) as { update_available: boolean }).update_available, false);
     await mkdir(join(dataDir, 'data', 'config'), { recursive: true });
-    await writeFile(join(dataDir, 'data', 'config', 'firmware_update.json'), JSON.stringify({ version: '9.9.9', url: 'https://example.invalid/lookout-9.9.9.tgz' }));
+    await writeFile(
+      join(dataDir, 'data', 'config', 'firmware_update.json'),
+      JSON.stringify({ version: '9.9.9', url: 'https://example.invalid/lookout-9.9.9.tgz' }),
+    );
     const some = await runEdgeOnce([...base(), '--check-update']);
     assert.equal(some.code, 0, some.stderr);
     const out = JSON.parse(some.stdout) as { update_available: boolean; available_version: string };
@@ -92,7 +108,9 @@ describe('lookout-edge one-shot modes', () => {
     assert.equal((JSON.parse(firmware.stdout) as { status: string }).status, 'ok');
     const health = await runEdgeOnce([...real, '--tool', 'get_system_health'], env);
     assert.equal(health.code, 0, health.stderr);
-    const result = (JSON.parse(health.stdout) as { result: { die_temp_c: number | null; die_temp_reason: string | null; plugins: { name: string; state: string }[] } }).result;
+    const result = (
+      JSON.parse(health.stdout) as { result: { die_temp_c: number | null; die_temp_reason: string | null; plugins: { name: string; state: string }[] } }
+    ).result;
     assert.equal(result.die_temp_c, null);
     assert.match(result.die_temp_reason!, /no-such-zone cannot be read: ENOENT/);
     assert.equal(result.plugins.find((p) => p.name === 'die-temp')?.state, 'degraded');
@@ -105,7 +123,10 @@ describe('lookout-edge one-shot modes', () => {
     const status = plugins.find((p) => p.name === 'status')!;
     assert.deepEqual([status.state, status.code], ['failed', 'config_invalid']);
     assert.match(status.message!, /STATUS_INTERVAL_MS="soon"/);
-    assert.ok(plugins.filter((p) => p.name !== 'status').every((p) => p.state === 'ok' || p.state === 'degraded'), JSON.stringify(plugins));
+    assert.ok(
+      plugins.filter((p) => p.name !== 'status').every((p) => p.state === 'ok' || p.state === 'degraded'),
+      JSON.stringify(plugins),
+    );
   });
 
   it('exits 1 with a JSON error when an essential plugin cannot start (a bad config value)', async () => {
@@ -117,7 +138,14 @@ describe('lookout-edge one-shot modes', () => {
   });
 
   it('exits 2 with the usage for a bad command line', async () => {
-    for (const args of [['--bogus'], ['--health', '--tool', 'x'], ['--args', '{}'], ['--tool', 'x', '--args', '[1]'], ['--tool-port', 'http'], ['--source', 'camera']]) {
+    for (const args of [
+      ['--bogus'],
+      ['--health', '--tool', 'x'],
+      ['--args', '{}'],
+      ['--tool', 'x', '--args', '[1]'],
+      ['--tool-port', 'http'],
+      ['--source', 'camera'],
+    ]) {
       const r = await runEdgeOnce(args);
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /Usage:/);
@@ -127,7 +155,21 @@ describe('lookout-edge one-shot modes', () => {
   it('--help prints the usage on stdout and exits 0', async () => {
     const r = await runEdgeOnce(['--help']);
     assert.equal(r.code, 0);
-    for (const flag of ['--device-id', '--image', '--layer', '--layer-env', '--mqtt', '--tool-port', '--role', '--data-dir', '--source', '--health', '--check-update', '--tool', '--args']) {
+    for (const flag of [
+      '--device-id',
+      '--image',
+      '--layer',
+      '--layer-env',
+      '--mqtt',
+      '--tool-port',
+      '--role',
+      '--data-dir',
+      '--source',
+      '--health',
+      '--check-update',
+      '--tool',
+      '--args',
+    ]) {
       assert.ok(r.stdout.includes(flag), `usage names ${flag}`);
     }
   });

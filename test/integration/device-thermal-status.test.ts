@@ -26,7 +26,14 @@ describe('status and the thermal governor', () => {
     dir = await mkdtemp(join(tmpdir(), 'lookout-thermal-'));
     script = join(dir, 'ramp.json');
     // 50 °C, then past THERMAL_WARN_C (75) within half a second, past THERMAL_CRITICAL_C (85) within one.
-    await writeFile(script, JSON.stringify([{ atS: 0, celsius: 50 }, { atS: 0.4, celsius: 80 }, { atS: 0.8, celsius: 92 }]));
+    await writeFile(
+      script,
+      JSON.stringify([
+        { atS: 0, celsius: 50 },
+        { atS: 0.4, celsius: 80 },
+        { atS: 0.8, celsius: 92 },
+      ]),
+    );
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
@@ -40,10 +47,19 @@ describe('status and the thermal governor', () => {
     const zone = join(dir, 'zone0');
     await writeFile(zone, '50000\n');
     const bus = new MemoryBus();
-    const device = await startDevice({ deviceId: 'cam-hot', image, layer: 'layer4', dataDir: dir, bus, toolServer: false, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '25' } });
+    const device = await startDevice({
+      deviceId: 'cam-hot',
+      image,
+      layer: 'layer4',
+      dataDir: dir,
+      bus,
+      toolServer: false,
+      logger,
+      env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '25' },
+    });
     try {
       await waitFor(() => statuses(bus, 'cam-hot').length > 0, 'the first status');
-      assert.equal(statuses(bus, 'cam-hot')[0]!.thermal_state, 'NORMAL');
+      assert.equal(statuses(bus, 'cam-hot')[0].thermal_state, 'NORMAL');
       await writeFile(zone, '80000\n'); // past THERMAL_WARN_C (75)
       await waitFor(() => statuses(bus, 'cam-hot').some((s) => s.thermal_state === 'THERMAL_WARN'), 'a THERMAL_WARN status');
       await writeFile(zone, '92000\n'); // past THERMAL_CRITICAL_C (85)
@@ -65,7 +81,17 @@ describe('status and the thermal governor', () => {
 
   it('reports NORMAL below layer 4, where no governor runs, however hot the die', async () => {
     const bus = new MemoryBus();
-    const device = await startDevice({ deviceId: 'cam-cool', image, layer: 'layer2', source: 'sim', dataDir: dir, bus, toolServer: false, logger, env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25', STATUS_INTERVAL_MS: '100' } });
+    const device = await startDevice({
+      deviceId: 'cam-cool',
+      image,
+      layer: 'layer2',
+      source: 'sim',
+      dataDir: dir,
+      bus,
+      toolServer: false,
+      logger,
+      env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '25', STATUS_INTERVAL_MS: '100' },
+    });
     try {
       await waitFor(() => statuses(bus, 'cam-cool').some((s) => s.die_temp_c! >= 90), 'a status at 90 °C or more');
       assert.ok(statuses(bus, 'cam-cool').every((s) => s.thermal_state === 'NORMAL'));

@@ -20,17 +20,22 @@ process.once('exit', () => {
   for (const c of children) c.kill('SIGKILL');
 });
 
-function runHub(args: string[], env: Record<string, string> = {}): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
+function runHub(
+  args: string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; stdout: () => string; stderr: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, LOOKOUT_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
   let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => {
-    children.delete(child);
-    resolve(code);
-  }));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
+      children.delete(child);
+      resolve(code);
+    }),
+  );
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
@@ -44,10 +49,17 @@ describe('lookout-hub process', () => {
   it('starts with a token, guards routes and broker, serves a real device, stops on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'hub-cli-'));
     const hub = runHub(['--port', '0', '--host', '127.0.0.1', '--broker-port', '0', '--data-dir', dataDir, '--json'], { LOOKOUT_HUB_TOKEN: TOKEN });
-    const ready = await waitFor('the ready line', () => {
-      const line = hub.stdout().split('\n').find((l) => l.startsWith('{'));
-      return line ? (JSON.parse(line) as { url: string; broker_url: string; token_required: boolean }) : undefined;
-    }, 15_000);
+    const ready = await waitFor(
+      'the ready line',
+      () => {
+        const line = hub
+          .stdout()
+          .split('\n')
+          .find((l) => l.startsWith('{'));
+        return line ? (JSON.parse(line) as { url: string; broker_url: string; token_required: boolean }) : undefined;
+      },
+      15_000,
+    );
     assert.equal(ready.token_required, true);
     assert.doesNotMatch(hub.stdout() + hub.stderr(), new RegExp(TOKEN), 'the token is never printed');
 
@@ -60,11 +72,20 @@ describe('lookout-hub process', () => {
     const ok = await mqttClient(ready.broker_url, { username: 'tester', password: TOKEN });
     await endClient(ok);
 
-    const device = await startDeviceProcess({ deviceId: 'cli-cam', image: 'camera', layer: 'layer1', mqtt: ready.broker_url, env: { LOOKOUT_MQTT_USERNAME: 'cli-cam', LOOKOUT_MQTT_PASSWORD: TOKEN } });
+    const device = await startDeviceProcess({
+      deviceId: 'cli-cam',
+      image: 'camera',
+      layer: 'layer1',
+      mqtt: ready.broker_url,
+      env: { LOOKOUT_MQTT_USERNAME: 'cli-cam', LOOKOUT_MQTT_PASSWORD: TOKEN },
+    });
     devices.push(device);
     await waitFor('the device in the cache', async () => (await api(ready.url, '/fleet/mqtt/latest', { token: TOKEN })).body.devices['cli-cam']?.payload);
     // Its hello may arrive after its first telemetry: tool calls need the registry entry.
-    await waitFor('the device in the registry', async () => (await api(ready.url, '/fleet/registry?device=cli-cam', { token: TOKEN })).body.shadows[0]?.reachable);
+    await waitFor(
+      'the device in the registry',
+      async () => (await api(ready.url, '/fleet/registry?device=cli-cam', { token: TOKEN })).body.shadows[0]?.reachable,
+    );
     const call = await api(ready.url, '/tools/call?target=cli-cam', { token: TOKEN, json: { tool: 'get_firmware_status', arguments: {} } });
     assert.equal(call.status, 200);
     assert.equal(call.body.status, 'ok');
@@ -79,7 +100,8 @@ describe('lookout-hub process', () => {
     // The banner may come in several chunks: its last line is the access line.
     const banner = await waitFor('the whole banner', () => (/access\s+.*\n/.test(hub.stdout()) ? hub.stdout() : undefined), 15_000);
     assert.equal(hub.child.exitCode, null, hub.stderr());
-    for (const path of ['/health', '/fleet/mqtt/latest', '/fleet/registry', '/fleet/health', '/tools/call', '/debug/events', '/openapi.json']) assert.match(banner, new RegExp(path.replace(/\//g, '\\/')));
+    for (const path of ['/health', '/fleet/mqtt/latest', '/fleet/registry', '/fleet/health', '/tools/call', '/debug/events', '/openapi.json'])
+      assert.match(banner, new RegExp(path.replace(/\//g, '\\/')));
     assert.match(banner, /broker\s+mqtt:\/\/127\.0\.0\.1:\d+ \(embedded\)/);
     assert.match(banner, /127\.0\.0\.1 only/);
     hub.child.kill('SIGINT');

@@ -44,8 +44,17 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
       broker = await startBroker();
       const dataDir = mkdtempSync(join(tmpdir(), 'hub-fleet-'));
       // The registry file names a device that is not running: it is registered, so contacting it is allowed.
-      writeFileSync(join(dataDir, 'registry.json'), JSON.stringify({ bus_id: 'test-fleet', devices: [{ device_id: 'cam-absent', ips: ['127.0.0.1'], tool_port: 9, labels: ['spare'] }] }));
-      hub = await testHub({ ...(broker.url ? { mqttUrl: broker.url } : {}), dataDir, staleSec: STALE_SEC, toolTimeoutMs: TOOL_TIMEOUT_MS, deviceNetworks: ['127.0.0.1/32'] });
+      writeFileSync(
+        join(dataDir, 'registry.json'),
+        JSON.stringify({ bus_id: 'test-fleet', devices: [{ device_id: 'cam-absent', ips: ['127.0.0.1'], tool_port: 9, labels: ['spare'] }] }),
+      );
+      hub = await testHub({
+        ...(broker.url ? { mqttUrl: broker.url } : {}),
+        dataDir,
+        staleSec: STALE_SEC,
+        toolTimeoutMs: TOOL_TIMEOUT_MS,
+        deviceNetworks: ['127.0.0.1/32'],
+      });
       const mqtt = broker.url ?? hub.brokerUrl;
       // Listens where a rogue hello will point: any connection here means the hub trusted it.
       sentinel = createServer((socket) => {
@@ -55,15 +64,28 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
       await new Promise<void>((resolve) => sentinel.listen(0, '127.0.0.2', resolve));
       sentinelPort = (sentinel.address() as { port: number }).port;
       [camA, camB] = await Promise.all([
-        startDeviceProcess({ deviceId: 'cam-a', image: image('hub-camera-mesh'), layer: 'layer1', role: 'front_door', mqtt, env: { HEALTH_INTERVAL_MS: '1000' } }),
+        startDeviceProcess({
+          deviceId: 'cam-a',
+          image: image('hub-camera-mesh'),
+          layer: 'layer1',
+          role: 'front_door',
+          mqtt,
+          env: { HEALTH_INTERVAL_MS: '1000' },
+        }),
         startDeviceProcess({ deviceId: 'cam-b', image: image('hub-camera'), layer: 'layer1', role: 'canary', mqtt, env: { HEALTH_INTERVAL_MS: '1000' } }),
       ]);
       devices.push(camA, camB);
-      await waitFor('both devices in the cache with telemetry, health and a reachable registry entry', async () => {
-        const latest = (await api(hub.url, '/fleet/mqtt/latest')).body.devices;
-        const reg = (await api(hub.url, '/fleet/registry')).body.shadows as { device_id: string; reachable: boolean }[];
-        return ['cam-a', 'cam-b'].every((id) => latest[id]?.payload && latest[id]?.health && latest[id]?.status && reg.some((s) => s.device_id === id && s.reachable));
-      }, 20_000);
+      await waitFor(
+        'both devices in the cache with telemetry, health and a reachable registry entry',
+        async () => {
+          const latest = (await api(hub.url, '/fleet/mqtt/latest')).body.devices;
+          const reg = (await api(hub.url, '/fleet/registry')).body.shadows as { device_id: string; reachable: boolean }[];
+          return ['cam-a', 'cam-b'].every(
+            (id) => latest[id]?.payload && latest[id]?.health && latest[id]?.status && reg.some((s) => s.device_id === id && s.reachable),
+          );
+        },
+        20_000,
+      );
     });
 
     after(async () => {
@@ -165,7 +187,10 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
       assert.equal(r.body.peer_mesh, null);
       assert.equal(r.body.peer_comm_status, null);
       assert.match(r.body.cert_fingerprint, /:/);
-      assert.ok(r.body._vms_enrichment_missing.some((m: string) => /^peer_mesh: get_peer_mesh_status failed/.test(m)), JSON.stringify(r.body._vms_enrichment_missing));
+      assert.ok(
+        r.body._vms_enrichment_missing.some((m: string) => /^peer_mesh: get_peer_mesh_status failed/.test(m)),
+        JSON.stringify(r.body._vms_enrichment_missing),
+      );
       assert.equal(r.body.result._vms_enriched, true);
       assert.ok(EnrichedHealthResponseSchema.safeParse(r.body).success);
     });
@@ -246,10 +271,14 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
     it('shows a silent device as stale past stale_sec', async () => {
       process.kill(camB.child.pid!, 'SIGSTOP');
       try {
-        const entry = await waitFor('cam-b stale', async () => {
-          const e = (await api(hub.url, '/fleet/mqtt/latest?device=cam-b')).body.devices['cam-b'];
-          return e.stale ? e : undefined;
-        }, 10_000);
+        const entry = await waitFor(
+          'cam-b stale',
+          async () => {
+            const e = (await api(hub.url, '/fleet/mqtt/latest?device=cam-b')).body.devices['cam-b'];
+            return e.stale ? e : undefined;
+          },
+          10_000,
+        );
         assert.ok(entry.age_sec > STALE_SEC);
         assert.equal(entry.online, false);
         assert.equal(entry.status.state, 'online', 'its last status still says online: only the age tells');
@@ -263,10 +292,14 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
 
     it('shows a killed device offline (its last-will) and answers tool calls to it 502', async () => {
       await camA.kill();
-      const entry = await waitFor('cam-a offline', async () => {
-        const e = (await api(hub.url, '/fleet/mqtt/latest?device=cam-a')).body.devices['cam-a'];
-        return e.status.state === 'offline' ? e : undefined;
-      }, 10_000);
+      const entry = await waitFor(
+        'cam-a offline',
+        async () => {
+          const e = (await api(hub.url, '/fleet/mqtt/latest?device=cam-a')).body.devices['cam-a'];
+          return e.status.state === 'offline' ? e : undefined;
+        },
+        10_000,
+      );
       assert.equal(entry.online, false);
       assert.equal((await api(hub.url, '/fleet/health?device=cam-a')).body.devices['cam-a'].presence, 'offline');
       const r = await callTool(hub.url, 'cam-a', 'get_system_health');

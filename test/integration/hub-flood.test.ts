@@ -19,11 +19,23 @@ const DEVICE = 'flood-cam';
 /** A small deterministic PRNG, so a failure replays the same flood. */
 const prng = (seed: number): (() => number) => seededRandom(seed).next;
 
-const SUFFIXES = ['status', 'telemetry', 'telemetry/wifi', 'telemetry/can', 'dets', 'health', 'data_manifest', 'responses', 'events', 'events/incident', 'hello'];
+const SUFFIXES = [
+  'status',
+  'telemetry',
+  'telemetry/wifi',
+  'telemetry/can',
+  'dets',
+  'health',
+  'data_manifest',
+  'responses',
+  'events',
+  'events/incident',
+  'hello',
+];
 
 /** One bad message: never valid against the topic's contract (checked), never over 4 × the limit. */
 function badMessage(rand: () => number, i: number): { topic: string; payload: Buffer } {
-  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)]!;
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rand() * xs.length)];
   const device = rand() < 0.7 ? DEVICE : `rnd-${Math.floor(rand() * 5000)}`;
   const suffix = rand() < 0.03 ? `telemetry/x${i % 7}` : pick(SUFFIXES);
   const topic = `devices/${device}/${suffix}`;
@@ -31,14 +43,23 @@ function badMessage(rand: () => number, i: number): { topic: string; payload: Bu
   let payload: Buffer;
   if (kind === 0) payload = Buffer.from(Array.from({ length: 1 + Math.floor(rand() * 400) }, () => Math.floor(rand() * 256)));
   else if (kind === 1) payload = Buffer.from(JSON.stringify(wrongTypes(suffix, rand)));
-  else if (kind === 2 && i % 200 === 2) payload = Buffer.from(JSON.stringify({ ...msg.telemetry(), pad: 'x'.repeat(MAX_BYTES + 1 + Math.floor(rand() * MAX_BYTES)) }));
+  else if (kind === 2 && i % 200 === 2)
+    payload = Buffer.from(JSON.stringify({ ...msg.telemetry(), pad: 'x'.repeat(MAX_BYTES + 1 + Math.floor(rand() * MAX_BYTES)) }));
   else if (kind === 2) payload = Buffer.from(JSON.stringify(msg.dets(3)).slice(0, Math.floor(rand() * 60)));
   else if (kind === 3) {
     const depth = 100 + Math.floor(rand() * 3000);
     payload = Buffer.from(`{"timestamp":"${new Date().toISOString()}","n":${'['.repeat(depth)}${']'.repeat(depth)}}`);
   } else if (kind === 4) payload = Buffer.from(pick(['', 'null', 'true', '0', '"text"', '[]', '{}', '[{"c":0}]', 'NaN', '{"a":1}{"b":2}', '\u0000']));
-  else if (kind === 5) payload = Buffer.from(JSON.stringify({ ...validFor(suffix), timestamp: pick([42, null, '2026-13-45T99:99:99Z', 'yesterday', '2026-01-01T00:00:00+02:00']) }));
-  else if (kind === 6) payload = Buffer.from(JSON.stringify(validFor(suffix)).replace(/[0-9]/g, (d) => (rand() < 0.5 ? '"' + d + '"' : d)).replace(/"timestamp":"[^"]*"/, '"timestamp":1'));
+  else if (kind === 5)
+    payload = Buffer.from(
+      JSON.stringify({ ...validFor(suffix), timestamp: pick([42, null, '2026-13-45T99:99:99Z', 'yesterday', '2026-01-01T00:00:00+02:00']) }),
+    );
+  else if (kind === 6)
+    payload = Buffer.from(
+      JSON.stringify(validFor(suffix))
+        .replace(/[0-9]/g, (d) => (rand() < 0.5 ? '"' + d + '"' : d))
+        .replace(/"timestamp":"[^"]*"/, '"timestamp":1'),
+    );
   else payload = Buffer.from([0xef, 0xbb, 0xbf, ...Buffer.from(JSON.stringify({ ...validFor(suffix), timestamp: undefined }))]);
   return { topic, payload };
 }
@@ -57,7 +78,11 @@ function wrongTypes(suffix: string, rand: () => number): unknown {
   const v = validFor(suffix);
   const keys = Object.keys(v).filter((k) => k !== 'timestamp');
   const key = keys[Math.floor(rand() * keys.length)] ?? 'timestamp';
-  return { ...v, [key]: odd === undefined ? 'x' : typeof v[key] === typeof odd && !Array.isArray(odd) ? [odd] : odd, timestamp: rand() < 0.5 ? v.timestamp : 17 };
+  return {
+    ...v,
+    [key]: odd === undefined ? 'x' : typeof v[key] === typeof odd && !Array.isArray(odd) ? [odd] : odd,
+    timestamp: rand() < 0.5 ? v.timestamp : 17,
+  };
 }
 
 function isValid(topic: string, payload: Buffer): boolean {
@@ -105,7 +130,7 @@ function floodSuite(label: string, brokerUrl: () => string | undefined, setup: (
         const rand = prng(20261122);
         let oversized = 0;
         let deep = 0;
-        for (let sent = 0; sent < TOTAL; ) {
+        for (let sent = 0; sent < TOTAL;) {
           const batch: Promise<void>[] = [];
           for (let j = 0; j < 200 && sent < TOTAL; j++) {
             let m = badMessage(rand, sent);
@@ -119,10 +144,15 @@ function floodSuite(label: string, brokerUrl: () => string | undefined, setup: (
         }
         assert.ok(oversized >= 40 && deep >= 1000, `the flood holds oversized (${oversized}) and deep (${deep}) messages`);
 
-        const end = await waitFor('every flood message ingested', async () => {
-          const s = (await api(hub.url, '/fleet/mqtt/config')).body.ingest;
-          return s.messages - start.messages >= TOTAL ? s : undefined;
-        }, 60_000, 100);
+        const end = await waitFor(
+          'every flood message ingested',
+          async () => {
+            const s = (await api(hub.url, '/fleet/mqtt/config')).body.ingest;
+            return s.messages - start.messages >= TOTAL ? s : undefined;
+          },
+          60_000,
+          100,
+        );
         assert.equal(end.messages - start.messages, TOTAL);
         assert.equal(end.invalid - start.invalid, TOTAL);
         assert.equal(end.valid, start.valid);
@@ -134,16 +164,22 @@ function floodSuite(label: string, brokerUrl: () => string | undefined, setup: (
         assert.equal(all.status, 200);
         assert.deepEqual(Object.keys(all.body.devices), [DEVICE], 'devices with only bad messages are not listed');
         const afterEntry = all.body.devices[DEVICE];
-        for (const k of ['status', 'payload', 'dets', 'person_count', 'health', 'recent_chunks', 'anomaly_alerts']) assert.deepEqual(afterEntry[k], before[k], k);
-        for (const [suffix, t] of Object.entries(before.topics)) assert.equal((afterEntry.topics[suffix] as { count: number }).count, (t as { count: number }).count, suffix);
+        for (const k of ['status', 'payload', 'dets', 'person_count', 'health', 'recent_chunks', 'anomaly_alerts'])
+          assert.deepEqual(afterEntry[k], before[k], k);
+        for (const [suffix, t] of Object.entries(before.topics))
+          assert.equal((afterEntry.topics[suffix] as { count: number }).count, (t as { count: number }).count, suffix);
         const counted = Object.values(afterEntry.invalid as Record<string, { count: number }>).reduce((s, v) => s + v.count, 0);
         assert.ok(counted > 0.5 * TOTAL, `per-topic invalid counts of ${DEVICE}: ${counted}`);
         const ring = (await api(hub.url, '/debug/events?kind=ingest_invalid&limit=10000')).body;
         assert.equal(ring.events.length, 500, 'the ring stays bounded');
-        for (const path of ['/fleet/health', '/fleet/registry', '/debug/events', '/metrics', '/openapi.json']) assert.equal((await api(hub.url, path)).status, 200, path);
+        for (const path of ['/fleet/health', '/fleet/registry', '/debug/events', '/metrics', '/openapi.json'])
+          assert.equal((await api(hub.url, path)).status, 200, path);
         // And it still ingests valid messages afterwards.
         await publish(client, `devices/${DEVICE}/telemetry`, msg.telemetry(60, 10));
-        await waitFor('a valid message after the flood', async () => (await api(hub.url, `/fleet/mqtt/latest?device=${DEVICE}`)).body.devices[DEVICE].payload.telemetry.die_temp === 60);
+        await waitFor(
+          'a valid message after the flood',
+          async () => (await api(hub.url, `/fleet/mqtt/latest?device=${DEVICE}`)).body.devices[DEVICE].payload.telemetry.die_temp === 60,
+        );
       } finally {
         await endClient(client);
       }
@@ -151,7 +187,12 @@ function floodSuite(label: string, brokerUrl: () => string | undefined, setup: (
   });
 }
 
-floodSuite('the embedded broker', () => undefined, async () => undefined, async () => undefined);
+floodSuite(
+  'the embedded broker',
+  () => undefined,
+  async () => undefined,
+  async () => undefined,
+);
 
 let mosquitto: Mosquitto | undefined;
 floodSuite(

@@ -31,7 +31,12 @@ export function callTool(base: string, target: string, tool: string, args: Recor
 }
 
 /** Polls until `check` returns a value (not undefined/false) or fails with the last state. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000, everyMs = 50): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -50,7 +55,14 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** A hub for tests: free ports, a temp data dir when none given, quiet logs, no process metrics. */
 export function testHub(options: HubOptions = {}): Promise<RunningHub> {
-  return startHub({ port: 0, brokerPort: 0, dataDir: options.dataDir ?? '/tmp/lookout-hub-tests-nonexistent', defaultMetrics: false, logger: createLogger({ level: process.env.LOOKOUT_LOG_LEVEL ?? 'silent' }), ...options });
+  return startHub({
+    port: 0,
+    brokerPort: 0,
+    dataDir: options.dataDir ?? '/tmp/lookout-hub-tests-nonexistent',
+    defaultMetrics: false,
+    logger: createLogger({ level: process.env.LOOKOUT_LOG_LEVEL ?? 'silent' }),
+    ...options,
+  });
 }
 
 export function mqttClient(url: string, options: { username?: string; password?: string; clientId?: string } = {}): Promise<MqttClient> {
@@ -66,7 +78,9 @@ export function mqttClient(url: string, options: { username?: string; password?:
 
 export function publish(client: MqttClient, topic: string, payload: unknown, options: { qos?: 0 | 1; retain?: boolean } = {}): Promise<void> {
   const body = Buffer.isBuffer(payload) || typeof payload === 'string' ? payload : JSON.stringify(payload);
-  return new Promise((resolve, reject) => client.publish(topic, body, { qos: options.qos ?? 1, retain: options.retain ?? false }, (err) => (err ? reject(err) : resolve())));
+  return new Promise((resolve, reject) =>
+    client.publish(topic, body, { qos: options.qos ?? 1, retain: options.retain ?? false }, (err) => (err ? reject(err) : resolve())),
+  );
 }
 
 export function endClient(client: MqttClient): Promise<void> {
@@ -77,8 +91,19 @@ const now = () => new Date().toISOString();
 
 /** Spec-shaped messages (spec 01 and DESIGN.md wire decisions). */
 export const msg = {
-  status: (deviceId: string, state: 'online' | 'offline' = 'online', dieTemp = 47.5) => ({ state, thermal_state: 'NORMAL', die_temp_c: dieTemp, timestamp: now(), device_id: deviceId }),
-  telemetry: (dieTemp = 47.5, fps = 10) => ({ timestamp: now(), camera_id: 'front_door', detections: [{ c: 0, p: 0.9, b: [10, 20, 110, 220] }], telemetry: { die_temp: dieTemp, fps } }),
+  status: (deviceId: string, state: 'online' | 'offline' = 'online', dieTemp = 47.5) => ({
+    state,
+    thermal_state: 'NORMAL',
+    die_temp_c: dieTemp,
+    timestamp: now(),
+    device_id: deviceId,
+  }),
+  telemetry: (dieTemp = 47.5, fps = 10) => ({
+    timestamp: now(),
+    camera_id: 'front_door',
+    detections: [{ c: 0, p: 0.9, b: [10, 20, 110, 220] }],
+    telemetry: { die_temp: dieTemp, fps },
+  }),
   dets: (n = 1, trackId = 7) => ({
     timestamp: now(),
     camera_id: 'front_door',
@@ -109,7 +134,14 @@ export const msg = {
   }),
   manifest: (names: string[]) => ({
     timestamp: now(),
-    chunks: names.map((name, i) => ({ name, started_at: new Date(Date.now() - (names.length - i) * 60_000).toISOString(), duration_s: 60, keyframe_count: 60, justified: i % 2 === 0, rfdetr_stride_fps: 10 })),
+    chunks: names.map((name, i) => ({
+      name,
+      started_at: new Date(Date.now() - (names.length - i) * 60_000).toISOString(),
+      duration_s: 60,
+      keyframe_count: 60,
+      justified: i % 2 === 0,
+      rfdetr_stride_fps: 10,
+    })),
     reason: 'boot',
   }),
   incident: (text = 'person in restricted zone') => ({ timestamp: now(), type: 'incident', message: text }),

@@ -20,7 +20,7 @@ import { startDeviceProcess, type DeviceProcess } from '../support/device-proces
 const image = join(packageRoot(), 'test', 'fixtures', 'images', 'base-camera.json');
 
 type Result = Awaited<ReturnType<Client['callTool']>>;
-const text = (r: Result) => (r.content as { type: string; text: string }[])[0]!.text;
+const text = (r: Result) => (r.content as { type: string; text: string }[])[0].text;
 
 async function connect(url: string): Promise<Client> {
   const client = new Client({ name: 'lookout-test', version: '1.0.0' });
@@ -62,14 +62,20 @@ describe('MCP tool server of a running device', () => {
     }
     const set = tools.find((t) => t.name === 'set_camera_profile')!;
     const props = set.inputSchema.properties as Record<string, { enum?: string[]; maximum?: number }>;
-    assert.deepEqual(props.codec!.enum, ['H265', 'H264']);
-    assert.equal(props.fps!.maximum, 60);
+    assert.deepEqual(props.codec.enum, ['H265', 'H264']);
+    assert.equal(props.fps.maximum, 60);
     assert.equal(set.inputSchema.additionalProperties, false);
   });
 
   it('calls get_device_identity: id, serial, ports and the certificate fingerprint', async () => {
     const r = await client.callTool({ name: 'get_device_identity', arguments: {} });
-    const identity = r.structuredContent as { device_id: string; serial: string; listen_ports: Record<string, number>; cert_fingerprint: string; cert_fingerprint_present: boolean };
+    const identity = r.structuredContent as {
+      device_id: string;
+      serial: string;
+      listen_ports: Record<string, number>;
+      cert_fingerprint: string;
+      cert_fingerprint_present: boolean;
+    };
     assert.equal(identity.device_id, 'cam-mcp');
     assert.match(identity.serial, /^SIM-/);
     assert.equal(identity.listen_ports.tools, device.ready.ports.tools);
@@ -83,18 +89,30 @@ describe('MCP tool server of a running device', () => {
     const health = HealthMessageSchema.parse(system);
     assert.equal(health.storage_health, 'OK');
     assert.equal(health.storage.path, join(dataDir, 'data', 'recordings'));
-    const device_ = (await client.callTool({ name: 'get_device_health', arguments: {} })).structuredContent as { plugins: { name: string; state: string }[]; thermal_state: string; die_temp_c: number };
+    const device_ = (await client.callTool({ name: 'get_device_health', arguments: {} })).structuredContent as {
+      plugins: { name: string; state: string }[];
+      thermal_state: string;
+      die_temp_c: number;
+    };
     assert.equal(device_.thermal_state, 'NORMAL');
     assert.ok(device_.die_temp_c > 40 && device_.die_temp_c < 56);
     assert.ok(device_.plugins.every((p) => p.state === 'ok'));
   });
 
   it('calls get_firmware_status and check_firmware_update', async () => {
-    const fw = (await client.callTool({ name: 'get_firmware_status', arguments: {} })).structuredContent as { runtime_version: string; layer: string; image: string; plugins: unknown[] };
+    const fw = (await client.callTool({ name: 'get_firmware_status', arguments: {} })).structuredContent as {
+      runtime_version: string;
+      layer: string;
+      image: string;
+      plugins: unknown[];
+    };
     assert.equal(fw.layer, 'layer0');
     assert.equal(fw.image, 'base-camera');
     assert.equal(fw.plugins.length, 6);
-    const update = (await client.callTool({ name: 'check_firmware_update', arguments: {} })).structuredContent as { update_available: boolean; current_version: string };
+    const update = (await client.callTool({ name: 'check_firmware_update', arguments: {} })).structuredContent as {
+      update_available: boolean;
+      current_version: string;
+    };
     assert.equal(update.update_available, false);
     assert.equal(update.current_version, fw.runtime_version);
   });
@@ -103,7 +121,10 @@ describe('MCP tool server of a running device', () => {
     const set = await client.callTool({ name: 'set_camera_profile', arguments: { fps: 10, codec: 'H264' } });
     assert.equal(set.isError, undefined, text(set));
     assert.deepEqual((set.structuredContent as { changed: string[] }).changed.sort(), ['codec', 'fps']);
-    const got = (await client.callTool({ name: 'get_camera_profile', arguments: {} })).structuredContent as { profile: { fps: number; codec: string }; path: string };
+    const got = (await client.callTool({ name: 'get_camera_profile', arguments: {} })).structuredContent as {
+      profile: { fps: number; codec: string };
+      path: string;
+    };
     assert.equal(got.profile.fps, 10);
     assert.equal(got.path, join(dataDir, 'data', 'config', 'camera_profile.json'));
     const file = JSON.parse(await readFile(got.path, 'utf8')) as { profile: { fps: number; codec: string } };
@@ -131,7 +152,10 @@ describe('MCP tool server of a running device', () => {
     assert.equal(r.isError, true);
     assert.match(text(r), /firmware_update\.json is not JSON/);
     await writeFile(join(dataDir, 'data', 'config', 'firmware_update.json'), JSON.stringify({ version: '99.0.0', notes: 'test' }));
-    const ok = (await client.callTool({ name: 'check_firmware_update', arguments: {} })).structuredContent as { update_available: boolean; available_version: string };
+    const ok = (await client.callTool({ name: 'check_firmware_update', arguments: {} })).structuredContent as {
+      update_available: boolean;
+      available_version: string;
+    };
     assert.deepEqual([ok.update_available, ok.available_version], [true, '99.0.0']);
     const unknown = await client.callTool({ name: 'reboot', arguments: {} });
     assert.equal(unknown.isError, true);

@@ -64,15 +64,12 @@ describe('a device with failing plugins', () => {
     });
     const failed = Object.fromEntries(seen.plugins.failed.map((p) => [p.name, p]));
     assert.equal(failed.detector?.code, 'model_package_invalid');
-    assert.match(failed.detector!.message!, /broken\.onnx/);
+    assert.match(failed.detector.message!, /broken\.onnx/);
     assert.equal(failed.flaky?.code, 'flaky.not_ready');
-    assert.deepEqual(
-      seen.plugins.skipped.map((p) => [p.name, p.code, p.message]).sort(),
-      [
-        ['flaky-dependent', 'dependency_failed', 'dependency_failed: flaky'],
-        ['tracker', 'dependency_failed', 'dependency_failed: detector'],
-      ],
-    );
+    assert.deepEqual(seen.plugins.skipped.map((p) => [p.name, p.code, p.message]).sort(), [
+      ['flaky-dependent', 'dependency_failed', 'dependency_failed: flaky'],
+      ['tracker', 'dependency_failed', 'dependency_failed: detector'],
+    ]);
   });
 
   it('answers get_rfdetr_status through the hub with the model error', async () => {

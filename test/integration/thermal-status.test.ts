@@ -62,7 +62,7 @@ test('a temperature script drives the governor through every state; status, dets
       DetsMessageSchema.parse(body);
       dets.push(at);
     } else if (topic.endsWith('/telemetry')) {
-      telemetry.push({ at, detections: TelemetryMessageSchema.parse(body).detections as unknown[] });
+      telemetry.push({ at, detections: TelemetryMessageSchema.parse(body).detections });
     }
   });
   try {
@@ -89,10 +89,10 @@ test('a temperature script drives the governor through every state; status, dets
     assert.ok(statuses.every((s) => s.body.state === 'online'));
     const critical = statuses.find((s) => s.body.thermal_state === 'THERMAL_CRITICAL')!;
     assert.ok(critical.body.die_temp_c! >= 85, `entered CRITICAL at ${critical.body.die_temp_c} C`);
-    const afterCritical = statuses[statuses.indexOf(critical) + 1]!;
+    const afterCritical = statuses[statuses.indexOf(critical) + 1];
     assert.ok(afterCritical.body.die_temp_c! < 80, `left CRITICAL at ${afterCritical.body.die_temp_c} C, below 85 - 5`);
     const lastWarn = [...statuses].reverse().find((s) => s.body.thermal_state === 'THERMAL_WARN')!;
-    const normal = statuses[statuses.indexOf(lastWarn) + 1]!;
+    const normal = statuses[statuses.indexOf(lastWarn) + 1];
     assert.ok(normal.body.die_temp_c! < 70, `back to NORMAL at ${normal.body.die_temp_c} C, below 75 - 5`);
 
     // While CRITICAL: no dets (allowing one frame already in flight), telemetry goes on, empty.
@@ -105,10 +105,13 @@ test('a temperature script drives the governor through every state; status, dets
     const quietTelemetry = inside(telemetry);
     assert.ok(quietTelemetry.length >= 3, `telemetry while CRITICAL: ${quietTelemetry.length}`);
     assert.ok(quietTelemetry.every((t) => t.detections.length === 0));
-    assert.ok(dets.some((at) => at > normal.at), 'dets resume after the die cools');
+    assert.ok(
+      dets.some((at) => at > normal.at),
+      'dets resume after the die cools',
+    );
 
     assert.deepEqual(
-      throttleSeen.filter((t, i, a) => i === 0 || t.state !== a[i - 1]!.state),
+      throttleSeen.filter((t, i, a) => i === 0 || t.state !== a[i - 1].state),
       [
         { state: 'NORMAL', stride: 10, suspended: false },
         { state: 'THERMAL_WARN', stride: 5, suspended: false },

@@ -27,7 +27,12 @@ after(async () => {
 
 /** dets messages of a device at a layer, over about 1.5 s of the crossing scenario. */
 async function detsAt(layer: LayerId, env: Record<string, string> = {}): Promise<{ dets: DetsMessage[]; disabled: string[]; stages: unknown }> {
-  const device = await startPluginDevice({ brokerUrl: broker.url, plugins: PLUGINS, layer, env: { SIM_SCENARIO: 'people-crossing', SIM_DET_FP_RATE: '0', ...env } });
+  const device = await startPluginDevice({
+    brokerUrl: broker.url,
+    plugins: PLUGINS,
+    layer,
+    env: { SIM_SCENARIO: 'people-crossing', SIM_DET_FP_RATE: '0', ...env },
+  });
   try {
     const seen = (await recordFor(observer, `devices/${device.id}/dets`, 1500)).map((m) => DetsMessageSchema.parse(m.body));
     const status = (await device.runtime.tools.call('get_rfdetr_status', {})) as { stages: unknown };
@@ -52,10 +57,18 @@ test('layer2: track_id appears, x, y, z do not', async () => {
   assert.deepEqual(r.disabled, ['depth']);
   assert.deepEqual(r.stages, ['tracker']);
   const dets = all(r.dets);
-  assert.ok(dets.some((d) => Number.isInteger(d.track_id)), 'tracked detections are published');
+  assert.ok(
+    dets.some((d) => Number.isInteger(d.track_id)),
+    'tracked detections are published',
+  );
   assert.ok(dets.every((d) => d.x === undefined && d.y === undefined && d.z === undefined));
   // Two people walk in this scene: two ids, not one per frame.
-  const ids = new Set(dets.filter((d) => d.c === 0).map((d) => d.track_id).filter((id) => id !== undefined));
+  const ids = new Set(
+    dets
+      .filter((d) => d.c === 0)
+      .map((d) => d.track_id)
+      .filter((id) => id !== undefined),
+  );
   assert.ok(ids.size >= 1 && ids.size <= 2, `track ids ${[...ids].join(', ')}`);
 });
 
@@ -105,7 +118,11 @@ test('layer3 with a depth model slow to load: not one dets message leaves withou
     const dets = recorder.messages.map((m) => DetsMessageSchema.parse(m.body));
     const persons = all(dets).filter((d) => d.c === 0);
     assert.ok(persons.length > 5, `${persons.length} person detections`);
-    assert.deepEqual(persons.filter((d) => d.z === undefined), [], 'detections published before the depth model was loaded');
+    assert.deepEqual(
+      persons.filter((d) => d.z === undefined),
+      [],
+      'detections published before the depth model was loaded',
+    );
   } finally {
     await off();
     await device.stop();

@@ -28,8 +28,15 @@ before(async () => {
     const bad = n++ % 2 === 1;
     const timestamp = new Date().toISOString();
     const dets = bad ? 'none' : [{ c: 0, p: 0.9, b: [1, 2, 30, 60] }];
-    faulty.publish('devices/faulty/dets', JSON.stringify({ timestamp, camera_id: 'x', dets, person_count: bad ? -1 : 1, rf_detr_precomputed: true })).catch(() => undefined); // in flight at close: the test is over
-    faulty.publish('devices/faulty/telemetry', bad ? '{not json' : JSON.stringify({ timestamp, camera_id: 'x', detections: dets, telemetry: { die_temp: 50, fps: 10 } })).catch(() => undefined); // in flight at close: the test is over
+    faulty
+      .publish('devices/faulty/dets', JSON.stringify({ timestamp, camera_id: 'x', dets, person_count: bad ? -1 : 1, rf_detr_precomputed: true }))
+      .catch(() => undefined); // in flight at close: the test is over
+    faulty
+      .publish(
+        'devices/faulty/telemetry',
+        bad ? '{not json' : JSON.stringify({ timestamp, camera_id: 'x', detections: dets, telemetry: { die_temp: 50, fps: 10 } }),
+      )
+      .catch(() => undefined); // in flight at close: the test is over
   }, 100);
 });
 
@@ -40,7 +47,19 @@ after(async () => {
 });
 
 async function verify(deviceId: string): Promise<{ code: number; report: ContractReport }> {
-  const args = [join(packageRoot(), 'bin', 'lookout.js'), 'verify-contract', '--mqtt-host', '127.0.0.1', '--mqtt-port', String(broker.port), '--device-id', deviceId, '--duration-s', '2.5', '--json'];
+  const args = [
+    join(packageRoot(), 'bin', 'lookout.js'),
+    'verify-contract',
+    '--mqtt-host',
+    '127.0.0.1',
+    '--mqtt-port',
+    String(broker.port),
+    '--device-id',
+    deviceId,
+    '--duration-s',
+    '2.5',
+    '--json',
+  ];
   try {
     const { stdout } = await run(process.execPath, args);
     return { code: 0, report: JSON.parse(stdout) as ContractReport };
@@ -75,7 +94,18 @@ test('the verifier passes a healthy device and fails a 1 Hz one and a half-inval
 });
 
 test('the readable report names the device, the verdict and the reasons', async () => {
-  const { stdout } = await run(process.execPath, [join(packageRoot(), 'bin', 'lookout.js'), 'verify-contract', '--mqtt-host', '127.0.0.1', '--mqtt-port', String(broker.port), '--device-id', 'nobody', '--duration-s', '0.5']).catch((e: { stdout: string }) => e);
+  const { stdout } = await run(process.execPath, [
+    join(packageRoot(), 'bin', 'lookout.js'),
+    'verify-contract',
+    '--mqtt-host',
+    '127.0.0.1',
+    '--mqtt-port',
+    String(broker.port),
+    '--device-id',
+    'nobody',
+    '--duration-s',
+    '0.5',
+  ]).catch((e: { stdout: string }) => e);
   assert.match(stdout, /contract verification of nobody .*: FAIL/);
   assert.match(stdout, /no messages received/);
 });
@@ -83,12 +113,25 @@ test('the readable report names the device, the verdict and the reasons', async 
 test('broker credentials come from the environment, never from a flag that the process list shows', async () => {
   const guarded = await EmbeddedBroker.start({ port: 0, auth: { username: 'ops', password: 'pw-verify-secret' } });
   try {
-    const base = [join(packageRoot(), 'bin', 'lookout.js'), 'verify-contract', '--mqtt-host', '127.0.0.1', '--mqtt-port', String(guarded.port), '--device-id', 'nobody', '--duration-s', '0.3'];
+    const base = [
+      join(packageRoot(), 'bin', 'lookout.js'),
+      'verify-contract',
+      '--mqtt-host',
+      '127.0.0.1',
+      '--mqtt-port',
+      String(guarded.port),
+      '--device-id',
+      'nobody',
+      '--duration-s',
+      '0.3',
+    ];
     const env = { ...process.env, LOOKOUT_MQTT_USERNAME: 'ops', LOOKOUT_MQTT_PASSWORD: 'pw-verify-secret' };
     const connected = await run(process.execPath, base, { env }).catch((e: { code: number; stdout: string; stderr: string }) => e);
     assert.match(connected.stdout, /contract verification of nobody .*: FAIL/, connected.stderr);
 
-    const flagged = await run(process.execPath, [...base, '--username', 'ops', '--password', 'pw-verify-secret']).catch((e: { code: number; stdout: string; stderr: string }) => e);
+    const flagged = await run(process.execPath, [...base, '--username', 'ops', '--password', 'pw-verify-secret']).catch(
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
     assert.equal((flagged as { code?: number }).code, 2);
     assert.match(flagged.stderr, /LOOKOUT_MQTT_PASSWORD/);
   } finally {

@@ -44,10 +44,18 @@ test('the boundary rule fires on a deep import planted in a plugin, naming the f
     '',
   ].join('\n');
   const [result] = await eslint.lintText(planted, { filePath: join(root, 'plugins', 'depth', 'src', 'fusion.ts') });
-  const boundary = result!.messages.filter((m) => m.ruleId === 'lookout/plugin-boundaries').map((m) => m.message);
-  assert.equal(boundary.length, 2, JSON.stringify(result!.messages, null, 2));
-  assert.match(boundary[0]!, /^plugins\/depth\/src\/fusion\.ts imports "\.\.\/\.\.\/\.\.\/core\/src\/errors\/lookout-error\.js": a plugin imports only 'lookout\/core'/);
-  assert.match(boundary[1]!, /"\.\.\/\.\.\/detector\/src\/model\/preprocess\.js".*this reaches plugins\/detector\/src\/model\/preprocess\.js/);
-  const [core] = await eslint.lintText("import x from '../../../plugins/camera/src/index.js';\nexport default x;\n", { filePath: join(root, 'core', 'src', 'plugin', 'loader.ts') });
-  assert.ok(core!.messages.some((m) => m.ruleId === 'lookout/plugin-boundaries' && /core is the SDK both sides share/.test(m.message)), JSON.stringify(core!.messages));
+  const boundary = result.messages.filter((m) => m.ruleId === 'lookout/plugin-boundaries').map((m) => m.message);
+  assert.equal(boundary.length, 2, JSON.stringify(result.messages, null, 2));
+  assert.match(
+    boundary[0],
+    /^plugins\/depth\/src\/fusion\.ts imports "\.\.\/\.\.\/\.\.\/core\/src\/errors\/lookout-error\.js": a plugin imports only 'lookout\/core'/,
+  );
+  assert.match(boundary[1], /"\.\.\/\.\.\/detector\/src\/model\/preprocess\.js".*this reaches plugins\/detector\/src\/model\/preprocess\.js/);
+  const [core] = await eslint.lintText("import x from '../../../plugins/camera/src/index.js';\nexport default x;\n", {
+    filePath: join(root, 'core', 'src', 'plugin', 'loader.ts'),
+  });
+  assert.ok(
+    core.messages.some((m) => m.ruleId === 'lookout/plugin-boundaries' && /core is the SDK both sides share/.test(m.message)),
+    JSON.stringify(core.messages),
+  );
 });

@@ -88,9 +88,7 @@ export const examples = {
   registry: () => ({
     registry: { bus_id: 'fleet-bus-1', devices: [{ device_id: 'dev-a' }, { device_id: 'dev-b' }] },
     vms_lan_ip: '127.0.0.1',
-    shadows: [
-      { device_id: 'dev-a', ips: ['127.0.0.1'], labels: ['shadow1', 'canary'], roles: ['camera'], bus_id: 'fleet-bus-1' },
-    ],
+    shadows: [{ device_id: 'dev-a', ips: ['127.0.0.1'], labels: ['shadow1', 'canary'], roles: ['camera'], bus_id: 'fleet-bus-1' }],
     path: '/etc/lookout/registry.json',
   }),
   cacheEntry: () => ({

@@ -80,7 +80,7 @@ export async function startDeviceProcess(options: DeviceProcessOptions): Promise
   running.add(child);
   let stderr = '';
   let stdout = '';
-  child.stderr!.on('data', (c: Buffer) => {
+  child.stderr.on('data', (c: Buffer) => {
     stderr += c.toString();
     if (stderr.length > 200_000) stderr = stderr.slice(-100_000);
   });
@@ -98,7 +98,7 @@ export async function startDeviceProcess(options: DeviceProcessOptions): Promise
       child.kill('SIGKILL');
       reject(new Error(`${options.deviceId} printed no ready line within ${timeoutMs} ms:\n${tail(stderr)}`));
     }, timeoutMs);
-    child.stdout!.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       stdout += c.toString();
       for (const line of stdout.split('\n')) {
         if (!line.startsWith('{')) continue;
@@ -143,14 +143,18 @@ export async function startDeviceProcess(options: DeviceProcessOptions): Promise
 }
 
 /** Runs a one-shot mode (`--tool`, `--health`, `--check-update`) to its end. */
-export function runEdgeOnce(args: string[], env: Record<string, string> = {}, timeoutMs = 20_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runEdgeOnce(
+  args: string[],
+  env: Record<string, string> = {},
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [edgeBinary(), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     running.add(child);
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`lookout-edge ${args.join(' ')} did not finish within ${timeoutMs} ms:\n${tail(stderr)}`));

@@ -89,7 +89,13 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     if (options.maxInflightMessages !== undefined) lines.push(`max_inflight_messages ${options.maxInflightMessages}`);
     if (options.users) {
       const passwd = join(dir, 'passwd');
-      writeFileSync(passwd, Object.entries(options.users).map(([u, p]) => `${u}:${passwordHash(p)}`).join('\n') + '\n', { mode: 0o600 });
+      writeFileSync(
+        passwd,
+        Object.entries(options.users)
+          .map(([u, p]) => `${u}:${passwordHash(p)}`)
+          .join('\n') + '\n',
+        { mode: 0o600 },
+      );
       lines.push('allow_anonymous false', `password_file ${passwd}`);
     } else {
       lines.push('allow_anonymous true');

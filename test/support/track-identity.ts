@@ -19,9 +19,9 @@ export function trackIdsPerObject(
       if (d.track_id === undefined) continue;
       let best = 0.5;
       let who: number | undefined;
-      for (const g of truthPerFrame[f]!) {
+      for (const g of truthPerFrame[f]) {
         if (!eligible(g, d)) continue;
-        const o = iou(g.box, [d.b[0]!, d.b[1]!, d.b[2]!, d.b[3]!]);
+        const o = iou(g.box, [d.b[0], d.b[1], d.b[2], d.b[3]]);
         if (o >= best) [best, who] = [o, g.id];
       }
       if (who === undefined) continue;

@@ -13,4 +13,3 @@ export function waitFor(check: () => boolean, what: string, timeoutMs = 5_000): 
     tick();
   });
 }
-

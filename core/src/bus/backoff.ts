@@ -20,7 +20,10 @@ export class Backoff {
   private readonly jitter: number;
   private attempt = 0;
 
-  constructor(options: BackoffOptions = {}, private readonly random: () => number = Math.random) {
+  constructor(
+    options: BackoffOptions = {},
+    private readonly random: () => number = Math.random,
+  ) {
     this.initialMs = Math.max(1, options.initialMs ?? 250);
     this.maxMs = Math.max(this.initialMs, options.maxMs ?? 30_000);
     this.factor = Math.max(1, options.factor ?? 2);

@@ -118,7 +118,12 @@ export class MqttBus implements BusPort {
         void this.close().finally(() => reject(err));
       };
       const timer = setTimeout(
-        () => fail(new LookoutError('bus_unreachable', `no connection to ${urlForLog(o.url)} within ${timeoutMs} ms`, { details: { url: urlForLog(o.url), timeoutMs } })),
+        () =>
+          fail(
+            new LookoutError('bus_unreachable', `no connection to ${urlForLog(o.url)} within ${timeoutMs} ms`, {
+              details: { url: urlForLog(o.url), timeoutMs },
+            }),
+          ),
         timeoutMs,
       );
       this.firstConnect = {
@@ -130,7 +135,11 @@ export class MqttBus implements BusPort {
           resolve();
         },
         refused: (code: number) =>
-          fail(new LookoutError('bus_auth_refused', `the broker at ${urlForLog(o.url)} refused the connection (CONNACK ${code})`, { details: { returnCode: code } })),
+          fail(
+            new LookoutError('bus_auth_refused', `the broker at ${urlForLog(o.url)} refused the connection (CONNACK ${code})`, {
+              details: { returnCode: code },
+            }),
+          ),
         aborted: () => fail(closedError()),
       };
       let client: MqttClient;

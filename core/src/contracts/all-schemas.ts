@@ -25,7 +25,7 @@ import { ToolCallRequestSchema, ToolCallResponseSchema } from './tool-call.js';
 
 /** Every wire contract by its file name (`<name>.schema.json`): what the JSON Schema writer emits. */
 export const CONTRACT_SCHEMAS = {
-  'detection': DetectionSchema,
+  detection: DetectionSchema,
   'dets-message': DetsMessageSchema,
   'telemetry-message': TelemetryMessageSchema,
   'telemetry-wifi-message': WifiTelemetryMessageSchema,

@@ -26,7 +26,5 @@ export const CacheEntrySchema = z
 export type CacheEntry = z.infer<typeof CacheEntrySchema>;
 
 /** `GET /fleet/mqtt/latest`: `devices` keyed by `<device_id>`. */
-export const FleetLatestResponseSchema = z
-  .looseObject({ devices: z.record(z.string(), CacheEntrySchema) })
-  .describe('GET /fleet/mqtt/latest answer');
+export const FleetLatestResponseSchema = z.looseObject({ devices: z.record(z.string(), CacheEntrySchema) }).describe('GET /fleet/mqtt/latest answer');
 export type FleetLatestResponse = z.infer<typeof FleetLatestResponseSchema>;

@@ -10,8 +10,8 @@ import { z } from 'zod';
  * also take a zero offset (`+00:00`, what Python's isoformat writes) because other fleet tools
  * publish on the same bus. Any other offset is refused: the spec says UTC.
  */
-export const TimestampSchema = z
-  .iso.datetime({ offset: true })
+export const TimestampSchema = z.iso
+  .datetime({ offset: true })
   .regex(/(?:Z|[+-]00:?00)$/, 'must be in UTC (Z or +00:00)')
   // The second pattern hides zod's own `format` in JSON Schema; say it again for readers of the files.
   .meta({ format: 'date-time', description: 'ISO 8601 UTC timestamp' });

@@ -9,9 +9,7 @@ export const DetsMessageSchema = z
     camera_id: RoleLabelSchema,
     dets: z.array(DetectionSchema),
     person_count: NonNegativeIntSchema.describe('persons passing the person gate'),
-    rf_detr_precomputed: z
-      .boolean()
-      .describe('true marks on-device detector authority, not cloud inference'),
+    rf_detr_precomputed: z.boolean().describe('true marks on-device detector authority, not cloud inference'),
   })
   .describe('dets message (spec 01)');
 export type DetsMessage = z.infer<typeof DetsMessageSchema>;

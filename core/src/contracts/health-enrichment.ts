@@ -22,13 +22,7 @@ export const HealthEnrichmentSchema = z
 export type HealthEnrichment = z.infer<typeof HealthEnrichmentSchema>;
 
 /** The fields the five-minute readiness check asserts. */
-export const READINESS_ENRICHMENT_FIELDS = [
-  'peer_comm_status',
-  'peer_mesh',
-  'listen_ports',
-  'overlay_mount',
-  'cert_fingerprint_present',
-] as const;
+export const READINESS_ENRICHMENT_FIELDS = ['peer_comm_status', 'peer_mesh', 'listen_ports', 'overlay_mount', 'cert_fingerprint_present'] as const;
 
 /** A successful, enriched tools/call answer for get_system_health or get_device_health. */
 export const EnrichedHealthResponseSchema = ToolCallResponseSchema.extend(HealthEnrichmentSchema.shape)

@@ -3,8 +3,20 @@
  * slots 14-22 too; the spec names none of them and their labels are not to be invented.
  */
 export const PRODUCTION_NAMED_LABELS = [
-  'person', 'bicycle', 'car', 'bus', 'train', 'truck', 'backpack', 'handbag', 'suitcase', 'cell_phone',
-  'gun', 'knife', 'rifle', 'shotgun',
+  'person',
+  'bicycle',
+  'car',
+  'bus',
+  'train',
+  'truck',
+  'backpack',
+  'handbag',
+  'suitcase',
+  'cell_phone',
+  'gun',
+  'knife',
+  'rifle',
+  'shotgun',
 ] as const;
 
 /** Size of the production head, unnamed slots included. */

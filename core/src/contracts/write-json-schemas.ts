@@ -29,7 +29,6 @@ export function contractJsonSchema(name: ContractName, errors: ErrorTableEntry[]
   return { $schema, title: name, ...rest };
 }
 
-
 /** Writes `<outDir>/<name>.schema.json` for every contract and `<outDir>/index.json`; returns the index. */
 export async function writeJsonSchemas(outDir: string, plugins: Plugin[] = []): Promise<SchemaIndexEntry[]> {
   await mkdir(outDir, { recursive: true });
@@ -76,10 +75,10 @@ if (invokedDirectly) {
   firstPartyPlugins()
     .then((plugins) => writeJsonSchemas(outDir, plugins))
     .then(
-    (index) => console.log(`wrote ${index.length} JSON Schemas to ${outDir}`),
-    (err: unknown) => {
-      console.error(`writing JSON Schemas failed: ${err instanceof Error ? err.message : String(err)}`);
-      process.exitCode = 1;
-    },
-  );
+      (index) => console.log(`wrote ${index.length} JSON Schemas to ${outDir}`),
+      (err: unknown) => {
+        console.error(`writing JSON Schemas failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exitCode = 1;
+      },
+    );
 }

@@ -47,7 +47,9 @@ export async function readImage(nameOrPath: string): Promise<{ image: ImageFile;
   }
   const parsed = ImageSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new LookoutError('image_invalid', `image ${path} is invalid: ${z.prettifyError(parsed.error)}`, { details: { image: path, issues: parsed.error.issues } });
+    throw new LookoutError('image_invalid', `image ${path} is invalid: ${z.prettifyError(parsed.error)}`, {
+      details: { image: path, issues: parsed.error.issues },
+    });
   }
   return { image: parsed.data, path };
 }
@@ -63,9 +65,13 @@ export async function loadImage(nameOrPath: string): Promise<LoadedImage> {
 export async function importPlugin(entry: string, baseDir: string, imageFile = 'the image', firstParty: FirstPartyFolder = 'plugins'): Promise<Plugin> {
   const specifier = resolveEntry(entry, baseDir, firstParty);
   if (!specifier) {
-    throw new LookoutError('plugin_not_found', `${imageFile} names the plugin "${entry}", which does not exist (no first-party plugin, file or package of that name)`, {
-      details: { plugin: entry, image: imageFile },
-    });
+    throw new LookoutError(
+      'plugin_not_found',
+      `${imageFile} names the plugin "${entry}", which does not exist (no first-party plugin, file or package of that name)`,
+      {
+        details: { plugin: entry, image: imageFile },
+      },
+    );
   }
   let mod: { default?: unknown };
   try {
@@ -75,7 +81,10 @@ export async function importPlugin(entry: string, baseDir: string, imageFile = '
     if (code === 'ERR_MODULE_NOT_FOUND' && !entry.startsWith('.') && !isAbsolute(entry)) {
       throw new LookoutError('plugin_not_found', `${imageFile} names the plugin "${entry}", which cannot be found`, { cause: err, details: { plugin: entry } });
     }
-    throw new LookoutError('plugin_manifest_invalid', `plugin "${entry}" cannot be imported: ${(err as Error).message}`, { cause: err, details: { plugin: entry } });
+    throw new LookoutError('plugin_manifest_invalid', `plugin "${entry}" cannot be imported: ${(err as Error).message}`, {
+      cause: err,
+      details: { plugin: entry },
+    });
   }
   return validateManifest(mod.default, entry);
 }

@@ -41,9 +41,9 @@ function parseValue(value: string, fail: (why: string) => never): string {
   if (value.startsWith('"')) {
     let out = '';
     for (let i = 1; i < value.length; i++) {
-      const ch = value[i]!;
+      const ch = value[i];
       if (ch === '\\' && i + 1 < value.length) {
-        const next = value[++i]!;
+        const next = value[++i];
         out += next === 'n' ? '\n' : next === 't' ? '\t' : next === 'r' ? '\r' : next;
       } else if (ch === '"') {
         assertOnlyComment(value.slice(i + 1), fail);

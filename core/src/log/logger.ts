@@ -8,9 +8,27 @@ export type { Logger };
  * values that callers put into free-form objects.
  */
 const SECRET_KEYS = [
-  'password', 'passwd', 'pass', 'secret', 'token', 'accessToken', 'access_token', 'authorization',
-  'Authorization', 'apiKey', 'api_key', 'hmacKey', 'hmac_key', 'key', 'privateKey', 'private_key',
-  'DEVICE_PASSWORD', 'COMPILE_SERVICE_TOKEN', 'LOOKOUT_TOKEN', 'MESH_HMAC_KEY', 'A2A_HMAC_KEY',
+  'password',
+  'passwd',
+  'pass',
+  'secret',
+  'token',
+  'accessToken',
+  'access_token',
+  'authorization',
+  'Authorization',
+  'apiKey',
+  'api_key',
+  'hmacKey',
+  'hmac_key',
+  'key',
+  'privateKey',
+  'private_key',
+  'DEVICE_PASSWORD',
+  'COMPILE_SERVICE_TOKEN',
+  'LOOKOUT_TOKEN',
+  'MESH_HMAC_KEY',
+  'A2A_HMAC_KEY',
 ];
 const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers.${k.toLowerCase()}`]);
 

@@ -19,7 +19,9 @@ export class DeviceNetworks {
       const max = family === 4 ? 32 : 128;
       const prefix = prefixText === undefined ? max : Number(prefixText);
       if (family === 0 || !/^\d+$/.test(prefixText ?? String(max)) || prefix < 0 || prefix > max) {
-        throw new LookoutError('config_invalid', `--device-networks: "${cidr}" is not a network in CIDR notation (e.g. 127.0.0.0/8, 10.20.0.0/16, fd00::/8)`, { details: { key: 'device_networks', value: cidr } });
+        throw new LookoutError('config_invalid', `--device-networks: "${cidr}" is not a network in CIDR notation (e.g. 127.0.0.0/8, 10.20.0.0/16, fd00::/8)`, {
+          details: { key: 'device_networks', value: cidr },
+        });
       }
       this.list.addSubnet(address, prefix, family === 4 ? 'ipv4' : 'ipv6');
     }
@@ -41,5 +43,5 @@ export class DeviceNetworks {
 /** `::ffff:10.0.0.5` (an IPv4 peer seen through an IPv6 socket) is `10.0.0.5`. */
 export function unmapIpv4(address: string): string {
   const m = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return m ? m[1]! : address;
+  return m ? m[1] : address;
 }

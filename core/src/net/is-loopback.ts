@@ -16,6 +16,6 @@ const LOOPBACK_HOST_NAME = /^(?:localhost|::1|127(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\
 /** True for a `Host` header (name and optional port) that names this machine's loopback exactly. */
 export function isLoopbackHostHeader(header: string | undefined): boolean {
   if (!header) return false;
-  const name = header.startsWith('[') ? header.slice(1, header.indexOf(']')) : header.split(':')[0]!;
+  const name = header.startsWith('[') ? header.slice(1, header.indexOf(']')) : header.split(':')[0];
   return LOOPBACK_HOST_NAME.test(name);
 }

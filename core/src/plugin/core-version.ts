@@ -12,7 +12,7 @@ export function coreSatisfies(range: string, version = CORE_VERSION): boolean {
   const cmp = (a: number[], b: number[]) => {
     for (let i = 0; i < 3; i++) {
       const x = a[i] ?? 0;
-      const y = Number.isNaN(b[i]!) ? x : (b[i] ?? 0);
+      const y = Number.isNaN(b[i]) ? x : (b[i] ?? 0);
       if (x !== y) return x - y;
     }
     return 0;

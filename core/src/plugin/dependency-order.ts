@@ -30,11 +30,9 @@ export function dependencyOrder<T extends DependencyNode>(nodes: T[], disabled: 
       const target = byName.get(dep);
       if (!target) {
         const why = disabled.get(dep);
-        throw new LookoutError(
-          'plugin_dependency_missing',
-          `plugin "${node.name}" depends on "${dep}", which is ${why ?? 'not loaded'}`,
-          { details: { plugin: node.name, missing: dep } },
-        );
+        throw new LookoutError('plugin_dependency_missing', `plugin "${node.name}" depends on "${dep}", which is ${why ?? 'not loaded'}`, {
+          details: { plugin: node.name, missing: dep },
+        });
       }
       visit(target, [...path, node.name]);
     }

@@ -43,7 +43,7 @@ export interface DeviceInfo {
 export function deviceInfo(runtime: RuntimeInfo): DeviceInfo {
   const given = runtime.device;
   const roles = given?.roles?.length ? given.roles : [runtime.image ?? 'camera'];
-  const labels = given?.labels?.length ? given.labels : [runtime.role ?? roles[0]!];
+  const labels = given?.labels?.length ? given.labels : [runtime.role ?? roles[0]];
   return {
     roles,
     labels,

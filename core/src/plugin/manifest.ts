@@ -84,7 +84,8 @@ export interface PluginManifest<C extends z.ZodObject = z.ZodObject> {
 const NAME = /^[a-z][a-z0-9-]*$/;
 const CORE_RANGE = /^(?:\*|(?:\^|>=)?\d+(?:\.(?:\d+|x|\*)){0,2})$/;
 // Duck-typed rather than instanceof: a third-party plugin may bring its own copy of zod v4.
-const isZodSchema = (v: unknown): boolean => typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof (v as { _zod?: unknown })._zod === 'object';
+const isZodSchema = (v: unknown): boolean =>
+  typeof (v as { safeParse?: unknown } | null)?.safeParse === 'function' && typeof (v as { _zod?: unknown })._zod === 'object';
 const zodSchema = z.custom<z.ZodType>(isZodSchema, 'a zod schema');
 const zodObject = z.custom<z.ZodObject>((v) => isZodSchema(v) && typeof (v as { shape?: unknown }).shape === 'object', 'a zod object schema');
 

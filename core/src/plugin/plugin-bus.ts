@@ -20,7 +20,11 @@ export function createPluginBus(options: {
   fault?(err: unknown): void;
 }): PluginBus {
   const { plugin, port, namespace, mirrorNamespace, topics, subscriptions, track } = options;
-  const fault = options.fault ?? ((err: unknown) => { throw err; });
+  const fault =
+    options.fault ??
+    ((err: unknown) => {
+      throw err;
+    });
   return {
     namespace,
     get connected() {

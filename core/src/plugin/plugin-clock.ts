@@ -7,17 +7,15 @@ import type { PluginClock } from './context.js';
 export function createPluginClock(now: () => number = Date.now, fault?: (err: unknown) => void): PluginClock & { clearAll(): void } {
   const timers = new Set<NodeJS.Timeout>();
   // A callback that throws would be an uncaught exception and end the process: it fails its plugin instead.
-  const guard =
-    (fn: () => unknown) =>
-    (): void => {
-      try {
-        const result = fn();
-        if (fault && result instanceof Promise) result.catch(fault);
-      } catch (err) {
-        if (!fault) throw err;
-        fault(err);
-      }
-    };
+  const guard = (fn: () => unknown) => (): void => {
+    try {
+      const result = fn();
+      if (fault && result instanceof Promise) result.catch(fault);
+    } catch (err) {
+      if (!fault) throw err;
+      fault(err);
+    }
+  };
   let closed = false;
   const keep = (t: NodeJS.Timeout): NodeJS.Timeout => {
     if (closed) clearTimeout(t);

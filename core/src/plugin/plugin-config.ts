@@ -9,13 +9,18 @@ const SECRET_KEY_NAME = /(?:^|_)(?:PASS|PASSWD|PASSWORD|SECRET|TOKEN|KEY|PRIVATE
  * Parses a plugin's declared keys from the environment of its layer. A bad value stops start-up
  * with a message naming the key, where it came from and what is valid.
  */
-export function parsePluginConfig(plugin: string, schema: z.ZodObject | undefined, env: Record<string, string | undefined>, source: string): Record<string, unknown> {
+export function parsePluginConfig(
+  plugin: string,
+  schema: z.ZodObject | undefined,
+  env: Record<string, string | undefined>,
+  source: string,
+): Record<string, unknown> {
   if (!schema) return {};
   const input: Record<string, string | undefined> = {};
   for (const key of Object.keys(schema.shape)) if (env[key] !== undefined) input[key] = env[key];
   const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data as Record<string, unknown>;
-  const issue = parsed.error.issues[0]!;
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
   const key = String(issue.path[0] ?? '');
   const valid = describeValid(issue);
   const value = input[key];

@@ -78,17 +78,29 @@ export class PluginServiceDirectory {
     await container.dispose();
   }
 
-  scopeFor(plugin: string, container: DependencyContainer, requires: ServiceToken<unknown>[], optional: ServiceToken<unknown>[], provides: ServiceToken<unknown>[]): PluginServices {
+  scopeFor(
+    plugin: string,
+    container: DependencyContainer,
+    requires: ServiceToken<unknown>[],
+    optional: ServiceToken<unknown>[],
+    provides: ServiceToken<unknown>[],
+  ): PluginServices {
     const declared = (token: ServiceToken<unknown>) => [...requires, ...optional, ...provides].some((t) => t.name === token.name);
     const notDeclared = (token: ServiceToken<unknown>) =>
-      new LookoutError('service_not_declared', `plugin "${plugin}" asked for the service "${token.name}", which its manifest does not list in requires or optionalRequires`, {
-        details: { plugin, service: token.name },
-      });
+      new LookoutError(
+        'service_not_declared',
+        `plugin "${plugin}" asked for the service "${token.name}", which its manifest does not list in requires or optionalRequires`,
+        {
+          details: { plugin, service: token.name },
+        },
+      );
     return {
       provide: (token, value) => {
         const entry = this.providers.get(token.name);
         if (!entry || entry.plugin !== plugin) {
-          throw new LookoutError('service_not_declared', `plugin "${plugin}" provided the service "${token.name}" without listing it in provides`, { details: { plugin, service: token.name } });
+          throw new LookoutError('service_not_declared', `plugin "${plugin}" provided the service "${token.name}" without listing it in provides`, {
+            details: { plugin, service: token.name },
+          });
         }
         container.register(token.name, { useValue: value });
         entry.provided.add(token.name);
@@ -115,13 +127,19 @@ export class PluginServiceDirectory {
     const entry = this.providers.get(token.name);
     if (!entry) {
       if (!must) return undefined;
-      throw new LookoutError('service_unavailable', `plugin "${plugin}" needs the service "${token.name}", which no loaded plugin provides`, { details: { plugin, service: token.name } });
+      throw new LookoutError('service_unavailable', `plugin "${plugin}" needs the service "${token.name}", which no loaded plugin provides`, {
+        details: { plugin, service: token.name },
+      });
     }
     if (!entry.container || !entry.provided.has(token.name)) {
       if (!must) return undefined;
-      throw new LookoutError('service_unavailable', `the service "${token.name}" of plugin "${entry.plugin}" is not available (not provided yet, or its plugin stopped or failed)`, {
-        details: { plugin, service: token.name, provider: entry.plugin },
-      });
+      throw new LookoutError(
+        'service_unavailable',
+        `the service "${token.name}" of plugin "${entry.plugin}" is not available (not provided yet, or its plugin stopped or failed)`,
+        {
+          details: { plugin, service: token.name, provider: entry.plugin },
+        },
+      );
     }
     return entry.container.resolve(token.name);
   }

@@ -105,17 +105,26 @@ export class PluginSupervisor {
 
   async restart(name: string): Promise<PluginReport> {
     const entry = this.entries.get(name);
-    if (!entry) throw new LookoutError('plugin_unknown', `no plugin named "${name}" runs on this device`, { details: { plugin: name, known: [...this.entries.keys()] } });
+    if (!entry)
+      throw new LookoutError('plugin_unknown', `no plugin named "${name}" runs on this device`, { details: { plugin: name, known: [...this.entries.keys()] } });
     if (RUNNING.includes(entry.report.state)) {
-      throw new LookoutError('plugin_not_restartable', `plugin "${name}" is ${entry.report.state}; only a failed or skipped plugin is restarted`, { details: { plugin: name, state: entry.report.state } });
+      throw new LookoutError('plugin_not_restartable', `plugin "${name}" is ${entry.report.state}; only a failed or skipped plugin is restarted`, {
+        details: { plugin: name, state: entry.report.state },
+      });
     }
     const down = this.downDependency(entry);
     if (down) {
-      throw new LookoutError('plugin_not_restartable', `plugin "${name}" needs "${down}", which is ${this.entries.get(down)!.report.state}: restart that one first`, { details: { plugin: name, needs: down } });
+      throw new LookoutError(
+        'plugin_not_restartable',
+        `plugin "${name}" needs "${down}", which is ${this.entries.get(down)!.report.state}: restart that one first`,
+        { details: { plugin: name, needs: down } },
+      );
     }
     const wait = entry.retryAt - Date.now();
     if (wait > 0) {
-      throw new LookoutError('plugin_restart_backoff', `plugin "${name}" failed again recently; retry in ${Math.ceil(wait / 1000)} s`, { details: { plugin: name, retry_after_ms: wait } });
+      throw new LookoutError('plugin_restart_backoff', `plugin "${name}" failed again recently; retry in ${Math.ceil(wait / 1000)} s`, {
+        details: { plugin: name, retry_after_ms: wait },
+      });
     }
     entry.log.info('restarting');
     // A plugin that marked itself failed may still hold what it registered (a status tool).
@@ -177,7 +186,11 @@ export class PluginSupervisor {
     entry.run = run;
     try {
       const ctx = this.context(entry, run);
-      run.instance = await withTimeout(plugin, Promise.resolve().then(() => plugin.start(ctx)), plugin.startTimeoutMs ?? this.o.defaultStartTimeoutMs);
+      run.instance = await withTimeout(
+        plugin,
+        Promise.resolve().then(() => plugin.start(ctx)),
+        plugin.startTimeoutMs ?? this.o.defaultStartTimeoutMs,
+      );
       this.assertComplete(plugin);
       if (entry.report.state === 'starting') this.setState(entry, 'ok');
       log.debug({ version: plugin.version }, 'started');
@@ -253,7 +266,9 @@ export class PluginSupervisor {
   /** Every declared tool and route must have a handler once start returns. */
   private assertComplete(plugin: Plugin): void {
     const tools = (plugin.tools ?? []).filter((t) => !this.o.tools.get(t.name)).map((t) => t.name);
-    const routes = (plugin.routes ?? []).filter((r) => !this.o.routes.list().some((e) => e.plugin === plugin.name && e.decl.method === r.method && e.decl.path === r.path)).map((r) => `${r.method} ${r.path}`);
+    const routes = (plugin.routes ?? [])
+      .filter((r) => !this.o.routes.list().some((e) => e.plugin === plugin.name && e.decl.method === r.method && e.decl.path === r.path))
+      .map((r) => `${r.method} ${r.path}`);
     if (tools.length === 0 && routes.length === 0) return;
     const what = [tools.length ? `tools ${tools.join(', ')}` : '', routes.length ? `routes ${routes.join(', ')}` : ''].filter(Boolean).join(' and ');
     throw new LookoutError('plugin_start_failed', `plugin "${plugin.name}" declared ${what} but did not register them during start`, {
@@ -343,8 +358,13 @@ async function withTimeout<T>(plugin: Plugin, work: Promise<T>, ms: number): Pro
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       // A start that finishes after its timeout still gets stopped, so nothing it opened leaks.
-      work.then((instance) => (instance as PluginInstance | void)?.stop?.(), () => undefined);
-      reject(new LookoutError('plugin_start_timeout', `plugin "${plugin.name}" did not start within ${ms} ms`, { details: { plugin: plugin.name, timeoutMs: ms } }));
+      work.then(
+        (instance) => (instance as PluginInstance | void)?.stop?.(),
+        () => undefined,
+      );
+      reject(
+        new LookoutError('plugin_start_timeout', `plugin "${plugin.name}" did not start within ${ms} ms`, { details: { plugin: plugin.name, timeoutMs: ms } }),
+      );
     }, ms);
   });
   try {

@@ -8,5 +8,5 @@ export interface ServiceToken<T> {
 }
 
 export function serviceToken<T>(name: string): ServiceToken<T> {
-  return Object.freeze({ name }) as ServiceToken<T>;
+  return Object.freeze({ name });
 }

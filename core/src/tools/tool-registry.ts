@@ -20,11 +20,9 @@ export class ToolRegistry {
   declare(plugin: string, decl: ToolDecl): void {
     const existing = this.entries.get(decl.name);
     if (existing) {
-      throw new LookoutError(
-        'plugin_conflict',
-        `plugins "${existing.plugin}" and "${plugin}" both declare the tool "${decl.name}"`,
-        { details: { kind: 'tool', name: decl.name, plugins: [existing.plugin, plugin] } },
-      );
+      throw new LookoutError('plugin_conflict', `plugins "${existing.plugin}" and "${plugin}" both declare the tool "${decl.name}"`, {
+        details: { kind: 'tool', name: decl.name, plugins: [existing.plugin, plugin] },
+      });
     }
     this.entries.set(decl.name, { plugin, decl });
   }

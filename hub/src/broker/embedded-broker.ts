@@ -96,7 +96,6 @@ export const EmbeddedBroker = {
   },
 };
 
-
 /** Compares digests so that neither the content nor the length of the secret leaks through timing. */
 function sameSecret(given: Buffer | string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();

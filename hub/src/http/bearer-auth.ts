@@ -8,7 +8,9 @@ export function bearerChecker(token: string): (header: string | undefined) => bo
   const expected = createHash('sha256').update(token, 'utf8').digest();
   return (header) => {
     const match = header ? /^Bearer\s+(.+)$/i.exec(header.trim()) : null;
-    const given = createHash('sha256').update(match?.[1] ?? '', 'utf8').digest();
+    const given = createHash('sha256')
+      .update(match?.[1] ?? '', 'utf8')
+      .digest();
     return timingSafeEqual(expected, given) && match !== null;
   };
 }

@@ -12,9 +12,13 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
     return;
   }
   const [status, message] =
-    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'the request headers are too large']
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'the request was not received in time']
-    : [400, 'the request is not valid HTTP'];
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers are too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'the request was not received in time']
+        : [400, 'the request is not valid HTTP'];
   const body = JSON.stringify({ error: { code: 'bad_request', message } });
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

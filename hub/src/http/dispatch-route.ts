@@ -39,7 +39,7 @@ export function routeDispatcher(entry: RouteEntry, bodyLimitBytes: number) {
       for (const [k, v] of Object.entries(result.headers ?? {})) ctx.set(k, v);
       const raw = result.body;
       if (raw === undefined || raw === null) ctx.body = null;
-      else if (typeof raw === 'string' || Buffer.isBuffer(raw) || raw instanceof Uint8Array || isStream(raw)) ctx.body = raw as Context['body'];
+      else if (typeof raw === 'string' || Buffer.isBuffer(raw) || raw instanceof Uint8Array || isStream(raw)) ctx.body = raw;
       else {
         // Serialised here, inside the error handling, rather than by Koa after it.
         ctx.body = JSON.stringify(raw);

@@ -4,7 +4,15 @@ import type { ErrorCode } from '../../../core/src/errors/codes.js';
 import { redactSecrets, type Logger } from '../../../core/src/log/logger.js';
 
 /** Statuses Koa or Node may raise on their own, as codes of the table. */
-const STATUS_CODES: Record<number, ErrorCode> = { 400: 'bad_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 413: 'payload_too_large', 415: 'unsupported_media_type' };
+const STATUS_CODES: Record<number, ErrorCode> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+};
 
 /**
  * Any failure as the DESIGN.md body `{ error: { code, message, details? } }` with its code's status.

@@ -16,9 +16,9 @@ export function requestInvalid(part: RequestPart, error: z.ZodError): LookoutErr
   const issues = error.issues.map((issue) => {
     // An unknown key is reported on its parent; name the key itself so the client sees it.
     const keys = issue.code === 'unrecognized_keys' ? issue.keys : undefined;
-    const field = keys?.length ? fieldName(part, [...issue.path, keys[0]!]) : fieldName(part, issue.path);
+    const field = keys?.length ? fieldName(part, [...issue.path, keys[0]]) : fieldName(part, issue.path);
     return { field, code: issue.code, message: issue.message };
   });
-  const first = issues[0]!;
+  const first = issues[0];
   return new LookoutError('bad_request', `${first.field}: ${first.message}`, { details: { field: first.field, issues } });
 }

@@ -29,7 +29,8 @@ export default definePlugin({
     },
     {
       name: 'set_camera_profile',
-      description: 'Changes any of codec (H265, H264), resolution (WIDTHxHEIGHT), fps, bitrate_kbps, gop, rate_control; the merged profile is validated and persisted',
+      description:
+        'Changes any of codec (H265, H264), resolution (WIDTHxHEIGHT), fps, bitrate_kbps, gop, rate_control; the merged profile is validated and persisted',
       input: CameraProfileUpdateSchema,
       output: ProfileResultSchema,
     },

@@ -19,7 +19,8 @@ export async function readProfileFile(path: string): Promise<ProfileFile | undef
     throw new LookoutError('config_invalid', `the camera profile ${path} is not JSON: ${(err as Error).message}`, { details: { path } });
   }
   const parsed = ProfileFileSchema.safeParse(raw);
-  if (!parsed.success) throw new LookoutError('config_invalid', `the camera profile ${path} is invalid: ${z.prettifyError(parsed.error)}`, { details: { path } });
+  if (!parsed.success)
+    throw new LookoutError('config_invalid', `the camera profile ${path} is invalid: ${z.prettifyError(parsed.error)}`, { details: { path } });
   return parsed.data;
 }
 

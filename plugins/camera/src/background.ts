@@ -29,8 +29,8 @@ export function buildBackground(width: number, height: number, bg: Scenario['bac
       const gx = x / cell;
       const ix = Math.floor(gx);
       const fx = gx - ix;
-      const g0 = grid[iy * gw + ix]! * (1 - fx) + grid[iy * gw + ix + 1]! * fx;
-      const g1 = grid[(iy + 1) * gw + ix]! * (1 - fx) + grid[(iy + 1) * gw + ix + 1]! * fx;
+      const g0 = grid[iy * gw + ix] * (1 - fx) + grid[iy * gw + ix + 1] * fx;
+      const g1 = grid[(iy + 1) * gw + ix] * (1 - fx) + grid[(iy + 1) * gw + ix + 1] * fx;
       const n = (g0 * (1 - fy) + g1 * fy) * amp + rnd.range(-amp / 4, amp / 4);
       const o = (y * width + x) * 3;
       out[o] = clamp(base[0] * shade + n);

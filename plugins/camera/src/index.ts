@@ -15,10 +15,7 @@ export const CameraConfigSchema = z.object({
     })
     .default('sim'),
   SIM_SCENARIO: z.string().min(1).default('people-crossing').describe('a scenario name from configs/scenarios or a path'),
-  EDGE_V3_ENCODE_ONLY: z
-    .enum(['0', '1'])
-    .optional()
-    .describe('1 reserves the camera for the encoder; 0 shares it with neural work (layer 1 and up, spec 02)'),
+  EDGE_V3_ENCODE_ONLY: z.enum(['0', '1']).optional().describe('1 reserves the camera for the encoder; 0 shares it with neural work (layer 1 and up, spec 02)'),
 });
 export type CameraConfig = z.output<typeof CameraConfigSchema>;
 

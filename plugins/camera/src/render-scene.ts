@@ -68,14 +68,14 @@ export class SceneRenderer {
     owner.fill(0);
     const drawn = poses.map((pose, i) => {
       const spans = silhouetteSpans(SHAPES[pose.object.label], pose.box);
-      const row = this.colourRows[this.scene.objects.indexOf(pose.object)]!;
+      const row = this.colourRows[this.scene.objects.indexOf(pose.object)];
       const tag = i + 1;
       const d = spans.data;
       for (let s = 0; s < spans.count; s++) {
-        const y = d[s * 3]!;
+        const y = d[s * 3];
         if (y < 0 || y >= H) continue;
-        const x0 = Math.max(0, d[s * 3 + 1]!);
-        const x1 = Math.min(W, d[s * 3 + 2]!);
+        const x0 = Math.max(0, d[s * 3 + 1]);
+        const x1 = Math.min(W, d[s * 3 + 2]);
         if (x1 <= x0) continue;
         const p = y * W;
         data.set(row.subarray(0, (x1 - x0) * 3), (p + x0) * 3);
@@ -89,16 +89,16 @@ export class SceneRenderer {
       const [bx1, by1, bx2, by2] = pose.box;
       const box: [number, number, number, number] = [clip(bx1, W), clip(by1, H), clip(bx2, W), clip(by2, H)];
       if (box[2] - box[0] <= 0 || box[3] - box[1] <= 0) return;
-      const spans = drawn[i]!;
+      const spans = drawn[i];
       const d = spans.data;
       const tag = i + 1;
       let visible = 0;
       for (let s = 0; s < spans.count; s++) {
-        const y = d[s * 3]!;
+        const y = d[s * 3];
         if (y < 0 || y >= H) continue;
         const p = y * W;
-        const x1 = Math.min(W, d[s * 3 + 2]!);
-        for (let x = Math.max(0, d[s * 3 + 1]!); x < x1; x++) if (owner[p + x] === tag) visible++;
+        const x1 = Math.min(W, d[s * 3 + 2]);
+        for (let x = Math.max(0, d[s * 3 + 1]); x < x1; x++) if (owner[p + x] === tag) visible++;
       }
       truth.push({
         id: pose.object.id,
@@ -118,7 +118,7 @@ export class SceneRenderer {
     const noise = this.noise!;
     const off = hashSeed(this.scene.scenario.seed, Math.round(tS * 1000)) % NOISE_SLACK;
     const view = new Uint8ClampedArray(data.buffer, data.byteOffset, data.length);
-    for (let i = 0; i < view.length; i++) view[i] = view[i]! + noise[i + off]!;
+    for (let i = 0; i < view.length; i++) view[i] = view[i] + noise[i + off];
   }
 }
 

@@ -51,7 +51,10 @@ export const BackgroundSchema = z.strictObject({
 
 export const ScenarioSchema = z
   .strictObject({
-    name: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and dashes').optional(),
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]*$/, 'lower-case letters, digits and dashes')
+      .optional(),
     description: z.string().optional(),
     durationS: z.number().positive(),
     fps: z.number().positive().max(60).default(10),
@@ -72,7 +75,7 @@ export const ScenarioSchema = z
         ctx.addIssue({ code: 'custom', path: at('trajectory'), message: 'give exactly one of trajectory or attachTo' });
       }
       o.trajectory?.forEach((k, j) => {
-        if (j > 0 && k.t <= o.trajectory![j - 1]!.t) {
+        if (j > 0 && k.t <= o.trajectory![j - 1].t) {
           ctx.addIssue({ code: 'custom', path: ['objects', i, 'trajectory', j, 't'], message: 'keyframe times must increase' });
         }
       });
@@ -80,7 +83,7 @@ export const ScenarioSchema = z
         const parent = byId.get(o.attachTo.id);
         if (parent === undefined) {
           ctx.addIssue({ code: 'custom', path: ['objects', i, 'attachTo', 'id'], message: `no object with id ${o.attachTo.id}` });
-        } else if (s.objects[parent]!.attachTo || parent === i) {
+        } else if (s.objects[parent].attachTo || parent === i) {
           ctx.addIssue({ code: 'custom', path: ['objects', i, 'attachTo', 'id'], message: 'must name an object that has a trajectory' });
         }
       }
@@ -89,7 +92,7 @@ export const ScenarioSchema = z
       }
     });
     s.temperature?.forEach((p, j) => {
-      if (j > 0 && p.atS <= s.temperature![j - 1]!.atS) {
+      if (j > 0 && p.atS <= s.temperature![j - 1].atS) {
         ctx.addIssue({ code: 'custom', path: ['temperature', j, 'atS'], message: 'times must increase' });
       }
     });

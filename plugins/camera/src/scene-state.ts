@@ -38,10 +38,7 @@ export function hexToBgr(hex: string): [number, number, number] {
 }
 
 export function compileScene(scenario: Scenario): CompiledScene {
-  const ordered: SceneObject[] = [
-    ...scenario.objects.filter((o) => !o.attachTo),
-    ...scenario.objects.filter((o) => o.attachTo),
-  ];
+  const ordered: SceneObject[] = [...scenario.objects.filter((o) => !o.attachTo), ...scenario.objects.filter((o) => o.attachTo)];
   const indexOfId = new Map(ordered.map((o, i) => [o.id, i]));
   const objects = ordered.map((o): CompiledObject => {
     const compiled: CompiledObject = {
@@ -62,17 +59,17 @@ export function compileScene(scenario: Scenario): CompiledScene {
 
 /** Linear between keyframes, held before the first and after the last. */
 export function interpolate(track: readonly Keyframe[], tS: number): { x: number; y: number; z: number } {
-  const first = track[0]!;
+  const first = track[0];
   if (tS <= first.t) return first;
   for (let i = 1; i < track.length; i++) {
-    const b = track[i]!;
+    const b = track[i];
     if (tS <= b.t) {
-      const a = track[i - 1]!;
+      const a = track[i - 1];
       const u = (tS - a.t) / (b.t - a.t);
       return { x: a.x + (b.x - a.x) * u, y: a.y + (b.y - a.y) * u, z: a.z + (b.z - a.z) * u };
     }
   }
-  return track[track.length - 1]!;
+  return track[track.length - 1];
 }
 
 /** Poses of the objects present at `tS` (seconds into the scenario); absent objects are left out. */

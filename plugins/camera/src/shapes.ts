@@ -95,7 +95,7 @@ export function silhouetteSpans(shape: readonly Primitive[], box: readonly [numb
       if (x1 <= x0) continue;
       // Insertion sort by start: a row has at most a handful of runs.
       let j = n++;
-      while (j > 0 && scratchStart[j - 1]! > x0) {
+      while (j > 0 && scratchStart[j - 1] > x0) {
         scratchStart[j] = scratchStart[j - 1]!;
         scratchEnd[j] = scratchEnd[j - 1]!;
         j--;
@@ -105,10 +105,10 @@ export function silhouetteSpans(shape: readonly Primitive[], box: readonly [numb
     }
     let i = 0;
     while (i < n) {
-      const s = scratchStart[i]!;
-      let e = scratchEnd[i]!;
+      const s = scratchStart[i];
+      let e = scratchEnd[i];
       i++;
-      while (i < n && scratchStart[i]! <= e) e = Math.max(e, scratchEnd[i++]!);
+      while (i < n && scratchStart[i] <= e) e = Math.max(e, scratchEnd[i++]);
       data[count * 3] = y;
       data[count * 3 + 1] = s;
       data[count * 3 + 2] = e;

@@ -10,11 +10,11 @@ export function temperatureAt(script: readonly TemperaturePoint[], tS: number): 
   if (!first) throw new RangeError('empty temperature script');
   if (tS <= first.atS) return first.celsius;
   for (let i = 1; i < script.length; i++) {
-    const b = script[i]!;
+    const b = script[i];
     if (tS <= b.atS) {
-      const a = script[i - 1]!;
+      const a = script[i - 1];
       return a.celsius + ((b.celsius - a.celsius) * (tS - a.atS)) / (b.atS - a.atS);
     }
   }
-  return script[script.length - 1]!.celsius;
+  return script[script.length - 1].celsius;
 }

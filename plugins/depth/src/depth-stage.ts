@@ -52,12 +52,14 @@ export class DepthStage implements DetectionStage {
       }
     }
     const usable = this.map !== undefined && now - this.mapAt <= 3 * this.periodMs && now >= this.mapAt;
-    const k = sameSize(frame, this.options.intrinsicsSize) ? this.options.intrinsics : scaleIntrinsics(this.options.intrinsics, this.options.intrinsicsSize, frame);
+    const k = sameSize(frame, this.options.intrinsicsSize)
+      ? this.options.intrinsics
+      : scaleIntrinsics(this.options.intrinsics, this.options.intrinsicsSize, frame);
     return dets.map((d) => {
       let depth: number | undefined;
       if (usable) {
         try {
-          depth = medianDepthInBox(this.map!, [d.b[0]!, d.b[1]!, d.b[2]!, d.b[3]!], frame);
+          depth = medianDepthInBox(this.map!, [d.b[0], d.b[1], d.b[2], d.b[3]], frame);
         } catch (err) {
           this.options.onError?.(toLookoutError(err));
         }

@@ -90,13 +90,13 @@ export function medianDepthInBox(map: DepthMap, box: Box, frame: Size, region: S
   let n = 0;
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
-      const d = map.data[y * map.width + x]!;
+      const d = map.data[y * map.width + x];
       if (Number.isFinite(d) && d > 0) values[n++] = d;
     }
   }
   if (n === 0) return undefined;
   const sorted = values.subarray(0, n).sort();
-  return n % 2 === 1 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  return n % 2 === 1 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
 function pixelSpan(a: number, b: number): [number, number] {
@@ -132,6 +132,6 @@ export function fuseDetection(det: Detection, depthM: number | undefined, k: Cam
   const { x: _x, y: _y, z: _z, ...rest } = det;
   if (depthM === undefined || !(Number.isFinite(depthM) && depthM > 0)) return rest;
   const b = det.b;
-  const p = backProject([b[0]!, b[1]!, b[2]!, b[3]!], depthM, k);
+  const p = backProject([b[0], b[1], b[2], b[3]], depthM, k);
   return { ...rest, x: mm(p.x), y: mm(p.y), z: mm(p.z) };
 }

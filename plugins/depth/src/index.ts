@@ -47,7 +47,12 @@ export default definePlugin({
       scale: c.MONO_DEPTH_SCALE,
     });
     // Released at stop, also when start fails after the model has loaded.
-    ctx.onStop(() => opening.then(({ backend }) => backend.close(), () => undefined));
+    ctx.onStop(() =>
+      opening.then(
+        ({ backend }) => backend.close(),
+        () => undefined,
+      ),
+    );
     const loaded = opening.then(({ backend }) => backend);
     loaded.catch(() => undefined); // a failure to load is start's to report; a waiting frame only gives up
     let failures = 0;

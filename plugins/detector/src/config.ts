@@ -8,10 +8,7 @@ export const DetectorConfigSchema = z.object({
   EDGE_V3_ENCODE_ONLY: z
     .enum(['0'], { error: () => 'the camera is reserved for the encoder (EDGE_V3_ENCODE_ONLY=1); set it to 0 to share the camera with the detector' })
     .default('0'),
-  RF_DETR_BACKEND: z
-    .enum(BACKEND_NAMES)
-    .optional()
-    .describe(`inference back-end; default: ${describeDefaultChoice()}`),
+  RF_DETR_BACKEND: z.enum(BACKEND_NAMES).optional().describe(`inference back-end; default: ${describeDefaultChoice()}`),
   RF_DETR_MODEL_PATH: z.string().min(1).optional().describe('model package (.tar) or model file; a device path under the data root'),
   RF_DETR_EDGE4_MODEL: z.string().min(1).optional().describe('the custom edge4 package (rf_detr_edge4.tar); used when RF_DETR_MODEL_PATH is unset'),
   RF_DETR_STRIDE_FPS: z.coerce.number().positive().max(30).default(10).describe('detector rate, frames per second'),

@@ -66,9 +66,12 @@ export class DetectionLoop {
 
   private schedule(delayMs: number): void {
     if (this.stopped) return;
-    this.timer = this.deps.clock.setTimeout(() => {
-      this.running = this.tick();
-    }, Math.max(0, delayMs));
+    this.timer = this.deps.clock.setTimeout(
+      () => {
+        this.running = this.tick();
+      },
+      Math.max(0, delayMs),
+    );
   }
 
   private async tick(): Promise<void> {

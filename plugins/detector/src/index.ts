@@ -29,7 +29,6 @@ export const RfdetrStatusSchema = z.looseObject({
   model_error: z.object({ code: z.string(), message: z.string() }).nullable(),
 });
 
-
 export default definePlugin({
   name: 'detector',
   version: '1.0.0',
@@ -40,8 +39,18 @@ export default definePlugin({
   config: DetectorConfigSchema,
   topics: [busTopic('dets'), busTopic('telemetry')],
   tools: [
-    { name: 'get_latest_dets', description: 'The latest detections with person count, track ids and die temperature', input: z.object({}), output: LatestDetsResultSchema },
-    { name: 'get_rfdetr_status', description: 'Detector back-end, model package, class list, input shape, achieved rate and last error', input: z.object({}), output: RfdetrStatusSchema },
+    {
+      name: 'get_latest_dets',
+      description: 'The latest detections with person count, track ids and die temperature',
+      input: z.object({}),
+      output: LatestDetsResultSchema,
+    },
+    {
+      name: 'get_rfdetr_status',
+      description: 'Detector back-end, model package, class list, input shape, achieved rate and last error',
+      input: z.object({}),
+      output: RfdetrStatusSchema,
+    },
   ],
   provides: [DetectionPipelineToken, InferenceKitToken],
   async start(ctx) {

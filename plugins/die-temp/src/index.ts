@@ -38,7 +38,10 @@ export default definePlugin({
         readThermalZone(path).catch((err: unknown) => {
           if (config.DIE_TEMP_SOURCE) throw err;
           const e = toLookoutError(err);
-          throw new LookoutError(e.code, `${e.message} (the thermal zone is read unless the device runs with --source sim or DIE_TEMP_SOURCE=sim)`, { cause: err, details: e.details });
+          throw new LookoutError(e.code, `${e.message} (the thermal zone is read unless the device runs with --source sim or DIE_TEMP_SOURCE=sim)`, {
+            cause: err,
+            details: e.details,
+          });
         });
     } else if (config.SIM_TEMP_SCRIPT) {
       const script = await loadTempScript(config.SIM_TEMP_SCRIPT);

@@ -9,7 +9,7 @@ export type TempPoint = z.infer<typeof TempPointSchema>;
 export const TempScriptSchema = z
   .array(TempPointSchema)
   .min(1, 'at least one point')
-  .refine((points) => points.every((p, i) => i === 0 || p.atS >= points[i - 1]!.atS), 'points must be in order of atS');
+  .refine((points) => points.every((p, i) => i === 0 || p.atS >= points[i - 1].atS), 'points must be in order of atS');
 
 /** The simulated die without a script: steady about 48 °C with a slow half-degree swing. */
 export const DEFAULT_SIM_CELSIUS = 48;
@@ -19,17 +19,17 @@ export function defaultSimTemperature(seconds: number): number {
 
 /** Linear interpolation between points; before the first and after the last point it holds. */
 export function temperatureAt(script: TempPoint[], seconds: number): number {
-  const first = script[0]!;
+  const first = script[0];
   if (seconds <= first.atS) return first.celsius;
   for (let i = 1; i < script.length; i++) {
-    const b = script[i]!;
+    const b = script[i];
     if (seconds <= b.atS) {
-      const a = script[i - 1]!;
+      const a = script[i - 1];
       const span = b.atS - a.atS;
       return round(span === 0 ? b.celsius : a.celsius + ((b.celsius - a.celsius) * (seconds - a.atS)) / span);
     }
   }
-  return script[script.length - 1]!.celsius;
+  return script[script.length - 1].celsius;
 }
 
 export async function loadTempScript(path: string): Promise<TempPoint[]> {
@@ -44,9 +44,13 @@ export async function loadTempScript(path: string): Promise<TempPoint[]> {
   }
   const parsed = TempScriptSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new LookoutError('config_invalid', `SIM_TEMP_SCRIPT=${path} is invalid: ${z.prettifyError(parsed.error)}; expected a list like [{ "atS": 0, "celsius": 45 }]`, {
-      details: { key: 'SIM_TEMP_SCRIPT', path, issues: parsed.error.issues },
-    });
+    throw new LookoutError(
+      'config_invalid',
+      `SIM_TEMP_SCRIPT=${path} is invalid: ${z.prettifyError(parsed.error)}; expected a list like [{ "atS": 0, "celsius": 45 }]`,
+      {
+        details: { key: 'SIM_TEMP_SCRIPT', path, issues: parsed.error.issues },
+      },
+    );
   }
   return parsed.data;
 }

@@ -8,7 +8,10 @@ export const UPDATE_MANIFEST_PATH = '/data/config/firmware_update.json';
 export const UpdateManifestSchema = z.looseObject({
   version: z.string().regex(/^\d+\.\d+\.\d+(?:[-+].*)?$/, 'a semver version'),
   url: z.string().min(1).optional(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/i).optional(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/i)
+    .optional(),
   notes: z.string().optional(),
 });
 
@@ -37,7 +40,10 @@ export async function checkForUpdate(currentVersion: string, manifestPath: strin
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       return { ...base, available_version: null, update_available: false, reason: `no update manifest at ${manifestPath}` };
     }
-    throw new LookoutError('config_invalid', `the update manifest ${manifestPath} cannot be read: ${(err as Error).message}`, { cause: err, details: { path: manifestPath } });
+    throw new LookoutError('config_invalid', `the update manifest ${manifestPath} cannot be read: ${(err as Error).message}`, {
+      cause: err,
+      details: { path: manifestPath },
+    });
   }
   let raw: unknown;
   try {
@@ -47,7 +53,9 @@ export async function checkForUpdate(currentVersion: string, manifestPath: strin
   }
   const parsed = UpdateManifestSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new LookoutError('config_invalid', `the update manifest ${manifestPath} is invalid: ${z.prettifyError(parsed.error)}`, { details: { path: manifestPath, issues: parsed.error.issues } });
+    throw new LookoutError('config_invalid', `the update manifest ${manifestPath} is invalid: ${z.prettifyError(parsed.error)}`, {
+      details: { path: manifestPath, issues: parsed.error.issues },
+    });
   }
   const m = parsed.data;
   const newer = compareVersions(m.version, currentVersion) > 0;
@@ -64,8 +72,8 @@ export async function checkForUpdate(currentVersion: string, manifestPath: strin
 /** Semver precedence of `major.minor.patch[-pre]`: a pre-release sorts before its release. */
 export function compareVersions(a: string, b: string): number {
   const parse = (v: string) => {
-    const [core, pre] = v.split('+')[0]!.split(/-(.*)/s);
-    return { nums: core!.split('.').map(Number), pre: pre ?? '' };
+    const [core, pre] = v.split('+')[0].split(/-(.*)/s);
+    return { nums: core.split('.').map(Number), pre: pre ?? '' };
   };
   const x = parse(a);
   const y = parse(b);
@@ -82,7 +90,7 @@ export function compareVersions(a: string, b: string): number {
 /** Semver 11.4: identifier by identifier; numbers numerically and before words; a shorter list first. */
 function comparePreRelease(a: string[], b: string[]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const [p, q] = [a[i]!, b[i]!];
+    const [p, q] = [a[i], b[i]];
     if (p === q) continue;
     const [pn, qn] = [/^\d+$/.test(p), /^\d+$/.test(q)];
     if (pn && qn) return Math.sign(Number(p) - Number(q));

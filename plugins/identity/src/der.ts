@@ -26,8 +26,8 @@ export const implicitPrimitive = (n: number, content: Uint8Array): Buffer => tlv
 /** A non-negative INTEGER from its big-endian magnitude (a leading 0 keeps it positive). */
 export function unsignedInteger(magnitude: Uint8Array): Buffer {
   let bytes = Buffer.from(magnitude);
-  while (bytes.length > 1 && bytes[0] === 0 && (bytes[1]! & 0x80) === 0) bytes = bytes.subarray(1);
-  if (bytes[0]! & 0x80) bytes = Buffer.concat([Buffer.from([0]), bytes]);
+  while (bytes.length > 1 && bytes[0] === 0 && (bytes[1] & 0x80) === 0) bytes = bytes.subarray(1);
+  if (bytes[0] & 0x80) bytes = Buffer.concat([Buffer.from([0]), bytes]);
   return tlv(0x02, bytes);
 }
 
@@ -38,7 +38,7 @@ export const bitString = (content: Uint8Array): Buffer => tlv(0x03, Buffer.conca
 
 export function objectIdentifier(dotted: string): Buffer {
   const arcs = dotted.split('.').map(Number);
-  const out: number[] = [arcs[0]! * 40 + arcs[1]!];
+  const out: number[] = [arcs[0] * 40 + arcs[1]];
   for (const arc of arcs.slice(2)) {
     const chunk: number[] = [arc & 0x7f];
     for (let v = Math.floor(arc / 128); v > 0; v = Math.floor(v / 128)) chunk.unshift((v & 0x7f) | 0x80);

@@ -39,7 +39,7 @@ export function identityResult(ctx: Ctx, identity: DeviceIdentity): DeviceIdenti
   return {
     device_id: identity.deviceId,
     serial: identity.serial,
-    role: identity.labels[0]!,
+    role: identity.labels[0],
     labels: identity.labels,
     roles: identity.roles,
     image: ctx.runtime.image ?? 'unknown',

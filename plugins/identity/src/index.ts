@@ -46,7 +46,11 @@ export default definePlugin({
       ips: ['127.0.0.1'],
       log,
     });
-    const { serial, source } = await deviceSerial({ ...(config.DEVICE_SERIAL ? { configured: config.DEVICE_SERIAL } : {}), dataDir: runtime.dataDir, deviceId: runtime.id });
+    const { serial, source } = await deviceSerial({
+      ...(config.DEVICE_SERIAL ? { configured: config.DEVICE_SERIAL } : {}),
+      dataDir: runtime.dataDir,
+      deviceId: runtime.id,
+    });
     const identity: DeviceIdentity = {
       deviceId: runtime.id,
       serial,
@@ -59,12 +63,13 @@ export default definePlugin({
     ctx.services.provide(DeviceIdentityToken, identity);
     ctx.tools.register('get_device_identity', () => identityResult(ctx, identity));
     // In the one-shot modes nothing listens and the bus is in-process: there is nobody to greet.
-    if (!settings.oneShot) ctx.bus.onConnect(() => {
-      ctx.bus.publish('hello', helloMessage(ctx, identity)).catch((err: unknown) => {
-        const e = toLookoutError(err);
-        log.warn({ code: e.code }, `hello not published: ${e.message}`);
+    if (!settings.oneShot)
+      ctx.bus.onConnect(() => {
+        ctx.bus.publish('hello', helloMessage(ctx, identity)).catch((err: unknown) => {
+          const e = toLookoutError(err);
+          log.warn({ code: e.code }, `hello not published: ${e.message}`);
+        });
       });
-    });
     log.info({ serial, serialSource: source, fingerprint: cert.fingerprint }, 'identity ready');
   },
 });

@@ -1,8 +1,18 @@
 import { generateKeyPairSync, randomBytes, sign, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
 import {
-  bitString, boolean, explicit, implicitPrimitive, objectIdentifier, octetString, sequence, set,
-  smallInteger, time, unsignedInteger, utf8String,
+  bitString,
+  boolean,
+  explicit,
+  implicitPrimitive,
+  objectIdentifier,
+  octetString,
+  sequence,
+  set,
+  smallInteger,
+  time,
+  unsignedInteger,
+  utf8String,
 } from './der.js';
 
 const OID = {
@@ -27,13 +37,19 @@ export interface SelfSignedCertificate {
  * CA (basicConstraints CA:TRUE), so a peer can pin it as a trust anchor for mTLS; the SAN lists
  * the device id (when it is a DNS name) and the given addresses.
  */
-export function createSelfSignedCertificate(options: { commonName: string; dnsNames?: string[]; ips?: string[]; days?: number; now?: Date }): SelfSignedCertificate {
+export function createSelfSignedCertificate(options: {
+  commonName: string;
+  dnsNames?: string[];
+  ips?: string[];
+  days?: number;
+  now?: Date;
+}): SelfSignedCertificate {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
   const now = options.now ?? new Date();
   const notBefore = new Date(now.getTime() - 60 * 60 * 1000); // an hour of slack for clocks behind
   const notAfter = new Date(now.getTime() + (options.days ?? 3650) * 24 * 60 * 60 * 1000);
   const serial = randomBytes(16);
-  serial[0]! &= 0x7f;
+  serial[0] &= 0x7f;
   const name = sequence(
     set(sequence(objectIdentifier(OID.organization), utf8String('Lookout device'))),
     set(sequence(objectIdentifier(OID.commonName), utf8String(options.commonName))),
@@ -70,7 +86,10 @@ export function createSelfSignedCertificate(options: { commonName: string; dnsNa
 }
 
 function toPem(label: string, der: Buffer): string {
-  const body = der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '');
+  const body = der
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .replace(/\n$/, '');
   return `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----\n`;
 }
 

@@ -61,7 +61,12 @@ export default definePlugin({
     });
     // A plugin that fails or comes back changes what the device can do: the hub hears it at once.
     // ok ↔ degraded (a thermal state, a sensor hiccup) waits for the next status: its own owner reports it.
-    const down = new Set(device.plugins().filter((p) => p.state === 'failed' || p.state === 'skipped').map((p) => p.name));
+    const down = new Set(
+      device
+        .plugins()
+        .filter((p) => p.state === 'failed' || p.state === 'skipped')
+        .map((p) => p.name),
+    );
     const offPlugins = device.onPluginChange((p) => {
       const isDown = p.state === 'failed' || p.state === 'skipped';
       if (isDown === down.has(p.name) || p.name === ctx.name) return;

@@ -41,7 +41,7 @@ export async function healthReport(inputs: HealthInputs): Promise<HealthMessage 
     ...(storageError ? { storage_error: storageError } : {}),
     plugins: inputs.plugins,
   };
-  return HealthMessageSchema.parse(report) as HealthMessage & { storage_error?: string };
+  return HealthMessageSchema.parse(report);
 }
 
 export function overallStatus(storage: StorageHealth, plugins: PluginReport[]): OverallStatus {

@@ -37,7 +37,8 @@ export default definePlugin({
   tools: [
     {
       name: 'get_system_health',
-      description: 'Health of the device: status, storage_health (OK, WARNING, CRITICAL) of the recordings folder, storage summary, certificate presence, serial, role, uptime, memory and load',
+      description:
+        'Health of the device: status, storage_health (OK, WARNING, CRITICAL) of the recordings folder, storage summary, certificate presence, serial, role, uptime, memory and load',
       input: z.object({}),
       output: SystemHealthResultSchema,
     },
@@ -57,7 +58,7 @@ export default definePlugin({
     const inputs = (): HealthInputs => ({
       deviceId: runtime.id,
       serial: identity.serial,
-      role: identity.labels[0]!,
+      role: identity.labels[0],
       fingerprintPresent: identity.fingerprint() !== null,
       recordingsDir,
       thresholds: { warnPct: config.STORAGE_WARN_PCT, criticalPct: config.STORAGE_CRITICAL_PCT },

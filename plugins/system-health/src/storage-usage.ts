@@ -31,7 +31,7 @@ export async function measureStorage(path: string, options: { maxEntries?: numbe
   const walk = await walkFolder(path, options.maxEntries ?? 100_000);
   return {
     path,
-    total_gb: round(fs.blocks * fs.bsize / GB, 3),
+    total_gb: round((fs.blocks * fs.bsize) / GB, 3),
     free_gb: round(available / GB, 3),
     used_pct: used + available > 0 ? round((used / (used + available)) * 100, 2) : 0,
     ...walk,

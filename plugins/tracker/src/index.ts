@@ -60,4 +60,12 @@ export { TrackerStage, TRACKER_STAGE_ORDER, type TrackerStageOptions } from './t
 export { solveLinearAssignment, solveGatedAssignment, type CostMatrix, type Assignment, type GatedMatching } from './assignment/linear-assignment.js';
 export { iou, iouMatrix, boxOfDetection, type Box } from './geometry/box.js';
 export { BoxKalmanFilter, DEFAULT_KALMAN_NOISE, type KalmanNoise } from './kalman/box-kalman-filter.js';
-export { evaluateMot, hypothesesFromDetections, type EvalFrame, type EvalTruth, type EvalHypothesis, type MotMetrics, type MotOptions } from './evaluation/mot-metrics.js';
+export {
+  evaluateMot,
+  hypothesesFromDetections,
+  type EvalFrame,
+  type EvalTruth,
+  type EvalHypothesis,
+  type MotMetrics,
+  type MotOptions,
+} from './evaluation/mot-metrics.js';

@@ -60,11 +60,25 @@ describe('device runtime on the in-process bus', () => {
   });
 
   it('starts every base plugin at layer0 and serves their tools', () => {
-    assert.deepEqual(device.plugins().map((p) => [p.name, p.state]), [
-      ['die-temp', 'ok'], ['identity', 'ok'], ['system-health', 'ok'], ['status', 'ok'], ['firmware', 'ok'], ['camera-profile', 'ok'],
-    ]);
-    assert.deepEqual(device.tools.list().map((t) => t.decl.name).sort(), BASE_TOOLS);
-    assert.ok(device.ports.tools! > 0);
+    assert.deepEqual(
+      device.plugins().map((p) => [p.name, p.state]),
+      [
+        ['die-temp', 'ok'],
+        ['identity', 'ok'],
+        ['system-health', 'ok'],
+        ['status', 'ok'],
+        ['firmware', 'ok'],
+        ['camera-profile', 'ok'],
+      ],
+    );
+    assert.deepEqual(
+      device.tools
+        .list()
+        .map((t) => t.decl.name)
+        .sort(),
+      BASE_TOOLS,
+    );
+    assert.ok(device.ports.tools > 0);
     assert.equal(device.toolUrl, `http://127.0.0.1:${device.ports.tools}/mcp`);
   });
 
@@ -81,7 +95,7 @@ describe('device runtime on the in-process bus', () => {
     const status = StatusMessageSchema.parse(await until(() => messages(bus, 'devices/cam-unit/status')[0], 'status'));
     assert.equal(status.state, 'online');
     assert.equal(status.thermal_state, 'NORMAL');
-    assert.ok(Math.abs(status.die_temp_c!! - 48) <= 1);
+    assert.ok(Math.abs(status.die_temp_c! - 48) <= 1);
     assert.equal(bus.published.find((m) => m.topic === 'devices/cam-unit/status')!.options.retain, true);
     const health = HealthMessageSchema.parse(await until(() => messages(bus, 'devices/cam-unit/health')[0], 'health'));
     assert.equal(health.role, 'front-door');
@@ -108,7 +122,9 @@ describe('device runtime on the in-process bus', () => {
 
   it('answers a tool command on the bus with a response', async () => {
     await bus.publish('devices/cam-unit/cmd/tool', JSON.stringify({ tool: 'get_firmware_status', arguments: {}, request_id: 'r-1' }));
-    const reply = ResponseMessageSchema.parse(await until(() => messages(bus, 'devices/cam-unit/responses').find((m) => (m as { request_id?: string }).request_id === 'r-1'), 'reply r-1'));
+    const reply = ResponseMessageSchema.parse(
+      await until(() => messages(bus, 'devices/cam-unit/responses').find((m) => (m as { request_id?: string }).request_id === 'r-1'), 'reply r-1'),
+    );
     assert.equal(reply.ok, true);
     assert.equal((reply as unknown as { result: { layer: string } }).result.layer, 'layer0');
   });
@@ -121,7 +137,10 @@ describe('device runtime on the in-process bus', () => {
     await bus.publish('devices/cam-unit/cmd/reboot-now', JSON.stringify({ request_id: 'r-x' }));
     await bus.publish('devices/cam-unit/cmd/tool', 'x'.repeat(70_000));
     assert.equal(device.commands().invalid, before + 5);
-    const unknown = await until(() => messages(bus, 'devices/cam-unit/responses').find((m) => (m as { request_id?: string }).request_id === 'r-x'), 'error reply');
+    const unknown = await until(
+      () => messages(bus, 'devices/cam-unit/responses').find((m) => (m as { request_id?: string }).request_id === 'r-x'),
+      'error reply',
+    );
     assert.equal((unknown as { ok: boolean }).ok, false);
     assert.match((unknown as { error: string }).error, /unknown command "reboot-now"/);
     await bus.publish('devices/cam-unit/cmd/tool', JSON.stringify({ tool: 'no_such_tool', request_id: 'r-2' }));
@@ -173,7 +192,16 @@ describe('device runtime stop and errors', () => {
     const lines: string[] = [];
     const sink = createLogger({ level: 'warn', destination: { write: (l: string) => void lines.push(l) } });
     try {
-      const device = await startDevice({ deviceId: 'cam-env', image: baseImage(), source: 'sim', layerEnvPath: envFile, dataDir, bus, toolServer: false, logger: sink });
+      const device = await startDevice({
+        deviceId: 'cam-env',
+        image: baseImage(),
+        source: 'sim',
+        layerEnvPath: envFile,
+        dataDir,
+        bus,
+        toolServer: false,
+        logger: sink,
+      });
       await device.stop();
       assert.equal(device.layer, 'layer1');
       assert.equal(device.envSource, envFile);
@@ -188,7 +216,9 @@ describe('device runtime stop and errors', () => {
   it('refuses an invalid device id and an unknown layer with typed errors', async () => {
     const bus = new MemoryBus();
     await assert.rejects(startDevice({ deviceId: 'a/b', image: baseImage(), dataDir: tmpdir(), bus, toolServer: false, logger }), { code: 'config_invalid' });
-    await assert.rejects(startDevice({ deviceId: 'ok', image: baseImage(), layer: 'layer9', dataDir: tmpdir(), bus, toolServer: false, logger }), { code: 'layer_unknown' });
+    await assert.rejects(startDevice({ deviceId: 'ok', image: baseImage(), layer: 'layer9', dataDir: tmpdir(), bus, toolServer: false, logger }), {
+      code: 'layer_unknown',
+    });
     await bus.close();
   });
 
@@ -198,7 +228,17 @@ describe('device runtime stop and errors', () => {
     const bus = new MemoryBus();
     try {
       await assert.rejects(
-        startDevice({ deviceId: 'cam-bad', image: { ...baseImage(), essential: ['system-health'] }, source: 'sim', layer: 'layer0', dataDir, bus, toolPort: port, logger, env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' } }),
+        startDevice({
+          deviceId: 'cam-bad',
+          image: { ...baseImage(), essential: ['system-health'] },
+          source: 'sim',
+          layer: 'layer0',
+          dataDir,
+          bus,
+          toolPort: port,
+          logger,
+          env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' },
+        }),
         (err: Error & { code: string }) => {
           assert.equal(err.code, 'config_invalid');
           assert.match(err.message, /STORAGE_WARN_PCT/);
@@ -208,7 +248,17 @@ describe('device runtime stop and errors', () => {
       const again = await startToolServer({ tools: new ToolRegistry(), logger, port });
       await again.close();
       // Not essential: the device runs without it and says why.
-      const degraded = await startDevice({ deviceId: 'cam-bad', image: baseImage(), source: 'sim', layer: 'layer0', dataDir, bus, toolPort: port, logger, env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' } });
+      const degraded = await startDevice({
+        deviceId: 'cam-bad',
+        image: baseImage(),
+        source: 'sim',
+        layer: 'layer0',
+        dataDir,
+        bus,
+        toolPort: port,
+        logger,
+        env: { STORAGE_WARN_PCT: '99', STORAGE_CRITICAL_PCT: '90' },
+      });
       try {
         const health = degraded.plugins().find((p) => p.name === 'system-health')!;
         assert.deepEqual([health.state, health.code], ['failed', 'config_invalid']);

@@ -18,7 +18,28 @@ describe('lookout-edge flags', () => {
 
   it('reads every flag of the spec and the issue', () => {
     const a = parseEdgeArgs(
-      ['--device-id', 'd', '--image', 'precision', '--layer-env', 'x.env', '--mqtt', 'mqtt://h:1', '--tool-port', '0', '--tool-host', '0.0.0.0', '--role', 'lobby', '--rtsp-port', '9554', '--onvif-port', '0', '--mqtt-username', 'dev'],
+      [
+        '--device-id',
+        'd',
+        '--image',
+        'precision',
+        '--layer-env',
+        'x.env',
+        '--mqtt',
+        'mqtt://h:1',
+        '--tool-port',
+        '0',
+        '--tool-host',
+        '0.0.0.0',
+        '--role',
+        'lobby',
+        '--rtsp-port',
+        '9554',
+        '--onvif-port',
+        '0',
+        '--mqtt-username',
+        'dev',
+      ],
       {},
       '/w',
     );
@@ -48,7 +69,11 @@ describe('lookout-edge flags', () => {
       [['--source', 'camera'], /the only source is sim/],
     ];
     for (const [argv, why] of cases) {
-      assert.throws(() => parseEdgeArgs(argv), (err: Error) => isUsageError(err) && why.test(err.message), argv.join(' '));
+      assert.throws(
+        () => parseEdgeArgs(argv),
+        (err: Error) => isUsageError(err) && why.test(err.message),
+        argv.join(' '),
+      );
     }
   });
 });

@@ -32,7 +32,13 @@ describe('LateBus (plugins start before the device connects)', () => {
     await late.attach(inner);
     assert.equal(inner.published.length, 0);
     await late.flush();
-    assert.deepEqual(inner.published.map((m) => [m.topic, m.payload.toString(), m.options.retain ?? false]), [['a', '1', false], ['b', '2', true]]);
+    assert.deepEqual(
+      inner.published.map((m) => [m.topic, m.payload.toString(), m.options.retain ?? false]),
+      [
+        ['a', '1', false],
+        ['b', '2', true],
+      ],
+    );
     await late.publish('c', '3');
     assert.equal(inner.published.at(-1)!.topic, 'c');
     await late.close();

@@ -42,11 +42,15 @@ async function connect(url: string): Promise<Client> {
 
 function post(url: string, body: Buffer | string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -77,7 +81,7 @@ describe('tool server (MCP over streamable HTTP)', () => {
     assert.equal(add.description, 'adds two integers');
     assert.equal(add.inputSchema.type, 'object');
     assert.deepEqual(add.inputSchema.required, ['a']);
-    assert.equal((add.inputSchema.properties as Record<string, { type: string }>).a!.type, 'integer');
+    assert.equal((add.inputSchema.properties as Record<string, { type: string }>).a.type, 'integer');
     assert.equal(add.outputSchema?.type, 'object');
   });
 
@@ -85,7 +89,7 @@ describe('tool server (MCP over streamable HTTP)', () => {
     const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     assert.equal(result.isError, undefined);
     assert.deepEqual(result.structuredContent, { sum: 5 });
-    assert.deepEqual(JSON.parse((result.content as { text: string }[])[0]!.text), { sum: 5 });
+    assert.deepEqual(JSON.parse((result.content as { text: string }[])[0].text), { sum: 5 });
   });
 
   it('wraps a non-object result so structuredContent stays an object', async () => {
@@ -96,7 +100,7 @@ describe('tool server (MCP over streamable HTTP)', () => {
   it('answers a bad argument with an MCP error result and stays up', async () => {
     const result = await client.callTool({ name: 'add', arguments: { a: 'two' } });
     assert.equal(result.isError, true);
-    assert.match((result.content as { text: string }[])[0]!.text, /invalid arguments for "add"/);
+    assert.match((result.content as { text: string }[])[0].text, /invalid arguments for "add"/);
     assert.equal((result._meta?.[TOOL_ERROR_META_KEY] as { code: string }).code, 'tool_arguments_invalid');
     const again = await client.callTool({ name: 'add', arguments: { a: 1 } });
     assert.deepEqual(again.structuredContent, { sum: 2 });
@@ -105,7 +109,7 @@ describe('tool server (MCP over streamable HTTP)', () => {
   it('answers a failing tool with an error result naming the tool', async () => {
     const result = await client.callTool({ name: 'explode', arguments: {} });
     assert.equal(result.isError, true);
-    assert.match((result.content as { text: string }[])[0]!.text, /tool "explode" failed: boom/);
+    assert.match((result.content as { text: string }[])[0].text, /tool "explode" failed: boom/);
   });
 
   it('keeps a coded failure and removes secrets from its details', async () => {
@@ -119,7 +123,7 @@ describe('tool server (MCP over streamable HTTP)', () => {
   it('answers an unknown tool with an error result', async () => {
     const result = await client.callTool({ name: 'nope', arguments: {} });
     assert.equal(result.isError, true);
-    assert.match((result.content as { text: string }[])[0]!.text, /no tool named "nope"/);
+    assert.match((result.content as { text: string }[])[0].text, /no tool named "nope"/);
   });
 
   it('refuses an oversized body with 413', async () => {

@@ -9,13 +9,50 @@ const usage = (err: unknown) => err instanceof LookoutError && (err.details as {
 describe('lookout-hub flags', () => {
   it('maps every flag to a hub option', () => {
     const a = parseHubArgs([
-      '--port', '0', '--host', '127.0.0.1', '--broker-port', '1884', '--registry', 'r.json', '--data-dir', 'd', '--token', 'secret-token',
-      '--device-networks', '10.0.0.0/8, 127.0.0.0/8', '--cors-origin', 'https://a.example', '--cors-origin', 'https://b.example,https://c.example',
-      '--stale-sec', '30', '--max-message-bytes', '1024', '--ring-size', '100', '--tool-timeout-ms', '2000', '--plugin-set', 'set.json', '--json',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--broker-port',
+      '1884',
+      '--registry',
+      'r.json',
+      '--data-dir',
+      'd',
+      '--token',
+      'secret-token',
+      '--device-networks',
+      '10.0.0.0/8, 127.0.0.0/8',
+      '--cors-origin',
+      'https://a.example',
+      '--cors-origin',
+      'https://b.example,https://c.example',
+      '--stale-sec',
+      '30',
+      '--max-message-bytes',
+      '1024',
+      '--ring-size',
+      '100',
+      '--tool-timeout-ms',
+      '2000',
+      '--plugin-set',
+      'set.json',
+      '--json',
     ]);
     assert.deepEqual(a.options, {
-      port: 0, host: '127.0.0.1', brokerPort: 1884, registryFile: 'r.json', dataDir: 'd', token: 'secret-token', deviceNetworks: ['10.0.0.0/8', '127.0.0.0/8'],
-      corsOrigins: ['https://a.example', 'https://b.example', 'https://c.example'], pluginSet: 'set.json', staleSec: 30, maxMessageBytes: 1024, ringSize: 100, toolTimeoutMs: 2000,
+      port: 0,
+      host: '127.0.0.1',
+      brokerPort: 1884,
+      registryFile: 'r.json',
+      dataDir: 'd',
+      token: 'secret-token',
+      deviceNetworks: ['10.0.0.0/8', '127.0.0.0/8'],
+      corsOrigins: ['https://a.example', 'https://b.example', 'https://c.example'],
+      pluginSet: 'set.json',
+      staleSec: 30,
+      maxMessageBytes: 1024,
+      ringSize: 100,
+      toolTimeoutMs: 2000,
     });
     assert.equal(a.json, true);
   });
@@ -26,7 +63,10 @@ describe('lookout-hub flags', () => {
 
   it('refuses unknown flags, bad numbers and --mqtt with embedded broker flags', () => {
     assert.throws(() => parseHubArgs(['--nope']), usage);
-    assert.throws(() => parseHubArgs(['--port', '70000']), (e: LookoutError) => usage(e) && /--port/.test(e.message));
+    assert.throws(
+      () => parseHubArgs(['--port', '70000']),
+      (e: LookoutError) => usage(e) && /--port/.test(e.message),
+    );
     assert.throws(() => parseHubArgs(['--stale-sec', '0']), usage);
     assert.throws(() => parseHubArgs(['--mqtt', 'mqtt://h:1883', '--broker-port', '1']), usage);
     assert.throws(() => parseHubArgs(['--mqtt', 'http://h']), usage);
@@ -35,7 +75,13 @@ describe('lookout-hub flags', () => {
   it('prints help, and usage with status 2 on a mistake', async () => {
     let out = '';
     let err = '';
-    const io = (argv: string[]) => ({ argv, env: {}, stdout: (t: string) => (out += t), stderr: (t: string) => (err += t), shutdownSignal: () => Promise.resolve('test') });
+    const io = (argv: string[]) => ({
+      argv,
+      env: {},
+      stdout: (t: string) => (out += t),
+      stderr: (t: string) => (err += t),
+      shutdownSignal: () => Promise.resolve('test'),
+    });
     assert.equal(await runHub(io(['--help'])), 0);
     assert.match(out, /--device-networks/);
     assert.equal(await runHub(io(['--bogus'])), 2);

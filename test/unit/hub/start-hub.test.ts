@@ -51,7 +51,10 @@ describe('hub routes: 400s and OpenAPI', () => {
   });
 
   it('has a 400 case for every declared route', () => {
-    const declared = hub.runtime.routes.list().map((r) => `${r.decl.method} ${r.decl.path}`).sort();
+    const declared = hub.runtime.routes
+      .list()
+      .map((r) => `${r.decl.method} ${r.decl.path}`)
+      .sort();
     assert.deepEqual(Object.keys(BAD_REQUESTS).sort(), declared);
   });
 
@@ -85,7 +88,8 @@ describe('hub routes: 400s and OpenAPI', () => {
     for (const s of ['404', '502', '504']) assert.ok(call.responses[s], `tools/call documents ${s}`);
     const latest = doc.paths['/fleet/mqtt/latest'].get.responses['200'].content['application/json'].schema;
     const entry = latest.properties.devices.additionalProperties;
-    for (const field of ['status', 'payload', 'dets', 'recent_chunks', 'anomaly_alerts', 'stale_sec', 'age_sec', 'stale']) assert.ok(entry.properties[field], field);
+    for (const field of ['status', 'payload', 'dets', 'recent_chunks', 'anomaly_alerts', 'stale_sec', 'age_sec', 'stale'])
+      assert.ok(entry.properties[field], field);
     const limit = doc.paths['/debug/events'].get.parameters.find((p: { name: string }) => p.name === 'limit');
     assert.equal(limit.required, false);
     assert.equal(limit.schema.maximum, 10000);

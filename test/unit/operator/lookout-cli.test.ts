@@ -17,16 +17,28 @@ test('lookout --help lists the commands and exits 0', async () => {
 });
 
 test('an unknown command exits 2 with the help; a bad layer exits 1 with its code', async () => {
-  await assert.rejects(run(process.execPath, [cli, 'frobnicate']), (err: { code: number; stderr: string }) => err.code === 2 && /unknown command "frobnicate"/.test(err.stderr));
-  await assert.rejects(run(process.execPath, [cli, 'apply-layer', 'layer9', '--data-dir', tmpdir()]), (err: { code: number; stderr: string }) => err.code === 1 && /^layer_unknown:/.test(err.stderr));
+  await assert.rejects(
+    run(process.execPath, [cli, 'frobnicate']),
+    (err: { code: number; stderr: string }) => err.code === 2 && /unknown command "frobnicate"/.test(err.stderr),
+  );
+  await assert.rejects(
+    run(process.execPath, [cli, 'apply-layer', 'layer9', '--data-dir', tmpdir()]),
+    (err: { code: number; stderr: string }) => err.code === 1 && /^layer_unknown:/.test(err.stderr),
+  );
 });
 
 test('apply-layer without a layer is a usage error (exit 2) naming what is missing', async () => {
-  await assert.rejects(run(process.execPath, [cli, 'apply-layer', '--data-dir', tmpdir()]), (err: { code: number; stderr: string }) => err.code === 2 && /^config_invalid: apply-layer needs a layer/.test(err.stderr));
+  await assert.rejects(
+    run(process.execPath, [cli, 'apply-layer', '--data-dir', tmpdir()]),
+    (err: { code: number; stderr: string }) => err.code === 2 && /^config_invalid: apply-layer needs a layer/.test(err.stderr),
+  );
 });
 
 test('an unknown option is a usage error (exit 2), as in lookout-edge', async () => {
-  await assert.rejects(run(process.execPath, [cli, 'apply-layer', 'layer2', '--data-dri', tmpdir()]), (err: { code: number; stderr: string }) => err.code === 2 && /--data-dri/.test(err.stderr));
+  await assert.rejects(
+    run(process.execPath, [cli, 'apply-layer', 'layer2', '--data-dri', tmpdir()]),
+    (err: { code: number; stderr: string }) => err.code === 2 && /--data-dri/.test(err.stderr),
+  );
 });
 
 test('lookout apply-layer writes the durable stack under the data root', async () => {

@@ -20,7 +20,7 @@ export interface ContractCheck {
 }
 
 export function compileContract(schema: z.ZodType): ContractCheck {
-  const zodOnly: ContractCheck = { safeParse: (v) => schema.safeParse(v) as ReturnType<ContractCheck['safeParse']>, compiled: false };
+  const zodOnly: ContractCheck = { safeParse: (v) => schema.safeParse(v), compiled: false };
   let json: Record<string, unknown>;
   let checksLost = false;
   try {
@@ -32,7 +32,7 @@ export function compileContract(schema: z.ZodType): ContractCheck {
       override: ({ zodSchema }) => {
         if (losesChecks(zodSchema)) checksLost = true;
       },
-    }) as Record<string, unknown>;
+    });
   } catch {
     return zodOnly;
   }
@@ -48,7 +48,7 @@ export function compileContract(schema: z.ZodType): ContractCheck {
     safeParse(value) {
       // Accepted as is: the cache keeps the message as published (unknown fields included).
       if (validate(value)) return { success: true, data: value };
-      return schema.safeParse(value) as ReturnType<ContractCheck['safeParse']>;
+      return schema.safeParse(value);
     },
   };
 }
@@ -78,6 +78,7 @@ function losesChecks(schema: unknown): boolean {
   if (!def) return false;
   if (def.type === 'transform' || def.type === 'custom') return true;
   // A pipe shows its input side; what its output side checks (a transform, a refinement) is lost.
-  if (def.type === 'pipe' && def.out !== undefined && (losesChecks(def.out) || (def.out as { _zod?: { def?: DefLike } })._zod?.def?.type !== 'unknown')) return true;
+  if (def.type === 'pipe' && def.out !== undefined && (losesChecks(def.out) || (def.out as { _zod?: { def?: DefLike } })._zod?.def?.type !== 'unknown'))
+    return true;
   return (def.checks ?? []).some((c) => c._zod?.def?.check === 'custom');
 }

@@ -15,7 +15,10 @@ export class DeviceCache implements DeviceSnapshot {
   anomalyAlerts: Record<string, unknown>[] = [];
   newestAt = 0;
 
-  constructor(readonly deviceId: string, private readonly limits: { maxTopics: number; maxAlerts: number; maxChunks: number }) {}
+  constructor(
+    readonly deviceId: string,
+    private readonly limits: { maxTopics: number; maxAlerts: number; maxChunks: number },
+  ) {}
 
   /** Stores the message as the latest of its topic; returns the one it replaces. */
   store(suffix: string, message: Record<string, unknown>, receivedAt: number, retain: boolean, sentAt: number): Record<string, unknown> | undefined {

@@ -1,7 +1,6 @@
 import { setOwn } from 'lookout/core';
 import type { DeviceSnapshot, EntryView } from './service.js';
 
-
 /** Whether a device counts as online: its latest status says so and it is not stale. */
 export function isOnline(d: DeviceSnapshot, staleSec: number, now: number): boolean {
   return d.latest.get('status')?.message.state === 'online' && (now - d.newestAt) / 1000 <= staleSec;
@@ -24,7 +23,12 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
   for (const [suffix, l] of d.latest) setOwn(topics, suffix, { received_at: isoOf(l.receivedAt), count: l.count, retained: l.retain });
   const invalid: EntryView['invalid'] = {};
   for (const [suffix, s] of d.invalid) {
-    setOwn(invalid, suffix, { count: s.count, last_reason: s.lastReason, last_at: isoOf(s.lastAt), ...(s.lastIssue !== undefined ? { last_issue: s.lastIssue } : {}) });
+    setOwn(invalid, suffix, {
+      count: s.count,
+      last_reason: s.lastReason,
+      last_at: isoOf(s.lastAt),
+      ...(s.lastIssue !== undefined ? { last_issue: s.lastIssue } : {}),
+    });
   }
   return {
     device_id: d.deviceId,

@@ -17,14 +17,24 @@ export default definePlugin({
   optionalRequires: [HUB_METRICS, HUB_INFO],
   config: z.object({
     LOOKOUT_HUB_STALE_SEC: z.coerce.number().int().min(1).default(120),
-    LOOKOUT_HUB_MAX_MESSAGE_BYTES: z.coerce.number().int().min(256).default(256 * 1024),
+    LOOKOUT_HUB_MAX_MESSAGE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(256)
+      .default(256 * 1024),
     LOOKOUT_HUB_MAX_JSON_DEPTH: z.coerce.number().int().min(4).max(1000).default(32),
     LOOKOUT_HUB_MAX_DEVICES: z.coerce.number().int().min(1).default(10_000),
   }),
   subscriptions: [...INGEST_SUBSCRIPTIONS],
   provides: [BUS_CACHE],
   routes: [
-    { method: 'GET', path: '/fleet/mqtt/latest', summary: 'Latest cache entry per device (status, payload, dets, recent_chunks, anomaly_alerts, stale_sec)', query: LatestQuery, response: LatestResponse },
+    {
+      method: 'GET',
+      path: '/fleet/mqtt/latest',
+      summary: 'Latest cache entry per device (status, payload, dets, recent_chunks, anomaly_alerts, stale_sec)',
+      query: LatestQuery,
+      response: LatestResponse,
+    },
     { method: 'GET', path: '/fleet/mqtt/config', summary: 'Broker, subscribed topics and ingest status', response: ConfigResponse },
   ],
   async start(ctx) {
@@ -33,7 +43,14 @@ export default definePlugin({
     const info = ctx.services.optional(HUB_INFO);
     const ring = ctx.services.get(DEBUG_RING);
     const ingest = new Ingest(
-      { maxMessageBytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES, maxDepth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH, maxDevices: cfg.LOOKOUT_HUB_MAX_DEVICES, maxTopicsPerDevice: 64, maxAlerts: 20, maxChunks: 20 },
+      {
+        maxMessageBytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES,
+        maxDepth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH,
+        maxDevices: cfg.LOOKOUT_HUB_MAX_DEVICES,
+        maxTopicsPerDevice: 64,
+        maxAlerts: 20,
+        maxChunks: 20,
+      },
       { ...(metrics ? { metrics } : {}), ring, log: ctx.log, connected: () => ctx.bus.connected },
     );
     const staleSec = cfg.LOOKOUT_HUB_STALE_SEC;
@@ -89,7 +106,12 @@ export default definePlugin({
           untracked_invalid: s.untrackedInvalid,
           refused_devices: s.refusedDevices,
         },
-        limits: { max_message_bytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES, max_json_depth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH, max_devices: cfg.LOOKOUT_HUB_MAX_DEVICES, stale_sec: staleSec },
+        limits: {
+          max_message_bytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES,
+          max_json_depth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH,
+          max_devices: cfg.LOOKOUT_HUB_MAX_DEVICES,
+          stale_sec: staleSec,
+        },
       };
     });
 

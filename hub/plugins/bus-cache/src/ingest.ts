@@ -1,4 +1,4 @@
-import { BUS_CONTRACTS, contractForTopic, type BusSuffix, type Logger, type TopicContract , type HubMetricsPort } from 'lookout/core';
+import { BUS_CONTRACTS, contractForTopic, type BusSuffix, type Logger, type TopicContract, type HubMetricsPort } from 'lookout/core';
 import { compileContract, type ContractCheck } from './compiled-contract.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { countInvalid, DeviceCache } from './device-cache.js';
@@ -65,12 +65,31 @@ export class Ingest {
     this.lastMessageAt = now;
     if (incomingTopic.length > MAX_TOPIC_CHARS) {
       this.deps.metrics?.ingested('unknown', now);
-      return this.refuse(cut(incomingTopic, 128), undefined, '(none)', 'unknown', 'unknown_topic', payload, now, `topic of ${incomingTopic.length} characters (limit ${MAX_TOPIC_CHARS})`);
+      return this.refuse(
+        cut(incomingTopic, 128),
+        undefined,
+        '(none)',
+        'unknown',
+        'unknown_topic',
+        payload,
+        now,
+        `topic of ${incomingTopic.length} characters (limit ${MAX_TOPIC_CHARS})`,
+      );
     }
     const contract = this.contractOf(incomingTopic);
     const metricTopic = contract?.key ?? 'unknown';
     this.deps.metrics?.ingested(metricTopic, now);
-    if (!contract) return this.refuse(incomingTopic, deviceOf(incomingTopic), suffixOf(incomingTopic), 'unknown', 'unknown_topic', payload, now, 'no wire contract for this topic');
+    if (!contract)
+      return this.refuse(
+        incomingTopic,
+        deviceOf(incomingTopic),
+        suffixOf(incomingTopic),
+        'unknown',
+        'unknown_topic',
+        payload,
+        now,
+        'no wire contract for this topic',
+      );
     const { deviceId, suffix, key, topic } = contract;
     if (payload.length > this.limits.maxMessageBytes) {
       return this.refuse(topic, deviceId, suffix, key, 'oversized', payload, now, `${payload.length} bytes, limit ${this.limits.maxMessageBytes}`);
@@ -87,7 +106,7 @@ export class Ingest {
     }
     const parsed = (this.checks.get(key) ?? contract.contract.schema).safeParse(value);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
+      const issue = parsed.error.issues[0];
       const where = issue.path.length ? issue.path.map(String).join('.') : '(root)';
       return this.refuse(topic, deviceId, suffix, key, 'schema', payload, now, `${where}: ${issue.message}`);
     }
@@ -95,7 +114,16 @@ export class Ingest {
     // A device speaks only on its own topics: a hello naming another device would re-register it
     // (its tool calls would go to the announced address), a status would mark it offline.
     if (SELF_NAMING.has(key) && typeof message.device_id === 'string' && message.device_id !== deviceId) {
-      return this.refuse(topic, deviceId, suffix, key, 'schema', payload, now, `device_id: "${message.device_id.slice(0, 128)}" is not the device of its topic (${deviceId})`);
+      return this.refuse(
+        topic,
+        deviceId,
+        suffix,
+        key,
+        'schema',
+        payload,
+        now,
+        `device_id: "${message.device_id.slice(0, 128)}" is not the device of its topic (${deviceId})`,
+      );
     }
     let device = this.devices.get(deviceId);
     if (!device) {
@@ -156,14 +184,28 @@ export class Ingest {
     };
   }
 
-  private sideEffects(device: DeviceCache, key: BusSuffix, suffix: string, topic: string, message: Record<string, unknown>, previous: Record<string, unknown> | undefined, now: number): void {
+  private sideEffects(
+    device: DeviceCache,
+    key: BusSuffix,
+    suffix: string,
+    topic: string,
+    message: Record<string, unknown>,
+    previous: Record<string, unknown> | undefined,
+    now: number,
+  ): void {
     const ring = this.deps.ring;
     if (key === 'data_manifest' && Array.isArray(message.chunks)) device.addChunks(message.chunks as Record<string, unknown>[]);
     else if (key === 'events/+') {
       const type = suffix.startsWith('events/') ? suffix.slice('events/'.length) : typeof message.type === 'string' ? message.type : 'event';
       if (ALERT_TYPE.test(type)) device.addAlert({ type, topic, received_at: new Date(now).toISOString(), ...message });
     } else if (key === 'status' && previous?.state !== message.state) {
-      ring?.record({ kind: 'presence', device_id: device.deviceId, topic, message: `${device.deviceId} is ${String(message.state)}`, details: { state: message.state, previous: previous?.state ?? null } });
+      ring?.record({
+        kind: 'presence',
+        device_id: device.deviceId,
+        topic,
+        message: `${device.deviceId} is ${String(message.state)}`,
+        details: { state: message.state, previous: previous?.state ?? null },
+      });
     } else if (key === 'health' && previous?.storage_health !== message.storage_health) {
       ring?.record({
         kind: 'recorder_status',
@@ -175,7 +217,16 @@ export class Ingest {
     }
   }
 
-  private refuse(topic: string, deviceId: string | undefined, suffix: string, key: string, reason: InvalidReason, payload: Buffer, now: number, fullIssue: string): void {
+  private refuse(
+    topic: string,
+    deviceId: string | undefined,
+    suffix: string,
+    key: string,
+    reason: InvalidReason,
+    payload: Buffer,
+    now: number,
+    fullIssue: string,
+  ): void {
     // An issue may quote the message (zod names a record key in its path): a refused message keeps no more of itself than its preview.
     const issue = cut(fullIssue, MAX_ISSUE_CHARS);
     this.invalid++;
@@ -237,5 +288,8 @@ function suffixOf(topic: string): string {
 
 /** The first bytes as text, control characters shown as dots: enough to recognise a payload. */
 function preview(payload: Buffer): string {
-  return payload.subarray(0, 96).toString('utf8').replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '.');
+  return payload
+    .subarray(0, 96)
+    .toString('utf8')
+    .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '.');
 }

@@ -17,7 +17,7 @@ export function jsonDeeperThan(bytes: Uint8Array, max: number): boolean {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
+    const b = bytes[i];
     if (inString) {
       if (b === BACKSLASH) i++;
       else if (b === QUOTE) inString = false;

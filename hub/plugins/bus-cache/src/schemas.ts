@@ -10,8 +10,12 @@ export const HubCacheEntrySchema = CacheEntrySchema.extend({
   health: Message.nullable().describe('latest health message'),
   online: z.boolean().describe('latest status says online and the entry is not stale'),
   last_message_at: z.string().nullable().describe('when the newest valid message was sent'),
-  topics: z.record(z.string(), z.object({ received_at: z.string(), count: z.number().int(), retained: z.boolean() })).describe('latest valid message per topic suffix'),
-  invalid: z.record(z.string(), z.looseObject({ count: z.number().int(), last_reason: z.string(), last_at: z.string(), last_issue: z.string().optional() })).describe('refused messages per topic suffix'),
+  topics: z
+    .record(z.string(), z.object({ received_at: z.string(), count: z.number().int(), retained: z.boolean() }))
+    .describe('latest valid message per topic suffix'),
+  invalid: z
+    .record(z.string(), z.looseObject({ count: z.number().int(), last_reason: z.string(), last_at: z.string(), last_issue: z.string().optional() }))
+    .describe('refused messages per topic suffix'),
 });
 
 export const LatestQuery = z.object({

@@ -1,6 +1,14 @@
 import { IngestLane } from './ingest-lane.js';
 import { RingBuffer } from './ring-buffer.js';
-import { HUB_EVENT_KINDS, SPEC_EVENT_KINDS, type DebugEvent, type DebugEventFilter, type DebugEventInput, type DebugEventPage, type DebugRing } from './service.js';
+import {
+  HUB_EVENT_KINDS,
+  SPEC_EVENT_KINDS,
+  type DebugEvent,
+  type DebugEventFilter,
+  type DebugEventInput,
+  type DebugEventPage,
+  type DebugRing,
+} from './service.js';
 
 interface Stored extends DebugEventInput {
   seq: number;
@@ -18,7 +26,10 @@ export class MemoryDebugRing implements DebugRing {
   private readonly knownKinds = new Set<string>([...SPEC_EVENT_KINDS, ...HUB_EVENT_KINDS]);
   private seq = 0;
 
-  constructor(readonly capacity: number, private readonly now: () => number = Date.now) {
+  constructor(
+    readonly capacity: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.ingestLane = new IngestLane(capacity);
     this.other = new RingBuffer(capacity);
   }
@@ -40,11 +51,15 @@ export class MemoryDebugRing implements DebugRing {
 
   query(filter: DebugEventFilter): DebugEventPage {
     const kinds = filter.kinds && filter.kinds.length > 0 ? new Set(filter.kinds) : undefined;
-    const ingest = () => this.ingestLane.toArray().map((r): Stored => ({ kind: 'ingest', device_id: r.deviceId, topic: r.topic, message: r.suffix, seq: r.seq, ms: r.ms }));
+    const ingest = () =>
+      this.ingestLane.toArray().map((r): Stored => ({ kind: 'ingest', device_id: r.deviceId, topic: r.topic, message: r.suffix, seq: r.seq, ms: r.ms }));
     const lanes = kinds && !kinds.has('ingest') ? [this.other.toArray()] : kinds && kinds.size === 1 ? [ingest()] : [ingest(), this.other.toArray()];
-    const merged = lanes.length === 1 ? lanes[0]! : mergeBySeq(lanes[0]!, lanes[1]!);
+    const merged = lanes.length === 1 ? lanes[0] : mergeBySeq(lanes[0], lanes[1]);
     const matching = merged.filter(
-      (e) => (!kinds || kinds.has(e.kind)) && (filter.device === undefined || e.device_id === filter.device) && (filter.sinceMs === undefined || e.ms > filter.sinceMs),
+      (e) =>
+        (!kinds || kinds.has(e.kind)) &&
+        (filter.device === undefined || e.device_id === filter.device) &&
+        (filter.sinceMs === undefined || e.ms > filter.sinceMs),
     );
     const page = matching.slice(Math.max(0, matching.length - filter.limit));
     return {
@@ -70,8 +85,8 @@ function mergeBySeq(a: Stored[], b: Stored[]): Stored[] {
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {
-    if (j >= b.length || (i < a.length && a[i]!.seq < b[j]!.seq)) out.push(a[i++]!);
-    else out.push(b[j++]!);
+    if (j >= b.length || (i < a.length && a[i].seq < b[j].seq)) out.push(a[i++]);
+    else out.push(b[j++]);
   }
   return out;
 }

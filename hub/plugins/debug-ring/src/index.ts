@@ -4,7 +4,11 @@ import { MemoryDebugRing } from './debug-ring.js';
 import { DEBUG_RING } from './service.js';
 
 const EventsQuery = z.object({
-  kind: z.string().regex(/^[A-Za-z0-9_./-]+(,[A-Za-z0-9_./-]+)*$/, 'comma-separated event kinds').optional().describe('only these kinds (comma-separated)'),
+  kind: z
+    .string()
+    .regex(/^[A-Za-z0-9_./-]+(,[A-Za-z0-9_./-]+)*$/, 'comma-separated event kinds')
+    .optional()
+    .describe('only these kinds (comma-separated)'),
   device: DeviceIdSchema.optional().describe('only events of this device'),
   since: z
     .union([z.iso.datetime({ offset: true }), z.string().regex(/^\d{1,15}$/)], { error: 'an ISO 8601 timestamp or epoch milliseconds' })
@@ -42,7 +46,9 @@ export default definePlugin({
     LOOKOUT_HUB_RING_SIZE: z.coerce.number().int().min(10).max(1_000_000).default(2000),
   }),
   provides: [DEBUG_RING],
-  routes: [{ method: 'GET', path: '/debug/events', summary: 'Debug event ring: ingested messages and hub failures', query: EventsQuery, response: EventsResponse }],
+  routes: [
+    { method: 'GET', path: '/debug/events', summary: 'Debug event ring: ingested messages and hub failures', query: EventsQuery, response: EventsResponse },
+  ],
   start(ctx) {
     const ring = new MemoryDebugRing(ctx.config.LOOKOUT_HUB_RING_SIZE);
     ctx.services.provide(DEBUG_RING, ring);
@@ -54,7 +60,12 @@ export default definePlugin({
         throw new LookoutError('bad_request', `query.kind: unknown event kind "${unknown}"`, { details: { field: 'query.kind', known: [...known] } });
       }
       const sinceMs = query.since === undefined ? undefined : /^\d+$/.test(query.since) ? Number(query.since) : Date.parse(query.since);
-      const filter = { limit: query.limit, ...(kinds ? { kinds } : {}), ...(query.device !== undefined ? { device: query.device } : {}), ...(sinceMs !== undefined ? { sinceMs } : {}) };
+      const filter = {
+        limit: query.limit,
+        ...(kinds ? { kinds } : {}),
+        ...(query.device !== undefined ? { device: query.device } : {}),
+        ...(sinceMs !== undefined ? { sinceMs } : {}),
+      };
       return { ...ring.query(filter), kinds: ring.kinds() };
     });
   },

@@ -54,7 +54,7 @@ export class IngestLane {
     const start = (this.next - this.count + this.capacity) % this.capacity;
     for (let k = 0; k < this.count; k++) {
       const i = (start + k) % this.capacity;
-      out.push({ seq: this.seq[i]!, ms: this.ms[i]!, deviceId: this.device[i]!, topic: this.topic[i]!, suffix: this.suffix[i]! });
+      out.push({ seq: this.seq[i], ms: this.ms[i], deviceId: this.device[i], topic: this.topic[i], suffix: this.suffix[i] });
     }
     return out;
   }

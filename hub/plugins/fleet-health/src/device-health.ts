@@ -31,7 +31,12 @@ export interface PluginProblem {
  * status (presence, thermal state), health (storage_health, storage summary) and data_manifest
  * (chunks), plus whether the registry lets the hub reach it.
  */
-export function deviceHealth(id: string, snapshot: DeviceSnapshot | undefined, view: EntryView | undefined, registered: RegisteredDevice | undefined): DeviceHealthView {
+export function deviceHealth(
+  id: string,
+  snapshot: DeviceSnapshot | undefined,
+  view: EntryView | undefined,
+  registered: RegisteredDevice | undefined,
+): DeviceHealthView {
   const status = view?.status ?? null;
   const health = view?.health ?? null;
   const healthAt = snapshot?.latest.get('health')?.receivedAt;
@@ -48,7 +53,9 @@ export function deviceHealth(id: string, snapshot: DeviceSnapshot | undefined, v
     reachable: registered?.toolUrl != null,
     plugins_ok: plugins.failed.length === 0,
   };
-  const failing = Object.entries(checks).filter(([, ok]) => !ok).map(([k]) => k);
+  const failing = Object.entries(checks)
+    .filter(([, ok]) => !ok)
+    .map(([k]) => k);
   const grade: Grade = !checks.online || storageHealth === 'CRITICAL' ? 'not_ready' : failing.length === 0 ? 'ready' : 'degraded';
   return {
     device_id: id,

@@ -18,9 +18,16 @@ const DeviceHealthSchema = z.looseObject({
   die_temp_c: z.number().nullable(),
   storage_health: z.string().nullable().describe('OK, WARNING, CRITICAL from the latest health message'),
   storage: z.looseObject({}).nullable(),
-  recorder: z.looseObject({ status: z.string().nullable(), chunk_count: z.number().nullable(), latest_chunk: z.looseObject({}).nullable(), last_health_at: z.string().nullable() }),
+  recorder: z.looseObject({
+    status: z.string().nullable(),
+    chunk_count: z.number().nullable(),
+    latest_chunk: z.looseObject({}).nullable(),
+    last_health_at: z.string().nullable(),
+  }),
   readiness: z.object({ grade: z.enum(['ready', 'degraded', 'not_ready']), checks: z.record(z.string(), z.boolean()), failing: z.array(z.string()) }),
-  plugins: z.object({ failed: z.array(PluginProblemSchema), skipped: z.array(PluginProblemSchema) }).describe('plugins the device reports failed or skipped, with their code and message'),
+  plugins: z
+    .object({ failed: z.array(PluginProblemSchema), skipped: z.array(PluginProblemSchema) })
+    .describe('plugins the device reports failed or skipped, with their code and message'),
 });
 
 const FleetHealthResponse = z.object({
@@ -46,7 +53,15 @@ export default definePlugin({
   core: '^1',
   description: 'Recorder, storage and readiness health per device and for the fleet (GET /fleet/health)',
   requires: [BUS_CACHE, DEVICE_REGISTRY],
-  routes: [{ method: 'GET', path: '/fleet/health', summary: 'Recorder, storage and readiness health per device and for the fleet', query: HealthQuery, response: FleetHealthResponse }],
+  routes: [
+    {
+      method: 'GET',
+      path: '/fleet/health',
+      summary: 'Recorder, storage and readiness health per device and for the fleet',
+      query: HealthQuery,
+      response: FleetHealthResponse,
+    },
+  ],
   start(ctx) {
     const cache = ctx.services.get(BUS_CACHE);
     const registry = ctx.services.get(DEVICE_REGISTRY);
@@ -54,7 +69,9 @@ export default definePlugin({
       const now = Date.now();
       const registered = new Map(registry.list().map((d) => [d.deviceId, d]));
       const ids = query.device !== undefined ? [query.device] : [...new Set([...cache.deviceIds(), ...registered.keys()])].sort();
-      const views = ids.filter((id) => cache.device(id) || registered.has(id)).map((id) => deviceHealth(id, cache.device(id), cache.view(id, now), registered.get(id)));
+      const views = ids
+        .filter((id) => cache.device(id) || registered.has(id))
+        .map((id) => deviceHealth(id, cache.device(id), cache.view(id, now), registered.get(id)));
       const devices: Record<string, DeviceHealthView> = {};
       for (const v of views) setOwn(devices, v.device_id, v);
       return { fleet: summarise(views), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };
@@ -69,7 +86,7 @@ function summarise(list: DeviceHealthView[]): z.output<typeof FleetHealthRespons
   for (const d of list) {
     const key = d.storage_health ?? 'unknown';
     storage[key] = (storage[key] ?? 0) + 1;
-    readiness[d.readiness.grade]! += 1;
+    readiness[d.readiness.grade] += 1;
   }
   const offline = count((d) => d.presence === 'offline');
   const status = list.length === 0 ? 'empty' : (storage.CRITICAL ?? 0) > 0 ? 'critical' : readiness.ready === list.length ? 'ok' : 'degraded';

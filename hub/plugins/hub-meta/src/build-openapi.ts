@@ -95,7 +95,7 @@ function openApiPath(path: string): { path: string; params: string[] } {
 
 function operationId(method: string, path: string): string {
   const words = path.split(/[^A-Za-z0-9]+/).filter(Boolean);
-  return [method.toLowerCase(), ...words.map((w) => w[0]!.toUpperCase() + w.slice(1))].join('');
+  return [method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('');
 }
 
 function codesByStatus(errors: ErrorTableEntry[]): Map<number, string[]> {
@@ -108,7 +108,7 @@ function codesByStatus(errors: ErrorTableEntry[]): Map<number, string[]> {
 function errorBodySchema(): JsonSchema {
   const body = toSchema(ErrorBodySchema, 'output') as { properties: { error: { properties: Record<string, unknown> } } };
   body.properties.error.properties.code = { $ref: '#/components/schemas/ErrorCode' };
-  return body as unknown as JsonSchema;
+  return body;
 }
 
 /** Every code the hub may answer with, each with its status and meaning (plugins' own codes included). */

@@ -19,8 +19,18 @@ export default definePlugin({
   requires: [HUB_INFO, HUB_ROUTES, HUB_METRICS],
   routes: [
     { method: 'GET', path: '/health', summary: 'Hub liveness (cheap; no token needed)', response: HealthResponse, public: true },
-    { method: 'GET', path: '/openapi.json', summary: 'OpenAPI 3.1 document generated from the hub plugins\u2019 route manifests', response: z.looseObject({ openapi: z.string(), paths: z.looseObject({}) }) },
-    { method: 'GET', path: '/metrics', summary: 'Prometheus metrics: ingest, invalid messages by topic, route latency, tool calls', produces: 'text/plain; version=0.0.4' },
+    {
+      method: 'GET',
+      path: '/openapi.json',
+      summary: 'OpenAPI 3.1 document generated from the hub plugins\u2019 route manifests',
+      response: z.looseObject({ openapi: z.string(), paths: z.looseObject({}) }),
+    },
+    {
+      method: 'GET',
+      path: '/metrics',
+      summary: 'Prometheus metrics: ingest, invalid messages by topic, route latency, tool calls',
+      produces: 'text/plain; version=0.0.4',
+    },
   ],
   start(ctx) {
     const info = ctx.services.get(HUB_INFO);
@@ -38,7 +48,15 @@ export default definePlugin({
       // Routes only change when plugins load or stop; rebuild when their number changes.
       const list = routes.list();
       if (!cached || cached.count !== list.length) {
-        cached = { count: list.length, doc: buildOpenApi(list, routes.errorCodes(), { title: 'Lookout hub', version: info.version, tokenRequired: info.tokenRequired, ...(info.httpUrl ? { serverUrl: info.httpUrl } : {}) }) };
+        cached = {
+          count: list.length,
+          doc: buildOpenApi(list, routes.errorCodes(), {
+            title: 'Lookout hub',
+            version: info.version,
+            tokenRequired: info.tokenRequired,
+            ...(info.httpUrl ? { serverUrl: info.httpUrl } : {}),
+          }),
+        };
       }
       return cached.doc;
     });

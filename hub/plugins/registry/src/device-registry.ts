@@ -61,9 +61,19 @@ export class HubDeviceRegistry implements DeviceRegistry {
     this.hellos.set(hello.device_id, { hello, at });
     const device = this.compute(hello.device_id)!;
     if (device.toolUrl === null) {
-      this.options.onEvent({ kind: 'registry', device_id: hello.device_id, message: `hello from ${hello.device_id} not trusted: ${device.unreachableReason}`, details: { ips: hello.ips } });
+      this.options.onEvent({
+        kind: 'registry',
+        device_id: hello.device_id,
+        message: `hello from ${hello.device_id} not trusted: ${device.unreachableReason}`,
+        details: { ips: hello.ips },
+      });
     } else if (!known) {
-      this.options.onEvent({ kind: 'registry', device_id: hello.device_id, message: `${hello.device_id} registered by hello at ${device.toolUrl}`, details: { ips: hello.ips, ports: hello.ports } });
+      this.options.onEvent({
+        kind: 'registry',
+        device_id: hello.device_id,
+        message: `${hello.device_id} registered by hello at ${device.toolUrl}`,
+        details: { ips: hello.ips, ports: hello.ports },
+      });
     }
   }
 
@@ -86,20 +96,26 @@ export class HubDeviceRegistry implements DeviceRegistry {
     if (address) {
       // The port of an address:port target is the one the hub contacts (the file's tool_port wins
       // over the hello's); a device it may not contact is matched by its announced port, to say so.
-      const matches = all.filter((d) => d.ips.includes(address.ip) && (address.port === undefined || (d.toolUrl ? toolPort(d) : d.ports?.tools) === address.port));
+      const matches = all.filter(
+        (d) => d.ips.includes(address.ip) && (address.port === undefined || (d.toolUrl ? toolPort(d) : d.ports?.tools) === address.port),
+      );
       if (matches.length > 1) {
-        throw new LookoutError('bad_request', `query.target: the address ${target} is shared by ${matches.map((d) => d.deviceId).join(', ')}; name the device or add its tool port (${address.ip}:<port>)`, {
-          details: { field: 'query.target', candidates: matches.map((d) => d.deviceId) },
-        });
+        throw new LookoutError(
+          'bad_request',
+          `query.target: the address ${target} is shared by ${matches.map((d) => d.deviceId).join(', ')}; name the device or add its tool port (${address.ip}:<port>)`,
+          {
+            details: { field: 'query.target', candidates: matches.map((d) => d.deviceId) },
+          },
+        );
       }
-      if (matches.length === 1) return reachable(matches[0]!, target);
+      if (matches.length === 1) return reachable(matches[0], target);
     } else {
       const labelled = all.filter((d) => d.labels.includes(target));
       if (labelled.length > 0) {
         // Several devices may carry the label: prefer one that can be contacted and is online.
         const rank = (d: RegisteredDevice) => (d.toolUrl ? 2 : 0) + (this.options.isOnline(d.deviceId) ? 1 : 0);
         labelled.sort((a, b) => rank(b) - rank(a) || (b.lastHelloAt ?? 0) - (a.lastHelloAt ?? 0) || a.deviceId.localeCompare(b.deviceId));
-        return reachable(labelled[0]!, target);
+        return reachable(labelled[0], target);
       }
     }
     throw new LookoutError('target_unknown', `no registered device is "${target}" (device id, address or label)`, {
@@ -137,7 +153,8 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const ip = fromFile ? (ips.find((a) => this.options.networks.contains(a)) ?? ips[0]) : ips.find((a) => this.options.networks.contains(a));
     if (ip) device.toolUrl = mcpUrl(ip, port);
     else if (!hello) device.unreachableReason = 'the registry file gives no address and no hello announced one';
-    else device.unreachableReason = `its hello announces no address inside the device networks (${this.options.networks.cidrs.join(', ')})${file ? ' and the registry file gives none' : ' and the registry file does not name it'}`;
+    else
+      device.unreachableReason = `its hello announces no address inside the device networks (${this.options.networks.cidrs.join(', ')})${file ? ' and the registry file gives none' : ' and the registry file does not name it'}`;
     return device;
   }
 
@@ -180,7 +197,7 @@ function toolPort(d: RegisteredDevice): number | undefined {
 function parseAddress(target: string): { ip: string; port?: number } | undefined {
   if (isIP(target)) return { ip: target };
   const m = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(target);
-  if (m && isIP(m[1]!)) return { ip: m[1]!, port: Number(m[2]) };
+  if (m && isIP(m[1])) return { ip: m[1], port: Number(m[2]) };
   return undefined;
 }
 

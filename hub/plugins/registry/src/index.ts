@@ -1,6 +1,16 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { DeviceIdSchema, DeviceNetworks, HelloMessageSchema, RegistryRecordSchema, RegistryShadowSchema, RoleLabelSchema, definePlugin, lanAddress, type HelloMessage } from 'lookout/core';
+import {
+  DeviceIdSchema,
+  DeviceNetworks,
+  HelloMessageSchema,
+  RegistryRecordSchema,
+  RegistryShadowSchema,
+  RoleLabelSchema,
+  definePlugin,
+  lanAddress,
+  type HelloMessage,
+} from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { HubDeviceRegistry } from './device-registry.js';
@@ -43,7 +53,15 @@ export default definePlugin({
     LOOKOUT_HUB_LAN_IP: z.string().min(1).optional(),
   }),
   provides: [DEVICE_REGISTRY],
-  routes: [{ method: 'GET', path: '/fleet/registry', summary: 'Registry record: registry (bus_id, devices), vms_lan_ip, shadows, path', query: RegistryQuery, response: RegistryResponse }],
+  routes: [
+    {
+      method: 'GET',
+      path: '/fleet/registry',
+      summary: 'Registry record: registry (bus_id, devices), vms_lan_ip, shadows, path',
+      query: RegistryQuery,
+      response: RegistryResponse,
+    },
+  ],
   start(ctx) {
     const cfg = ctx.config;
     const cache = ctx.services.get(BUS_CACHE);
@@ -76,9 +94,21 @@ export default definePlugin({
 
     ctx.routes.handle<z.output<typeof RegistryQuery>>('GET', '/fleet/registry', ({ query }) => {
       const busId = registry.busId;
-      const devices = registry.list().filter((d) => (query.label === undefined || d.labels.includes(query.label)) && (query.device === undefined || d.deviceId === query.device));
+      const devices = registry
+        .list()
+        .filter((d) => (query.label === undefined || d.labels.includes(query.label)) && (query.device === undefined || d.deviceId === query.device));
       return {
-        registry: { bus_id: busId, devices: devices.map((d) => ({ device_id: d.deviceId, source: d.source, labels: d.labels, roles: d.roles, ips: d.ips, reachable: d.toolUrl !== null })) },
+        registry: {
+          bus_id: busId,
+          devices: devices.map((d) => ({
+            device_id: d.deviceId,
+            source: d.source,
+            labels: d.labels,
+            roles: d.roles,
+            ips: d.ips,
+            reachable: d.toolUrl !== null,
+          })),
+        },
         vms_lan_ip: registry.lanIp,
         shadows: devices.map((d) => shadow(d, busId, isOnline(d.deviceId))),
         path: registry.path,

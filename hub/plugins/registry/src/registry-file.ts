@@ -46,14 +46,19 @@ export function readRegistryFile(path: string, required: boolean): RegistryFile 
   }
   const parsed = RegistryFileSchema.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = parsed.error.issues[0];
     const keys = issue.code === 'unrecognized_keys' ? `.${issue.keys.join(',')}` : '';
     const at = issue.path.map(String).join('.') + keys;
-    throw new LookoutError('config_invalid', `registry file ${path}: ${at || '(root)'}: ${issue.message}`, { details: { file: path, issues: parsed.error.issues } });
+    throw new LookoutError('config_invalid', `registry file ${path}: ${at || '(root)'}: ${issue.message}`, {
+      details: { file: path, issues: parsed.error.issues },
+    });
   }
   const seen = new Set<string>();
   for (const d of parsed.data.devices) {
-    if (seen.has(d.device_id)) throw new LookoutError('config_invalid', `registry file ${path} lists the device "${d.device_id}" twice`, { details: { file: path, device_id: d.device_id } });
+    if (seen.has(d.device_id))
+      throw new LookoutError('config_invalid', `registry file ${path} lists the device "${d.device_id}" twice`, {
+        details: { file: path, device_id: d.device_id },
+      });
     seen.add(d.device_id);
   }
   return parsed.data;

@@ -18,7 +18,13 @@ export interface ForwardDeps {
  * outcome, answered 200); rejects with device_unreachable (502) or device_timeout (504). Every
  * call is timed by tool and outcome and recorded in the debug ring.
  */
-export async function forwardCall(deps: ForwardDeps, device: RegisteredDevice, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutcome> {
+export async function forwardCall(
+  deps: ForwardDeps,
+  device: RegisteredDevice,
+  tool: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<ToolOutcome> {
   const started = process.hrtime.bigint();
   let outcome = 'ok';
   try {
@@ -32,7 +38,12 @@ export async function forwardCall(deps: ForwardDeps, device: RegisteredDevice, t
     outcome = result.status;
     const ms = elapsedMs(started);
     if (result.status === 'error') {
-      deps.ring.record({ kind: 'tool_error', device_id: device.deviceId, message: `${tool}: ${result.error}`.slice(0, 300), details: { tool, ms, ...(result.code ? { code: result.code } : {}) } });
+      deps.ring.record({
+        kind: 'tool_error',
+        device_id: device.deviceId,
+        message: `${tool}: ${result.error}`.slice(0, 300),
+        details: { tool, ms, ...(result.code ? { code: result.code } : {}) },
+      });
     } else {
       deps.ring.record({ kind: 'tool_call', device_id: device.deviceId, message: `${tool} ok`, details: { tool, ms } });
     }
@@ -40,8 +51,14 @@ export async function forwardCall(deps: ForwardDeps, device: RegisteredDevice, t
   } catch (err) {
     const e = toLookoutError(err);
     outcome = e.code === 'device_timeout' ? 'timeout' : e.code === 'device_unreachable' ? 'unreachable' : signal.aborted ? 'cancelled' : 'failed';
-    deps.ring.record({ kind: 'tool_error', device_id: device.deviceId, message: `${tool}: ${e.message}`.slice(0, 300), details: { tool, code: e.code, ms: elapsedMs(started) } });
-    if (e.code === 'internal') throw new LookoutError('device_unreachable', `calling ${tool} on ${device.deviceId} failed: ${e.message}`, { cause: err, details: { tool } });
+    deps.ring.record({
+      kind: 'tool_error',
+      device_id: device.deviceId,
+      message: `${tool}: ${e.message}`.slice(0, 300),
+      details: { tool, code: e.code, ms: elapsedMs(started) },
+    });
+    if (e.code === 'internal')
+      throw new LookoutError('device_unreachable', `calling ${tool} on ${device.deviceId} failed: ${e.message}`, { cause: err, details: { tool } });
     throw e;
   } finally {
     deps.metrics?.toolCall(tool, outcome, Number(process.hrtime.bigint() - started) / 1e9);

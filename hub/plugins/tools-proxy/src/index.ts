@@ -24,7 +24,16 @@ export default definePlugin({
   config: z.object({
     LOOKOUT_HUB_TOOL_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(15_000),
   }),
-  routes: [{ method: 'POST', path: '/tools/call', summary: 'Call a tool on a registered device: {tool, arguments} → {tool, target, status, result}', query: CallQuery, body: ToolCallRequestSchema, response: CallResponse }],
+  routes: [
+    {
+      method: 'POST',
+      path: '/tools/call',
+      summary: 'Call a tool on a registered device: {tool, arguments} → {tool, target, status, result}',
+      query: CallQuery,
+      body: ToolCallRequestSchema,
+      response: CallResponse,
+    },
+  ],
   start(ctx) {
     const registry = ctx.services.get(DEVICE_REGISTRY);
     const ring = ctx.services.get(DEBUG_RING);
@@ -39,10 +48,13 @@ export default definePlugin({
       const base = { tool: body.tool, target: query.target, device_id: device.deviceId };
       if (!ENRICHED_TOOLS.has(body.tool)) {
         const outcome = await call(body.tool, body.arguments);
-        return outcome.status === 'ok' ? { ...base, status: 'ok', result: outcome.result } : { ...base, status: 'error', result: errorResult(outcome), error: outcome.error };
+        return outcome.status === 'ok'
+          ? { ...base, status: 'ok', result: outcome.result }
+          : { ...base, status: 'error', result: errorResult(outcome), error: outcome.error };
       }
       // The health tool and its two helpers in parallel; a helper's failure only makes a field missing.
-      const aux = (tool: string): Promise<AuxOutcome> => call(tool, {}).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
+      const aux = (tool: string): Promise<AuxOutcome> =>
+        call(tool, {}).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
       const [outcome, identity, mesh] = await Promise.all([call(body.tool, body.arguments), aux(IDENTITY_TOOL), aux(PEER_MESH_TOOL)]);
       if (outcome.status === 'error') return { ...base, status: 'error', result: errorResult(outcome), error: outcome.error };
       const inner = isObject(outcome.result) ? outcome.result : {};

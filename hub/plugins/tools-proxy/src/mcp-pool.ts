@@ -53,12 +53,18 @@ export class McpClientPool {
     } catch (err) {
       if (deadline.signal.aborted || isTimeout(err)) {
         this.drop(url);
-        throw new LookoutError('device_timeout', `the device at ${url} did not answer ${tool} within ${options.timeoutMs} ms`, { cause: err, details: { tool, timeout_ms: options.timeoutMs } });
+        throw new LookoutError('device_timeout', `the device at ${url} did not answer ${tool} within ${options.timeoutMs} ms`, {
+          cause: err,
+          details: { tool, timeout_ms: options.timeoutMs },
+        });
       }
       if (options.signal.aborted) throw err;
       if (isTransportFailure(err)) {
         this.drop(url);
-        throw new LookoutError('device_unreachable', `the device at ${url} cannot be reached: ${describe(err)}`, { cause: err, details: { tool, reason: describe(err) } });
+        throw new LookoutError('device_unreachable', `the device at ${url} cannot be reached: ${describe(err)}`, {
+          cause: err,
+          details: { tool, reason: describe(err) },
+        });
       }
       throw err;
     } finally {
@@ -75,7 +81,7 @@ export class McpClientPool {
   private async once(url: string, tool: string, args: Record<string, unknown>, signal: AbortSignal, timeout: number): Promise<ToolCallResult> {
     const client = await this.client(url, signal, timeout);
     try {
-      return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })) as ToolCallResult;
+      return await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout });
     } catch (err) {
       if (isTransportFailure(err)) this.drop(url);
       throw err;
@@ -107,7 +113,12 @@ export class McpClientPool {
     const entry = this.clients.get(url);
     if (!entry) return;
     this.clients.delete(url);
-    await entry.client.then((c) => c.close(), () => undefined).catch(() => undefined);
+    await entry.client
+      .then(
+        (c) => c.close(),
+        () => undefined,
+      )
+      .catch(() => undefined);
   }
 
   private sweep(): void {

@@ -48,6 +48,7 @@ export function defineDepthBackend<const N extends string>(record: DepthBackendR
 
 /** The model path a back-end needs, or the config error that names the key to set. */
 export function requireDepthModelPath(backend: string, modelPath: string | null | undefined): string {
-  if (!modelPath) throw new LookoutError('config_invalid', `MONO_DEPTH_BACKEND=${backend} needs MONO_DEPTH_MODEL_PATH`, { details: { key: 'MONO_DEPTH_MODEL_PATH' } });
+  if (!modelPath)
+    throw new LookoutError('config_invalid', `MONO_DEPTH_BACKEND=${backend} needs MONO_DEPTH_MODEL_PATH`, { details: { key: 'MONO_DEPTH_MODEL_PATH' } });
   return modelPath;
 }

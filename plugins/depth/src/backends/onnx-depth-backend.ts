@@ -66,7 +66,17 @@ export class OnnxDepthBackend implements DepthBackend {
     const out = session.outputMetadata[0];
     const dims = input?.isTensor ? input.shape : [];
     const [n, c, h, w] = dims;
-    if (!input || !out || dims.length !== 4 || (n !== 1 && typeof n !== 'string') || c !== 3 || typeof h !== 'number' || typeof w !== 'number' || h < 1 || w < 1) {
+    if (
+      !input ||
+      !out ||
+      dims.length !== 4 ||
+      (n !== 1 && typeof n !== 'string') ||
+      c !== 3 ||
+      typeof h !== 'number' ||
+      typeof w !== 'number' ||
+      h < 1 ||
+      w < 1
+    ) {
       await session.release();
       throw new LookoutError('model_shape_mismatch', `${modelPath}: a depth model needs one fixed input [1, 3, H, W], it declares [${dims.join(', ')}]`, {
         details: { path: modelPath, inputShape: dims },
@@ -93,7 +103,7 @@ export class OnnxDepthBackend implements DepthBackend {
       throw new LookoutError('argument_invalid', `depth: frame ${frame.index} cannot be preprocessed: ${(err as Error).message}`, { cause: err });
     }
     const results = await this.session.run({ [this.inputName]: new ort.Tensor('float32', tensorIn, [1, 3, h, w]) });
-    const t = results[this.outputName]!;
+    const t = results[this.outputName];
     const od = t.dims;
     const plane = od.slice(-2);
     if (t.type !== 'float32' || od.length < 2 || od.slice(0, -2).some((d) => d !== 1)) {
@@ -103,9 +113,9 @@ export class OnnxDepthBackend implements DepthBackend {
     const data = new Float32Array(raw.length);
     const s = this.scale;
     // A non-positive inverse depth is "infinitely far or unknown": a hole, which fusion skips.
-    if (this.output === 'metric') for (let i = 0; i < raw.length; i++) data[i] = raw[i]! * s;
-    else for (let i = 0; i < raw.length; i++) data[i] = raw[i]! > 0 ? s / raw[i]! : NaN;
-    return { width: plane[1]!, height: plane[0]!, data };
+    if (this.output === 'metric') for (let i = 0; i < raw.length; i++) data[i] = raw[i] * s;
+    else for (let i = 0; i < raw.length; i++) data[i] = raw[i] > 0 ? s / raw[i] : NaN;
+    return { width: plane[1], height: plane[0], data };
   }
 
   /** Refuses new frames, waits for the one in flight, then releases the session (once). */

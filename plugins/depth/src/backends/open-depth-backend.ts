@@ -33,14 +33,23 @@ export async function openDepthBackend(o: OpenDepthOptions): Promise<{ backend: 
     if (needsSimulatedFrames && !o.simSource) {
       throw new LookoutError('backend_unavailable', `MONO_DEPTH_BACKEND=${record.name} needs the simulated frame source (LOOKOUT_SOURCE=sim)`);
     }
-    return record.open({ modelPath: path ?? null, kit: o.kit, ...(o.output ? { output: o.output } : {}), ...(o.scale !== undefined ? { scale: o.scale } : {}), threads: 1 });
+    return record.open({
+      modelPath: path ?? null,
+      kit: o.kit,
+      ...(o.output ? { output: o.output } : {}),
+      ...(o.scale !== undefined ? { scale: o.scale } : {}),
+      threads: 1,
+    });
   };
   if (o.backend !== undefined) return { backend: await open(depthBackendRecord(o.backend)) };
   const forModel = path && existsSync(path) ? depthBackendForModel(path) : undefined;
   if (forModel) return { backend: await open(forModel) };
   const forSimulated = o.simSource ? depthBackendForSimulatedFrames() : undefined;
   if (forSimulated) {
-    return { backend: await open(forSimulated), note: path ? `no depth model at ${path}: depth from the simulated ground truth` : 'depth from the simulated ground truth' };
+    return {
+      backend: await open(forSimulated),
+      note: path ? `no depth model at ${path}: depth from the simulated ground truth` : 'depth from the simulated ground truth',
+    };
   }
   throw new LookoutError('backend_unavailable', `MONO_DEPTH_MODEL_PATH: no depth model at ${path ?? '(unset)'} and the frames are not simulated`, {
     details: { key: 'MONO_DEPTH_MODEL_PATH', path },

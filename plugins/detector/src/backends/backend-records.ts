@@ -66,7 +66,8 @@ export function defaultBackendName(modelPath: string | null): BackendName {
   const pick = modelPath
     ? (records.find((r) => r.capabilities.modelFormats.some((f) => modelPath.endsWith(`.${f}`))) ?? records.find((r) => r.capabilities.fleetDefault))
     : records.find((r) => !r.capabilities.needsModel);
-  if (!pick) throw new LookoutError('config_invalid', `no detector back-end fits ${modelPath ?? 'no model'}: set RF_DETR_BACKEND (${BACKEND_NAMES.join(', ')})`);
+  if (!pick)
+    throw new LookoutError('config_invalid', `no detector back-end fits ${modelPath ?? 'no model'}: set RF_DETR_BACKEND (${BACKEND_NAMES.join(', ')})`);
   return pick.name as BackendName;
 }
 
@@ -86,7 +87,9 @@ export function localAlternatives(): string {
 
 /** How the config documents the default: `onnx or snpe from the model file, sim when no model is given`. */
 export function describeDefaultChoice(): string {
-  const byModel = records.filter((r) => r.capabilities.needsModel).sort((a, b) => Number(a.capabilities.fleetDefault ?? false) - Number(b.capabilities.fleetDefault ?? false));
+  const byModel = records
+    .filter((r) => r.capabilities.needsModel)
+    .sort((a, b) => Number(a.capabilities.fleetDefault ?? false) - Number(b.capabilities.fleetDefault ?? false));
   const modelless = records.filter((r) => !r.capabilities.needsModel);
   return `${byModel.map((r) => r.name).join(' or ')} from the model file, ${modelless.map((r) => r.name).join(' or ')} when no model is given`;
 }

@@ -14,8 +14,6 @@ export type { CreateBackendOptions } from './backend-record.js';
 export async function createBackend(name: BackendName, options: CreateBackendOptions = {}): Promise<DetectorBackend> {
   const record = backendRecord(name);
   const env = options.env ?? process.env;
-  const modelPath = record.capabilities.needsModel
-    ? requireModelPath(record.name, options.modelPath ?? modelPathFromEnv(env))
-    : (options.modelPath ?? null);
+  const modelPath = record.capabilities.needsModel ? requireModelPath(record.name, options.modelPath ?? modelPathFromEnv(env)) : (options.modelPath ?? null);
   return record.open({ ...options, modelPath, env });
 }

@@ -87,8 +87,8 @@ export class OnnxBackend implements DetectorBackend {
     return this.runner.detect(frame, async (data) => {
       const feed = { [this.info.inputName]: new ort.Tensor('float32', data, this.runner.target) };
       const out = await this.session.run(feed, [this.info.outputs.boxes, this.info.outputs.logits]);
-      const boxes = out[this.info.outputs.boxes]!;
-      const logits = out[this.info.outputs.logits]!;
+      const boxes = out[this.info.outputs.boxes];
+      const logits = out[this.info.outputs.logits];
       const { queries, classes } = this.checkOutputs(boxes, logits);
       return { boxes: boxes.data as Float32Array, logits: logits.data as Float32Array, queries, classes };
     });
@@ -102,8 +102,16 @@ export class OnnxBackend implements DetectorBackend {
     const [bN, q, four] = boxes.dims;
     const [lN, lq, c] = logits.dims;
     const ok =
-      boxes.type === 'float32' && logits.type === 'float32' && boxes.dims.length === 3 && logits.dims.length === 3 &&
-      bN === 1 && lN === 1 && four === 4 && q === lq && q! > 0 && c! > 0;
+      boxes.type === 'float32' &&
+      logits.type === 'float32' &&
+      boxes.dims.length === 3 &&
+      logits.dims.length === 3 &&
+      bN === 1 &&
+      lN === 1 &&
+      four === 4 &&
+      q === lq &&
+      q > 0 &&
+      c > 0;
     if (!ok) {
       throw new LookoutError(
         'model_package_invalid',
@@ -111,7 +119,7 @@ export class OnnxBackend implements DetectorBackend {
           'expected float32 [1,Q,4] and [1,Q,C]',
       );
     }
-    return { queries: q!, classes: c! };
+    return { queries: q, classes: c };
   }
 }
 
@@ -121,7 +129,7 @@ function inspectSession(session: ort.InferenceSession, prepared: PreparedModel):
   if (session.inputNames.length !== 1) {
     throw new LookoutError('model_package_invalid', `${where} has inputs ${session.inputNames.join(', ')}; an RF-DETR export has one, "input"`);
   }
-  const inputMeta = session.inputMetadata[0]!;
+  const inputMeta = session.inputMetadata[0];
   if (!inputMeta.isTensor || inputMeta.type !== 'float32') {
     throw new LookoutError('model_package_invalid', `${where}: input "${inputMeta.name}" is not a float32 tensor`);
   }

@@ -81,7 +81,7 @@ export class SimDetectorBackend implements DetectorBackend {
       const j = [rnd.gaussian(0, s.boxJitterPx), rnd.gaussian(0, s.boxJitterPx), rnd.gaussian(0, s.boxJitterPx), rnd.gaussian(0, s.boxJitterPx)];
       if (obj.classId < 0) continue; // no production class: the production model has no head for it
       if (missDraw < this.missChance(obj.visibility)) continue;
-      const box = clipBox([obj.box[0] + j[0]!, obj.box[1] + j[1]!, obj.box[2] + j[2]!, obj.box[3] + j[3]!], W, H);
+      const box = clipBox([obj.box[0] + j[0], obj.box[1] + j[1], obj.box[2] + j[2], obj.box[3] + j[3]], W, H);
       if (!box) continue;
       // Partly hidden objects score lower, which is what makes a tracker's low-score stage matter.
       const p = clampP(conf * (0.55 + 0.45 * obj.visibility));
@@ -89,7 +89,7 @@ export class SimDetectorBackend implements DetectorBackend {
     }
     let falseCount = poisson(rnd.next, s.falsePositiveRate);
     while (falseCount-- > 0) {
-      const c = s.falsePositiveClasses[Math.floor(rnd.next() * s.falsePositiveClasses.length)]!;
+      const c = s.falsePositiveClasses[Math.floor(rnd.next() * s.falsePositiveClasses.length)];
       const w = rnd.range(12, 60);
       const h = w * rnd.range(1, 3);
       const x = rnd.range(0, W - w);
@@ -105,10 +105,10 @@ export class SimDetectorBackend implements DetectorBackend {
 }
 
 function clipBox(b: number[], W: number, H: number): number[] | undefined {
-  const x1 = Math.max(0, Math.min(W, Math.min(b[0]!, b[2]!)));
-  const x2 = Math.max(0, Math.min(W, Math.max(b[0]!, b[2]!)));
-  const y1 = Math.max(0, Math.min(H, Math.min(b[1]!, b[3]!)));
-  const y2 = Math.max(0, Math.min(H, Math.max(b[1]!, b[3]!)));
+  const x1 = Math.max(0, Math.min(W, Math.min(b[0], b[2])));
+  const x2 = Math.max(0, Math.min(W, Math.max(b[0], b[2])));
+  const y1 = Math.max(0, Math.min(H, Math.min(b[1], b[3])));
+  const y2 = Math.max(0, Math.min(H, Math.max(b[1], b[3])));
   if (x2 - x1 < 1 || y2 - y1 < 1) return undefined;
   return [r2(x1), r2(y1), r2(x2), r2(y2)];
 }

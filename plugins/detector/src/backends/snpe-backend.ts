@@ -61,8 +61,7 @@ export function loadSnpeBinding(addonPath: string | undefined, env: Record<strin
   if (!existsSync(path)) {
     throw new LookoutError(
       'backend_unavailable',
-      `${unavailable}: the native addon ${path} is not built and the vendor SNPE SDK ` +
-        `(libSNPE.so, ${sdk}) is absent; ${advice}`,
+      `${unavailable}: the native addon ${path} is not built and the vendor SNPE SDK ` + `(libSNPE.so, ${sdk}) is absent; ${advice}`,
     );
   }
   let addon: { snpe?: SnpeBinding };
@@ -74,10 +73,7 @@ export function loadSnpeBinding(addonPath: string | undefined, env: Record<strin
     });
   }
   if (!addon.snpe || typeof addon.snpe.load !== 'function') {
-    throw new LookoutError(
-      'backend_unavailable',
-      `${unavailable}: the native addon ${path} was built without the vendor SNPE SDK (${sdk}); ${advice}`,
-    );
+    throw new LookoutError('backend_unavailable', `${unavailable}: the native addon ${path} was built without the vendor SNPE SDK (${sdk}); ${advice}`);
   }
   return addon.snpe;
 }

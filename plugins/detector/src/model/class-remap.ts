@@ -1,11 +1,5 @@
 import { LookoutError } from 'lookout/core';
-import {
-  OMNI15_LABELS,
-  PERSON_CLASS_ID,
-  PRODUCTION_CLASS_COUNT,
-  PRODUCTION_LABELS,
-  type ClassMapName,
-} from './class-maps.js';
+import { OMNI15_LABELS, PERSON_CLASS_ID, PRODUCTION_CLASS_COUNT, PRODUCTION_LABELS, type ClassMapName } from './class-maps.js';
 import type { PackageLabels } from './package-schema.js';
 
 export interface ResolvedClassMap {

@@ -26,7 +26,7 @@ export function sigmoid(x: number): number {
 
 /** The four box values of one query, from `at`, are all finite. */
 export function finiteBox(boxes: ArrayLike<number>, at: number): boolean {
-  return Number.isFinite(boxes[at]!) && Number.isFinite(boxes[at + 1]!) && Number.isFinite(boxes[at + 2]!) && Number.isFinite(boxes[at + 3]!);
+  return Number.isFinite(boxes[at]) && Number.isFinite(boxes[at + 1]) && Number.isFinite(boxes[at + 2]) && Number.isFinite(boxes[at + 3]);
 }
 
 export function checkDecodeInputs(boxes: ArrayLike<number>, logits: ArrayLike<number>, o: DecodeOptions): void {

@@ -12,7 +12,7 @@ export function decodeReference(boxes: ArrayLike<number>, logits: ArrayLike<numb
   const threshold = o.scoreThreshold ?? DEFAULT_SCORE_THRESHOLD;
   const all: { index: number; score: number }[] = [];
   for (let i = 0; i < o.queries * o.classes; i++) {
-    const score = sigmoid(logits[i]!);
+    const score = sigmoid(logits[i]);
     // A NaN logit, or a query whose box is not finite (fp16 overflow), is no detection.
     if (!Number.isNaN(score) && finiteBox(boxes, Math.floor(i / o.classes) * 4)) all.push({ index: i, score });
   }
@@ -23,12 +23,12 @@ export function decodeReference(boxes: ArrayLike<number>, logits: ArrayLike<numb
     if (!(score >= threshold)) continue;
     const q = Math.floor(index / o.classes);
     const modelClass = index % o.classes;
-    const c = o.remap ? (modelClass < o.remap.length ? o.remap[modelClass]! : -1) : modelClass;
+    const c = o.remap ? (modelClass < o.remap.length ? o.remap[modelClass] : -1) : modelClass;
     if (c < 0) continue;
-    const cx = boxes[q * 4]!;
-    const cy = boxes[q * 4 + 1]!;
-    const w = boxes[q * 4 + 2]!;
-    const h = boxes[q * 4 + 3]!;
+    const cx = boxes[q * 4];
+    const cy = boxes[q * 4 + 1];
+    const w = boxes[q * 4 + 2];
+    const h = boxes[q * 4 + 3];
     const clampX = (v: number) => Math.min(Math.max(v, 0), o.frameWidth);
     const clampY = (v: number) => Math.min(Math.max(v, 0), o.frameHeight);
     dets.push({

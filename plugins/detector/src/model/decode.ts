@@ -31,7 +31,7 @@ export class DetrDecoder {
     const prefilter = threshold > 0 && threshold < 1 ? Math.log(threshold / (1 - threshold)) - PREFILTER_SLACK : -Infinity;
     let n = 0;
     for (let i = 0; i < total; i++) {
-      const x = logits[i]!;
+      const x = logits[i];
       if (x >= prefilter) {
         const s = sigmoid(x);
         if (s >= threshold && finiteBox(boxes, ((i / o.classes) | 0) * 4)) {
@@ -44,7 +44,7 @@ export class DetrDecoder {
 
     const order = n > k ? this.selectTop(n, k) : cand.subarray(0, n).map((_, j) => j);
     // order holds positions into cand/scores; best first, ties by flat index (as the reference sorts).
-    const sorted = Array.from(order).sort((a, b) => scores[b]! - scores[a]! || cand[a]! - cand[b]!);
+    const sorted = Array.from(order).sort((a, b) => scores[b] - scores[a] || cand[a] - cand[b]);
 
     const dets: Detection[] = [];
     const C = o.classes;
@@ -52,19 +52,19 @@ export class DetrDecoder {
     const H = o.frameHeight;
     const remap = o.remap ?? null;
     for (const j of sorted) {
-      const index = cand[j]!;
+      const index = cand[j];
       const q = (index / C) | 0;
       const modelClass = index - q * C;
-      const c = remap ? (modelClass < remap.length ? remap[modelClass]! : -1) : modelClass;
+      const c = remap ? (modelClass < remap.length ? remap[modelClass] : -1) : modelClass;
       if (c < 0) continue;
       const bi = q * 4;
-      const cx = boxes[bi]!;
-      const cy = boxes[bi + 1]!;
-      const w = boxes[bi + 2]!;
-      const h = boxes[bi + 3]!;
+      const cx = boxes[bi];
+      const cy = boxes[bi + 1];
+      const w = boxes[bi + 2];
+      const h = boxes[bi + 3];
       dets.push({
         c,
-        p: scores[j]!,
+        p: scores[j],
         b: [
           Math.min(Math.max((cx - 0.5 * w) * W, 0), W),
           Math.min(Math.max((cy - 0.5 * h) * H, 0), H),
@@ -82,16 +82,16 @@ export class DetrDecoder {
     const scores = this.scores;
     const cand = this.cand;
     // "a is worse than b": lower score, or the same score and a later flat index.
-    const worse = (a: number, b: number) => scores[a]! < scores[b]! || (scores[a] === scores[b] && cand[a]! > cand[b]!);
+    const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && cand[a] > cand[b]);
     const siftDown = (start: number) => {
       let i = start;
       for (;;) {
         const l = 2 * i + 1;
         if (l >= k) return;
         const r = l + 1;
-        const m = r < k && worse(heap[r]!, heap[l]!) ? r : l;
-        if (!worse(heap[m]!, heap[i]!)) return;
-        const t = heap[i]!;
+        const m = r < k && worse(heap[r], heap[l]) ? r : l;
+        if (!worse(heap[m], heap[i])) return;
+        const t = heap[i];
         heap[i] = heap[m]!;
         heap[m] = t;
         i = m;
@@ -100,7 +100,7 @@ export class DetrDecoder {
     for (let j = 0; j < k; j++) heap[j] = j;
     for (let i = (k >> 1) - 1; i >= 0; i--) siftDown(i);
     for (let j = k; j < n; j++) {
-      if (worse(heap[0]!, j)) {
+      if (worse(heap[0], j)) {
         heap[0] = j;
         siftDown(0);
       }

@@ -19,10 +19,7 @@ export class InputBuilder {
   build(frame: Frame): Float32Array {
     const pre = this.pre;
     if (!pre || pre.sizes.srcWidth !== frame.width || pre.sizes.srcHeight !== frame.height) {
-      this.pre = new Preprocessor(
-        { srcWidth: frame.width, srcHeight: frame.height, dstWidth: this.target[3], dstHeight: this.target[2] },
-        this.options,
-      );
+      this.pre = new Preprocessor({ srcWidth: frame.width, srcHeight: frame.height, dstWidth: this.target[3], dstHeight: this.target[2] }, this.options);
     }
     return this.pre!.run(frame.data);
   }

@@ -13,15 +13,7 @@ export const PackageConfigSchema = z
     backend_properties: z
       .object({
         runtime: z.enum(['dsp', 'gpu', 'cpu']),
-        performance_profile: z.enum([
-          'high_performance',
-          'sustained_high_performance',
-          'burst',
-          'balanced',
-          'power_saver',
-          'low_balanced',
-          'default',
-        ]),
+        performance_profile: z.enum(['high_performance', 'sustained_high_performance', 'burst', 'balanced', 'power_saver', 'low_balanced', 'default']),
       })
       .passthrough(),
   })
@@ -42,9 +34,7 @@ export const PackageLabelsSchema = z
     ontology_hash: z.string().min(1),
     train_job_id: z.string().min(1),
     input_shape: z.tuple([z.literal(1), z.literal(3), dim, dim]).describe('[1, 3, H, W] NCHW'),
-    remap: z
-      .record(z.string().regex(/^\d+$/, 'remap keys are model class indices'), z.number().int().min(0))
-      .optional(),
+    remap: z.record(z.string().regex(/^\d+$/, 'remap keys are model class indices'), z.number().int().min(0)).optional(),
   })
   .passthrough();
 export type PackageLabels = z.infer<typeof PackageLabelsSchema>;

@@ -21,9 +21,9 @@ export function preprocessReference(bgr: Uint8Array, sizes: SizePair, options: P
         const byteChannel = 2 - c; // RGB plane c comes from BGR byte 2 - c
         let acc = 0;
         for (const [sy, wy] of ys) {
-          for (const [sx, wx] of xs) acc += wy * wx * bgr[(sy * srcWidth + sx) * 3 + byteChannel]!;
+          for (const [sx, wx] of xs) acc += wy * wx * bgr[(sy * srcWidth + sx) * 3 + byteChannel];
         }
-        out[c * dstHeight * dstWidth + oy * dstWidth + ox] = (acc / 255 - mean[c]!) / std[c]!;
+        out[c * dstHeight * dstWidth + oy * dstWidth + ox] = (acc / 255 - mean[c]) / std[c];
       }
     }
   }
@@ -39,7 +39,12 @@ function window1d(i: number, inSize: number, outSize: number, antialias: boolean
     const x0 = Math.min(Math.floor(src), inSize - 1);
     const x1 = Math.min(x0 + 1, inSize - 1);
     const f = src - x0;
-    return x0 === x1 ? [[x0, 1]] : [[x0, 1 - f], [x1, f]];
+    return x0 === x1
+      ? [[x0, 1]]
+      : [
+          [x0, 1 - f],
+          [x1, f],
+        ];
   }
   // Shrinking with antialias: a triangle filter as wide as the scale, renormalized at the borders.
   const center = (i + 0.5) * scale;

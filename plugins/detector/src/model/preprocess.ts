@@ -42,8 +42,8 @@ export class Preprocessor {
     this.ringRow = new Int32Array(this.yTaps.taps);
     this.output = new Float32Array(3 * dstHeight * dstWidth);
     // (v / 255 - mean) / std == v * scale + bias; bilinear weights sum to 1, so this can follow the resize.
-    this.scale = Float64Array.from([0, 1, 2], (c) => 1 / (255 * std[c]!));
-    this.bias = Float64Array.from([0, 1, 2], (c) => -mean[c]! / std[c]!);
+    this.scale = Float64Array.from([0, 1, 2], (c) => 1 / (255 * std[c]));
+    this.bias = Float64Array.from([0, 1, 2], (c) => -mean[c] / std[c]);
   }
 
   /** Writes the model input for `bgr` into `out` (default: this.output) and returns it. */
@@ -57,7 +57,7 @@ export class Preprocessor {
     const yStart = this.yTaps.start;
     this.ringRow.fill(-1);
     for (let oy = 0; oy < dstHeight; oy++) {
-      const first = yStart[oy]!;
+      const first = yStart[oy];
       for (let t = 0; t < taps; t++) {
         const sy = first + t;
         const slot = sy % taps; // the window slides forward, so its rows never share a slot
@@ -85,44 +85,44 @@ export class Preprocessor {
     if (taps === 3) {
       // The antialiased 640 -> 544 shrink: unrolled, this loop is most of the frame's work.
       for (let ox = 0, wi = 0; ox < dstWidth; ox++, wi += 3) {
-        const p = rowByte + xStart[ox]!;
-        const w0 = w[wi]!;
-        const w1 = w[wi + 1]!;
-        const w2 = w[wi + 2]!;
-        ring[r0 + ox] = w0 * bgr[p + 2]! + w1 * bgr[p + 5]! + w2 * bgr[p + 8]!;
-        ring[g0 + ox] = w0 * bgr[p + 1]! + w1 * bgr[p + 4]! + w2 * bgr[p + 7]!;
-        ring[b0 + ox] = w0 * bgr[p]! + w1 * bgr[p + 3]! + w2 * bgr[p + 6]!;
+        const p = rowByte + xStart[ox];
+        const w0 = w[wi];
+        const w1 = w[wi + 1];
+        const w2 = w[wi + 2];
+        ring[r0 + ox] = w0 * bgr[p + 2] + w1 * bgr[p + 5] + w2 * bgr[p + 8];
+        ring[g0 + ox] = w0 * bgr[p + 1] + w1 * bgr[p + 4] + w2 * bgr[p + 7];
+        ring[b0 + ox] = w0 * bgr[p] + w1 * bgr[p + 3] + w2 * bgr[p + 6];
       }
     } else if (taps === 2) {
       for (let ox = 0, wi = 0; ox < dstWidth; ox++, wi += 2) {
-        const p = rowByte + xStart[ox]!;
-        const w0 = w[wi]!;
-        const w1 = w[wi + 1]!;
-        ring[r0 + ox] = w0 * bgr[p + 2]! + w1 * bgr[p + 5]!;
-        ring[g0 + ox] = w0 * bgr[p + 1]! + w1 * bgr[p + 4]!;
-        ring[b0 + ox] = w0 * bgr[p]! + w1 * bgr[p + 3]!;
+        const p = rowByte + xStart[ox];
+        const w0 = w[wi];
+        const w1 = w[wi + 1];
+        ring[r0 + ox] = w0 * bgr[p + 2] + w1 * bgr[p + 5];
+        ring[g0 + ox] = w0 * bgr[p + 1] + w1 * bgr[p + 4];
+        ring[b0 + ox] = w0 * bgr[p] + w1 * bgr[p + 3];
       }
     } else if (taps === 1) {
       // Same width (the 640 production input): a de-interleave.
       for (let ox = 0; ox < dstWidth; ox++) {
-        const p = rowByte + xStart[ox]!;
-        const w0 = w[ox]!;
-        ring[r0 + ox] = w0 * bgr[p + 2]!;
-        ring[g0 + ox] = w0 * bgr[p + 1]!;
-        ring[b0 + ox] = w0 * bgr[p]!;
+        const p = rowByte + xStart[ox];
+        const w0 = w[ox];
+        ring[r0 + ox] = w0 * bgr[p + 2];
+        ring[g0 + ox] = w0 * bgr[p + 1];
+        ring[b0 + ox] = w0 * bgr[p];
       }
     } else {
       for (let ox = 0; ox < dstWidth; ox++) {
-        let p = rowByte + xStart[ox]!;
+        let p = rowByte + xStart[ox];
         let wi = ox * taps;
         let b = 0;
         let g = 0;
         let r = 0;
         for (let t = 0; t < taps; t++, p += 3, wi++) {
-          const wt = w[wi]!;
-          b += wt * bgr[p]!;
-          g += wt * bgr[p + 1]!;
-          r += wt * bgr[p + 2]!;
+          const wt = w[wi];
+          b += wt * bgr[p];
+          g += wt * bgr[p + 1];
+          r += wt * bgr[p + 2];
         }
         ring[r0 + ox] = r;
         ring[g0 + ox] = g;
@@ -141,32 +141,32 @@ export class Preprocessor {
     const rowStride = 3 * dstWidth;
     const outPlane = dstHeight * dstWidth;
     for (let c = 0; c < 3; c++) {
-      const s = this.scale[c]!;
-      const bias = this.bias[c]!;
+      const s = this.scale[c];
+      const bias = this.bias[c];
       const o = c * outPlane + oy * dstWidth;
       const at = (t: number) => ((first + t) % taps) * rowStride + c * dstWidth;
       if (taps === 1) {
         const a = at(0);
-        const w0 = w[wi]! * s;
-        for (let ox = 0; ox < dstWidth; ox++) out[o + ox] = w0 * ring[a + ox]! + bias;
+        const w0 = w[wi] * s;
+        for (let ox = 0; ox < dstWidth; ox++) out[o + ox] = w0 * ring[a + ox] + bias;
       } else if (taps === 2) {
         const a = at(0);
         const b = at(1);
-        const w0 = w[wi]! * s;
-        const w1 = w[wi + 1]! * s;
-        for (let ox = 0; ox < dstWidth; ox++) out[o + ox] = w0 * ring[a + ox]! + w1 * ring[b + ox]! + bias;
+        const w0 = w[wi] * s;
+        const w1 = w[wi + 1] * s;
+        for (let ox = 0; ox < dstWidth; ox++) out[o + ox] = w0 * ring[a + ox] + w1 * ring[b + ox] + bias;
       } else if (taps === 3) {
         const a = at(0);
         const b = at(1);
         const d = at(2);
-        const w0 = w[wi]! * s;
-        const w1 = w[wi + 1]! * s;
-        const w2 = w[wi + 2]! * s;
-        for (let ox = 0; ox < dstWidth; ox++) out[o + ox] = w0 * ring[a + ox]! + w1 * ring[b + ox]! + w2 * ring[d + ox]! + bias;
+        const w0 = w[wi] * s;
+        const w1 = w[wi + 1] * s;
+        const w2 = w[wi + 2] * s;
+        for (let ox = 0; ox < dstWidth; ox++) out[o + ox] = w0 * ring[a + ox] + w1 * ring[b + ox] + w2 * ring[d + ox] + bias;
       } else {
         for (let ox = 0; ox < dstWidth; ox++) {
           let acc = 0;
-          for (let t = 0; t < taps; t++) acc += w[wi + t]! * ring[at(t) + ox]!;
+          for (let t = 0; t < taps; t++) acc += w[wi + t] * ring[at(t) + ox];
           out[o + ox] = acc * s + bias;
         }
       }

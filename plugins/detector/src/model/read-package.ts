@@ -3,13 +3,7 @@ import { basename, dirname, extname, join, posix } from 'node:path';
 import type { z } from 'zod';
 import { LookoutError } from 'lookout/core';
 import { fileSource } from './byte-source.js';
-import {
-  describeIssues,
-  PackageConfigSchema,
-  PackageLabelsSchema,
-  type PackageConfig,
-  type PackageLabels,
-} from './package-schema.js';
+import { describeIssues, PackageConfigSchema, PackageLabelsSchema, type PackageConfig, type PackageLabels } from './package-schema.js';
 import { readTar, type TarEntry } from './tar-reader.js';
 
 export type ModelFormat = 'onnx' | 'dlc';
@@ -50,7 +44,7 @@ function parseJson<T>(path: string, what: string, bytes: Uint8Array, schema: z.Z
     throw invalid(path, `${what} is not valid JSON (${(err as Error).message})`, err);
   }
   const parsed = schema.safeParse(value);
-  if (!parsed.success) throw invalid(path, `${what} is invalid: ${describeIssues(parsed.error as z.ZodError)}`);
+  if (!parsed.success) throw invalid(path, `${what} is invalid: ${describeIssues(parsed.error)}`);
   return parsed.data;
 }
 
@@ -112,7 +106,7 @@ function findConfig(path: string, entries: TarEntry[]): TarEntry {
   const minDepth = Math.min(...configs.map(depth));
   const top = configs.filter((e) => depth(e) === minDepth);
   if (top.length > 1) throw invalid(path, `the package holds several ${CONFIG_FILE} (${top.map((e) => e.name).join(', ')})`);
-  return top[0]!;
+  return top[0];
 }
 
 async function readTarPackage(path: string): Promise<ModelPackage> {
@@ -147,7 +141,8 @@ async function readTarPackage(path: string): Promise<ModelPackage> {
       // A second pass re-checks the whole archive, so a package replaced since listing is caught.
       const again = await readTar(fileSource(path), (e) => e.name === modelEntry.name);
       const bytes = again.data.get(modelEntry.name);
-      if (bytes?.length !== modelEntry.size) throw invalid(path, `the package changed while loading (${modelEntry.name} is no longer ${modelEntry.size} bytes)`);
+      if (bytes?.length !== modelEntry.size)
+        throw invalid(path, `the package changed while loading (${modelEntry.name} is no longer ${modelEntry.size} bytes)`);
       return bytes;
     },
   };

@@ -56,7 +56,7 @@ export function computeResizeTaps(inSize: number, outSize: number, antialias: bo
   const start = new Int32Array(outSize);
   const weights = new Float32Array(outSize * taps);
   for (let i = 0; i < outSize; i++) {
-    const { first, w } = windows[i]!;
+    const { first, w } = windows[i];
     // Shift the window left where padding would run past the image; padded weights stay zero.
     const s = Math.min(first, inSize - taps);
     start[i] = s;

@@ -68,11 +68,7 @@ export function checkInputShapes(s: ShapeSources): void {
  * The preprocessing target: the configured size if any, else what the package declares, else what
  * the model file takes, else the production 640.
  */
-export function resolveTargetShape(
-  inputSize: number | undefined,
-  declared: InputShape | null,
-  model: ReadonlyArray<number | string> | null,
-): InputShape {
+export function resolveTargetShape(inputSize: number | undefined, declared: InputShape | null, model: ReadonlyArray<number | string> | null): InputShape {
   if (inputSize !== undefined) {
     if (!Number.isInteger(inputSize) || inputSize <= 0) {
       throw new LookoutError('config_invalid', `preprocessing input size must be a positive integer (got ${inputSize})`);

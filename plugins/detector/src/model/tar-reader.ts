@@ -26,8 +26,7 @@ export interface TarContents {
 // tar-stream's own messages (matched exactly; an unknown one is passed through as it is).
 const TAR_STREAM_ERRORS: Record<string, string> = {
   'Unexpected end of data': 'truncated (the archive ends inside a header or an entry)',
-  'Invalid tar header. Maybe the tar is corrupted or it needs to be gunzipped?':
-    'checksum mismatch in a header (not a tar archive, compressed, or corrupt)',
+  'Invalid tar header. Maybe the tar is corrupted or it needs to be gunzipped?': 'checksum mismatch in a header (not a tar archive, compressed, or corrupt)',
   'Invalid tar header: unknown format.': 'a header is neither ustar nor GNU (pre-POSIX tars are not read)',
   'Invalid header': 'a header declares an invalid size',
   'Header exceeds max size': 'a long-name or pax header is larger than 4 MiB',

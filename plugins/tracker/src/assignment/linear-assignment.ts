@@ -37,7 +37,7 @@ export function solveLinearAssignment(m: CostMatrix): Assignment {
   const transposed = m.rows > m.cols;
   const n = transposed ? m.cols : m.rows;
   const w = transposed ? m.rows : m.cols;
-  const cost = transposed ? (i: number, j: number) => m.data[j * m.cols + i]! : (i: number, j: number) => m.data[i * m.cols + j]!;
+  const cost = transposed ? (i: number, j: number) => m.data[j * m.cols + i] : (i: number, j: number) => m.data[i * m.cols + j];
 
   // 1-based arrays with index 0 as the virtual start column, as in the classic formulation.
   const u = new Float64Array(n + 1);
@@ -54,24 +54,24 @@ export function solveLinearAssignment(m: CostMatrix): Assignment {
     used.fill(0);
     do {
       used[j0] = 1;
-      const i0 = owner[j0]!;
+      const i0 = owner[j0];
       let delta = Infinity;
       let j1 = 0;
       for (let j = 1; j <= w; j++) {
         if (used[j]) continue;
-        const cur = cost(i0 - 1, j - 1) - u[i0]! - v[j]!;
-        if (cur < minv[j]!) {
+        const cur = cost(i0 - 1, j - 1) - u[i0] - v[j];
+        if (cur < minv[j]) {
           minv[j] = cur;
           way[j] = j0;
         }
-        if (minv[j]! < delta) {
+        if (minv[j] < delta) {
           delta = minv[j]!;
           j1 = j;
         }
       }
       for (let j = 0; j <= w; j++) {
         if (used[j]) {
-          u[owner[j]!] += delta;
+          u[owner[j]] += delta;
           v[j] -= delta;
         } else {
           minv[j] -= delta;
@@ -81,7 +81,7 @@ export function solveLinearAssignment(m: CostMatrix): Assignment {
     } while (owner[j0] !== 0);
     // Flip the augmenting path back to the start column.
     do {
-      const j1 = way[j0]!;
+      const j1 = way[j0];
       owner[j0] = owner[j1]!;
       j0 = j1;
     } while (j0 !== 0);
@@ -91,13 +91,13 @@ export function solveLinearAssignment(m: CostMatrix): Assignment {
   const colToRow = new Int32Array(m.cols).fill(-1);
   let total = 0;
   for (let j = 1; j <= w; j++) {
-    const i = owner[j]!;
+    const i = owner[j];
     if (i === 0) continue;
     const r = transposed ? j - 1 : i - 1;
     const c = transposed ? i - 1 : j - 1;
     rowToCol[r] = c;
     colToRow[c] = r;
-    total += m.data[r * m.cols + c]!;
+    total += m.data[r * m.cols + c];
   }
   return { rowToCol, colToRow, total };
 }
@@ -131,12 +131,12 @@ export function solveGatedAssignment(m: CostMatrix, maxCost: number, options: Ga
   if (options.maximizeMatches) {
     // Larger than any spread of benefits a whole matching can add up to, so one more match always wins.
     let lo = Infinity;
-    for (let k = 0; k < m.data.length; k++) if (admissible(m.data[k]!)) lo = Math.min(lo, m.data[k]!);
+    for (let k = 0; k < m.data.length; k++) if (admissible(m.data[k])) lo = Math.min(lo, m.data[k]);
     bonus = Number.isFinite(lo) ? (maxCost - lo) * Math.min(m.rows, m.cols) + 1 : 0;
   }
   const reduced = new Float64Array(m.data.length);
   for (let k = 0; k < m.data.length; k++) {
-    const c = m.data[k]!;
+    const c = m.data[k];
     reduced[k] = admissible(c) ? c - maxCost - bonus : 0;
   }
   const { rowToCol } = solveLinearAssignment({ rows: m.rows, cols: m.cols, data: reduced });
@@ -144,8 +144,8 @@ export function solveGatedAssignment(m: CostMatrix, maxCost: number, options: Ga
   const colUsed = new Uint8Array(m.cols);
   const unmatchedRows: number[] = [];
   for (let r = 0; r < m.rows; r++) {
-    const c = rowToCol[r]!;
-    if (c >= 0 && admissible(m.data[r * m.cols + c]!)) {
+    const c = rowToCol[r];
+    if (c >= 0 && admissible(m.data[r * m.cols + c])) {
       matches.push([r, c]);
       colUsed[c] = 1;
     } else {

@@ -86,7 +86,14 @@ export function evaluateMot(frames: readonly EvalFrame[], options: MotOptions = 
   const overlap = (g: EvalTruth, h: EvalHypothesis): number =>
     classAware && g.classId !== undefined && h.classId !== undefined && g.classId !== h.classId ? 0 : iou(g.box, h.box);
 
-  let gtBoxes = 0, hypBoxes = 0, tp = 0, fp = 0, fn = 0, idSwitches = 0, fragmentations = 0, iouSum = 0;
+  let gtBoxes = 0,
+    hypBoxes = 0,
+    tp = 0,
+    fp = 0,
+    fn = 0,
+    idSwitches = 0,
+    fragmentations = 0,
+    iouSum = 0;
   const lastMatch = new Map<number, number>(); // truth id -> hypothesis id it was last matched to
   const wasCovered = new Map<number, boolean>(); // truth id -> covered in its previous frame
   const framesSeen = new Map<number, number>();
@@ -105,7 +112,7 @@ export function evaluateMot(frames: readonly EvalFrame[], options: MotOptions = 
     if (truth.some((g) => (g.visibility ?? 1) < minVis)) {
       const all = matchFrame(truth, hyps, overlap, thr);
       const dropped = new Set<number>();
-      for (const [gi, hi] of all) if ((truth[gi]!.visibility ?? 1) < minVis) dropped.add(hi);
+      for (const [gi, hi] of all) if ((truth[gi].visibility ?? 1) < minVis) dropped.add(hi);
       hyps = hyps.filter((_, hi) => !dropped.has(hi));
       truth = truth.filter((g) => (g.visibility ?? 1) >= minVis);
     }
@@ -124,7 +131,7 @@ export function evaluateMot(frames: readonly EvalFrame[], options: MotOptions = 
       if (hid === undefined) return;
       const hi = hyps.findIndex((h) => h.id === hid);
       if (hi < 0) return;
-      const o = overlap(g, hyps[hi]!);
+      const o = overlap(g, hyps[hi]);
       if (o >= thr) keep.push([o, gi, hi]);
     });
     keep.sort((a, b) => b[0] - a[0]);
@@ -136,12 +143,17 @@ export function evaluateMot(frames: readonly EvalFrame[], options: MotOptions = 
     }
     const restG = truth.map((_, i) => i).filter((i) => !gTaken[i]);
     const restH = hyps.map((_, i) => i).filter((i) => !hTaken[i]);
-    const fresh = matchFrame(restG.map((i) => truth[i]!), restH.map((i) => hyps[i]!), overlap, thr);
+    const fresh = matchFrame(
+      restG.map((i) => truth[i]),
+      restH.map((i) => hyps[i]),
+      overlap,
+      thr,
+    );
     for (const [a, b] of fresh) {
-      const gi = restG[a]!;
-      const hi = restH[b]!;
-      const prev = lastMatch.get(truth[gi]!.id);
-      if (prev !== undefined && prev !== hyps[hi]!.id) idSwitches += 1;
+      const gi = restG[a];
+      const hi = restH[b];
+      const prev = lastMatch.get(truth[gi].id);
+      if (prev !== undefined && prev !== hyps[hi].id) idSwitches += 1;
       matched.push([gi, hi]);
     }
 
@@ -150,9 +162,9 @@ export function evaluateMot(frames: readonly EvalFrame[], options: MotOptions = 
     fn += truth.length - matched.length;
     const coveredNow = new Set<number>();
     for (const [gi, hi] of matched) {
-      const g = truth[gi]!;
-      iouSum += overlap(g, hyps[hi]!);
-      lastMatch.set(g.id, hyps[hi]!.id);
+      const g = truth[gi];
+      iouSum += overlap(g, hyps[hi]);
+      lastMatch.set(g.id, hyps[hi].id);
       coveredNow.add(g.id);
     }
     for (const g of truth) {
@@ -220,7 +232,7 @@ function matchFrame(
   const data = new Float64Array(truth.length * hyps.length);
   for (let g = 0; g < truth.length; g++) {
     for (let h = 0; h < hyps.length; h++) {
-      const o = overlap(truth[g]!, hyps[h]!);
+      const o = overlap(truth[g], hyps[h]);
       data[g * hyps.length + h] = o >= thr ? 1 - o : Infinity;
     }
   }
@@ -236,7 +248,7 @@ function maxIdentityOverlap(gtIds: number[], hypIds: number[], pairs: Map<number
   });
   const { matches } = solveGatedAssignment({ rows: gtIds.length, cols: hypIds.length, data }, 0);
   let total = 0;
-  for (const [g, h] of matches) total -= data[g * hypIds.length + h]!;
+  for (const [g, h] of matches) total -= data[g * hypIds.length + h];
   return total;
 }
 
@@ -254,7 +266,5 @@ function checkIds(items: readonly { id: number; box: Box }[], what: string, fram
 
 /** Tracker output as hypotheses: detections with a track_id, the rest are not tracks. */
 export function hypothesesFromDetections(dets: readonly Detection[]): EvalHypothesis[] {
-  return dets
-    .filter((d) => typeof d.track_id === 'number')
-    .map((d) => ({ id: d.track_id!, box: [d.b[0]!, d.b[1]!, d.b[2]!, d.b[3]!] as const, classId: d.c }));
+  return dets.filter((d) => typeof d.track_id === 'number').map((d) => ({ id: d.track_id!, box: [d.b[0], d.b[1], d.b[2], d.b[3]] as const, classId: d.c }));
 }

@@ -44,14 +44,14 @@ export function renderTruth(scene: SyntheticScene): TruthFrame[] {
     const boxes = present.map((o) => boxAt(o, f));
     const truth = present.map((o, i): GroundTruthObject => {
       const hidden = o.hidden !== undefined && f >= o.hidden[0] && f < o.hidden[1];
-      const occluders = present.map((p, j) => (p.depthM < o.depthM ? boxes[j]! : null)).filter((b) => b !== null);
+      const occluders = present.map((p, j) => (p.depthM < o.depthM ? boxes[j] : null)).filter((b) => b !== null);
       return {
         id: o.id,
         classId: o.classId,
         label: LABELS[o.classId] ?? `class-${o.classId}`,
-        box: boxes[i]!,
+        box: boxes[i],
         depthM: o.depthM,
-        visibility: hidden ? 0 : visibleFraction(boxes[i]!, occluders),
+        visibility: hidden ? 0 : visibleFraction(boxes[i], occluders),
       };
     });
     out.push({ index: f, truth });
@@ -71,9 +71,9 @@ function visibleFraction(box: readonly number[], occluders: ReadonlyArray<readon
   let visible = 0;
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < n; j++) {
-      const x = box[0]! + ((i + 0.5) / n) * (box[2]! - box[0]!);
-      const y = box[1]! + ((j + 0.5) / n) * (box[3]! - box[1]!);
-      if (!occluders.some((b) => x >= b[0]! && x <= b[2]! && y >= b[1]! && y <= b[3]!)) visible += 1;
+      const x = box[0] + ((i + 0.5) / n) * (box[2] - box[0]);
+      const y = box[1] + ((j + 0.5) / n) * (box[3] - box[1]);
+      if (!occluders.some((b) => x >= b[0] && x <= b[2] && y >= b[1] && y <= b[3])) visible += 1;
     }
   }
   return visible / (n * n);

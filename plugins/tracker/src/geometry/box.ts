@@ -15,7 +15,7 @@ export function boxOfDetection(det: Detection, index?: number): Box {
       details: { index, b },
     });
   }
-  return [b[0]!, b[1]!, b[2]!, b[3]!];
+  return [b[0], b[1], b[2], b[3]];
 }
 
 export function boxArea(b: Box): number {
@@ -36,8 +36,8 @@ export function iou(a: Box, b: Box): number {
 export function iouMatrix(a: readonly Box[], b: readonly Box[]): Float64Array {
   const out = new Float64Array(a.length * b.length);
   for (let i = 0; i < a.length; i++) {
-    const ai = a[i]!;
-    for (let j = 0; j < b.length; j++) out[i * b.length + j] = iou(ai, b[j]!);
+    const ai = a[i];
+    for (let j = 0; j < b.length; j++) out[i * b.length + j] = iou(ai, b[j]);
   }
   return out;
 }

@@ -47,20 +47,20 @@ export class BoxKalmanFilter {
 
   /** x-like axes (cx, w) scale with the width, y-like axes (cy, h) with the height. */
   private scale(axis: number, z: ArrayLike<number>): number {
-    return axis % 2 === 0 ? z[2]! : z[3]!;
+    return axis % 2 === 0 ? z[2] : z[3];
   }
 
   /** Advance by dt frames (1 for consecutive frames; more when frames were skipped). */
   predict(dt = 1): void {
-    const cur = [this.pos[0]!, this.pos[1]!, Math.max(this.pos[2]!, 1e-6), Math.max(this.pos[3]!, 1e-6)];
+    const cur = [this.pos[0], this.pos[1], Math.max(this.pos[2], 1e-6), Math.max(this.pos[3], 1e-6)];
     for (let k = 0; k < 4; k++) {
       const s = this.scale(k, cur);
       const qp = (this.noise.position * s) ** 2 * dt;
       const qv = (this.noise.velocity * s) ** 2 * dt;
-      this.pos[k] = this.pos[k]! + dt * this.vel[k]!;
-      const pp = this.pp[k]!;
-      const pv = this.pv[k]!;
-      const vv = this.vv[k]!;
+      this.pos[k] = this.pos[k] + dt * this.vel[k];
+      const pp = this.pp[k];
+      const pv = this.pv[k];
+      const vv = this.vv[k];
       this.pp[k] = pp + 2 * dt * pv + dt * dt * vv + qp;
       this.pv[k] = pv + dt * vv;
       this.vv[k] = vv + qv;
@@ -72,17 +72,17 @@ export class BoxKalmanFilter {
     for (let k = 0; k < 4; k++) {
       const s = this.scale(k, this.pos);
       const r = (this.noise.position * s) ** 2;
-      const pp = this.pp[k]!;
-      const pv = this.pv[k]!;
+      const pp = this.pp[k];
+      const pv = this.pv[k];
       const innovationVar = pp + r;
       const kp = pp / innovationVar;
       const kv = pv / innovationVar;
-      const y = z[k]! - this.pos[k]!;
-      this.pos[k] = this.pos[k]! + kp * y;
-      this.vel[k] = this.vel[k]! + kv * y;
+      const y = z[k] - this.pos[k];
+      this.pos[k] = this.pos[k] + kp * y;
+      this.vel[k] = this.vel[k] + kv * y;
       this.pp[k] = (1 - kp) * pp;
       this.pv[k] = (1 - kp) * pv;
-      this.vv[k] = this.vv[k]! - kv * pv;
+      this.vv[k] = this.vv[k] - kv * pv;
     }
   }
 
@@ -93,15 +93,15 @@ export class BoxKalmanFilter {
   }
 
   box(): Box {
-    const w = Math.max(this.pos[2]!, 0);
-    const h = Math.max(this.pos[3]!, 0);
-    const cx = this.pos[0]!;
-    const cy = this.pos[1]!;
+    const w = Math.max(this.pos[2], 0);
+    const h = Math.max(this.pos[3], 0);
+    const cx = this.pos[0];
+    const cy = this.pos[1];
     return [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
   }
 
   velocity(): [vx: number, vy: number] {
-    return [this.vel[0]!, this.vel[1]!];
+    return [this.vel[0], this.vel[1]];
   }
 }
 

@@ -24,9 +24,9 @@ export function associateByIou(tracks: readonly Candidate[], dets: readonly Cand
   }
   const data = new Float64Array(tracks.length * dets.length);
   for (let t = 0; t < tracks.length; t++) {
-    const tr = tracks[t]!;
+    const tr = tracks[t];
     for (let d = 0; d < dets.length; d++) {
-      const de = dets[d]!;
+      const de = dets[d];
       const overlap = classAware && tr.classId !== de.classId ? 0 : iou(tr.box, de.box);
       // IoU 0 never matches, even with minIou 0: disjoint boxes say nothing about identity.
       // The gate is on IoU alone; the penalty only ranks admissible pairs.

@@ -64,7 +64,7 @@ export class ByteTracker implements MultiObjectTracker {
     for (const t of this.tracks) t.predict(dt);
     const assigned = new Array<number>(dets.length).fill(0);
     const matchedTracks = new Set<Track>();
-    const cand = (i: number): Candidate => ({ box: padToMinSize(boxes[i]!, o.minMatchSize), classId: dets[i]!.c });
+    const cand = (i: number): Candidate => ({ box: padToMinSize(boxes[i], o.minMatchSize), classId: dets[i].c });
     const trackCand = (t: Track): Candidate => ({ box: padToMinSize(t.box(), o.minMatchSize), classId: t.classId });
 
     const high: number[] = [];
@@ -83,9 +83,9 @@ export class ByteTracker implements MultiObjectTracker {
       o.classAware,
     );
     for (const [ti, di] of first.matches) {
-      const t = pool[ti]!;
-      const d = high[di]!;
-      t.hit(boxes[d]!, dets[d]!.p);
+      const t = pool[ti];
+      const d = high[di];
+      t.hit(boxes[d], dets[d].p);
       t.state = 'confirmed';
       matchedTracks.add(t);
       assigned[d] = t.id;
@@ -93,24 +93,24 @@ export class ByteTracker implements MultiObjectTracker {
 
     // 2. Low detections against confirmed tracks left over (not lost ones: a weak box far from where
     //    a lost track was is more likely clutter than the object coming back).
-    const leftover = first.unmatchedTracks.map((i) => pool[i]!).filter((t) => t.state === 'confirmed');
+    const leftover = first.unmatchedTracks.map((i) => pool[i]).filter((t) => t.state === 'confirmed');
     const second = associateByIou(leftover.map(trackCand), low.map(cand), o.secondMatchIou, o.classAware);
     for (const [ti, di] of second.matches) {
-      const t = leftover[ti]!;
-      const d = low[di]!;
-      t.hit(boxes[d]!, dets[d]!.p);
+      const t = leftover[ti];
+      const d = low[di];
+      t.hit(boxes[d], dets[d].p);
       matchedTracks.add(t);
       assigned[d] = t.id;
     }
 
     // 3. Tentative tracks against the high detections nobody took.
-    const remainingHigh = first.unmatchedDets.map((i) => high[i]!);
+    const remainingHigh = first.unmatchedDets.map((i) => high[i]);
     const tentative = this.tracks.filter((t) => t.state === 'tentative');
     const third = associateByIou(tentative.map(trackCand), remainingHigh.map(cand), o.tentativeMatchIou, o.classAware);
     for (const [ti, di] of third.matches) {
-      const t = tentative[ti]!;
-      const d = remainingHigh[di]!;
-      t.hit(boxes[d]!, dets[d]!.p);
+      const t = tentative[ti];
+      const d = remainingHigh[di];
+      t.hit(boxes[d], dets[d].p);
       matchedTracks.add(t);
       if (t.hits >= o.minHits) this.confirm(t);
       if (t.id) assigned[d] = t.id;
@@ -127,9 +127,9 @@ export class ByteTracker implements MultiObjectTracker {
 
     // 4. Births.
     for (const di of third.unmatchedDets) {
-      const d = remainingHigh[di]!;
-      if (dets[d]!.p < o.birthThreshold) continue;
-      const t = new Track(dets[d]!.c, boxes[d]!, dets[d]!.p, { position: o.positionNoise, velocity: o.velocityNoise });
+      const d = remainingHigh[di];
+      if (dets[d].p < o.birthThreshold) continue;
+      const t = new Track(dets[d].c, boxes[d], dets[d].p, { position: o.positionNoise, velocity: o.velocityNoise });
       if (o.minHits <= 1) {
         this.confirm(t);
         assigned[d] = t.id;
@@ -138,7 +138,7 @@ export class ByteTracker implements MultiObjectTracker {
     }
 
     this.tracks = this.tracks.filter((t) => t.state !== 'removed');
-    return dets.map((d, i) => withTrackId(d, assigned[i]!));
+    return dets.map((d, i) => withTrackId(d, assigned[i]));
   }
 
   reset(): void {

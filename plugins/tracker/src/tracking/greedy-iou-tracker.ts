@@ -49,10 +49,10 @@ export class GreedyIouTracker implements MultiObjectTracker {
     const boxes = dets.map((d, i) => boxOfDetection(d, i));
     const pairs: Array<[overlap: number, t: number, d: number]> = [];
     for (let t = 0; t < this.tracks.length; t++) {
-      const tr = this.tracks[t]!;
+      const tr = this.tracks[t];
       for (let d = 0; d < dets.length; d++) {
-        if (dets[d]!.p < this.minScore || (this.classAware && dets[d]!.c !== tr.classId)) continue;
-        const o = iou(tr.box, boxes[d]!);
+        if (dets[d].p < this.minScore || (this.classAware && dets[d].c !== tr.classId)) continue;
+        const o = iou(tr.box, boxes[d]);
         if (o >= this.minIou) pairs.push([o, t, d]);
       }
     }
@@ -62,7 +62,7 @@ export class GreedyIouTracker implements MultiObjectTracker {
     for (const [, t, d] of pairs) {
       if (trackTaken[t] || assigned[d]) continue;
       trackTaken[t] = 1;
-      const tr = this.tracks[t]!;
+      const tr = this.tracks[t];
       tr.box = boxes[d]!;
       tr.missed = 0;
       assigned[d] = tr.id;
@@ -73,11 +73,11 @@ export class GreedyIouTracker implements MultiObjectTracker {
     this.tracks = this.tracks.filter((tr) => tr.missed <= this.maxMissed);
     dets.forEach((d, i) => {
       if (assigned[i] || d.p < this.minScore) return;
-      const tr: GreedyTrack = { id: this.nextId++, classId: d.c, box: boxes[i]!, missed: 0 };
+      const tr: GreedyTrack = { id: this.nextId++, classId: d.c, box: boxes[i], missed: 0 };
       this.tracks.push(tr);
       assigned[i] = tr.id;
     });
-    return dets.map((d, i) => withTrackId(d, assigned[i]!));
+    return dets.map((d, i) => withTrackId(d, assigned[i]));
   }
 
   reset(): void {

@@ -36,8 +36,14 @@ export const ByteTrackerOptionsSchema = z
     /** A track only matches detections of its own class. */
     classAware: z.boolean().default(true),
     /** Kalman process/measurement noise as fractions of the box size per frame. */
-    positionNoise: z.number().positive().default(1 / 20),
-    velocityNoise: z.number().positive().default(1 / 160),
+    positionNoise: z
+      .number()
+      .positive()
+      .default(1 / 20),
+    velocityNoise: z
+      .number()
+      .positive()
+      .default(1 / 160),
   })
   .strict()
   .refine((o) => o.lowThreshold <= o.highThreshold, { message: 'lowThreshold must not exceed highThreshold', path: ['lowThreshold'] })
@@ -49,7 +55,7 @@ export type ByteTrackerOptionsInput = z.input<typeof ByteTrackerOptionsSchema>;
 export function parseByteTrackerOptions(input: ByteTrackerOptionsInput = {}): ByteTrackerOptions {
   const parsed = ByteTrackerOptionsSchema.safeParse(input);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = parsed.error.issues[0];
     const key = issue.path.join('.') || '(options)';
     throw new LookoutError('config_invalid', `tracker option ${key}: ${issue.message}`, { details: parsed.error.issues });
   }

@@ -21,7 +21,16 @@ import { examples } from '../../../support/contract-examples.js';
 describe('BUS_CONTRACTS (the spec bus table)', () => {
   it('has exactly the spec suffixes plus hello', () => {
     assert.deepEqual([...BUS_SUFFIXES].sort(), [
-      'data_manifest', 'dets', 'events/+', 'health', 'hello', 'responses', 'status', 'telemetry', 'telemetry/can', 'telemetry/wifi',
+      'data_manifest',
+      'dets',
+      'events/+',
+      'health',
+      'hello',
+      'responses',
+      'status',
+      'telemetry',
+      'telemetry/can',
+      'telemetry/wifi',
     ]);
   });
   it('status alone is retained; every QoS is 1', () => {
@@ -41,9 +50,16 @@ describe('BUS_CONTRACTS (the spec bus table)', () => {
   });
   it('each suffix validates its own example and refuses the others', () => {
     const byKey = {
-      status: examples.status(), health: examples.health(), telemetry: examples.telemetry(), 'telemetry/wifi': examples.wifi(),
-      'telemetry/can': examples.can(), dets: examples.dets(), data_manifest: examples.dataManifest(), responses: examples.response(),
-      'events/+': examples.event(), hello: examples.hello(),
+      status: examples.status(),
+      health: examples.health(),
+      telemetry: examples.telemetry(),
+      'telemetry/wifi': examples.wifi(),
+      'telemetry/can': examples.can(),
+      dets: examples.dets(),
+      data_manifest: examples.dataManifest(),
+      responses: examples.response(),
+      'events/+': examples.event(),
+      hello: examples.hello(),
     };
     for (const s of BUS_SUFFIXES) assert.ok(BUS_CONTRACTS[s].schema.safeParse(byKey[s]).success, s);
     assert.equal(BUS_CONTRACTS.dets.schema.safeParse(examples.telemetry()).success, false);
@@ -52,10 +68,10 @@ describe('BUS_CONTRACTS (the spec bus table)', () => {
   });
   it('busTopic gives manifest topic declarations the loader accepts', () => {
     const topics = [busTopic('dets'), busTopic('telemetry'), busTopic('events/incident'), busTopic('events/+')];
-    assert.equal(topics[0]!.schema, DetsMessageSchema);
-    assert.equal(topics[1]!.mirror, true);
-    assert.equal(topics[2]!.schema, EventMessageSchema);
-    assert.equal(topics[2]!.suffix, 'events/incident');
+    assert.equal(topics[0].schema, DetsMessageSchema);
+    assert.equal(topics[1].mirror, true);
+    assert.equal(topics[2].schema, EventMessageSchema);
+    assert.equal(topics[2].suffix, 'events/incident');
     const parsed = ManifestSchema.safeParse({ name: 'detector', version: '1.0.0', core: '^1', topics });
     assert.ok(parsed.success, parsed.success ? '' : JSON.stringify(parsed.error.issues));
     assert.throws(() => busTopic('nope' as 'dets'), /no bus contract/);
@@ -84,19 +100,45 @@ describe('contractForTopic', () => {
     assert.equal(contractForTopic('devices/d/events/incident')?.suffix, 'events/incident');
   });
   it('every topic it resolves matches one of the hub subscriptions (spec defaults plus hello)', () => {
-    const filters = ['devices/+/status', 'devices/+/telemetry', 'devices/+/telemetry/#', 'devices/+/dets', 'devices/+/health',
-      'devices/+/data_manifest', 'devices/+/responses', 'devices/+/events', 'devices/+/events/#', 'devices/+/hello'];
+    const filters = [
+      'devices/+/status',
+      'devices/+/telemetry',
+      'devices/+/telemetry/#',
+      'devices/+/dets',
+      'devices/+/health',
+      'devices/+/data_manifest',
+      'devices/+/responses',
+      'devices/+/events',
+      'devices/+/events/#',
+      'devices/+/hello',
+    ];
     for (const s of ['status', 'telemetry', 'telemetry/wifi', 'telemetry/can', 'dets', 'health', 'data_manifest', 'responses', 'events/x', 'hello']) {
       const topic = `devices/dev-a/${s}`;
       assert.ok(contractForTopic(topic), topic);
-      assert.ok(filters.some((f) => topicMatches(f, topic)), topic);
+      assert.ok(
+        filters.some((f) => topicMatches(f, topic)),
+        topic,
+      );
     }
   });
   it('is undefined for cmd topics, unknown suffixes, wildcards, empty levels and other namespaces', () => {
     for (const topic of [
-      'devices/dev-a/cmd/reboot', 'devices/dev-a/unknown', 'devices/dev-a', 'devices//status', 'devices/+/status', 'devices/#',
-      'devices/dev-a/events/+', 'devices/dev-a/events/', 'devices/dev-a/events//x', 'devices/dev-a/status/', 'other/dev-a/status',
-      'status', '', '/devices/dev-a/status', 'devices/dev-a/telemetry/#', 'devices/dev-a/events/+/x',
+      'devices/dev-a/cmd/reboot',
+      'devices/dev-a/unknown',
+      'devices/dev-a',
+      'devices//status',
+      'devices/+/status',
+      'devices/#',
+      'devices/dev-a/events/+',
+      'devices/dev-a/events/',
+      'devices/dev-a/events//x',
+      'devices/dev-a/status/',
+      'other/dev-a/status',
+      'status',
+      '',
+      '/devices/dev-a/status',
+      'devices/dev-a/telemetry/#',
+      'devices/dev-a/events/+/x',
     ]) {
       assert.equal(contractForTopic(topic), undefined, topic);
     }

@@ -24,7 +24,16 @@ describe('Timestamp', () => {
     }
   });
   it('refuses other offsets, missing zones, other formats and numbers', () => {
-    for (const v of ['2026-11-22T01:58:16+02:00', '2026-11-22T01:58:16', '2026-11-22', '2026-11-22 01:58:16Z', 'yesterday', '1763776696', 1763776696, '2026-13-01T00:00:00Z']) {
+    for (const v of [
+      '2026-11-22T01:58:16+02:00',
+      '2026-11-22T01:58:16',
+      '2026-11-22',
+      '2026-11-22 01:58:16Z',
+      'yesterday',
+      '1763776696',
+      1763776696,
+      '2026-13-01T00:00:00Z',
+    ]) {
       assertRejects(TimestampSchema, v, '');
     }
   });

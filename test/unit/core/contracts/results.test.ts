@@ -24,7 +24,16 @@ describe('get_recording_status result', () => {
     assertAccepts(RecordingStatusResultSchema, { ...examples.recordingStatus(), latest_chunk: null, total_chunks: 0, recommendation: '' });
   });
   it('refuses each missing field', () => {
-    for (const key of ['total_chunks', 'inventory_count', 'storage_health', 'storage_free_gb', 'storage_used_pct', 'latest_chunk', 'is_writing_data', 'recommendation']) {
+    for (const key of [
+      'total_chunks',
+      'inventory_count',
+      'storage_health',
+      'storage_free_gb',
+      'storage_used_pct',
+      'latest_chunk',
+      'is_writing_data',
+      'recommendation',
+    ]) {
       assertRejects(RecordingStatusResultSchema, without(examples.recordingStatus(), key), key);
     }
   });
@@ -58,7 +67,12 @@ describe('health enrichment', () => {
     assertAccepts(HealthEnrichmentSchema, examples.enrichment());
     const partial = {
       ...examples.enrichment(),
-      cert_fingerprint: null, cert_fingerprint_present: false, peer_mesh: null, peer_comm_status: null, listen_ports: null, overlay_mount: null,
+      cert_fingerprint: null,
+      cert_fingerprint_present: false,
+      peer_mesh: null,
+      peer_comm_status: null,
+      listen_ports: null,
+      overlay_mount: null,
       _vms_enrichment_missing: ['peer_mesh: get_peer_mesh_status is not served by this device'],
     };
     assertAccepts(HealthEnrichmentSchema, partial);
@@ -90,9 +104,9 @@ describe('registry record', () => {
     assertRejects(RegistryRecordSchema, { ...r, registry: { devices: [] } }, 'registry.bus_id');
     assertRejects(RegistryRecordSchema, { ...r, vms_lan_ip: 'localhost' }, 'vms_lan_ip');
     for (const key of ['device_id', 'ips', 'labels', 'roles', 'bus_id']) {
-      assertRejects(RegistryRecordSchema, { ...r, shadows: [without(r.shadows[0]!, key)] }, `shadows.0.${key}`);
+      assertRejects(RegistryRecordSchema, { ...r, shadows: [without(r.shadows[0], key)] }, `shadows.0.${key}`);
     }
-    assertRejects(RegistryRecordSchema, { ...r, shadows: [{ ...r.shadows[0]!, labels: 'canary' }] }, 'shadows.0.labels');
+    assertRejects(RegistryRecordSchema, { ...r, shadows: [{ ...r.shadows[0], labels: 'canary' }] }, 'shadows.0.labels');
   });
 });
 
@@ -135,8 +149,8 @@ describe('playback-ready result and error body', () => {
   it('accepts chunks with justified metadata and playUrl', () => assertAccepts(PlaybackReadyResultSchema, examples.playbackReady()));
   it('refuses a chunk without playUrl or justified, a negative count', () => {
     const r = examples.playbackReady();
-    assertRejects(PlaybackReadyResultSchema, { ...r, recent_chunks: [without(r.recent_chunks[0]!, 'playUrl')] }, 'recent_chunks.0.playUrl');
-    assertRejects(PlaybackReadyResultSchema, { ...r, recent_chunks: [without(r.recent_chunks[0]!, 'justified')] }, 'recent_chunks.0.justified');
+    assertRejects(PlaybackReadyResultSchema, { ...r, recent_chunks: [without(r.recent_chunks[0], 'playUrl')] }, 'recent_chunks.0.playUrl');
+    assertRejects(PlaybackReadyResultSchema, { ...r, recent_chunks: [without(r.recent_chunks[0], 'justified')] }, 'recent_chunks.0.justified');
     assertRejects(PlaybackReadyResultSchema, { ...r, count: -1 }, 'count');
   });
   it('the body of a LookoutError is a valid error body; a bad code is not', () => {

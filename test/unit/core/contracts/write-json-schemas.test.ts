@@ -28,7 +28,10 @@ describe('JSON Schema writer', () => {
     const dir = await freshDir();
     const index = await writeJsonSchemas(join(dir, 'schemas'));
     const names = Object.keys(CONTRACT_SCHEMAS) as ContractName[];
-    assert.deepEqual(index.map((e) => e.name), names);
+    assert.deepEqual(
+      index.map((e) => e.name),
+      names,
+    );
     const files = (await readdir(join(dir, 'schemas'))).sort();
     assert.deepEqual(files, [...names.map((n) => `${n}.schema.json`), 'error-codes.json', 'index.json'].sort());
     for (const name of names) {
@@ -65,11 +68,14 @@ describe('JSON Schema writer', () => {
     const { flaky } = (await import(join(packageRoot(), 'test', 'fixtures', 'flaky-plugin', 'index.js'))) as { flaky: Plugin };
     await writeJsonSchemas(dir, [flaky]);
     const body = await readJson(join(dir, 'error-body.schema.json'));
-    const code = ((body.properties as { error: { properties: { code: { enum: string[] } } } }).error.properties.code);
+    const code = (body.properties as { error: { properties: { code: { enum: string[] } } } }).error.properties.code;
     assert.ok(code.enum.includes('flaky.not_ready'));
     assert.ok(code.enum.includes('plugin_start_failed'));
     const table = (await readJson(join(dir, 'error-codes.json'))).codes as { code: string; status: number; plugin?: string }[];
-    assert.deepEqual(table.find((e) => e.code === 'flaky.not_ready'), { code: 'flaky.not_ready', status: 503, message: 'the flaky plugin was started before its ready file existed', plugin: 'flaky' });
+    assert.deepEqual(
+      table.find((e) => e.code === 'flaky.not_ready'),
+      { code: 'flaky.not_ready', status: 503, message: 'the flaky plugin was started before its ready file existed', plugin: 'flaky' },
+    );
   });
   it('rewrites files in place on a second run', async () => {
     const dir = await freshDir();

@@ -25,7 +25,10 @@ test('the example third-party plugin loads from its path and uses the die-temp s
   const example = join(packageRoot(), 'examples', 'hello-plugin', 'index.js');
   await withImage({ name: 'hello-camera', plugins: ['die-temp', example] }, async (path) => {
     const image = await loadImage(path);
-    assert.deepEqual(image.plugins.map((p) => p.name), ['die-temp', 'hello']);
+    assert.deepEqual(
+      image.plugins.map((p) => p.name),
+      ['die-temp', 'hello'],
+    );
     const bus = new MemoryBus();
     const rt = await loadPlugins({
       plugins: image.plugins,
@@ -40,9 +43,15 @@ test('the example third-party plugin loads from its path and uses the die-temp s
       assert.equal(answer.device_id, 'cam-9');
       assert.equal(typeof answer.die_temp_c, 'number');
       assert.ok(answer.die_temp_c > 20 && answer.die_temp_c < 100);
-      assert.deepEqual(bus.published.map((m) => m.topic), ['devices/cam-9/events/hello']);
+      assert.deepEqual(
+        bus.published.map((m) => m.topic),
+        ['devices/cam-9/events/hello'],
+      );
       await assert.rejects(rt.tools.call('say_hello', { name: '' }), (err: unknown) => err instanceof LookoutError && err.code === 'tool_arguments_invalid');
-      await assert.rejects(rt.tools.call('say_hello', { name: 'Nobody' }), (err: unknown) => err instanceof LookoutError && err.code === 'hello.name_refused' && err.status === 400);
+      await assert.rejects(
+        rt.tools.call('say_hello', { name: 'Nobody' }),
+        (err: unknown) => err instanceof LookoutError && err.code === 'hello.name_refused' && err.status === 400,
+      );
     } finally {
       await rt.stop();
     }
@@ -55,7 +64,10 @@ test('a relative plugin path is resolved from the image file', async () => {
   await writeFile(path, JSON.stringify({ name: 'rel', plugins: ['die-temp', './hello-plugin/index.js'] }));
   try {
     const image = await loadImage(path);
-    assert.deepEqual(image.plugins.map((p) => p.name), ['die-temp', 'hello']);
+    assert.deepEqual(
+      image.plugins.map((p) => p.name),
+      ['die-temp', 'hello'],
+    );
   } finally {
     await rm(path, { force: true });
   }
@@ -71,7 +83,10 @@ test('the shipped images load, and every plugin they name exists', async () => {
 
 test('an image naming a plugin that does not exist is a clear error, not a silent skip', async () => {
   await withImage({ name: 'x', plugins: ['die-temp', 'no-such-plugin'] }, async (path) => {
-    await assert.rejects(loadImage(path), (err: unknown) => err instanceof LookoutError && err.code === 'plugin_not_found' && /"no-such-plugin"/.test(err.message));
+    await assert.rejects(
+      loadImage(path),
+      (err: unknown) => err instanceof LookoutError && err.code === 'plugin_not_found' && /"no-such-plugin"/.test(err.message),
+    );
   });
   await withImage({ name: 'x', plugins: ['./missing.js'] }, async (path) => {
     await assert.rejects(loadImage(path), (err: unknown) => err instanceof LookoutError && err.code === 'plugin_not_found');

@@ -43,17 +43,23 @@ test('bad lines are errors naming the file and the line', () => {
     ['=value', /expected KEY=value/],
   ];
   for (const [text, pattern] of cases) {
-    assert.throws(() => parseEnv(text, 'x.env'), (err: unknown) => err instanceof LookoutError && err.code === 'env_file_invalid' && pattern.test(err.message));
+    assert.throws(
+      () => parseEnv(text, 'x.env'),
+      (err: unknown) => err instanceof LookoutError && err.code === 'env_file_invalid' && pattern.test(err.message),
+    );
   }
 });
 
 test('a malformed line is never echoed whole: a secret in it stays out of the message', () => {
-  assert.throws(() => parseEnv('DEVICE_PASSWORD hunter2', 'x.env'), (err: unknown) => {
-    assert.ok(err instanceof LookoutError);
-    assert.match(err.message, /x\.env:1: expected KEY=value \(the line starts with DEVICE_PASSWORD\)/);
-    assert.ok(!err.message.includes('hunter2'));
-    return true;
-  });
+  assert.throws(
+    () => parseEnv('DEVICE_PASSWORD hunter2', 'x.env'),
+    (err: unknown) => {
+      assert.ok(err instanceof LookoutError);
+      assert.match(err.message, /x\.env:1: expected KEY=value \(the line starts with DEVICE_PASSWORD\)/);
+      assert.ok(!err.message.includes('hunter2'));
+      return true;
+    },
+  );
 });
 
 test('formatEnv writes what parseEnv reads back', () => {

@@ -10,12 +10,25 @@ import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
 
 test('every alias resolves to its layer', () => {
   const expected: Record<string, string> = {
-    layer0: 'layer0', layer0_baseline: 'layer0', layer1: 'layer1', layer1_rfdetr: 'layer1',
-    layer2: 'layer2', layer2_tracker: 'layer2', layer3: 'layer3', layer3_depth: 'layer3',
-    layer4: 'layer4', layer4_thermal: 'layer4', layer5: 'layer5', full: 'layer5', FULL: 'layer5',
+    layer0: 'layer0',
+    layer0_baseline: 'layer0',
+    layer1: 'layer1',
+    layer1_rfdetr: 'layer1',
+    layer2: 'layer2',
+    layer2_tracker: 'layer2',
+    layer3: 'layer3',
+    layer3_depth: 'layer3',
+    layer4: 'layer4',
+    layer4_thermal: 'layer4',
+    layer5: 'layer5',
+    full: 'layer5',
+    FULL: 'layer5',
   };
   for (const [alias, layer] of Object.entries(expected)) assert.equal(resolveLayer(alias), layer, alias);
-  assert.throws(() => resolveLayer('layer6'), (err: unknown) => err instanceof LookoutError && err.code === 'layer_unknown' && /valid layers: layer0, layer0_baseline/.test(err.message));
+  assert.throws(
+    () => resolveLayer('layer6'),
+    (err: unknown) => err instanceof LookoutError && err.code === 'layer_unknown' && /valid layers: layer0, layer0_baseline/.test(err.message),
+  );
 });
 
 test('layers are cumulative', () => {
@@ -30,7 +43,7 @@ test('layers are cumulative', () => {
 test("each shipped layer env names its layer and carries the spec's keys cumulatively", async () => {
   for (const alias of ALL_LAYER_ALIASES) {
     const { layer, env } = await loadLayerEnv(alias);
-    assert.equal(resolveLayer(env.EDGE_V3_LAYER!), layer, alias);
+    assert.equal(resolveLayer(env.EDGE_V3_LAYER), layer, alias);
   }
   assert.equal((await loadLayerEnv('layer0')).env.RF_DETR_STRIDE_FPS, undefined);
   assert.equal((await loadLayerEnv('layer1')).env.RF_DETR_STRIDE_FPS, '10');
@@ -39,7 +52,7 @@ test("each shipped layer env names its layer and carries the spec's keys cumulat
   assert.equal(l3.MONO_DEPTH_FPS, '8');
   assert.equal(l3.TRACKER_ENABLE, '1');
   assert.equal(l3.RF_DETR_STRIDE_FPS, '10');
-  assert.match(l3.MONO_DEPTH_MODEL_PATH!, /^\/data\/models\//);
+  assert.match(l3.MONO_DEPTH_MODEL_PATH, /^\/data\/models\//);
   const full = (await loadLayerEnv('full')).env;
   for (const key of Object.keys(l3)) if (key !== 'EDGE_V3_LAYER') assert.equal(full[key], l3[key], key);
 });
@@ -72,7 +85,10 @@ test('an env file must name a valid layer', async () => {
     await writeFile(join(dir, 'none.env'), 'RF_DETR_STRIDE_FPS=10\n');
     await writeFile(join(dir, 'bad.env'), 'EDGE_V3_LAYER=layer9\n');
     await assert.rejects(readLayerEnvFile(join(dir, 'none.env')), /does not name its layer/);
-    await assert.rejects(readLayerEnvFile(join(dir, 'bad.env')), (err: unknown) => err instanceof LookoutError && err.code === 'layer_unknown' && /bad\.env/.test(err.message));
+    await assert.rejects(
+      readLayerEnvFile(join(dir, 'bad.env')),
+      (err: unknown) => err instanceof LookoutError && err.code === 'layer_unknown' && /bad\.env/.test(err.message),
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -5,13 +5,21 @@ import { createLogger, redactSecrets, REDACTED } from '../../../../core/src/log/
 
 function capture() {
   const lines: string[] = [];
-  const destination = new Writable({ write(chunk, _enc, cb) { lines.push(String(chunk)); cb(); } });
-  return { lines, logger: createLogger({ level: 'info', destination: destination as never }) };
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(String(chunk));
+      cb();
+    },
+  });
+  return { lines, logger: createLogger({ level: 'info', destination: destination }) };
 }
 
 test('passwords, keys and tokens never reach the log', () => {
   const { lines, logger } = capture();
-  logger.info({ password: 'hunter2', token: 'tok-123', device: { DEVICE_PASSWORD: 'pw-dev', hmacKey: 'k-1' }, headers: { authorization: 'Bearer abc' } }, 'connecting');
+  logger.info(
+    { password: 'hunter2', token: 'tok-123', device: { DEVICE_PASSWORD: 'pw-dev', hmacKey: 'k-1' }, headers: { authorization: 'Bearer abc' } },
+    'connecting',
+  );
   logger.child({ plugin: 'x' }).info({ privateKey: 'PRIVATE' }, 'child');
   const text = lines.join('');
   for (const secret of ['hunter2', 'tok-123', 'pw-dev', 'k-1', 'Bearer abc', 'PRIVATE']) assert.ok(!text.includes(secret), `${secret} leaked: ${text}`);

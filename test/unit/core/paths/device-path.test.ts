@@ -11,7 +11,11 @@ test('a spec path lands under the data root, and / on a device is the path itsel
 
 test('a path that escapes the data root is refused with forbidden', () => {
   for (const escaping of ['/data/../../etc/passwd', '../outside', '/..', 'data/models/../../../x']) {
-    assert.throws(() => devicePath('/tmp/dev-1', escaping), (e) => isLookoutError(e, 'forbidden'), escaping);
+    assert.throws(
+      () => devicePath('/tmp/dev-1', escaping),
+      (e) => isLookoutError(e, 'forbidden'),
+      escaping,
+    );
   }
 });
 

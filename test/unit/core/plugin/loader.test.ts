@@ -12,7 +12,7 @@ const logger = createLogger({ level: 'silent' });
 const runtime = { kind: 'device' as const, id: 'cam-1', dataDir: '/tmp', layer: 'layer2' as const };
 
 function plugin(name: string, extra: Partial<Plugin> = {}): Plugin {
-  return definePlugin({ name, version: '1.0.0', core: '^1', start: () => undefined, ...extra } as Plugin);
+  return definePlugin({ name, version: '1.0.0', core: '^1', start: () => undefined, ...extra });
 }
 
 async function load(plugins: Plugin[], extra: Record<string, unknown> = {}) {
@@ -33,7 +33,10 @@ test('starts in dependency order and stops in reverse', async () => {
   const mk = (name: string, dependsOn: string[] = []) =>
     plugin(name, { dependsOn, start: () => (events.push(`start ${name}`), { stop: () => void events.push(`stop ${name}`) }) });
   const rt = await load([mk('c', ['b']), mk('a'), mk('b', ['a'])]);
-  assert.deepEqual(rt.plugins.map((p) => p.name), ['a', 'b', 'c']);
+  assert.deepEqual(
+    rt.plugins.map((p) => p.name),
+    ['a', 'b', 'c'],
+  );
   await rt.stop();
   assert.deepEqual(events, ['start a', 'start b', 'start c', 'stop c', 'stop b', 'stop a']);
 });
@@ -74,7 +77,7 @@ test('stop called twice at once stops each plugin once, and both calls see it do
   const [a, b] = await Promise.all([rt.stop(), rt.stop()]);
   assert.equal(stops, 1);
   assert.deepEqual([a, b], [[], []]);
-  assert.equal(rt.plugins[0]!.state, 'stopped');
+  assert.equal(rt.plugins[0].state, 'stopped');
   await rt.stop();
   assert.equal(stops, 1);
 });
@@ -98,11 +101,16 @@ test('optional dependencies order plugins when present and are ignored when abse
   await rt.stop();
 });
 
-test('a wildcard topic claim that covers another plugin\'s topic is a conflict; neighbours are not', async () => {
+test("a wildcard topic claim that covers another plugin's topic is a conflict; neighbours are not", async () => {
   const claim = (suffix: string) => ({ topics: [{ suffix, qos: 1 as const }] });
   await rejectsWith(load([plugin('a', claim('events/+')), plugin('b', claim('events/incident'))]), 'plugin_conflict', 'a', 'b');
   await rejectsWith(load([plugin('a', claim('telemetry/can')), plugin('b', claim('telemetry/#'))]), 'plugin_conflict', 'a', 'b');
-  const rt = await load([plugin('a', claim('telemetry')), plugin('b', claim('telemetry/wifi')), plugin('c', claim('events/incident')), plugin('d', claim('events/automation_log'))]);
+  const rt = await load([
+    plugin('a', claim('telemetry')),
+    plugin('b', claim('telemetry/wifi')),
+    plugin('c', claim('events/incident')),
+    plugin('d', claim('events/automation_log')),
+  ]);
   await rt.stop();
 });
 
@@ -134,15 +142,37 @@ test('a start that exceeds its timeout is a typed error naming the plugin, and w
 
 test('a failing start names the plugin and keeps the cause', async () => {
   const boom = new Error('camera missing');
-  const rt = await load([plugin('cam', { start: () => { throw boom; } })]);
-  assert.deepEqual(rt.plugins[0], { name: 'cam', version: '1.0.0', state: 'failed', code: 'plugin_start_failed', message: 'plugin "cam" failed to start: camera missing' });
-  await assert.rejects(load([plugin('cam', { essential: true, start: () => { throw boom; } })]), (err: unknown) => {
-    assert.ok(err instanceof LookoutError);
-    assert.equal(err.code, 'plugin_start_failed');
-    assert.match(err.message, /"cam".*camera missing/);
-    assert.equal(err.cause, boom);
-    return true;
+  const rt = await load([
+    plugin('cam', {
+      start: () => {
+        throw boom;
+      },
+    }),
+  ]);
+  assert.deepEqual(rt.plugins[0], {
+    name: 'cam',
+    version: '1.0.0',
+    state: 'failed',
+    code: 'plugin_start_failed',
+    message: 'plugin "cam" failed to start: camera missing',
   });
+  await assert.rejects(
+    load([
+      plugin('cam', {
+        essential: true,
+        start: () => {
+          throw boom;
+        },
+      }),
+    ]),
+    (err: unknown) => {
+      assert.ok(err instanceof LookoutError);
+      assert.equal(err.code, 'plugin_start_failed');
+      assert.match(err.message, /"cam".*camera missing/);
+      assert.equal(err.cause, boom);
+      return true;
+    },
+  );
 });
 
 test('publishing to an undeclared topic is a typed error naming the plugin; declared topics go out with their QoS and mirror', async () => {
@@ -151,7 +181,10 @@ test('publishing to an undeclared topic is a typed error naming the plugin; decl
   const rt = await loadPlugins({
     plugins: [
       plugin('det', {
-        topics: [{ suffix: 'telemetry', qos: 1, mirror: true }, { suffix: 'events/+', qos: 0 }],
+        topics: [
+          { suffix: 'telemetry', qos: 1, mirror: true },
+          { suffix: 'events/+', qos: 0 },
+        ],
         async start(ctx) {
           await ctx.bus.publish('telemetry', { fps: 10 });
           await ctx.bus.publish('events/incident', { type: 'incident' });
@@ -169,11 +202,14 @@ test('publishing to an undeclared topic is a typed error naming the plugin; decl
     logger,
   });
   assert.ok(error instanceof LookoutError && error.code === 'topic_not_declared' && /"det"/.test(error.message));
-  assert.deepEqual(bus.published.map((m) => [m.topic, m.options.qos]), [
-    ['devices/cam-1/telemetry', 1],
-    ['shadow/cam-1/telemetry', 1],
-    ['devices/cam-1/events/incident', 0],
-  ]);
+  assert.deepEqual(
+    bus.published.map((m) => [m.topic, m.options.qos]),
+    [
+      ['devices/cam-1/telemetry', 1],
+      ['shadow/cam-1/telemetry', 1],
+      ['devices/cam-1/events/incident', 0],
+    ],
+  );
   await rt.stop();
 });
 
@@ -181,8 +217,17 @@ test('a payload that fails its topic schema is refused before it leaves', async 
   const bus = new MemoryBus();
   await assert.rejects(
     loadPlugins({
-      plugins: [plugin('p', { essential: true, topics: [{ suffix: 'x', qos: 1, schema: z.object({ n: z.number() }) }], start: (ctx) => ctx.bus.publish('x', { n: 'nope' }) })],
-      runtime, bus, env: {}, logger,
+      plugins: [
+        plugin('p', {
+          essential: true,
+          topics: [{ suffix: 'x', qos: 1, schema: z.object({ n: z.number() }) }],
+          start: (ctx) => ctx.bus.publish('x', { n: 'nope' }),
+        }),
+      ],
+      runtime,
+      bus,
+      env: {},
+      logger,
     }),
     /invalid "x" message/,
   );
@@ -190,7 +235,11 @@ test('a payload that fails its topic schema is refused before it leaves', async 
 });
 
 test('subscribing to an undeclared filter and registering an undeclared tool or route are typed errors', async () => {
-  await rejectsWith(load([plugin('p', { essential: true, start: (ctx) => ctx.bus.subscribe('cmd/#', () => undefined).then(() => undefined) })]), 'subscription_not_declared', 'p');
+  await rejectsWith(
+    load([plugin('p', { essential: true, start: (ctx) => ctx.bus.subscribe('cmd/#', () => undefined).then(() => undefined) })]),
+    'subscription_not_declared',
+    'p',
+  );
   const codes: string[] = [];
   await load([
     plugin('p', {
@@ -214,9 +263,23 @@ test('services flow from a provider to plugins that depend on it, and only to th
   let got: number | undefined;
   let outsiderError: unknown;
   const rt = await load([
-    plugin('provider', { provides: [Counter], start: (ctx) => { let n = 0; ctx.services.provide(Counter, { next: () => ++n }); } }),
+    plugin('provider', {
+      provides: [Counter],
+      start: (ctx) => {
+        let n = 0;
+        ctx.services.provide(Counter, { next: () => ++n });
+      },
+    }),
     plugin('user', { requires: [Counter], start: (ctx) => void (got = ctx.services.get(Counter).next()) }),
-    plugin('outsider', { start: (ctx) => { try { ctx.services.get(Counter); } catch (err) { outsiderError = err; } } }),
+    plugin('outsider', {
+      start: (ctx) => {
+        try {
+          ctx.services.get(Counter);
+        } catch (err) {
+          outsiderError = err;
+        }
+      },
+    }),
   ]);
   assert.equal(got, 1);
   assert.ok(outsiderError instanceof LookoutError && outsiderError.code === 'service_not_declared');
@@ -239,7 +302,10 @@ test('stop releases timers, subscriptions and onStop resources, even when the pl
         },
       }),
     ],
-    runtime, bus, env: {}, logger,
+    runtime,
+    bus,
+    env: {},
+    logger,
   });
   await new Promise((r) => setTimeout(r, 30));
   await rt.stop();
@@ -248,13 +314,16 @@ test('stop releases timers, subscriptions and onStop resources, even when the pl
   await new Promise((r) => setTimeout(r, 30));
   assert.equal(ticks, after, 'no timer or subscription may survive stop');
   assert.ok(released);
-  assert.deepEqual(rt.plugins.map((p) => p.state), ['stopped']);
+  assert.deepEqual(
+    rt.plugins.map((p) => p.state),
+    ['stopped'],
+  );
 });
 
 test('a manifest is validated as data before any plugin code runs', async () => {
   let ran = false;
   const bad = { name: 'Bad Name', version: 'one', core: '^1', start: () => void (ran = true) };
-  await rejectsWith(load([bad as unknown as Plugin]), 'plugin_manifest_invalid', 'Bad Name');
+  await rejectsWith(load([bad]), 'plugin_manifest_invalid', 'Bad Name');
   assert.equal(ran, false);
   assert.throws(() => validateManifest({ name: 'x', version: '1.0.0', core: '^1' }), /no start function/);
   await rejectsWith(load([plugin('future', { core: '^2' })]), 'plugin_core_incompatible', 'future');
@@ -271,7 +340,10 @@ test('a core range the loader cannot read is an invalid manifest, never taken as
 test('plugins above the active layer are left off and reported', async () => {
   const rt = await load([plugin('base', { layer: 'layer0' }), plugin('depth', { layer: 'layer3' }), plugin('tracker', { layer: 'layer2' })]);
   assert.deepEqual(rt.plugins.map((p) => p.name).sort(), ['base', 'tracker']);
-  assert.deepEqual(rt.disabled.map((d) => d.name), ['depth']);
+  assert.deepEqual(
+    rt.disabled.map((d) => d.name),
+    ['depth'],
+  );
   await rt.stop();
 });
 
@@ -281,17 +353,23 @@ test('config is parsed from the layer env; a bad value names the key, the file a
   const rt = await load([plugin('p', { config, start: (ctx) => void (seen = ctx.config) })], { env: { FPS: '8', OTHER: 'x' } });
   assert.deepEqual(seen, { MODE: 'sim', FPS: 8 });
   await rt.stop();
-  await assert.rejects(load([plugin('p', { config, essential: true })], { env: { MODE: 'usb' }, envSource: '/data/config/edge_v3_layer.env' }), (err: unknown) => {
-    assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
-    assert.match(err.message, /MODE="usb" in \/data\/config\/edge_v3_layer.env/);
-    assert.match(err.message, /valid values: sim, zone/);
-    return true;
-  });
+  await assert.rejects(
+    load([plugin('p', { config, essential: true })], { env: { MODE: 'usb' }, envSource: '/data/config/edge_v3_layer.env' }),
+    (err: unknown) => {
+      assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
+      assert.match(err.message, /MODE="usb" in \/data\/config\/edge_v3_layer.env/);
+      assert.match(err.message, /valid values: sim, zone/);
+      return true;
+    },
+  );
 });
 
 test('a bad value of a secret config key is named, never shown', async () => {
   const config = z.object({ MESH_HMAC_KEY: z.string().min(32), DEVICE_PASSWORD: z.string().regex(/^\S+$/).optional() });
-  for (const [key, value] of [['MESH_HMAC_KEY', 'short-mesh-secret'], ['DEVICE_PASSWORD', 'pass with spaces']] as const) {
+  for (const [key, value] of [
+    ['MESH_HMAC_KEY', 'short-mesh-secret'],
+    ['DEVICE_PASSWORD', 'pass with spaces'],
+  ] as const) {
     const env = { MESH_HMAC_KEY: 'k'.repeat(32), [key]: value };
     await assert.rejects(load([plugin('mesh', { config, essential: true })], { env }), (err: unknown) => {
       assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
@@ -327,13 +405,33 @@ test('a throwing subscriber of the in-process bus fails neither the publisher no
 test('onStarted runs once every plugin has started, in start order; its failure marks the plugin failed and skips its dependents', async () => {
   const events: string[] = [];
   const rt = await load([
-    plugin('first', { start: (ctx) => { events.push('start first'); ctx.onStarted(() => void events.push('started first')); } }),
-    plugin('second', { dependsOn: ['first'], start: (ctx) => { events.push('start second'); ctx.onStarted(() => { throw new Error('late failure'); }); } }),
+    plugin('first', {
+      start: (ctx) => {
+        events.push('start first');
+        ctx.onStarted(() => void events.push('started first'));
+      },
+    }),
+    plugin('second', {
+      dependsOn: ['first'],
+      start: (ctx) => {
+        events.push('start second');
+        ctx.onStarted(() => {
+          throw new Error('late failure');
+        });
+      },
+    }),
     plugin('third', { dependsOn: ['second'], start: () => void events.push('start third') }),
   ]);
   assert.deepEqual(events, ['start first', 'start second', 'start third', 'started first']);
-  assert.deepEqual(rt.plugins.map((p) => [p.name, p.state]), [['first', 'ok'], ['second', 'failed'], ['third', 'skipped']]);
-  assert.match(rt.plugins[1]!.message!, /late failure/);
-  assert.equal(rt.plugins[2]!.message, 'dependency_failed: second');
+  assert.deepEqual(
+    rt.plugins.map((p) => [p.name, p.state]),
+    [
+      ['first', 'ok'],
+      ['second', 'failed'],
+      ['third', 'skipped'],
+    ],
+  );
+  assert.match(rt.plugins[1].message!, /late failure/);
+  assert.equal(rt.plugins[2].message, 'dependency_failed: second');
   await rt.stop();
 });

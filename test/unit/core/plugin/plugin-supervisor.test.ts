@@ -13,7 +13,7 @@ const logger = createLogger({ level: 'silent' });
 const runtime = { kind: 'device' as const, id: 'cam-s', dataDir: '/tmp', layer: 'layer2' as const };
 
 function plugin(name: string, extra: Partial<Plugin> = {}): Plugin {
-  return definePlugin({ name, version: '1.0.0', core: '^1', start: () => undefined, ...extra } as Plugin);
+  return definePlugin({ name, version: '1.0.0', core: '^1', start: () => undefined, ...extra });
 }
 
 const load = (plugins: Plugin[], extra: Record<string, unknown> = {}) => loadPlugins({ plugins, runtime, bus: new MemoryBus(), env: {}, logger, ...extra });
@@ -24,11 +24,21 @@ test('a plugin failing at start leaves the others running; what requires it is s
   const Svc = serviceToken<{ n: number }>('svc');
   const rt = await load([
     plugin('base'),
-    plugin('broken', { provides: [Svc], start: () => { throw new Error('no camera'); } }),
+    plugin('broken', {
+      provides: [Svc],
+      start: () => {
+        throw new Error('no camera');
+      },
+    }),
     plugin('user', { requires: [Svc] }),
     plugin('bystander', { dependsOn: ['base'] }),
   ]);
-  assert.deepEqual(states(rt), [['base', 'ok'], ['broken', 'failed'], ['user', 'skipped'], ['bystander', 'ok']]);
+  assert.deepEqual(states(rt), [
+    ['base', 'ok'],
+    ['broken', 'failed'],
+    ['user', 'skipped'],
+    ['bystander', 'ok'],
+  ]);
   assert.deepEqual(rt.plugins[2], { name: 'user', version: '1.0.0', state: 'skipped', code: 'dependency_failed', message: 'dependency_failed: broken' });
   await rt.stop();
 });
@@ -44,7 +54,7 @@ test('a declared tool or route never registered fails its plugin, naming them', 
       start: (ctx) => ctx.tools.register('done_tool', () => 1),
     }),
   ]);
-  const report = rt.plugins[0]!;
+  const report = rt.plugins[0];
   assert.deepEqual([report.state, report.code], ['failed', 'plugin_start_failed']);
   assert.match(report.message!, /forgotten_tool/);
   assert.match(report.message!, /GET \/forgotten/);
@@ -54,11 +64,31 @@ test('a declared tool or route never registered fails its plugin, naming them', 
 
 test('a LookoutError with a declared code passes through; a plugin code it did not declare is wrapped', async () => {
   const rt = await load([
-    plugin('own', { errors: [{ code: 'lens_dirty', status: 409, description: 'the lens needs cleaning' }], start: () => { throw new LookoutError('own.lens_dirty', 'clean me'); } }),
-    plugin('core-coded', { start: () => { throw new LookoutError('backend_unavailable', 'no DSP'); } }),
-    plugin('undeclared', { start: () => { throw new LookoutError('undeclared.surprise', 'surprise'); } }),
+    plugin('own', {
+      errors: [{ code: 'lens_dirty', status: 409, description: 'the lens needs cleaning' }],
+      start: () => {
+        throw new LookoutError('own.lens_dirty', 'clean me');
+      },
+    }),
+    plugin('core-coded', {
+      start: () => {
+        throw new LookoutError('backend_unavailable', 'no DSP');
+      },
+    }),
+    plugin('undeclared', {
+      start: () => {
+        throw new LookoutError('undeclared.surprise', 'surprise');
+      },
+    }),
   ]);
-  assert.deepEqual(rt.plugins.map((p) => [p.name, p.code]), [['own', 'own.lens_dirty'], ['core-coded', 'backend_unavailable'], ['undeclared', 'plugin_start_failed']]);
+  assert.deepEqual(
+    rt.plugins.map((p) => [p.name, p.code]),
+    [
+      ['own', 'own.lens_dirty'],
+      ['core-coded', 'backend_unavailable'],
+      ['undeclared', 'plugin_start_failed'],
+    ],
+  );
   assert.deepEqual([errorInfo('own.lens_dirty')?.status, new LookoutError('own.lens_dirty').status], [409, 409]);
   await rt.stop();
 });
@@ -69,8 +99,24 @@ test('a subscription handler or a timer that throws later fails its plugin and s
   let dependentStopped = false;
   const rt = await loadPlugins({
     plugins: [
-      plugin('listener', { subscriptions: ['cmd/#'], start: (ctx) => ctx.bus.subscribe('cmd/#', () => { throw new Error('bad handler'); }).then(() => undefined) }),
-      plugin('ticker', { provides: [Svc], start: (ctx) => { ctx.services.provide(Svc, {}); ctx.clock.setTimeout(() => { throw new Error('bad tick'); }, 5); } }),
+      plugin('listener', {
+        subscriptions: ['cmd/#'],
+        start: (ctx) =>
+          ctx.bus
+            .subscribe('cmd/#', () => {
+              throw new Error('bad handler');
+            })
+            .then(() => undefined),
+      }),
+      plugin('ticker', {
+        provides: [Svc],
+        start: (ctx) => {
+          ctx.services.provide(Svc, {});
+          ctx.clock.setTimeout(() => {
+            throw new Error('bad tick');
+          }, 5);
+        },
+      }),
       plugin('user', { requires: [Svc], start: () => ({ stop: () => void (dependentStopped = true) }) }),
     ],
     runtime,
@@ -82,8 +128,12 @@ test('a subscription handler or a timer that throws later fails its plugin and s
   rt.onChange((p) => changes.push(`${p.name}:${p.state}`));
   await bus.publish('devices/cam-s/cmd/x', '{}');
   await sleep(30);
-  assert.deepEqual(states(rt), [['listener', 'failed'], ['ticker', 'failed'], ['user', 'skipped']]);
-  assert.match(rt.plugins[1]!.message!, /bad tick/);
+  assert.deepEqual(states(rt), [
+    ['listener', 'failed'],
+    ['ticker', 'failed'],
+    ['user', 'skipped'],
+  ]);
+  assert.match(rt.plugins[1].message!, /bad tick/);
   assert.ok(dependentStopped, 'the dependent was stopped');
   assert.deepEqual(changes, ['listener:failed', 'ticker:failed', 'user:skipped']);
   await rt.stop();
@@ -95,12 +145,22 @@ test('restart brings a failed plugin and its skipped dependents back; failing ag
   const Svc = serviceToken<{ ok: true }>('flaky-svc');
   const rt = await load(
     [
-      plugin('flaky', { provides: [Svc], start: (ctx) => { attempts++; if (!healthy) throw new Error(`attempt ${attempts}`); ctx.services.provide(Svc, { ok: true }); } }),
+      plugin('flaky', {
+        provides: [Svc],
+        start: (ctx) => {
+          attempts++;
+          if (!healthy) throw new Error(`attempt ${attempts}`);
+          ctx.services.provide(Svc, { ok: true });
+        },
+      }),
       plugin('user', { requires: [Svc], start: (ctx) => void ctx.services.get(Svc) }),
     ],
     { restart: { initialBackoffMs: 40, maxBackoffMs: 100 } },
   );
-  assert.deepEqual(states(rt), [['flaky', 'failed'], ['user', 'skipped']]);
+  assert.deepEqual(states(rt), [
+    ['flaky', 'failed'],
+    ['user', 'skipped'],
+  ]);
   await assert.rejects(rt.restart('user'), (e: LookoutError) => e.code === 'plugin_not_restartable' && /needs "flaky"/.test(e.message));
   assert.equal((await rt.restart('flaky')).state, 'failed', 'the first restart runs at once');
   await assert.rejects(rt.restart('flaky'), (e: LookoutError) => e.code === 'plugin_restart_backoff' && e.status === 429);
@@ -111,18 +171,34 @@ test('restart brings a failed plugin and its skipped dependents back; failing ag
   await sleep(40);
   healthy = true;
   assert.equal((await rt.restart('flaky')).state, 'ok');
-  assert.deepEqual(states(rt), [['flaky', 'ok'], ['user', 'ok']]);
+  assert.deepEqual(states(rt), [
+    ['flaky', 'ok'],
+    ['user', 'ok'],
+  ]);
   assert.equal(rt.service(Svc)?.ok, true);
   await assert.rejects(rt.restart('flaky'), { code: 'plugin_not_restartable' });
   await assert.rejects(rt.restart('ghost'), { code: 'plugin_unknown' });
   await rt.stop();
-  assert.deepEqual(states(rt), [['flaky', 'stopped'], ['user', 'stopped']]);
+  assert.deepEqual(states(rt), [
+    ['flaky', 'stopped'],
+    ['user', 'stopped'],
+  ]);
 });
 
 test('an essential plugin that fails stops what started and is thrown', async () => {
   let stopped = false;
   await assert.rejects(
-    load([plugin('first', { start: () => ({ stop: () => void (stopped = true) }) }), plugin('identity', { start: () => { throw new LookoutError('config_invalid', 'bad key'); } })], { essential: ['identity'] }),
+    load(
+      [
+        plugin('first', { start: () => ({ stop: () => void (stopped = true) }) }),
+        plugin('identity', {
+          start: () => {
+            throw new LookoutError('config_invalid', 'bad key');
+          },
+        }),
+      ],
+      { essential: ['identity'] },
+    ),
     { code: 'config_invalid', message: 'bad key' },
   );
   assert.ok(stopped);

@@ -212,7 +212,10 @@ describe('hub HTTP core (in-process bus)', () => {
     assert.match(pre.headers.get('access-control-allow-methods') ?? '', /POST/);
     const simple = await api(hub.url, '/health', { headers: { origin: 'https://ops.example' } });
     assert.equal(simple.headers.get('access-control-allow-origin'), 'https://ops.example');
-    const other = await api(hub.url, '/tools/call', { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const other = await api(hub.url, '/tools/call', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     assert.equal(other.headers.get('access-control-allow-origin'), null);
     const otherGet = await api(hub.url, '/health', { headers: { origin: 'https://evil.example' } });
     assert.equal(otherGet.headers.get('access-control-allow-origin'), null);
@@ -247,7 +250,16 @@ describe('hub access with a token', () => {
   });
 
   it('asks every other route for the bearer token', async () => {
-    for (const path of ['/fleet/registry', '/fleet/mqtt/latest', '/fleet/mqtt/config', '/debug/events', '/fleet/health', '/openapi.json', '/metrics', '/no/such/route']) {
+    for (const path of [
+      '/fleet/registry',
+      '/fleet/mqtt/latest',
+      '/fleet/mqtt/config',
+      '/debug/events',
+      '/fleet/health',
+      '/openapi.json',
+      '/metrics',
+      '/no/such/route',
+    ]) {
       const none = await api(hub.url, path);
       assert.equal(none.status, 401, path);
       assert.equal(none.body.error.code, 'unauthorized');
@@ -277,12 +289,18 @@ describe('hub access with a token', () => {
 
 describe('hub start-up checks', () => {
   it('refuses a non-loopback address without a token', async () => {
-    await assert.rejects(testHub({ bus: new MemoryBus(), host: '0.0.0.0' }), (err: LookoutError) => err.code === 'config_invalid' && /--token/.test(err.message));
+    await assert.rejects(
+      testHub({ bus: new MemoryBus(), host: '0.0.0.0' }),
+      (err: LookoutError) => err.code === 'config_invalid' && /--token/.test(err.message),
+    );
   });
 
   it('refuses a short token and a bad device network before opening sockets', async () => {
     await assert.rejects(testHub({ bus: new MemoryBus(), token: 'short' }), (err: LookoutError) => err.code === 'config_invalid');
-    await assert.rejects(testHub({ bus: new MemoryBus(), deviceNetworks: ['10.0.0.0/33'] }), (err: LookoutError) => err.code === 'config_invalid' && /10\.0\.0\.0\/33/.test(err.message));
+    await assert.rejects(
+      testHub({ bus: new MemoryBus(), deviceNetworks: ['10.0.0.0/33'] }),
+      (err: LookoutError) => err.code === 'config_invalid' && /10\.0\.0\.0\/33/.test(err.message),
+    );
   });
 
   it('names a plugin set entry that does not exist', async () => {
@@ -292,6 +310,9 @@ describe('hub start-up checks', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hub-set-'));
     const file = join(dir, 'set.json');
     writeFileSync(file, JSON.stringify({ name: 'broken', plugins: ['hub-meta', 'no-such-hub-plugin'] }));
-    await assert.rejects(testHub({ bus: new MemoryBus(), pluginSet: file }), (err: LookoutError) => err.code === 'plugin_not_found' && /no-such-hub-plugin/.test(err.message));
+    await assert.rejects(
+      testHub({ bus: new MemoryBus(), pluginSet: file }),
+      (err: LookoutError) => err.code === 'plugin_not_found' && /no-such-hub-plugin/.test(err.message),
+    );
   });
 });

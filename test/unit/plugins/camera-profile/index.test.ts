@@ -81,7 +81,10 @@ describe('camera profile', () => {
         loaded.tools.call('set_camera_profile', { gop: 9999 }),
         loaded.tools.call('set_camera_profile', { codec: 'H264' }),
       ]);
-      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+      );
       const path = join(dir, 'data', 'config', 'camera_profile.json');
       const file = JSON.parse(await readFile(path, 'utf8')) as { profile: Record<string, unknown> };
       assert.deepEqual(file.profile, { ...DEFAULT_CAMERA_PROFILE, fps: 5, bitrate_kbps: 800, codec: 'H264' });
@@ -92,7 +95,7 @@ describe('camera profile', () => {
     await writeFile(join(dir, 'data', 'config', 'camera_profile.json'), 'garbage');
     const again = await loadPlugins({ plugins: [cameraProfile], runtime, bus, logger, env: {} });
     try {
-      assert.equal(again.plugins[0]!.state, 'degraded');
+      assert.equal(again.plugins[0].state, 'degraded');
       const got = (await again.tools.call('get_camera_profile', {})) as { profile: unknown };
       assert.deepEqual(got.profile, DEFAULT_CAMERA_PROFILE);
       assert.equal(await readFile(join(dir, 'data', 'config', 'camera_profile.json'), 'utf8'), 'garbage');

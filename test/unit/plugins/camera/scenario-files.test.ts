@@ -15,7 +15,14 @@ function minimal(): ScenarioInput {
   return {
     durationS: 5,
     objects: [
-      { id: 1, class: 'person', trajectory: [{ t: 0, x: 100, y: 300, z: 6 }, { t: 5, x: 500, y: 300, z: 6 }] },
+      {
+        id: 1,
+        class: 'person',
+        trajectory: [
+          { t: 0, x: 100, y: 300, z: 6 },
+          { t: 5, x: 500, y: 300, z: 6 },
+        ],
+      },
       { id: 2, class: 'car', trajectory: [{ t: 0, x: 300, y: 330, z: 15 }] },
     ],
   };
@@ -72,11 +79,11 @@ test('defaults are filled in', () => {
 
 test('a bad field gives a config_invalid error naming that field', () => {
   const negativeDepth = minimal();
-  negativeDepth.objects[1]!.trajectory![0]!.z = -3;
+  negativeDepth.objects[1].trajectory![0].z = -3;
   rejectsNaming(() => parseScenario(negativeDepth), 'objects[1].trajectory[0].z');
 
   const unknownClass = minimal() as { objects: Record<string, unknown>[] };
-  unknownClass.objects[0]!.class = 'dragon';
+  unknownClass.objects[0].class = 'dragon';
   rejectsNaming(() => parseScenario(unknownClass), 'objects[0].class');
 
   const typo = minimal() as Record<string, unknown>;
@@ -88,17 +95,17 @@ test('a bad field gives a config_invalid error naming that field', () => {
   rejectsNaming(() => parseScenario(noDuration), 'durationS');
 
   const badColour = minimal();
-  badColour.objects[0]!.colour = 'red';
+  badColour.objects[0].colour = 'red';
   rejectsNaming(() => parseScenario(badColour), 'objects[0].colour');
 });
 
 test('cross-field rules name the field: ids, keyframe order, attachments, windows, temperature', () => {
   const dup = minimal();
-  dup.objects[1]!.id = 1;
+  dup.objects[1].id = 1;
   rejectsNaming(() => parseScenario(dup), 'objects[1].id');
 
   const backwards = minimal();
-  backwards.objects[0]!.trajectory![1]!.t = 0;
+  backwards.objects[0].trajectory![1].t = 0;
   rejectsNaming(() => parseScenario(backwards), 'objects[0].trajectory[1].t');
 
   const orphan = minimal();
@@ -106,16 +113,19 @@ test('cross-field rules name the field: ids, keyframe order, attachments, window
   rejectsNaming(() => parseScenario(orphan), 'objects[2].attachTo.id');
 
   const both = minimal();
-  both.objects[0]!.attachTo = { id: 2 };
+  both.objects[0].attachTo = { id: 2 };
   rejectsNaming(() => parseScenario(both), 'objects[0].trajectory');
 
   const window = minimal();
-  window.objects[0]!.appearS = 3;
-  window.objects[0]!.disappearS = 2;
+  window.objects[0].appearS = 3;
+  window.objects[0].disappearS = 2;
   rejectsNaming(() => parseScenario(window), 'objects[0].disappearS');
 
   const temps = minimal();
-  temps.temperature = [{ atS: 5, celsius: 60 }, { atS: 2, celsius: 70 }];
+  temps.temperature = [
+    { atS: 5, celsius: 60 },
+    { atS: 2, celsius: 70 },
+  ];
   rejectsNaming(() => parseScenario(temps), 'temperature[1].atS');
   temps.temperature = [{ atS: 0, celsius: 400 }];
   rejectsNaming(() => parseScenario(temps), 'temperature[0].celsius');
@@ -125,11 +135,14 @@ test('bad files: invalid JSON, an invalid scenario and an unknown name are clear
   const dir = mkdtempSync(join(tmpdir(), 'lookout-scenarios-'));
   try {
     writeFileSync(join(dir, 'broken.json'), '{ "durationS": 5, ');
-    assert.throws(() => loadScenarioFile(join(dir, 'broken.json')), (err: unknown) => {
-      assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
-      assert.match(err.message, /broken\.json is not readable JSON/);
-      return true;
-    });
+    assert.throws(
+      () => loadScenarioFile(join(dir, 'broken.json')),
+      (err: unknown) => {
+        assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
+        assert.match(err.message, /broken\.json is not readable JSON/);
+        return true;
+      },
+    );
     const bad = minimal();
     bad.fps = 0;
     writeFileSync(join(dir, 'bad.json'), JSON.stringify(bad));
@@ -138,12 +151,15 @@ test('bad files: invalid JSON, an invalid scenario and an unknown name are clear
     writeFileSync(join(dir, 'good.json'), JSON.stringify(minimal()));
     assert.equal(loadScenario(join(dir, 'good.json')).name, 'good', 'a path works and names the scenario after its file');
     assert.equal(loadScenario('good', dir).scenario.durationS, 5, 'a name resolves inside the given folder');
-    assert.throws(() => loadScenario('no-such-scenario'), (err: unknown) => {
-      assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
-      assert.match(err.message, /SIM_SCENARIO/);
-      assert.match(err.message, /people-crossing/, 'the message lists the bundled scenarios');
-      return true;
-    });
+    assert.throws(
+      () => loadScenario('no-such-scenario'),
+      (err: unknown) => {
+        assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
+        assert.match(err.message, /SIM_SCENARIO/);
+        assert.match(err.message, /people-crossing/, 'the message lists the bundled scenarios');
+        return true;
+      },
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -156,6 +172,6 @@ test('the temperature script interpolates and holds at both ends', () => {
   assert.equal(temperatureAt(script, 0), 55);
   assert.equal(temperatureAt(script, 10), 66.5);
   assert.equal(temperatureAt(script, 40), 92);
-  assert.equal(temperatureAt(script, 1e6), script[script.length - 1]!.celsius);
+  assert.equal(temperatureAt(script, 1e6), script[script.length - 1].celsius);
   assert.equal(temperatureAt([{ atS: 5, celsius: 60 }], 0), 60);
 });

@@ -29,10 +29,13 @@ function truthOf(frame: Frame, id: number): GroundTruthObject | undefined {
 /** Pixels within `tol` of a BGR colour: their count and bounding box. */
 function colourPixels(frame: Frame, bgr: [number, number, number], tol: number) {
   let count = 0;
-  let x1 = Infinity, y1 = Infinity, x2 = -Infinity, y2 = -Infinity;
+  let x1 = Infinity,
+    y1 = Infinity,
+    x2 = -Infinity,
+    y2 = -Infinity;
   const d = frame.data;
   for (let i = 0, p = 0; i < d.length; i += 3, p++) {
-    if (Math.abs(d[i]! - bgr[0]) <= tol && Math.abs(d[i + 1]! - bgr[1]) <= tol && Math.abs(d[i + 2]! - bgr[2]) <= tol) {
+    if (Math.abs(d[i] - bgr[0]) <= tol && Math.abs(d[i + 1] - bgr[1]) <= tol && Math.abs(d[i + 2] - bgr[2]) <= tol) {
       count++;
       const x = p % W;
       const y = (p - x) / W;
@@ -66,7 +69,10 @@ test('a frame is 640x640 packed BGR888 with ground truth, from a 640x640 camera'
   assert.equal(frame.timestampMs, 1500);
   assert.equal(src.nominalFps, 10);
   assert.deepEqual({ ...src.intrinsics }, { fx: 500, fy: 500, cx: 320, cy: 320 });
-  assert.deepEqual(frame.truth!.map((o) => o.id), [1, 2]);
+  assert.deepEqual(
+    frame.truth!.map((o) => o.id),
+    [1, 2],
+  );
   await src.close();
   await assert.rejects(src.read(0), LookoutError, 'a closed source refuses to read');
 });
@@ -90,7 +96,7 @@ test('the scenario loops while frame indices keep rising', async () => {
   const again = await src.read(2000 + 3 * durationMs);
   assert.ok(Buffer.from(first.data).equals(Buffer.from(again.data)));
   assert.deepEqual(first.truth, again.truth);
-  assert.equal(again.index, first.index + 3 * durationMs / 100);
+  assert.equal(again.index, first.index + (3 * durationMs) / 100);
   await assert.rejects(src.read(-1), (err: unknown) => err instanceof LookoutError && err.code === 'bad_request');
 });
 
@@ -133,7 +139,10 @@ test('ground-truth boxes and visibilities agree with the pixels drawn', async ()
         assert.ok(seen.count > 0, `${where}: visible ${obj.visibility} but its colour is nowhere`);
         const [bx1, by1, bx2, by2] = obj.box;
         const [sx1, sy1, sx2, sy2] = seen.box as [number, number, number, number];
-        assert.ok(sx1 >= Math.floor(bx1) && sy1 >= Math.floor(by1) && sx2 <= Math.ceil(bx2) && sy2 <= Math.ceil(by2), `${where}: colour at [${seen.box}] outside box [${obj.box}]`);
+        assert.ok(
+          sx1 >= Math.floor(bx1) && sy1 >= Math.floor(by1) && sx2 <= Math.ceil(bx2) && sy2 <= Math.ceil(by2),
+          `${where}: colour at [${seen.box}] outside box [${obj.box}]`,
+        );
         const inside = bx1 > 0 && by1 > 0 && bx2 < W && by2 < H;
         if (inside) {
           // The silhouette's area from the box; visible pixels over that area is the visibility.
@@ -239,7 +248,13 @@ test('the camera plugin provides a sim frame source through the loader', async (
     logger,
   });
   try {
-    assert.deepEqual(rt.plugins.map((p) => [p.name, p.state]), [['camera', 'ok'], ['consumer', 'ok']]);
+    assert.deepEqual(
+      rt.plugins.map((p) => [p.name, p.state]),
+      [
+        ['camera', 'ok'],
+        ['consumer', 'ok'],
+      ],
+    );
     const frame = await got!.source.read(1000);
     assert.equal(frame.data.length, 640 * 640 * 3);
     assert.equal(got!.info.name, 'thermal-soak');

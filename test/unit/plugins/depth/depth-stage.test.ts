@@ -46,17 +46,17 @@ test('onnx depth back-end: the depth map equals the reference computation; fusio
       assert.deepEqual([map.width, map.height], [64, 64]);
       const expected = model.forward(preprocessReference(data, { srcWidth: 640, srcHeight: 640, dstWidth: 64, dstHeight: 64 }), 64, 64);
       let worst = 0;
-      for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(map.data[i]! - expected[i]!));
+      for (let i = 0; i < expected.length; i++) worst = Math.max(worst, Math.abs(map.data[i] - expected[i]));
       assert.ok(worst < 1e-4, `largest difference from the reference: ${worst}`);
 
       // A red person on black: red is R = 1 after scaling, so depth = 5 + (1 - 0.485) / 0.229 there.
       const stage = new DepthStage({ backend, intrinsics: K, intrinsicsSize: SIZE, fps: 8 });
       const redDepth = 5 + (1 - 0.485) / 0.229 + 0.5 * (-0.456 / 0.224) - 0.25 * (-0.406 / 0.225);
       const [person] = await stage.process([{ c: 0, p: 0.9, b: [200, 240, 240, 560], track_id: 4 }], redBoxFrame());
-      assert.ok(Math.abs(person!.z! - redDepth) < 2e-3, `z ${person!.z} vs ${redDepth}`);
-      assert.ok(Math.abs(person!.x! - ((220 - 320) * person!.z!) / 500) < 2e-3);
-      assert.ok(Math.abs(person!.y! - ((400 - 320) * person!.z!) / 500) < 2e-3);
-      assert.equal(person!.track_id, 4, 'other fields pass through');
+      assert.ok(Math.abs(person.z! - redDepth) < 2e-3, `z ${person.z} vs ${redDepth}`);
+      assert.ok(Math.abs(person.x! - ((220 - 320) * person.z!) / 500) < 2e-3);
+      assert.ok(Math.abs(person.y! - ((400 - 320) * person.z!) / 500) < 2e-3);
+      assert.equal(person.track_id, 4, 'other fields pass through');
     } finally {
       await backend.close();
     }
@@ -87,14 +87,20 @@ test('onnx depth back-end refuses what it cannot run, with typed errors', async 
   try {
     const dynamic = join(dir, 'dynamic.onnx');
     await writeFile(dynamic, buildDepthModel({ height: 'h', width: 'w' }).bytes);
-    await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: dynamic }), (e) => isLookoutError(e, 'model_shape_mismatch') && /\[1, 3, H, W\]/.test(e.message));
+    await assert.rejects(
+      OnnxDepthBackend.open({ kit: inferenceKit, modelPath: dynamic }),
+      (e) => isLookoutError(e, 'model_shape_mismatch') && /\[1, 3, H, W\]/.test(e.message),
+    );
     const gray = join(dir, 'gray.onnx');
     await writeFile(gray, buildDepthModel({ height: 8, width: 8, channels: 1 }).bytes);
     await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: gray }), (e) => isLookoutError(e, 'model_shape_mismatch'));
     const junk = join(dir, 'junk.onnx');
     await writeFile(junk, 'not a model');
     await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: junk }), (e) => isLookoutError(e, 'model_package_invalid'));
-    await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: join(dir, 'missing.onnx') }), (e) => isLookoutError(e, 'backend_unavailable') && /MONO_DEPTH_MODEL_PATH/.test(e.message));
+    await assert.rejects(
+      OnnxDepthBackend.open({ kit: inferenceKit, modelPath: join(dir, 'missing.onnx') }),
+      (e) => isLookoutError(e, 'backend_unavailable') && /MONO_DEPTH_MODEL_PATH/.test(e.message),
+    );
     await assert.rejects(OnnxDepthBackend.open({ kit: inferenceKit, modelPath: junk, scale: 0 }), (e) => isLookoutError(e, 'config_invalid'));
   } finally {
     await cleanup();
@@ -125,15 +131,21 @@ test('back-end choice: onnx when the model is there, sim only for simulated fram
     const a = await openDepthBackend({ kit: inferenceKit, modelPath: rel, dataDir: dir, simSource: true });
     assert.equal(a.backend.name, 'sim');
     assert.match(a.note!, /no depth model at .*mono_depth\.onnx/);
-    await assert.rejects(openDepthBackend({ kit: inferenceKit, modelPath: rel, dataDir: dir, simSource: false }), (e) => isLookoutError(e, 'backend_unavailable'));
+    await assert.rejects(openDepthBackend({ kit: inferenceKit, modelPath: rel, dataDir: dir, simSource: false }), (e) =>
+      isLookoutError(e, 'backend_unavailable'),
+    );
     await assert.rejects(openDepthBackend({ kit: inferenceKit, backend: 'onnx', dataDir: dir, simSource: true }), (e) => isLookoutError(e, 'config_invalid'));
-    await assert.rejects(openDepthBackend({ kit: inferenceKit, backend: 'sim', dataDir: dir, simSource: false }), (e) => isLookoutError(e, 'backend_unavailable'));
+    await assert.rejects(openDepthBackend({ kit: inferenceKit, backend: 'sim', dataDir: dir, simSource: false }), (e) =>
+      isLookoutError(e, 'backend_unavailable'),
+    );
     await mkdir(join(dir, 'data', 'models'), { recursive: true });
     await writeFile(join(dir, rel), buildDepthModel({ height: 16, width: 16 }).bytes);
     const b = await openDepthBackend({ kit: inferenceKit, modelPath: rel, dataDir: dir, simSource: true });
     assert.equal(b.backend.name, 'onnx');
     await b.backend.close();
-    await assert.rejects(openDepthBackend({ kit: inferenceKit, modelPath: '../../etc/passwd', dataDir: dir, simSource: true }), (e) => isLookoutError(e, 'forbidden'));
+    await assert.rejects(openDepthBackend({ kit: inferenceKit, modelPath: '../../etc/passwd', dataDir: dir, simSource: true }), (e) =>
+      isLookoutError(e, 'forbidden'),
+    );
   } finally {
     await cleanup();
   }
@@ -174,7 +186,7 @@ test('depth runs at MONO_DEPTH_FPS and frames in between reuse the latest map', 
   // 2 s of 10 Hz frames; the truth depth changes every frame, so a reused map shows the older depth.
   for (let i = 0; i < 20; i++) {
     const [d] = await stage.process([person], truthFrame(i * 100, 5 + i * 0.1));
-    zs.push(d!.z!);
+    zs.push(d.z!);
   }
   assert.equal(backend.calls, 16, '8 estimates per second');
   const reused = zs.filter((z, i) => Math.abs(z - (5 + i * 0.1)) > 1e-6).length;
@@ -188,14 +200,14 @@ test('a failing model: the last map serves for three periods, then detections go
   const backend = new CountingBackend();
   const errors: LookoutError[] = [];
   const stage = new DepthStage({ backend, intrinsics: K, intrinsicsSize: SIZE, fps: 10, onError: (e) => errors.push(e) });
-  assert.equal((await stage.process([person], truthFrame(0)))[0]!.z, 6);
+  assert.equal((await stage.process([person], truthFrame(0)))[0].z, 6);
   backend.failing = true;
-  assert.equal((await stage.process([person], truthFrame(100)))[0]!.z, 6);
-  assert.equal((await stage.process([person], truthFrame(300)))[0]!.z, 6);
+  assert.equal((await stage.process([person], truthFrame(100)))[0].z, 6);
+  assert.equal((await stage.process([person], truthFrame(300)))[0].z, 6);
   const late = await stage.process([{ ...person, x: 1, y: 2, z: 3 }], truthFrame(400));
   assert.deepEqual(late, [person], 'no stale or upstream coordinates pass');
   assert.equal(errors.length, 3);
-  assert.match(errors[0]!.message, /model crashed/);
+  assert.match(errors[0].message, /model crashed/);
 });
 
 test('simulated scene: z is the true depth and x, y back-project the box centre', async () => {
@@ -207,10 +219,10 @@ test('simulated scene: z is the true depth and x, y back-project the box centre'
     const frame = source.readSync(i * 100);
     const fused = await stage.process(detector.detectSync(frame), frame);
     for (const d of fused) {
-      const g = frame.truth!.find((t) => t.classId === d.c && Math.abs(t.box[0] - d.b[0]!) < 0.5 && Math.abs(t.box[2] - d.b[2]!) < 0.5);
+      const g = frame.truth!.find((t) => t.classId === d.c && Math.abs(t.box[0] - d.b[0]) < 0.5 && Math.abs(t.box[2] - d.b[2]) < 0.5);
       if (!g || g.visibility < 0.95) continue;
       assert.ok(Math.abs(d.z! - g.depthM) < 1e-3, `frame ${i}: z ${d.z} vs truth ${g.depthM}`);
-      const u = (d.b[0]! + d.b[2]!) / 2;
+      const u = (d.b[0] + d.b[2]) / 2;
       assert.ok(Math.abs(d.x! - ((u - 320) * d.z!) / 500) < 2e-3);
       checked++;
     }

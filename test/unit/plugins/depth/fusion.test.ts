@@ -1,13 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  LOWER_CENTRAL_REGION,
-  backProject,
-  fuseDetection,
-  medianDepthInBox,
-  scaleIntrinsics,
-  type DepthMap,
-} from '../../../../plugins/depth/src/fusion.js';
+import { LOWER_CENTRAL_REGION, backProject, fuseDetection, medianDepthInBox, scaleIntrinsics, type DepthMap } from '../../../../plugins/depth/src/fusion.js';
 import { renderTruthDepthMap } from '../../../../plugins/depth/src/truth-depth.js';
 import type { GroundTruthObject } from '../../../../plugins/camera/src/service.js';
 import { isLookoutError } from '../../../../core/src/errors/lookout-error.js';
@@ -45,7 +38,13 @@ test('median of the lower-central region; holes ignored; even counts average', (
   set(2, 3, 5);
   assert.equal(medianDepthInBox(map, [0, 0, 4, 4], { width: 4, height: 4 }), 3.5);
   // A region of holes only has no depth.
-  for (const [x, y] of [[1, 2], [2, 2], [1, 3], [2, 3]] as const) set(x, y, 0);
+  for (const [x, y] of [
+    [1, 2],
+    [2, 2],
+    [1, 3],
+    [2, 3],
+  ] as const)
+    set(x, y, 0);
   assert.equal(medianDepthInBox(map, [0, 0, 4, 4], { width: 4, height: 4 }), undefined);
 });
 
@@ -77,7 +76,12 @@ test('the lower-central region ignores the background around a person', () => {
 
 test('truth depth map: nearer objects cover farther ones', () => {
   const g = (id: number, box: [number, number, number, number], depthM: number): GroundTruthObject => ({
-    id, classId: 0, label: 'person', box, depthM, visibility: 1,
+    id,
+    classId: 0,
+    label: 'person',
+    box,
+    depthM,
+    visibility: 1,
   });
   const far = g(1, [100, 100, 300, 500], 9);
   const nearOne = g(2, [150, 100, 350, 500], 5);
@@ -110,9 +114,24 @@ test('intrinsics scale with the resolution', () => {
 });
 
 test('bad input is a typed error', () => {
-  assert.throws(() => backProject([0, 0, 1, 1], -1, K), (e) => isLookoutError(e, 'argument_invalid'));
-  assert.throws(() => backProject([0, 0, 1, 1], 1, { ...K, fx: 0 }), (e) => isLookoutError(e, 'config_invalid') && /fx/.test(e.message));
-  assert.throws(() => medianDepthInBox({ width: 2, height: 2, data: [1, 2, 3] }, [0, 0, 1, 1], FRAME), (e) => isLookoutError(e, 'argument_invalid'));
-  assert.throws(() => medianDepthInBox({ width: 1, height: 1, data: [1] }, [0, NaN, 1, 1], FRAME), (e) => isLookoutError(e, 'argument_invalid'));
-  assert.throws(() => scaleIntrinsics(K, { width: 0, height: 1 }, FRAME), (e) => isLookoutError(e, 'argument_invalid'));
+  assert.throws(
+    () => backProject([0, 0, 1, 1], -1, K),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
+  assert.throws(
+    () => backProject([0, 0, 1, 1], 1, { ...K, fx: 0 }),
+    (e) => isLookoutError(e, 'config_invalid') && /fx/.test(e.message),
+  );
+  assert.throws(
+    () => medianDepthInBox({ width: 2, height: 2, data: [1, 2, 3] }, [0, 0, 1, 1], FRAME),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
+  assert.throws(
+    () => medianDepthInBox({ width: 1, height: 1, data: [1] }, [0, NaN, 1, 1], FRAME),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
+  assert.throws(
+    () => scaleIntrinsics(K, { width: 0, height: 1 }, FRAME),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
 });

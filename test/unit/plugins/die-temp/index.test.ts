@@ -52,12 +52,27 @@ describe('temperature sources on disk', () => {
 
   it('loads a script and refuses bad ones naming SIM_TEMP_SCRIPT', async () => {
     const good = join(dir, 'good.json');
-    await writeFile(good, JSON.stringify([{ atS: 0, celsius: 40 }, { atS: 2, celsius: 44 }]));
-    assert.deepEqual(await loadTempScript(good), [{ atS: 0, celsius: 40 }, { atS: 2, celsius: 44 }]);
+    await writeFile(
+      good,
+      JSON.stringify([
+        { atS: 0, celsius: 40 },
+        { atS: 2, celsius: 44 },
+      ]),
+    );
+    assert.deepEqual(await loadTempScript(good), [
+      { atS: 0, celsius: 40 },
+      { atS: 2, celsius: 44 },
+    ]);
     const cases: [string, RegExp][] = [
       ['[', /not valid JSON|Unexpected end|JSON/],
       ['[]', /at least one point/],
-      [JSON.stringify([{ atS: 5, celsius: 40 }, { atS: 1, celsius: 41 }]), /in order of atS/],
+      [
+        JSON.stringify([
+          { atS: 5, celsius: 40 },
+          { atS: 1, celsius: 41 },
+        ]),
+        /in order of atS/,
+      ],
       [JSON.stringify([{ atS: 0, celsius: 'hot' }]), /celsius/],
       [JSON.stringify({ atS: 0, celsius: 40 }), /expected array/],
     ];
@@ -89,7 +104,13 @@ describe('temperature sources on disk', () => {
     const zone = join(dir, 'zone0');
     await writeFile(zone, '47000\n');
     const bus = new MemoryBus();
-    const loaded = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '20' } });
+    const loaded = await loadPlugins({
+      plugins: [dieTemp],
+      runtime: runtime(dir),
+      bus,
+      logger,
+      env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '20' },
+    });
     try {
       const die = loaded.service<DieTemperature>(DieTemperatureToken)!;
       assert.equal(die.current(), 47);
@@ -99,17 +120,23 @@ describe('temperature sources on disk', () => {
       await waitFor(() => heard.includes(73.5), 'the 73.5 °C reading', 3_000);
       assert.equal(die.current(), 73.5);
       await rm(zone);
-      await waitFor(() => loaded.plugins[0]!.state === 'degraded', 'the degraded state', 3_000);
+      await waitFor(() => loaded.plugins[0].state === 'degraded', 'the degraded state', 3_000);
       assert.equal(die.current(), 73.5, 'the last good reading stays');
       await writeFile(zone, '60000\n');
-      await waitFor(() => loaded.plugins[0]!.state === 'ok' && die.current() === 60, 'recovery at 60 °C', 3_000);
+      await waitFor(() => loaded.plugins[0].state === 'ok' && die.current() === 60, 'recovery at 60 °C', 3_000);
     } finally {
       await loaded.stop();
       await bus.close();
     }
-    const absent = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus, logger, env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: join(dir, 'absent') } });
+    const absent = await loadPlugins({
+      plugins: [dieTemp],
+      runtime: runtime(dir),
+      bus,
+      logger,
+      env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: join(dir, 'absent') },
+    });
     try {
-      assert.equal(absent.plugins[0]!.state, 'degraded');
+      assert.equal(absent.plugins[0].state, 'degraded');
       assert.equal(absent.service(DieTemperatureToken)!.current(), null);
       assert.match(absent.service(DieTemperatureToken)!.reason()!, /DIE_TEMP_ZONE=.*absent cannot be read/);
     } finally {
@@ -154,7 +181,7 @@ describe('temperature sources on disk', () => {
 
   it('refuses an unknown source naming the valid ones', async () => {
     const loaded = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_SOURCE: 'guess' } });
-    const report = loaded.plugins[0]!;
+    const report = loaded.plugins[0];
     assert.deepEqual([report.state, report.code], ['failed', 'config_invalid']);
     assert.match(report.message!, /valid values: sim, zone/);
     await loaded.stop();

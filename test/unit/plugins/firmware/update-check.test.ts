@@ -42,6 +42,9 @@ describe('firmware update check', () => {
   it('refuses a broken manifest naming the file', async () => {
     const path = join(dir, 'bad.json');
     await writeFile(path, JSON.stringify({ version: 'latest' }));
-    await assert.rejects(checkForUpdate('1.0.0', path), (err: Error & { code: string }) => err.code === 'config_invalid' && /bad\.json is invalid/.test(err.message));
+    await assert.rejects(
+      checkForUpdate('1.0.0', path),
+      (err: Error & { code: string }) => err.code === 'config_invalid' && /bad\.json is invalid/.test(err.message),
+    );
   });
 });

@@ -16,7 +16,10 @@ const logger = createLogger({ level: 'silent' });
  * publish of `state: offline` resolves only after `delayMs`, everything else at once.
  */
 class SlowOfflineAckBus implements BusPort {
-  constructor(readonly inner: MemoryBus, private readonly delayMs: number) {}
+  constructor(
+    readonly inner: MemoryBus,
+    private readonly delayMs: number,
+  ) {}
   get connected(): boolean {
     return this.inner.connected;
   }

@@ -72,7 +72,15 @@ describe('measured storage of the recordings folder', () => {
 
   it('reports CRITICAL with the reason when the folder cannot be measured', async () => {
     await writeFile(join(dir, 'a-file'), 'x');
-    const r = await healthReport({ deviceId: 'cam-s', serial: 'S1', role: 'cam', fingerprintPresent: false, recordingsDir: join(dir, 'a-file', 'rec'), thresholds: { warnPct: 80, criticalPct: 95 }, plugins: [] });
+    const r = await healthReport({
+      deviceId: 'cam-s',
+      serial: 'S1',
+      role: 'cam',
+      fingerprintPresent: false,
+      recordingsDir: join(dir, 'a-file', 'rec'),
+      thresholds: { warnPct: 80, criticalPct: 95 },
+      plugins: [],
+    });
     assert.equal(r.storage_health, 'CRITICAL');
     assert.match(r.storage_error!, /cannot measure .*a-file\/rec: (ENOTDIR|EEXIST)/);
   });

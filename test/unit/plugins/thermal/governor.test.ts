@@ -73,12 +73,24 @@ test('throttle per state', () => {
 });
 
 test('bad thresholds and readings are typed errors; the state is kept', () => {
-  assert.throws(() => checkThermalThresholds({ warnC: 85, criticalC: 85, hysteresisC: 5 }), (e) => isLookoutError(e, 'config_invalid') && /below the critical/.test(e.message));
-  assert.throws(() => checkThermalThresholds({ warnC: 70, criticalC: 85, hysteresisC: -1 }), (e) => isLookoutError(e, 'config_invalid'));
-  assert.throws(() => new ThermalStateMachine({ warnC: NaN, criticalC: 85, hysteresisC: 1 }), (e) => isLookoutError(e, 'config_invalid') && /warnC/.test(e.message));
+  assert.throws(
+    () => checkThermalThresholds({ warnC: 85, criticalC: 85, hysteresisC: 5 }),
+    (e) => isLookoutError(e, 'config_invalid') && /below the critical/.test(e.message),
+  );
+  assert.throws(
+    () => checkThermalThresholds({ warnC: 70, criticalC: 85, hysteresisC: -1 }),
+    (e) => isLookoutError(e, 'config_invalid'),
+  );
+  assert.throws(
+    () => new ThermalStateMachine({ warnC: NaN, criticalC: 85, hysteresisC: 1 }),
+    (e) => isLookoutError(e, 'config_invalid') && /warnC/.test(e.message),
+  );
   const m = new ThermalStateMachine(DEFAULT_THERMAL_THRESHOLDS);
   m.feed(80);
-  assert.throws(() => m.feed(NaN), (e) => isLookoutError(e, 'argument_invalid'));
+  assert.throws(
+    () => m.feed(NaN),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
   assert.equal(m.state, W);
 });
 

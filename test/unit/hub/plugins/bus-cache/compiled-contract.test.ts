@@ -9,14 +9,39 @@ import { examples } from '../../../../support/contract-examples.js';
 
 const prng = (seed: number): (() => number) => seededRandom(seed).next;
 
-const ODD: unknown[] = [null, true, false, 0, -1, 1.5, 2, -0.0001, 1e308, Number.MAX_SAFE_INTEGER + 2, '', 'x', '\u{1F600}', [], [1, 2, 3, 4], [0, 0, 0], {}, { c: 0 }, '2026-11-22T01:58:16Z', '2026-11-22T01:58:16+00:00', '2026-11-22T01:58:16+01:00', '2026-02-30T00:00:00Z', '2026-11-22 01:58:16Z'];
+const ODD: unknown[] = [
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  2,
+  -0.0001,
+  1e308,
+  Number.MAX_SAFE_INTEGER + 2,
+  '',
+  'x',
+  '\u{1F600}',
+  [],
+  [1, 2, 3, 4],
+  [0, 0, 0],
+  {},
+  { c: 0 },
+  '2026-11-22T01:58:16Z',
+  '2026-11-22T01:58:16+00:00',
+  '2026-11-22T01:58:16+01:00',
+  '2026-02-30T00:00:00Z',
+  '2026-11-22 01:58:16Z',
+];
 
 /** Replaces, deletes or adds one value somewhere in a copy of `value`. */
 function mutate(value: unknown, rand: () => number): unknown {
   if (Array.isArray(value)) {
     const copy = [...value];
     const r = rand();
-    if (copy.length && r < 0.5) copy[Math.floor(rand() * copy.length)] = rand() < 0.5 ? mutate(copy[Math.floor(rand() * copy.length)], rand) : ODD[Math.floor(rand() * ODD.length)];
+    if (copy.length && r < 0.5)
+      copy[Math.floor(rand() * copy.length)] = rand() < 0.5 ? mutate(copy[Math.floor(rand() * copy.length)], rand) : ODD[Math.floor(rand() * ODD.length)];
     else if (r < 0.7) copy.pop();
     else copy.push(ODD[Math.floor(rand() * ODD.length)]);
     return copy;
@@ -24,7 +49,7 @@ function mutate(value: unknown, rand: () => number): unknown {
   if (typeof value === 'object' && value !== null) {
     const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
     const keys = Object.keys(copy);
-    const key = keys[Math.floor(rand() * keys.length)]!;
+    const key = keys[Math.floor(rand() * keys.length)];
     const r = rand();
     if (r < 0.45) copy[key] = mutate(copy[key], rand);
     else if (r < 0.75) copy[key] = ODD[Math.floor(rand() * ODD.length)];
@@ -50,7 +75,7 @@ describe('compiled contract check', () => {
       let accepted = 0;
       let refused = 0;
       for (let i = 0; i < 20_000; i++) {
-        let v = VALID[key]!();
+        let v = VALID[key]();
         const rounds = 1 + Math.floor(rand() * 3);
         for (let r = 0; r < rounds; r++) v = mutate(v, rand);
         const expected = zod.safeParse(v).success;

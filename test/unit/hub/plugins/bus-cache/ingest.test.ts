@@ -32,13 +32,29 @@ describe('bus cache ingest (in-process bus)', () => {
     const c = await config();
     assert.deepEqual(c.spec_default_subscriptions, [...SPEC_DEFAULT_SUBSCRIPTIONS]);
     assert.ok(c.topics_subscribed.includes('devices/+/hello'));
-    const topics = ['status', 'telemetry', 'telemetry/wifi', 'telemetry/can', 'dets', 'health', 'data_manifest', 'responses', 'events', 'events/incident', 'hello'].map((s) => `devices/d1/${s}`);
+    const topics = [
+      'status',
+      'telemetry',
+      'telemetry/wifi',
+      'telemetry/can',
+      'dets',
+      'health',
+      'data_manifest',
+      'responses',
+      'events',
+      'events/incident',
+      'hello',
+    ].map((s) => `devices/d1/${s}`);
     for (const topic of topics) {
       assert.equal(c.topics_subscribed.filter((f: string) => topicMatches(f, topic)).length, 1, topic);
     }
     // Whatever a spec default filter matches, the hub receives.
     for (const filter of SPEC_DEFAULT_SUBSCRIPTIONS) {
-      for (const topic of topics.filter((t) => topicMatches(filter, t))) assert.ok(c.topics_subscribed.some((f: string) => topicMatches(f, topic)), `${filter} ${topic}`);
+      for (const topic of topics.filter((t) => topicMatches(filter, t)))
+        assert.ok(
+          c.topics_subscribed.some((f: string) => topicMatches(f, topic)),
+          `${filter} ${topic}`,
+        );
     }
     assert.equal(c.ingest.connected, true);
   });
@@ -74,7 +90,10 @@ describe('bus cache ingest (in-process bus)', () => {
     assert.equal(e.dets[0].track_id, 40);
     assert.equal(e.person_count, 2);
     assert.equal(e.health.storage_health, 'WARNING');
-    assert.deepEqual(e.recent_chunks.map((c: { name: string }) => c.name), ['c.h265', 'b.h265', 'a.h265']);
+    assert.deepEqual(
+      e.recent_chunks.map((c: { name: string }) => c.name),
+      ['c.h265', 'b.h265', 'a.h265'],
+    );
     assert.equal(e.anomaly_alerts.length, 1);
     assert.equal(e.anomaly_alerts[0].type, 'incident');
     assert.equal(e.anomaly_alerts[0].message, 'forklift too close');

@@ -19,8 +19,14 @@ describe('debug ring', () => {
     for (let i = 0; i < 10; i++) ring.record({ kind: 'ingest', device_id: 'a', topic: 'devices/a/dets', message: 'dets' });
     ring.record({ kind: 'snapshot_fail', device_id: 'b', message: 'no jpeg' });
     const page = ring.query({ limit: 100 });
-    assert.deepEqual(page.events.map((e) => e.kind), ['tool_error', 'ingest', 'ingest', 'ingest', 'snapshot_fail']);
-    assert.deepEqual(page.events.map((e) => e.seq), [...page.events.map((e) => e.seq)].sort((x, y) => x - y));
+    assert.deepEqual(
+      page.events.map((e) => e.kind),
+      ['tool_error', 'ingest', 'ingest', 'ingest', 'snapshot_fail'],
+    );
+    assert.deepEqual(
+      page.events.map((e) => e.seq),
+      [...page.events.map((e) => e.seq)].sort((x, y) => x - y),
+    );
     assert.equal(page.dropped, 7);
     assert.equal(page.held, 5);
   });
@@ -29,18 +35,31 @@ describe('debug ring', () => {
     let t = 0;
     const ring = new MemoryDebugRing(50, () => (t += 1000));
     for (let i = 0; i < 10; i++) ring.record({ kind: i % 2 ? 'tool_call' : 'ingest', device_id: i < 5 ? 'a' : 'b', message: String(i) });
-    assert.deepEqual(ring.query({ limit: 100, kinds: ['tool_call'] }).events.map((e) => e.message), ['1', '3', '5', '7', '9']);
-    assert.deepEqual(ring.query({ limit: 100, device: 'b', kinds: ['ingest'] }).events.map((e) => e.message), ['6', '8']);
-    assert.deepEqual(ring.query({ limit: 100, sinceMs: 7000 }).events.map((e) => e.message), ['7', '8', '9']);
+    assert.deepEqual(
+      ring.query({ limit: 100, kinds: ['tool_call'] }).events.map((e) => e.message),
+      ['1', '3', '5', '7', '9'],
+    );
+    assert.deepEqual(
+      ring.query({ limit: 100, device: 'b', kinds: ['ingest'] }).events.map((e) => e.message),
+      ['6', '8'],
+    );
+    assert.deepEqual(
+      ring.query({ limit: 100, sinceMs: 7000 }).events.map((e) => e.message),
+      ['7', '8', '9'],
+    );
     const last = ring.query({ limit: 2 });
-    assert.deepEqual(last.events.map((e) => e.message), ['8', '9']);
+    assert.deepEqual(
+      last.events.map((e) => e.message),
+      ['8', '9'],
+    );
     assert.equal(last.matched, 10);
-    assert.match(last.events[0]!.time, /^\d{4}-\d\d-\d\dT/);
+    assert.match(last.events[0].time, /^\d{4}-\d\d-\d\dT/);
   });
 
   it('knows the spec\u2019s kinds, the hub\u2019s and declared ones', () => {
     const ring = new MemoryDebugRing(10);
-    for (const k of ['live/warm_ready', 'snapshot_fail', 'ssh_jpeg_fail', 'shadow', 'recorder_status', 'ingest', 'ingest_invalid', 'tool_call', 'tool_error']) assert.ok(ring.kinds().includes(k), k);
+    for (const k of ['live/warm_ready', 'snapshot_fail', 'ssh_jpeg_fail', 'shadow', 'recorder_status', 'ingest', 'ingest_invalid', 'tool_call', 'tool_error'])
+      assert.ok(ring.kinds().includes(k), k);
     ring.declareKind('media_pull');
     assert.ok(ring.kinds().includes('media_pull'));
   });

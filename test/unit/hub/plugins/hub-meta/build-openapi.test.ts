@@ -29,12 +29,15 @@ test("a third-party plugin's own error code is in the hub's OpenAPI, with its st
     const codes = doc.components.schemas.ErrorCode;
     assert.ok(codes.enum.includes('quota-guard.quota_exceeded'));
     assert.ok(codes.enum.includes('plugin_start_failed'), 'the core codes are there too');
-    assert.deepEqual(codes['x-error-codes'].find((e) => e.code === 'quota-guard.quota_exceeded'), {
-      code: 'quota-guard.quota_exceeded',
-      status: 429,
-      description: 'the fleet used its daily snapshot quota',
-      plugin: 'quota-guard',
-    });
+    assert.deepEqual(
+      codes['x-error-codes'].find((e) => e.code === 'quota-guard.quota_exceeded'),
+      {
+        code: 'quota-guard.quota_exceeded',
+        status: 429,
+        description: 'the fleet used its daily snapshot quota',
+        plugin: 'quota-guard',
+      },
+    );
     assert.match(JSON.stringify(doc.components.schemas.ErrorBody), /#\/components\/schemas\/ErrorCode/);
     const answer = await api(hub.url, '/quota');
     assert.equal(answer.status, 429);

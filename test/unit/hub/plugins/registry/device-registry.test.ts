@@ -21,7 +21,15 @@ function file(content: unknown): string {
 
 function registry(path: string, networks = ['127.0.0.0/8'], online: string[] = []) {
   const events: string[] = [];
-  const r = new HubDeviceRegistry({ path, required: true, networks: DeviceNetworks.parse(networks), busId: 'bus-x', lanIp: '10.1.1.1', isOnline: (id) => online.includes(id), onEvent: (e) => events.push(e.message) });
+  const r = new HubDeviceRegistry({
+    path,
+    required: true,
+    networks: DeviceNetworks.parse(networks),
+    busId: 'bus-x',
+    lanIp: '10.1.1.1',
+    isOnline: (id) => online.includes(id),
+    onEvent: (e) => events.push(e.message),
+  });
   return { r, events };
 }
 
@@ -30,20 +38,36 @@ const code = (c: string) => (err: unknown) => err instanceof LookoutError && err
 
 describe('registry file', () => {
   it('reads the documented format with defaults', () => {
-    const f = readRegistryFile(file({ bus_id: 'fleet-1', vms_lan_ip: '192.168.1.2', devices: [{ device_id: 'cam-1', ips: ['10.0.0.5'], labels: ['canary'] }] }), true);
+    const f = readRegistryFile(
+      file({ bus_id: 'fleet-1', vms_lan_ip: '192.168.1.2', devices: [{ device_id: 'cam-1', ips: ['10.0.0.5'], labels: ['canary'] }] }),
+      true,
+    );
     assert.equal(f.bus_id, 'fleet-1');
     assert.deepEqual(f.devices[0], { device_id: 'cam-1', ips: ['10.0.0.5'], labels: ['canary'], roles: [] });
   });
 
   it('names what is wrong: unknown key, bad address, duplicate, not JSON, missing', () => {
-    assert.throws(() => readRegistryFile(file({ devices: [{ device_id: 'a', ipz: [] }] }), true), (e: LookoutError) => e.code === 'config_invalid' && /devices\.0\.ipz/.test(e.message));
-    assert.throws(() => readRegistryFile(file({ devices: [{ device_id: 'a', ips: ['300.1.1.1'] }] }), true), (e: LookoutError) => /devices\.0\.ips\.0/.test(e.message));
-    assert.throws(() => readRegistryFile(file({ devices: [{ device_id: 'a' }, { device_id: 'a' }] }), true), (e: LookoutError) => /twice/.test(e.message));
-    assert.throws(() => readRegistryFile(file('{ nope'), true), (e: LookoutError) => /not JSON/.test(e.message));
+    assert.throws(
+      () => readRegistryFile(file({ devices: [{ device_id: 'a', ipz: [] }] }), true),
+      (e: LookoutError) => e.code === 'config_invalid' && /devices\.0\.ipz/.test(e.message),
+    );
+    assert.throws(
+      () => readRegistryFile(file({ devices: [{ device_id: 'a', ips: ['300.1.1.1'] }] }), true),
+      (e: LookoutError) => /devices\.0\.ips\.0/.test(e.message),
+    );
+    assert.throws(
+      () => readRegistryFile(file({ devices: [{ device_id: 'a' }, { device_id: 'a' }] }), true),
+      (e: LookoutError) => /twice/.test(e.message),
+    );
+    assert.throws(
+      () => readRegistryFile(file('{ nope'), true),
+      (e: LookoutError) => /not JSON/.test(e.message),
+    );
     // fetch refuses such a URL, and the failure would carry the password into answers and the ring.
     assert.throws(
       () => readRegistryFile(file({ devices: [{ device_id: 'a', tool_url: 'http://admin:s3cr3t@10.0.0.5:8765/mcp' }] }), true),
-      (e: LookoutError) => e.code === 'config_invalid' && /devices\.0\.tool_url: .*credentials/.test(e.message) && !JSON.stringify(e.toBody()).includes('s3cr3t'),
+      (e: LookoutError) =>
+        e.code === 'config_invalid' && /devices\.0\.tool_url: .*credentials/.test(e.message) && !JSON.stringify(e.toBody()).includes('s3cr3t'),
     );
     assert.throws(() => readRegistryFile(join(dir, 'absent.json'), true), code('config_invalid'));
     assert.deepEqual(readRegistryFile(join(dir, 'absent.json'), false), { devices: [] });
@@ -97,7 +121,10 @@ describe('device registry', () => {
     assert.equal(r.resolve('a').deviceId, 'a');
     assert.equal(r.resolve('127.0.0.3').deviceId, 'c');
     assert.equal(r.resolve('127.0.0.1:9002').deviceId, 'b');
-    assert.throws(() => r.resolve('127.0.0.1'), (e: LookoutError) => e.code === 'bad_request' && /shared by a, b/.test(e.message));
+    assert.throws(
+      () => r.resolve('127.0.0.1'),
+      (e: LookoutError) => e.code === 'bad_request' && /shared by a, b/.test(e.message),
+    );
     // Both carry the label; b is online, so it is the canary.
     assert.equal(r.resolve('canary').deviceId, 'b');
     assert.equal(r.resolve('yard').deviceId, 'c');
@@ -108,22 +135,35 @@ describe('device registry', () => {
   it('picks up an edited file and keeps the last good one when an edit is broken', async () => {
     const path = file({ devices: [{ device_id: 'x1', ips: ['127.0.0.5'] }] });
     const { r, events } = registry(path);
-    assert.deepEqual(r.list().map((d) => d.deviceId), ['x1']);
+    assert.deepEqual(
+      r.list().map((d) => d.deviceId),
+      ['x1'],
+    );
     writeFileSync(path, JSON.stringify({ devices: [{ device_id: 'x2', ips: ['127.0.0.6'] }] }));
     utimesSync(path, new Date(), new Date(Date.now() + 5000));
     await new Promise((res) => setTimeout(res, 1100));
-    assert.deepEqual(r.list().map((d) => d.deviceId), ['x2']);
+    assert.deepEqual(
+      r.list().map((d) => d.deviceId),
+      ['x2'],
+    );
     writeFileSync(path, '{ broken');
     utimesSync(path, new Date(), new Date(Date.now() + 10_000));
     await new Promise((res) => setTimeout(res, 1100));
-    assert.deepEqual(r.list().map((d) => d.deviceId), ['x2']);
+    assert.deepEqual(
+      r.list().map((d) => d.deviceId),
+      ['x2'],
+    );
     assert.ok(events.some((e) => /not reloaded/.test(e)));
   });
 });
 
 describe('GET /fleet/registry', () => {
   it('shows registry, vms_lan_ip, shadows and path, merged from the file and hello', async () => {
-    const path = file({ bus_id: 'fleet-7', vms_lan_ip: '192.168.7.1', devices: [{ device_id: 'cam-file', ips: ['10.7.0.2'], labels: ['canary'], roles: ['camera'] }] });
+    const path = file({
+      bus_id: 'fleet-7',
+      vms_lan_ip: '192.168.7.1',
+      devices: [{ device_id: 'cam-file', ips: ['10.7.0.2'], labels: ['canary'], roles: ['camera'] }],
+    });
     const bus = new MemoryBus();
     const hub = await testHub({ bus, registryFile: path, deviceNetworks: ['127.0.0.0/8'] });
     try {
@@ -131,7 +171,10 @@ describe('GET /fleet/registry', () => {
       await bus.publish('devices/cam-far/hello', JSON.stringify(msg.hello('cam-far', ['203.0.113.4'], 9556)));
       const r = (await api(hub.url, '/fleet/registry')).body;
       assert.equal(r.registry.bus_id, 'fleet-7');
-      assert.deepEqual(r.registry.devices.map((d: { device_id: string }) => d.device_id), ['cam-far', 'cam-file', 'cam-hello']);
+      assert.deepEqual(
+        r.registry.devices.map((d: { device_id: string }) => d.device_id),
+        ['cam-far', 'cam-file', 'cam-hello'],
+      );
       assert.equal(r.vms_lan_ip, '192.168.7.1');
       assert.equal(r.path, path);
       const byId = Object.fromEntries(r.shadows.map((s: { device_id: string }) => [s.device_id, s]));
@@ -141,7 +184,10 @@ describe('GET /fleet/registry', () => {
       assert.equal(byId['cam-hello'].tool_url, 'http://127.0.0.1:9555/mcp');
       assert.equal(byId['cam-far'].reachable, false);
       const canary = (await api(hub.url, '/fleet/registry?label=canary')).body;
-      assert.deepEqual(canary.shadows.map((s: { device_id: string }) => s.device_id), ['cam-file']);
+      assert.deepEqual(
+        canary.shadows.map((s: { device_id: string }) => s.device_id),
+        ['cam-file'],
+      );
       const far = await api(hub.url, '/tools/call?target=cam-far', { json: { tool: 'get_system_health', arguments: {} } });
       assert.equal(far.status, 403);
       assert.equal(far.body.error.code, 'target_not_allowed');
@@ -160,7 +206,10 @@ describe('GET /fleet/registry', () => {
       await bus.publish('devices/intruder/hello', JSON.stringify(msg.hello('cam-v', ['127.0.0.9'], 9999, ['canary'])));
       await bus.publish('devices/intruder/status', JSON.stringify(msg.status('cam-v', 'offline')));
       const shadows = (await api(hub.url, '/fleet/registry')).body.shadows;
-      assert.deepEqual(shadows.map((s: { device_id: string }) => s.device_id), ['cam-v']);
+      assert.deepEqual(
+        shadows.map((s: { device_id: string }) => s.device_id),
+        ['cam-v'],
+      );
       assert.equal(shadows[0].tool_url, 'http://127.0.0.1:9555/mcp');
       const c = (await api(hub.url, '/fleet/mqtt/config')).body.ingest;
       assert.equal(c.invalid, 2);

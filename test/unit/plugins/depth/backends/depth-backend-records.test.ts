@@ -31,7 +31,12 @@ async function withSpy(record: DepthBackendRecord, run: (calls: DepthOpenOptions
   const mutable = record as { open: DepthBackendRecord['open'] };
   mutable.open = (options) => {
     calls.push(options);
-    return Promise.resolve({ name: record.name, source: 'spy', estimate: () => assert.fail('not used'), close: () => Promise.resolve() } as unknown as DepthBackend);
+    return Promise.resolve({
+      name: record.name,
+      source: 'spy',
+      estimate: () => assert.fail('not used'),
+      close: () => Promise.resolve(),
+    } as unknown as DepthBackend);
   };
   try {
     await run(calls);
@@ -71,10 +76,16 @@ test('depth: openDepthBackend opens through the records and checks what each nee
         assert.equal(calls[0].threads, 1);
         assert.match(calls[0].modelPath ?? '', /data\/models\/d\.onnx$/);
         if (record.capabilities.needsModel) {
-          await assert.rejects(openDepthBackend({ ...base, simSource: true }), (e) => isLookoutError(e, 'config_invalid') && e.message.includes(`MONO_DEPTH_BACKEND=${record.name} needs MONO_DEPTH_MODEL_PATH`));
+          await assert.rejects(
+            openDepthBackend({ ...base, simSource: true }),
+            (e) => isLookoutError(e, 'config_invalid') && e.message.includes(`MONO_DEPTH_BACKEND=${record.name} needs MONO_DEPTH_MODEL_PATH`),
+          );
         }
         if (record.capabilities.needsSimulatedFrames) {
-          await assert.rejects(openDepthBackend({ ...base, simSource: false }), (e) => isLookoutError(e, 'backend_unavailable') && e.message.includes(`MONO_DEPTH_BACKEND=${record.name} needs the simulated frame source`));
+          await assert.rejects(
+            openDepthBackend({ ...base, simSource: false }),
+            (e) => isLookoutError(e, 'backend_unavailable') && e.message.includes(`MONO_DEPTH_BACKEND=${record.name} needs the simulated frame source`),
+          );
         }
         assert.equal(calls.length, 1, 'a refused back-end is not opened');
       });

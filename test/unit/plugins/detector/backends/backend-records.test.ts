@@ -37,7 +37,12 @@ async function withSpy(record: DetectorBackendRecord, run: (calls: BackendOpenOp
   const mutable = record as { open: DetectorBackendRecord['open'] };
   mutable.open = (options) => {
     calls.push(options);
-    return Promise.resolve({ name: record.name, status: () => assert.fail('not used'), detect: () => Promise.resolve([]), close: () => Promise.resolve() } as unknown as DetectorBackend);
+    return Promise.resolve({
+      name: record.name,
+      status: () => assert.fail('not used'),
+      detect: () => Promise.resolve([]),
+      close: () => Promise.resolve(),
+    } as unknown as DetectorBackend);
   };
   try {
     await run(calls);

@@ -8,14 +8,7 @@ import { createBackend, parseBackendName } from '../../../../../plugins/detector
 import { decodeReference } from '../../../../../plugins/detector/src/model/decode-reference.js';
 import { preprocessReference } from '../../../../../plugins/detector/src/model/preprocess-reference.js';
 import { PRODUCTION_LABELS } from '../../../../../plugins/detector/src/model/class-maps.js';
-import {
-  buildTestDetrModel,
-  testFrameBytes,
-  testLabels,
-  writeBareModel,
-  writePackage,
-  type TestModel,
-} from '../../../../support/onnx-model.js';
+import { buildTestDetrModel, testFrameBytes, testLabels, writeBareModel, writePackage, type TestModel } from '../../../../support/onnx-model.js';
 import { scratchDir } from '../../../../support/scratch-dir.js';
 
 const THRESHOLD = 0.3;
@@ -38,11 +31,11 @@ function assertSameDetections(actual: Detection[], expected: Detection[]): void 
   assert.ok(expected.length > 0, 'the reference finds detections, so the comparison is not vacuous');
   assert.equal(actual.length, expected.length, `detection count ${actual.length} vs reference ${expected.length}`);
   for (let i = 0; i < expected.length; i++) {
-    const a = actual[i]!;
-    const e = expected[i]!;
+    const a = actual[i];
+    const e = expected[i];
     assert.equal(a.c, e.c, `detection ${i} class`);
     assert.ok(Math.abs(a.p - e.p) < 1e-3, `detection ${i} score ${a.p} vs ${e.p}`);
-    for (let j = 0; j < 4; j++) assert.ok(Math.abs(a.b[j]! - e.b[j]!) < 0.1, `detection ${i} box ${a.b.join(',')} vs ${e.b.join(',')}`);
+    for (let j = 0; j < 4; j++) assert.ok(Math.abs(a.b[j] - e.b[j]) < 0.1, `detection ${i} box ${a.b.join(',')} vs ${e.b.join(',')}`);
   }
 }
 
@@ -83,13 +76,22 @@ test('onnx back-end on a 544 package (under a top folder): detections equal the 
 
 test('onnx back-end on a bare 640 .onnx with pred_boxes/pred_logits names and no labels.json', async () => {
   const { dir, cleanup } = await scratchDir('lookout-detector-');
-  const model = buildTestDetrModel({ height: 640, width: 640, queries: 8, classes: 23, seed: 5, boxesName: 'pred_boxes', logitsName: 'pred_logits', symbolicBatch: true });
+  const model = buildTestDetrModel({
+    height: 640,
+    width: 640,
+    queries: 8,
+    classes: 23,
+    seed: 5,
+    boxesName: 'pred_boxes',
+    logitsName: 'pred_logits',
+    symbolicBatch: true,
+  });
   const path = await writeBareModel(dir, 'inference_model.onnx', model.bytes);
   const b = await createBackend('onnx', { env: { RF_DETR_MODEL_PATH: path }, scoreThreshold: THRESHOLD, threads: 1 });
   try {
     const frame = frameOf(4);
     const [first, again] = await Promise.all([b.detect(frame), b.detect(frame)]);
-    assertSameDetections(first!, expectedDetections(model, frame, identity23));
+    assertSameDetections(first, expectedDetections(model, frame, identity23));
     assert.deepEqual(again, first, 'concurrent calls share one input buffer safely');
     const status = b.status();
     assert.equal(status.modelPath, path);
@@ -133,7 +135,10 @@ test('detect refuses a frame that is not BGR888 of its size, and a closed back-e
 
 test('createBackend: back-end names and a missing model path', async () => {
   assert.equal(parseBackendName(' ONNX '), 'onnx');
-  assert.throws(() => parseBackendName('tensorrt'), (err: unknown) => isLookoutError(err, 'config_invalid'));
+  assert.throws(
+    () => parseBackendName('tensorrt'),
+    (err: unknown) => isLookoutError(err, 'config_invalid'),
+  );
   await assert.rejects(createBackend('onnx', { env: {} }), (err: unknown) => {
     assert.ok(isLookoutError(err, 'config_invalid'));
     assert.match(err.message, /RF_DETR_MODEL_PATH or RF_DETR_EDGE4_MODEL/);

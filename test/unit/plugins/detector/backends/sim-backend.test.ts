@@ -13,10 +13,10 @@ function frameOf(name: string, tS: number): Frame {
 }
 
 function iou(a: readonly number[], b: readonly number[]): number {
-  const w = Math.max(0, Math.min(a[2]!, b[2]!) - Math.max(a[0]!, b[0]!));
-  const h = Math.max(0, Math.min(a[3]!, b[3]!) - Math.max(a[1]!, b[1]!));
+  const w = Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]));
+  const h = Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
   const inter = w * h;
-  return inter / ((a[2]! - a[0]!) * (a[3]! - a[1]!) + (b[2]! - b[0]!) * (b[3]! - b[1]!) - inter);
+  return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter);
 }
 
 /** The detection of a truth object: same class, best overlap above 0.5. */
@@ -41,7 +41,11 @@ test('the same frame gives the same detections; another seed or frame gives othe
 
 test('detections are valid Detection messages inside the frame, with production classes only', () => {
   const backend = new SimDetectorBackend({ falsePositiveRate: 1 });
-  for (const [name, t] of [['vehicles', 3], ['weapon-appears', 8], ['plates-and-signs', 10]] as const) {
+  for (const [name, t] of [
+    ['vehicles', 3],
+    ['weapon-appears', 8],
+    ['plates-and-signs', 10],
+  ] as const) {
     const frame = frameOf(name, t);
     for (let i = 0; i < 50; i++) {
       for (const d of backend.detectSync({ ...frame, index: i })) {
@@ -59,7 +63,10 @@ test('without noise the detections are the production-class ground truth', () =>
   const exact = new SimDetectorBackend({ boxJitterPx: 0, confidenceSpread: 0, missProbability: 0, falsePositiveRate: 0, minVisibility: 0 });
   const dets = exact.detectSync(frame);
   const production = frame.truth!.filter((o) => o.classId >= 0);
-  assert.ok(frame.truth!.some((o) => o.classId < 0), 'the frame has plates or signs');
+  assert.ok(
+    frame.truth!.some((o) => o.classId < 0),
+    'the frame has plates or signs',
+  );
   assert.equal(dets.length, production.length, 'plates and signs are not detected');
   for (const obj of production) {
     const d = match(dets, obj);
@@ -80,7 +87,7 @@ test('box jitter and confidence follow the settings', () => {
     for (const obj of visible) {
       const d = match(dets, obj)!;
       assert.ok(d, 'every fully visible object is detected with a miss probability of 0');
-      d.b.slice(0, 4).forEach((v, k) => errors.push(v - obj.box[k]!));
+      d.b.slice(0, 4).forEach((v, k) => errors.push(v - obj.box[k]));
       confidences.push(d.p);
     }
   }
@@ -156,11 +163,14 @@ test('a frame without ground truth and bad options are typed errors', async () =
   const frame = frameOf('people-crossing', 1);
   const { truth: _truth, ...bare } = frame;
   await assert.rejects(new SimDetectorBackend().detect(bare), (err: unknown) => err instanceof LookoutError && err.code === 'backend_unavailable');
-  assert.throws(() => new SimDetectorBackend({ missProbability: 2 }), (err: unknown) => {
-    assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
-    assert.match(err.message, /missProbability/);
-    return true;
-  });
+  assert.throws(
+    () => new SimDetectorBackend({ missProbability: 2 }),
+    (err: unknown) => {
+      assert.ok(err instanceof LookoutError && err.code === 'config_invalid');
+      assert.match(err.message, /missProbability/);
+      return true;
+    },
+  );
   assert.throws(() => new SimDetectorBackend({ jitter: 1 } as never), /jitter/);
 });
 

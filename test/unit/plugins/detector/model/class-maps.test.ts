@@ -33,9 +33,12 @@ test('the Omni 15 map: person 8, groups, routes; the weapons ontology default', 
   assert.equal(OMNI15_LABELS[8], 'person');
   assert.equal(OMNI15_LABELS[0], 'handgun');
   assert.equal(OMNI15_LABELS[14], 'debris');
-  assert.deepEqual(OMNI15_CLASSES.filter((c) => c.group === 'weapons').map((c) => c.label), ['handgun', 'rifle', 'knife']);
-  assert.equal(OMNI15_CLASSES[10]!.route, 'text_recognition_precision');
-  assert.equal(OMNI15_CLASSES[12]!.route, 'qr_decode_macro');
+  assert.deepEqual(
+    OMNI15_CLASSES.filter((c) => c.group === 'weapons').map((c) => c.label),
+    ['handgun', 'rifle', 'knife'],
+  );
+  assert.equal(OMNI15_CLASSES[10].route, 'text_recognition_precision');
+  assert.equal(OMNI15_CLASSES[12].route, 'qr_decode_macro');
   assert.deepEqual(WEAPONS_ONTOLOGY_DEFAULT, ['handgun', 'rifle', 'knife', 'backpack']);
 });
 
@@ -44,11 +47,18 @@ test('person gate: class 0 with p >= 0.35 only', () => {
   assert.ok(passesPersonGate({ c: 0, p: 0.35 }));
   assert.ok(!passesPersonGate({ c: 0, p: 0.3499 }));
   assert.ok(!passesPersonGate({ c: 8, p: 0.99 }));
-  assert.equal(countGatedPersons([{ c: 0, p: 0.9 }, { c: 0, p: 0.2 }, { c: 10, p: 0.9 }, { c: 0, p: 0.35 }]), 2);
+  assert.equal(
+    countGatedPersons([
+      { c: 0, p: 0.9 },
+      { c: 0, p: 0.2 },
+      { c: 10, p: 0.9 },
+      { c: 0, p: 0.35 },
+    ]),
+    2,
+  );
 });
 
-const omniLabels = (remap?: Record<string, number>) =>
-  testLabels(672, { classes: [...OMNI15_LABELS], class_map: 'omni15', ...(remap ? { remap } : {}) });
+const omniLabels = (remap?: Record<string, number>) => testLabels(672, { classes: [...OMNI15_LABELS], class_map: 'omni15', ...(remap ? { remap } : {}) });
 
 test('class map resolution: unmapped Omni and custom heads are refused, person must map to 0 and only person', () => {
   const unmapped = (fn: () => unknown, pattern: RegExp) =>
@@ -57,8 +67,14 @@ test('class map resolution: unmapped Omni and custom heads are refused, person m
   unmapped(() => resolveClassMap(testLabels(544, { classes: [...WEAPONS_ONTOLOGY_DEFAULT], class_map: 'custom' })), /custom has no remap/);
   unmapped(() => resolveClassMap(omniLabels({ '0': 10 })), /person \(model class 8\) to production 0, not nothing/);
   unmapped(() => resolveClassMap(omniLabels({ '8': 0, '0': 0 })), /sends handgun \(model class 0\) to production 0/);
-  assert.throws(() => resolveClassMap(omniLabels({ '8': 0, '3': 23 })), (err: unknown) => isLookoutError(err, 'model_package_invalid'));
-  assert.throws(() => resolveClassMap(omniLabels({ '8': 0, '15': 1 })), (err: unknown) => isLookoutError(err, 'model_package_invalid'));
+  assert.throws(
+    () => resolveClassMap(omniLabels({ '8': 0, '3': 23 })),
+    (err: unknown) => isLookoutError(err, 'model_package_invalid'),
+  );
+  assert.throws(
+    () => resolveClassMap(omniLabels({ '8': 0, '15': 1 })),
+    (err: unknown) => isLookoutError(err, 'model_package_invalid'),
+  );
   assert.throws(
     () => resolveClassMap(testLabels(544, { classes: ['handgun', 'rifle'], class_map: 'production' })),
     (err: unknown) => isLookoutError(err, 'model_package_invalid') && /"person" at 0/.test(err.message),
@@ -68,7 +84,9 @@ test('class map resolution: unmapped Omni and custom heads are refused, person m
   assert.equal(omni.remap[8], 0);
   assert.equal(omni.remap[0], 10);
   assert.equal(omni.remap[9], -1, 'face has no production id and is dropped');
-  const weapons = resolveClassMap(testLabels(544, { classes: [...WEAPONS_ONTOLOGY_DEFAULT], class_map: 'custom', remap: { '0': 10, '1': 12, '2': 11, '3': 6 } }));
+  const weapons = resolveClassMap(
+    testLabels(544, { classes: [...WEAPONS_ONTOLOGY_DEFAULT], class_map: 'custom', remap: { '0': 10, '1': 12, '2': 11, '3': 6 } }),
+  );
   assert.deepEqual(Array.from(weapons.remap), [10, 12, 11, 6]);
 });
 
@@ -107,7 +125,10 @@ test('Omni weights with a remap load, and Omni person (8) is published as produc
       const c = OMNI15_TO_PRODUCTION_EXAMPLE[String(d.c)];
       return c === undefined ? [] : [{ ...d, c }];
     });
-    assert.deepEqual(dets.map((d) => d.c), expected.map((d) => d.c));
+    assert.deepEqual(
+      dets.map((d) => d.c),
+      expected.map((d) => d.c),
+    );
     assert.equal(backend.status().classMap, 'omni15');
     assert.deepEqual(backend.status().inputShape, [1, 3, 672, 672]);
   } finally {

@@ -16,7 +16,11 @@ function randomOutputs(Q: number, C: number, seed: number, logitRange: [number, 
 test('decode: fast equals reference over thresholds, k and class counts', () => {
   const decoder = new DetrDecoder();
   for (const C of [23, 15, 4]) {
-    for (const [seed, range] of [[1, [-6, 3]], [2, [-2, 8]], [3, [-12, -1]]] as const) {
+    for (const [seed, range] of [
+      [1, [-6, 3]],
+      [2, [-2, 8]],
+      [3, [-12, -1]],
+    ] as const) {
       const { boxes, logits } = randomOutputs(300, C, seed * 100 + C, [range[0], range[1]]);
       for (const topK of [300, 50, 1]) {
         for (const scoreThreshold of [0, 0.3, 0.5, 0.99]) {
@@ -49,9 +53,9 @@ test('decode: boxes become pixel corners of the frame, clamped, classes remapped
   const o: DecodeOptions = { queries: 2, classes: 3, frameWidth: 640, frameHeight: 480, remap, scoreThreshold: 0.3 };
   const dets = decodeDetr(boxes, logits, o);
   assert.equal(dets.length, 1);
-  assert.equal(dets[0]!.c, 0);
-  assert.ok(Math.abs(dets[0]!.p - 1 / (1 + Math.exp(-5))) < 1e-12);
-  assert.deepEqual(dets[0]!.b, [240, 120, 400, 360]);
+  assert.equal(dets[0].c, 0);
+  assert.ok(Math.abs(dets[0].p - 1 / (1 + Math.exp(-5))) < 1e-12);
+  assert.deepEqual(dets[0].b, [240, 120, 400, 360]);
   assert.deepEqual(decodeReference(boxes, logits, o), dets);
 
   const unmapped = decodeDetr(boxes, logits, { ...o, remap: null });
@@ -65,17 +69,43 @@ test('decode: a NaN logit is no detection and does not take a top-k slot', () =>
   const logits = Float32Array.from([NaN, 3, NaN, 2, NaN, 1]);
   const o: DecodeOptions = { queries: 3, classes: 2, frameWidth: 10, frameHeight: 10, topK: 2, scoreThreshold: 0 };
   const dets = decodeDetr(boxes, logits, o);
-  assert.deepEqual(dets.map((d) => d.c), [1, 1]);
+  assert.deepEqual(
+    dets.map((d) => d.c),
+    [1, 1],
+  );
   assert.deepEqual(decodeReference(boxes, logits, o), dets);
 });
 
 test('decode: a query whose box is not finite is no detection and does not take a top-k slot', () => {
   // fp16 overflow on an accelerator gives Infinity or NaN boxes; one must not make the frame's dets unpublishable.
-  const boxes = Float32Array.from([0.5, 0.5, 0.25, 0.25, /* q1 */ NaN, 0.5, 0.25, 0.25, /* q2 */ 0.25, 0.25, Infinity, 0.125, /* q3 */ 0.75, 0.75, 0.125, 0.125]);
+  const boxes = Float32Array.from([
+    0.5,
+    0.5,
+    0.25,
+    0.25,
+    /* q1 */ NaN,
+    0.5,
+    0.25,
+    0.25,
+    /* q2 */ 0.25,
+    0.25,
+    Infinity,
+    0.125,
+    /* q3 */ 0.75,
+    0.75,
+    0.125,
+    0.125,
+  ]);
   const logits = Float32Array.from([1, 6, 5, 2]);
   const o: DecodeOptions = { queries: 4, classes: 1, frameWidth: 100, frameHeight: 100, topK: 2, scoreThreshold: 0 };
   const dets = decodeDetr(boxes, logits, o);
-  assert.deepEqual(dets.map((d) => d.b), [[68.75, 68.75, 81.25, 81.25], [37.5, 37.5, 62.5, 62.5]]);
+  assert.deepEqual(
+    dets.map((d) => d.b),
+    [
+      [68.75, 68.75, 81.25, 81.25],
+      [37.5, 37.5, 62.5, 62.5],
+    ],
+  );
   assert.deepEqual(decodeReference(boxes, logits, o), dets);
 });
 
@@ -85,11 +115,36 @@ test('decode: inconsistent tensor sizes are refused', () => {
 });
 
 test('output lookup: RF-DETR names, other DETR names, shapes, and a clear refusal', () => {
-  assert.deepEqual(findDetrOutputs([{ name: 'labels', dims: [1, 300, 23] }, { name: 'dets', dims: [1, 300, 4] }]), { boxes: 'dets', logits: 'labels' });
-  assert.deepEqual(findDetrOutputs([{ name: 'pred_logits', dims: [1, 300, 4] }, { name: 'pred_boxes', dims: [1, 300, 4] }]), {
-    boxes: 'pred_boxes',
-    logits: 'pred_logits',
-  });
-  assert.deepEqual(findDetrOutputs([{ name: 'a', dims: [1, 300, 15] }, { name: 'b', dims: [1, 300, 4] }]), { boxes: 'b', logits: 'a' });
-  assert.throws(() => findDetrOutputs([{ name: 'a', dims: [1, 300, 4] }, { name: 'b', dims: [1, 300, 4] }]), /cannot tell boxes/);
+  assert.deepEqual(
+    findDetrOutputs([
+      { name: 'labels', dims: [1, 300, 23] },
+      { name: 'dets', dims: [1, 300, 4] },
+    ]),
+    { boxes: 'dets', logits: 'labels' },
+  );
+  assert.deepEqual(
+    findDetrOutputs([
+      { name: 'pred_logits', dims: [1, 300, 4] },
+      { name: 'pred_boxes', dims: [1, 300, 4] },
+    ]),
+    {
+      boxes: 'pred_boxes',
+      logits: 'pred_logits',
+    },
+  );
+  assert.deepEqual(
+    findDetrOutputs([
+      { name: 'a', dims: [1, 300, 15] },
+      { name: 'b', dims: [1, 300, 4] },
+    ]),
+    { boxes: 'b', logits: 'a' },
+  );
+  assert.throws(
+    () =>
+      findDetrOutputs([
+        { name: 'a', dims: [1, 300, 4] },
+        { name: 'b', dims: [1, 300, 4] },
+      ]),
+    /cannot tell boxes/,
+  );
 });

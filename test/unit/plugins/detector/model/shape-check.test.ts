@@ -8,15 +8,7 @@ import { SnpeBackend, type SnpeBinding, type SnpeLoadOptions } from '../../../..
 import { createBackend } from '../../../../../plugins/detector/src/backends/create-backend.js';
 import { decodeReference } from '../../../../../plugins/detector/src/model/decode-reference.js';
 import { modelPathFromEnv, readModelPackage } from '../../../../../plugins/detector/src/model/read-package.js';
-import {
-  buildTestDetrModel,
-  packageTar,
-  seededRandom,
-  testConfig,
-  testFrameBytes,
-  testLabels,
-  writePackage,
-} from '../../../../support/onnx-model.js';
+import { buildTestDetrModel, packageTar, seededRandom, testConfig, testFrameBytes, testLabels, writePackage } from '../../../../support/onnx-model.js';
 import { scratchDir } from '../../../../support/scratch-dir.js';
 
 function rejectsWith(code: LookoutError['code'], pattern: RegExp) {
@@ -75,7 +67,10 @@ test('corrupt and truncated packages are refused as model_package_invalid', asyn
 
     const rnd = seededRandom(3);
     const noise = join(dir, 'noise.tar');
-    await writeFile(noise, Uint8Array.from({ length: 4096 }, () => Math.floor(rnd() * 256)));
+    await writeFile(
+      noise,
+      Uint8Array.from({ length: 4096 }, () => Math.floor(rnd() * 256)),
+    );
     await assert.rejects(readModelPackage(noise), rejectsWith('model_package_invalid', /not a readable tar package/));
 
     await assert.rejects(readModelPackage(join(dir, 'absent.tar')), rejectsWith('model_package_invalid', /ENOENT/));
@@ -87,8 +82,7 @@ test('corrupt and truncated packages are refused as model_package_invalid', asyn
 test('config.json and labels.json are validated; missing pieces are named', async () => {
   const { dir, cleanup } = await scratchDir('lookout-detector-');
   const model = buildTestDetrModel({ height: 544, width: 544, queries: 4, classes: 23 }).bytes;
-  const attempt = async (name: string, contents: Parameters<typeof writePackage>[1]) =>
-    readModelPackage(await writePackage(dir, contents, `${name}.tar`));
+  const attempt = async (name: string, contents: Parameters<typeof writePackage>[1]) => readModelPackage(await writePackage(dir, contents, `${name}.tar`));
   try {
     await assert.rejects(
       attempt('bad-config', { modelName: 'm.onnx', model, labels: testLabels(544), config: { model: 'm.onnx', backend: 'tflite' } }),
@@ -107,17 +101,37 @@ test('config.json and labels.json are validated; missing pieces are named', asyn
       attempt('dlc-for-onnx', { modelName: 'm.onnx', model, labels: testLabels(544), config: testConfig('m.txt') }),
       rejectsWith('model_package_invalid', /neither \.dlc nor \.onnx/),
     );
-    const pkg = await attempt('good', { modelName: 'rf_detr_qcs8550.dlc', model, labels: testLabels(544), config: testConfig('rf_detr_qcs8550.dlc', 'snpe'), topFolder: 'rf_detr_edge4' });
+    const pkg = await attempt('good', {
+      modelName: 'rf_detr_qcs8550.dlc',
+      model,
+      labels: testLabels(544),
+      config: testConfig('rf_detr_qcs8550.dlc', 'snpe'),
+      topFolder: 'rf_detr_edge4',
+    });
     assert.equal(pkg.kind, 'tar');
     assert.equal(pkg.modelFormat, 'dlc');
     assert.deepEqual(pkg.config?.backend_properties, { runtime: 'dsp', performance_profile: 'high_performance' });
     assert.deepEqual(await pkg.readModel(), model);
-    await assert.rejects(OnnxBackend.create({ modelPath: pkg.path }), rejectsWith('model_package_invalid', /runs \.onnx models but rf_detr_qcs8550\.dlc is a \.dlc/));
+    await assert.rejects(
+      OnnxBackend.create({ modelPath: pkg.path }),
+      rejectsWith('model_package_invalid', /runs \.onnx models but rf_detr_qcs8550\.dlc is a \.dlc/),
+    );
 
     // config.json's backend is part of the package: a package that contradicts itself does not load.
-    const claimsSnpe = await writePackage(dir, { modelName: 'm.onnx', model, labels: testLabels(544), config: testConfig('m.onnx', 'snpe') }, 'claims-snpe.tar');
-    await assert.rejects(OnnxBackend.create({ modelPath: claimsSnpe }), rejectsWith('model_package_invalid', /config\.json says backend snpe but m\.onnx is an \.onnx model/));
-    const claimsOnnx = await writePackage(dir, { modelName: 'rf_detr_qcs8550.dlc', model, labels: testLabels(544), config: testConfig('rf_detr_qcs8550.dlc', 'onnx') }, 'claims-onnx.tar');
+    const claimsSnpe = await writePackage(
+      dir,
+      { modelName: 'm.onnx', model, labels: testLabels(544), config: testConfig('m.onnx', 'snpe') },
+      'claims-snpe.tar',
+    );
+    await assert.rejects(
+      OnnxBackend.create({ modelPath: claimsSnpe }),
+      rejectsWith('model_package_invalid', /config\.json says backend snpe but m\.onnx is an \.onnx model/),
+    );
+    const claimsOnnx = await writePackage(
+      dir,
+      { modelName: 'rf_detr_qcs8550.dlc', model, labels: testLabels(544), config: testConfig('rf_detr_qcs8550.dlc', 'onnx') },
+      'claims-onnx.tar',
+    );
     await assert.rejects(
       SnpeBackend.create({ modelPath: claimsOnnx, env: {}, addonPath: join(dir, 'absent.node') }),
       rejectsWith('model_package_invalid', /config\.json says backend onnx but rf_detr_qcs8550\.dlc is a \.dlc model/),
@@ -147,7 +161,10 @@ test('snpe back-end: refuses with backend_unavailable naming the missing addon a
     const path = await snpePackage(dir, 544);
     await assert.rejects(
       createBackend('snpe', { modelPath: path, env: {}, snpe: { addonPath: join(dir, 'lookout_native.node') } }),
-      rejectsWith('backend_unavailable', /snpe back-end is not available here: the native addon .*lookout_native\.node is not built and the vendor SNPE SDK \(libSNPE\.so, SNPE_ROOT is not set\) is absent/),
+      rejectsWith(
+        'backend_unavailable',
+        /snpe back-end is not available here: the native addon .*lookout_native\.node is not built and the vendor SNPE SDK \(libSNPE\.so, SNPE_ROOT is not set\) is absent/,
+      ),
     );
   } finally {
     await cleanup();
@@ -160,7 +177,10 @@ test('snpe back-end validates the package first: a shape disagreement surfaces w
     const path = await snpePackage(dir, 544);
     await assert.rejects(
       SnpeBackend.create({ modelPath: path, inputSize: 640, env: {}, addonPath: join(dir, 'absent.node') }),
-      rejectsWith('model_shape_mismatch', /package declares \[1,3,544,544\], model file takes unknown \(not readable here\), preprocessing targets \[1,3,640,640\]/),
+      rejectsWith(
+        'model_shape_mismatch',
+        /package declares \[1,3,544,544\], model file takes unknown \(not readable here\), preprocessing targets \[1,3,640,640\]/,
+      ),
     );
     const onnxModel = buildTestDetrModel({ height: 544, width: 544, queries: 4, classes: 23 }).bytes;
     const onnxPath = await writePackage(dir, { modelName: 'm.onnx', model: onnxModel, labels: testLabels(544) }, 'onnx.tar');
@@ -201,13 +221,18 @@ test('snpe back-end with a DSP test double: config properties reach the runtime,
       assert.deepEqual(loads, [{ bytes: 4, options: { runtime: 'dsp', performanceProfile: 'high_performance' } }]);
       assert.equal(inputs, 3 * 544 * 544);
       const identity = Int32Array.from({ length: 23 }, (_, i) => i);
-      assert.deepEqual(dets, decodeReference(boxes, logits, { queries: Q, classes: C, frameWidth: 640, frameHeight: 640, scoreThreshold: 0.3, remap: identity }));
+      assert.deepEqual(
+        dets,
+        decodeReference(boxes, logits, { queries: Q, classes: C, frameWidth: 640, frameHeight: 640, scoreThreshold: 0.3, remap: identity }),
+      );
       assert.ok(dets.length > 0);
       assert.equal(b.status().backend, 'snpe');
     } finally {
       await b.close();
     }
-    const wrongShape: SnpeBinding = { load: async () => ({ inputShape: [1, 3, 640, 640], execute: async () => ({ boxes, logits, queries: Q, classes: C }), release() {} }) };
+    const wrongShape: SnpeBinding = {
+      load: async () => ({ inputShape: [1, 3, 640, 640], execute: async () => ({ boxes, logits, queries: Q, classes: C }), release() {} }),
+    };
     await assert.rejects(
       SnpeBackend.create({ modelPath: path, env: {}, binding: wrongShape }),
       rejectsWith('model_shape_mismatch', /model file takes \[1,3,640,640\]/),
@@ -266,7 +291,10 @@ test('snpe back-end: outputs that disagree with their own Q and C are a typed mo
     const b = await SnpeBackend.create({ modelPath: path, env: {}, binding: broken });
     try {
       const frame = { index: 0, timestampMs: 0, width: 640, height: 640, format: 'bgr888' as const, data: testFrameBytes() };
-      await assert.rejects(b.detect(frame), rejectsWith('model_package_invalid', /svc_transit\.dlc: outputs hold 12 box and 92 logit values, expected Q\*4 = 16 and Q\*C = 92/));
+      await assert.rejects(
+        b.detect(frame),
+        rejectsWith('model_package_invalid', /svc_transit\.dlc: outputs hold 12 box and 92 logit values, expected Q\*4 = 16 and Q\*C = 92/),
+      );
     } finally {
       await b.close();
     }

@@ -24,18 +24,21 @@ async function packTar(entries: PackEntry[]): Promise<Uint8Array> {
 }
 
 function refused(bytes: Uint8Array, pattern: RegExp) {
-  return assert.rejects(readTar(bufferSource(bytes, 'pkg.tar'), () => true), (err: unknown) => {
-    assert.ok(isLookoutError(err, 'model_package_invalid'), `expected model_package_invalid, got ${String(err)}`);
-    assert.match(err.message, /^pkg\.tar: /);
-    assert.match(err.message, pattern);
-    return true;
-  });
+  return assert.rejects(
+    readTar(bufferSource(bytes, 'pkg.tar'), () => true),
+    (err: unknown) => {
+      assert.ok(isLookoutError(err, 'model_package_invalid'), `expected model_package_invalid, got ${String(err)}`);
+      assert.match(err.message, /^pkg\.tar: /);
+      assert.match(err.message, pattern);
+      return true;
+    },
+  );
 }
 
 function fixChecksum(archive: Uint8Array, at: number): void {
   archive.fill(0x20, at + 148, at + 156);
   let sum = 0;
-  for (let i = at; i < at + 512; i++) sum += archive[i]!;
+  for (let i = at; i < at + 512; i++) sum += archive[i];
   archive.set(enc.encode(`${sum.toString(8).padStart(6, '0')}\0 `), at + 148);
 }
 
@@ -66,12 +69,18 @@ test('tar reader: names that escape the package are refused (absolute, "..", als
   const longEscape = `pkg/../${'x'.repeat(150)}`; // too long for a ustar header: tar-stream writes a pax path
   await refused(await packTar([{ name: longEscape, data: '{}' }]), /has a "\.\." segment/);
 
-  const gnu = writeTar([{ name: '././@LongLink', data: `../${'y'.repeat(150)}\0` }, { name: 'short', data: 'abc' }]);
+  const gnu = writeTar([
+    { name: '././@LongLink', data: `../${'y'.repeat(150)}\0` },
+    { name: 'short', data: 'abc' },
+  ]);
   gnu[156] = 'L'.charCodeAt(0);
   fixChecksum(gnu, 0);
   await refused(gnu, /has a "\.\." segment/);
   // Only whole ".." segments are refused.
-  assert.deepEqual((await readTar(bufferSource(await packTar([{ name: 'a/..b/c..', data: '' }])))).entries.map((e) => e.name), ['a/..b/c..']);
+  assert.deepEqual(
+    (await readTar(bufferSource(await packTar([{ name: 'a/..b/c..', data: '' }])))).entries.map((e) => e.name),
+    ['a/..b/c..'],
+  );
 });
 
 test('tar reader: links, devices and fifos are refused, naming the entry and its type', async () => {
@@ -91,13 +100,34 @@ test('tar reader: links, devices and fifos are refused, naming the entry and its
 });
 
 test('tar reader: a name that appears twice is refused, also when spelt differently', async () => {
-  await refused(await packTar([{ name: 'config.json', data: '{}' }, { name: 'config.json', data: '{"b":1}' }]), /entry "config\.json" appears twice/);
-  await refused(await packTar([{ name: 'pkg/config.json', data: '{}' }, { name: './pkg//config.json', data: '{}' }]), /entry "pkg\/config\.json" appears twice/);
-  await refused(await packTar([{ name: 'pkg', type: 'directory' }, { name: 'pkg', data: 'x' }]), /entry "pkg" appears twice/);
+  await refused(
+    await packTar([
+      { name: 'config.json', data: '{}' },
+      { name: 'config.json', data: '{"b":1}' },
+    ]),
+    /entry "config\.json" appears twice/,
+  );
+  await refused(
+    await packTar([
+      { name: 'pkg/config.json', data: '{}' },
+      { name: './pkg//config.json', data: '{}' },
+    ]),
+    /entry "pkg\/config\.json" appears twice/,
+  );
+  await refused(
+    await packTar([
+      { name: 'pkg', type: 'directory' },
+      { name: 'pkg', data: 'x' },
+    ]),
+    /entry "pkg" appears twice/,
+  );
 });
 
 test('tar reader: truncated archives are refused wherever they end', async () => {
-  const archive = await packTar([{ name: 'config.json', data: '{}' }, { name: 'model.onnx', data: new Uint8Array(3000).fill(1) }]);
+  const archive = await packTar([
+    { name: 'config.json', data: '{}' },
+    { name: 'model.onnx', data: new Uint8Array(3000).fill(1) },
+  ]);
   const modelData = 512 * 3; // config header, config data block, model header
   await refused(archive.subarray(0, modelData + 100), /model\.onnx" claims 3000 bytes but the archive holds 1636 \(truncated\)/);
   await refused(archive.subarray(0, modelData + 2999), /truncated \(the archive ends inside a header or an entry\)/);
@@ -109,7 +139,10 @@ test('tar reader: truncated archives are refused wherever they end', async () =>
 });
 
 test('tar reader: corrupt headers are refused: checksum, magic, size field; an empty archive too', async () => {
-  const archive = writeTar([{ name: 'config.json', data: '{}' }, { name: 'model.onnx', data: 'abc' }]);
+  const archive = writeTar([
+    { name: 'config.json', data: '{}' },
+    { name: 'model.onnx', data: 'abc' },
+  ]);
   const flipped = Uint8Array.from(archive);
   flipped[1024 + 3] ^= 0x01; // the second header's name
   await refused(flipped, /not a readable tar package: checksum mismatch in a header/);
@@ -152,7 +185,8 @@ test('read-package: tar-stream refusals reach readModelPackage; readModel re-rea
     await writeFile(linked, await packTar([...files.slice(0, 3), { name: 'pkg/m.onnx', type: 'symlink', linkname: '/dev/zero' }]));
     await assert.rejects(
       readModelPackage(linked),
-      (err: unknown) => isLookoutError(err, 'model_package_invalid') && err.message === `${linked}: entry "pkg/m.onnx" is a symlink; a package holds only files and folders`,
+      (err: unknown) =>
+        isLookoutError(err, 'model_package_invalid') && err.message === `${linked}: entry "pkg/m.onnx" is a symlink; a package holds only files and folders`,
     );
   } finally {
     await cleanup();

@@ -32,17 +32,29 @@ test('tar reader: entries, folders, sizes on and off block boundaries, long name
 
 test('tar reader: GNU long names and pax paths are honoured', async () => {
   const long = `pkg/${'n'.repeat(150)}.json`;
-  const gnu = writeTar([{ name: '././@LongLink', data: `${long}\0` }, { name: 'short', data: 'abc' }]);
+  const gnu = writeTar([
+    { name: '././@LongLink', data: `${long}\0` },
+    { name: 'short', data: 'abc' },
+  ]);
   gnu[156] = 'L'.charCodeAt(0);
   fixChecksum(gnu, 0);
-  assert.deepEqual((await readTar(bufferSource(gnu))).entries.map((e) => e.name), [long]);
+  assert.deepEqual(
+    (await readTar(bufferSource(gnu))).entries.map((e) => e.name),
+    [long],
+  );
 
   const record = `path=${long}\n`;
   const len = record.length + 3 + 1; // "NNN " prefix
-  const pax = writeTar([{ name: 'PaxHeader', data: `${len} ${record}` }, { name: 'short', data: 'abc' }]);
+  const pax = writeTar([
+    { name: 'PaxHeader', data: `${len} ${record}` },
+    { name: 'short', data: 'abc' },
+  ]);
   pax[156] = 'x'.charCodeAt(0);
   fixChecksum(pax, 0);
-  assert.deepEqual((await readTar(bufferSource(pax))).entries.map((e) => e.name), [long]);
+  assert.deepEqual(
+    (await readTar(bufferSource(pax))).entries.map((e) => e.name),
+    [long],
+  );
 });
 
 test('tar reader: truncation, bad checksums, garbage and empty archives are errors', async () => {
@@ -61,6 +73,6 @@ test('tar reader: truncation, bad checksums, garbage and empty archives are erro
 function fixChecksum(archive: Uint8Array, at: number): void {
   archive.fill(0x20, at + 148, at + 156);
   let sum = 0;
-  for (let i = at; i < at + 512; i++) sum += archive[i]!;
+  for (let i = at; i < at + 512; i++) sum += archive[i];
   archive.set(enc.encode(`${sum.toString(8).padStart(6, '0')}\0 `), at + 148);
 }

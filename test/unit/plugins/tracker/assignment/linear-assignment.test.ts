@@ -21,7 +21,7 @@ function bruteForceMin(rows: number, cols: number, data: Float64Array): number {
   const m = t ? rows : cols;
   for (const p of injections(n, m)) {
     let s = 0;
-    p.forEach((j, i) => (s += t ? data[j * cols + i]! : data[i * cols + j]!));
+    p.forEach((j, i) => (s += t ? data[j * cols + i] : data[i * cols + j]));
     best = Math.min(best, s);
   }
   return best;
@@ -39,7 +39,7 @@ function bruteForceGated(rows: number, cols: number, data: Float64Array, maxCost
     }
     rec(i + 1, used, count, benefit);
     for (let j = 0; j < cols; j++) {
-      const c = data[i * cols + j]!;
+      const c = data[i * cols + j];
       if (used.has(j) || !Number.isFinite(c) || c > maxCost) continue;
       used.add(j);
       rec(i + 1, used, count + 1, benefit + (maxCost - c));
@@ -69,7 +69,7 @@ test('full assignment equals brute force on random rectangular matrices', () => 
     a.rowToCol.forEach((c, r) => {
       if (c >= 0) {
         assert.equal(a.colToRow[c], r);
-        s += data[r * cols + c]!;
+        s += data[r * cols + c];
       }
     });
     assert.ok(Math.abs(s - a.total) < 1e-9);
@@ -86,10 +86,10 @@ test('gated assignment equals brute force over partial matchings, both objective
     for (const maximizeMatches of [false, true]) {
       const g = solveGatedAssignment({ rows, cols, data }, maxCost, { maximizeMatches });
       const [count, benefit] = bruteForceGated(rows, cols, data, maxCost, maximizeMatches);
-      const got = g.matches.reduce((s, [r, c]) => s + (maxCost - data[r * cols + c]!), 0);
+      const got = g.matches.reduce((s, [r, c]) => s + (maxCost - data[r * cols + c]), 0);
       assert.ok(Math.abs(got - benefit) < 1e-9, `trial ${trial} max=${maximizeMatches}: benefit ${got} vs ${benefit}`);
       if (maximizeMatches) assert.equal(g.matches.length, count, `trial ${trial}: match count`);
-      for (const [r, c] of g.matches) assert.ok(data[r * cols + c]! <= maxCost);
+      for (const [r, c] of g.matches) assert.ok(data[r * cols + c] <= maxCost);
       assert.equal(g.matches.length + g.unmatchedRows.length, rows);
       assert.equal(g.matches.length + g.unmatchedCols.length, cols);
       assert.deepEqual(new Set([...g.matches.map(([r]) => r), ...g.unmatchedRows]).size, rows);
@@ -103,15 +103,27 @@ test('maximizeMatches prefers two valid pairs over one excellent pair', () => {
   const data = Float64Array.of(0.1, 0.45, 0.45, Infinity);
   assert.deepEqual(solveGatedAssignment({ rows: 2, cols: 2, data }, 0.5).matches, [[0, 0]]);
   const both = solveGatedAssignment({ rows: 2, cols: 2, data }, 0.5, { maximizeMatches: true }).matches;
-  assert.deepEqual(both.sort(), [[0, 1], [1, 0]]);
+  assert.deepEqual(both.sort(), [
+    [0, 1],
+    [1, 0],
+  ]);
 });
 
 test('empty matrices and bad input', () => {
   assert.equal(solveLinearAssignment({ rows: 0, cols: 3, data: [] }).total, 0);
   assert.deepEqual(solveGatedAssignment({ rows: 2, cols: 0, data: [] }, 1), { matches: [], unmatchedRows: [0, 1], unmatchedCols: [] });
-  assert.throws(() => solveLinearAssignment({ rows: 2, cols: 2, data: [1, 2, 3] }), (e) => isLookoutError(e, 'argument_invalid'));
-  assert.throws(() => solveLinearAssignment({ rows: 1, cols: 2, data: [1, NaN] }), (e) => isLookoutError(e, 'argument_invalid'));
-  assert.throws(() => solveGatedAssignment({ rows: 1, cols: 1, data: [1] }, Infinity), (e) => isLookoutError(e, 'argument_invalid'));
+  assert.throws(
+    () => solveLinearAssignment({ rows: 2, cols: 2, data: [1, 2, 3] }),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
+  assert.throws(
+    () => solveLinearAssignment({ rows: 1, cols: 2, data: [1, NaN] }),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
+  assert.throws(
+    () => solveGatedAssignment({ rows: 1, cols: 1, data: [1] }, Infinity),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
 });
 
 test('IoU of boxes', () => {
@@ -119,5 +131,16 @@ test('IoU of boxes', () => {
   assert.equal(iou([0, 0, 10, 10], [10, 0, 20, 10]), 0);
   assert.ok(Math.abs(iou([0, 0, 10, 10], [5, 0, 15, 10]) - 50 / 150) < 1e-12);
   assert.equal(iou([0, 0, 0, 10], [0, 0, 0, 10]), 0);
-  assert.deepEqual([...iouMatrix([[0, 0, 2, 2]], [[0, 0, 2, 2], [1, 1, 3, 3]])], [1, 1 / 7]);
+  assert.deepEqual(
+    [
+      ...iouMatrix(
+        [[0, 0, 2, 2]],
+        [
+          [0, 0, 2, 2],
+          [1, 1, 3, 3],
+        ],
+      ),
+    ],
+    [1, 1 / 7],
+  );
 });

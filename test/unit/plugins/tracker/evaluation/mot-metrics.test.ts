@@ -11,8 +11,14 @@ const close = (a: number, b: number) => assert.ok(Math.abs(a - b) < 1e-9, `${a} 
 
 test('perfect tracking scores 1 everywhere', () => {
   const frames: EvalFrame[] = [0, 1, 2].map(() => ({
-    truth: [{ id: 1, box: A }, { id: 2, box: B }],
-    hypotheses: [{ id: 10, box: A }, { id: 20, box: B }],
+    truth: [
+      { id: 1, box: A },
+      { id: 2, box: B },
+    ],
+    hypotheses: [
+      { id: 10, box: A },
+      { id: 20, box: B },
+    ],
   }));
   const m = evaluateMot(frames);
   assert.deepEqual([m.tp, m.fp, m.fn, m.idSwitches, m.gtIds, m.hypIds, m.mostlyTracked], [6, 0, 0, 0, 2, 2, 2]);
@@ -34,7 +40,13 @@ test('one identity switch halfway', () => {
 test('a miss, a false positive and a fragmentation', () => {
   const frames: EvalFrame[] = [
     { truth: [{ id: 1, box: A }], hypotheses: [{ id: 7, box: A }] },
-    { truth: [{ id: 1, box: A }], hypotheses: [{ id: 7, box: A }, { id: 9, box: FAR }] },
+    {
+      truth: [{ id: 1, box: A }],
+      hypotheses: [
+        { id: 7, box: A },
+        { id: 9, box: FAR },
+      ],
+    },
     { truth: [{ id: 1, box: A }], hypotheses: [] },
     { truth: [{ id: 1, box: A }], hypotheses: [{ id: 7, box: A }] },
   ];
@@ -57,9 +69,27 @@ test('IoU threshold is inclusive at 0.5', () => {
 
 test('a still-valid correspondence is kept even when another hypothesis fits better', () => {
   const frames: EvalFrame[] = [
-    { truth: [{ id: 1, box: A }], hypotheses: [{ id: 1, box: A }, { id: 2, box: FAR }] },
-    { truth: [{ id: 1, box: A }], hypotheses: [{ id: 1, box: [0, 0, 10, 16] }, { id: 2, box: A }] }, // IoU 0.625 and 1
-    { truth: [{ id: 1, box: A }], hypotheses: [{ id: 1, box: [0, 0, 10, 30] }, { id: 2, box: A }] }, // IoU 0.33 and 1
+    {
+      truth: [{ id: 1, box: A }],
+      hypotheses: [
+        { id: 1, box: A },
+        { id: 2, box: FAR },
+      ],
+    },
+    {
+      truth: [{ id: 1, box: A }],
+      hypotheses: [
+        { id: 1, box: [0, 0, 10, 16] },
+        { id: 2, box: A },
+      ],
+    }, // IoU 0.625 and 1
+    {
+      truth: [{ id: 1, box: A }],
+      hypotheses: [
+        { id: 1, box: [0, 0, 10, 30] },
+        { id: 2, box: A },
+      ],
+    }, // IoU 0.33 and 1
   ];
   const m = evaluateMot(frames);
   assert.equal(m.idSwitches, 1, 'only frame 2, where hypothesis 1 stops covering the object');
@@ -89,8 +119,15 @@ test("don't-care truth: a hypothesis on a hidden object is neither a hit nor a f
   const hiddenBehindA: Box = [1, 0, 11, 10];
   const frames: EvalFrame[] = [
     {
-      truth: [{ id: 1, box: A, visibility: 1 }, { id: 2, box: hiddenBehindA, visibility: 0.1 }, { id: 3, box: B, visibility: 0.05 }],
-      hypotheses: [{ id: 1, box: A }, { id: 3, box: B }],
+      truth: [
+        { id: 1, box: A, visibility: 1 },
+        { id: 2, box: hiddenBehindA, visibility: 0.1 },
+        { id: 3, box: B, visibility: 0.05 },
+      ],
+      hypotheses: [
+        { id: 1, box: A },
+        { id: 3, box: B },
+      ],
     },
   ];
   const strict = evaluateMot(frames);
@@ -111,9 +148,27 @@ test('empty sequences and bad input', () => {
   const m = evaluateMot([]);
   assert.deepEqual([m.frames, m.mota, m.idf1], [0, 0, 0]);
   assert.equal(evaluateMot([{ truth: [], hypotheses: [{ id: 1, box: A }] }]).fp, 1);
-  assert.throws(() => evaluateMot([{ truth: [{ id: 1, box: A }, { id: 1, box: B }], hypotheses: [] }]), (e) => isLookoutError(e, 'argument_invalid') && /twice/.test(e.message));
-  assert.throws(() => evaluateMot([{ truth: [], hypotheses: [{ id: 1, box: [0, NaN, 1, 1] }] }]), (e) => isLookoutError(e, 'argument_invalid'));
-  assert.throws(() => evaluateMot([], { iouThreshold: 0 }), (e) => isLookoutError(e, 'argument_invalid'));
+  assert.throws(
+    () =>
+      evaluateMot([
+        {
+          truth: [
+            { id: 1, box: A },
+            { id: 1, box: B },
+          ],
+          hypotheses: [],
+        },
+      ]),
+    (e) => isLookoutError(e, 'argument_invalid') && /twice/.test(e.message),
+  );
+  assert.throws(
+    () => evaluateMot([{ truth: [], hypotheses: [{ id: 1, box: [0, NaN, 1, 1] }] }]),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
+  assert.throws(
+    () => evaluateMot([], { iouThreshold: 0 }),
+    (e) => isLookoutError(e, 'argument_invalid'),
+  );
 });
 
 test('hypotheses from tracker output: only detections with a track_id', () => {

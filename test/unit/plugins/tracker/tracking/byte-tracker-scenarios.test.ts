@@ -20,7 +20,11 @@ function scenarioFrames(name: string): Frame[] {
 
 /** Truth id -> track ids its detections carried; a detection belongs to the visible object of its class it overlaps most. */
 function idsPerObject(frames: Frame[], outputs: Detection[][]): Map<number, Set<number>> {
-  return trackIdsPerObject(frames.map((f) => f.truth!), outputs, (g, d) => g.visibility >= 0.1 && g.classId === d.c);
+  return trackIdsPerObject(
+    frames.map((f) => f.truth!),
+    outputs,
+    (g, d) => g.visibility >= 0.1 && g.classId === d.c,
+  );
 }
 
 for (const name of ['people-crossing', 'crowd-occlusion']) {
@@ -42,10 +46,13 @@ for (const name of ['people-crossing', 'crowd-occlusion']) {
         assert.ok(got, `seed ${seed}: person ${person} never got a track id`);
         assert.equal(got.size, 1, `seed ${seed}: person ${person} carried ids ${[...got].join(', ')}`);
         const [id] = got;
-        assert.equal(used.get(id!), undefined, `seed ${seed}: track ${id} given to persons ${used.get(id!)} and ${person}`);
-        used.set(id!, person);
+        assert.equal(used.get(id), undefined, `seed ${seed}: track ${id} given to persons ${used.get(id)} and ${person}`);
+        used.set(id, person);
       }
-      const m = evaluateMot(outputs.map((out, f) => ({ truth: frames[f]!.truth!, hypotheses: hypothesesFromDetections(out) })), { classAware: true });
+      const m = evaluateMot(
+        outputs.map((out, f) => ({ truth: frames[f].truth!, hypotheses: hypothesesFromDetections(out) })),
+        { classAware: true },
+      );
       assert.equal(m.idSwitches, 0, `seed ${seed}: CLEAR MOT id switches`);
     }
   });
