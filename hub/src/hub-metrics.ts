@@ -40,14 +40,14 @@ export class HubMetrics {
       labelNames: ['topic', 'reason'],
       registers,
     });
-    const self = this;
+    const ingestRate = () => this.ingestRate();
     new Gauge({
       name: 'lookout_hub_ingest_rate_per_second',
       help: `Bus messages ingested per second over the last ${RATE_WINDOW_SEC} s`,
       registers,
       // Computed at scrape time from the per-second buckets.
       collect(this: Gauge) {
-        this.set(self.ingestRate());
+        this.set(ingestRate());
       },
     });
     this.httpDuration = new Histogram({
@@ -86,13 +86,13 @@ export class HubMetrics {
 
   httpRequest(method: string, route: string, status: number, seconds: number): void {
     const key = `h|${method}|${route}|${status}`;
-    (this.child(key, () => this.httpDuration.labels({ method, route, status: String(status) })) as ObserveOnly).observe(seconds);
+    this.child<ObserveOnly>(key, () => this.httpDuration.labels({ method, route, status: String(status) })).observe(seconds);
   }
 
   toolCall(tool: string, outcome: string, seconds: number): void {
     const label = this.toolLabel(tool);
-    (this.child(`t|${label}|${outcome}`, () => this.toolDuration.labels({ tool: label, outcome })) as ObserveOnly).observe(seconds);
-    (this.child(`c|${label}|${outcome}`, () => this.toolCalls.labels({ tool: label, outcome })) as IncOnly).inc();
+    this.child<ObserveOnly>(`t|${label}|${outcome}`, () => this.toolDuration.labels({ tool: label, outcome })).observe(seconds);
+    this.child<IncOnly>(`c|${label}|${outcome}`, () => this.toolCalls.labels({ tool: label, outcome })).inc();
   }
 
   /** Messages per second over the last full seconds. */

@@ -145,7 +145,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       ...(token ? { token } : {}),
       ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
     });
-    const server = createServer(app.callback());
+    const handle = app.callback(); // Koa answers every failure itself: the returned promise never rejects
+    const server = createServer((req, res) => void handle(req, res));
     server.headersTimeout = 20_000;
     server.requestTimeout = 60_000;
     server.on('clientError', answerClientError);

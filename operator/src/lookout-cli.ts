@@ -77,5 +77,6 @@ export async function main(argv: string[]): Promise<number> {
 /** A command-line mistake: ours (details.usage) or node's argument parser (unknown option, missing value). */
 function isUsageError(err: unknown): boolean {
   if (isLookoutError(err)) return (err.details as { usage?: boolean } | undefined)?.usage === true;
-  return String((err as { code?: unknown } | null)?.code ?? '').startsWith('ERR_PARSE_ARGS_');
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }

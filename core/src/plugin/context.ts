@@ -29,6 +29,8 @@ export interface PluginBus {
   onConnect(listener: () => void): void;
 }
 
+/* eslint-disable @typescript-eslint/no-explicit-any -- tool and route arguments default to any so that a
+   handler destructures what its manifest's zod schema already validated, without restating the type. */
 export interface ToolCallContext {
   signal: AbortSignal;
 }
@@ -52,11 +54,13 @@ export interface RouteReply {
   type?: string;
   headers?: Record<string, string>;
 }
-export type RouteHandler<Q = any, B = any> = (req: RouteRequest<Q, B>) => Promise<unknown> | unknown;
+/** Returns (or resolves to) the answer. */
+export type RouteHandler<Q = any, B = any> = (req: RouteRequest<Q, B>) => unknown;
 
 export interface PluginRoutes {
   handle<Q = any, B = any>(method: HttpMethod, path: string, handler: RouteHandler<Q, B>): void;
 }
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 export interface PluginServices {
   /** Provides a service the manifest lists in `provides`. */
@@ -106,16 +110,16 @@ export interface PluginContext<C = Record<string, unknown>> {
   health: PluginHealth;
   ports: PluginPorts;
   /** Runs at stop, after the plugin's own stop, in reverse order of registration. */
-  onStop(fn: () => unknown | Promise<unknown>): void;
+  onStop(fn: () => unknown): void;
   /**
    * Runs once every plugin of the runtime has started (in start order), e.g. to begin work that
    * plugins starting after this one add to. A failure there is logged and marks the plugin failed.
    */
-  onStarted(fn: () => unknown | Promise<unknown>): void;
+  onStarted(fn: () => unknown): void;
 }
 
 export interface PluginInstance {
-  stop?(): unknown | Promise<unknown>;
+  stop?(): unknown;
 }
 
 export interface Plugin<C extends z.ZodObject = z.ZodObject> extends PluginManifest<C> {

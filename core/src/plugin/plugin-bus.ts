@@ -15,9 +15,9 @@ export function createPluginBus(options: {
   mirrorNamespace?: string;
   topics: TopicDecl[];
   subscriptions: string[];
-  track(release: () => Promise<void>): void;
+  track: (release: () => Promise<void>) => void;
   /** A handler that throws (or rejects) reports here: the plugin is marked failed, the bus goes on. */
-  fault?(err: unknown): void;
+  fault?: (err: unknown) => void;
 }): PluginBus {
   const { plugin, port, namespace, mirrorNamespace, topics, subscriptions, track } = options;
   const fault =

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import { boundPort, listen } from '../../../core/src/net/listen.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
@@ -122,7 +122,7 @@ function authenticator(auth: EmbeddedBrokerAuth, log: BusLogger): Aedes['authent
 }
 
 function refusal(returnCode: number, message: string): AuthenticateError {
-  return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
+  return Object.assign<Error, { returnCode: number }>(new Error(message), { returnCode });
 }
 
 function payloadSize(packet: { payload?: Buffer | string }): number {

@@ -74,7 +74,7 @@ export function interpolate(track: readonly Keyframe[], tS: number): { x: number
 
 /** Poses of the objects present at `tS` (seconds into the scenario); absent objects are left out. */
 export function posesAt(scene: CompiledScene, tS: number, k: CameraIntrinsics): ObjectPose[] {
-  const byIndex: (ObjectPose | undefined)[] = new Array(scene.objects.length);
+  const byIndex = new Array<ObjectPose | undefined>(scene.objects.length);
   scene.objects.forEach((o, i) => {
     if (tS < o.appearS || tS >= o.disappearS) return;
     let cx: number, cy: number, z: number;

@@ -4,7 +4,7 @@ import { z } from 'zod';
 
 type Ajv2020Ctor = new (options: Record<string, unknown>) => { compile(schema: object): ValidateFunction };
 // ajv ships CommonJS; its 2020-12 build is a subpath without an ESM entry.
-const Ajv2020 = createRequire(import.meta.url)('ajv/dist/2020').default as Ajv2020Ctor;
+const Ajv2020 = (createRequire(import.meta.url)('ajv/dist/2020') as { default: Ajv2020Ctor }).default;
 
 /**
  * A contract check for the messages that arrive at 10 Hz per device (dets, telemetry): the zod

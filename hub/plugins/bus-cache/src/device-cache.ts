@@ -37,7 +37,8 @@ export class DeviceCache implements DeviceSnapshot {
   }
 
   addChunks(chunks: Record<string, unknown>[]): void {
-    const byStart = [...chunks].sort((a, b) => String(b.started_at ?? '').localeCompare(String(a.started_at ?? '')));
+    const startOf = (c: Record<string, unknown>): string => (typeof c.started_at === 'string' ? c.started_at : '');
+    const byStart = [...chunks].sort((a, b) => startOf(b).localeCompare(startOf(a)));
     this.recentChunks = byStart.slice(0, this.limits.maxChunks);
   }
 

@@ -211,7 +211,7 @@ export class Ingest {
         kind: 'recorder_status',
         device_id: device.deviceId,
         topic,
-        message: `storage_health ${String(previous?.storage_health ?? 'unknown')} → ${String(message.storage_health)}`,
+        message: `storage_health ${JSON.stringify(previous?.storage_health ?? 'unknown')} → ${JSON.stringify(message.storage_health)}`,
         details: { storage_health: message.storage_health, previous: previous?.storage_health ?? null, storage: message.storage },
       });
     }
@@ -251,7 +251,7 @@ export class Ingest {
         if (oldest !== undefined) this.invalidOnly.delete(oldest);
         this.untrackedInvalid++;
       }
-      this.invalidOnly.set(deviceId, (stats = new Map()));
+      this.invalidOnly.set(deviceId, (stats = new Map<string, InvalidStats>()));
     }
     countInvalid(stats, suffix, reason, now, issue);
   }
@@ -288,8 +288,11 @@ function suffixOf(topic: string): string {
 
 /** The first bytes as text, control characters shown as dots: enough to recognise a payload. */
 function preview(payload: Buffer): string {
-  return payload
-    .subarray(0, 96)
-    .toString('utf8')
-    .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '.');
+  return (
+    payload
+      .subarray(0, 96)
+      .toString('utf8')
+      // eslint-disable-next-line no-control-regex -- control characters are exactly what a preview must not print
+      .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]/g, '.')
+  );
 }

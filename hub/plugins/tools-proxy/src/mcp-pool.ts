@@ -52,7 +52,7 @@ export class McpClientPool {
       }
     } catch (err) {
       if (deadline.signal.aborted || isTimeout(err)) {
-        this.drop(url);
+        void this.drop(url);
         throw new LookoutError('device_timeout', `the device at ${url} did not answer ${tool} within ${options.timeoutMs} ms`, {
           cause: err,
           details: { tool, timeout_ms: options.timeoutMs },
@@ -60,7 +60,7 @@ export class McpClientPool {
       }
       if (options.signal.aborted) throw err;
       if (isTransportFailure(err)) {
-        this.drop(url);
+        void this.drop(url);
         throw new LookoutError('device_unreachable', `the device at ${url} cannot be reached: ${describe(err)}`, {
           cause: err,
           details: { tool, reason: describe(err) },
@@ -83,7 +83,7 @@ export class McpClientPool {
     try {
       return await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout });
     } catch (err) {
-      if (isTransportFailure(err)) this.drop(url);
+      if (isTransportFailure(err)) void this.drop(url);
       throw err;
     }
   }
@@ -128,13 +128,13 @@ export class McpClientPool {
 }
 
 function isTimeout(err: unknown): boolean {
-  return err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+  return err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number);
 }
 
 /** The device was not spoken to (refused, reset, no route, HTTP failure), as opposed to an MCP answer. */
 export function isTransportFailure(err: unknown): boolean {
   if (err instanceof StreamableHTTPError) return true;
-  if (err instanceof McpError) return err.code === ErrorCode.ConnectionClosed;
+  if (err instanceof McpError) return err.code === (ErrorCode.ConnectionClosed as number);
   return err instanceof Error;
 }
 

@@ -87,7 +87,7 @@ export class SimDetectorBackend implements DetectorBackend {
       const p = clampP(conf * (0.55 + 0.45 * obj.visibility));
       out.push({ c: obj.classId, p, b: box });
     }
-    let falseCount = poisson(rnd.next, s.falsePositiveRate);
+    let falseCount = poisson(() => rnd.next(), s.falsePositiveRate);
     while (falseCount-- > 0) {
       const c = s.falsePositiveClasses[Math.floor(rnd.next() * s.falsePositiveClasses.length)];
       const w = rnd.range(12, 60);

@@ -179,7 +179,7 @@ export function evaluateMot(frames: readonly EvalFrame[], options: MotOptions = 
       for (const h of hyps) {
         if (overlap(g, h) < thr) continue;
         let row = pairOverlaps.get(g.id);
-        if (!row) pairOverlaps.set(g.id, (row = new Map()));
+        if (!row) pairOverlaps.set(g.id, (row = new Map<number, number>()));
         row.set(h.id, (row.get(h.id) ?? 0) + 1);
       }
     }
