@@ -1,11 +1,11 @@
 import type { DependencyContainer } from 'tsyringe';
-import type { BusPort } from '../bus/bus-port.js';
 import { isDeclaredErrorCode } from '../errors/error-table.js';
 import { LookoutError, toLookoutError } from '../errors/lookout-error.js';
 import type { RouteRegistry } from '../hub-routes/route-registry.js';
 import type { Logger } from '../log/logger.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
-import type { Plugin, PluginContext, PluginInstance, RuntimeInfo } from './context.js';
+import type { Plugin, PluginContext, PluginInstance } from './context.js';
+import type { LoadOptions } from './loader.js';
 import type { PluginReport, PluginState } from './device-info.js';
 import { createPluginBus } from './plugin-bus.js';
 import { createPluginClock } from './plugin-clock.js';
@@ -19,21 +19,14 @@ export interface RestartPolicy {
 }
 const DEFAULT_RESTART: RestartPolicy = { initialBackoffMs: 5_000, maxBackoffMs: 5 * 60_000 };
 
-export interface SupervisorOptions {
-  plugins: Plugin[];
-  runtime: RuntimeInfo;
-  bus: BusPort;
-  env: Record<string, string | undefined>;
-  envSource?: string;
-  logger: Logger;
+/** The loader's options, with what it resolved: registries, services, dependency edges, essential plugins. */
+export interface SupervisorOptions extends Pick<LoadOptions, 'plugins' | 'runtime' | 'bus' | 'env' | 'envSource' | 'logger' | 'ports' | 'restart'> {
   tools: ToolRegistry;
   routes: RouteRegistry;
   services: PluginServiceDirectory;
-  ports?: Record<string, number>;
   dependencies: Map<string, { dependsOn: string[]; optionalDependsOn: string[] }>;
   essential: Set<string>;
   defaultStartTimeoutMs: number;
-  restart?: Partial<RestartPolicy>;
 }
 
 /** One start of a plugin: what it opened, released together when it stops or fails. */
