@@ -1,13 +1,45 @@
 import { seededRandom as simRandom } from '../../core/src/util/seeded-random.js';
 /**
- * A small, real RF-DETR-shaped ONNX model generated here (no download; written with onnx-proto.ts), and
- * detector packages around it. The graph pools the input on a grid, then two dense layers with seeded
- * weights give boxes (sigmoid, [1,Q,4]) and logits ([1,Q,C]), so every output depends on every input
- * pixel region and channel, and `forward` recomputes it in plain TypeScript for reference checks.
+ * A small, real RF-DETR-shaped ONNX model generated here (no download; encoded with the onnx-proto
+ * package's protobufjs classes), and detector packages around it. The graph pools the input on a grid,
+ * then two dense layers with seeded weights give boxes (sigmoid, [1,Q,4]) and logits ([1,Q,C]), so
+ * every output depends on every input pixel region and channel, and `forward` recomputes it in plain
+ * TypeScript for reference checks.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { concat, nodeProto, onnxModel, tensorProto, valueInfo } from './onnx-proto.js';
+import onnxProto from 'onnx-proto';
+
+// onnx-proto is CommonJS (module.exports = { onnx }), so Node's ESM loader gives it as the default export.
+const { onnx } = onnxProto;
+const { DataType } = onnx.TensorProto;
+const { AttributeType } = onnx.AttributeProto;
+
+// ---------------------------------------------------------------- ONNX pieces
+
+/** TensorProto with raw_data (little-endian); the element type follows the array type. */
+function tensor(name: string, dims: number[], data: Float32Array | BigInt64Array): onnxProto.onnx.ITensorProto {
+  return {
+    name,
+    dims,
+    dataType: data instanceof Float32Array ? DataType.FLOAT : DataType.INT64,
+    rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength),
+  };
+}
+
+/** ValueInfoProto for a float tensor; string dims are symbolic (dim_param). */
+function floatValueInfo(name: string, dims: (number | string)[]): onnxProto.onnx.IValueInfoProto {
+  const dim = dims.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d }));
+  return { name, type: { tensorType: { elemType: DataType.FLOAT, shape: { dim } } } };
+}
+
+/** NodeProto named `<op>_<first output>`. */
+function node(opType: string, input: string[], output: string[], attribute: onnxProto.onnx.IAttributeProto[] = []): onnxProto.onnx.INodeProto {
+  return { name: `${opType}_${output[0]}`, opType, input, output, attribute };
+}
+
+const ints = (name: string, values: number[]): onnxProto.onnx.IAttributeProto => ({ name, type: AttributeType.INTS, ints: values });
+const int = (name: string, value: number): onnxProto.onnx.IAttributeProto => ({ name, type: AttributeType.INT, i: value });
 
 // ---------------------------------------------------------------- the test model
 
@@ -39,7 +71,8 @@ export interface TestModel {
 
 /** Seeded numbers in [0, 1): the simulator's mulberry32, so every run builds the same model. */
 export function seededRandom(seed: number): () => number {
-  return simRandom(seed).next;
+  const random = simRandom(seed);
+  return () => random.next();
 }
 
 export function buildTestDetrModel(input: TestModelSpec): TestModel {
@@ -68,32 +101,37 @@ export function buildTestDetrModel(input: TestModelSpec): TestModel {
   const kh = H / G;
   const kw = W / G;
   const nodes = [
-    nodeProto('AveragePool', [spec.inputName], ['pooled'], [
-      { name: 'kernel_shape', ints: [kh, kw] },
-      { name: 'strides', ints: [kh, kw] },
-    ]),
-    nodeProto('Flatten', ['pooled'], ['features'], [{ name: 'axis', int: 1 }]),
-    nodeProto('Gemm', ['features', 'w_boxes', 'b_boxes'], ['boxes_linear']),
-    nodeProto('Sigmoid', ['boxes_linear'], ['boxes_flat']),
-    nodeProto('Reshape', ['boxes_flat', 'boxes_shape'], [spec.boxesName]),
-    nodeProto('Gemm', ['features', 'w_logits', 'b_logits'], ['logits_flat']),
-    nodeProto('Reshape', ['logits_flat', 'logits_shape'], [spec.logitsName]),
+    node('AveragePool', [spec.inputName], ['pooled'], [ints('kernel_shape', [kh, kw]), ints('strides', [kh, kw])]),
+    node('Flatten', ['pooled'], ['features'], [int('axis', 1)]),
+    node('Gemm', ['features', 'w_boxes', 'b_boxes'], ['boxes_linear']),
+    node('Sigmoid', ['boxes_linear'], ['boxes_flat']),
+    node('Reshape', ['boxes_flat', 'boxes_shape'], [spec.boxesName]),
+    node('Gemm', ['features', 'w_logits', 'b_logits'], ['logits_flat']),
+    node('Reshape', ['logits_flat', 'logits_shape'], [spec.logitsName]),
   ];
-  const initializers = [
-    tensorProto('w_boxes', [F, Q * 4], wBoxes),
-    tensorProto('b_boxes', [Q * 4], bBoxes),
-    tensorProto('w_logits', [F, Q * C], wLogits),
-    tensorProto('b_logits', [Q * C], bLogits),
-    tensorProto('boxes_shape', [3], BigInt64Array.from([1n, BigInt(Q), 4n])),
-    tensorProto('logits_shape', [3], BigInt64Array.from([1n, BigInt(Q), BigInt(C)])),
+  const initializer = [
+    tensor('w_boxes', [F, Q * 4], wBoxes),
+    tensor('b_boxes', [Q * 4], bBoxes),
+    tensor('w_logits', [F, Q * C], wLogits),
+    tensor('b_logits', [Q * C], bLogits),
+    tensor('boxes_shape', [3], BigInt64Array.from([1n, BigInt(Q), 4n])),
+    tensor('logits_shape', [3], BigInt64Array.from([1n, BigInt(Q), BigInt(C)])),
   ];
-  const bytes = onnxModel({
-    name: 'rf_detr_test',
-    nodes,
-    initializers,
-    inputs: [valueInfo(spec.inputName, [spec.symbolicBatch ? 'batch' : 1, 3, H, W])],
-    outputs: [valueInfo(spec.boxesName, [1, Q, 4]), valueInfo(spec.logitsName, [1, Q, C])],
-  });
+  // IR version 8, default-domain opset 17. The copy makes a plain Uint8Array of protobufjs's pooled Buffer.
+  const bytes = new Uint8Array(
+    onnx.ModelProto.encode({
+      irVersion: 8,
+      producerName: 'lookout-test',
+      opsetImport: [{ domain: '', version: 17 }],
+      graph: {
+        name: 'rf_detr_test',
+        node: nodes,
+        initializer,
+        input: [floatValueInfo(spec.inputName, [spec.symbolicBatch ? 'batch' : 1, 3, H, W])],
+        output: [floatValueInfo(spec.boxesName, [1, Q, 4]), floatValueInfo(spec.logitsName, [1, Q, C])],
+      },
+    }).finish(),
+  );
 
   const forward = (x: Float32Array) => {
     if (x.length !== 3 * H * W) throw new Error(`forward: input has ${x.length} values, expected ${3 * H * W}`);
@@ -103,7 +141,7 @@ export function buildTestDetrModel(input: TestModelSpec): TestModel {
         for (let gx = 0; gx < G; gx++) {
           let sum = 0;
           for (let y = gy * kh; y < (gy + 1) * kh; y++) {
-            for (let xx = gx * kw; xx < (gx + 1) * kw; xx++) sum += x[c * H * W + y * W + xx]!;
+            for (let xx = gx * kw; xx < (gx + 1) * kw; xx++) sum += x[c * H * W + y * W + xx];
           }
           feat[c * G * G + gy * G + gx] = sum / (kh * kw);
         }
@@ -112,8 +150,8 @@ export function buildTestDetrModel(input: TestModelSpec): TestModel {
     const dense = (w: Float32Array, b: Float32Array, n: number) => {
       const out = new Float64Array(n);
       for (let j = 0; j < n; j++) {
-        let acc = b[j]!;
-        for (let f = 0; f < F; f++) acc += feat[f]! * w[f * n + j]!;
+        let acc = b[j];
+        for (let f = 0; f < F; f++) acc += feat[f] * w[f * n + j];
         out[j] = acc;
       }
       return out;
@@ -133,6 +171,16 @@ export interface TarFile {
   data: Uint8Array | string;
   /** Directory entries carry no data. */
   directory?: boolean;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
 }
 
 function octal(value: number, width: number): string {
