@@ -47,10 +47,9 @@ function middleRate(samples: { t: number; n: number }[], total: number): number 
  * The baseline: subscribe, parse JSON, count distinct sequence numbers. Nothing else. Told on stdin
  * how many messages to expect in all, it reports each round when it has them.
  */
-async function bareSubscriber(url: string): Promise<void> {
+function bareSubscriber(url: string): void {
   const client = connect(url, { clientId: 'bench-bare-subscriber', clean: false, protocolVersion: 4, reconnectPeriod: 100, keepalive: 120 });
   let seen = new Uint8Array(1 << 20);
-  let count = 0;
   let distinct = 0;
   let expected = Infinity;
   let round = { count: 0, distinct: 0, first: 0, last: 0, marks: [] as number[] };
@@ -63,7 +62,6 @@ async function bareSubscriber(url: string): Promise<void> {
   client.on('message', (_topic, payload) => {
     const m = JSON.parse(payload.toString('utf8')) as { seq: number };
     const now = Date.now();
-    count++;
     if (round.count++ === 0) round.first = now;
     round.last = now;
     if (m.seq >= seen.length) {
@@ -334,5 +332,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--bare-subscriber') await bareSubscriber(process.argv[3]);
+if (process.argv[2] === '--bare-subscriber') bareSubscriber(process.argv[3]);
 else await main();

@@ -17,7 +17,10 @@ const MAX_BYTES = 64 * 1024;
 const DEVICE = 'flood-cam';
 
 /** A small deterministic PRNG, so a failure replays the same flood. */
-const prng = (seed: number): (() => number) => seededRandom(seed).next;
+const prng = (seed: number): (() => number) => {
+  const random = seededRandom(seed);
+  return () => random.next();
+};
 
 const SUFFIXES = [
   'status',
@@ -190,8 +193,8 @@ function floodSuite(label: string, brokerUrl: () => string | undefined, setup: (
 floodSuite(
   'the embedded broker',
   () => undefined,
-  async () => undefined,
-  async () => undefined,
+  () => Promise.resolve(),
+  () => Promise.resolve(),
 );
 
 let mosquitto: Mosquitto | undefined;

@@ -46,7 +46,10 @@ export async function waitFor<T>(
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) {
+      const why = last instanceof Error ? String(last) : JSON.stringify(last);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${why}` : ''}`);
+    }
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 
 export interface ScratchDir {
   dir: string;
-  /** Removes the directory and everything in it. */
-  cleanup(): Promise<void>;
+  /** Removes the directory and everything in it; a plain function, so it can be destructured. */
+  cleanup: () => Promise<void>;
 }
 
 /** A fresh directory under the system temp dir, named `<prefix>XXXXXX`, for one test to write in. */

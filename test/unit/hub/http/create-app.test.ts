@@ -305,10 +305,10 @@ describe('hub start-up checks', () => {
 
   it('names a plugin set entry that does not exist', async () => {
     const { writeFileSync, mkdtempSync } = await import('node:fs');
-    const { join } = await import('node:path');
+    const path = await import('node:path');
     const { tmpdir } = await import('node:os');
-    const dir = mkdtempSync(join(tmpdir(), 'hub-set-'));
-    const file = join(dir, 'set.json');
+    const dir = mkdtempSync(path.join(tmpdir(), 'hub-set-'));
+    const file = path.join(dir, 'set.json');
     writeFileSync(file, JSON.stringify({ name: 'broken', plugins: ['hub-meta', 'no-such-hub-plugin'] }));
     await assert.rejects(
       testHub({ bus: new MemoryBus(), pluginSet: file }),

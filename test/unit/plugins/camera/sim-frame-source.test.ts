@@ -141,7 +141,7 @@ test('ground-truth boxes and visibilities agree with the pixels drawn', async ()
         const [sx1, sy1, sx2, sy2] = seen.box as [number, number, number, number];
         assert.ok(
           sx1 >= Math.floor(bx1) && sy1 >= Math.floor(by1) && sx2 <= Math.ceil(bx2) && sy2 <= Math.ceil(by2),
-          `${where}: colour at [${seen.box}] outside box [${obj.box}]`,
+          `${where}: colour at ${JSON.stringify(seen.box)} outside box ${JSON.stringify(obj.box)}`,
         );
         const inside = bx1 > 0 && by1 > 0 && bx2 < W && by2 < H;
         if (inside) {

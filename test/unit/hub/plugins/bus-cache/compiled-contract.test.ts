@@ -7,7 +7,10 @@ import { compileContract, faithful } from '../../../../../hub/plugins/bus-cache/
 import { HOT_CONTRACTS } from '../../../../../hub/plugins/bus-cache/src/ingest.js';
 import { examples } from '../../../../support/contract-examples.js';
 
-const prng = (seed: number): (() => number) => seededRandom(seed).next;
+const prng = (seed: number): (() => number) => {
+  const random = seededRandom(seed);
+  return () => random.next();
+};
 
 const ODD: unknown[] = [
   null,

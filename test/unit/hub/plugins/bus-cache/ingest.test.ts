@@ -70,7 +70,7 @@ describe('bus cache ingest (in-process bus)', () => {
     assert.equal(after.ingest.messages - before, 4);
     const entry = await latest('ov-1');
     assert.deepEqual(Object.keys(entry.topics).sort(), ['events', 'events/incident', 'telemetry', 'telemetry/wifi']);
-    for (const t of Object.values(entry.topics) as { count: number }[]) assert.equal(t.count, 1);
+    for (const t of Object.values<{ count: number }>(entry.topics)) assert.equal(t.count, 1);
   });
 
   it('keeps the latest valid message per device and topic, with the spec fields', async () => {

@@ -6,7 +6,7 @@ import { LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { api, testHub } from '../../../../integration/hub-helpers.js';
 
 /** A third-party hub plugin with a code of its own, answered by one of its routes. */
-const quota = definePlugin({
+const quota: Plugin = definePlugin({
   name: 'quota-guard',
   version: '1.0.0',
   core: '^1',
@@ -17,7 +17,7 @@ const quota = definePlugin({
       throw new LookoutError('quota-guard.quota_exceeded', 'no snapshots left today');
     });
   },
-}) as Plugin;
+});
 
 test("a third-party plugin's own error code is in the hub's OpenAPI, with its status, and is answered with it", async () => {
   const set = await loadHubPluginSet();

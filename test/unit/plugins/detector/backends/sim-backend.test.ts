@@ -52,7 +52,7 @@ test('detections are valid Detection messages inside the frame, with production 
         assert.ok(DetectionSchema.safeParse(d).success, JSON.stringify(d));
         assert.ok(d.c >= 0 && d.c <= 13, `class ${d.c}`);
         const [x1, y1, x2, y2] = d.b as [number, number, number, number];
-        assert.ok(x1 >= 0 && y1 >= 0 && x2 <= 640 && y2 <= 640 && x2 > x1 && y2 > y1, `box ${d.b}`);
+        assert.ok(x1 >= 0 && y1 >= 0 && x2 <= 640 && y2 <= 640 && x2 > x1 && y2 > y1, `box ${JSON.stringify(d.b)}`);
       }
     }
   }

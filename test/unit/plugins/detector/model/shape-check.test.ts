@@ -203,16 +203,16 @@ test('snpe back-end with a DSP test double: config properties reach the runtime,
     let inputs = 0;
     // Test double for the on-chip runtime, which this machine does not have.
     const dspDouble: SnpeBinding = {
-      async load(dlc, options) {
+      load(dlc, options) {
         loads.push({ bytes: dlc.length, options });
-        return {
+        return Promise.resolve({
           inputShape: [1, 3, 544, 544],
-          async execute(input) {
+          execute(input) {
             inputs = input.length;
-            return { boxes, logits, queries: Q, classes: C };
+            return Promise.resolve({ boxes, logits, queries: Q, classes: C });
           },
           release() {},
-        };
+        });
       },
     };
     const b = await SnpeBackend.create({ modelPath: path, env: {}, binding: dspDouble, scoreThreshold: 0.3 });
@@ -231,7 +231,7 @@ test('snpe back-end with a DSP test double: config properties reach the runtime,
       await b.close();
     }
     const wrongShape: SnpeBinding = {
-      load: async () => ({ inputShape: [1, 3, 640, 640], execute: async () => ({ boxes, logits, queries: Q, classes: C }), release() {} }),
+      load: () => Promise.resolve({ inputShape: [1, 3, 640, 640], execute: () => Promise.resolve({ boxes, logits, queries: Q, classes: C }), release() {} }),
     };
     await assert.rejects(
       SnpeBackend.create({ modelPath: path, env: {}, binding: wrongShape }),
@@ -251,11 +251,12 @@ test('snpe back-end on a bare .dlc: a head that is not the production head is re
     const Q = 4;
     const headOf = (C: number): SnpeBinding => ({
       // Test double for the on-chip runtime, which this machine does not have.
-      load: async () => ({
-        inputShape: [1, 3, 640, 640],
-        execute: async () => ({ boxes: new Float32Array(Q * 4).fill(0.4), logits: new Float32Array(Q * C).fill(3), queries: Q, classes: C }),
-        release() {},
-      }),
+      load: () =>
+        Promise.resolve({
+          inputShape: [1, 3, 640, 640],
+          execute: () => Promise.resolve({ boxes: new Float32Array(Q * 4).fill(0.4), logits: new Float32Array(Q * C).fill(3), queries: Q, classes: C }),
+          release() {},
+        }),
     });
     const frame = { index: 0, timestampMs: 0, width: 640, height: 640, format: 'bgr888' as const, data: testFrameBytes() };
     const omni = await SnpeBackend.create({ modelPath: path, env: {}, binding: headOf(15) });
@@ -282,11 +283,12 @@ test('snpe back-end: outputs that disagree with their own Q and C are a typed mo
     await writeFile(path, Uint8Array.from([1, 2, 3, 4]));
     // Test double for the on-chip runtime: it reports 4 queries but hands back 3 boxes.
     const broken: SnpeBinding = {
-      load: async () => ({
-        inputShape: [1, 3, 640, 640],
-        execute: async () => ({ boxes: new Float32Array(3 * 4), logits: new Float32Array(4 * 23), queries: 4, classes: 23 }),
-        release() {},
-      }),
+      load: () =>
+        Promise.resolve({
+          inputShape: [1, 3, 640, 640],
+          execute: () => Promise.resolve({ boxes: new Float32Array(3 * 4), logits: new Float32Array(4 * 23), queries: 4, classes: 23 }),
+          release() {},
+        }),
     };
     const b = await SnpeBackend.create({ modelPath: path, env: {}, binding: broken });
     try {

@@ -94,7 +94,7 @@ test('class-aware matching: no id passes between a person and a car', () => {
     assertIdentitiesSurvive(truth, out, [1, 2]);
     const byId = new Map<number, Set<number>>();
     for (const d of out.flat()) if (d.track_id !== undefined) (byId.get(d.track_id) ?? byId.set(d.track_id, new Set()).get(d.track_id)!).add(d.c);
-    for (const [id, classes] of byId) assert.equal(classes.size, 1, `track ${id} had classes ${[...classes]}`);
+    for (const [id, classes] of byId) assert.equal(classes.size, 1, `track ${id} had classes ${JSON.stringify([...classes])}`);
   }
   // Same boxes, class-blind: a car box sitting exactly where the person was takes the person's track.
   const person: Detection = { c: 0, p: 0.9, b: [100, 100, 150, 240] };
