@@ -5,23 +5,40 @@ import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { formatReport, verifyContract } from './contract-verifier.js';
 import type { OperatorCommand } from './lookout-cli.js';
 
+/** Each flag as the wire spells its fields (snake_case), and as the spec's verifier script and older lookouts did. */
+const FLAG_ALIASES = { mqtt_host: 'mqtt-host', mqtt_port: 'mqtt-port', device_id: 'device-id', duration_s: 'duration-s' } as const;
+type Flag = keyof typeof FLAG_ALIASES;
+
 export const verifyContractCommand: OperatorCommand = {
   summary: "sample a device's telemetry and dets, check them against the wire contracts and the 3-15 Hz rate",
   usage:
-    'lookout verify-contract --mqtt-host H [--mqtt-port 1883] --device-id D [--duration-s 20] [--json] [--username U] (password: env LOOKOUT_MQTT_PASSWORD)',
+    'lookout verify-contract --mqtt_host H [--mqtt_port 1883] --device_id D [--duration_s 20] [--json] [--username U] (password: env LOOKOUT_MQTT_PASSWORD; --mqtt-host, --mqtt-port, --device-id, --duration-s are accepted too)',
   async run(args) {
     const { values } = parseArgs({
       args,
       options: {
+        mqtt_host: { type: 'string' },
         'mqtt-host': { type: 'string' },
-        'mqtt-port': { type: 'string', default: '1883' },
+        mqtt_port: { type: 'string' },
+        'mqtt-port': { type: 'string' },
+        device_id: { type: 'string' },
         'device-id': { type: 'string' },
-        'duration-s': { type: 'string', default: '20' },
+        duration_s: { type: 'string' },
+        'duration-s': { type: 'string' },
         username: { type: 'string' },
         password: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     });
+    const flag = (name: Flag): string | undefined => {
+      const [snake, kebab] = [values[name], values[FLAG_ALIASES[name]]];
+      if (snake !== undefined && kebab !== undefined && snake !== kebab) {
+        throw new LookoutError('config_invalid', `--${name} and --${FLAG_ALIASES[name]} are the same flag and disagree`, {
+          details: { usage: true, key: `--${name}` },
+        });
+      }
+      return snake ?? kebab;
+    };
     // Declared only to refuse it clearly: a secret in argv is readable by every local user (/proc).
     if (values.password !== undefined) {
       throw new LookoutError('config_invalid', '--password would show the secret in the process list; set LOOKOUT_MQTT_PASSWORD instead', {
@@ -30,13 +47,13 @@ export const verifyContractCommand: OperatorCommand = {
     }
     const username = values.username ?? process.env.LOOKOUT_MQTT_USERNAME;
     const password = process.env.LOOKOUT_MQTT_PASSWORD;
-    const host = values['mqtt-host'];
-    const deviceId = values['device-id'];
-    const durationS = Number(values['duration-s']);
-    const port = Number(values['mqtt-port']);
-    if (!host || !deviceId) throw new Error('verify-contract needs --mqtt-host and --device-id');
-    if (!Number.isFinite(durationS) || durationS <= 0 || durationS > 3600) throw new Error('--duration-s must be a number of seconds from 0 to 3600');
-    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error('--mqtt-port must be a TCP port');
+    const host = flag('mqtt_host');
+    const deviceId = flag('device_id');
+    const durationS = Number(flag('duration_s') ?? '20');
+    const port = Number(flag('mqtt_port') ?? '1883');
+    if (!host || !deviceId) throw new Error('verify-contract needs --mqtt_host and --device_id');
+    if (!Number.isFinite(durationS) || durationS <= 0 || durationS > 3600) throw new Error('--duration_s must be a number of seconds from 0 to 3600');
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error('--mqtt_port must be a TCP port');
     const bus = await MqttBus.connect({
       url: `mqtt://${host}:${port}`,
       clientId: `lookout-verify-${randomBytes(4).toString('hex')}`,
