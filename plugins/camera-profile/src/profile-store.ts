@@ -37,9 +37,22 @@ export function mergeProfile(current: CameraProfile, update: Partial<CameraProfi
   return { profile: parsed.data, changed };
 }
 
+/**
+ * Persists a profile. A write that fails (ENOSPC on a full disk, a read-only filesystem) is a
+ * `tool_failed` naming the file and the cause, and the file keeps its previous content: the caller
+ * keeps its current profile, so what runs is always what a restart would load.
+ */
 export async function writeProfileFile(path: string, profile: CameraProfile): Promise<ProfileFile> {
   const file: ProfileFile = { profile, updated_at: new Date().toISOString() };
-  await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
+  try {
+    await writeFileAtomic(path, `${JSON.stringify(file, null, 2)}\n`);
+  } catch (err) {
+    const errno = (err as NodeJS.ErrnoException).code;
+    throw new LookoutError('tool_failed', `the camera profile cannot be saved to ${path}: ${(err as Error).message}; the profile is unchanged`, {
+      cause: err,
+      details: { path, ...(errno ? { errno } : {}) },
+    });
+  }
   return file;
 }
 

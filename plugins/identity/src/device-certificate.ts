@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { writeFileAtomic, type Logger } from 'lookout/core';
+import { type Logger } from 'lookout/core';
+import { saveCertificateFiles, type CertificateMaterial } from './certificate-files.js';
 import { createSelfSignedCertificate } from './self-signed-cert.js';
 
 export interface DeviceCertificate {
@@ -12,12 +13,19 @@ export interface DeviceCertificate {
   generated: boolean;
   /** Why the fingerprint is null. */
   problem?: string;
+  /**
+   * Generated material that could not be written (a full or read-only data filesystem): the device
+   * runs on it from memory and the caller keeps trying to save it. Never logged.
+   */
+  unsaved?: CertificateMaterial & { reason: string };
 }
 
 /**
  * The device certificate (the peer-mesh TLS material of spec 02, `shadow_peer.crt` / `.key`).
  * A provisioned certificate is used as it is; a missing one is generated when allowed (first start
  * in development). The key is written before the certificate, mode 0600, and never read back here.
+ * A generated pair that cannot be written does not stop the device (a camera with a full disk must
+ * still connect and say so): it is returned as `unsaved`, in memory, for the caller to persist later.
  */
 export async function ensureDeviceCertificate(options: {
   certPath: string;
@@ -51,10 +59,16 @@ export async function ensureDeviceCertificate(options: {
     ...(options.dnsNames ? { dnsNames: options.dnsNames } : {}),
     ...(options.ips ? { ips: options.ips } : {}),
   });
-  await writeFileAtomic(keyPath, made.keyPem, 0o600);
-  await writeFileAtomic(certPath, made.certPem, 0o644);
+  const generated = { certPath, keyPath, fingerprint: made.fingerprint, generated: true };
+  try {
+    await saveCertificateFiles({ certPath, keyPath }, made);
+  } catch (err) {
+    const reason = (err as Error).message;
+    log.warn({ certPath, fingerprint: made.fingerprint }, `generated a self-signed device certificate, kept in memory only: ${reason}`);
+    return { ...generated, unsaved: { keyPem: made.keyPem, certPem: made.certPem, reason } };
+  }
   log.info({ certPath, fingerprint: made.fingerprint }, 'generated a self-signed device certificate');
-  return { certPath, keyPath, fingerprint: made.fingerprint, generated: true };
+  return generated;
 }
 
 async function warnOnLooseKey(keyPath: string, log: Logger): Promise<void> {

@@ -17,6 +17,11 @@ export const DeviceIdentityResultSchema = z.object({
   cert_fingerprint_present: z.boolean(),
   fingerprint_algorithm: z.literal('sha256'),
   cert_path: z.string(),
+  key_durable: z
+    .boolean()
+    .nullable()
+    .describe('true: the device key is on disk; false: held in memory only until it can be written (a full disk), so a restart would change it; null: no key'),
+  key_durable_reason: z.string().nullable().describe('why key_durable is false (the failed write); null otherwise'),
   versions: z.record(z.string(), z.unknown()),
 });
 export type DeviceIdentityResult = z.infer<typeof DeviceIdentityResultSchema>;
@@ -36,6 +41,7 @@ export function deviceVersions(ctx: Ctx): { runtime: string; core: string; node:
 
 export function identityResult(ctx: Ctx, identity: DeviceIdentity): DeviceIdentityResult {
   const fingerprint = identity.fingerprint();
+  const key = identity.keyDurability();
   return {
     device_id: identity.deviceId,
     serial: identity.serial,
@@ -50,6 +56,8 @@ export function identityResult(ctx: Ctx, identity: DeviceIdentity): DeviceIdenti
     cert_fingerprint_present: fingerprint !== null,
     fingerprint_algorithm: 'sha256',
     cert_path: identity.certPath,
+    key_durable: key.durable,
+    key_durable_reason: key.reason,
     versions: deviceVersions(ctx),
   };
 }

@@ -3,6 +3,7 @@ import { DEVICE_PATHS, busTopic, definePlugin, devicePath, deviceInfo, toLookout
 import { ensureDeviceCertificate } from './device-certificate.js';
 import { deviceSerial } from './device-serial.js';
 import { DeviceIdentityResultSchema, helloMessage, identityResult } from './identity-report.js';
+import { trackKeyDurability } from './key-durability.js';
 import { DeviceIdentityToken, type DeviceIdentity } from './service.js';
 
 export const IdentityConfig = z.object({
@@ -10,11 +11,15 @@ export const IdentityConfig = z.object({
   DEVICE_SERIAL: z.string().min(1).optional(),
   /** auto: generate a missing certificate in development (data root other than `/`); 1: always; 0: never. */
   IDENTITY_CERT_GENERATE: z.enum(['auto', '1', '0']).default('auto'),
+  /** How often a generated key that could not be written (a full disk) is tried again. */
+  IDENTITY_SAVE_RETRY_MS: z.coerce.number().int().min(50).default(30_000),
 });
 
 /**
  * Who the device is: id, serial, roles, addresses, listening ports and the fingerprint of its
  * certificate. Owns `hello`, announced on every connect so the hub learns where to reach the device.
+ * A key that cannot be written (a full disk) never keeps the device from starting: it runs from
+ * memory, the plugin is `degraded` saying so, and the key is written once space returns.
  */
 export default definePlugin({
   name: 'identity',
@@ -46,6 +51,7 @@ export default definePlugin({
       ips: ['127.0.0.1'],
       log,
     });
+    const keyDurability = trackKeyDurability(ctx, cert, config.IDENTITY_SAVE_RETRY_MS);
     const { serial, source } = await deviceSerial({
       ...(config.DEVICE_SERIAL ? { configured: config.DEVICE_SERIAL } : {}),
       dataDir: runtime.dataDir,
@@ -55,6 +61,7 @@ export default definePlugin({
       deviceId: runtime.id,
       serial,
       fingerprint: () => cert.fingerprint,
+      keyDurability,
       certPath: cert.certPath,
       keyPath: cert.keyPath,
       labels: settings.labels,
@@ -70,6 +77,6 @@ export default definePlugin({
           log.warn({ code: e.code }, `hello not published: ${e.message}`);
         });
       });
-    log.info({ serial, serialSource: source, fingerprint: cert.fingerprint }, 'identity ready');
+    log.info({ serial, serialSource: source, fingerprint: cert.fingerprint, keyDurable: keyDurability().durable }, 'identity ready');
   },
 });

@@ -1,5 +1,5 @@
-import { lstat, mkdir, readdir, statfs } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, mkdir, readdir, stat, statfs } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 
 export interface StorageUsage {
   path: string;
@@ -24,11 +24,11 @@ const GB = 1024 ** 3;
  * own size from a bounded walk (a huge folder must not stall the health loop).
  */
 export async function measureStorage(path: string, options: { maxEntries?: number } = {}): Promise<StorageUsage> {
-  await mkdir(path, { recursive: true });
-  const fs = await statfs(path);
+  const measured = await folderOrVolume(path);
+  const fs = await statfs(measured);
   const used = (fs.blocks - fs.bfree) * fs.bsize;
   const available = fs.bavail * fs.bsize;
-  const walk = await walkFolder(path, options.maxEntries ?? 100_000);
+  const walk = measured === path ? await walkFolder(path, options.maxEntries ?? 100_000) : EMPTY_FOLDER;
   return {
     path,
     total_gb: round((fs.blocks * fs.bsize) / GB, 3),
@@ -36,6 +36,45 @@ export async function measureStorage(path: string, options: { maxEntries?: numbe
     used_pct: used + available > 0 ? round((used / (used + available)) * 100, 2) : 0,
     ...walk,
   };
+}
+
+const EMPTY_FOLDER = { folder_bytes: 0, file_count: 0, chunk_count: 0, truncated: false };
+
+/** Errors of a volume that is full or read-only: the folder cannot be made, the volume can still be measured. */
+const VOLUME_ERRORS = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
+
+/**
+ * The recordings folder, made when missing. On a full (or read-only) volume even a folder cannot be
+ * made: the nearest existing folder above it is measured instead, so health reports the volume's
+ * real figures (100 % used, CRITICAL) rather than "cannot measure". Any other failure is thrown.
+ */
+async function folderOrVolume(path: string): Promise<string> {
+  try {
+    await mkdir(path, { recursive: true });
+    return path;
+  } catch (err) {
+    // Node's recursive mkdir reports a full volume as ENOENT: one plain mkdir of the first missing
+    // level tells the real cause.
+    const parent = await nearestFolder(dirname(path));
+    const next = join(parent, relative(parent, path).split(sep)[0]);
+    try {
+      await mkdir(next);
+    } catch (cause) {
+      if (VOLUME_ERRORS.has((cause as NodeJS.ErrnoException).code ?? '')) return parent;
+    }
+    throw err;
+  }
+}
+
+async function nearestFolder(start: string): Promise<string> {
+  for (let dir = start; ; dir = dirname(dir)) {
+    try {
+      if ((await stat(dir)).isDirectory()) return dir;
+    } catch {
+      // missing too: one level up
+    }
+    if (dir === dirname(dir)) return dir;
+  }
 }
 
 async function walkFolder(root: string, maxEntries: number): Promise<Pick<StorageUsage, 'folder_bytes' | 'file_count' | 'chunk_count' | 'truncated'>> {

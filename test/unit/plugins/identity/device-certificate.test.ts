@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, createServer } from 'node:tls';
@@ -9,6 +9,7 @@ import { createLogger } from '../../../../core/src/log/logger.js';
 import { objectIdentifier, time, unsignedInteger } from '../../../../plugins/identity/src/der.js';
 import { ensureDeviceCertificate } from '../../../../plugins/identity/src/device-certificate.js';
 import { createSelfSignedCertificate } from '../../../../plugins/identity/src/self-signed-cert.js';
+import { cannotMount, mountSmallFilesystem, type SmallFilesystem } from '../../../support/small-filesystem.js';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -94,5 +95,29 @@ describe('ensureDeviceCertificate', () => {
     assert.equal(bad.fingerprint, null);
     assert.match(bad.problem!, /cannot be parsed/);
     assert.equal(await readFile(join(dir, 'bad.crt'), 'utf8').then((t) => t.includes('AAAA')), true, 'a provisioned file is never overwritten');
+  });
+});
+
+describe('ensureDeviceCertificate on a full disk', { skip: cannotMount() }, () => {
+  let disk: SmallFilesystem | undefined;
+  before(async () => {
+    disk = await mountSmallFilesystem({ sizeKiB: 64, prefix: 'lookout-cert-full-' });
+  });
+  after(async () => {
+    await disk?.unmount();
+  });
+
+  it('returns the generated pair as unsaved, with why, and leaves no file behind', async () => {
+    const certPath = join(disk!.dir, 'data', 'config', 'shadow_peer.crt');
+    const keyPath = join(disk!.dir, 'data', 'config', 'shadow_peer.key');
+    disk!.fill();
+    const made = await ensureDeviceCertificate({ certPath, keyPath, generate: true, commonName: 'cam-1', log: logger });
+    assert.equal(made.generated, true);
+    assert.ok(made.unsaved, 'the material is kept in memory');
+    assert.match(made.unsaved.reason, /cannot write .*shadow_peer\.key: ENOSPC/);
+    assert.equal(new X509Certificate(made.unsaved.certPem).fingerprint256, made.fingerprint);
+    assert.equal(new X509Certificate(made.unsaved.certPem).checkPrivateKey(createPrivateKey(made.unsaved.keyPem)), true);
+    assert.deepEqual(await readdir(join(disk!.dir, 'data', 'config')), []);
+    disk!.free();
   });
 });
