@@ -54,7 +54,7 @@ test('a device runs the onnx back-end on a package under /data/models and publis
     assert.deepEqual(status.input_shape, [1, 3, 544, 544]);
     assert.equal(status.package_version, '2025.06.1');
     assert.equal(status.ontology_hash, 'sha256:3f1c0de5');
-    assert.equal((status.classes as string[])[0], 'person');
+    assert.deepEqual((status.classes as unknown[])[0], { id: 0, name: 'person', model_labels: ['person'] });
     const seen = await recordFor(observer, `devices/${device.id}/dets`, 1500);
     assert.ok(seen.length >= 3, `dets published: ${seen.length}`);
     for (const m of seen) {

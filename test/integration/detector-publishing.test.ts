@@ -58,7 +58,7 @@ test('a layer1 device publishes valid dets and telemetry within 3-15 Hz, telemet
     assert.deepEqual(status.input_shape, [1, 3, 640, 640]);
     assert.equal(status.last_error, null);
     assert.ok((status.frames_processed as number) > 5);
-    assert.equal((status.classes as string[])[0], 'person');
+    assert.deepEqual((status.classes as unknown[])[0], { id: 0, name: 'person', model_labels: ['person'] });
   } finally {
     await device.stop();
   }

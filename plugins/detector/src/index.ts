@@ -17,7 +17,8 @@ export const RfdetrStatusSchema = z.looseObject({
   ontology_hash: z.string().nullable(),
   train_job_id: z.string().nullable(),
   class_map: z.string(),
-  classes: z.array(z.string().nullable()),
+  /** In the ids dets carry (after the package's remap), with the production name and the model's own labels. */
+  classes: z.array(z.object({ id: z.number().int().min(0), name: z.string().nullable(), model_labels: z.array(z.string()) })),
   input_shape: z.array(z.number().int()),
   stride_fps: z.number(),
   achieved_fps: z.number(),

@@ -1,5 +1,5 @@
 import { LookoutError } from 'lookout/core';
-import type { ModelFormat } from '../model/read-package.js';
+import type { ModelFormat, ModelPackage } from '../model/read-package.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
 import type { SimBackendOptions } from './sim-backend.js';
 import type { SnpeBinding } from './snpe-backend.js';
@@ -23,6 +23,8 @@ export interface BackendCapabilities<F extends readonly ModelFormat[] = readonly
 export interface CreateBackendOptions {
   /** Model package or file; default from env (RF_DETR_MODEL_PATH, else RF_DETR_EDGE4_MODEL). */
   modelPath?: string | null;
+  /** The package at modelPath when it was read to choose the back-end (a ~100 MB tar is then listed once). */
+  modelPackage?: ModelPackage | null;
   env?: Record<string, string | undefined>;
   /** Preprocessing target H = W (544 custom compile, 640 production, 672 Omni recipes). */
   inputSize?: number;

@@ -1,5 +1,6 @@
 import { type Detection } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
+import type { PublishedClass } from '../model/published-classes.js';
 import type { BackendName } from './backend-records.js';
 
 /** The names come from the back-end records (backend-records.ts). */
@@ -12,7 +13,8 @@ export interface BackendStatus {
   ontologyHash: string | null;
   trainJobId: string | null;
   classMap: 'production' | 'omni15' | 'custom';
-  classes: string[];
+  /** The classes it publishes, in the ids `dets` carry (after the package's remap), with their names. */
+  classes: PublishedClass[];
   /** [1, 3, H, W] the model takes. */
   inputShape: [number, number, number, number];
 }

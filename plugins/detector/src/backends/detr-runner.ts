@@ -5,6 +5,7 @@ import { checkFrame } from '../model/frame-check.js';
 import { InputBuilder } from '../model/input-builder.js';
 import type { PreprocessOptions } from '../model/normalization.js';
 import { checkModelHead, type PreparedModel } from '../model/prepare-model.js';
+import { publishedClasses } from '../model/published-classes.js';
 import type { InputShape } from '../model/shape-check.js';
 import type { BackendName, BackendStatus } from './backend.js';
 
@@ -20,6 +21,8 @@ export interface DetrRunnerOptions {
   topK?: number;
   scoreThreshold?: number;
   preprocess?: PreprocessOptions;
+  /** The model head's class count when the runtime reports it at load (onnx); else learned from the first inference. */
+  headClasses?: number | null;
 }
 
 /**
@@ -33,6 +36,7 @@ export class DetrRunner {
   private readonly decoder = new DetrDecoder();
   private readonly queue = new SerialQueue();
   private closed = false;
+  private headClasses: number | null;
 
   constructor(
     private readonly backend: BackendName,
@@ -41,6 +45,7 @@ export class DetrRunner {
     private readonly options: DetrRunnerOptions,
   ) {
     this.input = new InputBuilder(target, options.preprocess);
+    this.headClasses = options.headClasses ?? null;
   }
 
   status(): BackendStatus {
@@ -52,7 +57,7 @@ export class DetrRunner {
       ontologyHash: pkg.labels?.ontology_hash ?? null,
       trainJobId: pkg.labels?.train_job_id ?? null,
       classMap: classMap.name,
-      classes: [...classMap.classes],
+      classes: publishedClasses(classMap, this.headClasses),
       inputShape: [...this.target],
     };
   }
@@ -65,6 +70,7 @@ export class DetrRunner {
       const out = await infer(this.input.build(frame));
       this.checkOutputs(out);
       checkModelHead(this.prepared, out.classes);
+      this.headClasses = out.classes;
       return this.decoder.decode(out.boxes, out.logits, {
         queries: out.queries,
         classes: out.classes,

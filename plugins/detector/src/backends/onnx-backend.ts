@@ -3,6 +3,7 @@ import { LookoutError, type Detection } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import { findDetrOutputs, type DetrOutputNames, type OutputShape } from '../model/detr-outputs.js';
 import { checkModelHead, prepareModel, type PreparedModel } from '../model/prepare-model.js';
+import type { ModelPackage } from '../model/read-package.js';
 import { checkInputShapes, formatShape, resolveTargetShape } from '../model/shape-check.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
 import { createCpuSession } from './cpu-session.js';
@@ -20,6 +21,8 @@ export interface OnnxBackendOptions {
   threads?: number;
   /** Antialiased (torchvision-style) bilinear shrink; default true. */
   antialias?: boolean;
+  /** The package at modelPath, when choosing the back-end already read it. */
+  modelPackage?: ModelPackage | null;
 }
 
 /** What the loaded model looks like, for status tools and tests. */
@@ -52,7 +55,7 @@ export class OnnxBackend implements DetectorBackend {
   ) {}
 
   static async create(options: OnnxBackendOptions): Promise<OnnxBackend> {
-    const prepared = await prepareModel(options.modelPath, onnxRecord.name);
+    const prepared = await prepareModel(options.modelPath, onnxRecord.name, options.modelPackage);
     const { pkg } = prepared;
     const bytes = await pkg.readModel();
     let session: ort.InferenceSession;
@@ -71,6 +74,7 @@ export class OnnxBackend implements DetectorBackend {
         topK: options.topK,
         scoreThreshold: options.scoreThreshold,
         preprocess: { antialias: options.antialias ?? true },
+        headClasses: info.classes,
       });
       return new OnnxBackend(runner, session, info);
     } catch (err) {

@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { LookoutError, type Detection, hashSeed, seededRandom, PRODUCTION_NAMED_LABELS } from 'lookout/core';
+import { LookoutError, type Detection, hashSeed, seededRandom } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
+import { productionClassMap } from '../model/class-remap.js';
+import { publishedClasses } from '../model/published-classes.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
 import { simRecord } from './records/sim.js';
 
@@ -44,7 +46,8 @@ export class SimDetectorBackend implements DetectorBackend {
       ontologyHash: null,
       trainJobId: null,
       classMap: 'production',
-      classes: [...PRODUCTION_NAMED_LABELS],
+      // Ground truth carries production ids, so the sim publishes the production head's.
+      classes: publishedClasses(productionClassMap()),
       inputShape: [1, 3, 640, 640],
     };
   }

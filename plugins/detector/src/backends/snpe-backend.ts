@@ -5,7 +5,8 @@ import { LookoutError, type Detection } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import type { PackageConfig } from '../model/package-schema.js';
 import { prepareModel } from '../model/prepare-model.js';
-import { checkInputShapes, resolveTargetShape } from '../model/shape-check.js';
+import type { ModelPackage } from '../model/read-package.js';
+import { checkInputShapes, resolveTargetShape, type InputShape } from '../model/shape-check.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
 import { localAlternatives } from './backend-records.js';
 import { DetrRunner, type DetrOutputs } from './detr-runner.js';
@@ -43,6 +44,8 @@ export interface SnpeBackendOptions {
   /** A binding to use instead of the addon's: only test doubles of the DSP, which is not reachable here. */
   binding?: SnpeBinding;
   env?: Record<string, string | undefined>;
+  /** The package at modelPath, when choosing the back-end already read it. */
+  modelPackage?: ModelPackage | null;
 }
 
 export const DEFAULT_NATIVE_ADDON = 'native/build/Release/lookout_native.node';
@@ -94,11 +97,11 @@ export class SnpeBackend implements DetectorBackend {
 
   static async create(options: SnpeBackendOptions): Promise<SnpeBackend> {
     const env = options.env ?? process.env;
-    const prepared = await prepareModel(options.modelPath, snpeRecord.name);
+    const prepared = await prepareModel(options.modelPath, snpeRecord.name, options.modelPackage);
     const { pkg, declaredShape } = prepared;
-    const target = resolveTargetShape(options.inputSize, declaredShape, null);
     // The DLC's own shape is readable only through the vendor runtime; check what can be checked now.
-    checkInputShapes({ declared: declaredShape, model: null, target, modelName: pkg.modelName });
+    const configured = resolveTargetShape(options.inputSize, declaredShape, null);
+    checkInputShapes({ declared: declaredShape, model: null, target: configured, modelName: pkg.modelName });
     const props = pkg.config?.backend_properties;
     const loadOptions: SnpeLoadOptions = props ? { runtime: props.runtime, performanceProfile: props.performance_profile } : BARE_DLC_PROPERTIES;
 
@@ -111,7 +114,11 @@ export class SnpeBackend implements DetectorBackend {
         cause: err,
       });
     }
+    let target: InputShape;
     try {
+      // Without RF_DETR_INPUT_SIZE or labels.json (a package as spec 02 ships it: .dlc and config.json),
+      // the DLC's own input size is the preprocessing target, as the onnx back-end takes the export's.
+      target = resolveTargetShape(options.inputSize, declaredShape, session.inputShape);
       checkInputShapes({ declared: declaredShape, model: session.inputShape, target, modelName: pkg.modelName });
     } catch (err) {
       session.release();

@@ -8,7 +8,7 @@ import type { InputShape } from './shape-check.js';
 export interface PreparedModel {
   pkg: ModelPackage;
   classMap: ResolvedClassMap;
-  /** labels.json's input_shape; null for a bare model without labels.json. */
+  /** labels.json's input_shape; null for a package or bare model without labels.json. */
   declaredShape: InputShape | null;
 }
 
@@ -18,11 +18,20 @@ export interface PreparedModel {
  * classes map to production ids. Shape checks follow in the back-end, which alone knows the model
  * file's real input shape.
  */
-export async function prepareModel(modelPath: string, backend: ModelBackendName): Promise<PreparedModel> {
+export async function prepareModel(modelPath: string, backend: ModelBackendName, read?: ModelPackage | null): Promise<PreparedModel> {
   const record = backendRecord(backend);
   const formats = record.capabilities.modelFormats;
-  const pkg = await readModelPackage(modelPath);
+  // The package is read once when the back-end was chosen from its config.json: a tar is listed in full.
+  const pkg = read?.path === modelPath ? read : await readModelPackage(modelPath);
   const format = pkg.modelFormat;
+  const named = pkg.config ? backendRecord(pkg.config.backend) : null;
+  if (named && !named.capabilities.modelFormats.includes(format)) {
+    throw new LookoutError(
+      'model_package_invalid',
+      `${modelPath}: config.json says backend ${named.name}, which runs ${named.capabilities.modelFormats.map((f) => `.${f}`).join(' or ')} models, ` +
+        `but names ${pkg.modelName}, ${article(format)} .${format} model`,
+    );
+  }
   if (!formats.includes(format)) {
     const runner = backendForFormat(format);
     throw new LookoutError(

@@ -18,7 +18,10 @@ export interface ModelPackage {
   modelSize: number;
   /** config.json of a tar package; null for a bare model. */
   config: PackageConfig | null;
-  /** labels.json (in the tar beside config.json, or beside a bare model); null when a bare model has none. */
+  /**
+   * labels.json (in the tar beside config.json, or beside a bare model); null when there is none. It
+   * is optional: spec 02 ships a package as the .dlc and config.json, which run on the production map.
+   */
   labels: PackageLabels | null;
   /** The model file's bytes (read on demand: a package model is about 100 MB). */
   readModel(): Promise<Uint8Array>;
@@ -59,7 +62,7 @@ export function modelPathFromEnv(env: Record<string, string | undefined>): strin
   return edge4 ? edge4 : null;
 }
 
-/** Reads a package tar (rf_detr_edge4.tar) or a bare .onnx/.dlc model with an optional labels.json beside it. */
+/** Reads a package tar (rf_detr_edge4.tar: config.json, the model and an optional labels.json) or a bare .onnx/.dlc model with an optional labels.json beside it. */
 export async function readModelPackage(path: string): Promise<ModelPackage> {
   let size: number;
   try {
@@ -119,9 +122,10 @@ async function readTarPackage(path: string): Promise<ModelPackage> {
   const find = (name: string) => entries.find((e) => e.type === 'file' && e.name === inFolder(name));
 
   const config = parseJson(path, configEntry.name, data.get(configEntry.name)!, PackageConfigSchema);
+  // Without labels.json the package runs on the production map, as a bare model does (spec 02 ships
+  // rf_detr_edge4.tar as the .dlc and config.json); the head's size is still checked at load.
   const labelsEntry = find(LABELS_FILE);
-  if (!labelsEntry) throw invalid(path, `the package holds no ${LABELS_FILE} beside ${configEntry.name} (class list, shape and version are required)`);
-  const labels = parseJson(path, labelsEntry.name, data.get(labelsEntry.name)!, PackageLabelsSchema);
+  const labels = labelsEntry ? parseJson(path, labelsEntry.name, data.get(labelsEntry.name)!, PackageLabelsSchema) : null;
 
   const format = modelFormatOf(config.model);
   if (!format) throw invalid(path, `config.json names model "${config.model}", which is neither .dlc nor .onnx`);

@@ -15,6 +15,7 @@ export const onnxRecord = defineDetectorBackend({
       topK: o.topK,
       scoreThreshold: o.scoreThreshold,
       threads: o.threads,
+      modelPackage: o.modelPackage,
     });
   },
 });

@@ -17,6 +17,7 @@ export const snpeRecord = defineDetectorBackend({
       env: o.env,
       addonPath: o.snpe?.addonPath,
       binding: o.snpe?.binding,
+      modelPackage: o.modelPackage,
     });
   },
 });

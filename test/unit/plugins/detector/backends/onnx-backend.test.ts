@@ -7,7 +7,7 @@ import { OnnxBackend } from '../../../../../plugins/detector/src/backends/onnx-b
 import { createBackend, parseBackendName } from '../../../../../plugins/detector/src/backends/create-backend.js';
 import { decodeReference } from '../../../../../plugins/detector/src/model/decode-reference.js';
 import { preprocessReference } from '../../../../../plugins/detector/src/model/preprocess-reference.js';
-import { PRODUCTION_LABELS } from '../../../../../plugins/detector/src/model/class-maps.js';
+import { OMNI15_LABELS, OMNI15_TO_PRODUCTION_EXAMPLE, PRODUCTION_LABELS } from '../../../../../plugins/detector/src/model/class-maps.js';
 import { buildTestDetrModel, testFrameBytes, testLabels, writeBareModel, writePackage, type TestModel } from '../../../../support/onnx-model.js';
 import { scratchDir } from '../../../../support/scratch-dir.js';
 
@@ -40,6 +40,8 @@ function assertSameDetections(actual: Detection[], expected: Detection[]): void 
 }
 
 const identity23 = Int32Array.from({ length: 23 }, (_, i) => i);
+/** The production head in dets ids: 0-13 named, 14-22 slots the spec leaves unnamed. */
+const productionClasses = PRODUCTION_LABELS.map((name, id) => ({ id, name, model_labels: name ? [name] : [] }));
 
 test('onnx back-end on a 544 package (under a top folder): detections equal the reference computation', async () => {
   const { dir, cleanup } = await scratchDir('lookout-detector-');
@@ -63,7 +65,7 @@ test('onnx back-end on a 544 package (under a top folder): detections equal the 
       ontologyHash: 'sha256:3f1c0de5',
       trainJobId: 'train-0042',
       classMap: 'production',
-      classes: testLabels(544).classes,
+      classes: productionClasses,
       inputShape: [1, 3, 544, 544],
     });
     assert.deepEqual(b.info.outputs, { boxes: 'dets', logits: 'labels' });
@@ -97,7 +99,34 @@ test('onnx back-end on a bare 640 .onnx with pred_boxes/pred_logits names and no
     assert.equal(status.modelPath, path);
     assert.equal(status.packageVersion, null);
     assert.deepEqual(status.inputShape, [1, 3, 640, 640]);
-    assert.deepEqual(status.classes, PRODUCTION_LABELS.slice(0, 14));
+    assert.deepEqual(status.classes, productionClasses);
+  } finally {
+    await b.close();
+    await cleanup();
+  }
+});
+
+test('status lists the classes in the ids dets carry: Omni weights remapped to production, names beside them', async () => {
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
+  const model = buildTestDetrModel({ height: 672, width: 672, queries: 10, classes: 15, seed: 21, logitBias: 1 });
+  const labels = testLabels(672, { classes: [...OMNI15_LABELS], class_map: 'omni15', remap: { ...OMNI15_TO_PRODUCTION_EXAMPLE } });
+  const b = await OnnxBackend.create({ modelPath: await writePackage(dir, { modelName: 'omni.onnx', model: model.bytes, labels }), scoreThreshold: THRESHOLD });
+  try {
+    const status = b.status();
+    assert.deepEqual(status.classes, [
+      { id: 0, name: 'person', model_labels: ['person'] },
+      { id: 1, name: 'bicycle', model_labels: ['bicycle'] },
+      { id: 2, name: 'car', model_labels: ['car'] },
+      { id: 3, name: 'bus', model_labels: ['bus'] },
+      { id: 5, name: 'truck', model_labels: ['truck'] },
+      { id: 10, name: 'gun', model_labels: ['handgun'] },
+      { id: 11, name: 'knife', model_labels: ['knife'] },
+      { id: 12, name: 'rifle', model_labels: ['rifle'] },
+    ]);
+    const dets = await b.detect(frameOf(2));
+    assert.ok(dets.length > 0);
+    const ids = new Set(status.classes.map((c) => c.id));
+    for (const d of dets) assert.ok(ids.has(d.c), `det class ${d.c} is listed in the status`);
   } finally {
     await b.close();
     await cleanup();

@@ -178,7 +178,7 @@ test('status names the sim back-end and the production classes', () => {
   const status = new SimDetectorBackend().status();
   assert.equal(status.backend, 'sim');
   assert.equal(status.classMap, 'production');
-  assert.equal(status.classes[0], 'person');
-  assert.equal(status.classes[11], 'knife');
+  assert.deepEqual(status.classes[0], { id: 0, name: 'person', model_labels: ['person'] });
+  assert.deepEqual(status.classes[11], { id: 11, name: 'knife', model_labels: ['knife'] });
   assert.deepEqual(status.inputShape, [1, 3, 640, 640]);
 });

@@ -92,7 +92,8 @@ test('config.json and labels.json are validated; missing pieces are named', asyn
       attempt('bad-labels', { modelName: 'm.onnx', model, labels: { ...testLabels(544), input_shape: [1, 3, 544] } }),
       rejectsWith('model_package_invalid', /labels\.json is invalid: input_shape/),
     );
-    await assert.rejects(attempt('no-labels', { modelName: 'm.onnx', model }), rejectsWith('model_package_invalid', /no labels\.json/));
+    // labels.json is optional (spec 02 ships config.json and the model); a broken one is still refused, above.
+    assert.equal((await attempt('no-labels', { modelName: 'm.onnx', model })).labels, null);
     await assert.rejects(
       attempt('wrong-model', { modelName: 'm.onnx', model, labels: testLabels(544), config: testConfig('other.onnx') }),
       rejectsWith('model_package_invalid', /names model "other\.onnx" but the package holds no other\.onnx/),
@@ -125,7 +126,7 @@ test('config.json and labels.json are validated; missing pieces are named', asyn
     );
     await assert.rejects(
       OnnxBackend.create({ modelPath: claimsSnpe }),
-      rejectsWith('model_package_invalid', /config\.json says backend snpe but m\.onnx is an \.onnx model/),
+      rejectsWith('model_package_invalid', /config\.json says backend snpe, which runs \.dlc models, but names m\.onnx, an \.onnx model/),
     );
     const claimsOnnx = await writePackage(
       dir,
@@ -134,7 +135,7 @@ test('config.json and labels.json are validated; missing pieces are named', asyn
     );
     await assert.rejects(
       SnpeBackend.create({ modelPath: claimsOnnx, env: {}, addonPath: join(dir, 'absent.node') }),
-      rejectsWith('model_package_invalid', /config\.json says backend onnx but rf_detr_qcs8550\.dlc is a \.dlc model/),
+      rejectsWith('model_package_invalid', /config\.json says backend onnx, which runs \.onnx models, but names rf_detr_qcs8550\.dlc, a \.dlc model/),
     );
   } finally {
     await cleanup();
