@@ -2,9 +2,20 @@ import { z } from 'zod';
 import { MaybeCelsiusSchema, NonNegativeIntSchema, RoleLabelSchema, TimestampSchema } from './common.js';
 import { DetectionSchema } from './detection.js';
 
+/** Frames per second, measured; null while not measured (fewer than two frames read, or none read at all). */
+const MeasuredRateSchema = z.number().nonnegative().nullable();
+
+/**
+ * The spec's `die_temp` and `fps`, and ours beside them. Every rate is measured over a sliding
+ * window, never assumed from a configured stride; as Frigate reports camera, detection and
+ * skipped fps, `fps` is the detection rate (0 while detection is suspended), `camera_fps` what the
+ * camera delivered and `skipped_fps` what of it the detector did not process.
+ */
 export const TelemetryBlockSchema = z.looseObject({
   die_temp: MaybeCelsiusSchema,
-  fps: NonNegativeIntSchema.describe('rate actually achieved; nominal 10'),
+  fps: NonNegativeIntSchema.describe('detection rate: frames through the detector per second over a sliding window (nominal 10); 0 while suspended'),
+  camera_fps: MeasuredRateSchema.optional().describe('frames per second the camera delivered, measured from its frame counter'),
+  skipped_fps: MeasuredRateSchema.optional().describe('camera frames per second the detector did not process'),
 });
 
 /** `devices/<device_id>/telemetry` (spec 01, "telemetry message"); every field is required for contract verify. */

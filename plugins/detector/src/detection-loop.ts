@@ -3,7 +3,7 @@ import type { FrameSource } from '../../camera/src/service.js';
 import type { DieTemperature } from '../../die-temp/src/service.js';
 import { countGatedPersons } from './model/class-maps.js';
 import type { Pipeline } from './pipeline.js';
-import { RateMeter } from './rate-meter.js';
+import { CounterRate, RateMeter } from './rate-meter.js';
 
 export interface LatestResult {
   timestamp: string;
@@ -13,7 +13,12 @@ export interface LatestResult {
 }
 
 export interface LoopState {
+  /** Frames through the detector per second, over a sliding window; 0 while suspended. */
   achievedFps: number;
+  /** Frames the camera delivered per second (from its frame index); null until two frames were read. */
+  cameraFps: number | null;
+  /** Camera frames per second the detector did not process; null while the camera rate is unknown. */
+  skippedFps: number | null;
   framesProcessed: number;
   lastError: string | null;
   latest: LatestResult | null;
@@ -22,7 +27,8 @@ export interface LoopState {
 /**
  * Reads a frame at the detector stride, runs the pipeline and publishes `dets` and `telemetry`.
  * Frames never overlap: a slow frame delays the next one, and the achieved rate says so. While
- * neural work is suspended (thermal critical) telemetry goes on without detections.
+ * neural work is suspended (thermal critical) telemetry goes on without detections, and its rates
+ * say so too: the detection rate is measured over frames actually detected, never the stride.
  */
 export class DetectionLoop {
   private timer: NodeJS.Timeout | undefined;
@@ -31,8 +37,9 @@ export class DetectionLoop {
   private release: () => void = () => undefined;
   /** Settles at stop(): a tick waiting on the broker gives up then. */
   private readonly stopping = new Promise<void>((resolve) => (this.release = resolve));
-  private readonly telemetryRate = new RateMeter();
-  readonly state: LoopState = { achievedFps: 0, framesProcessed: 0, lastError: null, latest: null };
+  private readonly detectionRate = new RateMeter();
+  private readonly cameraRate = new CounterRate();
+  readonly state: LoopState = { achievedFps: 0, cameraFps: null, skippedFps: null, framesProcessed: 0, lastError: null, latest: null };
 
   constructor(
     private readonly deps: {
@@ -79,24 +86,35 @@ export class DetectionLoop {
     const started = clock.now();
     try {
       const frame = await this.deps.source.read();
+      this.cameraRate.sample(frame.index, frame.timestampMs);
       const celsius = this.deps.temperature.current();
       const timestamp = new Date(clock.now()).toISOString();
       let dets: Detection[] = [];
-      if (!pipeline.throttle.suspended) {
+      const suspended = pipeline.throttle.suspended;
+      if (suspended) {
+        // No frame is detected: the window starts again when detection resumes.
+        this.detectionRate.reset();
+      } else {
+        const period = 1000 / this.strideFps();
         dets = await pipeline.process(frame);
+        this.detectionRate.mark(started, period);
         const person_count = countGatedPersons(dets);
         this.state.latest = { timestamp, dets, person_count, temp_c: celsius };
         this.state.framesProcessed++;
         await this.delivered(bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true }));
       }
-      this.telemetryRate.mark(clock.now());
-      this.state.achievedFps = this.telemetryRate.rate(clock.now());
+      this.measure(clock.now(), suspended);
       await this.delivered(
         bus.publish('telemetry', {
           timestamp,
           camera_id: cameraId,
           detections: dets,
-          telemetry: { die_temp: celsius === null ? null : round1(celsius), fps: Math.round(this.state.achievedFps) },
+          telemetry: {
+            die_temp: celsius === null ? null : round1(celsius),
+            fps: Math.round(this.state.achievedFps),
+            camera_fps: this.state.cameraFps === null ? null : round1(this.state.cameraFps),
+            skipped_fps: this.state.skippedFps === null ? null : round1(this.state.skippedFps),
+          },
         }),
       );
       if (this.state.lastError) this.deps.onError(null);
@@ -107,8 +125,16 @@ export class DetectionLoop {
       this.state.lastError = message;
       this.deps.onError(message);
     }
-    const period = 1000 / this.strideFps();
-    this.schedule(started + period - clock.now());
+    this.schedule(started + 1000 / this.strideFps() - clock.now());
+  }
+
+  /** The rates as of `now`: detection over frames detected, camera over frames delivered, skipped the difference. */
+  private measure(now: number, suspended: boolean): void {
+    const detected = suspended ? 0 : this.detectionRate.rate(now);
+    const camera = this.cameraRate.rate();
+    this.state.achievedFps = detected;
+    this.state.cameraFps = camera;
+    this.state.skippedFps = camera === null ? null : Math.max(0, camera - detected);
   }
 
   /**

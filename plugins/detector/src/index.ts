@@ -23,6 +23,9 @@ export const RfdetrStatusSchema = z.looseObject({
   stride_fps: z.number(),
   achieved_fps: z.number(),
   frames_processed: z.number().int(),
+  /** Measured like telemetry's camera_fps and skipped_fps; null until two frames were read. */
+  camera_fps: z.number().nullable(),
+  skipped_fps: z.number().nullable(),
   suspended: z.boolean(),
   stages: z.array(z.string()),
   last_error: z.string().nullable(),
@@ -83,6 +86,8 @@ export default definePlugin({
         stride_fps: ctx.config.RF_DETR_STRIDE_FPS,
         achieved_fps: 0,
         frames_processed: 0,
+        camera_fps: null,
+        skipped_fps: null,
         suspended: false,
         stages: [],
         last_error: failure.message,
@@ -129,8 +134,10 @@ export default definePlugin({
         classes: s.classes,
         input_shape: s.inputShape,
         stride_fps: loop.strideFps(),
-        achieved_fps: Math.round(loop.state.achievedFps * 10) / 10,
+        achieved_fps: round1(loop.state.achievedFps),
         frames_processed: loop.state.framesProcessed,
+        camera_fps: round1(loop.state.cameraFps),
+        skipped_fps: round1(loop.state.skippedFps),
         suspended: pipeline.throttle.suspended,
         stages: pipeline.stageNames(),
         last_error: loop.state.lastError,
@@ -144,6 +151,10 @@ export default definePlugin({
     return { stop: () => loop.stop() };
   },
 });
+
+function round1<T extends number | null>(n: T): T {
+  return (n === null ? null : Math.round(n * 10) / 10) as T;
+}
 
 export { DetectionPipelineToken } from './service.js';
 export type { DetectionPipeline, DetectionStage, DetectionThrottle } from './service.js';
