@@ -48,7 +48,7 @@ function portOr(preferred) {
   });
 }
 
-function startDevice(device, brokerUrl) {
+function startDevice(device, brokerUrl, credentials) {
   const dataDir = join(work, 'devices', device.id);
   mkdirSync(join(work, 'logs'), { recursive: true });
   const logPath = join(work, 'logs', `${device.id}.log`);
@@ -73,7 +73,18 @@ function startDevice(device, brokerUrl) {
       '--data-dir',
       dataDir,
     ],
-    { cwd: root, env: { ...process.env, SIM_SCENARIO: device.scenario, HEALTH_INTERVAL_MS: '10000' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: root,
+      // Each device authenticates to the hub's broker as itself (its password derives from the fleet secret).
+      env: {
+        ...process.env,
+        SIM_SCENARIO: device.scenario,
+        HEALTH_INTERVAL_MS: '10000',
+        LOOKOUT_MQTT_USERNAME: credentials.username,
+        LOOKOUT_MQTT_PASSWORD: credentials.password,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
   );
   child.stderr.pipe(createWriteStream(logPath, { flags: 'a' }));
   return new Promise((resolve, reject) => {
@@ -119,7 +130,7 @@ async function main() {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    devices.push(...(await Promise.all(FLEET.map((d) => startDevice(d, hub.brokerUrl)))));
+    devices.push(...(await Promise.all(FLEET.map((d) => startDevice(d, hub.brokerUrl, hub.deviceCredentials(d.id))))));
   } catch (err) {
     console.error(String(err));
     await stop();

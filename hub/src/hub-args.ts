@@ -15,16 +15,24 @@ tool forwarding to devices, the debug ring and fleet health.
   --broker-host <addr>     embedded broker listen address (default as --host)
   --registry <file>        registry file (JSON; see hub/README.md); must exist when given
   --data-dir <dir>         hub data folder (default .lookout-dev/hub; registry.json there is used)
-  --token <secret>         bearer token for every route but /health, and the password devices
-                           need on the embedded broker (or LOOKOUT_HUB_TOKEN). Without one the
-                           hub listens on 127.0.0.1 only.
+  --token <secret>         bearer token for every route but /health (or LOOKOUT_HUB_TOKEN).
+                           Without one the hub listens on 127.0.0.1 only.
+  --broker-anonymous       development only: the embedded broker takes anonymous clients with
+                           every right (loopback only). By default every client authenticates as
+                           itself: devices with their id and a password derived from the fleet
+                           secret (LOOKOUT_FLEET_SECRET, else <data-dir>/fleet-secret, created on
+                           first start; \`lookout device-credentials <id>\` prints a device's)
   --device-networks <list> CIDRs a device announced by hello may be contacted in
                            (default 127.0.0.0/8)
-  --cors-origin <origin>   allow this browser origin (repeat or comma-separate; * for any)
+  --cors-origin <origin>   allow this browser origin (repeat or comma-separate; * for any);
+                           a POST from any other origin is refused (403)
+  --host-name <name>       a name the hub answers to besides loopback ones (repeat or
+                           comma-separate); without --token any other Host is refused (403)
   --plugin-set <file>      hub plugin set (default configs/hub/plugins.json)
   --stale-sec <n>          cache staleness threshold (default 120)
   --max-message-bytes <n>  largest bus message ingested (default 262144)
   --ring-size <n>          debug ring capacity per lane (default 2000)
+  --ring-max-bytes <n>     debug ring bound in bytes (default 4194304)
   --tool-timeout-ms <n>    tool call timeout (default 15000)
   --log-level <level>      pino level (default info; logs go to stderr)
   --json                   print one JSON line with the URLs instead of the text banner
@@ -49,13 +57,16 @@ const OPTIONS = {
   token: { type: 'string' },
   'device-networks': { type: 'string' },
   'cors-origin': { type: 'string', multiple: true },
+  'host-name': { type: 'string', multiple: true },
   'plugin-set': { type: 'string' },
   'stale-sec': { type: 'string' },
   'max-message-bytes': { type: 'string' },
   'ring-size': { type: 'string' },
+  'ring-max-bytes': { type: 'string' },
   'tool-timeout-ms': { type: 'string' },
   'log-level': { type: 'string' },
   json: { type: 'boolean' },
+  'broker-anonymous': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -92,6 +103,7 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   set('registryFile', values.registry);
   set('dataDir', values['data-dir']);
   set('token', values.token ?? (env.LOOKOUT_HUB_TOKEN || undefined));
+  if (values['broker-anonymous']) set('anonymousBroker', true);
   set(
     'deviceNetworks',
     values['device-networks']
@@ -106,10 +118,18 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
       .map((s) => s.trim())
       .filter(Boolean),
   );
+  set(
+    'hostNames',
+    values['host-name']
+      ?.flatMap((o) => o.split(','))
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   set('pluginSet', values['plugin-set']);
   set('staleSec', int('stale-sec', 1, 86_400 * 365));
   set('maxMessageBytes', int('max-message-bytes', 256, 256 * 1024 * 1024));
   set('ringSize', int('ring-size', 10, 1_000_000));
+  set('ringMaxBytes', int('ring-max-bytes', 64 * 1024, 1024 * 1024 * 1024));
   set('toolTimeoutMs', int('tool-timeout-ms', 50, 600_000));
   if (values.mqtt !== undefined && (values['broker-port'] !== undefined || values['broker-host'] !== undefined)) {
     throw usageError('--mqtt names an external broker; --broker-port and --broker-host are for the embedded one');

@@ -27,11 +27,23 @@ export interface HubOptions {
   token?: string;
   /** Networks a device announced by hello may be contacted in (CIDR list). Default 127.0.0.0/8. */
   deviceNetworks?: readonly string[];
-  /** Origins allowed by CORS (`*` for any). */
+  /** Origins allowed by CORS (`*` for any); a state-changing request from any other origin is refused (403). */
   corsOrigins?: readonly string[];
+  /**
+   * Host names the hub answers to besides loopback ones (`Host` header). Without a token the hub
+   * answers only to loopback names and these (DNS rebinding); with one, these are checked when given.
+   */
+  hostNames?: readonly string[];
   /** Plugin set file (default configs/hub/plugins.json), or the plugins themselves. */
   pluginSet?: string;
   plugins?: Plugin[];
+  /** Every per-device credential derives from it; default LOOKOUT_FLEET_SECRET, else `<dataDir>/fleet-secret` (created once). */
+  fleetSecret?: string;
+  /**
+   * Development only: the embedded broker takes anonymous clients with every right (no per-device
+   * identity); loopback only. Default false: each client authenticates as itself (core/src/auth/bus-acl.ts).
+   */
+  anonymousBroker?: boolean;
   /** With `plugins`: those whose failure stops the hub (the plugin set file names its own). */
   essential?: string[];
   /** Plugin config keys (LOOKOUT_HUB_*), over the process environment. */
@@ -40,6 +52,8 @@ export interface HubOptions {
   staleSec?: number;
   maxMessageBytes?: number;
   ringSize?: number;
+  /** Bound on the debug ring's bytes (LOOKOUT_HUB_RING_MAX_BYTES); default 4 MiB. */
+  ringMaxBytes?: number;
   toolTimeoutMs?: number;
   /** Largest request body; default 1 MiB. */
   bodyLimitBytes?: number;

@@ -14,6 +14,9 @@ import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js
 import { packageVersion } from '../../core/src/paths/package-root.js';
 import { boundPort, closeServer, listen } from '../../core/src/net/listen.js';
 import { errorTable } from '../../core/src/errors/error-table.js';
+import { busPassword, HUB_BUS_USER } from '../../core/src/auth/bus-acl.js';
+import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
+import { loadFleetSecret } from '../../core/src/auth/fleet-secret.js';
 import { answerClientError } from './http/client-error.js';
 import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
@@ -35,6 +38,8 @@ export interface RunningHub {
   readonly tokenRequired: boolean;
   readonly runtime: LoadedRuntime;
   readonly metrics: HubMetrics;
+  /** The bus user name and password of a device (derived from the fleet secret), for devices started beside the hub. */
+  deviceCredentials(deviceId: string): { username: string; password: string };
   /** Stops HTTP, the plugins (reverse order), the bus and the embedded broker. */
   close(): Promise<void>;
 }
@@ -63,6 +68,11 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       );
     }
   }
+  if (options.anonymousBroker && !isLoopbackHost(brokerHost)) {
+    throw new LookoutError('config_invalid', `--broker-anonymous: an embedded broker without per-device identity listens on loopback only, not ${brokerHost}`, {
+      details: { key: '--broker-anonymous' },
+    });
+  }
   // Checked here so that a bad list stops start-up before any socket opens.
   const networks = options.deviceNetworks ? DeviceNetworks.parse(options.deviceNetworks) : undefined;
   const hubId = options.hubId ?? `lookout-hub-${hostname()}-${process.pid}`;
@@ -73,6 +83,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
   };
 
   try {
+    const fleet = await loadFleetSecret(dataDir, options.fleetSecret ?? (process.env.LOOKOUT_FLEET_SECRET || undefined));
+    if (fleet.source === 'created') logger.info({ path: fleet.path }, 'created the fleet secret (per-device bus passwords and tool tokens derive from it)');
     let bus: BusPort;
     let brokerUrl: string;
     let brokerPort: number | undefined;
@@ -86,7 +98,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         const broker = await EmbeddedBroker.start({
           port: options.brokerPort ?? DEFAULT_BROKER_PORT,
           host: brokerHost,
-          ...(token ? { auth: { password: token } } : {}),
+          ...(options.anonymousBroker ? {} : { auth: { fleetSecret: fleet.secret } }),
           // Messages a little past the hub's limit still reach it, to be counted as oversized.
           maxPayloadBytes: Math.max(4 * maxMessage, 1024 * 1024),
           logger: logger.child({ component: 'broker' }),
@@ -95,7 +107,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         url = broker.url;
         brokerPort = broker.port;
       }
-      const credentials = !options.mqttUrl && token ? { username: 'lookout-hub', password: token } : {};
+      const credentials = !options.mqttUrl && !options.anonymousBroker ? { username: HUB_BUS_USER, password: busPassword(fleet.secret, HUB_BUS_USER) } : {};
       const mqtt = await MqttBus.connect({ url, clientId: hubId, ...credentials, logger: logger.child({ component: 'bus' }) });
       cleanups.push(() => mqtt.close());
       bus = mqtt;
@@ -116,7 +128,13 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
 
     const set = options.plugins ? { plugins: options.plugins, essential: options.essential ?? [] } : await loadHubPluginSet(options.pluginSet);
     const plugins = set.plugins;
-    const env: Record<string, string | undefined> = { ...process.env, ...pluginEnv(options, networks), ...(options.env ?? {}) };
+    // Plugins that derive per-device credentials (the tool tokens) read the fleet secret as a config key.
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      LOOKOUT_FLEET_SECRET: fleet.secret,
+      ...pluginEnv(options, networks),
+      ...(options.env ?? {}),
+    };
     const runtime = await loadPlugins({
       plugins,
       runtime: { kind: 'hub', id: hubId, dataDir },
@@ -144,6 +162,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
       ...(token ? { token } : {}),
       ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
+      ...(options.hostNames ? { hostNames: options.hostNames } : {}),
     });
     const handle = app.callback(); // Koa answers every failure itself: the returned promise never rejects
     const server = createServer((req, res) => void handle(req, res));
@@ -172,6 +191,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       tokenRequired: token !== undefined,
       runtime,
       metrics,
+      deviceCredentials: (deviceId) => deviceBusCredentials(fleet.secret, deviceId),
       close: () => (closing ??= unwind()),
     };
   } catch (err) {
@@ -186,6 +206,7 @@ function pluginEnv(o: HubOptions, networks: DeviceNetworks | undefined): Record<
   if (o.staleSec !== undefined) env.LOOKOUT_HUB_STALE_SEC = String(o.staleSec);
   if (o.maxMessageBytes !== undefined) env.LOOKOUT_HUB_MAX_MESSAGE_BYTES = String(o.maxMessageBytes);
   if (o.ringSize !== undefined) env.LOOKOUT_HUB_RING_SIZE = String(o.ringSize);
+  if (o.ringMaxBytes !== undefined) env.LOOKOUT_HUB_RING_MAX_BYTES = String(o.ringMaxBytes);
   if (o.toolTimeoutMs !== undefined) env.LOOKOUT_HUB_TOOL_TIMEOUT_MS = String(o.toolTimeoutMs);
   if (o.registryFile !== undefined) env.LOOKOUT_HUB_REGISTRY = resolve(o.registryFile);
   if (networks) env.LOOKOUT_HUB_DEVICE_NETWORKS = networks.cidrs.join(',');

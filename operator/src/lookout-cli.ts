@@ -5,6 +5,7 @@ import { LAYERS } from '../../core/src/layers/layers.js';
 import { LAYER_IDS } from '../../core/src/plugin/manifest.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
 import { verifyContractCommand } from './verify-contract-command.js';
+import { brokerAclCommand, deviceCredentialsCommand } from './bus-credentials-commands.js';
 
 export interface OperatorCommand {
   summary: string;
@@ -27,6 +28,8 @@ export const COMMANDS: Record<string, OperatorCommand> = {
     },
   },
   'verify-contract': verifyContractCommand,
+  'device-credentials': deviceCredentialsCommand,
+  'broker-acl': brokerAclCommand,
   layers: {
     summary: 'list the configuration layers and their aliases',
     usage: 'lookout layers',

@@ -4,14 +4,15 @@
  * clean stop on SIGTERM, and the refusal to listen beyond loopback without a token.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
-import { api, endClient, mqttClient, waitFor } from './hub-helpers.js';
+import { api, mqttClient, waitFor } from './hub-helpers.js';
 
 const TOKEN = 'cli-test-token-8f3a';
 const bin = join(packageRoot(), 'bin', 'lookout-hub.js');
@@ -69,15 +70,25 @@ describe('lookout-hub process', () => {
 
     await assert.rejects(mqttClient(ready.broker_url), /Not authorized|Bad username or password|connack/i);
     await assert.rejects(mqttClient(ready.broker_url, { username: 'x', password: 'wrong-password' }));
-    const ok = await mqttClient(ready.broker_url, { username: 'tester', password: TOKEN });
-    await endClient(ok);
+    await assert.rejects(mqttClient(ready.broker_url, { username: 'cli-cam', password: TOKEN, clientId: 'cli-cam' }), 'the HTTP token is no bus password');
 
+    // The README's way: the hub created its fleet secret; the operator derives the device's credentials.
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      join(packageRoot(), 'bin', 'lookout.js'),
+      'device-credentials',
+      'cli-cam',
+      '--hub-data-dir',
+      dataDir,
+      '--json',
+    ]);
+    const credentials = JSON.parse(stdout) as Record<string, string>;
+    assert.equal((statSync(join(dataDir, 'fleet-secret')).mode & 0o777).toString(8), '600');
     const device = await startDeviceProcess({
       deviceId: 'cli-cam',
       image: 'camera',
       layer: 'layer1',
       mqtt: ready.broker_url,
-      env: { LOOKOUT_MQTT_USERNAME: 'cli-cam', LOOKOUT_MQTT_PASSWORD: TOKEN },
+      env: { LOOKOUT_MQTT_USERNAME: credentials.LOOKOUT_MQTT_USERNAME, LOOKOUT_MQTT_PASSWORD: credentials.LOOKOUT_MQTT_PASSWORD },
     });
     devices.push(device);
     await waitFor('the device in the cache', async () => (await api(ready.url, '/fleet/mqtt/latest', { token: TOKEN })).body.devices['cli-cam']?.payload);

@@ -56,9 +56,18 @@ export async function waitFor<T>(
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** A hub for tests: free ports, a temp data dir when none given, quiet logs, no process metrics. */
+/** The fleet secret of test hubs: tests derive device credentials from it (lookout device-credentials does the same). */
+export const TEST_FLEET_SECRET = 'lookout-test-fleet-secret-7d1c';
+
+/**
+ * A hub for tests: free ports, a temp data dir when none given, quiet logs, no process metrics.
+ * Its embedded broker is anonymous unless `anonymousBroker: false` is given: most hub tests play
+ * many devices from one client; the bus identity tests (bus-identity.test.ts) use the default.
+ */
 export function testHub(options: HubOptions = {}): Promise<RunningHub> {
   return startHub({
+    anonymousBroker: true,
+    fleetSecret: TEST_FLEET_SECRET,
     port: 0,
     brokerPort: 0,
     dataDir: options.dataDir ?? '/tmp/lookout-hub-tests-nonexistent',

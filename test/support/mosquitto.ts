@@ -17,6 +17,10 @@ export interface MosquittoOptions {
   persistence?: boolean;
   /** user name → password; when given, anonymous clients are refused. */
   users?: Record<string, string>;
+  /** A password_file written elsewhere (e.g. by `lookout broker-acl`); anonymous clients are refused. */
+  passwordFile?: string;
+  /** An acl_file written elsewhere (`lookout broker-acl`). */
+  aclFile?: string;
   /** Per-client queue of QoS 1/2 messages (mosquitto's default is 1000); raise it for benches. */
   maxQueuedMessages?: number;
   /** Per-client in-flight QoS 1/2 messages (mosquitto's default is 20). */
@@ -97,9 +101,12 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
         { mode: 0o600 },
       );
       lines.push('allow_anonymous false', `password_file ${passwd}`);
+    } else if (options.passwordFile) {
+      lines.push('allow_anonymous false', `password_file ${options.passwordFile}`);
     } else {
       lines.push('allow_anonymous true');
     }
+    if (options.aclFile) lines.push(`acl_file ${options.aclFile}`);
     lines.push(...(options.extraConfig ?? []));
     const config = join(dir, 'mosquitto.conf');
     writeFileSync(config, lines.join('\n') + '\n');

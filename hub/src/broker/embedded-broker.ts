@@ -1,16 +1,28 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import { boundPort, listen } from '../../../core/src/net/listen.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
+import { busPassword, busRoleOf, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
+import { sameSecret } from '../../../core/src/auth/device-credentials.js';
 
-export interface EmbeddedBrokerAuth {
+/** One shared secret: every client presents it (and the user name, when set). No per-client rights. */
+export interface SharedSecretAuth {
   /** When set, the client must present exactly this user name; otherwise any user name is accepted. */
   username?: string;
-  /** The shared secret (the hub's token) every client must present as its password. */
   password: string;
 }
+
+/**
+ * Per-client identity (the hub's default): each client authenticates as itself, its password
+ * derived from the fleet secret, and the bus ACL (core/src/auth/bus-acl.ts) limits what it may
+ * publish and read; a device must also use its id as client id, so it cannot take over another's session.
+ */
+export interface FleetIdentityAuth {
+  fleetSecret: string;
+}
+
+export type EmbeddedBrokerAuth = SharedSecretAuth | FleetIdentityAuth;
 
 export interface EmbeddedBrokerOptions {
   /** TCP port; 0 picks a free one (read it back from `port`). The hub passes 1883 by default. */
@@ -46,13 +58,26 @@ export const EmbeddedBroker = {
     if (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535) {
       throw new LookoutError('config_invalid', `broker port must be 0..65535, got ${String(options.port)}`, { details: { key: 'port' } });
     }
-    if (options.auth && !options.auth.password) {
-      throw new LookoutError('config_invalid', 'broker auth needs a non-empty password', { details: { key: 'auth.password' } });
+    const secret = options.auth && ('fleetSecret' in options.auth ? options.auth.fleetSecret : options.auth.password);
+    if (options.auth && !secret) {
+      throw new LookoutError('config_invalid', 'broker auth needs a non-empty secret', { details: { key: 'auth' } });
     }
 
     const broker = await Aedes.createBroker();
-    if (options.auth) broker.authenticate = authenticator(options.auth, log);
-    broker.authorizePublish = publishAuthorizer(options.maxPayloadBytes, log);
+    // The role of each client the fleet identity authenticated; a client without one has every right.
+    const roles = new WeakMap<Client, BusRole>();
+    if (options.auth && 'fleetSecret' in options.auth) {
+      broker.authenticate = fleetAuthenticator(options.auth.fleetSecret, roles, log);
+      broker.authorizeSubscribe = (client, sub, done) => {
+        const role = roles.get(client);
+        if (!role || maySubscribe(role, sub.topic)) return done(null, sub);
+        log.warn({ clientId: client.id, filter: sub.topic }, 'broker refused a subscription outside the client’s rights');
+        done(null, null);
+      };
+    } else if (options.auth) {
+      broker.authenticate = authenticator(options.auth, log);
+    }
+    broker.authorizePublish = publishAuthorizer(options.maxPayloadBytes, roles, log);
     if (options.maxPayloadBytes !== undefined) broker.authorizeForward = forwardFilter(options.maxPayloadBytes);
     broker.on('clientError', (client: Client, err: Error) => log.debug({ clientId: client.id, err: err.message }, 'broker client error'));
     broker.on('connectionError', (_client: Client, err: Error) => log.debug({ err: err.message }, 'broker connection error'));
@@ -96,14 +121,7 @@ export const EmbeddedBroker = {
   },
 };
 
-/** Compares digests so that neither the content nor the length of the secret leaks through timing. */
-function sameSecret(given: Buffer | string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
-function authenticator(auth: EmbeddedBrokerAuth, log: BusLogger): Aedes['authenticate'] {
+function authenticator(auth: SharedSecretAuth, log: BusLogger): Aedes['authenticate'] {
   return (client, username, password, done) => {
     if (password === undefined) {
       log.warn({ clientId: client.id, username }, 'broker refused a client without credentials');
@@ -121,6 +139,30 @@ function authenticator(auth: EmbeddedBrokerAuth, log: BusLogger): Aedes['authent
   };
 }
 
+function fleetAuthenticator(fleetSecret: string, roles: WeakMap<Client, BusRole>, log: BusLogger): Aedes['authenticate'] {
+  return (client, username, password, done) => {
+    const role = username === undefined ? undefined : busRoleOf(username);
+    if (password === undefined || username === undefined) {
+      log.warn({ clientId: client.id }, 'broker refused a client without credentials');
+      done(refusal(NOT_AUTHORIZED, 'credentials required'), false);
+      return;
+    }
+    // The password is checked before the role, so a refusal says nothing about which names exist.
+    if (!sameSecret(password, busPassword(fleetSecret, username)) || !role) {
+      log.warn({ clientId: client.id, username }, 'broker refused a client with wrong credentials');
+      done(refusal(BAD_USERNAME_OR_PASSWORD, 'bad user name or password'), false);
+      return;
+    }
+    if (role.kind === 'device' && client.id !== role.id) {
+      log.warn({ clientId: client.id, username }, 'broker refused a device whose client id is not its own id');
+      done(refusal(NOT_AUTHORIZED, 'a device connects with its own id as client id'), false);
+      return;
+    }
+    roles.set(client, role);
+    done(null, true);
+  };
+}
+
 function refusal(returnCode: number, message: string): AuthenticateError {
   return Object.assign<Error, { returnCode: number }>(new Error(message), { returnCode });
 }
@@ -133,11 +175,19 @@ function payloadSize(packet: { payload?: Buffer | string }): number {
  * An oversized publish is acknowledged and then dropped (never retained, never forwarded): refusing
  * it would disconnect the client, whose QoS 1 retry after reconnecting would be refused again, forever.
  */
-function publishAuthorizer(maxPayloadBytes: number | undefined, log: BusLogger): Aedes['authorizePublish'] {
+function publishAuthorizer(maxPayloadBytes: number | undefined, roles: WeakMap<Client, BusRole>, log: BusLogger): Aedes['authorizePublish'] {
   return (client, packet: PublishPacket, callback) => {
     // Keep aedes's own rule: `$SYS/` belongs to the broker.
     if (packet.topic.startsWith('$SYS/')) {
       callback(new Error('$SYS/ topic is reserved'));
+      return;
+    }
+    // Refused, the client is disconnected (MQTT 3.1.1 has no negative PUBACK): a device writing
+    // another's topics is misbehaving, and its retained message never replaces the other's.
+    const role = client ? roles.get(client) : undefined;
+    if (role && !mayPublish(role, packet.topic)) {
+      log.warn({ clientId: client?.id, topic: packet.topic }, 'broker refused a publish outside the client’s rights');
+      callback(new Error(`not authorized to publish to ${packet.topic}`));
       return;
     }
     const size = payloadSize(packet);

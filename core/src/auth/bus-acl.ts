@@ -1,0 +1,67 @@
+import { DeviceIdSchema } from '../contracts/common.js';
+import { deriveDeviceSecret } from './device-credentials.js';
+
+/**
+ * Who may do what on the bus. Every client authenticates as itself: the hub, the operator, or one
+ * device (user name = device id, password derived from the fleet secret). A device publishes only
+ * under its own `devices/<id>/` and its `shadow/<id>/` mirror, and reads only its own cmd topics; the operator reads everything and
+ * writes cmd topics; the hub does anything. The embedded broker enforces this and `lookout
+ * broker-acl` writes the same rules as a mosquitto acl_file for an external broker.
+ */
+export const HUB_BUS_USER = 'lookout-hub';
+export const OPERATOR_BUS_USER = 'lookout-operator';
+
+export type BusRole = { kind: 'hub' } | { kind: 'operator' } | { kind: 'device'; id: string };
+
+/** The role of an authenticated user name; undefined for a name that can be none (not a valid device id). */
+export function busRoleOf(username: string): BusRole | undefined {
+  if (username === HUB_BUS_USER) return { kind: 'hub' };
+  if (username === OPERATOR_BUS_USER) return { kind: 'operator' };
+  return DeviceIdSchema.safeParse(username).success ? { kind: 'device', id: username } : undefined;
+}
+
+/** The MQTT password of a bus user (a device id, the hub or the operator). */
+export function busPassword(fleetSecret: string, username: string): string {
+  return deriveDeviceSecret(fleetSecret, 'mqtt', username);
+}
+
+export function mayPublish(role: BusRole, topic: string): boolean {
+  switch (role.kind) {
+    case 'hub':
+      return true;
+    case 'operator':
+      return /^devices\/[^/]+\/cmd\//.test(topic);
+    case 'device':
+      return topic.startsWith(`devices/${role.id}/`) || topic.startsWith(`shadow/${role.id}/`);
+  }
+}
+
+/** A filter is allowed when every topic it can match is: for a device, only filters inside its own cmd prefix. */
+export function maySubscribe(role: BusRole, filter: string): boolean {
+  switch (role.kind) {
+    case 'hub':
+    case 'operator':
+      return true;
+    case 'device':
+      return filter === `devices/${role.id}/cmd/#` || (filter.startsWith(`devices/${role.id}/cmd/`) && !filter.startsWith(`devices/${role.id}/cmd/#/`));
+  }
+}
+
+/** The same rules as a mosquitto acl_file (`%u` is the user name, which for a device is its id). */
+export function mosquittoAcl(): string {
+  return [
+    '# Lookout bus ACL (lookout broker-acl): the same rules the hub’s embedded broker enforces.',
+    `user ${HUB_BUS_USER}`,
+    'topic readwrite #',
+    '',
+    `user ${OPERATOR_BUS_USER}`,
+    'topic read #',
+    'topic write devices/+/cmd/#',
+    '',
+    '# Every other user is a device whose user name is its id.',
+    'pattern write devices/%u/#',
+    'pattern write shadow/%u/#',
+    'pattern read devices/%u/cmd/#',
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,162 @@
+/**
+ * Per-device identity on the bus, against the hub's embedded broker (its default) and against a real
+ * mosquitto configured with what `lookout broker-acl` writes: a device's credentials cannot publish
+ * under another device's topics, read another's cmd, or overwrite another device's retained status.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import type { MqttClient } from 'mqtt';
+import { HUB_BUS_USER, OPERATOR_BUS_USER, busPassword } from '../../core/src/auth/bus-acl.js';
+import { packageRoot } from '../../core/src/paths/package-root.js';
+import type { RunningHub } from '../../hub/src/start-hub.js';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
+import { api, callTool, endClient, mqttClient, msg, publish, sleep, testHub, TEST_FLEET_SECRET, waitFor } from './hub-helpers.js';
+
+const run = promisify(execFile);
+const lookout = join(packageRoot(), 'bin', 'lookout.js');
+const creds = (user: string) => ({ username: user, password: busPassword(TEST_FLEET_SECRET, user), clientId: user });
+
+/** Messages a client receives on `filter` while `during` runs, plus a grace period. */
+async function received(client: MqttClient, filter: string, during: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  client.on('message', (topic, payload) => seen.push(`${topic} ${payload.toString()}`));
+  await new Promise<void>((resolve) => client.subscribe(filter, { qos: 1 }, () => resolve()));
+  await during();
+  await sleep(300);
+  return seen;
+}
+
+/** The subscription's granted QoS, or 128 when the broker refused it (MQTT.js reports that as an error). */
+function grantedQos(client: MqttClient, filter: string): Promise<number> {
+  return new Promise((resolve) => client.subscribe(filter, { qos: 1 }, (err, granted) => resolve(err ? 128 : (granted?.[0]?.qos ?? -1))));
+}
+
+/** Publishes and waits a moment: a refused publish disconnects (embedded) or is dropped (mosquitto). */
+async function tryPublish(client: MqttClient, topic: string, payload: unknown, retain = false): Promise<void> {
+  await Promise.race([publish(client, topic, payload, { retain }).catch(() => undefined), sleep(500)]);
+}
+
+function identitySuite(name: string, setup: () => Promise<{ url: string; close(): Promise<void> }>) {
+  describe(`bus identity on ${name}`, () => {
+    let broker: { url: string; close(): Promise<void> };
+    const clients: MqttClient[] = [];
+    const open = async (options: Parameters<typeof mqttClient>[1]) => {
+      const c = await mqttClient(broker.url, options);
+      clients.push(c);
+      return c;
+    };
+    before(async () => {
+      broker = await setup();
+    });
+    after(async () => {
+      for (const c of clients) c.end(true);
+      await broker.close();
+    });
+
+    it('refuses anonymous clients, wrong passwords, another device’s password and another device’s client id', async () => {
+      await assert.rejects(mqttClient(broker.url, { clientId: 'cam-1' }));
+      await assert.rejects(mqttClient(broker.url, { ...creds('cam-1'), password: 'not-the-password' }));
+      await assert.rejects(mqttClient(broker.url, { username: 'cam-1', password: busPassword(TEST_FLEET_SECRET, 'cam-2'), clientId: 'cam-1' }));
+      if (name === 'the embedded broker') await assert.rejects(mqttClient(broker.url, { ...creds('cam-1'), clientId: 'cam-2' }));
+    });
+
+    it("a device cannot overwrite another device's retained status, nor publish under its topics", async () => {
+      const cam2 = await open(creds('cam-2'));
+      await publish(cam2, 'devices/cam-2/status', msg.status('cam-2', 'online'), { retain: true });
+      const hub = await open(creds(HUB_BUS_USER));
+      const seen = await received(hub, 'devices/#', async () => {
+        const cam1 = await open(creds('cam-1'));
+        await publish(cam1, 'devices/cam-1/status', msg.status('cam-1', 'online'), { retain: true });
+        await tryPublish(cam1, 'devices/cam-2/status', msg.status('cam-2', 'offline'), true);
+        const again = await open(creds('cam-1'));
+        await tryPublish(again, 'devices/cam-2/hello', msg.hello('cam-2', ['127.0.0.1'], 9));
+        await tryPublish(again, 'shadow/cam-2/telemetry', msg.telemetry());
+      });
+      assert.ok(
+        seen.some((m) => m.startsWith('devices/cam-1/status ')),
+        seen.join('\n'),
+      );
+      assert.deepEqual(
+        seen.filter((m) => m.includes('"offline"') || m.startsWith('devices/cam-2/hello')),
+        [],
+      );
+      // A fresh subscriber gets cam-2's retained status as cam-2 left it.
+      const late = await open(creds(OPERATOR_BUS_USER));
+      const retained = await received(late, 'devices/cam-2/status', async () => undefined);
+      assert.equal(retained.length, 1);
+      assert.match(retained[0], /"online"/);
+    });
+
+    it("a device reads its own cmd topics and not another's", async () => {
+      const cam1 = await open(creds('cam-1'));
+      assert.equal(await grantedQos(cam1, 'devices/cam-1/cmd/#'), 1);
+      // The embedded broker refuses the subscription; mosquitto grants it and delivers nothing it may not read.
+      const refused = name === 'the embedded broker' ? 128 : 1;
+      assert.equal(await grantedQos(cam1, 'devices/cam-2/cmd/#'), refused);
+      assert.equal(await grantedQos(cam1, 'devices/+/cmd/#'), refused);
+      const operator = await open(creds(OPERATOR_BUS_USER));
+      const seen = await received(cam1, 'devices/cam-1/cmd/#', async () => {
+        await publish(operator, 'devices/cam-2/cmd/tool', { tool: 'get_firmware_status', arguments: {} });
+        await publish(operator, 'devices/cam-1/cmd/ping', {});
+      });
+      assert.deepEqual(
+        seen.map((m) => m.split(' ')[0]),
+        ['devices/cam-1/cmd/ping'],
+      );
+    });
+  });
+}
+
+identitySuite('the embedded broker', async () => {
+  const hub = await testHub({ anonymousBroker: false });
+  return { url: hub.brokerUrl, close: () => hub.close() };
+});
+
+identitySuite('mosquitto with the ACL and passwords of `lookout broker-acl`', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lookout-acl-'));
+  const env = { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET };
+  await run(process.execPath, [lookout, 'broker-acl', '--out', join(dir, 'acl'), '--password-file', join(dir, 'passwd'), '--devices', 'cam-1,cam-2'], { env });
+  const mosquitto: Mosquitto = await startMosquitto({ passwordFile: join(dir, 'passwd'), aclFile: join(dir, 'acl') });
+  return {
+    url: mosquitto.url,
+    close: async () => {
+      await mosquitto.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+describe('a hub with per-device identity', () => {
+  let hub: RunningHub;
+  before(async () => {
+    hub = await testHub({ anonymousBroker: false });
+  });
+  after(async () => {
+    await hub.close();
+  });
+
+  it('hears a device that authenticates as itself, and no forged hello reaches its registry', async () => {
+    const cam = await mqttClient(hub.brokerUrl, creds('cam-9'));
+    await publish(cam, 'devices/cam-9/hello', msg.hello('cam-9', ['127.0.0.1'], 9));
+    await publish(cam, 'devices/cam-9/status', msg.status('cam-9'), { retain: true });
+    await waitFor('cam-9 in the cache', async () => (await api(hub.url, '/fleet/mqtt/latest')).body.devices['cam-9']);
+    await tryPublish(cam, 'devices/cam-7/hello', msg.hello('cam-7', ['127.0.0.1'], 9));
+    const answer = await callTool(hub.url, 'cam-7', 'get_firmware_status');
+    assert.equal(answer.status, 404, answer.text);
+    cam.end(true); // the broker dropped it for the forged hello
+  });
+
+  it('hands out device credentials through `lookout device-credentials`, refusing the reserved names', async () => {
+    const env = { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET };
+    const { stdout } = await run(process.execPath, [lookout, 'device-credentials', 'cam-4', '--json'], { env });
+    const given = JSON.parse(stdout) as { LOOKOUT_MQTT_USERNAME: string; LOOKOUT_MQTT_PASSWORD: string };
+    const cam = await mqttClient(hub.brokerUrl, { username: given.LOOKOUT_MQTT_USERNAME, password: given.LOOKOUT_MQTT_PASSWORD, clientId: 'cam-4' });
+    await endClient(cam);
+    await assert.rejects(run(process.execPath, [lookout, 'device-credentials', HUB_BUS_USER], { env }), /cannot be a device's bus identity/);
+  });
+});
