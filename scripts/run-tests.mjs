@@ -12,7 +12,7 @@ const testRoot = join(root, 'dist', 'test');
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
     const full = join(dir, name);
-    if (statSync(full).isDirectory()) return name === 'bench' || name === 'support' || name === 'fixtures' ? [] : find(full);
+    if (statSync(full).isDirectory()) return ['bench', 'soak', 'support', 'fixtures'].includes(name) ? [] : find(full);
     return name.endsWith('.test.js') ? [full] : [];
   });
 }
