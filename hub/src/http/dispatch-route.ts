@@ -6,19 +6,22 @@ import { readJsonBody } from './read-json-body.js';
 import { isRouteReply } from '../../../core/src/hub-routes/route-reply.js';
 import { requestInvalid } from './zod-issues.js';
 
-const NO_QUERY = z.strictObject({});
+const NO_QUERY = z.object({});
 
 /**
- * Runs one declared route: its query (strict: an unknown parameter is a 400 naming it) and body
- * are checked against the manifest's schemas, the handler's result becomes JSON or a RouteReply.
+ * Runs one declared route: its declared query parameters and its body are checked against the
+ * manifest's schemas (a bad value is a 400 naming the field), the handler's result becomes JSON or
+ * a RouteReply. Parameters the route does not declare are ignored, as HTTP servers do: a browser's
+ * `_=<time>` cache buster or a tracking parameter must not turn a GET into a 400.
  */
 export function routeDispatcher(entry: RouteEntry, bodyLimitBytes: number) {
   const { decl } = entry;
-  const query = decl.query ? decl.query.strict() : NO_QUERY;
+  const query = decl.query ?? NO_QUERY;
+  const declared = Object.keys(query.shape);
   const handler = entry.handler!;
   return async (ctx: Context & { params?: Record<string, string> }): Promise<void> => {
     ctx.state.route = decl.path;
-    const q = query.safeParse({ ...ctx.query });
+    const q = query.safeParse(declaredOnly(ctx.query, declared));
     if (!q.success) throw requestInvalid('query', q.error);
     let body: unknown;
     if (decl.body) {
@@ -56,6 +59,13 @@ export function routeDispatcher(entry: RouteEntry, bodyLimitBytes: number) {
     ctx.type = 'application/json';
     ctx.body = JSON.stringify(result);
   };
+}
+
+/** The declared parameters of a parsed query string (a repeated one stays an array, which its schema refuses). */
+function declaredOnly(query: Record<string, unknown>, declared: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const name of declared) if (Object.hasOwn(query, name)) out[name] = query[name];
+  return out;
 }
 
 function isStream(value: unknown): boolean {

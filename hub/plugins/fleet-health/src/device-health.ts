@@ -1,5 +1,6 @@
 import type { DeviceSnapshot, EntryView } from '../../bus-cache/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
+import { recorderState, type RecorderView } from './recorder-state.js';
 
 export type Presence = 'online' | 'offline' | 'stale' | 'unknown';
 export type Grade = 'ready' | 'degraded' | 'not_ready';
@@ -14,7 +15,7 @@ export interface DeviceHealthView {
   die_temp_c: number | null;
   storage_health: string | null;
   storage: Record<string, unknown> | null;
-  recorder: { status: string | null; chunk_count: number | null; latest_chunk: Record<string, unknown> | null; last_health_at: string | null };
+  recorder: RecorderView;
   readiness: { grade: Grade; checks: Record<string, boolean>; failing: string[] };
   /** Plugins the device reports failed or skipped (newest of status and health), with their code and message. */
   plugins: { failed: PluginProblem[]; skipped: PluginProblem[] };
@@ -29,13 +30,15 @@ export interface PluginProblem {
 /**
  * One device's recorder, storage and readiness health, from what the bus cache holds: the latest
  * status (presence, thermal state), health (storage_health, storage summary) and data_manifest
- * (chunks), plus whether the registry lets the hub reach it.
+ * (chunks), plus whether the hub can reach it now: the registry gives it a tool URL and it is online
+ * (a killed device keeps its registry entry, but nothing answers there).
  */
 export function deviceHealth(
   id: string,
   snapshot: DeviceSnapshot | undefined,
   view: EntryView | undefined,
   registered: RegisteredDevice | undefined,
+  now: number = Date.now(),
 ): DeviceHealthView {
   const status = view?.status ?? null;
   const health = view?.health ?? null;
@@ -50,7 +53,7 @@ export function deviceHealth(
     health: health !== null,
     telemetry: view?.payload != null,
     storage_ok: storageHealth === 'OK',
-    reachable: registered?.toolUrl != null,
+    reachable: presence === 'online' && registered?.toolUrl != null,
     plugins_ok: plugins.failed.length === 0,
   };
   const failing = Object.entries(checks)
@@ -67,12 +70,13 @@ export function deviceHealth(
     die_temp_c: typeof status?.die_temp_c === 'number' ? status.die_temp_c : null,
     storage_health: storageHealth,
     storage,
-    recorder: {
-      status: typeof health?.status === 'string' ? health.status : null,
-      chunk_count: typeof storage?.chunk_count === 'number' ? storage.chunk_count : null,
-      latest_chunk: view?.recent_chunks[0] ?? null,
-      last_health_at: healthAt ? new Date(healthAt).toISOString() : null,
-    },
+    recorder: recorderState({
+      presence,
+      chunkCount: typeof storage?.chunk_count === 'number' ? storage.chunk_count : null,
+      latestChunk: view?.recent_chunks[0] ?? null,
+      lastHealthAt: healthAt ?? null,
+      now,
+    }),
     readiness: { grade, checks, failing },
     plugins,
   };

@@ -19,12 +19,20 @@ const DeviceHealthSchema = z.looseObject({
   storage_health: z.string().nullable().describe('OK, WARNING, CRITICAL from the latest health message'),
   storage: z.looseObject({}).nullable(),
   recorder: z.looseObject({
-    status: z.string().nullable(),
+    status: z
+      .enum(['recording', 'stalled', 'none'])
+      .nullable()
+      .describe('from its chunks: recording (newest chunk recent), stalled (old), none (no chunk); null when not known (see reason)'),
+    reason: z.string().nullable().describe('why status is not recording'),
     chunk_count: z.number().nullable(),
     latest_chunk: z.looseObject({}).nullable(),
     last_health_at: z.string().nullable(),
   }),
-  readiness: z.object({ grade: z.enum(['ready', 'degraded', 'not_ready']), checks: z.record(z.string(), z.boolean()), failing: z.array(z.string()) }),
+  readiness: z.object({
+    grade: z.enum(['ready', 'degraded', 'not_ready']),
+    checks: z.record(z.string(), z.boolean()).describe('reachable: the registry gives it a tool URL and it is online'),
+    failing: z.array(z.string()),
+  }),
   plugins: z
     .object({ failed: z.array(PluginProblemSchema), skipped: z.array(PluginProblemSchema) })
     .describe('plugins the device reports failed or skipped, with their code and message'),
@@ -71,7 +79,7 @@ export default definePlugin({
       const ids = query.device !== undefined ? [query.device] : [...new Set([...cache.deviceIds(), ...registered.keys()])].sort();
       const views = ids
         .filter((id) => cache.device(id) || registered.has(id))
-        .map((id) => deviceHealth(id, cache.device(id), cache.view(id, now), registered.get(id)));
+        .map((id) => deviceHealth(id, cache.device(id), cache.view(id, now), registered.get(id), now));
       const devices: Record<string, DeviceHealthView> = {};
       for (const v of views) setOwn(devices, v.device_id, v);
       return { fleet: summarise(views), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };
