@@ -64,19 +64,35 @@ test('a layer1 device publishes valid dets and telemetry within 3-15 Hz, telemet
   }
 });
 
-test('at layer0 neither dets nor telemetry is published, and the detector tools are absent', async () => {
-  const device = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer0' });
+test('at layer0 telemetry carries the die temperature without detections, no dets, and the detector tools say they are off at this layer', async () => {
+  const device = await startPluginDevice({ brokerUrl: broker.url, plugins: DETECTOR_SET, layer: 'layer0', env: { DIE_TEMP_INTERVAL_MS: '100' } });
   try {
     const seen = await collect(`devices/${device.id}/#`, 800);
     assert.deepEqual(
-      seen.filter((m) => /\/(dets|telemetry)$/.test(m.topic)),
+      seen.filter((m) => m.topic.endsWith('/dets')),
       [],
     );
+    const telemetry = seen.filter((m) => m.topic.endsWith('/telemetry')).map((m) => TelemetryMessageSchema.parse(m.body));
+    assert.ok(telemetry.length >= 3, `telemetry at each die reading: ${telemetry.length}`);
+    const last = telemetry.at(-1)!;
+    assert.ok(Math.abs(last.telemetry.die_temp! - 48) <= 0.5, `die_temp ${last.telemetry.die_temp}`);
+    assert.deepEqual(
+      [last.detections, last.telemetry.fps, last.telemetry.camera_fps, last.telemetry.detection, last.telemetry.thermal_state],
+      [[], 0, null, 'off', 'NORMAL'],
+    );
+    assert.match(last.telemetry.detection_reason!, /no detector is running at layer0|detector is disabled at this layer/);
     assert.deepEqual(
       device.runtime.disabled.map((d) => d.name),
       ['detector'],
     );
-    await assert.rejects(device.runtime.tools.call('get_latest_dets', {}), /no tool named "get_latest_dets"/);
+    await assert.rejects(device.runtime.tools.call('get_latest_dets', {}), (err: Error & { code: string }) => {
+      assert.equal(err.code, 'tool_disabled_at_layer');
+      assert.match(
+        err.message,
+        /"get_latest_dets" is disabled at this layer: its plugin "detector" is off \(enabled from layer1, the active layer is layer0\)/,
+      );
+      return true;
+    });
   } finally {
     await device.stop();
   }

@@ -1,8 +1,9 @@
 /**
- * The retained status follows the thermal governor (layer 4) on a real image: the die temperature
- * (a thermal zone file, then a simulated ramp) crosses the warn and critical thresholds and the
- * status plugin republishes thermal_state and die_temp_c on each change. Below layer 4 the state is
- * NORMAL however hot.
+ * The retained status follows the die on a real image: the die temperature (a thermal zone file,
+ * then a simulated ramp) crosses the warn and critical thresholds and the status plugin republishes
+ * thermal_state and die_temp_c on each change, at layer 4 after the governor acted, and below it
+ * too (the state is the die's; only the governor's actions are layer 4's). Unknown is null with
+ * the reason, never NORMAL.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -79,7 +80,7 @@ describe('status and the thermal governor', () => {
     }
   });
 
-  it('reports NORMAL below layer 4, where no governor runs, however hot the die', async () => {
+  it('follows the die below layer 4, where no governor runs: a 92 °C die is THERMAL_CRITICAL in status, health and telemetry', async () => {
     const bus = new MemoryBus();
     const device = await startDevice({
       deviceId: 'cam-cool',
@@ -94,8 +95,55 @@ describe('status and the thermal governor', () => {
     });
     try {
       await waitFor(() => statuses(bus, 'cam-cool').some((s) => s.die_temp_c! >= 90), 'a status at 90 °C or more');
-      assert.ok(statuses(bus, 'cam-cool').every((s) => s.thermal_state === 'NORMAL'));
-      assert.ok(device.plugins().every((p) => p.name !== 'thermal'));
+      assert.ok(
+        device.plugins().every((p) => p.name !== 'thermal'),
+        'no governor below layer 4',
+      );
+      const hot = statuses(bus, 'cam-cool').filter((s) => s.die_temp_c! >= 85);
+      assert.ok(
+        hot.every((s) => s.thermal_state === 'THERMAL_CRITICAL'),
+        JSON.stringify(hot.map((s) => [s.die_temp_c, s.thermal_state])),
+      );
+      const states = statuses(bus, 'cam-cool')
+        .map((s) => s.thermal_state)
+        .filter((s, i, all) => i === 0 || all[i - 1] !== s);
+      assert.deepEqual(states.slice(-1), ['THERMAL_CRITICAL']);
+      const health = (await device.tools.call('get_device_health', {})) as { thermal_state: string; die_temp_c: number };
+      assert.equal(health.thermal_state, 'THERMAL_CRITICAL');
+      await waitFor(
+        () =>
+          bus.published.some(
+            (m) => m.topic === 'devices/cam-cool/telemetry' && JSON.parse(m.payload.toString()).telemetry.thermal_state === 'THERMAL_CRITICAL',
+          ),
+        'telemetry naming THERMAL_CRITICAL',
+      );
+    } finally {
+      await device.stop();
+      await bus.close();
+    }
+  });
+
+  it('says unknown, with the reason, when the die cannot be read: null, never NORMAL', async () => {
+    const bus = new MemoryBus();
+    const device = await startDevice({
+      deviceId: 'cam-blind',
+      image,
+      layer: 'layer4',
+      dataDir: dir,
+      bus,
+      toolServer: false,
+      logger,
+      env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: join(dir, 'no-such-zone'), DIE_TEMP_INTERVAL_MS: '25' },
+    });
+    try {
+      await waitFor(() => statuses(bus, 'cam-blind').length > 0, 'the first status');
+      const first = statuses(bus, 'cam-blind')[0];
+      assert.equal(first.thermal_state, null);
+      assert.equal(first.die_temp_c, null);
+      assert.match(String(first.thermal_state_reason), /die temperature unknown: DIE_TEMP_ZONE=.*no-such-zone cannot be read/);
+      const health = (await device.tools.call('get_device_health', {})) as { thermal_state: string | null; thermal_state_reason: string };
+      assert.equal(health.thermal_state, null);
+      assert.match(health.thermal_state_reason, /die temperature unknown/);
     } finally {
       await device.stop();
       await bus.close();

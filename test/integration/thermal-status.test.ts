@@ -80,7 +80,7 @@ test('a temperature script drives the governor through every state; status, dets
       const r = (await device!.runtime.tools.call('get_rfdetr_status', {})) as { stride_fps: number; suspended: boolean };
       throttleSeen.push({ state, stride: r.stride_fps, suspended: r.suspended });
     };
-    const pending: Promise<void>[] = [readThrottle(governor.state())];
+    const pending: Promise<void>[] = [readThrottle(governor.state() ?? 'unknown')];
     governor.onChange((state) => void pending.push(readThrottle(state)));
     await new Promise((r) => setTimeout(r, 5000));
     await Promise.all(pending);

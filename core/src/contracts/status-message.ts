@@ -11,7 +11,10 @@ import { MaybeCelsiusSchema, DeviceIdSchema, PresenceSchema, ThermalStateSchema,
 export const StatusMessageSchema = z
   .looseObject({
     state: PresenceSchema,
-    thermal_state: ThermalStateSchema,
+    /** Follows the die at every layer; null while it cannot be known (no reading yet, invalid thresholds). */
+    thermal_state: ThermalStateSchema.nullable(),
+    /** Why thermal_state is null; null (or absent) while it is known. */
+    thermal_state_reason: z.string().nullable().optional(),
     die_temp_c: MaybeCelsiusSchema,
     timestamp: TimestampSchema,
     device_id: DeviceIdSchema.optional(),

@@ -1,6 +1,9 @@
 import { z } from 'zod';
-import { MaybeCelsiusSchema, NonNegativeIntSchema, RoleLabelSchema, TimestampSchema } from './common.js';
+import { MaybeCelsiusSchema, NonNegativeIntSchema, RoleLabelSchema, ThermalStateSchema, TimestampSchema } from './common.js';
 import { DetectionSchema } from './detection.js';
+
+/** Whether the frames of this telemetry went through a detector. */
+export const DETECTION_STATES = ['running', 'off'] as const;
 
 /** Frames per second, measured; null while not measured (fewer than two frames read, or none read at all). */
 const MeasuredRateSchema = z.number().nonnegative().nullable();
@@ -16,6 +19,10 @@ export const TelemetryBlockSchema = z.looseObject({
   fps: NonNegativeIntSchema.describe('detection rate: frames through the detector per second over a sliding window (nominal 10); 0 while suspended'),
   camera_fps: MeasuredRateSchema.optional().describe('frames per second the camera delivered, measured from its frame counter'),
   skipped_fps: MeasuredRateSchema.optional().describe('camera frames per second the detector did not process'),
+  thermal_state: ThermalStateSchema.nullable().optional().describe('the die against the thermal thresholds, at every layer; null while unknown'),
+  thermal_state_reason: z.string().nullable().optional().describe('why thermal_state is null'),
+  detection: z.enum(DETECTION_STATES).optional().describe('running, or off (no detector at this layer, or it failed: see detection_reason)'),
+  detection_reason: z.string().nullable().optional().describe('why detection is not running'),
 });
 
 /** `devices/<device_id>/telemetry` (spec 01, "telemetry message"); every field is required for contract verify. */

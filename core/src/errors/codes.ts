@@ -67,6 +67,8 @@ export const ERROR_CODES = {
   // algorithms (tracker, fusion, governor)
   argument_invalid: { status: 400, message: 'a function was given an invalid argument' },
   internal: { status: 500, message: 'internal error' },
+  // configuration layers
+  tool_disabled_at_layer: { status: 409, message: 'the tool belongs to a plugin the active configuration layer leaves off' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

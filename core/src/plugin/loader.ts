@@ -113,6 +113,11 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     }
     return true;
   });
+  // A caller of a tool the layer leaves off learns why, not that the device never heard of it.
+  for (const p of validated) {
+    if (enabled.includes(p)) continue;
+    for (const t of p.tools ?? []) tools.declareDisabled(p.name, t.name, `off (enabled from ${p.layer}, the active layer is ${runtime.layer})`);
+  }
   services.provideHost(options.hostServices ?? []);
   const providers = providerNames(validated);
   for (const { token } of options.hostServices ?? []) providers.set(token.name, 'host');

@@ -16,6 +16,8 @@ export interface ToolEntry {
  */
 export class ToolRegistry {
   private readonly entries = new Map<string, ToolEntry>();
+  /** Tools of plugins the image carries but the active layer leaves off, with why. */
+  private readonly disabled = new Map<string, { plugin: string; reason: string }>();
 
   declare(plugin: string, decl: ToolDecl): void {
     const existing = this.entries.get(decl.name);
@@ -25,6 +27,14 @@ export class ToolRegistry {
       });
     }
     this.entries.set(decl.name, { plugin, decl });
+  }
+
+  /**
+   * A tool of a plugin the image carries but the active layer leaves off: calling it says so,
+   * rather than that no such tool exists. A tool a running plugin declares wins over it.
+   */
+  declareDisabled(plugin: string, name: string, reason: string): void {
+    if (!this.entries.has(name)) this.disabled.set(name, { plugin, reason });
   }
 
   register(plugin: string, name: string, handler: ToolHandler): void {
@@ -54,6 +64,12 @@ export class ToolRegistry {
 
   async call(name: string, args: unknown, options: { signal?: AbortSignal } = {}): Promise<unknown> {
     const entry = this.get(name);
+    const off = entry ? undefined : this.disabled.get(name);
+    if (off && !this.entries.has(name)) {
+      throw new LookoutError('tool_disabled_at_layer', `the tool "${name}" is disabled at this layer: its plugin "${off.plugin}" is ${off.reason}`, {
+        details: { tool: name, plugin: off.plugin, reason: off.reason },
+      });
+    }
     if (!entry?.handler) {
       throw new LookoutError('tool_unknown', `no tool named "${name}"`, { details: { tool: name, known: this.list().map((e) => e.decl.name) } });
     }

@@ -1,6 +1,6 @@
 import { type Detection, type Logger, type PluginBus, type PluginClock } from 'lookout/core';
 import type { FrameSource } from '../../camera/src/service.js';
-import type { DieTemperature } from '../../die-temp/src/service.js';
+import type { DieTemperature, TelemetryChannel } from '../../die-temp/src/service.js';
 import { countGatedPersons } from './model/class-maps.js';
 import type { Pipeline } from './pipeline.js';
 import { CounterRate, RateMeter } from './rate-meter.js';
@@ -25,7 +25,8 @@ export interface LoopState {
 }
 
 /**
- * Reads a frame at the detector stride, runs the pipeline and publishes `dets` and `telemetry`.
+ * Reads a frame at the detector stride, runs the pipeline and publishes `dets`, and `telemetry`
+ * through the die-temp plugin's channel (which owns it so that layer 0 publishes it too).
  * Frames never overlap: a slow frame delays the next one, and the achieved rate says so. While
  * neural work is suspended (thermal critical) telemetry goes on without detections, and its rates
  * say so too: the detection rate is measured over frames actually detected, never the stride.
@@ -46,6 +47,7 @@ export class DetectionLoop {
       source: FrameSource;
       pipeline: Pipeline;
       temperature: DieTemperature;
+      telemetry: TelemetryChannel;
       bus: PluginBus;
       clock: PluginClock;
       log: Logger;
@@ -104,17 +106,12 @@ export class DetectionLoop {
         await this.delivered(bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true }));
       }
       this.measure(clock.now(), suspended);
+      const { achievedFps, cameraFps, skippedFps } = this.state;
       await this.delivered(
-        bus.publish('telemetry', {
+        this.deps.telemetry.publishFrame({
           timestamp,
-          camera_id: cameraId,
           detections: dets,
-          telemetry: {
-            die_temp: celsius === null ? null : round1(celsius),
-            fps: Math.round(this.state.achievedFps),
-            camera_fps: this.state.cameraFps === null ? null : round1(this.state.cameraFps),
-            skipped_fps: this.state.skippedFps === null ? null : round1(this.state.skippedFps),
-          },
+          figures: { fps: Math.round(achievedFps), camera_fps: round1(cameraFps), skipped_fps: round1(skippedFps) },
         }),
       );
       if (this.state.lastError) this.deps.onError(null);
@@ -148,6 +145,6 @@ export class DetectionLoop {
   }
 }
 
-function round1(n: number): number {
-  return Math.round(n * 10) / 10;
+function round1(n: number | null): number | null {
+  return n === null ? null : Math.round(n * 10) / 10;
 }

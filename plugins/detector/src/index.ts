@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LatestDetsResultSchema, LookoutError, busTopic, definePlugin, toLookoutError } from 'lookout/core';
 import { FrameSourceToken } from '../../camera/src/service.js';
-import { DieTemperatureToken } from '../../die-temp/src/service.js';
+import { DieTemperatureToken, TelemetryChannelToken } from '../../die-temp/src/service.js';
 import { BACKEND_NAMES } from './backends/backend-records.js';
 import { openBackend } from './backends/open-backend.js';
 import { DetectorConfigSchema } from './config.js';
@@ -37,11 +37,12 @@ export default definePlugin({
   name: 'detector',
   version: '1.0.0',
   core: '^1',
-  description: 'RF-DETR detector (snpe on the DSP, onnx on CPU, or sim from ground truth); owner of dets and telemetry',
+  description: 'RF-DETR detector (snpe on the DSP, onnx on CPU, or sim from ground truth); owner of dets, source of telemetry from layer 1',
   layer: 'layer1',
-  requires: [FrameSourceToken, DieTemperatureToken],
+  // Telemetry is die-temp's topic (layer 0 publishes it too); the detector feeds it one message per frame.
+  requires: [FrameSourceToken, DieTemperatureToken, TelemetryChannelToken],
   config: DetectorConfigSchema,
-  topics: [busTopic('dets'), busTopic('telemetry')],
+  topics: [busTopic('dets')],
   tools: [
     {
       name: 'get_latest_dets',
@@ -97,12 +98,15 @@ export default definePlugin({
     }
     const { backend, modelPath } = opened;
     ctx.onStop(() => backend.close());
+    const telemetry = ctx.services.get(TelemetryChannelToken);
+    ctx.onStop(telemetry.attach());
     const pipeline = new Pipeline(backend);
     ctx.services.provide(DetectionPipelineToken, pipeline);
     const loop = new DetectionLoop({
       source,
       pipeline,
       temperature,
+      telemetry,
       bus: ctx.bus,
       clock: ctx.clock,
       log: ctx.log,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LastWillToken, busTopic, definePlugin, deviceInfo, toLookoutError } from 'lookout/core';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
-import { ThermalGovernorToken, type ThermalState } from '../../thermal/src/service.js';
+import { ThermalGovernorToken } from '../../thermal/src/service.js';
 import { statusMessage } from './status-message.js';
 
 export const StatusConfig = z.object({
@@ -31,9 +31,9 @@ export default definePlugin({
     const { runtime, config, log, clock } = ctx;
     const device = deviceInfo(runtime);
     const dieTemp = ctx.services.get(DieTemperatureToken);
-    const thermal = ctx.services.optional(ThermalGovernorToken);
-    // Without the governor (below layer 4) nothing throttles, so the state is NORMAL by definition.
-    const thermalState = (): ThermalState => (thermal ? thermal.state() : 'NORMAL');
+    const governor = ctx.services.optional(ThermalGovernorToken);
+    // The state follows the die at every layer (die-temp computes it); the governor only acts on it.
+    const thermalState = () => dieTemp.thermal();
 
     // Set at the start of stop: an online status sent after the offline one would be the retained
     // last word of a stopped device.
@@ -55,10 +55,12 @@ export default definePlugin({
       payload: () => statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'connection_lost' }),
     });
     ctx.bus.onConnect(() => void publish('connect'));
-    const offThermal = thermal?.onChange((state, celsius) => {
+    // With a governor, hear of a change once it acted on it: the status never runs ahead of the throttle.
+    const onThermal = (state: string, celsius: number): void => {
       log.info({ thermal_state: state, celsius }, 'thermal state changed');
       void publish('thermal_change');
-    });
+    };
+    const offThermal = governor ? governor.onChange(onThermal) : dieTemp.onThermalChange(onThermal);
     // A plugin that fails or comes back changes what the device can do: the hub hears it at once.
     // ok ↔ degraded (a thermal state, a sensor hiccup) waits for the next status: its own owner reports it.
     const down = new Set(
@@ -80,7 +82,7 @@ export default definePlugin({
       async stop() {
         stopping = true;
         clock.clear(periodic);
-        offThermal?.();
+        offThermal();
         offPlugins();
         if (!ctx.bus.connected) return;
         const offline = ctx.bus.publish('status', statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'shutdown' }));

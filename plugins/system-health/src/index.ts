@@ -1,9 +1,14 @@
 import { z } from 'zod';
-import { DEVICE_PATHS, busTopic, definePlugin, devicePath, deviceInfo, toLookoutError } from 'lookout/core';
+import { DEVICE_PATHS, ThermalStateSchema, busTopic, definePlugin, devicePath, deviceInfo, toLookoutError } from 'lookout/core';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { DeviceIdentityToken } from '../../identity/src/service.js';
-import { ThermalGovernorToken } from '../../thermal/src/service.js';
 import { DeviceHealthResultSchema, healthReport, hostFigures, SystemHealthResultSchema, type HealthInputs } from './health-report.js';
+
+/** get_device_health: the thermal state follows the die at every layer, and is null with the reason while unknown. */
+const DeviceHealthToolResultSchema = DeviceHealthResultSchema.extend({
+  thermal_state: ThermalStateSchema.nullable(),
+  thermal_state_reason: z.string().nullable(),
+});
 
 export const SystemHealthConfig = z
   .object({
@@ -31,7 +36,7 @@ export default definePlugin({
   description: 'health message and the get_system_health / get_device_health tools',
   layer: 'layer0',
   requires: [DeviceIdentityToken],
-  optionalRequires: [DieTemperatureToken, ThermalGovernorToken],
+  optionalRequires: [DieTemperatureToken],
   config: SystemHealthConfig,
   topics: [busTopic('health')],
   tools: [
@@ -46,7 +51,7 @@ export default definePlugin({
       name: 'get_device_health',
       description: 'Health of the device runtime: every plugin with its state, die temperature, thermal state and storage health',
       input: z.object({}),
-      output: DeviceHealthResultSchema,
+      output: DeviceHealthToolResultSchema,
     },
   ],
   async start(ctx) {
@@ -72,7 +77,8 @@ export default definePlugin({
     ctx.tools.register('get_system_health', async () => ({ ...(await healthReport(inputs())), ...dieTempFigures(), ...hostFigures(startedAt) }));
     ctx.tools.register('get_device_health', async () => {
       const report = await healthReport(inputs());
-      const thermal = ctx.services.optional(ThermalGovernorToken);
+      const dieTemp = ctx.services.optional(DieTemperatureToken);
+      const thermal = dieTemp ? dieTemp.thermal() : { state: null, reason: 'no die-temp plugin is running' };
       return {
         timestamp: report.timestamp,
         device_id: runtime.id,
@@ -82,7 +88,8 @@ export default definePlugin({
         serial: report.serial,
         role: report.role,
         ...dieTempFigures(),
-        thermal_state: thermal ? thermal.state() : 'NORMAL',
+        thermal_state: thermal.state,
+        thermal_state_reason: thermal.reason,
         plugins: settings.plugins(),
         disabled_plugins: settings.disabled(),
         uptime_s: Math.round((clock.now() - startedAt) / 1000),

@@ -1,9 +1,8 @@
 import type { DetectionThrottle } from '../../detector/src/service.js';
 import type { ThermalGovernor, ThermalState } from './service.js';
-import { ThermalStateMachine, throttleFor, type ThermalThresholds, type ThrottlePolicy } from './governor-state-machine.js';
+import { throttleFor, type ThrottlePolicy } from './throttle-policy.js';
 
 export interface GovernorOptions {
-  thresholds: ThermalThresholds;
   policy: ThrottlePolicy;
   /** Where the throttle goes (the detector pipeline); called once at start and on every change. */
   applyThrottle?: (throttle: DetectionThrottle) => void;
@@ -12,24 +11,25 @@ export interface GovernorOptions {
 }
 
 /**
- * The thermal governor service: turns die temperature readings into a thermal state, throttles the
- * detector on every change and tells listeners (the status plugin republishes status).
+ * The thermal governor service: acts on the die's thermal state (computed by the die-temp plugin
+ * at every layer), throttling the detector on every change, and tells listeners afterwards (the
+ * status plugin republishes status).
  */
 export class Governor implements ThermalGovernor {
-  private readonly machine: ThermalStateMachine;
+  private current: ThermalState | null = null;
   private readonly listeners = new Set<(state: ThermalState, celsius: number) => void>();
   private lastCelsius: number | undefined;
 
   constructor(private readonly options: GovernorOptions) {
-    this.machine = new ThermalStateMachine(options.thresholds);
-    options.applyThrottle?.(throttleFor(this.machine.state, options.policy));
+    // Until the die's state is known nothing is throttled: full rate is what the device was configured for.
+    options.applyThrottle?.(throttleFor('NORMAL', options.policy));
   }
 
-  state(): ThermalState {
-    return this.machine.state;
+  state(): ThermalState | null {
+    return this.current;
   }
 
-  /** The last reading fed, if any. */
+  /** The reading that changed the state, if any. */
   celsius(): number | undefined {
     return this.lastCelsius;
   }
@@ -39,21 +39,19 @@ export class Governor implements ThermalGovernor {
     return () => this.listeners.delete(listener);
   }
 
-  /** One reading. Throws (argument_invalid) on a non-finite reading and keeps the state it had. */
-  feed(celsius: number): ThermalState {
-    const { state, changed } = this.machine.feed(celsius);
+  /** The die's state (changed, or as found at start): throttle, then tell listeners. */
+  apply(state: ThermalState, celsius: number): void {
     this.lastCelsius = celsius;
-    if (changed) {
-      // Throttle first: by the time anyone hears of WARN or CRITICAL the detector already obeys it.
-      this.options.applyThrottle?.(throttleFor(state, this.options.policy));
-      for (const listener of [...this.listeners]) {
-        try {
-          listener(state, celsius);
-        } catch (err) {
-          this.options.onListenerError?.(err);
-        }
+    if (state === this.current) return;
+    this.current = state;
+    // Throttle first: by the time anyone hears of WARN or CRITICAL the detector already obeys it.
+    this.options.applyThrottle?.(throttleFor(state, this.options.policy));
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(state, celsius);
+      } catch (err) {
+        this.options.onListenerError?.(err);
       }
     }
-    return state;
   }
 }

@@ -1,56 +1,51 @@
 import { z } from 'zod';
-import { definePlugin, toLookoutError } from 'lookout/core';
+import { LookoutError, definePlugin, toLookoutError } from 'lookout/core';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
-import { DieTemperatureToken } from '../../die-temp/src/service.js';
-import { checkThermalThresholds } from './governor-state-machine.js';
+import { DieTemperatureToken, type DieTemperature } from '../../die-temp/src/service.js';
 import { Governor } from './governor.js';
 import { ThermalGovernorToken, type ThermalGovernor } from './service.js';
 
-export const ThermalConfigSchema = z
-  .object({
-    /** The layer 4 env files set it; 0 keeps the plugin loaded but never throttles (always NORMAL). */
-    THERMAL_GOVERNOR_ENABLE: z.coerce.number().int().min(0).max(1).default(1),
-    THERMAL_WARN_C: z.coerce.number().min(0).max(150).default(75),
-    THERMAL_CRITICAL_C: z.coerce.number().min(0).max(150).default(85),
-    /** Degrees below a threshold the die must cool to before the state steps back down. */
-    THERMAL_HYSTERESIS_C: z.coerce.number().min(0).max(50).default(5),
-    /** Detector stride while THERMAL_WARN (RF_DETR_STRIDE_FPS applies again at NORMAL). */
-    THERMAL_WARN_STRIDE_FPS: z.coerce.number().positive().max(60).default(5),
-  })
-  .refine((c) => c.THERMAL_WARN_C < c.THERMAL_CRITICAL_C, {
-    message: 'THERMAL_WARN_C must be below THERMAL_CRITICAL_C',
-    path: ['THERMAL_WARN_C'],
-  });
+export const ThermalConfigSchema = z.object({
+  /** The layer 4 env files set it; 0 keeps the plugin loaded but never throttles (the state still follows the die). */
+  THERMAL_GOVERNOR_ENABLE: z.coerce.number().int().min(0).max(1).default(1),
+  /** Detector stride while THERMAL_WARN (RF_DETR_STRIDE_FPS applies again at NORMAL). */
+  THERMAL_WARN_STRIDE_FPS: z.coerce.number().positive().max(60).default(5),
+});
 
-const ALWAYS_NORMAL: ThermalGovernor = { state: () => 'NORMAL', onChange: () => () => undefined };
+/** THERMAL_GOVERNOR_ENABLE=0: the die's state as it is, and no action on it. */
+function observerOnly(die: DieTemperature): ThermalGovernor {
+  return { state: () => die.thermal().state, onChange: (listener) => die.onThermalChange(listener) };
+}
 
 /**
- * Layer 4: the thermal governor. Every die temperature reading goes through the state machine; on a
- * change the detector is throttled (lower stride at THERMAL_WARN, suspended at THERMAL_CRITICAL) and
- * listeners hear of it (the status plugin republishes its retained status).
+ * Layer 4: the thermal governor. The die-temp plugin computes the thermal state at every layer
+ * (thresholds THERMAL_WARN_C, THERMAL_CRITICAL_C, THERMAL_HYSTERESIS_C); acting on it is this
+ * plugin's: on a change the detector is throttled (lower stride at THERMAL_WARN, suspended at
+ * THERMAL_CRITICAL) and listeners hear of it (the status plugin republishes its retained status).
  */
 export default definePlugin({
   name: 'thermal',
   version: '1.0.0',
   core: '^1',
-  description: 'thermal governor: NORMAL / THERMAL_WARN / THERMAL_CRITICAL with hysteresis, throttling the detector',
+  description: 'thermal governor: throttles the detector at THERMAL_WARN and suspends it at THERMAL_CRITICAL',
   layer: 'layer4',
   requires: [DieTemperatureToken, DetectionPipelineToken],
   config: ThermalConfigSchema,
   provides: [ThermalGovernorToken],
   start(ctx) {
     const c = ctx.config;
+    const die = ctx.services.get(DieTemperatureToken);
     if (c.THERMAL_GOVERNOR_ENABLE !== 1) {
-      ctx.services.provide(ThermalGovernorToken, ALWAYS_NORMAL);
+      ctx.services.provide(ThermalGovernorToken, observerOnly(die));
       ctx.log.info('thermal governor disabled by THERMAL_GOVERNOR_ENABLE=0');
       ctx.health.set('ok', 'disabled (THERMAL_GOVERNOR_ENABLE=0)');
       return;
     }
-    const thresholds = checkThermalThresholds({ warnC: c.THERMAL_WARN_C, criticalC: c.THERMAL_CRITICAL_C, hysteresisC: c.THERMAL_HYSTERESIS_C });
+    const initial = die.thermal();
+    // A governor with contradicting thresholds would act on a state nobody can trust.
+    if (initial.unknown === 'thresholds_invalid') throw new LookoutError('config_invalid', initial.reason ?? 'thermal thresholds invalid');
     const pipeline = ctx.services.get(DetectionPipelineToken);
-    const die = ctx.services.get(DieTemperatureToken);
     const governor = new Governor({
-      thresholds,
       policy: { warnStrideFps: c.THERMAL_WARN_STRIDE_FPS },
       applyThrottle: (throttle) => pipeline.setThrottle(throttle),
       onListenerError: (err) => ctx.log.error({ err: toLookoutError(err) }, 'thermal state listener failed'),
@@ -59,21 +54,13 @@ export default definePlugin({
       ctx.log.info({ thermal_state: state, celsius }, 'thermal state changed');
       ctx.health.set(state === 'NORMAL' ? 'ok' : 'degraded', state === 'NORMAL' ? undefined : `${state} at ${celsius} C`);
     });
-    const feed = (celsius: number): void => {
-      try {
-        governor.feed(celsius);
-      } catch (err) {
-        // A bad reading changes nothing: the last state stands until a good one comes.
-        ctx.log.warn({ code: toLookoutError(err).code }, toLookoutError(err).message);
-      }
-    };
-    // Provided before the first reading so the status plugin sees the state the device starts in.
+    // Provided before the first state so the status plugin sees the state the device starts in.
     ctx.services.provide(ThermalGovernorToken, governor);
-    const first = die.current();
-    if (first !== null) feed(first);
-    const off = die.onReading(feed);
-    ctx.health.set(governor.state() === 'NORMAL' ? 'ok' : 'degraded', governor.state());
-    ctx.log.info({ ...thresholds, warnStrideFps: c.THERMAL_WARN_STRIDE_FPS, state: governor.state() }, 'thermal governor started');
+    const celsius = die.current();
+    if (initial.state !== null && celsius !== null) governor.apply(initial.state, celsius);
+    const off = die.onThermalChange((state, reading) => governor.apply(state, reading));
+    ctx.health.set(governor.state() === 'NORMAL' || governor.state() === null ? 'ok' : 'degraded', governor.state() ?? initial.reason ?? undefined);
+    ctx.log.info({ warnStrideFps: c.THERMAL_WARN_STRIDE_FPS, state: governor.state() }, 'thermal governor started');
     return {
       stop() {
         off();
@@ -86,12 +73,4 @@ export default definePlugin({
 
 export { ThermalGovernorToken, type ThermalGovernor, type ThermalState } from './service.js';
 export { Governor, type GovernorOptions } from './governor.js';
-export {
-  DEFAULT_THERMAL_THRESHOLDS,
-  ThermalStateMachine,
-  checkThermalThresholds,
-  nextThermalState,
-  throttleFor,
-  type ThermalThresholds,
-  type ThrottlePolicy,
-} from './governor-state-machine.js';
+export { throttleFor, type ThrottlePolicy } from './throttle-policy.js';

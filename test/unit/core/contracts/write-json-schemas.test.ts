@@ -56,7 +56,8 @@ describe('JSON Schema writer', () => {
     assert.equal(box?.minItems, 4);
     const status = await readJson(join(dir, 'status-message.schema.json'));
     const sp = status.properties as Record<string, Record<string, unknown>>;
-    assert.deepEqual(sp.thermal_state?.enum, ['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL']);
+    // Null while unknown (no die reading yet), with thermal_state_reason beside it.
+    assert.deepEqual(sp.thermal_state?.anyOf, [{ type: 'string', enum: ['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL'] }, { type: 'null' }]);
     assert.deepEqual(sp.state?.enum, ['online', 'offline']);
     const index = await readJson(join(dir, 'index.json'));
     const entries = index.schemas as { name: string; topics: string[] }[];

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { PluginBus, PluginClock } from '../../../../core/src/plugin/context.js';
 import { createLogger } from '../../../../core/src/log/logger.js';
 import type { Frame, FrameSource } from '../../../../plugins/camera/src/service.js';
-import type { DieTemperature } from '../../../../plugins/die-temp/src/service.js';
+import type { DieTemperature, TelemetryChannel } from '../../../../plugins/die-temp/src/service.js';
 import type { DetectorBackend } from '../../../../plugins/detector/src/backends/backend.js';
 import { DetectionLoop } from '../../../../plugins/detector/src/detection-loop.js';
 import { Pipeline } from '../../../../plugins/detector/src/pipeline.js';
@@ -66,11 +66,24 @@ function harness(options: { strideFps?: number; cameraFps?: number; frameMs?: nu
     subscribe: () => Promise.reject(new Error('not used')),
     onConnect: () => undefined,
   };
-  const temperature: DieTemperature = { current: () => 61.25, reason: () => null, onReading: () => () => undefined };
+  const temperature: DieTemperature = {
+    current: () => 61.25,
+    reason: () => null,
+    onReading: () => () => undefined,
+    thermal: () => ({ state: 'NORMAL', reason: null }),
+    onThermalChange: () => () => undefined,
+  };
+  // The telemetry channel (die-temp's) as the detector feeds it: one frame, its detections and figures.
+  const telemetry: TelemetryChannel = {
+    attach: () => () => undefined,
+    publishFrame: async (frame) =>
+      void published.push({ suffix: 'telemetry', body: { detections: frame.detections, telemetry: { die_temp: 61.3, ...frame.figures } } }),
+  };
   const loop = new DetectionLoop({
     source,
     pipeline,
     temperature,
+    telemetry,
     bus,
     clock,
     log: createLogger({ level: 'silent' }),

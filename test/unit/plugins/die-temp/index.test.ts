@@ -179,6 +179,47 @@ describe('temperature sources on disk', () => {
     }
   });
 
+  it('computes the thermal state from the die at layer 0 with the configured thresholds; bad thresholds leave it unknown, never the die unread', async () => {
+    const zone = join(dir, 'zone-hot');
+    await writeFile(zone, '95000\n');
+    const hot = await loadPlugins({
+      plugins: [dieTemp],
+      runtime: runtime(dir),
+      bus: new MemoryBus(),
+      logger,
+      env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, DIE_TEMP_INTERVAL_MS: '20', THERMAL_CRITICAL_C: '96', THERMAL_WARN_C: '80' },
+    });
+    try {
+      const die = hot.service(DieTemperatureToken)!;
+      assert.deepEqual(die.thermal(), { state: 'THERMAL_WARN', reason: null });
+      const heard: string[] = [];
+      die.onThermalChange((state, celsius) => heard.push(`${state} ${celsius}`));
+      await writeFile(zone, '97000\n');
+      await waitFor(() => heard.length > 0, 'a thermal change', 3_000);
+      assert.deepEqual(heard, ['THERMAL_CRITICAL 97']);
+    } finally {
+      await hot.stop();
+    }
+    const bad = await loadPlugins({
+      plugins: [dieTemp],
+      runtime: runtime(dir),
+      bus: new MemoryBus(),
+      logger,
+      env: { DIE_TEMP_SOURCE: 'zone', DIE_TEMP_ZONE: zone, THERMAL_WARN_C: '90', THERMAL_CRITICAL_C: '85' },
+    });
+    try {
+      const die = bad.service(DieTemperatureToken)!;
+      assert.equal(die.current(), 97, 'the die is still read');
+      const thermal = die.thermal();
+      assert.equal(thermal.state, null);
+      assert.equal(thermal.unknown, 'thresholds_invalid');
+      assert.match(thermal.reason!, /THERMAL_WARN_C \(90 C\) must be below THERMAL_CRITICAL_C \(85 C\)/);
+      assert.equal(bad.plugins[0].state, 'degraded');
+    } finally {
+      await bad.stop();
+    }
+  });
+
   it('refuses an unknown source naming the valid ones', async () => {
     const loaded = await loadPlugins({ plugins: [dieTemp], runtime: runtime(dir), bus: new MemoryBus(), logger, env: { DIE_TEMP_SOURCE: 'guess' } });
     const report = loaded.plugins[0];

@@ -1,15 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DEFAULT_THERMAL_THRESHOLDS,
-  ThermalStateMachine,
-  checkThermalThresholds,
-  nextThermalState,
-  throttleFor,
-} from '../../../../plugins/thermal/src/governor-state-machine.js';
-import { Governor } from '../../../../plugins/thermal/src/governor.js';
-import type { ThermalState } from '../../../../plugins/thermal/src/service.js';
-import type { DetectionThrottle } from '../../../../plugins/detector/src/service.js';
+import { ThermalStateMachine, nextThermalState } from '../../../../plugins/die-temp/src/thermal-state-machine.js';
+import { DEFAULT_THERMAL_THRESHOLDS, checkThermalThresholds, thermalThresholdsFromEnv } from '../../../../plugins/die-temp/src/thermal-thresholds.js';
+import type { ThermalState } from '../../../../plugins/die-temp/src/service.js';
 import { isLookoutError } from '../../../../core/src/errors/lookout-error.js';
 
 const T = { warnC: 75, criticalC: 85, hysteresisC: 5 };
@@ -66,16 +59,10 @@ test('a temperature script walks up through every state and back down with hyste
   });
 });
 
-test('throttle per state', () => {
-  assert.deepEqual(throttleFor(N, { warnStrideFps: 4 }), { suspended: false });
-  assert.deepEqual(throttleFor(W, { warnStrideFps: 4 }), { strideFps: 4, suspended: false });
-  assert.deepEqual(throttleFor(C, { warnStrideFps: 4 }), { suspended: true });
-});
-
 test('bad thresholds and readings are typed errors; the state is kept', () => {
   assert.throws(
     () => checkThermalThresholds({ warnC: 85, criticalC: 85, hysteresisC: 5 }),
-    (e) => isLookoutError(e, 'config_invalid') && /below the critical/.test(e.message),
+    (e) => isLookoutError(e, 'config_invalid') && /THERMAL_WARN_C .* must be below THERMAL_CRITICAL_C/.test(e.message),
   );
   assert.throws(
     () => checkThermalThresholds({ warnC: 70, criticalC: 85, hysteresisC: -1 }),
@@ -94,47 +81,19 @@ test('bad thresholds and readings are typed errors; the state is kept', () => {
   assert.equal(m.state, W);
 });
 
-test('governor: throttles the detector before telling listeners, only on changes', () => {
-  const events: string[] = [];
-  const throttles: DetectionThrottle[] = [];
-  const g = new Governor({
-    thresholds: T,
-    policy: { warnStrideFps: 5 },
-    applyThrottle: (t) => {
-      throttles.push(t);
-      events.push(`throttle ${JSON.stringify(t)}`);
-    },
+test('thresholds from the layer env: defaults for unset keys, a bad value named with its key', () => {
+  assert.deepEqual(thermalThresholdsFromEnv({}), DEFAULT_THERMAL_THRESHOLDS);
+  assert.deepEqual(thermalThresholdsFromEnv({ THERMAL_WARN_C: '70', THERMAL_CRITICAL_C: ' 90 ', THERMAL_HYSTERESIS_C: '' }), {
+    warnC: 70,
+    criticalC: 90,
+    hysteresisC: 5,
   });
-  assert.deepEqual(throttles, [{ suspended: false }], 'the initial throttle restores the full stride');
-  const off = g.onChange((state, celsius) => events.push(`${state} ${celsius}`));
-  for (const c of [60, 76, 77, 86, 82, 79, 60]) g.feed(c);
-  assert.deepEqual(events, [
-    'throttle {"suspended":false}',
-    'throttle {"strideFps":5,"suspended":false}',
-    'THERMAL_WARN 76',
-    'throttle {"suspended":true}',
-    'THERMAL_CRITICAL 86',
-    'throttle {"strideFps":5,"suspended":false}',
-    'THERMAL_WARN 79',
-    'throttle {"suspended":false}',
-    'NORMAL 60',
-  ]);
-  assert.equal(g.state(), N);
-  assert.equal(g.celsius(), 60);
-  off();
-  g.feed(90);
-  assert.equal(events.at(-1), 'throttle {"suspended":true}', 'an unsubscribed listener hears nothing');
-});
-
-test('governor: a failing listener does not stop the others', () => {
-  const errors: unknown[] = [];
-  const heard: ThermalState[] = [];
-  const g = new Governor({ thresholds: T, policy: { warnStrideFps: 5 }, onListenerError: (e) => errors.push(e) });
-  g.onChange(() => {
-    throw new Error('boom');
-  });
-  g.onChange((s) => heard.push(s));
-  g.feed(88);
-  assert.deepEqual(heard, [C]);
-  assert.equal(errors.length, 1);
+  assert.throws(
+    () => thermalThresholdsFromEnv({ THERMAL_CRITICAL_C: 'hot' }),
+    (e) => isLookoutError(e, 'config_invalid') && /THERMAL_CRITICAL_C="hot" is not a number/.test(e.message),
+  );
+  assert.throws(
+    () => thermalThresholdsFromEnv({ THERMAL_WARN_C: '90', THERMAL_CRITICAL_C: '85' }),
+    (e) => isLookoutError(e, 'config_invalid') && /THERMAL_WARN_C/.test(e.message) && /THERMAL_CRITICAL_C/.test(e.message),
+  );
 });
