@@ -5,7 +5,13 @@ type ObserveOnly = { observe(value: number): void };
 
 /** Tool names come from clients; past this many distinct names, the rest share one label. */
 const MAX_TOOL_LABELS = 64;
+/** Known tool names are the devices' own, but a device's list is data too: bounded as well. */
+const MAX_KNOWN_TOOL_LABELS = 512;
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const RATE_WINDOW_SEC = 10;
+
+/** Which tool names may become label values: a set of names, or a test the caller supplies. */
+export type KnownTools = Iterable<string> | ((tool: string) => boolean);
 
 /**
  * The hub's Prometheus metrics, on a registry of its own (several hubs may share a process in
@@ -21,6 +27,8 @@ export class HubMetrics {
   private readonly children = new Map<string, IncOnly | ObserveOnly>();
   private readonly ingestChildren = new Map<string, IncOnly>();
   private readonly toolNames = new Set<string>();
+  /** Set by setKnownTools: then only these names are labels, whoever calls first. */
+  private knownTool: ((tool: string) => boolean) | undefined;
   /** Messages per second over the last seconds, for a rate without a Prometheus server. */
   private readonly buckets = new Float64Array(RATE_WINDOW_SEC + 1);
   private bucketSecond = 0;
@@ -95,6 +103,20 @@ export class HubMetrics {
     this.child<IncOnly>(`c|${label}|${outcome}`, () => this.toolCalls.labels({ tool: label, outcome })).inc();
   }
 
+  /**
+   * Takes the `tool` label's values only from the tools the caller knows (those the devices
+   * declare): any other name is counted as `other`, so junk names neither grow the series nor push
+   * real tools out. Until it is called, the first names seen become labels (up to a bound).
+   */
+  setKnownTools(known: KnownTools): void {
+    if (typeof known === 'function') this.knownTool = known;
+    else {
+      const names = new Set(known);
+      this.knownTool = (tool) => names.has(tool);
+    }
+    this.toolNames.clear();
+  }
+
   /** Messages per second over the last full seconds. */
   ingestRate(): number {
     const now = Math.floor(Date.now() / 1000);
@@ -121,7 +143,9 @@ export class HubMetrics {
 
   private toolLabel(tool: string): string {
     if (this.toolNames.has(tool)) return tool;
-    if (this.toolNames.size < MAX_TOOL_LABELS && /^[A-Za-z0-9_.-]{1,64}$/.test(tool)) {
+    const known = this.knownTool;
+    const bound = known ? MAX_KNOWN_TOOL_LABELS : MAX_TOOL_LABELS;
+    if (this.toolNames.size < bound && TOOL_NAME.test(tool) && (!known || known(tool))) {
       this.toolNames.add(tool);
       return tool;
     }

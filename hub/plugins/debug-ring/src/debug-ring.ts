@@ -1,3 +1,4 @@
+import { sizeEvent } from './event-size.js';
 import { IngestLane } from './ingest-lane.js';
 import { RingBuffer } from './ring-buffer.js';
 import {
@@ -10,38 +11,65 @@ import {
   type DebugRing,
 } from './service.js';
 
-interface Stored extends DebugEventInput {
+interface Stored {
+  kind: string;
+  message: string;
+  device_id?: string;
+  topic?: string;
+  /** JSON text (see event-size.ts). */
+  details?: string;
   seq: number;
   ms: number;
 }
 
+export interface DebugRingOptions {
+  /** Bound on the bytes of the events besides valid ingests (default 4 MiB). */
+  maxBytes?: number;
+  /** Largest single event; bigger details are replaced by a preview (default 64 KiB, at most maxBytes). */
+  maxEventBytes?: number;
+  now?: () => number;
+}
+
+export const DEFAULT_RING_MAX_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_RING_MAX_EVENT_BYTES = 64 * 1024;
+
 /**
  * Two lanes of the same capacity: valid ingested messages arrive at 10 Hz per device and would
  * push the hub's rare failures out of a single ring within seconds, so they are kept apart and
- * merged by sequence number when read.
+ * merged by sequence number when read. The failures' lane is bounded in bytes as well as in count:
+ * an event may quote a bus message of up to 256 KiB, and 2 000 of them would be half a gigabyte.
+ * The ingest lane holds fixed-size records of strings the ingest interns (a topic is at most 512
+ * characters), so its count bounds its memory.
  */
 export class MemoryDebugRing implements DebugRing {
   private readonly ingestLane: IngestLane;
   private readonly other: RingBuffer<Stored>;
+  private readonly maxEventBytes: number;
   private readonly knownKinds = new Set<string>([...SPEC_EVENT_KINDS, ...HUB_EVENT_KINDS]);
+  private readonly now: () => number;
   private seq = 0;
 
   constructor(
     readonly capacity: number,
-    private readonly now: () => number = Date.now,
+    options: DebugRingOptions = {},
   ) {
+    const maxBytes = options.maxBytes ?? DEFAULT_RING_MAX_BYTES;
+    this.maxEventBytes = Math.min(options.maxEventBytes ?? DEFAULT_RING_MAX_EVENT_BYTES, maxBytes);
+    this.now = options.now ?? Date.now;
     this.ingestLane = new IngestLane(capacity);
-    this.other = new RingBuffer(capacity);
+    this.other = new RingBuffer(capacity, maxBytes);
   }
 
   record(event: DebugEventInput): void {
     this.knownKinds.add(event.kind);
-    const stored: Stored = { kind: event.kind, message: event.message, seq: ++this.seq, ms: this.now() };
+    const extra = (event.device_id?.length ?? 0) + (event.topic?.length ?? 0) + event.kind.length;
+    const sized = sizeEvent(event.message, event.details, extra, this.maxEventBytes);
+    const stored: Stored = { kind: event.kind, message: sized.message, seq: ++this.seq, ms: this.now() };
     if (event.device_id !== undefined) stored.device_id = event.device_id;
     if (event.topic !== undefined) stored.topic = event.topic;
-    if (event.details !== undefined) stored.details = event.details;
-    if (event.kind === 'ingest') this.ingestLane.push(stored.seq, stored.ms, event.device_id ?? '', event.topic ?? '', event.message);
-    else this.other.push(stored);
+    if (sized.details !== undefined) stored.details = sized.details;
+    if (event.kind === 'ingest') this.ingestLane.push(stored.seq, stored.ms, event.device_id ?? '', event.topic ?? '', sized.message);
+    else this.other.push(stored, sized.bytes);
   }
 
   ingest(deviceId: string, topic: string, suffix: string, ms: number): void {
@@ -66,6 +94,8 @@ export class MemoryDebugRing implements DebugRing {
       events: page.map(toEvent),
       capacity: this.capacity,
       held: this.ingestLane.size + this.other.size,
+      bytes: this.other.held,
+      maxBytes: this.other.maxWeight,
       dropped: this.ingestLane.dropped + this.other.dropped,
       matched: matching.length,
     };
@@ -95,6 +125,6 @@ function toEvent(s: Stored): DebugEvent {
   const e: DebugEvent = { seq: s.seq, time: new Date(s.ms).toISOString(), kind: s.kind, message: s.message };
   if (s.device_id !== undefined) e.device_id = s.device_id;
   if (s.topic !== undefined) e.topic = s.topic;
-  if (s.details !== undefined) e.details = s.details;
+  if (s.details !== undefined) e.details = JSON.parse(s.details) as unknown;
   return e;
 }

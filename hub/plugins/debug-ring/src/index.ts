@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DeviceIdSchema, LookoutError, definePlugin } from 'lookout/core';
-import { MemoryDebugRing } from './debug-ring.js';
+import { DEFAULT_RING_MAX_BYTES, MemoryDebugRing } from './debug-ring.js';
 import { DEBUG_RING } from './service.js';
 
 const EventsQuery = z.object({
@@ -31,12 +31,14 @@ const EventsResponse = z.object({
   events: z.array(DebugEventSchema).describe('oldest first'),
   capacity: z.number().int().describe('events held per lane (ingest, other)'),
   held: z.number().int(),
+  bytes: z.number().int().describe('bytes held by the events other than valid ingests (their JSON size)'),
+  max_bytes: z.number().int().describe('bound on bytes: the oldest events are dropped first'),
   dropped: z.number().int().describe('events pushed out since start'),
   matched: z.number().int().describe('events matching the filter before limit'),
   kinds: z.array(z.string()).describe('kinds that can be asked for'),
 });
 
-/** The debug event ring of spec 01: ingested messages and the hub's own failures, bounded. */
+/** The debug event ring of spec 01: ingested messages and the hub's own failures, bounded in count and bytes. */
 export default definePlugin({
   name: 'debug-ring',
   version: '1.0.0',
@@ -44,13 +46,19 @@ export default definePlugin({
   description: 'Bounded ring of debug events (GET /debug/events)',
   config: z.object({
     LOOKOUT_HUB_RING_SIZE: z.coerce.number().int().min(10).max(1_000_000).default(2000),
+    LOOKOUT_HUB_RING_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(1024 * 1024 * 1024)
+      .default(DEFAULT_RING_MAX_BYTES),
   }),
   provides: [DEBUG_RING],
   routes: [
     { method: 'GET', path: '/debug/events', summary: 'Debug event ring: ingested messages and hub failures', query: EventsQuery, response: EventsResponse },
   ],
   start(ctx) {
-    const ring = new MemoryDebugRing(ctx.config.LOOKOUT_HUB_RING_SIZE);
+    const ring = new MemoryDebugRing(ctx.config.LOOKOUT_HUB_RING_SIZE, { maxBytes: ctx.config.LOOKOUT_HUB_RING_MAX_BYTES });
     ctx.services.provide(DEBUG_RING, ring);
     ctx.routes.handle<z.output<typeof EventsQuery>>('GET', '/debug/events', ({ query }) => {
       const kinds = query.kind?.split(',');
@@ -66,7 +74,8 @@ export default definePlugin({
         ...(query.device !== undefined ? { device: query.device } : {}),
         ...(sinceMs !== undefined ? { sinceMs } : {}),
       };
-      return { ...ring.query(filter), kinds: ring.kinds() };
+      const { maxBytes, ...page } = ring.query(filter);
+      return { ...page, max_bytes: maxBytes, kinds: ring.kinds() };
     });
   },
 });

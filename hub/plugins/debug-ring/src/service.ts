@@ -32,6 +32,9 @@ export interface DebugEventPage {
   /** Capacity of each lane. */
   capacity: number;
   held: number;
+  /** Bytes held by the events besides valid ingests (their JSON size), and the bound on them. */
+  bytes: number;
+  maxBytes: number;
   dropped: number;
   /** Events matching the filter before `limit`. */
   matched: number;

@@ -229,6 +229,22 @@ describe('hub HTTP core (in-process bus)', () => {
     assert.match(m.text, /lookout_hub_http_request_duration_seconds_count\{method="GET",route="\/probe\/items\/:id",status="200"\} \d+/);
     assert.match(m.text, /lookout_hub_http_request_duration_seconds_count\{method="GET",route="unmatched",status="404"\} \d+/);
   });
+
+  it('takes metric labels from known values only: no path, parameter, device id or topic a client made up', async () => {
+    await api(hub.url, '/probe/items/label-probe-item');
+    await api(hub.url, '/no/such/label-probe-path');
+    await api(hub.url, '/fleet/mqtt/latest?device=label-probe-device&_=label-probe-param');
+    await bus.publish(
+      'devices/label-probe-cam/status',
+      JSON.stringify({ state: 'online', thermal_state: 'NORMAL', die_temp_c: 40, timestamp: new Date().toISOString() }),
+    );
+    await bus.publish('devices/label-probe-cam/label-probe-topic', '{}');
+    const m = (await api(hub.url, '/metrics')).text;
+    assert.doesNotMatch(m, /label-probe/);
+    const routes = new Set([...m.matchAll(/route="([^"]*)"/g)].map(([, r]) => r));
+    const templates = new Set([...hub.runtime.routes.list().map((r) => r.decl.path), 'unmatched']);
+    for (const r of routes) assert.ok(templates.has(r), `route label ${r} is a template`);
+  });
 });
 
 describe('hub access with a token', () => {

@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HubMetrics } from '../../../hub/src/hub-metrics.js';
+
+/** Label values of one metric in the exposition text. */
+function labelValues(text: string, metric: string, label: string): string[] {
+  const values = new Set<string>();
+  const re = new RegExp(`^${metric}\\{([^}]*)\\}`, 'gm');
+  for (const m of text.matchAll(re)) {
+    const v = new RegExp(`${label}="([^"]*)"`).exec(m[1]);
+    if (v) values.add(v[1]);
+  }
+  return [...values].sort();
+}
+
+describe('hub metrics', () => {
+  it('takes tool labels only from the known tools, so junk names cannot push real ones into other', async () => {
+    const metrics = new HubMetrics({ defaultMetrics: false });
+    metrics.setKnownTools(['get_system_health', 'set_camera_profile']);
+    // Before: the first 64 names seen became labels, so 70 junk names left the real tools as `other`.
+    for (let i = 0; i < 70; i++) metrics.toolCall(`junk_${i}`, 'error', 0.01);
+    metrics.toolCall('get_system_health', 'ok', 0.02);
+    metrics.toolCall('set_camera_profile', 'ok', 0.02);
+    const { body } = await metrics.text();
+    assert.deepEqual(labelValues(body, 'lookout_hub_tool_calls_total', 'tool'), ['get_system_health', 'other', 'set_camera_profile']);
+    assert.match(body, /lookout_hub_tool_calls_total\{tool="other",outcome="error"\} 70/);
+  });
+
+  it('takes a predicate too, and still bounds what it admits', async () => {
+    const metrics = new HubMetrics({ defaultMetrics: false });
+    metrics.setKnownTools((name) => name.startsWith('get_'));
+    for (let i = 0; i < 600; i++) metrics.toolCall(`get_${i}`, 'ok', 0.01);
+    metrics.toolCall('rm_everything', 'ok', 0.01);
+    metrics.toolCall('get_a{b}', 'ok', 0.01);
+    const tools = labelValues((await metrics.text()).body, 'lookout_hub_tool_calls_total', 'tool');
+    assert.ok(tools.includes('other'));
+    assert.ok(!tools.includes('rm_everything'));
+    assert.ok(tools.length <= 513, `${tools.length} tool labels`);
+  });
+
+  it('keeps the first-come labels, bounded, until known tools are given', async () => {
+    const metrics = new HubMetrics({ defaultMetrics: false });
+    for (let i = 0; i < 100; i++) metrics.toolCall(`t${i}`, 'ok', 0.01);
+    const tools = labelValues((await metrics.text()).body, 'lookout_hub_tool_calls_total', 'tool');
+    assert.equal(tools.length, 65);
+    assert.ok(tools.includes('other'));
+  });
+});
