@@ -1,19 +1,11 @@
 import { z } from 'zod';
 import type { BusPort } from '../../core/src/bus/bus-port.js';
 import { ResponseMessageSchema, type ResponseMessage } from '../../core/src/contracts/responses-message.js';
+import { PingCommandSchema, ToolCommandSchema } from '../../core/src/contracts/command-messages.js';
 import { toLookoutError } from '../../core/src/errors/lookout-error.js';
 import type { Logger } from '../../core/src/log/logger.js';
 import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
 import { RateGate } from './rate-gate.js';
-
-/** `devices/<id>/cmd/tool`: call a device tool over the bus; the answer goes to `responses`. */
-export const ToolCommandSchema = z.strictObject({
-  tool: z.string().min(1).max(100),
-  arguments: z.record(z.string(), z.unknown()).default({}),
-  request_id: z.string().min(1).max(200).optional(),
-});
-
-export const PingCommandSchema = z.strictObject({ request_id: z.string().min(1).max(200).optional() });
 
 export interface CommandStats {
   received: number;

@@ -9,6 +9,11 @@ const MAX_TOOL_LABELS = 64;
 const MAX_KNOWN_TOOL_LABELS = 512;
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const RATE_WINDOW_SEC = 10;
+/**
+ * prom-client's default metrics include gauges named `*_total` (the sums of the per-type gauges
+ * beside them), which promtool rejects: `_total` is the counter suffix. Their per-type gauges stay.
+ */
+const GAUGES_NAMED_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 /** Which tool names may become label values: a set of names, or a test the caller supplies. */
 export type KnownTools = Iterable<string> | ((tool: string) => boolean);
@@ -35,7 +40,10 @@ export class HubMetrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'lookout_hub_' });
+    if (options.defaultMetrics !== false) {
+      collectDefaultMetrics({ register: this.registry, prefix: 'lookout_hub_' });
+      for (const name of GAUGES_NAMED_TOTAL) this.registry.removeSingleMetric(`lookout_hub_${name}`);
+    }
     this.ingestMessages = new Counter({
       name: 'lookout_hub_ingest_messages_total',
       help: 'Bus messages ingested, valid or not, by topic contract',

@@ -5,6 +5,9 @@ import { seededRandom } from '../../core/src/util/seeded-random.js';
  * every one as invalid, and what it cached from valid messages is untouched.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { contractForTopic } from '../../core/src/contracts/bus-contracts.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
@@ -105,7 +108,10 @@ function floodSuite(label: string, brokerUrl: () => string | undefined, setup: (
     before(async () => {
       await setup();
       const url = brokerUrl();
-      hub = await testHub({ ...(url ? { mqttUrl: url } : {}), maxMessageBytes: MAX_BYTES, ringSize: 500 });
+      // The registry names the device: the cache keeps entries for known devices only.
+      const registryFile = join(await mkdtemp(join(tmpdir(), 'lookout-flood-')), 'registry.json');
+      await writeFile(registryFile, JSON.stringify({ devices: [{ device_id: DEVICE }] }));
+      hub = await testHub({ ...(url ? { mqttUrl: url } : {}), maxMessageBytes: MAX_BYTES, ringSize: 500, registryFile });
     });
     after(async () => {
       await hub?.close();

@@ -22,6 +22,7 @@ import { CanTelemetryMessageSchema } from './telemetry-can-message.js';
 import { TelemetryMessageSchema } from './telemetry-message.js';
 import { WifiTelemetryMessageSchema } from './telemetry-wifi-message.js';
 import { ToolCallRequestSchema, ToolCallResponseSchema } from './tool-call.js';
+import { COMMAND_TOPICS, PingCommandSchema, ToolCommandSchema } from './command-messages.js';
 
 /** Every wire contract by its file name (`<name>.schema.json`): what the JSON Schema writer emits. */
 export const CONTRACT_SCHEMAS = {
@@ -51,11 +52,20 @@ export const CONTRACT_SCHEMAS = {
   'tool-call-response': ToolCallResponseSchema,
   'playback-ready-result': PlaybackReadyResultSchema,
   'error-body': ErrorBodySchema,
+  'tool-command': ToolCommandSchema,
+  'ping-command': PingCommandSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type ContractName = keyof typeof CONTRACT_SCHEMAS;
 
-/** The bus suffixes whose payloads a named contract describes (for the schema index). */
-export function busSuffixesOf(schema: z.ZodType): BusSuffix[] {
-  return (Object.keys(BUS_CONTRACTS) as BusSuffix[]).filter((k) => BUS_CONTRACTS[k].schema === schema);
+/**
+ * The topic suffixes whose payloads a named contract describes (for the schema index): the bus
+ * table's outbound topics and the device's inbound commands (`cmd/tool`, `cmd/ping`).
+ */
+export function busSuffixesOf(schema: z.ZodType): string[] {
+  const outbound: string[] = (Object.keys(BUS_CONTRACTS) as BusSuffix[]).filter((k) => BUS_CONTRACTS[k].schema === schema);
+  const inbound = Object.entries(COMMAND_TOPICS)
+    .filter(([, s]) => s === schema)
+    .map(([suffix]) => suffix);
+  return [...outbound, ...inbound];
 }

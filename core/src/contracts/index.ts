@@ -28,3 +28,5 @@ export * from './parse-wire.js';
 export * from './all-schemas.js';
 export * from './production-classes.js';
 export * from './plugin-report.js';
+export * from './query-params.js';
+export * from './command-messages.js';

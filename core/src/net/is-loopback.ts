@@ -15,7 +15,13 @@ const LOOPBACK_HOST_NAME = /^(?:localhost|::1|127(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\
 
 /** True for a `Host` header (name and optional port) that names this machine's loopback exactly. */
 export function isLoopbackHostHeader(header: string | undefined): boolean {
-  if (!header) return false;
+  const name = hostHeaderName(header);
+  return name !== undefined && LOOPBACK_HOST_NAME.test(name);
+}
+
+/** The name of a `Host` header without its port, lower case (`[::1]:8788` → `::1`); undefined when there is none. */
+export function hostHeaderName(header: string | undefined): string | undefined {
+  if (!header) return undefined;
   const name = header.startsWith('[') ? header.slice(1, header.indexOf(']')) : header.split(':')[0];
-  return LOOPBACK_HOST_NAME.test(name);
+  return name ? name.toLowerCase() : undefined;
 }

@@ -7,6 +7,7 @@ import type { Logger } from '../../../core/src/log/logger.js';
 import type { HubMetrics } from '../hub-metrics.js';
 import { bearerChecker } from './bearer-auth.js';
 import { applyCors } from './cors.js';
+import { checkOrigin, hostChecker } from './host-check.js';
 import { routeDispatcher } from './dispatch-route.js';
 import { requestId } from './request-id.js';
 import { writeError } from './write-error.js';
@@ -18,13 +19,15 @@ export interface HubAppOptions {
   /** When set, every route but the public ones needs `Authorization: Bearer <token>`. */
   token?: string;
   corsOrigins?: readonly string[];
+  /** Host names the hub answers to besides loopback ones (checked always without a token, else only when given). */
+  hostNames?: readonly string[];
   bodyLimitBytes: number;
 }
 
 /**
  * The hub's Koa app. It only composes: request id, timing and the error body around everything,
- * then CORS, access control and the routes the hub plugins declared; nothing is routed that no
- * manifest declares.
+ * then the Host check, CORS, the Origin check, access control and the routes the hub plugins
+ * declared; nothing is routed that no manifest declares.
  */
 export function createHubApp(options: HubAppOptions): Koa {
   const { metrics, logger } = options;
@@ -42,6 +45,7 @@ export function createHubApp(options: HubAppOptions): Koa {
   }
   const authorized = options.token ? bearerChecker(options.token) : () => true;
   const corsOrigins = options.corsOrigins ?? [];
+  const checkHost = hostChecker(options.token, options.hostNames ?? []);
 
   app.use(async (ctx: Context, next) => {
     const started = process.hrtime.bigint();
@@ -60,10 +64,12 @@ export function createHubApp(options: HubAppOptions): Koa {
   });
 
   app.use(async (ctx, next) => {
+    checkHost?.(ctx);
     if (applyCors(ctx, corsOrigins)) {
       ctx.state.answered = true;
       return;
     }
+    checkOrigin(ctx, corsOrigins);
     if (!isPublic(router, publicRoutes, ctx) && !authorized(ctx.get('Authorization') || undefined)) {
       throw new LookoutError('unauthorized', 'this route needs Authorization: Bearer <token>');
     }

@@ -45,4 +45,19 @@ describe('hub metrics', () => {
     assert.equal(tools.length, 65);
     assert.ok(tools.includes('other'));
   });
+
+  it('names no gauge *_total (promtool: that is the counter suffix), default metrics included', async () => {
+    const metrics = new HubMetrics({ defaultMetrics: true });
+    metrics.ingested('dets');
+    const { body } = await metrics.text();
+    const types = [...body.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => ({ name, type }));
+    assert.ok(types.length > 10, 'default metrics are there');
+    // Before: lookout_hub_nodejs_active_handles_total and its two siblings were gauges.
+    assert.deepEqual(
+      types.filter((t) => t.type !== 'counter' && t.name.endsWith('_total')),
+      [],
+    );
+    for (const t of types.filter((t) => t.type === 'counter')) assert.ok(t.name.endsWith('_total'), `counter ${t.name}`);
+    assert.ok(types.some((t) => t.name === 'lookout_hub_nodejs_active_handles' && t.type === 'gauge'));
+  });
 });

@@ -16,6 +16,14 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
   'GET /debug/events': [
     { path: '/debug/events?limit=0', field: 'query.limit' },
     { path: '/debug/events?limit=abc', field: 'query.limit' },
+    // Integers are parsed as the schema declares them, not through Number().
+    { path: '/debug/events?limit=0x10', field: 'query.limit' },
+    { path: '/debug/events?limit=1e3', field: 'query.limit' },
+    { path: '/debug/events?limit=%2B5', field: 'query.limit' },
+    { path: '/debug/events?limit=5.0', field: 'query.limit' },
+    { path: '/debug/events?limit=%205', field: 'query.limit' },
+    { path: '/debug/events?limit=1&limit=2', field: 'query.limit' },
+    { path: '/debug/events?kind=tool_call,', field: 'query.kind' },
     { path: '/debug/events?since=yesterday', field: 'query.since' },
     { path: '/debug/events?kind=nope', field: 'query.kind' },
     { path: '/debug/events?device=a%2Fb', field: 'query.device' },
@@ -86,6 +94,24 @@ describe('hub routes: 400s and OpenAPI', () => {
     }
     const r = await api(hub.url, '/debug/events?limit=16&_=1718000000000');
     assert.equal(r.status, 200, r.text);
+  });
+
+  it('documents what the server parses: integers as integers, kinds as an enum, and a license', async () => {
+    const doc = (await api(hub.url, '/openapi.json')).body;
+    assert.deepEqual(doc.info.license, { name: 'Apache-2.0', identifier: 'Apache-2.0' });
+    const params = doc.paths['/debug/events'].get.parameters as { name: string; schema: Record<string, any>; style?: string; explode?: boolean }[];
+    const limit = params.find((p) => p.name === 'limit')!;
+    assert.equal(limit.schema.type, 'integer');
+    assert.equal(limit.schema.minimum, 1);
+    assert.equal(limit.schema.default, 100);
+    const kind = params.find((p) => p.name === 'kind')!;
+    assert.equal(kind.schema.type, 'array');
+    assert.ok(kind.schema.items.enum.includes('recorder_status'), JSON.stringify(kind.schema));
+    assert.ok(kind.schema.items.enum.includes('tool_error'));
+    assert.equal(kind.style, 'form');
+    assert.equal(kind.explode, false);
+    const ok = await api(hub.url, '/debug/events?kind=tool_call,tool_error&limit=16');
+    assert.equal(ok.status, 200, ok.text);
   });
 
   it('lists every route in /openapi.json (OpenAPI 3.1) with its parameters, body and error body', async () => {

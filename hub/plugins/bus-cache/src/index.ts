@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HUB_INFO, HUB_METRICS, definePlugin, setOwn, type HubInfo } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
+import { DEVICE_ADMISSION } from '../../registry/src/service.js';
 import { entryView, isOnline } from './entry-view.js';
 import { Ingest } from './ingest.js';
 import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
@@ -26,7 +27,7 @@ export default definePlugin({
     LOOKOUT_HUB_MAX_DEVICES: z.coerce.number().int().min(1).default(10_000),
   }),
   subscriptions: [...INGEST_SUBSCRIPTIONS],
-  provides: [BUS_CACHE],
+  provides: [BUS_CACHE, DEVICE_ADMISSION],
   routes: [
     {
       method: 'GET',
@@ -70,6 +71,7 @@ export default definePlugin({
       ingestStatus: () => ingest.status(),
     };
     ctx.services.provide(BUS_CACHE, cache);
+    ctx.services.provide(DEVICE_ADMISSION, ingest.admission);
 
     ctx.routes.handle<z.output<typeof LatestQuery>>('GET', '/fleet/mqtt/latest', ({ query }) => {
       const now = Date.now();
@@ -105,6 +107,7 @@ export default definePlugin({
           devices: s.devices,
           untracked_invalid: s.untrackedInvalid,
           refused_devices: s.refusedDevices,
+          refused_unknown_devices: ingest.refusedUnknown,
         },
         limits: {
           max_message_bytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES,
@@ -127,6 +130,8 @@ export default definePlugin({
       }
     };
     for (const filter of INGEST_SUBSCRIPTIONS) await ctx.bus.subscribe(filter, onMessage);
+    // The registry starts after this plugin: only once it has, the devices its file names are known.
+    ctx.onStarted(() => ingest.settle());
   },
 });
 

@@ -1,5 +1,7 @@
 import { BUS_CONTRACTS, contractForTopic, type BusSuffix, type Logger, type TopicContract, type HubMetricsPort } from 'lookout/core';
 import { compileContract, type ContractCheck } from './compiled-contract.js';
+import { AdmissionRules } from './admission-rules.js';
+import { EarlyMessages } from './early-messages.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { countInvalid, DeviceCache } from './device-cache.js';
 import { jsonDeeperThan } from './json-depth.js';
@@ -29,9 +31,19 @@ type KnownTopic = TopicContract & { topic: string };
  * Every bus message passes here once: size, JSON, depth and wire-contract checks, then the
  * per-device latest cache. A refused message never touches what the cache holds for its device;
  * it is counted per device and topic and recorded in the debug ring with the reason.
+ *
+ * Only a known device gets an entry: one that announced a valid hello, or one an admission rule
+ * names (the registry file's devices, the bus identity's). Anything else under `devices/<id>/` is
+ * counted and dropped, so a made-up id never appears in /fleet/mqtt/latest. At most `maxDevices`
+ * entries are held; when full, a device a rule admits takes the place of the longest-silent one no
+ * rule admits (hello-only), so a flood of made-up hellos cannot lock out the operator's devices.
  */
 export class Ingest {
   readonly devices = new Map<string, DeviceCache>();
+  readonly admission = new AdmissionRules();
+  private readonly early = new EarlyMessages();
+  /** Valid messages of devices that are not known (no hello, no admission rule): dropped. */
+  refusedUnknown = 0;
   /** Invalid counts of devices that never sent a valid message; bounded, oldest forgotten first. */
   private readonly invalidOnly = new Map<string, Map<string, InvalidStats>>();
   private readonly listeners = new Map<string, Set<Listener>>();
@@ -59,10 +71,13 @@ export class Ingest {
     return () => set.delete(listener);
   }
 
-  handle(incomingTopic: string, payload: Buffer, meta: { retain: boolean }): void {
-    const now = this.deps.now?.() ?? Date.now();
-    this.messages++;
-    this.lastMessageAt = now;
+  /** `heldAt`: when a message held back until admission settled arrived (it was counted then). */
+  handle(incomingTopic: string, payload: Buffer, meta: { retain: boolean }, heldAt?: number): void {
+    const now = heldAt ?? this.deps.now?.() ?? Date.now();
+    if (heldAt === undefined) {
+      this.messages++;
+      this.lastMessageAt = now;
+    }
     if (incomingTopic.length > MAX_TOPIC_CHARS) {
       this.deps.metrics?.ingested('unknown', now);
       return this.refuse(
@@ -78,7 +93,7 @@ export class Ingest {
     }
     const contract = this.contractOf(incomingTopic);
     const metricTopic = contract?.key ?? 'unknown';
-    this.deps.metrics?.ingested(metricTopic, now);
+    if (heldAt === undefined) this.deps.metrics?.ingested(metricTopic, now);
     if (!contract)
       return this.refuse(
         incomingTopic,
@@ -127,7 +142,13 @@ export class Ingest {
     }
     let device = this.devices.get(deviceId);
     if (!device) {
-      if (this.devices.size >= this.limits.maxDevices) {
+      const admitted = this.admission.admits(deviceId);
+      if (key !== 'hello' && !admitted) {
+        // The retained messages a subscription brings arrive before the registry has said which devices it names.
+        if (heldAt === undefined && this.early.hold(topic, payload, meta.retain, now)) return;
+        return this.unknownDevice(topic, deviceId, key, payload, now);
+      }
+      if (this.devices.size >= this.limits.maxDevices && !(admitted && this.evictUnadmitted(deviceId))) {
         this.refusedDevices++;
         return;
       }
@@ -153,6 +174,14 @@ export class Ingest {
       this.emit(forKey, event);
       this.emit(forAll, event);
     }
+  }
+
+  /**
+   * Every plugin has started, so every admission rule is in place: the messages held back until
+   * now are judged (in arrival order), and from now on an unknown device's message is refused at once.
+   */
+  settle(): void {
+    for (const m of this.early.drain()) this.handle(m.topic, m.payload, { retain: m.retain }, m.at);
   }
 
   /** Topics repeat (a few per device): their contracts are looked up once; a flood of new ones only resets the memo. */
@@ -241,6 +270,35 @@ export class Ingest {
     const details: Record<string, unknown> = { reason, issue, bytes: payload.length, preview: preview(payload) };
     const event = { kind: 'ingest_invalid', topic: topic.slice(0, 256), message: `${reason}: ${issue}`.slice(0, MAX_ISSUE_CHARS), details };
     this.deps.ring?.record(deviceId !== undefined ? { ...event, device_id: deviceId } : event);
+  }
+
+  /** A valid message of a device nobody announced: counted and dropped, its id never stored. */
+  private unknownDevice(topic: string, deviceId: string, key: string, payload: Buffer, now: number): void {
+    this.refusedUnknown++;
+    this.deps.metrics?.invalid(key, 'unknown_device');
+    const issue = `${cut(deviceId, 128)} is not a known device: no hello announced it and the registry does not name it`;
+    this.deps.ring?.record({
+      kind: 'ingest_invalid',
+      topic: topic.slice(0, 256),
+      message: `unknown_device: ${issue}`.slice(0, MAX_ISSUE_CHARS),
+      details: { reason: 'unknown_device', issue, bytes: payload.length, at: new Date(now).toISOString() },
+    });
+  }
+
+  /** Frees one place for an admitted device: the longest-silent entry that no rule admits goes. */
+  private evictUnadmitted(forDevice: string): boolean {
+    let oldest: DeviceCache | undefined;
+    for (const d of this.devices.values()) {
+      if ((oldest === undefined || d.newestAt < oldest.newestAt) && !this.admission.admits(d.deviceId)) oldest = d;
+    }
+    if (!oldest) return false;
+    this.devices.delete(oldest.deviceId);
+    this.deps.ring?.record({
+      kind: 'hub',
+      device_id: oldest.deviceId,
+      message: `cache full: ${oldest.deviceId} (announced by hello only) forgotten for ${cut(forDevice, 128)}, which the registry names`,
+    });
+    return true;
   }
 
   private countUntracked(deviceId: string, suffix: string, reason: InvalidReason, now: number, issue: string): void {

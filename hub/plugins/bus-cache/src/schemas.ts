@@ -45,7 +45,8 @@ export const ConfigResponse = z.object({
     invalid_by_reason: z.record(z.string(), z.number().int()),
     devices: z.number().int(),
     untracked_invalid: z.number().int(),
-    refused_devices: z.number().int(),
+    refused_devices: z.number().int().describe('valid messages of new devices dropped because the cache holds max_devices already'),
+    refused_unknown_devices: z.number().int().describe('valid messages dropped because no hello announced their device and the registry does not name it'),
   }),
   limits: z.object({ max_message_bytes: z.number().int(), max_json_depth: z.number().int(), max_devices: z.number().int(), stale_sec: z.number().int() }),
 });

@@ -1,15 +1,7 @@
 import { sizeEvent } from './event-size.js';
 import { IngestLane } from './ingest-lane.js';
 import { RingBuffer } from './ring-buffer.js';
-import {
-  HUB_EVENT_KINDS,
-  SPEC_EVENT_KINDS,
-  type DebugEvent,
-  type DebugEventFilter,
-  type DebugEventInput,
-  type DebugEventPage,
-  type DebugRing,
-} from './service.js';
+import { EVENT_KINDS, type DebugEvent, type DebugEventFilter, type DebugEventInput, type DebugEventPage, type DebugRing } from './service.js';
 
 interface Stored {
   kind: string;
@@ -45,7 +37,6 @@ export class MemoryDebugRing implements DebugRing {
   private readonly ingestLane: IngestLane;
   private readonly other: RingBuffer<Stored>;
   private readonly maxEventBytes: number;
-  private readonly knownKinds = new Set<string>([...SPEC_EVENT_KINDS, ...HUB_EVENT_KINDS]);
   private readonly now: () => number;
   private seq = 0;
 
@@ -61,7 +52,6 @@ export class MemoryDebugRing implements DebugRing {
   }
 
   record(event: DebugEventInput): void {
-    this.knownKinds.add(event.kind);
     const extra = (event.device_id?.length ?? 0) + (event.topic?.length ?? 0) + event.kind.length;
     const sized = sizeEvent(event.message, event.details, extra, this.maxEventBytes);
     const stored: Stored = { kind: event.kind, message: sized.message, seq: ++this.seq, ms: this.now() };
@@ -102,11 +92,7 @@ export class MemoryDebugRing implements DebugRing {
   }
 
   kinds(): string[] {
-    return [...this.knownKinds];
-  }
-
-  declareKind(kind: string): void {
-    this.knownKinds.add(kind);
+    return [...EVENT_KINDS];
   }
 }
 

@@ -4,6 +4,9 @@ import { serviceToken } from 'lookout/core';
 export const SPEC_EVENT_KINDS = ['live/warm_ready', 'snapshot_fail', 'ssh_jpeg_fail', 'shadow', 'recorder_status'] as const;
 /** Kinds the hub itself records. */
 export const HUB_EVENT_KINDS = ['ingest', 'ingest_invalid', 'tool_call', 'tool_error', 'registry', 'presence', 'hub'] as const;
+/** The kinds `GET /debug/events?kind=` takes (an enum in OpenAPI); an event of another kind is kept, not filterable. */
+export const EVENT_KINDS = [...SPEC_EVENT_KINDS, ...HUB_EVENT_KINDS] as const;
+export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface DebugEventInput {
   kind: string;
@@ -46,9 +49,8 @@ export interface DebugRing {
   /** A valid ingested message (the hot path: no details, the time given by the caller). */
   ingest(deviceId: string, topic: string, suffix: string, ms: number): void;
   query(filter: DebugEventFilter): DebugEventPage;
-  /** Kinds that can be asked for: the spec's, the hub's and any a plugin declared. */
+  /** Kinds that can be asked for: the spec's and the hub's. */
   kinds(): string[];
-  declareKind(kind: string): void;
 }
 
 export const DEBUG_RING = serviceToken<DebugRing>('debug-ring');

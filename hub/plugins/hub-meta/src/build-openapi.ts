@@ -6,6 +6,8 @@ type JsonSchema = Record<string, unknown>;
 export interface OpenApiInfo {
   title: string;
   version: string;
+  /** SPDX identifier, as package.json gives it. */
+  license?: string;
   serverUrl?: string;
   tokenRequired: boolean;
 }
@@ -52,7 +54,12 @@ export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], in
   }
   const doc: JsonSchema = {
     openapi: '3.1.0',
-    info: { title: info.title, version: info.version, description: 'Lookout hub: the fleet proxy. Routes are composed from the hub plugins\u2019 manifests.' },
+    info: {
+      title: info.title,
+      version: info.version,
+      description: 'Lookout hub: the fleet proxy. Routes are composed from the hub plugins\u2019 manifests.',
+      ...(info.license ? { license: { name: info.license, identifier: info.license } } : {}),
+    },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     paths,
     components: {
@@ -71,14 +78,21 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   return out;
 }
 
+/**
+ * A query parameter's schema is its value as the server parses it (the output side: `limit` is an
+ * integer, `kind` an array of enumerated kinds), which is what an OpenAPI parameter schema states;
+ * whether it is required is the input side's (a default makes it optional). An array is written
+ * comma-separated (style form, explode false), as the core's queryList parses it.
+ */
 function queryParameters(query: z.ZodObject | undefined): unknown[] {
   if (!query) return [];
-  const schema = toSchema(query, 'input');
-  const props = (schema.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((schema.required ?? []) as string[]);
+  const input = toSchema(query, 'input');
+  const props = (toSchema(query, 'output').properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((input.required ?? []) as string[]);
   return Object.entries(props).map(([name, s]) => {
     const p: Record<string, unknown> = { name, in: 'query', required: required.has(name), schema: s };
     if (typeof s.description === 'string') p.description = s.description;
+    if (s.type === 'array') Object.assign(p, { style: 'form', explode: false });
     return p;
   });
 }

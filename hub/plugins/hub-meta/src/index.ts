@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { HUB_INFO, HUB_METRICS, HUB_ROUTES, definePlugin, reply } from 'lookout/core';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, definePlugin, packageRoot, reply } from 'lookout/core';
 import { buildOpenApi } from './build-openapi.js';
 
 const HealthResponse = z.object({
@@ -53,6 +55,7 @@ export default definePlugin({
           doc: buildOpenApi(list, routes.errorCodes(), {
             title: 'Lookout hub',
             version: info.version,
+            license: packageLicense(),
             tokenRequired: info.tokenRequired,
             ...(info.httpUrl ? { serverUrl: info.httpUrl } : {}),
           }),
@@ -66,3 +69,8 @@ export default definePlugin({
     });
   },
 });
+
+/** The SPDX license of the package (package.json), so the document says what the code is licensed under. */
+function packageLicense(): string {
+  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { license: string }).license;
+}

@@ -77,6 +77,12 @@ export class HubDeviceRegistry implements DeviceRegistry {
     }
   }
 
+  /** Named in the registry file (the operator's word), as it is on disk now. */
+  namedInFile(deviceId: string): boolean {
+    this.reloadIfChanged();
+    return this.fileDevices.has(deviceId);
+  }
+
   list(): RegisteredDevice[] {
     this.reloadIfChanged();
     const ids = new Set([...this.fileDevices.keys(), ...this.hellos.keys()]);

@@ -14,7 +14,7 @@ import {
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { HubDeviceRegistry } from './device-registry.js';
-import { DEVICE_REGISTRY, type RegisteredDevice } from './service.js';
+import { DEVICE_ADMISSION, DEVICE_REGISTRY, type RegisteredDevice } from './service.js';
 
 const HubShadowSchema = RegistryShadowSchema.extend({
   source: z.enum(['file', 'hello', 'file+hello']),
@@ -44,7 +44,7 @@ export default definePlugin({
   version: '1.0.0',
   core: '^1',
   description: 'Registry file merged with hello announcements; who the hub may contact (GET /fleet/registry)',
-  requires: [BUS_CACHE, DEBUG_RING],
+  requires: [BUS_CACHE, DEBUG_RING, DEVICE_ADMISSION],
   config: z.object({
     /** Set: the file must exist. Unset: `<data dir>/registry.json`, used when present. */
     LOOKOUT_HUB_REGISTRY: z.string().min(1).optional(),
@@ -80,6 +80,8 @@ export default definePlugin({
       onEvent: (e) => ring.record(e.device_id ? e : { kind: e.kind, message: e.message }),
     });
     ctx.services.provide(DEVICE_REGISTRY, registry);
+    // The devices the file names get cache entries before (or without) a hello; made-up ids do not.
+    ctx.onStop(ctx.services.get(DEVICE_ADMISSION).admitWhen((id) => registry.namedInFile(id)));
     // Hellos the cache already holds (none at a normal start) and every new one.
     for (const id of cache.deviceIds()) {
       const latest = cache.device(id)?.latest.get('hello');

@@ -32,3 +32,17 @@ export interface DeviceRegistry {
 }
 
 export const DEVICE_REGISTRY = serviceToken<DeviceRegistry>('device-registry');
+
+/**
+ * Which devices may have an entry in the bus cache besides those that announced a valid hello: a
+ * made-up device id in a topic must not create one (a `status` under `devices/<any id>/` would add
+ * a device to /fleet/mqtt/latest). The bus cache provides it (the registry depends on the cache, so
+ * the cache cannot require the registry); the registry adds the devices its file names, and the
+ * hub's bus identity may add the devices it authenticated.
+ */
+export interface DeviceAdmission {
+  /** Adds a rule: a device any rule admits gets an entry from any of its topics. Returns the rule's removal. */
+  admitWhen(rule: (deviceId: string) => boolean): () => void;
+}
+
+export const DEVICE_ADMISSION = serviceToken<DeviceAdmission>('device-admission');

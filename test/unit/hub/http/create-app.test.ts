@@ -155,7 +155,7 @@ describe('hub HTTP core (in-process bus)', () => {
       let answer = '';
       socket.on('data', (d: Buffer) => (answer += d.toString('latin1')));
       const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-      socket.write(`POST /probe/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
+      socket.write(`POST /probe/echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
       const piece = Buffer.alloc(16 * 1024, 0x61);
       const framed = framing.startsWith('Transfer') ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
       let sent = 0;
@@ -186,7 +186,7 @@ describe('hub HTTP core (in-process bus)', () => {
       });
     for (const [request, status] of [
       ['GARBAGE\r\n\r\n', 400],
-      [`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`, 431],
+      [`GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`, 431],
     ] as const) {
       const answer = await raw(request);
       assert.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `));
@@ -245,7 +245,76 @@ describe('hub HTTP core (in-process bus)', () => {
     const templates = new Set([...hub.runtime.routes.list().map((r) => r.decl.path), 'unmatched']);
     for (const r of routes) assert.ok(templates.has(r), `route label ${r} is a template`);
   });
+
+  it('answers only loopback Host names without a token (DNS rebinding), as JSON errors', async () => {
+    const port = new URL(hub.url).port;
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `[::1]:${port}`]) {
+      assert.equal((await raw(hub.url, '/health', { host })).status, 200, host);
+    }
+    // Before: a hub without a token answered any Host, so a page on evil.example resolving to 127.0.0.1 could call tools.
+    for (const host of ['evil.example', `evil.example:${port}`, '127.0.0.1.evil.example', 'localhost.evil.example']) {
+      const r = await raw(hub.url, '/fleet/registry', { host });
+      assert.equal(r.status, 403, host);
+      assert.equal(r.body.error.code, 'forbidden');
+    }
+  });
+
+  it('refuses a state-changing request from an origin CORS does not allow', async () => {
+    const body = { name: 'x', count: 1 };
+    // Before: a foreign page's POST ran (CORS only hid the answer from it).
+    const evil = await api(hub.url, '/probe/echo', { json: body, headers: { origin: 'https://evil.example' } });
+    assert.equal(evil.status, 403);
+    assert.equal(evil.body.error.code, 'forbidden');
+    const opaque = await api(hub.url, '/probe/echo', { json: body, headers: { origin: 'null' } });
+    assert.equal(opaque.status, 403);
+    const allowed = await api(hub.url, '/probe/echo', { json: body, headers: { origin: 'https://ops.example' } });
+    assert.equal(allowed.status, 200);
+    const same = await api(hub.url, '/probe/echo', { json: body, headers: { origin: hub.url } });
+    assert.equal(same.status, 200);
+    const none = await api(hub.url, '/probe/echo', { json: body });
+    assert.equal(none.status, 200);
+    // Reading is not changing: a GET from anywhere is answered, without CORS headers for a foreign origin.
+    const read = await api(hub.url, '/fleet/registry', { headers: { origin: 'https://evil.example' } });
+    assert.equal(read.status, 200);
+  });
 });
+
+describe('hub Host names', () => {
+  it('answers the names given with --host-name besides loopback ones, with or without a token', async () => {
+    const bus = new MemoryBus();
+    const hub = await testHub({ bus, hostNames: ['hub.lan', 'Ops.Example'] });
+    const guarded = await testHub({ bus, token: TOKEN, host: '127.0.0.1' });
+    const named = await testHub({ bus, token: TOKEN, host: '127.0.0.1', hostNames: ['hub.lan'] });
+    try {
+      assert.equal((await raw(hub.url, '/health', { host: 'hub.lan:8788' })).status, 200);
+      assert.equal((await raw(hub.url, '/health', { host: 'ops.example' })).status, 200);
+      assert.equal((await raw(hub.url, '/health', { host: 'evil.example' })).status, 403);
+      // With a token the token guards; names are checked only when some were given.
+      assert.equal((await raw(guarded.url, '/health', { host: 'hub.example' })).status, 200);
+      assert.equal((await raw(named.url, '/health', { host: 'evil.example' })).status, 403);
+      assert.equal((await raw(named.url, '/health', { host: 'hub.lan' })).status, 200);
+    } finally {
+      await Promise.all([hub.close(), guarded.close(), named.close()]);
+      await bus.close();
+    }
+  });
+});
+
+/** A request with headers fetch() will not send as given (Host). */
+function raw(base: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, base), { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('hub access with a token', () => {
   let hub: RunningHub;

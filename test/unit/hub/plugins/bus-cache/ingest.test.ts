@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { after, before, describe, it } from 'node:test';
@@ -14,12 +17,21 @@ import { api, msg, sleep, testHub } from '../../../../integration/hub-helpers.js
 const send = (bus: MemoryBus, topic: string, payload: unknown, retain = false) =>
   bus.publish(topic, Buffer.isBuffer(payload) || typeof payload === 'string' ? payload : JSON.stringify(payload), { retain });
 
+/** A registry file naming these devices: the cache keeps entries only for devices the hub knows. */
+async function registryNaming(ids: string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'lookout-ingest-'));
+  const file = join(dir, 'registry.json');
+  await writeFile(file, JSON.stringify({ devices: ids.map((device_id) => ({ device_id })) }));
+  return file;
+}
+
 describe('bus cache ingest (in-process bus)', () => {
   let hub: RunningHub;
   let bus: MemoryBus;
   before(async () => {
     bus = new MemoryBus();
-    hub = await testHub({ bus, staleSec: 1, maxMessageBytes: 4096 });
+    const registryFile = await registryNaming(['ov-1', 'cam-1', 'cam-2', '__proto__', 'ghost', 'quiet', 'gone']);
+    hub = await testHub({ bus, staleSec: 1, maxMessageBytes: 4096, registryFile });
   });
   after(async () => {
     await hub.close();
@@ -237,7 +249,7 @@ describe('retained messages', () => {
     const bus = new MemoryBus();
     // Retained before the hub subscribes: delivered to it flagged as retained, as a broker does.
     await send(bus, 'devices/old-1/status', { ...msg.status('old-1'), timestamp: new Date(Date.now() - 3600_000).toISOString() }, true);
-    const hub = await testHub({ bus });
+    const hub = await testHub({ bus, registryFile: await registryNaming(['old-1']) });
     try {
       const e = (await api(hub.url, '/fleet/mqtt/latest?device=old-1')).body.devices['old-1'];
       assert.equal(e.topics.status.retained, true);
@@ -258,11 +270,65 @@ describe('bus cache limits', () => {
     const bus = new MemoryBus();
     const hub = await testHub({ bus, env: { LOOKOUT_HUB_MAX_DEVICES: '3' } });
     try {
-      for (let i = 0; i < 5; i++) await send(bus, `devices/d${i}/status`, msg.status(`d${i}`));
+      for (let i = 0; i < 5; i++) await send(bus, `devices/d${i}/hello`, msg.hello(`d${i}`, ['127.0.0.1'], 9000 + i));
       const c = (await api(hub.url, '/fleet/mqtt/config')).body;
       assert.equal(c.ingest.devices, 3);
       assert.equal(c.ingest.refused_devices, 2);
       assert.equal((await api(hub.url, '/fleet/mqtt/latest')).body.count, 3);
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
+  });
+
+  it('never creates an entry for a made-up device id, and bounds entries whatever the topic', async () => {
+    const bus = new MemoryBus();
+    const hub = await testHub({ bus, registryFile: await registryNaming(['named-1']), env: { LOOKOUT_HUB_MAX_DEVICES: '3' } });
+    try {
+      // Before: one valid status from any client under devices/<any id>/ listed the device.
+      for (let i = 0; i < 50; i++) {
+        await send(bus, `devices/made-up-${i}/status`, msg.status(`made-up-${i}`), true);
+        await send(bus, `devices/made-up-${i}/dets`, msg.dets());
+      }
+      let c = (await api(hub.url, '/fleet/mqtt/config')).body;
+      assert.equal(c.ingest.devices, 0);
+      assert.equal(c.ingest.refused_unknown_devices, 100);
+      assert.equal((await api(hub.url, '/fleet/mqtt/latest')).body.count, 0);
+      assert.deepEqual((await api(hub.url, '/fleet/health')).body.devices['made-up-0'], undefined);
+      assert.match((await api(hub.url, '/metrics')).text, /lookout_hub_ingest_invalid_total\{topic="status",reason="unknown_device"\} 50/);
+      const [event] = (await api(hub.url, '/debug/events?kind=ingest_invalid&limit=1')).body.events;
+      assert.equal(event.details.reason, 'unknown_device');
+      // A device the registry file names, and one that announced a valid hello, are known.
+      await send(bus, 'devices/named-1/status', msg.status('named-1'));
+      await send(bus, 'devices/cam-9/hello', msg.hello('cam-9', ['127.0.0.1'], 9009));
+      await send(bus, 'devices/cam-9/status', msg.status('cam-9'));
+      assert.deepEqual(Object.keys((await api(hub.url, '/fleet/mqtt/latest')).body.devices).sort(), ['cam-9', 'named-1']);
+      // Hellos of made-up ids fill the cache up to its bound, and no further.
+      for (let i = 0; i < 10; i++) await send(bus, `devices/flood-${i}/hello`, msg.hello(`flood-${i}`, ['127.0.0.1'], 9100 + i));
+      c = (await api(hub.url, '/fleet/mqtt/config')).body;
+      assert.equal(c.ingest.devices, 3);
+      assert.equal(c.ingest.refused_devices, 9);
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
+  });
+
+  it('makes room for a device the registry names by forgetting the longest-silent hello-only one', async () => {
+    const bus = new MemoryBus();
+    const hub = await testHub({ bus, registryFile: await registryNaming(['named-1', 'named-2']), env: { LOOKOUT_HUB_MAX_DEVICES: '2' } });
+    try {
+      await send(bus, 'devices/junk-1/hello', msg.hello('junk-1', ['127.0.0.1'], 9001));
+      await sleep(5);
+      await send(bus, 'devices/junk-2/hello', msg.hello('junk-2', ['127.0.0.1'], 9002));
+      await send(bus, 'devices/named-1/status', msg.status('named-1'));
+      await send(bus, 'devices/named-2/status', msg.status('named-2'));
+      assert.deepEqual(Object.keys((await api(hub.url, '/fleet/mqtt/latest')).body.devices).sort(), ['named-1', 'named-2']);
+      // Full of named devices: a new hello-only device waits outside.
+      await send(bus, 'devices/junk-3/hello', msg.hello('junk-3', ['127.0.0.1'], 9003));
+      const c = (await api(hub.url, '/fleet/mqtt/config')).body;
+      assert.equal(c.ingest.devices, 2);
+      assert.equal(c.ingest.refused_devices, 1);
     } finally {
       await hub.close();
       await bus.close();
