@@ -1,14 +1,15 @@
 import { z } from 'zod';
 import { DetectionSchema } from './detection.js';
-import { NonNegativeIntSchema } from './common.js';
+import { NonNegativeIntSchema, TimestampSchema } from './common.js';
 import { StatusMessageSchema } from './status-message.js';
-import { TelemetryMessageSchema } from './telemetry-message.js';
+import { DETECTION_STATES, TelemetryMessageSchema } from './telemetry-message.js';
 
 /**
  * One device of `GET /fleet/mqtt/latest` (spec 01, "Per-device cache entry"). `payload` is the
  * latest telemetry message (so `payload.telemetry.die_temp` and `.fps`); `status` and `payload`
  * are null until the first valid message. `age_sec` and `stale` are ours: age of the newest
- * message and whether it exceeds `stale_sec`. Entries of recent_chunks and anomaly_alerts are
+ * message and whether it exceeds `stale_sec`; `detection` and `suspended_since` say whether the
+ * device detects (a suspended detector is never shown as a frozen or an empty scene). Entries of recent_chunks and anomaly_alerts are
  * objects whose fields the spec does not show.
  */
 export const CacheEntrySchema = z
@@ -21,6 +22,12 @@ export const CacheEntrySchema = z
     stale_sec: NonNegativeIntSchema.describe('staleness threshold, 120 by default'),
     age_sec: z.number().nonnegative(),
     stale: z.boolean(),
+    detection: z
+      .enum(DETECTION_STATES)
+      .nullable()
+      .optional()
+      .describe('what the device last said of its detector; while suspended, dets is empty and person_count null: not an empty scene'),
+    suspended_since: TimestampSchema.nullable().optional().describe('when the current suspension began'),
   })
   .describe('per-device cache entry (spec 01)');
 export type CacheEntry = z.infer<typeof CacheEntrySchema>;

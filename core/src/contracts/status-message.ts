@@ -18,6 +18,8 @@ export const StatusMessageSchema = z
     die_temp_c: MaybeCelsiusSchema,
     timestamp: TimestampSchema,
     device_id: DeviceIdSchema.optional(),
+    /** With the thermal governor (layer 4): while it suspends neural work, since when and why; null otherwise. */
+    detection_suspended: z.looseObject({ since: TimestampSchema, reason: z.string() }).nullable().optional(),
     /** Every plugin with its state: a failed plugin shows here with its code (absent in the last-will). */
     plugins: z.array(PluginReportSchema).optional(),
   })

@@ -2,8 +2,12 @@ import { z } from 'zod';
 import { MaybeCelsiusSchema, NonNegativeIntSchema, RoleLabelSchema, ThermalStateSchema, TimestampSchema } from './common.js';
 import { DetectionSchema } from './detection.js';
 
-/** Whether the frames of this telemetry went through a detector. */
-export const DETECTION_STATES = ['running', 'off'] as const;
+/**
+ * Whether the frame of this telemetry went through a detector: `suspended` (the thermal governor
+ * stopped neural work, so no detections is not an empty scene) and `off` (no detector at this
+ * layer, or it failed) say why not.
+ */
+export const DETECTION_STATES = ['running', 'suspended', 'off'] as const;
 
 /** Frames per second, measured; null while not measured (fewer than two frames read, or none read at all). */
 const MeasuredRateSchema = z.number().nonnegative().nullable();
@@ -21,8 +25,9 @@ export const TelemetryBlockSchema = z.looseObject({
   skipped_fps: MeasuredRateSchema.optional().describe('camera frames per second the detector did not process'),
   thermal_state: ThermalStateSchema.nullable().optional().describe('the die against the thermal thresholds, at every layer; null while unknown'),
   thermal_state_reason: z.string().nullable().optional().describe('why thermal_state is null'),
-  detection: z.enum(DETECTION_STATES).optional().describe('running, or off (no detector at this layer, or it failed: see detection_reason)'),
+  detection: z.enum(DETECTION_STATES).optional().describe('running; suspended by the thermal governor; or off (no detector at this layer, or it failed)'),
   detection_reason: z.string().nullable().optional().describe('why detection is not running'),
+  suspended_since: TimestampSchema.nullable().optional().describe('when the current suspension began; null unless suspended'),
 });
 
 /** `devices/<device_id>/telemetry` (spec 01, "telemetry message"); every field is required for contract verify. */

@@ -22,6 +22,8 @@ export interface LoopState {
   framesProcessed: number;
   lastError: string | null;
   latest: LatestResult | null;
+  /** Set while the thermal governor suspends neural work: since when (ISO 8601) and why. */
+  suspension: { since: string; reason: string } | null;
 }
 
 /**
@@ -40,7 +42,7 @@ export class DetectionLoop {
   private readonly stopping = new Promise<void>((resolve) => (this.release = resolve));
   private readonly detectionRate = new RateMeter();
   private readonly cameraRate = new CounterRate();
-  readonly state: LoopState = { achievedFps: 0, cameraFps: null, skippedFps: null, framesProcessed: 0, lastError: null, latest: null };
+  readonly state: LoopState = { achievedFps: 0, cameraFps: null, skippedFps: null, framesProcessed: 0, lastError: null, latest: null, suspension: null };
 
   constructor(
     private readonly deps: {
@@ -93,6 +95,10 @@ export class DetectionLoop {
       const timestamp = new Date(clock.now()).toISOString();
       let dets: Detection[] = [];
       const suspended = pipeline.throttle.suspended;
+      const since = pipeline.suspendedSince ?? clock.now();
+      // A suspension keeps its start and reason while it lasts; a new one (off and on again) gets its own.
+      if (!suspended) this.state.suspension = null;
+      else if (this.state.suspension?.since !== new Date(since).toISOString()) this.state.suspension = this.suspension(since, celsius);
       if (suspended) {
         // No frame is detected: the window starts again when detection resumes.
         this.detectionRate.reset();
@@ -106,12 +112,19 @@ export class DetectionLoop {
         await this.delivered(bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true }));
       }
       this.measure(clock.now(), suspended);
-      const { achievedFps, cameraFps, skippedFps } = this.state;
+      const { achievedFps, cameraFps, skippedFps, suspension } = this.state;
       await this.delivered(
         this.deps.telemetry.publishFrame({
           timestamp,
           detections: dets,
-          figures: { fps: Math.round(achievedFps), camera_fps: round1(cameraFps), skipped_fps: round1(skippedFps) },
+          figures: {
+            fps: Math.round(achievedFps),
+            camera_fps: round1(cameraFps),
+            skipped_fps: round1(skippedFps),
+            state: suspension ? 'suspended' : 'running',
+            suspended_since: suspension?.since ?? null,
+            reason: suspension?.reason ?? null,
+          },
         }),
       );
       if (this.state.lastError) this.deps.onError(null);
@@ -123,6 +136,13 @@ export class DetectionLoop {
       this.deps.onError(message);
     }
     this.schedule(started + 1000 / this.strideFps() - clock.now());
+  }
+
+  /** A suspension just seen: it began when the governor set the throttle; the die's state says why. */
+  private suspension(since: number, celsius: number | null): { since: string; reason: string } {
+    const state = this.deps.temperature.thermal().state;
+    const at = celsius === null ? '' : ` (die at ${round1(celsius)} C)`;
+    return { since: new Date(since).toISOString(), reason: `${state ?? 'thermal'}${at}: the thermal governor suspended neural work` };
   }
 
   /** The rates as of `now`: detection over frames detected, camera over frames delivered, skipped the difference. */

@@ -27,6 +27,9 @@ export const RfdetrStatusSchema = z.looseObject({
   camera_fps: z.number().nullable(),
   skipped_fps: z.number().nullable(),
   suspended: z.boolean(),
+  /** When the thermal governor suspended neural work, and why; null while running. */
+  suspended_since: z.string().nullable(),
+  suspension_reason: z.string().nullable(),
   stages: z.array(z.string()),
   last_error: z.string().nullable(),
   /** Set when the model failed its checks at start: the detector runs as a failed plugin and says why. */
@@ -90,6 +93,8 @@ export default definePlugin({
         camera_fps: null,
         skipped_fps: null,
         suspended: false,
+        suspended_since: null,
+        suspension_reason: null,
         stages: [],
         last_error: failure.message,
         model_error: modelError,
@@ -100,7 +105,7 @@ export default definePlugin({
     ctx.onStop(() => backend.close());
     const telemetry = ctx.services.get(TelemetryChannelToken);
     ctx.onStop(telemetry.attach());
-    const pipeline = new Pipeline(backend);
+    const pipeline = new Pipeline(backend, () => ctx.clock.now());
     ctx.services.provide(DetectionPipelineToken, pipeline);
     const loop = new DetectionLoop({
       source,
@@ -124,6 +129,9 @@ export default definePlugin({
         track_id: dets.flatMap((d) => (d.track_id === undefined ? [] : [d.track_id])),
         temp_c: latest?.temp_c ?? temperature.current(),
         timestamp: latest?.timestamp ?? null,
+        // While suspended these are the last frame detected (dated by timestamp), not the scene now.
+        detection: loop.state.suspension ? 'suspended' : 'running',
+        suspended_since: loop.state.suspension?.since ?? null,
       };
     });
     ctx.tools.register('get_rfdetr_status', () => {
@@ -143,6 +151,8 @@ export default definePlugin({
         camera_fps: round1(loop.state.cameraFps),
         skipped_fps: round1(loop.state.skippedFps),
         suspended: pipeline.throttle.suspended,
+        suspended_since: loop.state.suspension?.since ?? null,
+        suspension_reason: loop.state.suspension?.reason ?? null,
         stages: pipeline.stageNames(),
         last_error: loop.state.lastError,
         model_error: null,

@@ -13,8 +13,13 @@ export class Pipeline implements DetectionPipeline {
   private stages: DetectionStage[] = [];
   private readonly listeners = new Set<(dets: Detection[], frame: Frame) => void>();
   throttle: DetectionThrottle = { suspended: false };
+  /** When the current suspension began (ms), so that telemetry and the hub can say since when; null while running. */
+  suspendedSince: number | null = null;
 
-  constructor(private readonly backend: DetectorBackend) {}
+  constructor(
+    private readonly backend: DetectorBackend,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   addStage(stage: DetectionStage): () => void {
     this.stages = [...this.stages, stage].sort((a, b) => a.order - b.order);
@@ -28,6 +33,8 @@ export class Pipeline implements DetectionPipeline {
   }
 
   setThrottle(throttle: DetectionThrottle): void {
+    if (throttle.suspended && !this.throttle.suspended) this.suspendedSince = this.now();
+    if (!throttle.suspended) this.suspendedSince = null;
     this.throttle = { ...throttle };
   }
 

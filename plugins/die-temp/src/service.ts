@@ -30,12 +30,18 @@ export interface DieTemperature {
 
 export const DieTemperatureToken = serviceToken<DieTemperature>('die-temperature');
 
-/** What the detector measured over its frames, for the telemetry message. */
+/** What the detector measured over its frames, and whether it detects, for the telemetry message. */
 export interface DetectionFigures {
-  /** The spec's `fps`: detection rate over a sliding window, an integer. */
+  /** The spec's `fps`: detection rate over a sliding window, an integer (0 while suspended). */
   fps: number;
   camera_fps: number | null;
   skipped_fps: number | null;
+  /** Suspended: the thermal governor stopped neural work; the frame had no detection, not an empty scene. */
+  state: 'running' | 'suspended';
+  /** When the suspension began (ISO 8601); null while running. */
+  suspended_since: string | null;
+  /** Why detection is suspended; null while running. */
+  reason: string | null;
 }
 
 export interface TelemetryFrame {

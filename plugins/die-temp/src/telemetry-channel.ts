@@ -12,11 +12,12 @@ export interface TelemetrySources {
   log: Logger;
 }
 
-const NOT_DETECTING: DetectionFigures = { fps: 0, camera_fps: null, skipped_fps: null };
+const NOT_DETECTING = { fps: 0, camera_fps: null, skipped_fps: null, suspended_since: null };
 
 /**
  * The `telemetry` topic at every layer. While a detector is attached it publishes one message per
- * frame; otherwise (layer 0, a detector that failed) one per die reading, with no detections, an fps
+ * frame, which says when detection is suspended (and since when): no detections then is not an
+ * empty scene. Otherwise (layer 0, a detector that failed) one per die reading, with no detections, an fps
  * of 0 and `detection: "off"` with the reason, so that the hub still learns the die temperature.
  */
 export class Telemetry implements TelemetryChannel {
@@ -36,7 +37,8 @@ export class Telemetry implements TelemetryChannel {
   }
 
   publishFrame(frame: TelemetryFrame): Promise<void> {
-    return this.s.bus.publish('telemetry', this.message(frame.timestamp, frame.detections, frame.figures, 'running', null));
+    const f = frame.figures;
+    return this.s.bus.publish('telemetry', this.message(frame.timestamp, frame.detections, f, f.state, f.reason));
   }
 
   /** A die reading (or a failed one) while no detector is attached. */
@@ -53,7 +55,13 @@ export class Telemetry implements TelemetryChannel {
     );
   }
 
-  private message(timestamp: string, detections: Detection[], figures: DetectionFigures, detection: 'running' | 'off', reason: string | null) {
+  private message(
+    timestamp: string,
+    detections: Detection[],
+    figures: Pick<DetectionFigures, 'fps' | 'camera_fps' | 'skipped_fps' | 'suspended_since'>,
+    detection: DetectionFigures['state'] | 'off',
+    reason: string | null,
+  ) {
     const celsius = this.s.celsius();
     const thermal = this.s.thermal();
     return {
@@ -69,6 +77,7 @@ export class Telemetry implements TelemetryChannel {
         thermal_state_reason: thermal.reason,
         detection,
         detection_reason: reason,
+        suspended_since: figures.suspended_since,
       },
     };
   }

@@ -34,6 +34,8 @@ export default definePlugin({
     const governor = ctx.services.optional(ThermalGovernorToken);
     // The state follows the die at every layer (die-temp computes it); the governor only acts on it.
     const thermalState = () => dieTemp.thermal();
+    // With the governor (layer 4) the status says whether neural work is suspended, since when and why.
+    const suspension = (): Record<string, unknown> => (governor ? { detection_suspended: governor.suspension() } : {});
 
     // Set at the start of stop: an online status sent after the offline one would be the retained
     // last word of a stopped device.
@@ -41,7 +43,10 @@ export default definePlugin({
     const publish = async (reason: string): Promise<void> => {
       if (stopping || !ctx.bus.connected) return;
       try {
-        await ctx.bus.publish('status', statusMessage(runtime.id, 'online', thermalState(), dieTemp.current(), { reason, plugins: device.plugins() }));
+        await ctx.bus.publish(
+          'status',
+          statusMessage(runtime.id, 'online', thermalState(), dieTemp.current(), { reason, ...suspension(), plugins: device.plugins() }),
+        );
       } catch (err) {
         const e = toLookoutError(err);
         log.warn({ code: e.code, reason }, `status not published: ${e.message}`);
@@ -85,7 +90,10 @@ export default definePlugin({
         offThermal();
         offPlugins();
         if (!ctx.bus.connected) return;
-        const offline = ctx.bus.publish('status', statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'shutdown' }));
+        const offline = ctx.bus.publish(
+          'status',
+          statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'shutdown', ...suspension() }),
+        );
         offline.catch(() => undefined); // after a timeout, a late rejection (bus closed) is expected
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), config.STATUS_OFFLINE_TIMEOUT_MS)));

@@ -8,6 +8,8 @@ export interface GovernorOptions {
   applyThrottle?: (throttle: DetectionThrottle) => void;
   /** Told about listener failures, which must not stop the governor. */
   onListenerError?: (err: unknown) => void;
+  /** Clock of the suspension's start (ms). */
+  now?: () => number;
 }
 
 /**
@@ -19,6 +21,7 @@ export class Governor implements ThermalGovernor {
   private current: ThermalState | null = null;
   private readonly listeners = new Set<(state: ThermalState, celsius: number) => void>();
   private lastCelsius: number | undefined;
+  private suspended: { since: string; reason: string } | null = null;
 
   constructor(private readonly options: GovernorOptions) {
     // Until the die's state is known nothing is throttled: full rate is what the device was configured for.
@@ -39,13 +42,20 @@ export class Governor implements ThermalGovernor {
     return () => this.listeners.delete(listener);
   }
 
+  suspension(): { since: string; reason: string } | null {
+    return this.suspended;
+  }
+
   /** The die's state (changed, or as found at start): throttle, then tell listeners. */
   apply(state: ThermalState, celsius: number): void {
     this.lastCelsius = celsius;
     if (state === this.current) return;
     this.current = state;
     // Throttle first: by the time anyone hears of WARN or CRITICAL the detector already obeys it.
-    this.options.applyThrottle?.(throttleFor(state, this.options.policy));
+    const throttle = throttleFor(state, this.options.policy);
+    this.options.applyThrottle?.(throttle);
+    if (!throttle.suspended) this.suspended = null;
+    else this.suspended ??= { since: new Date((this.options.now ?? Date.now)()).toISOString(), reason: `${state} at ${celsius} C` };
     for (const listener of [...this.listeners]) {
       try {
         listener(state, celsius);

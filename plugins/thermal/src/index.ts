@@ -14,7 +14,7 @@ export const ThermalConfigSchema = z.object({
 
 /** THERMAL_GOVERNOR_ENABLE=0: the die's state as it is, and no action on it. */
 function observerOnly(die: DieTemperature): ThermalGovernor {
-  return { state: () => die.thermal().state, onChange: (listener) => die.onThermalChange(listener) };
+  return { state: () => die.thermal().state, onChange: (listener) => die.onThermalChange(listener), suspension: () => null };
 }
 
 /**
@@ -49,6 +49,7 @@ export default definePlugin({
       policy: { warnStrideFps: c.THERMAL_WARN_STRIDE_FPS },
       applyThrottle: (throttle) => pipeline.setThrottle(throttle),
       onListenerError: (err) => ctx.log.error({ err: toLookoutError(err) }, 'thermal state listener failed'),
+      now: () => ctx.clock.now(),
     });
     governor.onChange((state, celsius) => {
       ctx.log.info({ thermal_state: state, celsius }, 'thermal state changed');

@@ -10,6 +10,8 @@ export interface ThermalGovernor {
   state(): ThermalState | null;
   /** Called after the governor acted on a change (the detector already obeys it). */
   onChange(listener: (state: ThermalState, celsius: number) => void): () => void;
+  /** While it suspends neural work (THERMAL_CRITICAL): since when (ISO 8601) and why; else null. */
+  suspension(): { since: string; reason: string } | null;
 }
 
 export const ThermalGovernorToken = serviceToken<ThermalGovernor>('thermal-governor');

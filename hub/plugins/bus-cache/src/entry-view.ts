@@ -16,7 +16,9 @@ export function isOnline(d: DeviceSnapshot, staleSec: number, now: number): bool
  */
 export function entryView(d: DeviceSnapshot, staleSec: number, now: number): EntryView {
   const status = d.latest.get('status')?.message ?? null;
-  const dets = d.latest.get('dets')?.message;
+  const detection = detectionOf(d);
+  // While suspended the last dets are yesterday's scene: no detections and no count, with the reason beside.
+  const dets = detection.state === 'suspended' ? undefined : d.latest.get('dets')?.message;
   const age = Math.max(0, (now - d.newestAt) / 1000);
   const stale = age > staleSec;
   const topics: EntryView['topics'] = {};
@@ -36,6 +38,8 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
     payload: d.latest.get('telemetry')?.message ?? null,
     dets: Array.isArray(dets?.dets) ? (dets.dets as unknown[]) : [],
     person_count: typeof dets?.person_count === 'number' ? dets.person_count : null,
+    detection: detection.state,
+    suspended_since: detection.since,
     health: d.latest.get('health')?.message ?? null,
     recent_chunks: d.recentChunks,
     anomaly_alerts: d.anomalyAlerts,
@@ -47,6 +51,33 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
     topics,
     invalid,
   };
+}
+
+type Detection = { state: EntryView['detection']; since: string | null };
+const DETECTION_STATES: ReadonlySet<unknown> = new Set(['running', 'suspended', 'off']);
+
+/**
+ * Whether the device detects, from the newer of its telemetry (`telemetry.detection`, every frame)
+ * and its status (`detection_suspended`, from the thermal governor, on every change); null when
+ * neither says (a device that predates these fields).
+ */
+export function detectionOf(d: DeviceSnapshot): Detection {
+  const telemetry = d.latest.get('telemetry');
+  const block = telemetry?.message.telemetry as Record<string, unknown> | undefined;
+  const told: Detection | undefined =
+    block && DETECTION_STATES.has(block.detection)
+      ? {
+          state: block.detection as Detection['state'],
+          since: block.detection === 'suspended' && typeof block.suspended_since === 'string' ? block.suspended_since : null,
+        }
+      : undefined;
+  const status = d.latest.get('status');
+  if (!status || !('detection_suspended' in status.message) || (told && telemetry!.receivedAt >= status.receivedAt))
+    return told ?? { state: null, since: null };
+  const announced = status.message.detection_suspended as { since?: unknown } | null;
+  if (announced) return { state: 'suspended', since: typeof announced.since === 'string' ? announced.since : null };
+  // The governor lifted it after the last telemetry: the detector runs again (or was off anyway).
+  return { state: told?.state === 'off' ? 'off' : told ? 'running' : null, since: null };
 }
 
 /** Date#toISOString, remembered for the last few thousand instants (a view shows each many times). */

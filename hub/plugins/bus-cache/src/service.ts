@@ -61,7 +61,12 @@ export interface EntryView {
   status: Record<string, unknown> | null;
   payload: Record<string, unknown> | null;
   dets: unknown[];
+  /** null while detection is suspended (not an empty scene), or before the first dets. */
   person_count: number | null;
+  /** What the device last said of its detector (telemetry, or its status): suspended is never a frozen count. */
+  detection: 'running' | 'suspended' | 'off' | null;
+  /** When the current suspension began; null unless suspended. */
+  suspended_since: string | null;
   health: Record<string, unknown> | null;
   recent_chunks: readonly Record<string, unknown>[];
   anomaly_alerts: readonly Record<string, unknown>[];

@@ -10,7 +10,15 @@ import { Pipeline } from '../../../../plugins/detector/src/pipeline.js';
 
 interface TelemetryBody {
   detections: unknown[];
-  telemetry: { die_temp: number | null; fps: number; camera_fps?: number | null; skipped_fps?: number | null };
+  telemetry: {
+    die_temp: number | null;
+    fps: number;
+    camera_fps?: number | null;
+    skipped_fps?: number | null;
+    state?: string;
+    suspended_since?: string | null;
+    reason?: string | null;
+  };
 }
 
 /**
@@ -57,7 +65,7 @@ function harness(options: { strideFps?: number; cameraFps?: number; frameMs?: nu
       return [{ c: 0, p: 0.9, b: [100, 100, 160, 300] }];
     },
   } as unknown as DetectorBackend;
-  const pipeline = new Pipeline(backend);
+  const pipeline = new Pipeline(backend, () => now);
   const published: { suffix: string; body: unknown }[] = [];
   const bus: PluginBus = {
     namespace: 'devices/cam-l/',
@@ -70,7 +78,7 @@ function harness(options: { strideFps?: number; cameraFps?: number; frameMs?: nu
     current: () => 61.25,
     reason: () => null,
     onReading: () => () => undefined,
-    thermal: () => ({ state: 'NORMAL', reason: null }),
+    thermal: () => ({ state: pipeline.throttle.suspended ? 'THERMAL_CRITICAL' : 'NORMAL', reason: null }),
     onThermalChange: () => () => undefined,
   };
   // The telemetry channel (die-temp's) as the detector feeds it: one frame, its detections and figures.
@@ -97,6 +105,7 @@ function harness(options: { strideFps?: number; cameraFps?: number; frameMs?: nu
   return {
     loop,
     pipeline,
+    now: () => now,
     telemetry: () => published.filter((m) => m.suffix === 'telemetry').map((m) => m.body as TelemetryBody),
     dets: () => published.filter((m) => m.suffix === 'dets'),
     /** Fires the loop's timers, in time order, until `ms` of virtual time have passed. */
@@ -136,6 +145,7 @@ describe('detection loop: telemetry rates are measured', () => {
     const h = harness();
     h.loop.start();
     await h.run(2000);
+    const suspendedAt = new Date(h.now()).toISOString();
     h.pipeline.setThrottle({ suspended: true });
     await h.run(1000);
     const during = h.telemetry().slice(-5);
@@ -144,11 +154,16 @@ describe('detection loop: telemetry rates are measured', () => {
       JSON.stringify(during.map((t) => t.telemetry)),
     );
     assert.ok(during.every((t) => t.telemetry.camera_fps === 15 && t.telemetry.skipped_fps === 15));
+    // Announced: no detections is not an empty scene; since when and why.
+    assert.ok(during.every((t) => t.telemetry.state === 'suspended' && t.telemetry.suspended_since === suspendedAt));
+    assert.match(during[0].telemetry.reason!, /^THERMAL_CRITICAL \(die at 61.3 C\): the thermal governor suspended neural work$/);
+    assert.equal(h.loop.state.suspension?.since, suspendedAt);
     const detsBefore = h.dets().length;
     h.pipeline.setThrottle({ suspended: false });
     await h.run(150);
     assert.ok(h.dets().length > detsBefore, 'dets resume');
     assert.equal(h.telemetry().at(-1)!.telemetry.fps, 10, 'the first frame after the pause counts as its own rate');
+    assert.deepEqual([h.telemetry().at(-1)!.telemetry.state, h.telemetry().at(-1)!.telemetry.suspended_since], ['running', null]);
     await h.loop.stop();
   });
 
