@@ -47,6 +47,17 @@ export type { RouteEntry } from './hub-routes/route-registry.js';
 export { DeviceNetworks, unmapIpv4 } from './net/device-networks.js';
 export { lanAddress } from './net/lan-address.js';
 export { isLoopbackHost, isLoopbackHostHeader } from './net/is-loopback.js';
-export { HUB_INFO, HUB_METRICS, HUB_ROUTES, type HubInfo, type HubMetricsPort, type HubRouteCatalog } from './host/hub-services.js';
+export {
+  HUB_INFO,
+  HUB_METRICS,
+  HUB_ROUTES,
+  HUB_STATE,
+  type HubInfo,
+  type HubMetricsPort,
+  type HubRouteCatalog,
+  type HubStateStore,
+  type StateKeeper,
+  type StateLoad,
+} from './host/hub-services.js';
 export { SerialQueue } from './util/serial-queue.js';
 export { seededRandom, hashSeed, type Random } from './util/seeded-random.js';

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createServer } from 'node:http';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { container as rootContainer } from 'tsyringe';
 import type { BusPort } from '../../core/src/bus/bus-port.js';
 import { urlForLog } from '../../core/src/bus/bus-logger.js';
@@ -22,7 +22,8 @@ import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
 import { loadHubPluginSet } from './hub-plugin-set.js';
-import { HUB_INFO, HUB_METRICS, HUB_ROUTES, type HubInfo } from '../../core/src/host/hub-services.js';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, HUB_STATE, type HubInfo } from '../../core/src/host/hub-services.js';
+import { FileStateStore } from './state/file-state-store.js';
 import { isLoopbackHost } from '../../core/src/net/is-loopback.js';
 import { DeviceNetworks } from '../../core/src/net/device-networks.js';
 
@@ -126,6 +127,12 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       bus,
     };
 
+    // Registered before the plugins' stop, so it runs after it: what they changed last is written.
+    const state = options.stateStore ?? new FileStateStore({ dir: join(dataDir, 'state'), logger: logger.child({ component: 'state' }) });
+    cleanups.push(async () => {
+      await state.close?.();
+    });
+
     const set = options.plugins ? { plugins: options.plugins, essential: options.essential ?? [] } : await loadHubPluginSet(options.pluginSet);
     const plugins = set.plugins;
     // Plugins that derive per-device credentials (the tool tokens) read the fleet secret as a config key.
@@ -149,6 +156,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         { token: HUB_METRICS, value: metrics },
         { token: HUB_ROUTES, value: { list: () => routes.list(), errorCodes: () => errorTable(plugins.map((p) => p.name)) } },
         { token: HUB_INFO, value: info },
+        { token: HUB_STATE, value: state },
       ],
     });
     cleanups.push(async () => {

@@ -6,6 +6,7 @@ import { connect, type MqttClient } from 'mqtt';
 import { createLogger } from '../../core/src/log/logger.js';
 import { startHub, type RunningHub } from '../../hub/src/start-hub.js';
 import type { HubOptions } from '../../hub/src/hub-options.js';
+import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
 
 export interface Answer<T = any> {
   status: number;
@@ -63,6 +64,8 @@ export const TEST_FLEET_SECRET = 'lookout-test-fleet-secret-7d1c';
  * A hub for tests: free ports, a temp data dir when none given, quiet logs, no process metrics.
  * Its embedded broker is anonymous unless `anonymousBroker: false` is given: most hub tests play
  * many devices from one client; the bus identity tests (bus-identity.test.ts) use the default.
+ * Without a data dir its state stays in memory: hubs of parallel tests share that default folder,
+ * and one test's devices must not appear in the next one's hub.
  */
 export function testHub(options: HubOptions = {}): Promise<RunningHub> {
   return startHub({
@@ -71,6 +74,7 @@ export function testHub(options: HubOptions = {}): Promise<RunningHub> {
     port: 0,
     brokerPort: 0,
     dataDir: options.dataDir ?? '/tmp/lookout-hub-tests-nonexistent',
+    ...(options.dataDir === undefined ? { stateStore: new MemoryStateStore() } : {}),
     defaultMetrics: false,
     logger: createLogger({ level: process.env.LOOKOUT_LOG_LEVEL ?? 'silent' }),
     ...options,

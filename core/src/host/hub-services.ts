@@ -41,6 +41,42 @@ export interface HubRouteCatalog {
   errorCodes(): ErrorTableEntry[];
 }
 
+/** What `HubStateStore.load` found under a key. */
+export interface StateLoad<T> {
+  /** The saved value, checked by the caller's parse; undefined when none was saved or it was refused. */
+  value?: T;
+  /** When it was saved (epoch ms). */
+  savedAt?: number;
+  /** Why a saved value was refused (corrupt, truncated, too large, wrong shape): it was set aside and the caller starts empty. */
+  warning?: string;
+}
+
+/** Keeps one key saved from its owner's snapshot; see `HubStateStore.keep`. */
+export interface StateKeeper {
+  /** The state changed: it is saved within the store's interval (several changes, one write). */
+  changed(): void;
+  /** Saves now if it changed since the last write. */
+  flush(): Promise<void>;
+}
+
+/**
+ * Everything the hub keeps across a restart goes through this one interface (DESIGN.md, "Hub
+ * state behind one interface"), so that the backing (files under the data dir today, Redis when
+ * replicas share it) changes in one place and no plugin writes files of its own. Values are JSON.
+ * Both calls are bounded: a value over the store's byte bound is neither saved nor loaded.
+ */
+export interface HubStateStore {
+  /** The value last saved under `key`; `parse` checks its shape (throws when wrong, and it is set aside). Never rejects. */
+  load<T>(key: string, parse: (raw: unknown) => T): Promise<StateLoad<T>>;
+  /**
+   * Keeps `key` saved from `snapshot()`: after `changed()`, at most once per the store's interval
+   * (a few seconds), and a last time when the hub stops. A failed write is logged and retried at
+   * the next change; the previous saved value stays as it was.
+   */
+  keep(key: string, snapshot: () => unknown): StateKeeper;
+}
+
 export const HUB_INFO: ServiceToken<HubInfo> = serviceToken('hub.info');
 export const HUB_METRICS: ServiceToken<HubMetricsPort> = serviceToken('hub.metrics');
 export const HUB_ROUTES: ServiceToken<HubRouteCatalog> = serviceToken('hub.routes');
+export const HUB_STATE: ServiceToken<HubStateStore> = serviceToken('hub.state');

@@ -14,6 +14,8 @@ export class DeviceCache implements DeviceSnapshot {
   recentChunks: Record<string, unknown>[] = [];
   anomalyAlerts: Record<string, unknown>[] = [];
   newestAt = 0;
+  /** Set when the entry was reloaded from the hub's saved state at start (its times are from before the restart). */
+  restoredAt: number | undefined;
 
   constructor(
     readonly deviceId: string,

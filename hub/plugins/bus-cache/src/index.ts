@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { HUB_INFO, HUB_METRICS, definePlugin, setOwn, type HubInfo } from 'lookout/core';
+import { HUB_INFO, HUB_METRICS, HUB_STATE, definePlugin, setOwn, type HubInfo } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_ADMISSION } from '../../registry/src/service.js';
+import { persistCache } from './cache-persistence.js';
 import { entryView, isOnline } from './entry-view.js';
 import { Ingest } from './ingest.js';
 import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
@@ -15,7 +16,7 @@ export default definePlugin({
   core: '^1',
   description: 'Ingests the telemetry bus into a per-device, per-topic cache (GET /fleet/mqtt/latest, /fleet/mqtt/config)',
   requires: [DEBUG_RING],
-  optionalRequires: [HUB_METRICS, HUB_INFO],
+  optionalRequires: [HUB_METRICS, HUB_INFO, HUB_STATE],
   config: z.object({
     LOOKOUT_HUB_STALE_SEC: z.coerce.number().int().min(1).default(120),
     LOOKOUT_HUB_MAX_MESSAGE_BYTES: z.coerce
@@ -54,6 +55,10 @@ export default definePlugin({
       },
       { ...(metrics ? { metrics } : {}), ring, log: ctx.log, connected: () => ctx.bus.connected },
     );
+    // Reloaded before the first subscription: a restored device's retained messages update its entry.
+    const store = ctx.services.optional(HUB_STATE);
+    const saved = store ? await persistCache(store, ingest, { ring, log: ctx.log, maxDevices: cfg.LOOKOUT_HUB_MAX_DEVICES }) : undefined;
+    if (saved) ctx.onStop(() => saved.flush());
     const staleSec = cfg.LOOKOUT_HUB_STALE_SEC;
     const cache: BusCache = {
       staleSec,
@@ -123,6 +128,7 @@ export default definePlugin({
     const onMessage = (topic: string, payload: Buffer, meta: { retain: boolean }) => {
       try {
         ingest.handle(topic, payload, meta);
+        saved?.changed();
       } catch (err) {
         // Nothing a publisher sends may stop the ingest; a failure here is ours, logged and recorded.
         ctx.log.error({ err, topic }, 'ingest failed');

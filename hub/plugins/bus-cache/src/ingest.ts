@@ -152,7 +152,7 @@ export class Ingest {
         this.refusedDevices++;
         return;
       }
-      device = new DeviceCache(deviceId, { maxTopics: this.limits.maxTopicsPerDevice, maxAlerts: this.limits.maxAlerts, maxChunks: this.limits.maxChunks });
+      device = new DeviceCache(deviceId, this.deviceLimits);
       const earlier = this.invalidOnly.get(deviceId);
       if (earlier) {
         device.invalid = earlier;
@@ -174,6 +174,26 @@ export class Ingest {
       this.emit(forKey, event);
       this.emit(forAll, event);
     }
+  }
+
+  /** The bounds a device entry is created with (restored entries too). */
+  get deviceLimits(): { maxTopics: number; maxAlerts: number; maxChunks: number } {
+    return { maxTopics: this.limits.maxTopicsPerDevice, maxAlerts: this.limits.maxAlerts, maxChunks: this.limits.maxChunks };
+  }
+
+  /**
+   * Entries reloaded from the hub's saved state, before the first message: a restored device is
+   * known (its messages are taken as a hello-announced one's would be), within `maxDevices`.
+   */
+  restore(devices: Iterable<DeviceCache>): number {
+    let restored = 0;
+    for (const d of devices) {
+      if (this.devices.size >= this.limits.maxDevices) break;
+      if (this.devices.has(d.deviceId)) continue;
+      this.devices.set(d.deviceId, d);
+      restored++;
+    }
+    return restored;
   }
 
   /**

@@ -12,6 +12,18 @@ interface Stored {
   details?: string;
   seq: number;
   ms: number;
+  /** Reloaded from the hub's saved state: it happened before the last restart. */
+  restored?: true;
+}
+
+/** An event as the hub's saved state holds it (the failures' lane; details as their JSON text). */
+export interface SavedEvent {
+  kind: string;
+  message: string;
+  device_id?: string;
+  topic?: string;
+  details?: string;
+  ms: number;
 }
 
 export interface DebugRingOptions {
@@ -20,6 +32,8 @@ export interface DebugRingOptions {
   /** Largest single event; bigger details are replaced by a preview (default 64 KiB, at most maxBytes). */
   maxEventBytes?: number;
   now?: () => number;
+  /** Called when an event other than a valid ingest is recorded (the part of the ring that is saved). */
+  onChange?: () => void;
 }
 
 export const DEFAULT_RING_MAX_BYTES = 4 * 1024 * 1024;
@@ -38,6 +52,7 @@ export class MemoryDebugRing implements DebugRing {
   private readonly other: RingBuffer<Stored>;
   private readonly maxEventBytes: number;
   private readonly now: () => number;
+  private readonly onChange: (() => void) | undefined;
   private seq = 0;
 
   constructor(
@@ -47,6 +62,7 @@ export class MemoryDebugRing implements DebugRing {
     const maxBytes = options.maxBytes ?? DEFAULT_RING_MAX_BYTES;
     this.maxEventBytes = Math.min(options.maxEventBytes ?? DEFAULT_RING_MAX_EVENT_BYTES, maxBytes);
     this.now = options.now ?? Date.now;
+    this.onChange = options.onChange;
     this.ingestLane = new IngestLane(capacity);
     this.other = new RingBuffer(capacity, maxBytes);
   }
@@ -59,7 +75,35 @@ export class MemoryDebugRing implements DebugRing {
     if (event.topic !== undefined) stored.topic = event.topic;
     if (sized.details !== undefined) stored.details = sized.details;
     if (event.kind === 'ingest') this.ingestLane.push(stored.seq, stored.ms, event.device_id ?? '', event.topic ?? '', sized.message);
-    else this.other.push(stored, sized.bytes);
+    else {
+      this.other.push(stored, sized.bytes);
+      this.onChange?.();
+    }
+  }
+
+  /**
+   * The newest events of the failures' lane, oldest first, at most `limit` and `maxBytes`: what
+   * a restart keeps. Valid ingests are not kept (they are the bus's traffic, not the hub's history).
+   */
+  tail(limit: number, maxBytes: number): SavedEvent[] {
+    const all = this.other.toArray();
+    const out: SavedEvent[] = [];
+    let bytes = 0;
+    for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
+      const { seq: _seq, restored: _restored, ...saved } = all[i];
+      bytes += sizeOfSaved(saved);
+      if (bytes > maxBytes) break;
+      out.push(saved);
+    }
+    return out.reverse();
+  }
+
+  /** Events saved before a restart, oldest first, taken in before any new one: they keep their time and are marked restored. */
+  restore(events: readonly SavedEvent[]): void {
+    for (const e of events) {
+      const stored: Stored = { ...e, seq: ++this.seq, restored: true };
+      this.other.push(stored, sizeOfSaved(e));
+    }
   }
 
   ingest(deviceId: string, topic: string, suffix: string, ms: number): void {
@@ -112,5 +156,13 @@ function toEvent(s: Stored): DebugEvent {
   if (s.device_id !== undefined) e.device_id = s.device_id;
   if (s.topic !== undefined) e.topic = s.topic;
   if (s.details !== undefined) e.details = JSON.parse(s.details) as unknown;
+  if (s.restored) e.restored = true;
   return e;
+}
+
+/** What an event weighs in the ring, as sizeEvent counts it. */
+function sizeOfSaved(e: SavedEvent): number {
+  return (
+    96 + e.kind.length + (e.device_id?.length ?? 0) + (e.topic?.length ?? 0) + Buffer.byteLength(e.message) + (e.details ? Buffer.byteLength(e.details) : 0)
+  );
 }

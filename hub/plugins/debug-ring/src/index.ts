@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { DeviceIdSchema, definePlugin, queryInteger, queryList } from 'lookout/core';
+import { DeviceIdSchema, HUB_STATE, definePlugin, queryInteger, queryList, type StateKeeper } from 'lookout/core';
 import { DEFAULT_RING_MAX_BYTES, MemoryDebugRing } from './debug-ring.js';
+import { RING_STATE_KEY, RING_STATE_MAX_BYTES, RING_STATE_MAX_EVENTS, parseRingState } from './ring-state.js';
 import { DEBUG_RING, EVENT_KINDS } from './service.js';
 
 const EventsQuery = z.object({
@@ -49,12 +50,30 @@ export default definePlugin({
       .max(1024 * 1024 * 1024)
       .default(DEFAULT_RING_MAX_BYTES),
   }),
+  optionalRequires: [HUB_STATE],
   provides: [DEBUG_RING],
   routes: [
     { method: 'GET', path: '/debug/events', summary: 'Debug event ring: ingested messages and hub failures', query: EventsQuery, response: EventsResponse },
   ],
-  start(ctx) {
-    const ring = new MemoryDebugRing(ctx.config.LOOKOUT_HUB_RING_SIZE, { maxBytes: ctx.config.LOOKOUT_HUB_RING_MAX_BYTES });
+  async start(ctx) {
+    let saved: StateKeeper | undefined;
+    const ring = new MemoryDebugRing(ctx.config.LOOKOUT_HUB_RING_SIZE, {
+      maxBytes: ctx.config.LOOKOUT_HUB_RING_MAX_BYTES,
+      onChange: () => saved?.changed(),
+    });
+    // The tail saved before a restart comes first, marked restored; a broken one is a warning in the ring itself.
+    const store = ctx.services.optional(HUB_STATE);
+    if (store) {
+      const loaded = await store.load(RING_STATE_KEY, parseRingState);
+      if (loaded.value) ring.restore(loaded.value.events);
+      if (loaded.warning) {
+        ctx.log.warn(loaded.warning);
+        ring.record({ kind: 'hub', message: loaded.warning });
+      }
+      saved = store.keep(RING_STATE_KEY, () => ({ events: ring.tail(RING_STATE_MAX_EVENTS, RING_STATE_MAX_BYTES) }));
+      const keeper = saved;
+      ctx.onStop(() => keeper.flush());
+    }
     ctx.services.provide(DEBUG_RING, ring);
     ctx.routes.handle<z.output<typeof EventsQuery>>('GET', '/debug/events', ({ query }) => {
       const sinceMs = query.since === undefined ? undefined : /^\d+$/.test(query.since) ? Number(query.since) : Date.parse(query.since);

@@ -20,6 +20,8 @@ export interface DebugEvent extends DebugEventInput {
   seq: number;
   /** ISO 8601 UTC. */
   time: string;
+  /** Recorded before the hub's last restart and reloaded from its saved state. */
+  restored?: boolean;
 }
 
 export interface DebugEventFilter {

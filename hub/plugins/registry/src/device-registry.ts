@@ -6,8 +6,11 @@ import type { DeviceRegistry, RegisteredDevice } from './service.js';
 
 export const DEFAULT_TOOL_PORT = 8765;
 const MAX_HELLO_DEVICES = 10_000;
-/** The file is checked for changes at most this often, so edits apply without a restart. */
-const RELOAD_CHECK_MS = 1000;
+/**
+ * The admission check runs per message of a device the cache does not know (a flood of made-up
+ * ids): there the file is looked at no more often than this. Answers and tool calls look every time.
+ */
+const ADMISSION_CHECK_MS = 1000;
 
 export interface RegistryOptions {
   path: string;
@@ -31,9 +34,11 @@ export class HubDeviceRegistry implements DeviceRegistry {
   private fileDevices = new Map<string, RegistryFileDevice>();
   private fileBusId: string | undefined;
   private fileLanIp: string | undefined;
-  private readonly hellos = new Map<string, { hello: HelloMessage; at: number }>();
-  private fileMtime = -1;
+  private readonly hellos = new Map<string, { hello: HelloMessage; at: number; restored?: true }>();
+  /** mtime, size and inode of the file last read: a stat that differs means an edit (an editor's rename changes the inode). */
+  private fileStamp = '';
   private lastCheck = 0;
+  private warning: string | undefined;
 
   constructor(private readonly options: RegistryOptions) {
     this.load();
@@ -53,6 +58,29 @@ export class HubDeviceRegistry implements DeviceRegistry {
 
   get networks(): DeviceNetworks {
     return this.options.networks;
+  }
+
+  /** Why the file on disk is not the one in use (a broken edit: the last good one is kept); undefined when it is. */
+  get fileWarning(): string | undefined {
+    this.reloadIfChanged();
+    return this.warning;
+  }
+
+  /** The hellos to keep across a restart (their own times), newest first, at most the bound. */
+  savedHellos(): { hello: HelloMessage; at: number }[] {
+    return [...this.hellos.values()].sort((a, b) => b.at - a.at).map(({ hello, at }) => ({ hello, at }));
+  }
+
+  /** Hellos saved before a restart, taken in silently (they were announced and reported then); a newer hello replaces one. */
+  restore(saved: readonly { hello: HelloMessage; at: number }[]): number {
+    let restored = 0;
+    for (const { hello, at } of saved) {
+      const current = this.hellos.get(hello.device_id);
+      if ((current && current.at >= at) || (!current && this.hellos.size >= MAX_HELLO_DEVICES)) continue;
+      this.hellos.set(hello.device_id, { hello, at, restored: true });
+      restored++;
+    }
+    return restored;
   }
 
   hello(hello: HelloMessage, at: number): void {
@@ -79,7 +107,7 @@ export class HubDeviceRegistry implements DeviceRegistry {
 
   /** Named in the registry file (the operator's word), as it is on disk now. */
   namedInFile(deviceId: string): boolean {
-    this.reloadIfChanged();
+    this.reloadIfChanged(ADMISSION_CHECK_MS);
     return this.fileDevices.has(deviceId);
   }
 
@@ -146,6 +174,7 @@ export class HubDeviceRegistry implements DeviceRegistry {
       toolUrl: null,
       lastHelloAt: h?.at ?? null,
     };
+    if (h?.restored) device.restored = true;
     if (hello?.image) device.image = hello.image;
     if (hello?.layer) device.layer = hello.layer;
     const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
@@ -165,24 +194,33 @@ export class HubDeviceRegistry implements DeviceRegistry {
   }
 
   private load(): void {
+    const stamp = stampOf(this.options.path);
     const file = readRegistryFile(this.options.path, this.options.required);
     this.fileDevices = new Map(file.devices.map((d) => [d.device_id, d]));
     this.fileBusId = file.bus_id;
     this.fileLanIp = file.vms_lan_ip;
-    this.fileMtime = mtimeOf(this.options.path);
+    this.fileStamp = stamp;
+    this.warning = undefined;
   }
 
-  private reloadIfChanged(): void {
+  /**
+   * Reads the file again when it changed on disk: a stat per answer (cheap), so that the answer
+   * right after an edit shows it. `maxAgeMs` lets the per-message admission check look less often.
+   */
+  private reloadIfChanged(maxAgeMs = 0): void {
     const now = Date.now();
-    if (now - this.lastCheck < RELOAD_CHECK_MS) return;
+    if (maxAgeMs > 0 && now - this.lastCheck < maxAgeMs) return;
     this.lastCheck = now;
-    if (mtimeOf(this.options.path) === this.fileMtime) return;
+    const stamp = stampOf(this.options.path);
+    if (stamp === this.fileStamp) return;
     try {
       this.load();
+      this.options.onEvent({ kind: 'registry', device_id: '', message: `registry file ${this.options.path} reloaded: ${this.fileDevices.size} device(s)` });
     } catch (err) {
-      // A half-written or broken edit keeps the last good file; the failure is reported once per change.
-      this.fileMtime = mtimeOf(this.options.path);
-      this.options.onEvent({ kind: 'registry', device_id: '', message: `registry file not reloaded: ${(err as Error).message}` });
+      // A half-written or broken edit keeps the last good file, says so in every answer, and is recorded once per change.
+      this.fileStamp = stamp;
+      this.warning = `registry file not reloaded, the last good one stays in use: ${(err as Error).message}`;
+      this.options.onEvent({ kind: 'registry', device_id: '', message: this.warning });
     }
   }
 }
@@ -215,10 +253,11 @@ function union(a: readonly string[] = [], b: readonly string[] = []): string[] {
   return [...new Set([...a, ...b])];
 }
 
-function mtimeOf(path: string): number {
+function stampOf(path: string): string {
   try {
-    return statSync(path).mtimeMs;
+    const s = statSync(path);
+    return `${s.mtimeMs}:${s.size}:${s.ino}`;
   } catch {
-    return 0;
+    return 'absent';
   }
 }

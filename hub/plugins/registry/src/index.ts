@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   DeviceIdSchema,
   DeviceNetworks,
+  HUB_STATE,
   HelloMessageSchema,
   RegistryRecordSchema,
   RegistryShadowSchema,
@@ -14,6 +15,7 @@ import {
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { HubDeviceRegistry } from './device-registry.js';
+import { REGISTRY_STATE_KEY, REGISTRY_STATE_MAX_DEVICES, parseRegistryState } from './registry-state.js';
 import { DEVICE_ADMISSION, DEVICE_REGISTRY, type RegisteredDevice } from './service.js';
 
 const HubShadowSchema = RegistryShadowSchema.extend({
@@ -24,6 +26,7 @@ const HubShadowSchema = RegistryShadowSchema.extend({
   ports: z.record(z.string(), z.unknown()).nullable(),
   online: z.boolean(),
   last_hello_at: z.string().nullable(),
+  restored: z.boolean().optional().describe('its hello was announced before the hub restarted (reloaded from the hub state), none since'),
   image: z.string().optional(),
   layer: z.string().optional(),
 });
@@ -31,6 +34,7 @@ const HubShadowSchema = RegistryShadowSchema.extend({
 const RegistryResponse = RegistryRecordSchema.extend({
   shadows: z.array(HubShadowSchema),
   device_networks: z.array(z.string()),
+  warnings: z.array(z.string()).optional().describe('present when the registry file on disk is not the one in use (a broken edit)'),
 });
 
 const RegistryQuery = z.object({
@@ -45,6 +49,7 @@ export default definePlugin({
   core: '^1',
   description: 'Registry file merged with hello announcements; who the hub may contact (GET /fleet/registry)',
   requires: [BUS_CACHE, DEBUG_RING, DEVICE_ADMISSION],
+  optionalRequires: [HUB_STATE],
   config: z.object({
     /** Set: the file must exist. Unset: `<data dir>/registry.json`, used when present. */
     LOOKOUT_HUB_REGISTRY: z.string().min(1).optional(),
@@ -62,7 +67,7 @@ export default definePlugin({
       response: RegistryResponse,
     },
   ],
-  start(ctx) {
+  async start(ctx) {
     const cfg = ctx.config;
     const cache = ctx.services.get(BUS_CACHE);
     const ring = ctx.services.get(DEBUG_RING);
@@ -79,22 +84,40 @@ export default definePlugin({
       isOnline,
       onEvent: (e) => ring.record(e.device_id ? e : { kind: e.kind, message: e.message }),
     });
+    // The hellos announced before a restart (the cache restores its entries; this, who they are and where).
+    const store = ctx.services.optional(HUB_STATE);
+    const saved = store?.keep(REGISTRY_STATE_KEY, () => ({ hellos: registry.savedHellos().slice(0, REGISTRY_STATE_MAX_DEVICES) }));
+    if (store) {
+      const loaded = await store.load(REGISTRY_STATE_KEY, parseRegistryState);
+      if (loaded.value) registry.restore(loaded.value.hellos);
+      if (loaded.warning) {
+        ctx.log.warn(loaded.warning);
+        ring.record({ kind: 'hub', message: loaded.warning });
+      }
+    }
+    if (saved) ctx.onStop(() => saved.flush());
     ctx.services.provide(DEVICE_REGISTRY, registry);
     // The devices the file names get cache entries before (or without) a hello; made-up ids do not.
     ctx.onStop(ctx.services.get(DEVICE_ADMISSION).admitWhen((id) => registry.namedInFile(id)));
     // Hellos the cache already holds (none at a normal start) and every new one.
     for (const id of cache.deviceIds()) {
       const latest = cache.device(id)?.latest.get('hello');
-      if (latest) registry.hello(latest.message as HelloMessage, latest.receivedAt);
+      // A restored cache holds the hellos the registry restored too: only a newer one is news.
+      if (latest && latest.receivedAt > (registry.get(id)?.lastHelloAt ?? -1)) registry.hello(latest.message as HelloMessage, latest.receivedAt);
     }
     const off = cache.on('hello', (m) => {
       // The cache validated it against the hello contract; the parse here only narrows the type.
       const hello = HelloMessageSchema.safeParse(m.message);
-      if (hello.success) registry.hello(hello.data, m.receivedAt);
+      if (hello.success) {
+        registry.hello(hello.data, m.receivedAt);
+        saved?.changed();
+      }
     });
     ctx.onStop(off);
 
     ctx.routes.handle<z.output<typeof RegistryQuery>>('GET', '/fleet/registry', ({ query }) => {
+      // Read first: it looks at the file on disk, so the rest of the answer is of the file it names.
+      const warning = registry.fileWarning;
       const busId = registry.busId;
       const devices = registry
         .list()
@@ -115,6 +138,7 @@ export default definePlugin({
         shadows: devices.map((d) => shadow(d, busId, isOnline(d.deviceId))),
         path: registry.path,
         device_networks: [...registry.networks.cidrs],
+        ...(warning !== undefined ? { warnings: [warning] } : {}),
       };
     });
   },
@@ -135,6 +159,7 @@ function shadow(d: RegisteredDevice, busId: string, online: boolean): z.output<t
     last_hello_at: d.lastHelloAt === null ? null : new Date(d.lastHelloAt).toISOString(),
   };
   if (d.unreachableReason) s.unreachable_reason = d.unreachableReason;
+  if (d.restored) s.restored = true;
   if (d.image) s.image = d.image;
   if (d.layer) s.layer = d.layer;
   return s;

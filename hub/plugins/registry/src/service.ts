@@ -16,6 +16,8 @@ export interface RegisteredDevice {
   /** Why toolUrl is null. */
   unreachableReason?: string;
   lastHelloAt: number | null;
+  /** Its hello was reloaded from the hub's saved state: announced before the last restart, none since. */
+  restored?: boolean;
   image?: string;
   layer?: string;
 }

@@ -1,0 +1,35 @@
+import type { HubStateStore, Logger, StateKeeper } from 'lookout/core';
+import type { DebugRing } from '../../debug-ring/src/service.js';
+import { CACHE_STATE_KEY, parseCacheState, restoreDevice, snapshotCache } from './cache-state.js';
+import type { Ingest } from './ingest.js';
+
+/**
+ * Reloads the cache the hub saved before its restart (so a device that went offline is still
+ * listed, offline and stale, with its last payload and incidents) and keeps it saved from now on.
+ * A saved cache that cannot be used is a warning: the store set it aside and the cache starts empty.
+ */
+export async function persistCache(
+  store: HubStateStore,
+  ingest: Ingest,
+  deps: { ring: DebugRing; log: Logger; maxDevices: number; now?: () => number },
+): Promise<StateKeeper> {
+  const loaded = await store.load(CACHE_STATE_KEY, (raw) => parseCacheState(raw, deps.maxDevices));
+  if (loaded.warning) {
+    deps.log.warn(loaded.warning);
+    deps.ring.record({ kind: 'hub', message: loaded.warning });
+  }
+  if (loaded.value) {
+    const at = deps.now?.() ?? Date.now();
+    const restored = ingest.restore(loaded.value.devices.map((s) => restoreDevice(s, ingest.deviceLimits, at)));
+    if (restored > 0) deps.ring.record({ kind: 'hub', message: `restored ${restored} device(s) of the latest cache saved before the restart` });
+  }
+  let warnedDrop = false;
+  return store.keep(CACHE_STATE_KEY, () => {
+    const { dropped, ...state } = snapshotCache(ingest.devices.values());
+    if (dropped > 0 && !warnedDrop) {
+      warnedDrop = true;
+      deps.log.warn({ dropped }, 'the saved latest cache is over its byte bound: the devices heard from longest ago are not saved');
+    }
+    return state;
+  });
+}
