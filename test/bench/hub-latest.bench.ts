@@ -11,6 +11,7 @@ import { Agent, request } from 'node:http';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { startHub } from '../../hub/src/start-hub.js';
+import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
 import { msg } from '../integration/hub-helpers.js';
 
 const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 1000);
@@ -62,6 +63,8 @@ async function main(): Promise<void> {
     bus,
     port: 0,
     dataDir: '/tmp/lookout-hub-bench-nonexistent',
+    // Each run starts empty: a file store would reload the previous run's thousand devices.
+    stateStore: new MemoryStateStore(),
     defaultMetrics: false,
     logger: createLogger({ level: 'silent' }),
     env: { LOOKOUT_HUB_MAX_DEVICES: String(Math.max(DEVICES, 10_000)) },
