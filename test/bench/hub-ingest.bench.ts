@@ -16,7 +16,7 @@
  *   LOOKOUT_BENCH_SECONDS=10 LOOKOUT_BENCH_PUBLISH_RATE=20000 node dist/test/bench/hub-ingest.bench.js
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -196,6 +196,9 @@ async function main(): Promise<void> {
   try {
     // LOOKOUT_BENCH_HUB_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles the hub's side.
     const nodeArgs = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const benchDir = mkdtempSync(join(tmpdir(), 'hub-bench-'));
+    const registryFile = join(benchDir, 'registry.json');
+    writeFileSync(registryFile, JSON.stringify({ bus_id: 'bench', devices: Array.from({ length: DEVICES }, (_, i) => ({ device_id: `bench-${i}` })) }));
     const hubProc = spawn(
       process.execPath,
       [
@@ -207,7 +210,10 @@ async function main(): Promise<void> {
         broker.url,
         '--json',
         '--data-dir',
-        mkdtempSync(join(tmpdir(), 'hub-bench-')),
+        benchDir,
+        // The hub admits only devices it knows: the registry file names the bench's devices.
+        '--registry',
+        registryFile,
         '--ring-size',
         '2000',
       ],
