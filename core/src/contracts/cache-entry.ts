@@ -28,6 +28,8 @@ export const CacheEntrySchema = z
       .optional()
       .describe('what the device last said of its detector; while suspended, dets is empty and person_count null: not an empty scene'),
     suspended_since: TimestampSchema.nullable().optional().describe('when the current suspension began'),
+    offline_since: TimestampSchema.nullable().optional().describe('when the hub learned the device went offline (its last-will or offline status arrived)'),
+    last_seen_at: TimestampSchema.nullable().optional().describe('when the device itself was last heard (a last-will is the broker’s word, not the device’s)'),
   })
   .describe('per-device cache entry (spec 01)');
 export type CacheEntry = z.infer<typeof CacheEntrySchema>;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LastWillToken, busTopic, definePlugin, deviceInfo, toLookoutError } from 'lookout/core';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { ThermalGovernorToken } from '../../thermal/src/service.js';
-import { statusMessage } from './status-message.js';
+import { lastWillMessage, statusMessage } from './status-message.js';
 
 export const StatusConfig = z.object({
   /** Republish period, so die_temp_c in the retained status stays fresh between thermal changes. */
@@ -57,7 +57,7 @@ export default definePlugin({
       suffix: 'status',
       qos: 1,
       retain: true,
-      payload: () => statusMessage(runtime.id, 'offline', thermalState(), dieTemp.current(), { reason: 'connection_lost' }),
+      payload: () => lastWillMessage(runtime.id, new Date(clock.now())),
     });
     ctx.bus.onConnect(() => void publish('connect'));
     // With a governor, hear of a change once it acted on it: the status never runs ahead of the throttle.

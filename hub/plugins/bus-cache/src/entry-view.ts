@@ -48,9 +48,33 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
     stale,
     online: status?.state === 'online' && !stale,
     last_message_at: d.newestAt > 0 ? isoOf(d.newestAt) : null,
+    ...presence(d),
     topics,
     invalid,
   };
+}
+
+/**
+ * Since when the device is offline, and when it was last heard itself. A last-will is the broker's
+ * word, sent whenever the connection dropped and set long before: it dates from its arrival, and
+ * says nothing of when the device was last seen. A graceful offline status is the device's own.
+ */
+export function presence(d: DeviceSnapshot): { offline_since: string | null; last_seen_at: string | null } {
+  const status = d.latest.get('status');
+  const offline = status?.message.state === 'offline' ? status : undefined;
+  let offlineSince: number | null = null;
+  if (offline) {
+    const stamped = typeof offline.message.timestamp === 'string' ? Date.parse(offline.message.timestamp) : NaN;
+    offlineSince = Number.isFinite(stamped) ? Math.min(stamped, offline.receivedAt) : offline.receivedAt;
+  }
+  let seen = 0;
+  for (const [suffix, l] of d.latest) {
+    if (suffix === 'status' && l.message.state === 'offline' && l.message.timestamp === undefined) continue;
+    // A retained message replayed at subscribe is as old as its own timestamp, not as its arrival.
+    const stamped = l.retain && typeof l.message.timestamp === 'string' ? Date.parse(l.message.timestamp) : NaN;
+    seen = Math.max(seen, Number.isFinite(stamped) ? Math.min(stamped, l.receivedAt) : l.receivedAt);
+  }
+  return { offline_since: offlineSince === null ? null : isoOf(offlineSince), last_seen_at: seen > 0 ? isoOf(seen) : null };
 }
 
 type Detection = { state: EntryView['detection']; since: string | null };

@@ -75,6 +75,10 @@ export interface EntryView {
   stale: boolean;
   online: boolean;
   last_message_at: string | null;
+  /** When the hub learned the device went offline (its last-will or offline status arrived); null while online. */
+  offline_since: string | null;
+  /** When the device itself was last heard (its newest message but a last-will, which the broker sends). */
+  last_seen_at: string | null;
   topics: Record<string, { received_at: string; count: number; retained: boolean }>;
   invalid: Record<string, { count: number; last_reason: string; last_at: string; last_issue?: string }>;
 }

@@ -104,6 +104,10 @@ describe('status message', () => {
   it('accepts online and the offline last-will', () => {
     assertAccepts(StatusMessageSchema, examples.status());
     assertAccepts(StatusMessageSchema, { ...examples.status(), state: 'offline', thermal_state: 'THERMAL_CRITICAL' });
+    // The last-will says when it was set, not a timestamp it was never sent at, and no current temperature.
+    const { timestamp, ...will } = { ...examples.status(), state: 'offline', thermal_state: null, die_temp_c: null, will_set_at: examples.status().timestamp };
+    assert.ok(timestamp);
+    assertAccepts(StatusMessageSchema, will);
   });
   it('refuses a bad state or thermal_state, a textual die_temp_c, a missing field', () => {
     assertRejects(StatusMessageSchema, { ...examples.status(), state: 'sleeping' }, 'state');

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BusPort, PublishOptions } from '../../../../core/src/bus/bus-port.js';
 import { MemoryBus } from '../../../../core/src/bus/memory-bus.js';
+import { StatusMessageSchema } from '../../../../core/src/contracts/status-message.js';
+import { LastWillToken, type LastWill } from '../../../../core/src/plugin/last-will.js';
 import { createLogger } from '../../../../core/src/log/logger.js';
 import { loadPlugins } from '../../../../core/src/plugin/loader.js';
 import dieTemp from '../../../../plugins/die-temp/src/index.js';
@@ -61,6 +63,33 @@ describe('status plugin', () => {
       assert.equal(states.indexOf('offline'), states.length - 1, 'offline is the last status, and only once');
     } finally {
       await memory.close();
+      await scratch.cleanup();
+    }
+  });
+
+  it('sets a last-will that says only what it knows: when it was set, no timestamp of a moment it cannot know, no current temperature', async () => {
+    const scratch = await scratchDir('lookout-status-');
+    const bus = new MemoryBus();
+    const loaded = await loadPlugins({
+      plugins: [dieTemp, status],
+      runtime: { kind: 'device', id: 'cam-w', dataDir: scratch.dir, layer: 'layer0', device: { source: 'sim' } },
+      bus,
+      env: {},
+      logger,
+    });
+    try {
+      const before = Date.now();
+      const will = loaded.service<LastWill>(LastWillToken)!.payload() as Record<string, unknown>;
+      assert.ok(StatusMessageSchema.safeParse(will).success, JSON.stringify(StatusMessageSchema.safeParse(will).error?.issues));
+      assert.equal(will.state, 'offline');
+      assert.equal(will.reason, 'connection_lost');
+      assert.equal(will.timestamp, undefined, 'no timestamp: the broker sends it at a moment the device never knew');
+      assert.ok(Date.parse(will.will_set_at as string) >= before - 1000);
+      assert.deepEqual([will.die_temp_c, will.thermal_state], [null, null], 'no connect-time temperature passed off as current');
+      assert.match(will.thermal_state_reason as string, /unknown: the connection was lost/);
+    } finally {
+      await loaded.stop();
+      await bus.close();
       await scratch.cleanup();
     }
   });

@@ -74,3 +74,27 @@ describe('cache entry while the detector is suspended', () => {
     assert.deepEqual([entryView(silent, 120, T0).detection, entryView(silent, 120, T0).person_count], [null, 3]);
   });
 });
+
+describe('cache entry of a device that went offline', () => {
+  it('stamps offline_since when the last-will arrives and keeps when the device itself was last heard', () => {
+    const will = { state: 'offline', reason: 'connection_lost', device_id: 'cam-1', will_set_at: iso(T0 - 3_600_000), thermal_state: null, die_temp_c: null };
+    const d = snapshot({
+      telemetry: telemetry(T0 + 4000, { detection: 'running', fps: 10 }),
+      dets: dets(T0 + 4000),
+      status: { message: will, at: T0 + 9000 },
+    });
+    const view = entryView(d, 120, T0 + 9500);
+    assert.equal(view.online, false);
+    assert.equal(view.offline_since, iso(T0 + 9000));
+    assert.equal(view.last_seen_at, iso(T0 + 4000), 'the will is the broker’s word, not a sign of life');
+    assert.ok(CacheEntrySchema.safeParse(view).success, JSON.stringify(CacheEntrySchema.safeParse(view).error?.issues));
+  });
+
+  it('dates a graceful offline status by its own timestamp, and has no offline_since while online', () => {
+    const d = snapshot({ telemetry: telemetry(T0, {}), status: status(T0 + 1000, { state: 'offline', reason: 'shutdown' }) });
+    const view = entryView(d, 120, T0 + 2000);
+    assert.deepEqual([view.offline_since, view.last_seen_at], [iso(T0 + 1000), iso(T0 + 1000)]);
+    const online = entryView(snapshot({ telemetry: telemetry(T0, {}), status: status(T0 + 1000) }), 120, T0 + 2000);
+    assert.deepEqual([online.offline_since, online.last_seen_at], [null, iso(T0 + 1000)]);
+  });
+});
