@@ -6,6 +6,7 @@ import { LAYER_IDS } from '../../core/src/plugin/manifest.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
 import { verifyContractCommand } from './verify-contract-command.js';
 import { brokerAclCommand, deviceCredentialsCommand } from './bus-credentials-commands.js';
+import { pluginsCommand } from './plugins-command.js';
 
 export interface OperatorCommand {
   summary: string;
@@ -30,6 +31,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,
+  plugins: pluginsCommand,
   layers: {
     summary: 'list the configuration layers and their aliases',
     usage: 'lookout layers',
