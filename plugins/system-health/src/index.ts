@@ -42,6 +42,8 @@ export default definePlugin({
   tools: [
     {
       name: 'get_system_health',
+      readOnly: true,
+      idempotent: true,
       description:
         'Health of the device: status, storage_health (OK, WARNING, CRITICAL) of the recordings folder, storage summary, certificate presence, serial, role, uptime, memory and load',
       input: z.object({}),
@@ -49,6 +51,8 @@ export default definePlugin({
     },
     {
       name: 'get_device_health',
+      readOnly: true,
+      idempotent: true,
       description: 'Health of the device runtime: every plugin with its state, die temperature, thermal state and storage health',
       input: z.object({}),
       output: DeviceHealthToolResultSchema,
@@ -107,6 +111,9 @@ export default definePlugin({
           const level = report.storage_health === 'OK' ? 'info' : 'warn';
           log[level]({ storage_health: report.storage_health, used_pct: report.storage.used_pct, path: recordingsDir }, 'storage health');
           lastStorage = report.storage_health;
+          // The plugin list that status, hello and health carry says why the device cannot record.
+          if (report.storage_health === 'CRITICAL') ctx.health.set('degraded', `storage CRITICAL: ${report.storage.used_pct}% of ${recordingsDir} used`);
+          else ctx.health.set('ok');
         }
         await ctx.bus.publish('health', report);
       } catch (err) {
