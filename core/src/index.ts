@@ -60,4 +60,7 @@ export {
   type StateLoad,
 } from './host/hub-services.js';
 export { SerialQueue } from './util/serial-queue.js';
+export { AdmissionQueue, type AdmissionLimits, type ReleaseSlot } from './util/admission-queue.js';
+export { deviceToolToken, TOOL_TOKEN_PURPOSE } from './auth/tool-token.js';
+export { TOOL_LIMITS, MAX_TOOL_MESSAGE_BYTES, argumentBytes } from './tools/tool-limits.js';
 export { seededRandom, hashSeed, type Random } from './util/seeded-random.js';

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { z } from 'zod';
 import type { BusPort } from '../../core/src/bus/bus-port.js';
 import { ResponseMessageSchema, type ResponseMessage } from '../../core/src/contracts/responses-message.js';
@@ -5,6 +6,8 @@ import { PingCommandSchema, ToolCommandSchema } from '../../core/src/contracts/c
 import { toLookoutError } from '../../core/src/errors/lookout-error.js';
 import type { Logger } from '../../core/src/log/logger.js';
 import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
+import { MAX_TOOL_MESSAGE_BYTES } from '../../core/src/tools/tool-limits.js';
+import { AdmissionQueue } from '../../core/src/util/admission-queue.js';
 import { RateGate } from './rate-gate.js';
 
 export interface CommandStats {
@@ -14,6 +17,8 @@ export interface CommandStats {
   invalid: number;
   /** Retained messages on cmd topics: never executed (they would run again at every resubscribe). */
   ignoredRetained: number;
+  /** Tool commands refused because as many were running and waiting as the device takes. */
+  busy: number;
   lastInvalid?: { topic: string; reason: string; at: string };
 }
 
@@ -22,10 +27,14 @@ export interface CommandDispatcherOptions {
   deviceId: string;
   tools: ToolRegistry;
   logger: Logger;
-  /** Largest command payload (default 64 KiB). */
+  /** Largest command payload (default: one tool call at the shared limit, 68 KiB). */
   maxPayloadBytes?: number;
   /** How long a tool called over the bus may run (default 30 s). */
   toolTimeoutMs?: number;
+  /** Tool commands run at once (default 4). */
+  maxConcurrentTools?: number;
+  /** Tool commands that may wait for one of those; past that each is answered busy (default 16). */
+  maxQueuedTools?: number;
 }
 
 export interface CommandDispatcher {
@@ -37,18 +46,27 @@ export interface CommandDispatcher {
  * The device's ingress, `devices/<id>/cmd/#` (spec 01 leaves the payloads open; ours are JSON).
  * `cmd/tool` {tool, arguments, request_id} calls a tool, `cmd/ping` answers; the reply goes to
  * `devices/<id>/responses`. Anything else is counted and logged, never a crash; error replies and
- * warnings are rate-limited so that a flood of garbage cannot become a flood of replies.
+ * warnings are rate-limited so that a flood of garbage cannot become a flood of replies. Tool
+ * commands go through a bounded queue: a flood of valid ones is answered `device_busy` (the command
+ * did not run) instead of running every tool at once or holding them all in memory.
  */
 export async function startCommandDispatcher(options: CommandDispatcherOptions): Promise<CommandDispatcher> {
   const { bus, deviceId, tools, logger } = options;
-  const maxBytes = options.maxPayloadBytes ?? 64 * 1024;
+  const maxBytes = options.maxPayloadBytes ?? MAX_TOOL_MESSAGE_BYTES;
   const toolTimeoutMs = options.toolTimeoutMs ?? 30_000;
   const prefix = `devices/${deviceId}/cmd/`;
   const responses = `devices/${deviceId}/responses`;
-  const stats: CommandStats = { received: 0, handled: 0, invalid: 0, ignoredRetained: 0 };
+  const stats: CommandStats = { received: 0, handled: 0, invalid: 0, ignoredRetained: 0, busy: 0 };
   const replyGate = new RateGate(10, 1000);
   const warnGate = new RateGate(5, 1000);
+  // Busy answers go to callers that sent valid commands, so they get more room than garbage does.
+  const busyGate = new RateGate(50, 1000);
+  const maxQueued = options.maxQueuedTools ?? 16;
+  const slots = new AdmissionQueue({ concurrency: options.maxConcurrentTools ?? 4, maxWaiting: maxQueued });
   const inFlight = new Set<AbortController>();
+  const stopping = new AbortController();
+  // Every waiting command listens on it; more than Node's default of 10 is expected, not a leak.
+  setMaxListeners(maxQueued + 1, stopping.signal);
   let stopped = false;
 
   const reply = async (message: Omit<ResponseMessage, 'timestamp'>): Promise<void> => {
@@ -71,11 +89,29 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
     }
   };
 
+  const busy = (topic: string, command: z.output<typeof ToolCommandSchema>, id: { request_id?: string }): void => {
+    stats.busy++;
+    const suppressed = warnGate.take();
+    if (suppressed !== false) logger.warn({ topic, tool: command.tool, busy: stats.busy, suppressed }, 'tool command refused: device busy');
+    if (busyGate.take() !== false) {
+      const error = `device busy: ${slots.active} tool commands running and ${slots.waiting} waiting; the command did not run, retry later`;
+      void reply({ kind: 'tool', ok: false, tool: command.tool, error, code: 'device_busy', ...id });
+    }
+  };
+
   const runTool = async (topic: string, command: z.output<typeof ToolCommandSchema>): Promise<void> => {
+    const id = command.request_id ? { request_id: command.request_id } : {};
+    const slot = slots.admit(stopping.signal);
+    if (!slot) return busy(topic, command, id);
+    let releaseSlot: () => void;
+    try {
+      releaseSlot = await slot;
+    } catch {
+      return; // the dispatcher stopped while the command waited
+    }
     const controller = new AbortController();
     inFlight.add(controller);
     const timer = setTimeout(() => controller.abort(), toolTimeoutMs);
-    const id = command.request_id ? { request_id: command.request_id } : {};
     try {
       const result = await tools.call(command.tool, command.arguments, { signal: controller.signal });
       stats.handled++;
@@ -88,6 +124,7 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
     } finally {
       clearTimeout(timer);
       inFlight.delete(controller);
+      releaseSlot();
     }
   };
 
@@ -143,6 +180,7 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
     stats: () => ({ ...stats }),
     async stop() {
       stopped = true;
+      stopping.abort();
       for (const c of inFlight) c.abort();
       await release();
     },

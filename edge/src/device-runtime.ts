@@ -56,8 +56,12 @@ export interface DeviceOptions {
   toolServer?: boolean;
   /** Default 8765; 0 picks a free port. */
   toolPort?: number;
-  /** Default 127.0.0.1. */
+  /** Default 127.0.0.1; anything else needs `toolToken`. */
   toolHost?: string;
+  /** Bearer token of the tool server for callers beyond loopback (edge/src/tool-credential.ts); never logged. */
+  toolToken?: string;
+  /** Browser origins allowed to call the tool server; none by default. */
+  toolAllowedOrigins?: readonly string[];
   /** The role label (camera_id); default the image's role. */
   role?: string;
   source?: 'sim';
@@ -139,6 +143,8 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
       logger: log.child({ component: 'tool-server' }),
       port: options.toolPort ?? DEFAULT_TOOL_PORT,
       host: options.toolHost ?? DEFAULT_TOOL_HOST,
+      ...(options.toolToken !== undefined ? { token: options.toolToken } : {}),
+      ...(options.toolAllowedOrigins ? { allowedOrigins: options.toolAllowedOrigins } : {}),
       serverInfo: { name: `lookout-device ${deviceId}`, version: runtimeVersion },
     });
   }

@@ -160,7 +160,8 @@ Options:
   --mqtt-username <name>  broker user (also LOOKOUT_MQTT_USERNAME); the password only from
                           the environment, LOOKOUT_MQTT_PASSWORD, never on the command line
   --tool-port <n>         MCP tool server port (default ${DEFAULT_TOOL_PORT}; 0 picks a free one)
-  --tool-host <addr>      tool server address (default ${DEFAULT_TOOL_HOST}; 0.0.0.0 on a device)
+  --tool-host <addr>      tool server address (default ${DEFAULT_TOOL_HOST}; 0.0.0.0 on a device); beyond
+                          loopback callers need the device's tool token (see Environment)
   --role <label>          role label, the device's camera_id (default: the image's role)
   --data-dir <dir>        root of the device paths (/data/config, /data/recordings, ...); default /,
                           or .lookout/devices/<device-id> with --source sim
@@ -172,6 +173,12 @@ Options:
 
 Plugin settings (HEALTH_INTERVAL_MS, DIE_TEMP_SOURCE, ...) come from the layer env file; the same
 keys in the environment override it.
+
+Environment (secrets only here, never on the command line):
+  LOOKOUT_TOOL_TOKEN      bearer token the tool server requires from callers beyond loopback
+  LOOKOUT_FLEET_SECRET    or the fleet secret, from which the token is derived as the hub derives it
+                          (HMAC-SHA256(secret, "tools:<device-id>")); a --tool-host beyond loopback
+                          without either refuses to start
 
 On start the device prints one JSON line on stdout: {"event":"ready","device_id",...,"ports":{...}}.
 SIGTERM or SIGINT: offline status, plugins stopped, exit 0.

@@ -5,6 +5,7 @@ import { toLookoutError } from '../../core/src/errors/lookout-error.js';
 import { createLogger, type Logger } from '../../core/src/log/logger.js';
 import { startDevice, type DeviceHandle, type DeviceOptions } from './device-runtime.js';
 import { EDGE_USAGE, isUsageError, parseEdgeArgs, type EdgeArgs } from './edge-args.js';
+import { toolTokenFromEnv } from './tool-credential.js';
 
 export interface EdgeIo {
   stdout: (line: string) => void;
@@ -71,6 +72,7 @@ export async function runEdge(argv: string[], io: EdgeIo): Promise<number> {
 async function runDevice(args: EdgeArgs, common: DeviceOptions, io: EdgeIo, logger: Logger): Promise<number> {
   let device: DeviceHandle;
   try {
+    const toolToken = toolTokenFromEnv(io.env, args.deviceId);
     device = await startDevice({
       ...common,
       mqttUrl: args.mqtt,
@@ -78,6 +80,7 @@ async function runDevice(args: EdgeArgs, common: DeviceOptions, io: EdgeIo, logg
       ...(io.env.LOOKOUT_MQTT_PASSWORD !== undefined ? { mqttPassword: io.env.LOOKOUT_MQTT_PASSWORD } : {}),
       toolPort: args.toolPort,
       toolHost: args.toolHost,
+      ...(toolToken !== undefined ? { toolToken } : {}),
     });
   } catch (err) {
     const e = toLookoutError(err);

@@ -1,21 +1,25 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { MIN_TOOL_TOKEN_CHARS } from '../../core/src/auth/tool-token.js';
 import { LookoutError, toLookoutError } from '../../core/src/errors/lookout-error.js';
 import type { Logger } from '../../core/src/log/logger.js';
 import { readBody } from './read-body.js';
 import { boundPort, closeServer, listen } from '../../core/src/net/listen.js';
-import { isLoopbackHost, isLoopbackHostHeader } from '../../core/src/net/is-loopback.js';
-import { toolInputJsonSchema, toolOutputJsonSchema, type ToolJsonSchema } from '../../core/src/tools/tool-json-schema.js';
+import { isLoopbackHost } from '../../core/src/net/is-loopback.js';
+import { MAX_TOOL_MESSAGE_BYTES } from '../../core/src/tools/tool-limits.js';
 import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
 import { toolFailure, toolSuccess } from '../../core/src/tools/tool-result.js';
+import { checkMcpMessage } from './mcp-message-check.js';
+import { mcpToolListing } from './mcp-tool-list.js';
+import { toolAccessGuard } from './tool-access.js';
 
 export const DEFAULT_TOOL_PORT = 8765;
 export const DEFAULT_TOOL_HOST = '127.0.0.1';
 export const MCP_PATH = '/mcp';
-/** Tool arguments are small JSON objects; anything near this size is an attack or a mistake. */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** One tool call: arguments up to the shared tool limit plus the JSON-RPC envelope (core/src/tools/tool-limits.ts). */
+export const DEFAULT_MAX_BODY_BYTES = MAX_TOOL_MESSAGE_BYTES;
 
 export interface ToolServerOptions {
   tools: ToolRegistry;
@@ -24,6 +28,13 @@ export interface ToolServerOptions {
   port?: number;
   /** Default 127.0.0.1 (development); a device binds its LAN address or 0.0.0.0. */
   host?: string;
+  /**
+   * Bearer token callers beyond loopback must present (the device's tool token, derived from the
+   * fleet secret). Required when `host` is not loopback; never logged.
+   */
+  token?: string;
+  /** Browser origins allowed to call (`scheme://host[:port]`); a request with any other Origin is 403. */
+  allowedOrigins?: readonly string[];
   maxBodyBytes?: number;
   /** Reported in the MCP `initialize` answer. */
   serverInfo?: { name: string; version: string };
@@ -41,30 +52,21 @@ export interface ToolServer {
  * The device tool server: Model Context Protocol over streamable HTTP at `/mcp`, serving every tool
  * of the registry. Stateless: each POST gets a fresh SDK server and transport (the SDK requires it
  * without sessions), which keeps no per-client state on a device and lets any number of hub
- * processes call it. A tool's failure or a bad argument is an MCP error result; nothing a client
- * sends can stop the server.
+ * processes call it. A tool's failure or a bad argument is an MCP error result; an unknown tool or a
+ * malformed call is a JSON-RPC error (-32602); nothing a client sends can stop the server. Beyond
+ * loopback every caller but a local one needs the device's bearer token (tool-access.ts).
  */
 export async function startToolServer(options: ToolServerOptions): Promise<ToolServer> {
   const { tools, logger } = options;
   const host = options.host ?? DEFAULT_TOOL_HOST;
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const info = options.serverInfo ?? { name: 'lookout-device', version: '0.0.0' };
-  const loopbackOnly = isLoopbackHost(host);
+  checkCredential(host, options.token);
+  const guard = toolAccessGuard({ host, ...(options.token !== undefined ? { token: options.token } : {}), allowedOrigins: options.allowedOrigins ?? [] });
 
   const createMcpServer = (): Server => {
     const server = new Server(info, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools.list().map((entry) => {
-        const tool: { name: string; description: string; inputSchema: ToolJsonSchema; outputSchema?: ToolJsonSchema } = {
-          name: entry.decl.name,
-          description: entry.decl.description,
-          inputSchema: toolInputJsonSchema(entry.decl),
-        };
-        const output = toolOutputJsonSchema(entry.decl);
-        if (output) tool.outputSchema = output;
-        return tool;
-      }),
-    }));
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list().map((entry) => mcpToolListing(entry.decl)) }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const name = request.params.name;
       const started = Date.now();
@@ -74,6 +76,8 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
         return toolSuccess(result);
       } catch (err) {
         const e = toLookoutError(err);
+        // MCP 2025-11-25: an unknown tool is a protocol error (-32602), not a tool's own failure.
+        if (e.code === 'tool_unknown') throw rpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`, { code: e.code, tool: name });
         logger.warn({ tool: name, code: e.code, ms: Date.now() - started }, `tool call failed: ${e.message}`);
         return toolFailure(e);
       }
@@ -82,12 +86,11 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Access first: a caller without the credential learns nothing, not even which paths exist.
+    const refusal = guard(req);
+    if (refusal) return sendJson(res, refusal.status, refusal.error.toBody(), true, refusal.headers);
     const path = (req.url ?? '/').split('?')[0];
     if (path !== MCP_PATH) return sendJson(res, 404, new LookoutError('not_found', `no route ${path}; the tool server answers at ${MCP_PATH}`).toBody());
-    // A web page must not reach a tool server on the operator's loopback through DNS rebinding.
-    if (loopbackOnly && !isLoopbackHostHeader(req.headers.host)) {
-      return sendJson(res, 403, new LookoutError('forbidden', 'this tool server answers only to loopback host names').toBody());
-    }
     if (req.method !== 'POST') {
       // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).
       res.setHeader('Allow', 'POST');
@@ -102,6 +105,8 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
       if (e.code === 'payload_too_large') return sendJson(res, 413, jsonRpcError(-32600, e.message), true);
       return sendJson(res, 400, jsonRpcError(-32700, `parse error: ${e.message}`));
     }
+    const early = checkMcpMessage(body);
+    if (early) return sendJson(res, early.status, early.body);
     const server = createMcpServer();
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
@@ -126,7 +131,7 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
   const port = boundPort(http, options.port ?? DEFAULT_TOOL_PORT);
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const url = `http://${urlHost}:${port}${MCP_PATH}`;
-  logger.info({ host, port, url }, 'tool server listening');
+  logger.info({ host, port, url, access: options.token !== undefined ? 'bearer token beyond loopback' : 'loopback only' }, 'tool server listening');
 
   return {
     host,
@@ -136,10 +141,42 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
   };
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown, closeConnection = false): void {
+/**
+ * A tool server beyond loopback without a credential would let anyone on the camera's network
+ * change its settings: refused at start, as the hub refuses --host without --token.
+ */
+function checkCredential(host: string, token: string | undefined): void {
+  if (token !== undefined && token.length < MIN_TOOL_TOKEN_CHARS) {
+    throw new LookoutError('config_invalid', `the tool token must be at least ${MIN_TOOL_TOKEN_CHARS} characters`, {
+      details: { key: 'LOOKOUT_TOOL_TOKEN', usage: true },
+    });
+  }
+  if (token === undefined && !isLoopbackHost(host)) {
+    throw new LookoutError(
+      'config_invalid',
+      `--tool-host ${host}: beyond loopback the tool server requires a credential; set LOOKOUT_FLEET_SECRET (the token is derived from it) or LOOKOUT_TOOL_TOKEN in the environment, or listen on 127.0.0.1`,
+      { details: { key: '--tool-host', value: host, usage: true } },
+    );
+  }
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, closeConnection = false, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...(closeConnection ? { connection: 'close' } : {}) });
+  res.writeHead(status, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...(closeConnection ? { connection: 'close' } : {}),
+  });
   res.end(text);
+}
+
+/**
+ * An error the SDK answers as a JSON-RPC error with this code, message and data. Not McpError, whose
+ * message carries an "MCP error <code>:" prefix that clients then print twice.
+ */
+function rpcError(code: number, message: string, data: Record<string, unknown>): Error {
+  return Object.assign(new Error(message), { code, data });
 }
 
 function jsonRpcError(code: number, message: string): unknown {

@@ -65,6 +65,15 @@ describe('MCP tool server of a running device', () => {
     assert.deepEqual(props.codec.enum, ['H265', 'H264']);
     assert.equal(props.fps.maximum, 60);
     assert.equal(set.inputSchema.additionalProperties, false);
+    assert.equal(set.inputSchema.minProperties, 1, 'the schema says an empty update is refused');
+  });
+
+  it('annotates the read-only tools (get_*, check_firmware_update) and nothing else as safe to repeat', async () => {
+    const { tools } = await client.listTools();
+    for (const t of tools) {
+      const readOnly = t.name.startsWith('get_') || t.name === 'check_firmware_update';
+      assert.deepEqual(t.annotations, { readOnlyHint: readOnly, idempotentHint: readOnly }, t.name);
+    }
   });
 
   it('calls get_device_identity: id, serial, ports and the certificate fingerprint', async () => {
@@ -157,8 +166,7 @@ describe('MCP tool server of a running device', () => {
       available_version: string;
     };
     assert.deepEqual([ok.update_available, ok.available_version], [true, '99.0.0']);
-    const unknown = await client.callTool({ name: 'reboot', arguments: {} });
-    assert.equal(unknown.isError, true);
+    await assert.rejects(client.callTool({ name: 'reboot', arguments: {} }), /Unknown tool: reboot/);
     const still = await client.callTool({ name: 'get_firmware_status', arguments: {} });
     assert.equal(still.isError, undefined);
   });

@@ -67,6 +67,10 @@ export const ERROR_CODES = {
   // algorithms (tracker, fusion, governor)
   argument_invalid: { status: 400, message: 'a function was given an invalid argument' },
   internal: { status: 500, message: 'internal error' },
+  // tool calls (limits, device credentials)
+  tool_not_found: { status: 404, message: 'the device has no tool of that name' },
+  device_busy: { status: 429, message: 'the device has as many tool calls running and waiting as it takes; retry later (the call did not run)' },
+  device_auth_refused: { status: 502, message: 'the device refused the credential sent to its tool server' },
   // configuration layers
   tool_disabled_at_layer: { status: 409, message: 'the tool belongs to a plugin the active configuration layer leaves off' },
 } as const satisfies Record<string, { status: number; message: string }>;

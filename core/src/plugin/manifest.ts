@@ -24,6 +24,13 @@ export interface ToolDecl {
   description: string;
   input: z.ZodObject;
   output?: z.ZodType;
+  /**
+   * Calling it twice with the same arguments has the effect of calling it once. Only such tools are
+   * retried after a failure that may have reached the device (the hub's pool); default false.
+   */
+  idempotent?: boolean;
+  /** It changes nothing on the device (a read): implies idempotent. Default false. */
+  readOnly?: boolean;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -123,6 +130,8 @@ export const ManifestSchema = z.object({
         description: z.string().min(1),
         input: zodObject,
         output: zodSchema.optional(),
+        idempotent: z.boolean().optional(),
+        readOnly: z.boolean().optional(),
       }),
     )
     .optional(),

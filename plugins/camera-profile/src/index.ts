@@ -23,6 +23,8 @@ export default definePlugin({
   tools: [
     {
       name: 'get_camera_profile',
+      readOnly: true,
+      idempotent: true,
       description: 'The camera encoder profile: codec, resolution, fps, bitrate_kbps, gop, rate_control',
       input: z.object({}),
       output: ProfileResultSchema,

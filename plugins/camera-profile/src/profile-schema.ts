@@ -29,8 +29,13 @@ export const DEFAULT_CAMERA_PROFILE: CameraProfile = {
   rate_control: 'VBR',
 };
 
-/** set_camera_profile takes any subset of the fields; the merged profile must be valid as a whole. */
-export const CameraProfileUpdateSchema = CameraProfileSchema.partial().refine((u) => Object.keys(u).length > 0, 'give at least one field to change');
+/**
+ * set_camera_profile takes any non-empty subset of the fields; the merged profile must be valid as a
+ * whole. The refinement is invisible to JSON Schema, so `minProperties` says the same to clients.
+ */
+export const CameraProfileUpdateSchema = CameraProfileSchema.partial()
+  .refine((u) => Object.keys(u).length > 0, 'give at least one field to change')
+  .meta({ minProperties: 1 });
 
 /** The profile file: the profile and when it was last set. */
 export const ProfileFileSchema = z.object({ profile: CameraProfileSchema, updated_at: z.string() });

@@ -49,12 +49,16 @@ export default definePlugin({
   tools: [
     {
       name: 'get_latest_dets',
+      readOnly: true,
+      idempotent: true,
       description: 'The latest detections with person count, track ids and die temperature',
       input: z.object({}),
       output: LatestDetsResultSchema,
     },
     {
       name: 'get_rfdetr_status',
+      readOnly: true,
+      idempotent: true,
       description: 'Detector back-end, model package, class list, input shape, achieved rate and last error',
       input: z.object({}),
       output: RfdetrStatusSchema,

@@ -28,12 +28,16 @@ export default definePlugin({
   tools: [
     {
       name: 'get_firmware_status',
+      readOnly: true,
+      idempotent: true,
       description: 'Runtime, core, Node and plugin versions with each plugin state, the active layer and the device image',
       input: z.object({}),
       output: FirmwareStatusSchema,
     },
     {
       name: 'check_firmware_update',
+      readOnly: true,
+      idempotent: true,
       description: 'Compares the running version with the update manifest on the device, if any',
       input: z.object({}),
       output: UpdateCheckResultSchema,

@@ -33,6 +33,8 @@ export default definePlugin({
   tools: [
     {
       name: 'get_device_identity',
+      readOnly: true,
+      idempotent: true,
       description: 'Device id, serial, role labels, addresses, listening ports and the SHA-256 fingerprint of the device certificate',
       input: z.object({}),
       output: DeviceIdentityResultSchema,

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../../core/src/log/logger.js';
@@ -29,18 +30,24 @@ function registry(): ToolRegistry {
   tools.register('demo', 'refuse', () => {
     throw new LookoutError('forbidden', 'not today', { details: { password: 'hunter2' } });
   });
-  tools.declare('demo', { name: 'list_things', description: 'returns an array', input: z.object({}) });
+  tools.declare('demo', { name: 'list_things', description: 'returns an array', input: z.object({}), readOnly: true });
   tools.register('demo', 'list_things', () => [1, 2, 3]);
+  tools.declare('demo', { name: 'reset_counter', description: 'sets a counter to zero', input: z.object({}), idempotent: true });
+  tools.register('demo', 'reset_counter', () => ({ counter: 0 }));
   return tools;
 }
 
-async function connect(url: string): Promise<Client> {
+async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
   const client = new Client({ name: 'test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
   return client;
 }
 
-function post(url: string, body: Buffer | string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+function post(
+  url: string,
+  body: Buffer | string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
@@ -48,7 +55,7 @@ function post(url: string, body: Buffer | string, headers: Record<string, string
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString() }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString(), headers: res.headers }));
       },
     );
     req.on('error', reject);
@@ -76,7 +83,7 @@ describe('tool server (MCP over streamable HTTP)', () => {
 
   it('lists every tool with its input schema as JSON Schema', async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name).sort(), ['add', 'explode', 'list_things', 'refuse']);
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['add', 'explode', 'list_things', 'refuse', 'reset_counter']);
     const add = tools.find((t) => t.name === 'add')!;
     assert.equal(add.description, 'adds two integers');
     assert.equal(add.inputSchema.type, 'object');
@@ -120,10 +127,55 @@ describe('tool server (MCP over streamable HTTP)', () => {
     assert.notEqual(error.details.password, 'hunter2');
   });
 
-  it('answers an unknown tool with an error result', async () => {
-    const result = await client.callTool({ name: 'nope', arguments: {} });
-    assert.equal(result.isError, true);
-    assert.match((result.content as { text: string }[])[0].text, /no tool named "nope"/);
+  it('publishes whether each tool is read-only or idempotent as MCP annotations (default: neither)', async () => {
+    const { tools } = await client.listTools();
+    const hints = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    assert.deepEqual(hints.list_things, { readOnlyHint: true, idempotentHint: true });
+    assert.deepEqual(hints.reset_counter, { readOnlyHint: false, idempotentHint: true });
+    assert.deepEqual(hints.add, { readOnlyHint: false, idempotentHint: false });
+  });
+
+  it('answers an unknown tool with a JSON-RPC error -32602 (MCP 2025-11-25), not a result', async () => {
+    await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), (err: McpError) => {
+      assert.ok(err instanceof McpError);
+      assert.equal(err.code, -32602);
+      assert.match(err.message, /Unknown tool: nope$/);
+      assert.doesNotMatch(err.message, /MCP error -32602: MCP error/);
+      assert.deepEqual(err.data, { code: 'tool_unknown', tool: 'nope' });
+      return true;
+    });
+  });
+
+  it('answers a malformed tools/call with -32602 naming each bad field, not -32603 with a schema dump', async () => {
+    const res = await post(server.url, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { arguments: 5 } }));
+    const answer = JSON.parse(res.text) as { id: number; error: { code: number; message: string } };
+    assert.equal(answer.id, 7);
+    assert.equal(answer.error.code, -32602);
+    assert.match(answer.error.message, /params\.name must name a tool \(a non-empty string\), not missing/);
+    assert.match(answer.error.message, /params\.arguments must be an object, not a number/);
+    assert.doesNotMatch(answer.error.message, /[[{]/, 'no raw dump');
+    const noParams = JSON.parse((await post(server.url, JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call' }))).text) as { error: { code: number } };
+    assert.equal(noParams.error.code, -32602);
+  });
+
+  it('refuses JSON-RPC batches', async () => {
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'add', arguments: { a: 1 } } },
+    ];
+    const res = await post(server.url, JSON.stringify(batch));
+    assert.equal(res.status, 400);
+    assert.equal((JSON.parse(res.text) as { error: { code: number } }).error.code, -32600);
+  });
+
+  it('answers 403 to a request from a browser origin it does not allow (MCP: servers MUST validate Origin)', async () => {
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    for (const origin of ['http://evil.example', 'null', `http://127.0.0.1:${server.port}`]) {
+      const res = await post(server.url, list, { origin });
+      assert.equal(res.status, 403, origin);
+      assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'forbidden');
+      assert.doesNotMatch(res.text, /list_things/);
+    }
   });
 
   it('refuses an oversized body with 413', async () => {
@@ -187,5 +239,60 @@ describe('tool server start', () => {
     } finally {
       await first.close();
     }
+  });
+});
+
+describe('tool server origins and credentials', () => {
+  const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+
+  it('serves an allowed browser origin', async () => {
+    const server = await startToolServer({ tools: registry(), logger, port: 0, allowedOrigins: ['http://localhost:6274'] });
+    try {
+      assert.equal((await post(server.url, list, { origin: 'http://localhost:6274' })).status, 200);
+      assert.equal((await post(server.url, list, { origin: 'http://localhost:6275' })).status, 403);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('with a token: a local agent without Authorization works; a wrong or malformed token is 401 before any tool runs', async () => {
+    let ran = 0;
+    const tools = registry();
+    tools.declare('demo', { name: 'count', description: 'counts its calls', input: z.object({}) });
+    tools.register('demo', 'count', () => ({ ran: ++ran }));
+    const token = 'a-device-tool-token-0123456789';
+    const server = await startToolServer({ tools, logger, port: 0, token });
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'count', arguments: {} } });
+    try {
+      assert.equal((await post(server.url, call)).status, 200, 'loopback peer, loopback name, no header');
+      assert.equal(ran, 1);
+      for (const authorization of ['Bearer wrong-token-0123456789', `Bearer ${token}x`, `Basic ${token}`, 'Bearer', `Bearer ${token} extra`]) {
+        const res = await post(server.url, call, { authorization });
+        assert.equal(res.status, 401, authorization);
+        assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'unauthorized');
+        assert.match(String(res.headers['www-authenticate']), /^Bearer /);
+        assert.doesNotMatch(res.text, new RegExp(token));
+      }
+      assert.equal(ran, 1, 'no tool ran for a refused call');
+      assert.equal((await post(server.url, call, { authorization: `Bearer ${token}` })).status, 200);
+      assert.equal((await post(server.url, call, { authorization: `bearer  ${token}` })).status, 200);
+      const client = await connect(server.url, { authorization: `Bearer ${token}` });
+      assert.deepEqual((await client.callTool({ name: 'count', arguments: {} })).structuredContent, { ran: 4 });
+      await client.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses to start beyond loopback without a credential, and with a short token', async () => {
+    for (const host of ['0.0.0.0', '10.200.0.1', '::']) {
+      await assert.rejects(startToolServer({ tools: registry(), logger, port: 0, host }), (err: LookoutError) => {
+        assert.equal(err.code, 'config_invalid');
+        assert.match(err.message, /beyond loopback the tool server requires a credential; set LOOKOUT_FLEET_SECRET .* or LOOKOUT_TOOL_TOKEN/);
+        assert.equal((err.details as { usage: boolean }).usage, true);
+        return true;
+      });
+    }
+    await assert.rejects(startToolServer({ tools: registry(), logger, port: 0, token: 'short' }), /at least 16 characters/);
   });
 });
