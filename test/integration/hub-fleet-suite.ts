@@ -205,14 +205,14 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
       assert.equal(byAddress.body.result.device_id, 'cam-a');
     });
 
-    it('POST /tools/call: a tool\u2019s own failure is 200 with status "error" and its message', async () => {
+    it('POST /tools/call: a tool\u2019s own failure is 200 with status "error" and its message; an unknown tool is 404', async () => {
       const r = await callTool(hub.url, 'cam-a', 'fail_always');
       assert.equal(r.status, 200);
       assert.equal(r.body.status, 'error');
       assert.match(r.body.error, /fail_always failed as asked/);
       const unknownTool = await callTool(hub.url, 'cam-a', 'no_such_tool');
-      assert.equal(unknownTool.status, 200);
-      assert.equal(unknownTool.body.status, 'error');
+      assert.equal(unknownTool.status, 404, unknownTool.text);
+      assert.equal(unknownTool.body.error.code, 'tool_not_found');
       const badArgs = await callTool(hub.url, 'cam-a', 'sleep_ms', { ms: 'long' });
       assert.equal(badArgs.body.status, 'error');
     });

@@ -3,11 +3,16 @@ import { LookoutError, toLookoutError } from 'lookout/core';
 import type { HubMetricsPort } from 'lookout/core';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
+import type { DeclaredTools } from './declared-tools.js';
+import type { DeviceCallLimiter } from './device-call-limiter.js';
 import type { McpClientPool } from './mcp-pool.js';
-import { outcomeOf, outcomeOfMcpError, type ToolOutcome } from './tool-outcome.js';
+import { isUnknownTool, outcomeOf, outcomeOfMcpError, type ToolOutcome } from './tool-outcome.js';
 
 export interface ForwardDeps {
   pool: McpClientPool;
+  limiter: DeviceCallLimiter;
+  /** Tool names devices declare; a tool a device answered for is one. */
+  declared: DeclaredTools;
   timeoutMs: number;
   metrics?: HubMetricsPort;
   ring: DebugRing;
@@ -15,8 +20,10 @@ export interface ForwardDeps {
 
 /**
  * One tool call on one registered device. Resolves with the tool's outcome (its own failure is an
- * outcome, answered 200); rejects with device_unreachable (502) or device_timeout (504). Every
- * call is timed by tool and outcome and recorded in the debug ring.
+ * outcome, answered 200); rejects with tool_not_found (404) when the device has no such tool,
+ * device_busy (429) when the device's call slots and queue are full, device_unreachable or
+ * device_auth_refused (502), or device_timeout (504). The tool timeout covers the wait for a slot
+ * and the call. Every call is timed by tool and outcome and recorded in the debug ring.
  */
 export async function forwardCall(
   deps: ForwardDeps,
@@ -27,14 +34,21 @@ export async function forwardCall(
 ): Promise<ToolOutcome> {
   const started = process.hrtime.bigint();
   let outcome = 'ok';
+  let release: (() => void) | undefined;
   try {
+    release = await deps.limiter.acquire(device.deviceId, deps.timeoutMs, signal);
+    const left = Math.max(1, deps.timeoutMs - elapsedMs(started));
     let result: ToolOutcome;
     try {
-      result = outcomeOf(await deps.pool.call(device.toolUrl!, tool, args, { timeoutMs: deps.timeoutMs, signal }));
+      result = outcomeOf(await deps.pool.call({ url: device.toolUrl!, deviceId: device.deviceId }, tool, args, { timeoutMs: left, signal }));
     } catch (err) {
       if (!(err instanceof McpError)) throw err;
       result = outcomeOfMcpError(err);
     }
+    if (isUnknownTool(result)) {
+      throw new LookoutError('tool_not_found', `${device.deviceId} has no tool named "${tool}"`, { details: { tool, device_id: device.deviceId } });
+    }
+    deps.declared.add([tool]);
     outcome = result.status;
     const ms = elapsedMs(started);
     if (result.status === 'error') {
@@ -50,7 +64,7 @@ export async function forwardCall(
     return result;
   } catch (err) {
     const e = toLookoutError(err);
-    outcome = e.code === 'device_timeout' ? 'timeout' : e.code === 'device_unreachable' ? 'unreachable' : signal.aborted ? 'cancelled' : 'failed';
+    outcome = OUTCOME_OF_CODE[e.code] ?? (signal.aborted ? 'cancelled' : 'failed');
     deps.ring.record({
       kind: 'tool_error',
       device_id: device.deviceId,
@@ -61,9 +75,19 @@ export async function forwardCall(
       throw new LookoutError('device_unreachable', `calling ${tool} on ${device.deviceId} failed: ${e.message}`, { cause: err, details: { tool } });
     throw e;
   } finally {
+    release?.();
     deps.metrics?.toolCall(tool, outcome, Number(process.hrtime.bigint() - started) / 1e9);
   }
 }
+
+/** Metric outcome of a call that did not come back with the tool's answer. */
+const OUTCOME_OF_CODE: Record<string, string> = {
+  device_timeout: 'timeout',
+  device_unreachable: 'unreachable',
+  device_auth_refused: 'unauthorized',
+  device_busy: 'busy',
+  tool_not_found: 'not_found',
+};
 
 function elapsedMs(started: bigint): number {
   return Math.round(Number(process.hrtime.bigint() - started) / 1e6);

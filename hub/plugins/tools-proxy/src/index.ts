@@ -1,7 +1,22 @@
 import { z } from 'zod';
-import { HUB_METRICS, HealthEnrichmentSchema, ToolCallRequestSchema, ToolCallResponseSchema, definePlugin, packageVersion, toLookoutError } from 'lookout/core';
+import {
+  HUB_METRICS,
+  type HubMetricsPort,
+  HealthEnrichmentSchema,
+  LookoutError,
+  TOOL_LIMITS,
+  ToolCallRequestSchema,
+  ToolCallResponseSchema,
+  argumentBytes,
+  definePlugin,
+  deviceToolToken,
+  packageVersion,
+  toLookoutError,
+} from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
+import { DeclaredTools } from './declared-tools.js';
+import { DeviceCallLimiter } from './device-call-limiter.js';
 import { forwardCall, type ForwardDeps } from './forward-call.js';
 import { ENRICHED_TOOLS, enrichment, IDENTITY_TOOL, PEER_MESH_TOOL, type AuxOutcome } from './health-enrichment.js';
 import { McpClientPool } from './mcp-pool.js';
@@ -23,6 +38,12 @@ export default definePlugin({
   optionalRequires: [HUB_METRICS],
   config: z.object({
     LOOKOUT_HUB_TOOL_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(15_000),
+    /** Tool calls one device runs at once through this hub; more wait. */
+    LOOKOUT_HUB_TOOL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+    /** Tool calls that may wait for one device; past that, 429 device_busy. */
+    LOOKOUT_HUB_TOOL_QUEUE: z.coerce.number().int().min(0).max(10_000).default(64),
+    /** Devices' tool tokens derive from it (HMAC-SHA256(secret, "tools:<device id>")); the hub host sets it. */
+    LOOKOUT_FLEET_SECRET: z.string().min(16).optional(),
   }),
   routes: [
     {
@@ -38,11 +59,23 @@ export default definePlugin({
     const registry = ctx.services.get(DEVICE_REGISTRY);
     const ring = ctx.services.get(DEBUG_RING);
     const metrics = ctx.services.optional(HUB_METRICS);
-    const pool = new McpClientPool({ name: 'lookout-hub', version: packageVersion() });
+    const secret = ctx.config.LOOKOUT_FLEET_SECRET;
+    const declared = new DeclaredTools();
+    const pool = new McpClientPool({
+      clientInfo: { name: 'lookout-hub', version: packageVersion() },
+      ...(secret !== undefined ? { credential: (deviceId: string) => deviceToolToken(secret, deviceId) } : {}),
+      onToolsListed: (_deviceId, tools) => declared.add(tools.keys()),
+    });
     ctx.onStop(() => pool.close());
-    const deps: ForwardDeps = { pool, timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, ring, ...(metrics ? { metrics } : {}) };
+    // The `tool` label takes only names devices declare (tools/list, or a tool a device answered
+    // for), so names a client makes up share `other`. HubMetrics offers setKnownTools; HubMetricsPort
+    // does not declare it yet, hence the optional call.
+    (metrics as HubMetricsPort & { setKnownTools?: (known: (tool: string) => boolean) => void }).setKnownTools?.((tool) => declared.has(tool));
+    const limiter = new DeviceCallLimiter({ concurrency: ctx.config.LOOKOUT_HUB_TOOL_CONCURRENCY, maxWaiting: ctx.config.LOOKOUT_HUB_TOOL_QUEUE });
+    const deps: ForwardDeps = { pool, limiter, declared, timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, ring, ...(metrics ? { metrics } : {}) };
 
     ctx.routes.handle<z.output<typeof CallQuery>, z.output<typeof ToolCallRequestSchema>>('POST', '/tools/call', async ({ query, body, signal }) => {
+      checkCallSize(body);
       const device = registry.resolve(query.target);
       const call = (tool: string, args: Record<string, unknown>) => forwardCall(deps, device, tool, args, signal);
       const base = { tool: body.tool, target: query.target, device_id: device.deviceId };
@@ -63,6 +96,27 @@ export default definePlugin({
     });
   },
 });
+
+/**
+ * The shared tool-call limits (core/src/tools/tool-limits.ts), checked before anything is sent: a
+ * call the device would refuse for its size must not come back as a gateway failure.
+ */
+function checkCallSize(body: { tool: string; arguments: Record<string, unknown> }): void {
+  if (body.tool.length > TOOL_LIMITS.maxToolNameChars || !TOOL_NAME.test(body.tool)) {
+    throw new LookoutError('bad_request', `body.tool: not a tool name (letters, digits, _ . -, at most ${TOOL_LIMITS.maxToolNameChars} characters)`, {
+      details: { field: 'body.tool' },
+    });
+  }
+  const size = argumentBytes(body.arguments);
+  if (size > TOOL_LIMITS.maxArgumentBytes) {
+    throw new LookoutError('payload_too_large', `body.arguments: ${size} bytes of JSON, more than the ${TOOL_LIMITS.maxArgumentBytes} a tool call may carry`, {
+      details: { field: 'body.arguments', limit_bytes: TOOL_LIMITS.maxArgumentBytes, bytes: size },
+    });
+  }
+}
+
+/** The characters MCP 2025-11-25 allows in tool names. */
+const TOOL_NAME = /^[A-Za-z0-9_.-]+$/;
 
 function errorResult(o: { error: string; code?: string }): Record<string, unknown> {
   return o.code ? { message: o.error, code: o.code } : { message: o.error };

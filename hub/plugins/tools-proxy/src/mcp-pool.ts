@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { LookoutError } from 'lookout/core';
+import { toolTraitsOf, type ToolTraits } from './tool-traits.js';
 
 export interface ToolCallResult {
   content?: unknown[];
@@ -10,57 +11,94 @@ export interface ToolCallResult {
   _meta?: Record<string, unknown>;
 }
 
+/** Which device to call: its tool server and its id (the credential is the device's own). */
+export interface PoolTarget {
+  url: string;
+  deviceId: string;
+}
+
+export interface McpPoolOptions {
+  clientInfo: { name: string; version: string };
+  /** The bearer token for a device's tool server, or undefined to send none. */
+  credential?: (deviceId: string) => string | undefined;
+  /** Told the tools a device declares each time its list is read (for metric labels). */
+  onToolsListed?: (deviceId: string, tools: Map<string, ToolTraits>) => void;
+}
+
 interface PooledClient {
   client: Promise<Client>;
   lastUsed: number;
+  /** What tools/list said, once it answered: what the pool may retry. */
+  tools?: Map<string, ToolTraits>;
+  listedAt: number;
+  listing?: Promise<void>;
 }
 
 const IDLE_CLOSE_MS = 60_000;
+/** A tool missing from the list is looked up again at most this often (a plugin may have started since). */
+const RELIST_MS = 30_000;
+const LIST_TIMEOUT_MS = 10_000;
 
 /**
- * MCP clients (official SDK, streamable HTTP) of device tool servers, one per URL, kept between
- * calls so a call costs one round trip instead of an initialize handshake each time. A client
- * that failed at the transport level is dropped; a call on a reused client that fails that way
- * (the device restarted and forgot the session) is retried once on a fresh one.
+ * MCP clients (official SDK, streamable HTTP) of device tool servers, one per device and URL, kept
+ * between calls so a call costs one round trip instead of an initialize handshake each time. A client
+ * that failed at the transport level is dropped. A call that failed that way on a reused client (a
+ * connection the device had closed) is retried once on a fresh one only when the device declares the
+ * tool idempotent or read-only (tools/list annotations, read in the background after connecting):
+ * the first attempt may have run, and running set_camera_profile twice behind the caller's back is
+ * not ours to decide.
  */
 export class McpClientPool {
   private readonly clients = new Map<string, PooledClient>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly clientInfo: { name: string; version: string }) {
+  constructor(private readonly options: McpPoolOptions) {
     this.sweeper = setInterval(() => this.sweep(), IDLE_CLOSE_MS / 2);
     this.sweeper.unref();
   }
 
   /**
    * Calls a tool. Resolves with the MCP result (a tool's own failure is `isError`); rejects with
-   * `device_timeout` past `timeoutMs`, `device_unreachable` when the device cannot be spoken to,
-   * or an McpError the device answered with.
+   * `device_timeout` past `timeoutMs`, `device_auth_refused` when the device refuses the credential,
+   * `device_unreachable` when the device cannot be spoken to, or an McpError the device answered with.
    */
-  async call(url: string, tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal: AbortSignal }): Promise<ToolCallResult> {
+  async call(target: PoolTarget, tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal: AbortSignal }): Promise<ToolCallResult> {
+    const { url } = target;
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new Error('deadline')), options.timeoutMs);
     const signal = AbortSignal.any([deadline.signal, options.signal]);
     const started = Date.now();
     try {
-      const reused = this.clients.has(url);
+      const reused = this.clients.get(keyOf(target));
       try {
-        return await this.once(url, tool, args, signal, options.timeoutMs);
+        return await this.once(target, tool, args, signal, options.timeoutMs);
       } catch (err) {
-        if (!reused || deadline.signal.aborted || options.signal.aborted || !isTransportFailure(err)) throw err;
-        return await this.once(url, tool, args, signal, Math.max(1, options.timeoutMs - (Date.now() - started)));
+        if (!reused || deadline.signal.aborted || options.signal.aborted || !isTransportFailure(err) || isAuthRefusal(err)) throw err;
+        if (reused.tools?.get(tool)?.retryable !== true) throw err;
+        return await this.once(target, tool, args, signal, Math.max(1, options.timeoutMs - (Date.now() - started)));
       }
     } catch (err) {
       if (deadline.signal.aborted || isTimeout(err)) {
-        void this.drop(url);
+        void this.drop(target);
         throw new LookoutError('device_timeout', `the device at ${url} did not answer ${tool} within ${options.timeoutMs} ms`, {
           cause: err,
           details: { tool, timeout_ms: options.timeoutMs },
         });
       }
       if (options.signal.aborted) throw err;
+      if (isAuthRefusal(err)) {
+        void this.drop(target);
+        throw new LookoutError(
+          'device_auth_refused',
+          `the device at ${url} refused the hub's tool credential: the device's token must derive from the hub's fleet secret`,
+          {
+            cause: err,
+            details: { tool, device_id: target.deviceId },
+          },
+        );
+      }
       if (isTransportFailure(err)) {
-        void this.drop(url);
+        void this.drop(target);
         throw new LookoutError('device_unreachable', `the device at ${url} cannot be reached: ${describe(err)}`, {
           cause: err,
           details: { tool, reason: describe(err) },
@@ -72,47 +110,81 @@ export class McpClientPool {
     }
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    const all = [...this.clients.keys()];
-    await Promise.all(all.map((url) => this.drop(url)));
+  /** What the device's tools/list said about a tool, when it was read. */
+  traits(target: PoolTarget, tool: string): ToolTraits | undefined {
+    return this.clients.get(keyOf(target))?.tools?.get(tool);
   }
 
-  private async once(url: string, tool: string, args: Record<string, unknown>, signal: AbortSignal, timeout: number): Promise<ToolCallResult> {
-    const client = await this.client(url, signal, timeout);
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all([...this.clients.keys()].map((key) => this.dropKey(key)));
+  }
+
+  private async once(target: PoolTarget, tool: string, args: Record<string, unknown>, signal: AbortSignal, timeout: number): Promise<ToolCallResult> {
+    const entry = this.entry(target, signal, timeout);
+    const client = await entry.client;
+    if (entry.tools && !entry.tools.has(tool) && Date.now() - entry.listedAt > RELIST_MS) this.relist(target, entry);
     try {
       return await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout });
     } catch (err) {
-      if (isTransportFailure(err)) void this.drop(url);
+      if (isTransportFailure(err)) void this.drop(target);
       throw err;
     }
   }
 
-  private client(url: string, signal: AbortSignal, timeout: number): Promise<Client> {
-    const existing = this.clients.get(url);
+  private entry(target: PoolTarget, signal: AbortSignal, timeout: number): PooledClient {
+    const key = keyOf(target);
+    const existing = this.clients.get(key);
     if (existing) {
       existing.lastUsed = Date.now();
-      return existing.client;
+      return existing;
     }
-    const client = new Client(this.clientInfo);
-    // Redirects are refused: the registry decides which hosts are contacted, not the device.
-    const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { redirect: 'error' } });
-    const connecting = client.connect(transport, { signal, timeout }).then(
-      () => client,
+    const client = new Client(this.options.clientInfo);
+    const token = this.options.credential?.(target.deviceId);
+    const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+      // Redirects are refused: the registry decides which hosts are contacted, not the device.
+      requestInit: { redirect: 'error', ...(token !== undefined ? { headers: { authorization: `Bearer ${token}` } } : {}) },
+    });
+    const entry: PooledClient = { lastUsed: Date.now(), listedAt: 0, client: undefined as unknown as Promise<Client> };
+    entry.client = client.connect(transport, { signal, timeout }).then(
+      () => {
+        this.relist(target, entry);
+        return client;
+      },
       async (err: unknown) => {
-        if (this.clients.get(url)?.client === connecting) this.clients.delete(url);
+        if (this.clients.get(key) === entry) this.clients.delete(key);
         await client.close().catch(() => undefined);
         throw err;
       },
     );
-    this.clients.set(url, { client: connecting, lastUsed: Date.now() });
-    return connecting;
+    this.clients.set(key, entry);
+    return entry;
   }
 
-  private async drop(url: string): Promise<void> {
-    const entry = this.clients.get(url);
+  /** Reads tools/list in the background: a failure leaves the tools unknown (then nothing is retried). */
+  private relist(target: PoolTarget, entry: PooledClient): void {
+    if (entry.listing) return;
+    entry.listedAt = Date.now();
+    entry.listing = entry.client
+      .then((client) => client.listTools(undefined, { timeout: LIST_TIMEOUT_MS }))
+      .then(
+        ({ tools }) => {
+          entry.tools = new Map(tools.map((t) => [t.name, toolTraitsOf(t)]));
+          this.options.onToolsListed?.(target.deviceId, entry.tools);
+        },
+        () => undefined,
+      )
+      .finally(() => (entry.listing = undefined));
+  }
+
+  private drop(target: PoolTarget): Promise<void> {
+    return this.dropKey(keyOf(target));
+  }
+
+  private async dropKey(key: string): Promise<void> {
+    const entry = this.clients.get(key);
     if (!entry) return;
-    this.clients.delete(url);
+    this.clients.delete(key);
     await entry.client
       .then(
         (c) => c.close(),
@@ -123,12 +195,22 @@ export class McpClientPool {
 
   private sweep(): void {
     const now = Date.now();
-    for (const [url, entry] of this.clients) if (now - entry.lastUsed > IDLE_CLOSE_MS) void this.drop(url);
+    for (const [key, entry] of this.clients) if (now - entry.lastUsed > IDLE_CLOSE_MS) void this.dropKey(key);
   }
+}
+
+/** One client per device and URL: the credential belongs to the device, the connection to the URL. */
+function keyOf(target: PoolTarget): string {
+  return `${target.deviceId}\n${target.url}`;
 }
 
 function isTimeout(err: unknown): boolean {
   return err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number);
+}
+
+/** The device answered 401: our credential is wrong, and trying again will not make it right. */
+export function isAuthRefusal(err: unknown): boolean {
+  return err instanceof StreamableHTTPError && err.code === 401;
 }
 
 /** The device was not spoken to (refused, reset, no route, HTTP failure), as opposed to an MCP answer. */

@@ -35,9 +35,21 @@ export function outcomeOf(r: ToolCallResult): ToolOutcome {
   return { status: 'ok', result: parsed !== undefined ? parsed : text };
 }
 
-/** An MCP error the device answered with (unknown tool, invalid arguments): the tool's own failure. */
+/**
+ * An MCP error the device answered with (unknown tool, invalid params), with the device's own code
+ * when its `data` names one (`tool_unknown`), else `mcp_<JSON-RPC code>`.
+ */
 export function outcomeOfMcpError(err: McpError): ToolOutcome {
-  return { status: 'error', error: err.message, code: `mcp_${err.code}` };
+  const data = err.data as { code?: unknown } | undefined;
+  return { status: 'error', error: err.message, code: typeof data?.code === 'string' ? data.code : `mcp_${err.code}` };
+}
+
+/**
+ * The device has no tool of that name: a JSON-RPC error with code tool_unknown (MCP 2025-11-25), or
+ * an error result with that code from a device of before.
+ */
+export function isUnknownTool(outcome: ToolOutcome): boolean {
+  return outcome.status === 'error' && outcome.code === 'tool_unknown';
 }
 
 function safeJson(text: string): unknown {
