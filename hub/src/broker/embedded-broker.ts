@@ -1,6 +1,7 @@
 import { createServer, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import { boundPort, listen } from '../../../core/src/net/listen.js';
+import { guardPacketSizes } from './packet-size-guard.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
 import { busPassword, busRoleOf, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
@@ -46,6 +47,11 @@ export interface EmbeddedBroker {
   close(): Promise<void>;
 }
 
+/** A CONNECT (client id, credentials, a will) is small; nothing is authenticated before it. */
+const CONNECT_MAX_BYTES = 64 * 1024;
+/** The largest packet an authenticated client may announce, unless maxPayloadBytes asks for more. */
+const DEFAULT_MAX_PACKET_BYTES = 8 * 1024 * 1024;
+
 /** CONNACK return codes of MQTT 3.1.1. */
 const BAD_USERNAME_OR_PASSWORD = 4;
 const NOT_AUTHORIZED = 5;
@@ -83,10 +89,19 @@ export const EmbeddedBroker = {
     broker.on('connectionError', (_client: Client, err: Error) => log.debug({ err: err.message }, 'broker connection error'));
 
     const sockets = new Set<Socket>();
+    const limits = {
+      beforeConnect: CONNECT_MAX_BYTES,
+      // A payload over maxPayloadBytes is still read (then acknowledged and dropped): allow some beyond it.
+      afterConnect: Math.max(4 * (options.maxPayloadBytes ?? 0), DEFAULT_MAX_PACKET_BYTES),
+    };
     const server = createServer((socket) => {
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
-      broker.handle(socket);
+      broker.handle(
+        guardPacketSizes(socket, limits, (declared) =>
+          log.warn({ remote: socket.remoteAddress, declared }, 'broker dropped a connection announcing an oversized packet'),
+        ),
+      );
     });
     try {
       await listen(server, options.port, host, { name: 'the embedded broker', code: 'broker_start_failed' });
