@@ -39,14 +39,29 @@ export const deviceCredentialsCommand: OperatorCommand = {
   },
 };
 
+/**
+ * The broker settings the ACL needs: no anonymous clients, and the user name as client id, so that
+ * a device connecting with another device's client id cannot end that device's session (mosquitto
+ * would publish the other device's offline last will).
+ */
+function mosquittoConf(aclFile: string | undefined, passwordFile: string | undefined): string {
+  return [
+    'allow_anonymous false',
+    'use_username_as_clientid true',
+    ...(passwordFile ? [`password_file ${resolve(passwordFile)}`] : []),
+    ...(aclFile ? [`acl_file ${resolve(aclFile)}`] : []),
+    '',
+  ].join('\n');
+}
+
 /** `lookout broker-acl`: the bus ACL as a mosquitto acl_file, and optionally its password_file. */
 export const brokerAclCommand: OperatorCommand = {
   summary: 'write the bus ACL as a mosquitto acl_file (and a password_file for the hub, the operator and the given devices)',
-  usage: 'lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--hub-data-dir <dir>]',
+  usage: 'lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--conf <mosquitto.conf snippet>] [--hub-data-dir <dir>]',
   async run(args) {
     const { values } = parseArgs({
       args,
-      options: { ...HUB_DATA_DIR, out: { type: 'string' }, 'password-file': { type: 'string' }, devices: { type: 'string' } },
+      options: { ...HUB_DATA_DIR, out: { type: 'string' }, 'password-file': { type: 'string' }, devices: { type: 'string' }, conf: { type: 'string' } },
     });
     const acl = mosquittoAcl();
     if (values.out) await writeFile(values.out, acl, { mode: 0o644 });
@@ -64,6 +79,7 @@ export const brokerAclCommand: OperatorCommand = {
       }
       await writeFile(values['password-file'], `${lines.join('\n')}\n`, { mode: 0o600 });
     }
+    if (values.conf) await writeFile(values.conf, mosquittoConf(values.out, values['password-file']), { mode: 0o644 });
     return 0;
   },
 };

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -65,6 +65,23 @@ function identitySuite(name: string, setup: () => Promise<{ url: string; close()
       if (name === 'the embedded broker') await assert.rejects(mqttClient(broker.url, { ...creds('cam-1'), clientId: 'cam-2' }));
     });
 
+    it("a device using another device's client id does not end that device's session", async () => {
+      const victim = await open({
+        ...creds('cam-5'),
+        will: { topic: 'devices/cam-5/status', payload: Buffer.from('{"state":"offline"}'), qos: 1, retain: true },
+      });
+      let kicked = false;
+      victim.on('close', () => (kicked = true));
+      // Refused by the embedded broker; mosquitto (use_username_as_clientid) makes it cam-1's own session.
+      await mqttClient(broker.url, { ...creds('cam-1'), clientId: 'cam-5' }).then(
+        (c) => clients.push(c),
+        () => undefined,
+      );
+      await sleep(500);
+      assert.equal(kicked, false);
+      assert.equal(victim.connected, true);
+    });
+
     it("a device cannot overwrite another device's retained status, nor publish under its topics", async () => {
       const cam2 = await open(creds('cam-2'));
       await publish(cam2, 'devices/cam-2/status', msg.status('cam-2', 'online'), { retain: true });
@@ -76,13 +93,16 @@ function identitySuite(name: string, setup: () => Promise<{ url: string; close()
         const again = await open(creds('cam-1'));
         await tryPublish(again, 'devices/cam-2/hello', msg.hello('cam-2', ['127.0.0.1'], 9));
         await tryPublish(again, 'shadow/cam-2/telemetry', msg.telemetry());
+        // A made-up topic under its own prefix would be a broker-side store no cache bound covers.
+        const fourth = await open(creds('cam-1'));
+        await tryPublish(fourth, 'devices/cam-1/junk/r1', 'x'.repeat(1000), true);
       });
       assert.ok(
         seen.some((m) => m.startsWith('devices/cam-1/status ')),
         seen.join('\n'),
       );
       assert.deepEqual(
-        seen.filter((m) => m.includes('"offline"') || m.startsWith('devices/cam-2/hello')),
+        seen.filter((m) => m.includes('"offline"') || m.startsWith('devices/cam-2/hello') || m.startsWith('devices/cam-1/junk')),
         [],
       );
       // A fresh subscriber gets cam-2's retained status as cam-2 left it.
@@ -120,8 +140,30 @@ identitySuite('the embedded broker', async () => {
 identitySuite('mosquitto with the ACL and passwords of `lookout broker-acl`', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lookout-acl-'));
   const env = { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET };
-  await run(process.execPath, [lookout, 'broker-acl', '--out', join(dir, 'acl'), '--password-file', join(dir, 'passwd'), '--devices', 'cam-1,cam-2'], { env });
-  const mosquitto: Mosquitto = await startMosquitto({ passwordFile: join(dir, 'passwd'), aclFile: join(dir, 'acl') });
+  await run(
+    process.execPath,
+    [
+      lookout,
+      'broker-acl',
+      '--out',
+      join(dir, 'acl'),
+      '--password-file',
+      join(dir, 'passwd'),
+      '--conf',
+      join(dir, 'lookout.conf'),
+      '--devices',
+      'cam-1,cam-2,cam-5',
+    ],
+    {
+      env,
+    },
+  );
+  assert.match(readFileSync(join(dir, 'lookout.conf'), 'utf8'), /use_username_as_clientid true/);
+  const mosquitto: Mosquitto = await startMosquitto({
+    passwordFile: join(dir, 'passwd'),
+    aclFile: join(dir, 'acl'),
+    extraConfig: ['use_username_as_clientid true'],
+  });
   return {
     url: mosquitto.url,
     close: async () => {

@@ -2,7 +2,7 @@
  * Helpers shared by the hub tests (unit and integration): HTTP calls against a running hub, spec-
  * shaped bus messages, polling. Not a test file itself (no `.test.` in its name).
  */
-import { connect, type MqttClient } from 'mqtt';
+import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { createLogger } from '../../core/src/log/logger.js';
 import { startHub, type RunningHub } from '../../hub/src/start-hub.js';
 import type { HubOptions } from '../../hub/src/hub-options.js';
@@ -81,7 +81,7 @@ export function testHub(options: HubOptions = {}): Promise<RunningHub> {
   });
 }
 
-export function mqttClient(url: string, options: { username?: string; password?: string; clientId?: string } = {}): Promise<MqttClient> {
+export function mqttClient(url: string, options: Pick<IClientOptions, 'username' | 'password' | 'clientId' | 'will'> = {}): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
     const client = connect(url, { protocolVersion: 4, reconnectPeriod: 0, connectTimeout: 5000, ...options });
     client.once('connect', () => resolve(client));

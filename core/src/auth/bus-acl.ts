@@ -1,10 +1,13 @@
+import { BUS_CONTRACTS, contractKeyForSuffix } from '../contracts/bus-contracts.js';
 import { DeviceIdSchema } from '../contracts/common.js';
 import { deriveDeviceSecret } from './device-credentials.js';
 
 /**
  * Who may do what on the bus. Every client authenticates as itself: the hub, the operator, or one
  * device (user name = device id, password derived from the fleet secret). A device publishes only
- * under its own `devices/<id>/` and its `shadow/<id>/` mirror, and reads only its own cmd topics; the operator reads everything and
+ * the spec's topics under its own `devices/<id>/` and its `shadow/<id>/` mirror (a made-up topic
+ * would be a broker-side store no cache bound covers), retains only what the contract retains
+ * (status), and reads only its own cmd topics; the operator reads everything and
  * writes cmd topics; the hub does anything. The embedded broker enforces this and `lookout
  * broker-acl` writes the same rules as a mosquitto acl_file for an external broker.
  */
@@ -25,14 +28,17 @@ export function busPassword(fleetSecret: string, username: string): string {
   return deriveDeviceSecret(fleetSecret, 'mqtt', username);
 }
 
-export function mayPublish(role: BusRole, topic: string): boolean {
+export function mayPublish(role: BusRole, topic: string, retain = false): boolean {
   switch (role.kind) {
     case 'hub':
       return true;
     case 'operator':
-      return /^devices\/[^/]+\/cmd\//.test(topic);
-    case 'device':
-      return topic.startsWith(`devices/${role.id}/`) || topic.startsWith(`shadow/${role.id}/`);
+      return /^devices\/[^/]+\/cmd\//.test(topic) && !retain;
+    case 'device': {
+      const own = [`devices/${role.id}/`, `shadow/${role.id}/`].find((prefix) => topic.startsWith(prefix));
+      const key = own ? contractKeyForSuffix(topic.slice(own.length)) : undefined;
+      return key !== undefined && (!retain || BUS_CONTRACTS[key].retain);
+    }
   }
 }
 
@@ -58,9 +64,11 @@ export function mosquittoAcl(): string {
     'topic read #',
     'topic write devices/+/cmd/#',
     '',
-    '# Every other user is a device whose user name is its id.',
-    'pattern write devices/%u/#',
-    'pattern write shadow/%u/#',
+    '# Every other user is a device whose user name is its id: the spec topics under its own prefix.',
+    ...Object.keys(BUS_CONTRACTS).flatMap((key) => {
+      const suffix = key === 'events/+' ? 'events/#' : key;
+      return [`pattern write devices/%u/${suffix}`, `pattern write shadow/%u/${suffix}`];
+    }),
     'pattern read devices/%u/cmd/#',
     '',
   ].join('\n');

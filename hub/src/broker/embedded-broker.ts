@@ -200,7 +200,7 @@ function publishAuthorizer(maxPayloadBytes: number | undefined, roles: WeakMap<C
     // Refused, the client is disconnected (MQTT 3.1.1 has no negative PUBACK): a device writing
     // another's topics is misbehaving, and its retained message never replaces the other's.
     const role = client ? roles.get(client) : undefined;
-    if (role && !mayPublish(role, packet.topic)) {
+    if (role && !mayPublish(role, packet.topic, packet.retain)) {
       log.warn({ clientId: client?.id, topic: packet.topic }, 'broker refused a publish outside the client’s rights');
       callback(new Error(`not authorized to publish to ${packet.topic}`));
       return;

@@ -31,7 +31,7 @@ export function guardPacketSizes(socket: Socket, limits: PacketSizeLimits, onRef
         length = 0;
         multiplier = 1;
       } else if (state === 'length') {
-        const byte = chunk[i++]!;
+        const byte = chunk[i++];
         length += (byte & 0x7f) * multiplier;
         multiplier *= 128;
         if (byte & 0x80) continue;
