@@ -14,7 +14,12 @@ test('docs/writing-a-plugin.md shows the first-party plugins as their manifests 
     text
       .split('\n')
       .filter((l) => l.startsWith('| `') || l.startsWith('| plugin'))
-      .map((l) => l.split('|').map((c) => c.trim()).join('|'));
+      .map((l) =>
+        l
+          .split('|')
+          .map((c) => c.trim())
+          .join('|'),
+      );
   const expected = rows(table);
   const shown = rows(doc).filter((r) => expected.some((e) => e.split('|')[1] === r.split('|')[1]) && r.split('|').length === expected[0].split('|').length);
   assert.deepEqual(shown, expected, `the page's table is out of date; replace it with the output of \`lookout plugins\`:\n${table}`);
