@@ -64,3 +64,4 @@ export { AdmissionQueue, type AdmissionLimits, type ReleaseSlot } from './util/a
 export { deviceToolToken, TOOL_TOKEN_PURPOSE } from './auth/tool-token.js';
 export { TOOL_LIMITS, MAX_TOOL_MESSAGE_BYTES, argumentBytes } from './tools/tool-limits.js';
 export { seededRandom, hashSeed, type Random } from './util/seeded-random.js';
+export { jsonDeeperThan } from './json/json-depth.js';

@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { MAX_REQUEST_JSON_DEPTH, jsonDeeperThan } from '../../core/src/json/json-depth.js';
 import { z } from 'zod';
 import type { BusPort } from '../../core/src/bus/bus-port.js';
 import { ResponseMessageSchema, type ResponseMessage } from '../../core/src/contracts/responses-message.js';
@@ -137,6 +138,7 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
       return;
     }
     if (payload.length > maxBytes) return invalid(topic, `payload of ${payload.length} bytes exceeds ${maxBytes}`);
+    if (jsonDeeperThan(payload, MAX_REQUEST_JSON_DEPTH)) return invalid(topic, `payload nested deeper than ${MAX_REQUEST_JSON_DEPTH} levels`);
     let body: unknown;
     try {
       body = JSON.parse(payload.toString('utf8'));

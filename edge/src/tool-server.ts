@@ -6,6 +6,7 @@ import { MIN_TOOL_TOKEN_CHARS } from '../../core/src/auth/tool-token.js';
 import { LookoutError, toLookoutError } from '../../core/src/errors/lookout-error.js';
 import type { Logger } from '../../core/src/log/logger.js';
 import { readBody } from './read-body.js';
+import { MAX_REQUEST_JSON_DEPTH, jsonDeeperThan } from '../../core/src/json/json-depth.js';
 import { boundPort, closeServer, listen } from '../../core/src/net/listen.js';
 import { isLoopbackHost } from '../../core/src/net/is-loopback.js';
 import { MAX_TOOL_MESSAGE_BYTES } from '../../core/src/tools/tool-limits.js';
@@ -99,6 +100,7 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
     let body: unknown;
     try {
       const raw = await readBody(req, maxBody);
+      if (jsonDeeperThan(raw, MAX_REQUEST_JSON_DEPTH)) throw new LookoutError('bad_request', `nested deeper than ${MAX_REQUEST_JSON_DEPTH} levels`);
       body = JSON.parse(raw.toString('utf8'));
     } catch (err) {
       const e = toLookoutError(err);

@@ -63,6 +63,9 @@ export async function runHub(io: HubIo): Promise<number> {
     level: args.logLevel ?? io.env.LOOKOUT_LOG_LEVEL ?? 'info',
     destination: pino.destination({ fd: 2, sync: true }),
   });
+  if (io.argv.some((a) => a === '--token' || a.startsWith('--token='))) {
+    logger.warn('--token on the command line is visible to every local user in the process list: prefer LOOKOUT_HUB_TOKEN');
+  }
   let hub: RunningHub;
   try {
     hub = await startHub({ ...args.options, logger });

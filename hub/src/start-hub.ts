@@ -187,7 +187,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       { url, host, broker: brokerUrl, plugins: runtime.plugins.map((p) => p.name), auth: token ? 'bearer token' : 'none (loopback only)' },
       'hub listening',
     );
-    if (!token) logger.warn('no --token: the hub and its broker listen on 127.0.0.1 only and ask no credentials');
+    if (!token) logger.warn('no --token: the hub and its broker listen on 127.0.0.1 only, and HTTP asks no credentials (bus clients still authenticate)');
 
     let closing: Promise<void> | undefined;
     return {

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { contractForTopic } from '../../core/src/contracts/bus-contracts.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
-import { jsonDeeperThan } from '../../hub/plugins/bus-cache/src/json-depth.js';
+import { jsonDeeperThan } from '../../core/src/json/json-depth.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { api, endClient, mqttClient, msg, publish, testHub, waitFor } from './hub-helpers.js';
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { MAX_REQUEST_JSON_DEPTH, jsonDeeperThan } from '../../../core/src/json/json-depth.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 
 /**
@@ -26,7 +27,12 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   if (type !== undefined && !/^application\/(?:[\w.+-]*\+)?json\b/i.test(type)) {
     throw new LookoutError('unsupported_media_type', `the request body must be application/json, not ${type}`, { details: { content_type: type } });
   }
-  const text = Buffer.concat(chunks, size).toString('utf8');
+  const bytes = Buffer.concat(chunks, size);
+  // Deep nesting passes a size limit and then overflows the stack of whatever walks it (a 500).
+  if (jsonDeeperThan(bytes, MAX_REQUEST_JSON_DEPTH)) {
+    throw new LookoutError('bad_request', `body: nested deeper than ${MAX_REQUEST_JSON_DEPTH} levels`, { details: { field: 'body' } });
+  }
+  const text = bytes.toString('utf8');
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

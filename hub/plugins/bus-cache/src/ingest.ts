@@ -1,10 +1,9 @@
-import { BUS_CONTRACTS, contractForTopic, type BusSuffix, type Logger, type TopicContract, type HubMetricsPort } from 'lookout/core';
+import { BUS_CONTRACTS, contractForTopic, jsonDeeperThan, type BusSuffix, type Logger, type TopicContract, type HubMetricsPort } from 'lookout/core';
 import { compileContract, type ContractCheck } from './compiled-contract.js';
 import { AdmissionRules } from './admission-rules.js';
 import { EarlyMessages } from './early-messages.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { countInvalid, DeviceCache } from './device-cache.js';
-import { jsonDeeperThan } from './json-depth.js';
 import { MAX_TOPIC_CHARS } from './subscriptions.js';
 import type { IngestedMessage, IngestStatus, InvalidReason, InvalidStats } from './service.js';
 
@@ -246,7 +245,7 @@ export class Ingest {
     if (key === 'data_manifest' && Array.isArray(message.chunks)) device.addChunks(message.chunks as Record<string, unknown>[]);
     else if (key === 'events/+') {
       const type = suffix.startsWith('events/') ? suffix.slice('events/'.length) : typeof message.type === 'string' ? message.type : 'event';
-      if (ALERT_TYPE.test(type)) device.addAlert({ type, topic, received_at: new Date(now).toISOString(), ...message });
+      if (ALERT_TYPE.test(type)) device.addAlert({ ...message, type, topic, received_at: new Date(now).toISOString() }); // ours win over the device's fields
     } else if (key === 'status' && previous?.state !== message.state) {
       ring?.record({
         kind: 'presence',

@@ -10,7 +10,7 @@ import { topicMatches } from '../../../../../core/src/bus/bus-port.js';
 import { BUS_SUFFIXES } from '../../../../../core/src/contracts/bus-contracts.js';
 import { CacheEntrySchema } from '../../../../../core/src/contracts/cache-entry.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
-import { jsonDeeperThan } from '../../../../../hub/plugins/bus-cache/src/json-depth.js';
+import { jsonDeeperThan } from '../../../../../core/src/json/json-depth.js';
 import { INGEST_SUBSCRIPTIONS, SPEC_DEFAULT_SUBSCRIPTIONS } from '../../../../../hub/plugins/bus-cache/src/subscriptions.js';
 import { api, msg, sleep, testHub } from '../../../../integration/hub-helpers.js';
 

@@ -10,6 +10,9 @@ const BACKSLASH = 0x5c;
  * parsing: a deeply nested value that passes a loose schema would later overflow the stack of
  * JSON.stringify when the cache is served, so it must never be stored.
  */
+/** How deep a request body, tool arguments or a command may nest: far beyond any real one. */
+export const MAX_REQUEST_JSON_DEPTH = 64;
+
 export function jsonDeeperThan(bytes: Uint8Array, max: number): boolean {
   // Most messages hold a handful of brackets: too few to nest past `max`, counted with native
   // searches (several times faster than walking every byte in JavaScript).
