@@ -145,6 +145,21 @@ export class HubDeviceRegistry implements DeviceRegistry {
       if (matches.length === 1) return reachable(matches[0], target);
     } else {
       const labelled = all.filter((d) => d.labels.includes(target));
+      // A hello is any device's word: a label the registry file gives is trusted over one a device
+      // announced, and several devices announcing one label is refused rather than guessed (a
+      // hostile device would otherwise take over `target=canary`).
+      const fromFile = labelled.filter((d) => this.fileDevices.get(d.deviceId)?.labels.includes(target));
+      const contactable = labelled.filter((d) => d.toolUrl);
+      if (fromFile.length === 0 && contactable.length > 1) {
+        throw new LookoutError(
+          'bad_request',
+          `query.target: several devices announce the label ${target} (${contactable.map((d) => d.deviceId).join(', ')}); name the device`,
+          {
+            details: { field: 'query.target', candidates: contactable.map((d) => d.deviceId) },
+          },
+        );
+      }
+      if (fromFile.length > 0) labelled.splice(0, labelled.length, ...fromFile);
       if (labelled.length > 0) {
         // Several devices may carry the label: prefer one that can be contacted and is online.
         const rank = (d: RegisteredDevice) => (d.toolUrl ? 2 : 0) + (this.options.isOnline(d.deviceId) ? 1 : 0);

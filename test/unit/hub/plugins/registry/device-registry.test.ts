@@ -125,11 +125,21 @@ describe('device registry', () => {
       () => r.resolve('127.0.0.1'),
       (e: LookoutError) => e.code === 'bad_request' && /shared by a, b/.test(e.message),
     );
-    // Both carry the label; b is online, so it is the canary.
-    assert.equal(r.resolve('canary').deviceId, 'b');
+    // Both announce the label in their hello, which is a device's own word: the hub refuses to guess.
+    assert.throws(
+      () => r.resolve('canary'),
+      (e: LookoutError) => e.code === 'bad_request' && /several devices announce the label canary \(a, b\)/.test(e.message),
+    );
     assert.equal(r.resolve('yard').deviceId, 'c');
     assert.throws(() => r.resolve('nobody'), code('target_unknown'));
     assert.throws(() => r.resolve('10.0.0.1'), code('target_unknown'));
+  });
+
+  it('a label the registry file gives wins over the same label a hostile hello announces', () => {
+    const { r } = registry(file({ devices: [{ device_id: 'cam-1', ips: ['127.0.0.1'], labels: ['canary'] }] }), ['127.0.0.0/8'], ['cam-1', 'evil-1']);
+    r.hello(hello('cam-1', ['127.0.0.1'], 9001, ['canary']), 5);
+    r.hello(hello('evil-1', ['127.0.0.2'], 9002, ['canary']), 50);
+    assert.equal(r.resolve('canary').deviceId, 'cam-1');
   });
 
   it('picks up an edited file and keeps the last good one when an edit is broken', async () => {
