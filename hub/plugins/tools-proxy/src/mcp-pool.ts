@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { LookoutError } from 'lookout/core';
 import { toolTraitsOf, type ToolTraits } from './tool-traits.js';
@@ -142,6 +143,7 @@ export class McpClientPool {
     const client = new Client(this.options.clientInfo);
     const token = this.options.credential?.(target.deviceId);
     const transport = new StreamableHTTPClientTransport(new URL(target.url), {
+      fetch: boundedFetch(),
       // Redirects are refused: the registry decides which hosts are contacted, not the device.
       requestInit: { redirect: 'error', ...(token !== undefined ? { headers: { authorization: `Bearer ${token}` } } : {}) },
     });
