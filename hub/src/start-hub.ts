@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { createServer } from 'node:http';
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { container as rootContainer } from 'tsyringe';
@@ -76,7 +77,15 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
   }
   // Checked here so that a bad list stops start-up before any socket opens.
   const networks = options.deviceNetworks ? DeviceNetworks.parse(options.deviceNetworks) : undefined;
-  const hubId = options.hubId ?? `lookout-hub-${hostname()}-${process.pid}`;
+  // Stable across restarts (host and data dir, not the pid): on an external broker the hub's
+  // persistent session resumes, with what was published while it was down, instead of a new one
+  // per start left queueing messages for a client that never returns.
+  const hubId =
+    options.hubId ??
+    `lookout-hub-${hostname()}-${createHash('sha256')
+      .update(resolve(options.dataDir ?? '.lookout-dev/hub'))
+      .digest('hex')
+      .slice(0, 8)}`;
   const dataDir = resolve(options.dataDir ?? '.lookout-dev/hub');
   const cleanups: (() => Promise<unknown>)[] = [];
   const unwind = async () => {

@@ -26,6 +26,9 @@ export class DeviceCache implements DeviceSnapshot {
   store(suffix: string, message: Record<string, unknown>, receivedAt: number, retain: boolean, sentAt: number): Record<string, unknown> | undefined {
     const current = this.latest.get(suffix);
     const previous = current?.message;
+    // The same message again: a QoS 1 redelivery after a broker restart, or the retained status a
+    // restarted hub receives on top of the one it reloaded. Counted once, as the device sent it once.
+    if (current && previous && isRedelivery(previous, message)) return previous;
     if (current) {
       current.message = message;
       current.receivedAt = receivedAt;
@@ -68,4 +71,9 @@ export function countInvalid(map: Map<string, InvalidStats>, suffix: string, rea
     // A flood of made-up suffixes stays bounded per device.
     if (map.size < 64) map.set(suffix, fresh);
   }
+}
+
+/** Devices stamp each message to the millisecond: equal stamps are compared in full (rare, so cheap). */
+function isRedelivery(previous: Record<string, unknown>, message: Record<string, unknown>): boolean {
+  return typeof message.timestamp === 'string' && message.timestamp === previous.timestamp && JSON.stringify(message) === JSON.stringify(previous);
 }

@@ -85,6 +85,16 @@ describe('bus cache ingest (in-process bus)', () => {
     for (const t of Object.values<{ count: number }>(entry.topics)) assert.equal(t.count, 1);
   });
 
+  it('counts a redelivered message once (QoS 1 after a broker restart, a retained status after a hub restart)', async () => {
+    const once = msg.telemetry();
+    await send(bus, 'devices/ov-1/telemetry', once);
+    const counted = (await latest('ov-1')).topics.telemetry.count;
+    await send(bus, 'devices/ov-1/telemetry', once);
+    assert.equal((await latest('ov-1')).topics.telemetry.count, counted, 'the same message again is not a new one');
+    await send(bus, 'devices/ov-1/telemetry', { ...once, telemetry: { ...once.telemetry, fps: 3 } });
+    assert.equal((await latest('ov-1')).topics.telemetry.count, counted + 1, 'same stamp, other content: a new message');
+  });
+
   it('keeps the latest valid message per device and topic, with the spec fields', async () => {
     await send(bus, 'devices/cam-1/status', msg.status('cam-1'), true);
     await send(bus, 'devices/cam-1/telemetry', msg.telemetry(51.5, 9));
