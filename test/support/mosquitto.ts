@@ -117,8 +117,13 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     const proc = spawn(binary, ['-c', writeConfig()], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = proc;
     running.add(proc);
+    // Set by this launch's own "running" line: the kept log is trimmed, and two hundred clients
+    // reconnecting can push that line out of it before the port is checked.
+    let saidRunning = false;
     const collect = (chunk: Buffer): void => {
-      logLines.push(...chunk.toString().split('\n').filter(Boolean));
+      const lines = chunk.toString().split('\n').filter(Boolean);
+      if (lines.some((l) => / running$/.test(l))) saidRunning = true;
+      logLines.push(...lines);
       if (logLines.length > 400) logLines.splice(0, logLines.length - 400);
     };
     proc.stdout?.on('data', collect);
@@ -126,9 +131,8 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     proc.once('exit', () => running.delete(proc));
     const deadline = Date.now() + timeoutMs;
-    const firstLine = logLines.length;
     // Both: our process says it runs (the port could answer for another process) and the port accepts.
-    const saysRunning = (): boolean => logLines.slice(firstLine).some((l) => / running$/.test(l));
+    const saysRunning = (): boolean => saidRunning;
     for (;;) {
       const outcome = await Promise.race([exited.then(() => 'exited' as const), accepts(port).then((ok) => (ok ? 'up' : 'down'))]);
       if (outcome === 'up' && saysRunning()) return;
