@@ -12,7 +12,7 @@ type Flag = keyof typeof FLAG_ALIASES;
 export const verifyContractCommand: OperatorCommand = {
   summary: "sample a device's telemetry and dets, check them against the wire contracts and the 3-15 Hz rate",
   usage:
-    'lookout verify-contract --mqtt_host H [--mqtt_port 1883] --device_id D [--duration_s 20] [--json] [--username U] (password: env LOOKOUT_MQTT_PASSWORD; --mqtt-host, --mqtt-port, --device-id, --duration-s are accepted too)',
+    'lookout verify-contract --mqtt-host H [--mqtt-port 1883] --device-id D [--duration-s 20] [--json] [--username U] (the spec’s flag names; --mqtt_host, --mqtt_port, --device_id, --duration_s are accepted too; password: env LOOKOUT_MQTT_PASSWORD)',
   async run(args) {
     const { values } = parseArgs({
       args,
@@ -51,7 +51,7 @@ export const verifyContractCommand: OperatorCommand = {
     const deviceId = flag('device_id');
     const durationS = Number(flag('duration_s') ?? '20');
     const port = Number(flag('mqtt_port') ?? '1883');
-    if (!host || !deviceId) throw new Error('verify-contract needs --mqtt_host and --device_id');
+    if (!host || !deviceId) throw new Error('verify-contract needs --mqtt-host and --device-id');
     if (!Number.isFinite(durationS) || durationS <= 0 || durationS > 3600) throw new Error('--duration_s must be a number of seconds from 0 to 3600');
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error('--mqtt_port must be a TCP port');
     const bus = await MqttBus.connect({
