@@ -209,7 +209,9 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
       const r = await callTool(hub.url, 'cam-a', 'fail_always');
       assert.equal(r.status, 200);
       assert.equal(r.body.status, 'error');
-      assert.match(r.body.error, /fail_always failed as asked/);
+      assert.match(r.body.error.message, /fail_always failed as asked/);
+      assert.equal(typeof r.body.error.code, 'string');
+      assert.equal(r.body.result, null);
       const unknownTool = await callTool(hub.url, 'cam-a', 'no_such_tool');
       assert.equal(unknownTool.status, 404, unknownTool.text);
       assert.equal(unknownTool.body.error.code, 'tool_not_found');
@@ -279,7 +281,7 @@ export function hubFleetSuite(label: string, startBroker: () => Promise<SuiteBro
           },
           10_000,
         );
-        assert.ok(entry.age_sec > STALE_SEC);
+        assert.ok(entry.age_s > STALE_SEC);
         assert.equal(entry.online, false);
         assert.equal(entry.status.state, 'online', 'its last status still says online: only the age tells');
         assert.equal((await api(hub.url, '/fleet/health?device=cam-b')).body.devices['cam-b'].presence, 'stale');

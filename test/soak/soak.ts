@@ -512,7 +512,7 @@ class Soak {
     const edges = this.realIds.map((id) => this.rss.latestMb(`edge ${id}`)).filter((x): x is number => x !== null);
     log(
       `${this.elapsed()} sent ${sent} (acked ${acked}, pending ${this.sims.pending()}) | hub#${this.hubLifetime} ` +
-        (ing ? `valid ${ing.valid} invalid ${ing.invalid} ${Math.round(ing.rate_per_sec)}/s` : 'no ingest figures') +
+        (ing ? `valid ${ing.valid} invalid ${ing.invalid} ${Math.round(ing.rate_hz)}/s` : 'no ingest figures') +
         ` | flood mqtt ${this.flooder.total()} http ${this.http.total('flood')}` +
         ` | tools ok ${t.ok} 429 ${t.busy} err ${t.toolError + t.other4xx + t.noAnswer}` +
         ` | 5xx ${this.http.fiveXxCount}` +

@@ -72,7 +72,8 @@ export const examples = {
   latestDets: () => ({
     dets: [{ c: 0, p: 0.9, b: [1, 2, 3, 4], track_id: 5 }],
     person_count: 1,
-    track_id: [5],
+    track_id: 5,
+    track_ids: [5],
     temp_c: 60.1,
     timestamp: TS,
   }),
@@ -98,7 +99,7 @@ export const examples = {
     recent_chunks: [{ name: 'chunk_20261122T015800Z.h265' }],
     anomaly_alerts: [],
     stale_sec: 120,
-    age_sec: 0.4,
+    age_s: 0.4,
     stale: false,
   }),
   toolCallRequest: () => ({ tool: 'get_recording_status', arguments: {} }),

@@ -7,7 +7,7 @@ import { DETECTION_STATES, TelemetryMessageSchema } from './telemetry-message.js
 /**
  * One device of `GET /fleet/mqtt/latest` (spec 01, "Per-device cache entry"). `payload` is the
  * latest telemetry message (so `payload.telemetry.die_temp` and `.fps`); `status` and `payload`
- * are null until the first valid message. `age_sec` and `stale` are ours: age of the newest
+ * are null until the first valid message. `age_s` and `stale` are ours: age of the newest
  * message and whether it exceeds `stale_sec`; `detection` and `suspended_since` say whether the
  * device detects (a suspended detector is never shown as a frozen or an empty scene). Entries of recent_chunks and anomaly_alerts are
  * objects whose fields the spec does not show.
@@ -20,7 +20,7 @@ export const CacheEntrySchema = z
     recent_chunks: z.array(z.looseObject({})),
     anomaly_alerts: z.array(z.looseObject({})),
     stale_sec: NonNegativeIntSchema.describe('staleness threshold, 120 by default'),
-    age_sec: z.number().nonnegative(),
+    age_s: z.number().nonnegative(),
     stale: z.boolean(),
     detection: z
       .enum(DETECTION_STATES)

@@ -13,7 +13,9 @@ export const TOOL_CALL_STATUS_VALUES = ['ok', 'error'] as const;
 
 /**
  * Answer of `POST /tools/call` (spec 01: tool, target, status, result). A tool's own failure is
- * `status: "error"` with the tool's message in `error` (DESIGN.md); `result` is the tool's JSON.
+ * `status: "error"` with `error: { code, message, details? }` (DESIGN.md's error shape) and
+ * `result: null`; otherwise `result` is the tool's JSON. The code is the device's when it gave
+ * one (forwarded as is), else `tool_failed`.
  */
 export const ToolCallResponseSchema = z
   .looseObject({
@@ -21,7 +23,13 @@ export const ToolCallResponseSchema = z
     target: z.string().min(1),
     status: z.enum(TOOL_CALL_STATUS_VALUES),
     result: z.unknown(),
-    error: z.string().optional(),
+    error: z
+      .looseObject({
+        code: z.string().min(1),
+        message: z.string().min(1),
+        details: z.unknown().optional(),
+      })
+      .optional(),
   })
   .describe('POST /tools/call answer');
 export type ToolCallResponse = z.infer<typeof ToolCallResponseSchema>;

@@ -132,7 +132,7 @@ describe('hub routes: 400s and OpenAPI', () => {
     for (const s of ['404', '502', '504']) assert.ok(call.responses[s], `tools/call documents ${s}`);
     const latest = doc.paths['/fleet/mqtt/latest'].get.responses['200'].content['application/json'].schema;
     const entry = latest.properties.devices.additionalProperties;
-    for (const field of ['status', 'payload', 'dets', 'recent_chunks', 'anomaly_alerts', 'stale_sec', 'age_sec', 'stale'])
+    for (const field of ['status', 'payload', 'dets', 'recent_chunks', 'anomaly_alerts', 'stale_sec', 'age_s', 'stale'])
       assert.ok(entry.properties[field], field);
     const limit = doc.paths['/debug/events'].get.parameters.find((p: { name: string }) => p.name === 'limit');
     assert.equal(limit.required, false);

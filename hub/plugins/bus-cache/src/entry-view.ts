@@ -8,7 +8,7 @@ export function isOnline(d: DeviceSnapshot, staleSec: number, now: number): bool
 
 /**
  * A device as `GET /fleet/mqtt/latest` shows it: the spec's fields (status, payload = the latest
- * telemetry message, dets, recent_chunks, anomaly_alerts, stale_sec) and ours (age_sec, stale,
+ * telemetry message, dets, recent_chunks, anomaly_alerts, stale_sec) and ours (age_s, stale,
  * online, per-topic counts, invalid counts). Online means the latest status says online and the
  * device is not stale: a device that vanished without its last-will is not reported online. Its
  * hello is not repeated here: /fleet/registry shows it. Built for immediate serialisation (with a
@@ -44,7 +44,7 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
     recent_chunks: d.recentChunks,
     anomaly_alerts: d.anomalyAlerts,
     stale_sec: staleSec,
-    age_sec: Math.round(age * 1000) / 1000,
+    age_s: Math.round(age * 1000) / 1000,
     stale,
     online: status?.state === 'online' && !stale,
     last_message_at: d.newestAt > 0 ? isoOf(d.newestAt) : null,

@@ -71,7 +71,7 @@ export interface EntryView {
   recent_chunks: readonly Record<string, unknown>[];
   anomaly_alerts: readonly Record<string, unknown>[];
   stale_sec: number;
-  age_sec: number;
+  age_s: number;
   stale: boolean;
   online: boolean;
   last_message_at: string | null;

@@ -152,7 +152,7 @@ function mergeBySeq(a: Stored[], b: Stored[]): Stored[] {
 }
 
 function toEvent(s: Stored): DebugEvent {
-  const e: DebugEvent = { seq: s.seq, time: new Date(s.ms).toISOString(), kind: s.kind, message: s.message };
+  const e: DebugEvent = { seq: s.seq, timestamp: new Date(s.ms).toISOString(), kind: s.kind, message: s.message };
   if (s.device_id !== undefined) e.device_id = s.device_id;
   if (s.topic !== undefined) e.topic = s.topic;
   if (s.details !== undefined) e.details = JSON.parse(s.details) as unknown;

@@ -16,7 +16,7 @@ const EventsQuery = z.object({
 
 const DebugEventSchema = z.looseObject({
   seq: z.number().int(),
-  time: z.string(),
+  timestamp: z.string(),
   kind: z.string(),
   device_id: z.string().optional(),
   topic: z.string().optional(),

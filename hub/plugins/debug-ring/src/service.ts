@@ -19,7 +19,7 @@ export interface DebugEventInput {
 export interface DebugEvent extends DebugEventInput {
   seq: number;
   /** ISO 8601 UTC. */
-  time: string;
+  timestamp: string;
   /** Recorded before the hub's last restart and reloaded from its saved state. */
   restored?: boolean;
 }

@@ -10,7 +10,7 @@ export interface DeviceHealthView {
   presence: Presence;
   online: boolean;
   stale: boolean;
-  age_sec: number | null;
+  age_s: number | null;
   thermal_state: string | null;
   die_temp_c: number | null;
   storage_health: string | null;
@@ -65,7 +65,7 @@ export function deviceHealth(
     presence,
     online: checks.online,
     stale: view?.stale ?? true,
-    age_sec: view?.age_sec ?? null,
+    age_s: view?.age_s ?? null,
     thermal_state: typeof status?.thermal_state === 'string' ? status.thermal_state : null,
     die_temp_c: typeof status?.die_temp_c === 'number' ? status.die_temp_c : null,
     storage_health: storageHealth,

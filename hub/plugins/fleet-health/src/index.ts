@@ -13,7 +13,7 @@ const DeviceHealthSchema = z.looseObject({
   presence: z.enum(['online', 'offline', 'stale', 'unknown']),
   online: z.boolean(),
   stale: z.boolean(),
-  age_sec: z.number().nullable(),
+  age_s: z.number().nullable(),
   thermal_state: z.string().nullable(),
   die_temp_c: z.number().nullable(),
   storage_health: z.string().nullable().describe('OK, WARNING, CRITICAL from the latest health message'),
@@ -41,7 +41,7 @@ const DeviceHealthSchema = z.looseObject({
 const FleetHealthResponse = z.object({
   fleet: z.object({
     status: z.enum(['ok', 'degraded', 'critical', 'empty']),
-    devices: z.number().int(),
+    device_count: z.number().int(),
     online: z.number().int(),
     offline: z.number().int(),
     stale: z.number().int(),
@@ -100,7 +100,7 @@ function summarise(list: DeviceHealthView[]): z.output<typeof FleetHealthRespons
   const status = list.length === 0 ? 'empty' : (storage.CRITICAL ?? 0) > 0 ? 'critical' : readiness.ready === list.length ? 'ok' : 'degraded';
   return {
     status,
-    devices: list.length,
+    device_count: list.length,
     online: count((d) => d.presence === 'online'),
     offline,
     stale: count((d) => d.presence === 'stale'),

@@ -83,13 +83,13 @@ export default definePlugin({
         const outcome = await call(body.tool, body.arguments);
         return outcome.status === 'ok'
           ? { ...base, status: 'ok', result: outcome.result }
-          : { ...base, status: 'error', result: errorResult(outcome), error: outcome.error };
+          : { ...base, status: 'error', result: null, error: errorOf(outcome) };
       }
       // The health tool and its two helpers in parallel; a helper's failure only makes a field missing.
       const aux = (tool: string): Promise<AuxOutcome> =>
         call(tool, {}).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
       const [outcome, identity, mesh] = await Promise.all([call(body.tool, body.arguments), aux(IDENTITY_TOOL), aux(PEER_MESH_TOOL)]);
-      if (outcome.status === 'error') return { ...base, status: 'error', result: errorResult(outcome), error: outcome.error };
+      if (outcome.status === 'error') return { ...base, status: 'error', result: null, error: errorOf(outcome) };
       const inner = isObject(outcome.result) ? outcome.result : {};
       const fields = enrichment(inner, identity, mesh, device);
       return { ...base, status: 'ok', ...fields, result: isObject(outcome.result) ? { ...outcome.result, ...fields } : outcome.result };
@@ -118,6 +118,7 @@ function checkCallSize(body: { tool: string; arguments: Record<string, unknown> 
 /** The characters MCP 2025-11-25 allows in tool names. */
 const TOOL_NAME = /^[A-Za-z0-9_.-]+$/;
 
-function errorResult(o: { error: string; code?: string }): Record<string, unknown> {
-  return o.code ? { message: o.error, code: o.code } : { message: o.error };
+/** A tool's own failure in the DESIGN's error shape: the device's code when it gave one, else tool_failed. */
+function errorOf(o: { error: string; code?: string }): { code: string; message: string } {
+  return { code: o.code ?? 'tool_failed', message: o.error };
 }

@@ -48,16 +48,18 @@ describe('get_recording_status result', () => {
 });
 
 describe('get_latest_dets result', () => {
-  it('accepts dets with track_id, person_count, track_id list, temp_c', () => {
+  it('accepts dets with track_id, person_count, one track_id (or null) and the track_ids list, temp_c', () => {
     assertAccepts(LatestDetsResultSchema, examples.latestDets());
-    assertAccepts(LatestDetsResultSchema, { dets: [], person_count: 0, track_id: [], temp_c: 40, timestamp: null });
+    assertAccepts(LatestDetsResultSchema, { dets: [], person_count: 0, track_id: null, track_ids: [], temp_c: 40, timestamp: null });
   });
   it('refuses a missing field, a negative count, a non-integer track id, a textual temperature', () => {
-    for (const key of ['dets', 'person_count', 'track_id', 'temp_c']) {
+    for (const key of ['dets', 'person_count', 'track_id', 'track_ids', 'temp_c']) {
       assertRejects(LatestDetsResultSchema, without(examples.latestDets(), key), key);
     }
     assertRejects(LatestDetsResultSchema, { ...examples.latestDets(), person_count: -2 }, 'person_count');
-    assertRejects(LatestDetsResultSchema, { ...examples.latestDets(), track_id: [1.5] }, 'track_id.0');
+    assertRejects(LatestDetsResultSchema, { ...examples.latestDets(), track_id: 1.5 }, 'track_id');
+    assertRejects(LatestDetsResultSchema, { ...examples.latestDets(), track_id: [5] }, 'track_id');
+    assertRejects(LatestDetsResultSchema, { ...examples.latestDets(), track_ids: [1.5] }, 'track_ids.0');
     assertRejects(LatestDetsResultSchema, { ...examples.latestDets(), temp_c: 'hot' }, 'temp_c');
   });
 });
@@ -111,7 +113,7 @@ describe('registry record', () => {
 });
 
 describe('per-device cache entry and GET /fleet/mqtt/latest', () => {
-  it('accepts the spec fields plus age_sec and stale, and nulls before the first message', () => {
+  it('accepts the spec fields plus age_s and stale, and nulls before the first message', () => {
     assertAccepts(CacheEntrySchema, examples.cacheEntry());
     assertAccepts(CacheEntrySchema, { ...examples.cacheEntry(), status: null, payload: null, dets: [] });
     const parsed = FleetLatestResponseSchema.parse({ devices: { 'dev-a': examples.cacheEntry() } });
@@ -119,7 +121,7 @@ describe('per-device cache entry and GET /fleet/mqtt/latest', () => {
     assert.equal(parsed.devices['dev-a']?.stale_sec, 120);
   });
   it('refuses missing fields, a payload without telemetry.die_temp, a fractional stale_sec, a bad status', () => {
-    for (const key of ['status', 'payload', 'dets', 'recent_chunks', 'anomaly_alerts', 'stale_sec', 'age_sec', 'stale']) {
+    for (const key of ['status', 'payload', 'dets', 'recent_chunks', 'anomaly_alerts', 'stale_sec', 'age_s', 'stale']) {
       assertRejects(CacheEntrySchema, without(examples.cacheEntry(), key), key);
     }
     const e = examples.cacheEntry();
@@ -135,13 +137,20 @@ describe('tools/call body and answer', () => {
   it('accepts a tool with an empty arguments object, and both answer statuses', () => {
     assertAccepts(ToolCallRequestSchema, examples.toolCallRequest());
     assertAccepts(ToolCallResponseSchema, examples.toolCallResponse());
-    assertAccepts(ToolCallResponseSchema, { tool: 'video_understand', target: 'dev-a', status: 'error', result: null, error: 'no clip' });
+    assertAccepts(ToolCallResponseSchema, {
+      tool: 'video_understand',
+      target: 'dev-a',
+      status: 'error',
+      result: null,
+      error: { code: 'tool_failed', message: 'no clip' },
+    });
   });
   it('refuses a missing tool or arguments, array arguments, an unknown status', () => {
     assertRejects(ToolCallRequestSchema, { arguments: {} }, 'tool');
     assertRejects(ToolCallRequestSchema, { tool: 'get_recording_status' }, 'arguments');
     assertRejects(ToolCallRequestSchema, { tool: 'get_recording_status', arguments: [] }, 'arguments');
     assertRejects(ToolCallResponseSchema, { ...examples.toolCallResponse(), status: 'done' }, 'status');
+    assertRejects(ToolCallResponseSchema, { ...examples.toolCallResponse(), status: 'error', error: 'no clip' }, 'error');
   });
 });
 

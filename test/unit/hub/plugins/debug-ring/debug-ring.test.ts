@@ -54,7 +54,7 @@ describe('debug ring', () => {
       ['8', '9'],
     );
     assert.equal(last.matched, 10);
-    assert.match(last.events[0].time, /^\d{4}-\d\d-\d\dT/);
+    assert.match(last.events[0].timestamp, /^\d{4}-\d\d-\d\dT/);
   });
 
   it('knows the spec\u2019s kinds and the hub\u2019s', () => {
