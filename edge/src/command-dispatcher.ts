@@ -86,7 +86,13 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
     const suppressed = warnGate.take();
     if (suppressed !== false) logger.warn({ topic, reason, invalid: stats.invalid, suppressed }, 'invalid command ignored');
     if (replyGate.take() !== false) {
-      void reply({ kind: 'error', ok: false, error: reason, command: topic.slice(prefix.length), ...(requestId ? { request_id: requestId } : {}) });
+      void reply({
+        kind: 'error',
+        ok: false,
+        error: { code: 'command_invalid', message: reason },
+        command: topic.slice(prefix.length),
+        ...(requestId ? { request_id: requestId } : {}),
+      });
     }
   };
 
@@ -95,8 +101,8 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
     const suppressed = warnGate.take();
     if (suppressed !== false) logger.warn({ topic, tool: command.tool, busy: stats.busy, suppressed }, 'tool command refused: device busy');
     if (busyGate.take() !== false) {
-      const error = `device busy: ${slots.active} tool commands running and ${slots.waiting} waiting; the command did not run, retry later`;
-      void reply({ kind: 'tool', ok: false, tool: command.tool, error, code: 'device_busy', ...id });
+      const message = `device busy: ${slots.active} tool commands running and ${slots.waiting} waiting; the command did not run, retry later`;
+      void reply({ kind: 'tool', ok: false, tool: command.tool, error: { code: 'device_busy', message }, ...id });
     }
   };
 
@@ -121,7 +127,7 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
       const e = toLookoutError(err);
       stats.handled++;
       logger.info({ topic, tool: command.tool, code: e.code }, `tool command failed: ${e.message}`);
-      await reply({ kind: 'tool', ok: false, tool: command.tool, error: e.message, code: e.code, ...id });
+      await reply({ kind: 'tool', ok: false, tool: command.tool, error: e.toBody().error, ...id });
     } finally {
       clearTimeout(timer);
       inFlight.delete(controller);

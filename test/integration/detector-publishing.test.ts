@@ -57,6 +57,7 @@ test('a layer1 device publishes valid dets and telemetry within 3-15 Hz, telemet
     assert.equal(status.backend, 'sim');
     assert.deepEqual(status.input_shape, [1, 3, 640, 640]);
     assert.equal(status.last_error, null);
+    assert.deepEqual([status.detection, status.detection_reason, status.suspended_since], ['running', null, null]);
     assert.ok((status.frames_processed as number) > 5);
     assert.deepEqual((status.classes as unknown[])[0], { id: 0, name: 'person', model_labels: ['person'] });
   } finally {

@@ -141,7 +141,9 @@ export function deviceFleetSuite(name: string, startBroker: () => Promise<FleetB
       await observer.publish(`devices/${idA}/cmd/deep/nested/topic`, JSON.stringify({ request_id: `deep-${tag}` }));
       const refused = await inbox.until((m) => m.topic === `devices/${idA}/responses` && m.body.request_id === `deep-${tag}`, 'error reply', { after: mark });
       assert.equal(refused.body.ok, false);
-      assert.match(String(refused.body.error), /unknown command "deep\/nested\/topic"/);
+      const refusal = refused.body.error as { code: string; message: string };
+      assert.equal(refusal.code, 'command_invalid');
+      assert.match(refusal.message, /unknown command "deep\/nested\/topic"/);
       await observer.publish(`devices/${idA}/cmd/ping`, JSON.stringify({ request_id: `ping-${tag}` }));
       await inbox.until((m) => m.topic === `devices/${idA}/responses` && m.body.request_id === `ping-${tag}`, 'pong', { after: mark });
       const errors = inbox.messages.filter((m) => m.seq > mark && m.topic === `devices/${idA}/responses` && m.body.kind === 'error');

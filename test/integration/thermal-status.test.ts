@@ -77,8 +77,8 @@ test('a temperature script drives the governor through every state; status, dets
     // throttle at each change, in the same turn, so that a loaded machine cannot reorder them.
     const governor = device.runtime.service(ThermalGovernorToken)!;
     const readThrottle = async (state: string) => {
-      const r = (await device!.runtime.tools.call('get_rfdetr_status', {})) as { stride_fps: number; suspended: boolean };
-      throttleSeen.push({ state, stride: r.stride_fps, suspended: r.suspended });
+      const r = (await device!.runtime.tools.call('get_rfdetr_status', {})) as { stride_fps: number; detection: string };
+      throttleSeen.push({ state, stride: r.stride_fps, suspended: r.detection === 'suspended' });
     };
     const pending: Promise<void>[] = [readThrottle(governor.state() ?? 'unknown')];
     governor.onChange((state) => void pending.push(readThrottle(state)));
@@ -156,8 +156,8 @@ test('THERMAL_WARN never raises the detector above a stride configured lower tha
   try {
     const governor = device.runtime.service(ThermalGovernorToken)!;
     assert.equal(governor.state(), 'THERMAL_WARN');
-    const status = (await device.runtime.tools.call('get_rfdetr_status', {})) as { stride_fps: number; suspended: boolean };
-    assert.deepEqual({ stride: status.stride_fps, suspended: status.suspended }, { stride: 3, suspended: false });
+    const status = (await device.runtime.tools.call('get_rfdetr_status', {})) as { stride_fps: number; detection: string };
+    assert.deepEqual({ stride: status.stride_fps, detection: status.detection }, { stride: 3, detection: 'running' });
   } finally {
     await device.stop();
   }

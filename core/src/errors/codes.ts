@@ -73,6 +73,9 @@ export const ERROR_CODES = {
   device_auth_refused: { status: 502, message: 'the device refused the credential sent to its tool server' },
   // configuration layers
   tool_disabled_at_layer: { status: 409, message: 'the tool belongs to a plugin the active configuration layer leaves off' },
+  // device commands and health
+  command_invalid: { status: 400, message: 'a command on the bus is invalid' },
+  storage_unmeasurable: { status: 503, message: 'the recordings storage cannot be measured' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

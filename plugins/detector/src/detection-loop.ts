@@ -1,4 +1,4 @@
-import { type Detection, type Logger, type PluginBus, type PluginClock } from 'lookout/core';
+import { toLookoutError, type Detection, type Logger, type PluginBus, type PluginClock } from 'lookout/core';
 import type { FrameSource } from '../../camera/src/service.js';
 import type { DieTemperature, TelemetryChannel } from '../../die-temp/src/service.js';
 import { countGatedPersons } from './model/class-maps.js';
@@ -20,7 +20,8 @@ export interface LoopState {
   /** Camera frames per second the detector did not process; null while the camera rate is unknown. */
   skippedFps: number | null;
   framesProcessed: number;
-  lastError: string | null;
+  /** Why the last frame failed, as every error is said: {code, message}; null once a frame succeeds. */
+  lastError: { code: string; message: string } | null;
   latest: LatestResult | null;
   /** Set while the thermal governor suspends neural work: since when (ISO 8601) and why. */
   suspension: { since: string; reason: string } | null;
@@ -130,9 +131,9 @@ export class DetectionLoop {
       if (this.state.lastError) this.deps.onError(null);
       this.state.lastError = null;
     } catch (err) {
-      const message = (err as Error).message;
-      if (message !== this.state.lastError) this.deps.log.warn({ err }, 'detection frame failed');
-      this.state.lastError = message;
+      const { code, message } = toLookoutError(err);
+      if (message !== this.state.lastError?.message) this.deps.log.warn({ err }, 'detection frame failed');
+      this.state.lastError = { code, message };
       this.deps.onError(message);
     }
     this.schedule(started + 1000 / this.strideFps() - clock.now());

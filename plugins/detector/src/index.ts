@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { LatestDetsResultSchema, LookoutError, busTopic, definePlugin, toLookoutError } from 'lookout/core';
+import { DETECTION_STATES, LatestDetsResultSchema, type Detection, LookoutError, busTopic, definePlugin, toLookoutError } from 'lookout/core';
 import { FrameSourceToken } from '../../camera/src/service.js';
 import { DieTemperatureToken, TelemetryChannelToken } from '../../die-temp/src/service.js';
 import { BACKEND_NAMES } from './backends/backend-records.js';
 import { openBackend } from './backends/open-backend.js';
 import { DetectorConfigSchema } from './config.js';
 import { DetectionLoop } from './detection-loop.js';
+import { passesPersonGate } from './model/class-maps.js';
 import { Pipeline } from './pipeline.js';
 import { inferenceKit } from './inference-kit.js';
 import { DetectionPipelineToken, InferenceKitToken } from './service.js';
@@ -26,12 +27,15 @@ export const RfdetrStatusSchema = z.looseObject({
   /** Measured like telemetry's camera_fps and skipped_fps; null until two frames were read. */
   camera_fps: z.number().nullable(),
   skipped_fps: z.number().nullable(),
-  suspended: z.boolean(),
-  /** When the thermal governor suspended neural work, and why; null while running. */
+  /** Named as telemetry and get_latest_dets name it: running, suspended by the thermal governor, or off (the model failed). */
+  detection: z.enum(DETECTION_STATES),
+  /** Why detection is not running; null while running. */
+  detection_reason: z.string().nullable(),
+  /** When the thermal governor suspended neural work; null otherwise. */
   suspended_since: z.string().nullable(),
-  suspension_reason: z.string().nullable(),
   stages: z.array(z.string()),
-  last_error: z.string().nullable(),
+  /** Why the last frame failed ({code, message}); null once a frame succeeds. */
+  last_error: z.object({ code: z.string(), message: z.string() }).nullable(),
   /** Set when the model failed its checks at start: the detector runs as a failed plugin and says why. */
   model_error: z.object({ code: z.string(), message: z.string() }).nullable(),
 });
@@ -96,11 +100,11 @@ export default definePlugin({
         frames_processed: 0,
         camera_fps: null,
         skipped_fps: null,
-        suspended: false,
+        detection: 'off',
+        detection_reason: `the model failed its checks: ${failure.message}`,
         suspended_since: null,
-        suspension_reason: null,
         stages: [],
-        last_error: failure.message,
+        last_error: modelError,
         model_error: modelError,
       }));
       return;
@@ -130,7 +134,8 @@ export default definePlugin({
       return {
         dets,
         person_count: latest?.person_count ?? 0,
-        track_id: dets.flatMap((d) => (d.track_id === undefined ? [] : [d.track_id])),
+        track_id: mostConfidentPersonTrack(dets),
+        track_ids: dets.flatMap((d) => (d.track_id === undefined ? [] : [d.track_id])),
         temp_c: latest?.temp_c ?? temperature.current(),
         timestamp: latest?.timestamp ?? null,
         // While suspended these are the last frame detected (dated by timestamp), not the scene now.
@@ -140,6 +145,9 @@ export default definePlugin({
     });
     ctx.tools.register('get_rfdetr_status', () => {
       const s = backend.status();
+      // The throttle says whether neural work is suspended now; the loop's record (since, why) lags it by a frame.
+      const suspended = pipeline.throttle.suspended;
+      const suspension = suspended ? loop.state.suspension : null;
       return {
         backend: s.backend,
         model_path: modelPath ?? s.modelPath,
@@ -154,9 +162,9 @@ export default definePlugin({
         frames_processed: loop.state.framesProcessed,
         camera_fps: round1(loop.state.cameraFps),
         skipped_fps: round1(loop.state.skippedFps),
-        suspended: pipeline.throttle.suspended,
-        suspended_since: loop.state.suspension?.since ?? null,
-        suspension_reason: loop.state.suspension?.reason ?? null,
+        detection: suspended ? 'suspended' : 'running',
+        detection_reason: suspension?.reason ?? null,
+        suspended_since: suspension?.since ?? null,
         stages: pipeline.stageNames(),
         last_error: loop.state.lastError,
         model_error: null,
@@ -169,6 +177,13 @@ export default definePlugin({
     return { stop: () => loop.stop() };
   },
 });
+
+/** The track id of the most confident gated person detection; null without one (or without the tracker layer). */
+function mostConfidentPersonTrack(dets: readonly Detection[]): number | null {
+  let best: Detection | undefined;
+  for (const d of dets) if (d.track_id !== undefined && passesPersonGate(d) && (!best || d.p > best.p)) best = d;
+  return best?.track_id ?? null;
+}
 
 function round1<T extends number | null>(n: T): T {
   return (n === null ? null : Math.round(n * 10) / 10) as T;

@@ -4,6 +4,10 @@ import { HealthMessageSchema, PluginReportSchema, type HealthMessage, type Plugi
 import { storageHealth, type StorageThresholds } from './storage-health.js';
 import { measureStorage, type StorageUsage } from './storage-usage.js';
 
+/** Why the storage could not be measured, as every error is said. */
+export const StorageErrorSchema = z.object({ code: z.literal('storage_unmeasurable'), message: z.string() });
+export type StorageError = z.infer<typeof StorageErrorSchema>;
+
 export type OverallStatus = 'ok' | 'degraded' | 'critical';
 
 export interface HealthInputs {
@@ -17,13 +21,14 @@ export interface HealthInputs {
 }
 
 /** The `health` message and the body of get_system_health. */
-export async function healthReport(inputs: HealthInputs): Promise<HealthMessage & { storage_error?: string }> {
+export async function healthReport(inputs: HealthInputs): Promise<HealthMessage & { storage_error?: StorageError }> {
   let usage: StorageUsage | undefined;
-  let storageError: string | undefined;
+  let storageError: StorageError | undefined;
   try {
     usage = await measureStorage(inputs.recordingsDir);
   } catch (err) {
-    storageError = `cannot measure ${inputs.recordingsDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+    const message = `cannot measure ${inputs.recordingsDir}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
+    storageError = { code: 'storage_unmeasurable', message };
   }
   // Storage that cannot even be measured is as bad as full: recording is not possible.
   const storage_health: StorageHealth = usage ? storageHealth(usage.used_pct, inputs.thresholds) : 'CRITICAL';
@@ -73,7 +78,7 @@ export const SystemHealthResultSchema = HealthMessageSchema.extend({
   system_uptime_s: z.number(),
   memory: z.record(z.string(), z.number()),
   load_avg: z.array(z.number()),
-  storage_error: z.string().optional(),
+  storage_error: StorageErrorSchema.optional(),
 });
 
 export const DeviceHealthResultSchema = z.object({

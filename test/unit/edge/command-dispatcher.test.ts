@@ -11,8 +11,7 @@ const logger = createLogger({ level: 'silent' });
 interface Reply {
   request_id?: string;
   ok: boolean;
-  code?: string;
-  error?: string;
+  error?: { code: string; message: string };
 }
 
 const replies = (bus: MemoryBus): Reply[] =>
@@ -51,14 +50,14 @@ describe('cmd/tool: a bounded queue, then a busy reply', () => {
     try {
       for (let i = 0; i < 10; i++) await bus.publish('devices/cam-q/cmd/tool', JSON.stringify({ tool: 'slow', request_id: `r-${i}` }));
       const busy = await until(() => {
-        const b = replies(bus).filter((r) => r.code === 'device_busy');
+        const b = replies(bus).filter((r) => r.error?.code === 'device_busy');
         return b.length === 5 ? b : undefined;
       }, 'five busy replies');
       assert.deepEqual(
         busy.map((r) => r.request_id),
         ['r-5', 'r-6', 'r-7', 'r-8', 'r-9'],
       );
-      assert.ok(busy.every((r) => r.ok === false && /did not run/.test(r.error ?? '')));
+      assert.ok(busy.every((r) => r.ok === false && /did not run/.test(r.error?.message ?? '')));
       assert.equal(dispatcher.stats().busy, 5);
       assert.equal(ran, 2, 'two running, three waiting');
       // Released one at a time, the queued ones run in order and never more than two at once.

@@ -142,10 +142,12 @@ describe('device runtime on the in-process bus', () => {
       'error reply',
     );
     assert.equal((unknown as { ok: boolean }).ok, false);
-    assert.match((unknown as { error: string }).error, /unknown command "reboot-now"/);
+    const refusal = (unknown as { error: { code: string; message: string } }).error;
+    assert.equal(refusal.code, 'command_invalid');
+    assert.match(refusal.message, /unknown command "reboot-now"/);
     await bus.publish('devices/cam-unit/cmd/tool', JSON.stringify({ tool: 'no_such_tool', request_id: 'r-2' }));
     const failed = await until(() => messages(bus, 'devices/cam-unit/responses').find((m) => (m as { request_id?: string }).request_id === 'r-2'), 'reply r-2');
-    assert.equal((failed as { code: string }).code, 'tool_unknown');
+    assert.equal((failed as { error: { code: string } }).error.code, 'tool_unknown');
     await bus.publish('devices/cam-unit/cmd/ping', JSON.stringify({ request_id: 'p-1' }));
     await until(() => messages(bus, 'devices/cam-unit/responses').find((m) => (m as { request_id?: string }).request_id === 'p-1'), 'pong');
   });

@@ -82,6 +82,7 @@ describe('measured storage of the recordings folder', () => {
       plugins: [],
     });
     assert.equal(r.storage_health, 'CRITICAL');
-    assert.match(r.storage_error!, /cannot measure .*a-file\/rec: (ENOTDIR|EEXIST)/);
+    assert.equal(r.storage_error!.code, 'storage_unmeasurable');
+    assert.match(r.storage_error!.message, /cannot measure .*a-file\/rec: (ENOTDIR|EEXIST)/);
   });
 });
