@@ -75,7 +75,9 @@ test('the hub says suspended, with no count and since when, and the verifier cou
     return e?.status?.detection_suspended ? e : undefined;
   });
   assert.equal(withStatus.status.thermal_state, 'THERMAL_CRITICAL');
-  assert.match(withStatus.status.detection_suspended.reason, /THERMAL_CRITICAL at 9\d/);
+  // The script ramps 60 → 92 °C in 50 ms: the reading that crossed THERMAL_CRITICAL_C (85) may be any on the way.
+  const at = /THERMAL_CRITICAL at (\d+(?:\.\d+)?)/.exec(withStatus.status.detection_suspended.reason);
+  assert.ok(at && Number(at[1]) >= 85, withStatus.status.detection_suspended.reason);
 
   const bus = await MqttBus.connect({ url: hub.brokerUrl, clientId: 'verifier', clean: true });
   try {
