@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HUB_BUS_USER, OPERATOR_BUS_USER, busPassword, mosquittoAcl } from '../../core/src/auth/bus-acl.js';
 import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
-import { deriveDeviceSecret } from '../../core/src/auth/device-credentials.js';
+import { deviceToolToken } from '../../core/src/auth/tool-token.js';
 import { loadFleetSecret } from '../../core/src/auth/fleet-secret.js';
 import { mosquittoPasswordLine } from '../../core/src/auth/mosquitto-password.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
@@ -27,7 +27,7 @@ export const deviceCredentialsCommand: OperatorCommand = {
     if (!id) throw new LookoutError('config_invalid', 'device-credentials needs a device id', { details: { usage: true } });
     const secret = await fleetSecret(values['hub-data-dir']);
     const { username, password } = deviceBusCredentials(secret, id);
-    const env = { LOOKOUT_MQTT_USERNAME: username, LOOKOUT_MQTT_PASSWORD: password, LOOKOUT_TOOL_TOKEN: deriveDeviceSecret(secret, 'tools', id) };
+    const env = { LOOKOUT_MQTT_USERNAME: username, LOOKOUT_MQTT_PASSWORD: password, LOOKOUT_TOOL_TOKEN: deviceToolToken(secret, id) };
     console.log(
       values.json
         ? JSON.stringify(env)

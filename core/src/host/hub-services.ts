@@ -28,6 +28,8 @@ export interface HubMetricsPort {
   ingested(topic: string, now?: number): void;
   invalid(topic: string, reason: string): void;
   toolCall(tool: string, outcome: string, seconds: number): void;
+  /** Takes the `tool` label only from these names (the tools devices declare); any other is `other`. */
+  setKnownTools(known: Iterable<string> | ((tool: string) => boolean)): void;
   /** Messages per second over the last seconds. */
   ingestRate(): number;
   /** The exposition for `GET /metrics`. */

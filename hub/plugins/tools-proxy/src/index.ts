@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import {
   HUB_METRICS,
-  type HubMetricsPort,
   HealthEnrichmentSchema,
   LookoutError,
   TOOL_LIMITS,
@@ -68,9 +67,8 @@ export default definePlugin({
     });
     ctx.onStop(() => pool.close());
     // The `tool` label takes only names devices declare (tools/list, or a tool a device answered
-    // for), so names a client makes up share `other`. HubMetrics offers setKnownTools; HubMetricsPort
-    // does not declare it yet, hence the optional call.
-    (metrics as HubMetricsPort & { setKnownTools?: (known: (tool: string) => boolean) => void }).setKnownTools?.((tool) => declared.has(tool));
+    // for), so names a client makes up share `other`.
+    metrics?.setKnownTools((tool) => declared.has(tool));
     const limiter = new DeviceCallLimiter({ concurrency: ctx.config.LOOKOUT_HUB_TOOL_CONCURRENCY, maxWaiting: ctx.config.LOOKOUT_HUB_TOOL_QUEUE });
     const deps: ForwardDeps = { pool, limiter, declared, timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, ring, ...(metrics ? { metrics } : {}) };
 
