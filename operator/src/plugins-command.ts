@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { firstPartyPlugins } from '../../core/src/contracts/write-json-schemas.js';
+import { firstPartyPlugins } from '../../core/src/images/first-party-plugins.js';
 import type { Plugin } from '../../core/src/plugin/context.js';
 import type { OperatorCommand } from './lookout-cli.js';
 

@@ -1,13 +1,12 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { writeFileAtomic } from '../paths/atomic-write.js';
 import { CONTRACT_SCHEMAS, busSuffixesOf, type ContractName } from './all-schemas.js';
 import { errorTable, registerPluginErrors, type ErrorTableEntry } from '../errors/error-table.js';
-import { importPlugin, readImage, type FirstPartyFolder } from '../images/load-image.js';
+import { firstPartyPlugins } from '../images/first-party-plugins.js';
 import type { Plugin } from '../plugin/context.js';
-import { packageRoot } from '../paths/package-root.js';
 
 export interface SchemaIndexEntry {
   name: ContractName;
@@ -44,24 +43,6 @@ export async function writeJsonSchemas(outDir: string, plugins: Plugin[] = []): 
   }
   await writeFileAtomic(join(outDir, 'index.json'), `${JSON.stringify({ schemas: index }, null, 2)}\n`);
   return index;
-}
-
-/** Every plugin the project's device images and hub plugin set carry, for their error codes. */
-export async function firstPartyPlugins(): Promise<Plugin[]> {
-  const configs = join(packageRoot(), 'configs');
-  const sets: { file: string; folder: FirstPartyFolder }[] = (await readdir(join(configs, 'images')))
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => ({ file: join(configs, 'images', f), folder: 'plugins' }));
-  sets.push({ file: join(configs, 'hub', 'plugins.json'), folder: 'hub/plugins' });
-  const byName = new Map<string, Plugin>();
-  for (const { file, folder } of sets) {
-    const { image } = await readImage(file);
-    for (const entry of image.plugins) {
-      const plugin = await importPlugin(entry, dirname(file), file, folder);
-      byName.set(plugin.name, plugin);
-    }
-  }
-  return [...byName.values()];
 }
 
 /** dist/core/src/contracts/ → dist/schemas/ */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { firstPartyPlugins } from '../../../core/src/contracts/write-json-schemas.js';
+import { firstPartyPlugins } from '../../../core/src/images/first-party-plugins.js';
 import { packageRoot } from '../../../core/src/paths/package-root.js';
 import { pluginTable } from '../../../operator/src/plugins-command.js';
 
