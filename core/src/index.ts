@@ -65,3 +65,5 @@ export { deviceToolToken, TOOL_TOKEN_PURPOSE } from './auth/tool-token.js';
 export { TOOL_LIMITS, MAX_TOOL_MESSAGE_BYTES, argumentBytes } from './tools/tool-limits.js';
 export { seededRandom, hashSeed, type Random } from './util/seeded-random.js';
 export { jsonDeeperThan } from './json/json-depth.js';
+export * from './media/index.js';
+export { sameSecret } from './auth/device-credentials.js';

@@ -10,6 +10,7 @@ export const DevicePortsSchema = z
     tools: PortSchema.describe('MCP tool server, 8765 on a device'),
     onvif: PortSchema.optional().describe('ONVIF SOAP, 80 on a device'),
     ws_discovery: PortSchema.optional().describe('WS-Discovery UDP, 3702'),
+    live: PortSchema.optional().describe('live H.265 stream (Annex B over HTTP, GET /live.h265) from the encoder'),
     rtsp: PortSchema.optional().describe('RTSP preview, 8554, path /preview'),
     mesh: PortSchema.optional().describe('peer mesh UDP with HMAC, 11555'),
     sidecar: PortSchema.optional().describe('peer mTLS sidecar, 8777'),

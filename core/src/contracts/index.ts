@@ -12,6 +12,7 @@ export * from './status-message.js';
 export * from './device-ports.js';
 export * from './hello-message.js';
 export * from './recording-chunk.js';
+export * from './recording-tools.js';
 export * from './data-manifest-message.js';
 export * from './responses-message.js';
 export * from './event-message.js';

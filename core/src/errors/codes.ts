@@ -76,6 +76,20 @@ export const ERROR_CODES = {
   // device commands and health
   command_invalid: { status: 400, message: 'a command on the bus is invalid' },
   storage_unmeasurable: { status: 503, message: 'the recordings storage cannot be measured' },
+  // video: recordings, playback, live stream and SSH fallbacks
+  recording_not_found: { status: 404, message: 'no such recording chunk on the device' },
+  recording_unreadable: { status: 422, message: 'the recording chunk is truncated or corrupt and cannot be played' },
+  recordings_unavailable: { status: 502, message: 'recordings could not be listed: the tool server and SSH both failed' },
+  transcode_failed: { status: 502, message: 'the recording could not be turned into an mp4' },
+  range_not_satisfiable: { status: 416, message: 'the requested byte range is outside the file' },
+  live_stream_unavailable: { status: 503, message: 'the device has no live video right now' },
+  encoder_unavailable: { status: 503, message: 'the encoder is not running' },
+  ssh_not_configured: { status: 503, message: 'no SSH credentials are configured for devices (DEVICE_PASSWORD or a key file)' },
+  ssh_host_key_unknown: { status: 502, message: 'the device presented an SSH host key that is not pinned in the known-hosts file' },
+  ssh_host_key_changed: { status: 502, message: 'the device presented an SSH host key other than the pinned one' },
+  ssh_auth_failed: { status: 502, message: 'the device refused the SSH credentials' },
+  ssh_failed: { status: 502, message: 'the SSH connection or command failed' },
+  ssh_timeout: { status: 504, message: 'the device did not answer over SSH in time' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

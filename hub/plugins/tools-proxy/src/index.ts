@@ -17,15 +17,24 @@ import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DeclaredTools } from './declared-tools.js';
 import { DeviceCallLimiter } from './device-call-limiter.js';
 import { forwardCall, type ForwardDeps } from './forward-call.js';
+import type { ToolOutcome } from './tool-outcome.js';
+import type { RegisteredDevice } from '../../registry/src/service.js';
 import { ENRICHED_TOOLS, enrichment, IDENTITY_TOOL, PEER_MESH_TOOL, type AuxOutcome } from './health-enrichment.js';
 import { McpClientPool } from './mcp-pool.js';
 import { isObject } from './tool-outcome.js';
+import { DEVICE_TOOLS, type ToolFallback } from './service.js';
 
 const CallQuery = z.object({
   target: z.string().min(1).max(256).describe('device id, device address (ip or ip:port) or label such as "canary"'),
 });
 
-const CallResponse = ToolCallResponseSchema.extend({ device_id: z.string() }).extend(HealthEnrichmentSchema.partial().shape);
+const CallResponse = ToolCallResponseSchema.extend({
+  device_id: z.string(),
+  fallback: z
+    .boolean()
+    .optional()
+    .describe('true when the tool server could not answer and the hub answered from another source (an SSH discovery); the result says which'),
+}).extend(HealthEnrichmentSchema.partial().shape);
 
 /** POST /tools/call: the hub as an MCP client of a registered device's tool server. */
 export default definePlugin({
@@ -35,6 +44,7 @@ export default definePlugin({
   description: 'Forwards tool calls to device tool servers (MCP over streamable HTTP), enriching health answers',
   requires: [DEVICE_REGISTRY, DEBUG_RING],
   optionalRequires: [HUB_METRICS],
+  provides: [DEVICE_TOOLS],
   config: z.object({
     LOOKOUT_HUB_TOOL_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(15_000),
     /** Tool calls one device runs at once through this hub; more wait. */
@@ -71,6 +81,16 @@ export default definePlugin({
     metrics?.setKnownTools((tool) => declared.has(tool));
     const limiter = new DeviceCallLimiter({ concurrency: ctx.config.LOOKOUT_HUB_TOOL_CONCURRENCY, maxWaiting: ctx.config.LOOKOUT_HUB_TOOL_QUEUE });
     const deps: ForwardDeps = { pool, limiter, declared, timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, ring, ...(metrics ? { metrics } : {}) };
+    const fallbacks = new Map<string, ToolFallback>();
+    ctx.services.provide(DEVICE_TOOLS, {
+      call: (device, tool, args, signal) => forwardCall(deps, device, tool, args, signal),
+      addFallback(tool, fallback) {
+        fallbacks.set(tool, fallback);
+        return () => {
+          if (fallbacks.get(tool) === fallback) fallbacks.delete(tool);
+        };
+      },
+    });
 
     ctx.routes.handle<z.output<typeof CallQuery>, z.output<typeof ToolCallRequestSchema>>('POST', '/tools/call', async ({ query, body, signal }) => {
       checkCallSize(body);
@@ -78,9 +98,12 @@ export default definePlugin({
       const call = (tool: string, args: Record<string, unknown>) => forwardCall(deps, device, tool, args, signal);
       const base = { tool: body.tool, target: query.target, device_id: device.deviceId };
       if (!ENRICHED_TOOLS.has(body.tool)) {
-        const outcome = await call(body.tool, body.arguments);
+        const fallback = fallbacks.get(body.tool);
+        const outcome: ToolOutcome & { fallback?: boolean } = fallback
+          ? await withFallback(call(body.tool, body.arguments), fallback, device, body.arguments, signal)
+          : await call(body.tool, body.arguments);
         return outcome.status === 'ok'
-          ? { ...base, status: 'ok', result: outcome.result }
+          ? { ...base, status: 'ok', result: outcome.result, ...(outcome.fallback ? { fallback: true } : {}) }
           : { ...base, status: 'error', result: null, error: errorOf(outcome) };
       }
       // The health tool and its two helpers in parallel; a helper's failure only makes a field missing.
@@ -94,6 +117,33 @@ export default definePlugin({
     });
   },
 });
+
+/** Failures of the tool server itself (not of the tool) that a fallback may answer for. */
+const FALLBACK_CODES = new Set(['device_unreachable', 'device_timeout', 'target_not_allowed']);
+
+async function withFallback(
+  primary: Promise<ToolOutcome>,
+  fallback: ToolFallback,
+  device: RegisteredDevice,
+  args: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<ToolOutcome & { fallback?: boolean }> {
+  try {
+    return await primary;
+  } catch (err) {
+    const cause = toLookoutError(err);
+    if (!FALLBACK_CODES.has(cause.code)) throw cause;
+    try {
+      return { status: 'ok', result: await fallback(device, args, signal, cause), fallback: true };
+    } catch (fallbackErr) {
+      const f = toLookoutError(fallbackErr);
+      throw new LookoutError(cause.code, `${cause.message}; the fallback failed too: ${f.message}`, {
+        cause,
+        details: { ...(isObject(cause.details) ? cause.details : {}), fallback_error: { code: f.code, message: f.message } },
+      });
+    }
+  }
+}
 
 /**
  * The shared tool-call limits (core/src/tools/tool-limits.ts), checked before anything is sent: a

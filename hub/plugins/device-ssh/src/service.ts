@@ -1,0 +1,31 @@
+import { serviceToken } from 'lookout/core';
+
+/** A file in a device's recordings root as SSH sees it. */
+export interface RemoteFile {
+  name: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export type RemoteListing = 'sftp' | 'shell';
+
+/**
+ * SSH to registered devices (ssh2): root with DEVICE_PASSWORD or a key file, host keys pinned in the
+ * hub's known-hosts file, every remote path confined to the device's recordings root (per device in
+ * the registry file), a bounded connection pool and timeouts. Names are file names in that root,
+ * never paths; anything else is refused before a connection is made.
+ */
+export interface DeviceSsh {
+  /** Whether credentials are configured (else every call rejects with ssh_not_configured). */
+  readonly configured: boolean;
+  /** The recordings root on the device (from the registry file, default /data/recordings). */
+  recordingsRoot(deviceId: string): string;
+  /** Files directly in the recordings root: over SFTP (readdir) or with a shell listing. */
+  list(deviceId: string, via: RemoteListing, signal?: AbortSignal): Promise<RemoteFile[]>;
+  /** A whole small file (a sidecar), refused past maxBytes. */
+  read(deviceId: string, name: string, maxBytes: number, signal?: AbortSignal): Promise<Buffer>;
+  /** Copies a file to a local path over SFTP (written to a temporary name and renamed). */
+  download(deviceId: string, name: string, localPath: string, signal?: AbortSignal): Promise<{ bytes: number }>;
+}
+
+export const DEVICE_SSH = serviceToken<DeviceSsh>('device-ssh');

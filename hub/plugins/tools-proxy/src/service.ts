@@ -1,0 +1,22 @@
+import { serviceToken, type LookoutError } from 'lookout/core';
+import type { RegisteredDevice } from '../../registry/src/service.js';
+
+/** What one tool call on a device came to when the device answered: its result, or its own failure. */
+export type DeviceToolOutcome = { status: 'ok'; result: unknown } | { status: 'error'; error: string; code?: string };
+
+/**
+ * Answers a tool when the device's tool server cannot (unreachable, timed out): e.g. chunk listings
+ * from an SSH discovery, normalised to the tool's own result shape and marked as such. Rejecting
+ * gives the caller the tool server's failure, with the fallback's in its details.
+ */
+export type ToolFallback = (device: RegisteredDevice, args: Record<string, unknown>, signal: AbortSignal, cause: LookoutError) => Promise<unknown>;
+
+/** Device tool calls for other hub plugins: the same limits, timeouts, metrics and ring records as POST /tools/call. */
+export interface DeviceTools {
+  /** Rejects with device_unreachable, device_timeout, device_busy, tool_not_found… when the device did not answer. */
+  call(device: RegisteredDevice, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<DeviceToolOutcome>;
+  /** Registers the fallback of a tool; returns its removal. */
+  addFallback(tool: string, fallback: ToolFallback): () => void;
+}
+
+export const DEVICE_TOOLS = serviceToken<DeviceTools>('device-tools');
