@@ -52,6 +52,14 @@ export class DeviceCache implements DeviceSnapshot {
     if (this.anomalyAlerts.length > this.limits.maxAlerts) this.anomalyAlerts.length = this.limits.maxAlerts;
   }
 
+  /** Merges `fields` into the alert of `topic` received at `receivedAtIso`; false when none is held. */
+  annotateAlert(topic: string, receivedAtIso: string, fields: Record<string, unknown>): boolean {
+    const i = this.anomalyAlerts.findIndex((a) => a.topic === topic && a.received_at === receivedAtIso);
+    if (i < 0) return false;
+    this.anomalyAlerts[i] = { ...this.anomalyAlerts[i], ...fields };
+    return true;
+  }
+
   countInvalid(suffix: string, reason: InvalidReason, at: number, issue?: string): void {
     countInvalid(this.invalid, suffix, reason, at, issue);
   }

@@ -74,6 +74,11 @@ export default definePlugin({
       },
       deviceIds: () => [...ingest.devices.keys()],
       ingestStatus: () => ingest.status(),
+      annotateAlert: (id, topic, receivedAt, fields) => {
+        const done = ingest.devices.get(id)?.annotateAlert(topic, new Date(receivedAt).toISOString(), fields) ?? false;
+        if (done) saved?.changed();
+        return done;
+      },
     };
     ctx.services.provide(BUS_CACHE, cache);
     ctx.services.provide(DEVICE_ADMISSION, ingest.admission);

@@ -95,6 +95,12 @@ export interface BusCache {
   isOnline(deviceId: string, now?: number): boolean;
   deviceIds(): string[];
   ingestStatus(): IngestStatus;
+  /**
+   * Adds the hub's own fields to the anomaly_alerts entry an events message made (found by its
+   * topic and the `receivedAt` of its IngestedMessage), e.g. the media plugin's video
+   * understanding of an incident. False when the entry is gone (pushed out by newer alerts).
+   */
+  annotateAlert(deviceId: string, topic: string, receivedAt: number, fields: Record<string, unknown>): boolean;
 }
 
 export const BUS_CACHE = serviceToken<BusCache>('bus-cache');
