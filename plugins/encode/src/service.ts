@@ -2,10 +2,15 @@ import { serviceToken, type AccessUnit } from 'lookout/core';
 
 /** An encoded picture as it leaves the encoder. */
 export interface EncodedPicture extends AccessUnit {
-  /** Sequence number since the encoder started. */
+  /** Sequence number since the plugin started (it keeps rising across encoder restarts). */
   index: number;
   /** Capture time of the frame (epoch ms). */
   capturedAtMs: number;
+  /**
+   * Which encoder run made it (1, 2, … since the plugin started): a new run (after a restart or a
+   * profile change) begins on a keyframe with new parameter sets, possibly another size.
+   */
+  generation: number;
 }
 
 export interface EncoderStats {
@@ -14,6 +19,16 @@ export interface EncoderStats {
   /** Measured over the last seconds of output. */
   bitrate_kbps: number;
   encode_fps: number;
+}
+
+/** The encoder behind the stream, for status and for tests (a hardware encoder has no pid). */
+export interface EncoderInfo {
+  name: string;
+  pid: number | null;
+  /** Runs started since the plugin started (the first one included). */
+  generation: number;
+  /** Restarts after an unexpected exit. */
+  restarts: number;
 }
 
 export interface EncoderExit {
@@ -41,6 +56,7 @@ export interface EncodedVideo {
   /** When and why the encoder last stopped unexpectedly (null while it never did). */
   lastExit(): EncoderExit | null;
   onExit(listener: (exit: EncoderExit) => void): () => void;
+  encoder(): EncoderInfo;
 }
 
 export const EncodedVideoToken = serviceToken<EncodedVideo>('encode.video');
