@@ -1,0 +1,68 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CHUNK_NAME_PATTERN, LookoutError, jpegFromHevc } from 'lookout/core';
+import type { DeviceSsh, RemoteFile } from '../../device-ssh/src/service.js';
+import { GopTail } from './gop-tail.js';
+import type { Snapshot, SnapshotRequest } from './snapshot-types.js';
+
+export interface SshStepSettings {
+  /** The newest chunk is fetched only up to this size. */
+  maxChunkBytes: number;
+  timeoutMs: number;
+  decodeTimeoutMs: number;
+}
+
+/**
+ * Step 3: over SSH, the last picture of the newest complete chunk in the device's recordings root
+ * (chunks in progress are `.<name>.part` and never match the chunk pattern). Only the chunk's last
+ * GOP is decoded, with the parameter sets from its start, up to its last picture that is followed by
+ * another (a chunk cut mid-picture still gives a whole one).
+ */
+export async function snapshotOverSsh(ssh: DeviceSsh | undefined, req: SnapshotRequest, settings: SshStepSettings): Promise<Snapshot> {
+  const id = req.device.deviceId;
+  if (!ssh) throw new LookoutError('ssh_not_configured', 'the hub runs no device-ssh plugin');
+  if (req.device.ssh === null) throw new LookoutError('ssh_not_configured', `${id} has no SSH address the hub may contact`);
+  const signal = AbortSignal.any([req.signal, AbortSignal.timeout(settings.timeoutMs)]);
+  const files = await listChunks(ssh, id, signal);
+  const newest = newestChunk(files);
+  if (!newest) throw new LookoutError('recording_not_found', `${id} has no complete recording chunk in ${ssh.recordingsRoot(id)}`);
+  if (newest.size > settings.maxChunkBytes) {
+    throw new LookoutError(
+      'recording_unreadable',
+      `${id}: the newest chunk ${newest.name} is ${newest.size} bytes, more than the ${settings.maxChunkBytes} a snapshot fetches`,
+    );
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'lookout-snapshot-'));
+  try {
+    const local = join(dir, 'chunk.h265');
+    await ssh.download(id, newest.name, local, signal);
+    const bytes = await readFile(local);
+    const tail = new GopTail(settings.maxChunkBytes);
+    // Not flushed: the last picture of a truncated chunk may be cut, and the one before it is whole.
+    tail.push(bytes);
+    const gop = tail.snapshot();
+    if (!gop) throw new LookoutError('recording_unreadable', `${id}: the chunk ${newest.name} holds no complete keyframe`);
+    const jpeg = await jpegFromHevc(gop.stream, { width: req.width, quality: req.quality, timeoutMs: settings.decodeTimeoutMs, signal });
+    return { jpeg, source: 'ssh', chunk: newest.name, capturedAt: new Date(newest.mtimeMs).toISOString() };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** SFTP first; a device whose SFTP subsystem fails may still answer a shell listing. */
+async function listChunks(ssh: DeviceSsh, id: string, signal: AbortSignal): Promise<RemoteFile[]> {
+  try {
+    return await ssh.list(id, 'sftp', signal);
+  } catch (err) {
+    if (!(err instanceof LookoutError) || err.code !== 'ssh_failed' || signal.aborted) throw err;
+    return ssh.list(id, 'shell', signal);
+  }
+}
+
+/** Chunk names begin with their UTC start time, so the greatest name is the newest; mtime breaks ties. */
+export function newestChunk(files: readonly RemoteFile[]): RemoteFile | undefined {
+  return files
+    .filter((f) => CHUNK_NAME_PATTERN.test(f.name) && f.size > 0)
+    .sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : b.mtimeMs - a.mtimeMs))[0];
+}
