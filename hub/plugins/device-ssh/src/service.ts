@@ -1,5 +1,8 @@
 import { serviceToken } from 'lookout/core';
 
+/** The name check every call makes (chunks, their .json and .dets.jsonl, the index files), for callers to check first. */
+export { isRecordingFileName, RECORDINGS_INDEX_FILES } from './recording-names.js';
+
 /** A file in a device's recordings root as SSH sees it. */
 export interface RemoteFile {
   name: string;
@@ -13,18 +16,24 @@ export type RemoteListing = 'sftp' | 'shell';
  * SSH to registered devices (ssh2): root with DEVICE_PASSWORD or a key file, host keys pinned in the
  * hub's known-hosts file, every remote path confined to the device's recordings root (per device in
  * the registry file), a bounded connection pool and timeouts. Names are file names in that root,
- * never paths; anything else is refused before a connection is made.
+ * never paths; anything else is refused with bad_request before a connection is made.
+ *
+ * Failures are LookoutErrors: bad_request (a name), ssh_not_configured, target_unknown (not in the
+ * registry), target_not_allowed (no address the hub may contact), ssh_host_key_unknown,
+ * ssh_host_key_changed, ssh_auth_failed, ssh_timeout, recording_not_found (no such regular file),
+ * ssh_failed (anything else; `details.reason` says what: busy, sftp_unavailable, root_missing,
+ * too_large, command, cancelled…).
  */
 export interface DeviceSsh {
   /** Whether credentials are configured (else every call rejects with ssh_not_configured). */
   readonly configured: boolean;
   /** The recordings root on the device (from the registry file, default /data/recordings). */
   recordingsRoot(deviceId: string): string;
-  /** Files directly in the recordings root: over SFTP (readdir) or with a shell listing. */
+  /** Regular files with recording names directly in the recordings root, by name: over SFTP (readdir) or with a shell listing. */
   list(deviceId: string, via: RemoteListing, signal?: AbortSignal): Promise<RemoteFile[]>;
   /** A whole small file (a sidecar), refused past maxBytes. */
   read(deviceId: string, name: string, maxBytes: number, signal?: AbortSignal): Promise<Buffer>;
-  /** Copies a file to a local path over SFTP (written to a temporary name and renamed). */
+  /** Copies a file to a local path over SFTP (written to a temporary name and renamed: a failed download leaves no file). */
   download(deviceId: string, name: string, localPath: string, signal?: AbortSignal): Promise<{ bytes: number }>;
 }
 

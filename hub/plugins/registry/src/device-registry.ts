@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { LookoutError, type DeviceNetworks, type HelloMessage } from 'lookout/core';
 import { readRegistryFile, type RegistryFileDevice } from './registry-file.js';
-import type { DeviceRegistry, RegisteredDevice } from './service.js';
+import { DEFAULT_RECORDINGS_ROOT, type DeviceRegistry, type DeviceSshAddress, type RegisteredDevice } from './service.js';
 
 export const DEFAULT_TOOL_PORT = 8765;
 const MAX_HELLO_DEVICES = 10_000;
@@ -195,12 +195,15 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
     if (file?.tool_url) {
       device.toolUrl = file.tool_url;
+      device.ssh = sshAddress(file, file.ssh_host ?? hostOf(file.ips[0] ?? new URL(file.tool_url).hostname));
       return device;
     }
     // The file's own addresses are the operator's word; a hello's are data any bus client can
     // publish, so they are used only inside the device networks, even for a device the file names.
     const fromFile = file !== undefined && file.ips.length > 0;
     const ip = fromFile ? (ips.find((a) => this.options.networks.contains(a)) ?? ips[0]) : ips.find((a) => this.options.networks.contains(a));
+    // SSH goes where the tool server is reached (the same trust), unless the file names an SSH host.
+    device.ssh = ip || file?.ssh_host ? sshAddress(file, file?.ssh_host ?? ip!) : null;
     if (ip) device.toolUrl = mcpUrl(ip, port);
     else if (!hello) device.unreachableReason = 'the registry file gives no address and no hello announced one';
     else
@@ -238,6 +241,21 @@ export class HubDeviceRegistry implements DeviceRegistry {
       this.options.onEvent({ kind: 'registry', device_id: '', message: this.warning });
     }
   }
+}
+
+/** The device's SSH address: the file's ssh_* fields, else port 22, root and /data/recordings. */
+function sshAddress(file: RegistryFileDevice | undefined, host: string): DeviceSshAddress {
+  return {
+    host,
+    port: file?.ssh_port ?? 22,
+    user: file?.ssh_user ?? 'root',
+    recordingsRoot: file?.recordings_root ?? DEFAULT_RECORDINGS_ROOT,
+  };
+}
+
+/** A URL's host name without the brackets of an IPv6 literal. */
+function hostOf(host: string): string {
+  return host.replace(/^\[(.*)\]$/, '$1');
 }
 
 function reachable(device: RegisteredDevice, target: string): RegisteredDevice {

@@ -29,6 +29,11 @@ const HubShadowSchema = RegistryShadowSchema.extend({
   restored: z.boolean().optional().describe('its hello was announced before the hub restarted (reloaded from the hub state), none since'),
   image: z.string().optional(),
   layer: z.string().optional(),
+  ssh: z
+    .object({ host: z.string(), port: z.number().int(), user: z.string(), recordings_root: z.string() })
+    .nullable()
+    .optional()
+    .describe('where the hub reaches it over SSH (registry file ssh_host, ssh_port, ssh_user, recordings_root); null: not contacted'),
 });
 
 const RegistryResponse = RegistryRecordSchema.extend({
@@ -162,5 +167,6 @@ function shadow(d: RegisteredDevice, busId: string, online: boolean): z.output<t
   if (d.restored) s.restored = true;
   if (d.image) s.image = d.image;
   if (d.layer) s.layer = d.layer;
+  if (d.ssh !== undefined) s.ssh = d.ssh && { host: d.ssh.host, port: d.ssh.port, user: d.ssh.user, recordings_root: d.ssh.recordingsRoot };
   return s;
 }

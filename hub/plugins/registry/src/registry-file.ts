@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DeviceIdSchema, IpAddressSchema, LookoutError, PortSchema, RoleLabelSchema } from 'lookout/core';
+import { DEFAULT_RECORDINGS_ROOT } from './service.js';
+
+/** An IP address or a DNS name: what the operator writes as a device's SSH address. */
+const HostSchema = z.union([
+  IpAddressSchema,
+  z.string().regex(/^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i, 'an IP address or host name'),
+]);
 
 /**
  * The registry file (`--registry <file>`, JSON), written by the operator. A device named here is
@@ -19,6 +26,20 @@ export const RegistryFileDeviceSchema = z.strictObject({
     .refine((u) => !/^[a-z]+:\/\/[^/?#]*@/i.test(u), 'must not carry credentials (user:password@)')
     .optional()
     .describe('full tool server URL, overriding ips and tool_port'),
+  ssh_host: HostSchema.optional().describe('SSH address of the device; default: the address its tool server is reached at'),
+  ssh_port: PortSchema.optional().describe('SSH port of the device; default 22'),
+  ssh_user: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_.-]{0,31}$/i, 'a user name')
+    .optional()
+    .describe('SSH user; default root'),
+  recordings_root: z
+    .string()
+    .max(1024)
+    .regex(/^\/[^\0]*$/, 'an absolute path')
+    .refine((p) => !p.split('/').includes('..'), 'must not contain ..')
+    .optional()
+    .describe(`recordings directory on the device, the only place the hub reads over SSH; default ${DEFAULT_RECORDINGS_ROOT}`),
 });
 
 export const RegistryFileSchema = z.strictObject({

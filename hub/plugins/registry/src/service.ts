@@ -20,6 +20,23 @@ export interface RegisteredDevice {
   restored?: boolean;
   image?: string;
   layer?: string;
+  /**
+   * Where the hub reaches it over SSH (device-ssh), or null when it may not contact it. The
+   * registry always sets it; optional so that devices built by hand (tests) need not.
+   */
+  ssh?: DeviceSshAddress | null;
+}
+
+/** Where a device keeps its recordings unless the registry file says otherwise (spec 02's paths). */
+export const DEFAULT_RECORDINGS_ROOT = '/data/recordings';
+
+/** A device's SSH address and the one remote directory the hub may read. */
+export interface DeviceSshAddress {
+  host: string;
+  port: number;
+  user: string;
+  /** Absolute path on the device (registry file `recordings_root`, default /data/recordings). */
+  recordingsRoot: string;
 }
 
 /** Devices the hub knows (registry file merged with hello announcements) and how to reach them. */

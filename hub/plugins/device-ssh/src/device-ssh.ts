@@ -1,0 +1,95 @@
+import { LookoutError, isLookoutError } from 'lookout/core';
+import { DEFAULT_RECORDINGS_ROOT, type DeviceRegistry, type DeviceSshAddress } from '../../registry/src/service.js';
+import { checkRecordingFileName, checkRecordingsRoot, remotePathIn } from './recording-names.js';
+import type { DeviceSsh, RemoteFile, RemoteListing } from './service.js';
+import { describeTarget, type SshTarget } from './ssh-connect.js';
+import type { SshCredentials } from './ssh-credentials.js';
+import type { SshPool } from './ssh-pool.js';
+import { shellList } from './shell-listing.js';
+import { sftpDownload, sftpList, sftpRead, type OpContext } from './sftp-ops.js';
+
+/** The most `read` returns: it is for sidecars and index files, not chunks (download those). */
+export const MAX_READ_BYTES = 16 * 1024 * 1024;
+
+export interface DeviceSshOptions {
+  registry: Pick<DeviceRegistry, 'get'>;
+  credentials: SshCredentials;
+  pool: SshPool;
+  /** Longest silence within an operation. */
+  idleTimeoutMs: number;
+  /** The largest file `download` copies. */
+  maxDownloadBytes: number;
+  /** Told of every failure but a refused name or a missing file (the debug ring). */
+  onFailure?: (deviceId: string, err: LookoutError) => void;
+}
+
+/** DeviceSsh over ssh2: names checked first, then credentials, then the device's registry entry. */
+export class HubDeviceSsh implements DeviceSsh {
+  constructor(private readonly options: DeviceSshOptions) {}
+
+  get configured(): boolean {
+    return this.options.credentials.configured;
+  }
+
+  recordingsRoot(deviceId: string): string {
+    return this.address(deviceId).recordingsRoot;
+  }
+
+  async list(deviceId: string, via: RemoteListing, signal?: AbortSignal): Promise<RemoteFile[]> {
+    if (via !== 'sftp' && via !== 'shell') throw new LookoutError('bad_request', `via: sftp or shell, not ${String(via)}`, { details: { field: 'via' } });
+    return this.run(deviceId, signal, (client, root, ctx) => (via === 'sftp' ? sftpList(client, root, ctx) : shellList(client, root, ctx)));
+  }
+
+  async read(deviceId: string, name: string, maxBytes: number, signal?: AbortSignal): Promise<Buffer> {
+    checkRecordingFileName(name);
+    if (!Number.isSafeInteger(maxBytes) || maxBytes < 1 || maxBytes > MAX_READ_BYTES) {
+      throw new LookoutError('argument_invalid', `maxBytes: an integer from 1 to ${MAX_READ_BYTES}, not ${maxBytes}`, { details: { field: 'maxBytes' } });
+    }
+    return this.run(deviceId, signal, (client, root, ctx) => sftpRead(client, remotePathIn(root, name), name, maxBytes, ctx));
+  }
+
+  async download(deviceId: string, name: string, localPath: string, signal?: AbortSignal): Promise<{ bytes: number }> {
+    checkRecordingFileName(name);
+    return this.run(deviceId, signal, (client, root, ctx) =>
+      sftpDownload(client, remotePathIn(root, name), name, localPath, this.options.maxDownloadBytes, ctx),
+    );
+  }
+
+  private address(deviceId: string): DeviceSshAddress {
+    const device = this.options.registry.get(deviceId);
+    if (!device) throw new LookoutError('target_unknown', `no registered device is "${deviceId}"`, { details: { target: deviceId } });
+    if (!device.ssh) {
+      throw new LookoutError(
+        'target_not_allowed',
+        `${deviceId} is not contacted over SSH: ${device.unreachableReason ?? 'the registry gives it no SSH address'}`,
+        {
+          details: { target: deviceId },
+        },
+      );
+    }
+    return device.ssh;
+  }
+
+  private async run<T>(
+    deviceId: string,
+    signal: AbortSignal | undefined,
+    op: (client: import('ssh2').Client, root: string, ctx: OpContext) => Promise<T>,
+  ): Promise<T> {
+    if (!this.configured) {
+      throw new LookoutError('ssh_not_configured', 'no SSH credentials for devices: set DEVICE_PASSWORD or LOOKOUT_SSH_KEY_FILE in the hub environment');
+    }
+    const address = this.address(deviceId);
+    const root = checkRecordingsRoot(address.recordingsRoot || DEFAULT_RECORDINGS_ROOT);
+    const target: SshTarget = { deviceId, host: address.host, port: address.port, user: address.user };
+    const ctx: OpContext = { where: describeTarget(target), idleTimeoutMs: this.options.idleTimeoutMs, signal };
+    try {
+      return await this.options.pool.use(target, signal, (client) => op(client, root, ctx));
+    } catch (err) {
+      const e = isLookoutError(err) ? err : new LookoutError('ssh_failed', `${ctx.where}: ${(err as Error).message}`, { cause: err });
+      if (e.code !== 'recording_not_found' && e.code !== 'bad_request' && (e.details as { reason?: string } | undefined)?.reason !== 'cancelled') {
+        this.options.onFailure?.(deviceId, e);
+      }
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,185 @@
+import { randomBytes } from 'node:crypto';
+import { rename, rm, stat } from 'node:fs/promises';
+import type { Client, SFTPWrapper, Stats } from 'ssh2';
+import { LookoutError } from 'lookout/core';
+import { guarded } from './op-guard.js';
+import { isRecordingFileName } from './recording-names.js';
+import type { RemoteFile } from './service.js';
+
+/** SFTP status codes (draft-ietf-secsh-filexfer-02) that mean something to a caller. */
+const SFTP_NO_SUCH_FILE = 2;
+const SFTP_PERMISSION_DENIED = 3;
+/** Bytes per SFTP read of a small file. */
+const READ_BLOCK = 32 * 1024;
+
+export interface OpContext {
+  /** `cam-1 (root@127.0.0.1:22)`, for messages. */
+  where: string;
+  idleTimeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** Opens an SFTP channel; a server without the sftp subsystem says so (reason sftp_unavailable: list with the shell instead). */
+function openSftp(client: Client, ctx: OpContext): Promise<SFTPWrapper> {
+  return new Promise((resolve, reject) => {
+    try {
+      client.sftp((err, sftp) => {
+        if (!err) return resolve(sftp);
+        const unavailable = /subsystem/i.test(err.message);
+        reject(
+          new LookoutError('ssh_failed', `${ctx.where}: ${unavailable ? 'the device offers no SFTP' : 'no SFTP channel'}: ${err.message}`, {
+            details: { reason: unavailable ? 'sftp_unavailable' : 'channel' },
+          }),
+        );
+      });
+    } catch (err) {
+      // ssh2 throws at once when the connection is gone.
+      reject(new LookoutError('ssh_failed', `${ctx.where}: ${(err as Error).message}`, { details: { reason: 'channel' } }));
+    }
+  });
+}
+
+/** One SFTP session for `work`, closed after it (and on timeout or abort, which also stops the work). */
+async function withSftp<T>(client: Client, ctx: OpContext, what: string, work: (sftp: SFTPWrapper, touch: () => void) => Promise<T>): Promise<T> {
+  let sftp: SFTPWrapper | undefined;
+  try {
+    return await guarded(
+      { what: `${ctx.where}: ${what}`, idleTimeoutMs: ctx.idleTimeoutMs, signal: ctx.signal, stop: () => endQuietly(sftp) },
+      async (touch) => {
+        sftp = await openSftp(client, ctx);
+        touch();
+        return work(sftp, touch);
+      },
+    );
+  } finally {
+    endQuietly(sftp);
+  }
+}
+
+function endQuietly(sftp: SFTPWrapper | undefined): void {
+  try {
+    sftp?.end();
+  } catch {
+    // Already closed with its connection.
+  }
+}
+
+function sftpError(err: Error & { code?: number | string }, ctx: OpContext, what: string, name?: string): LookoutError {
+  if (err instanceof LookoutError) return err;
+  if (err.code === SFTP_NO_SUCH_FILE && name !== undefined) {
+    return new LookoutError('recording_not_found', `${ctx.where}: no ${name} in the recordings root`, { details: { name } });
+  }
+  const why = err.code === SFTP_PERMISSION_DENIED ? 'permission denied' : err.message;
+  return new LookoutError('ssh_failed', `${ctx.where}: ${what}: ${why}`, { details: { reason: 'sftp', ...(name !== undefined ? { name } : {}) } });
+}
+
+function call<T>(fn: (cb: (err: Error | undefined | null, value: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => fn((err, value) => (err ? reject(err) : resolve(value))));
+}
+
+/** The recording files directly in `root` (regular files with recording names; symlinks and others are left out). */
+export function sftpList(client: Client, root: string, ctx: OpContext): Promise<RemoteFile[]> {
+  return withSftp(client, ctx, `list ${root}`, async (sftp) => {
+    let entries;
+    try {
+      entries = await call<{ filename: string; attrs: Stats }[]>((cb) => sftp.readdir(root, cb));
+    } catch (err) {
+      const e = err as Error & { code?: number };
+      if (e.code === SFTP_NO_SUCH_FILE) {
+        throw new LookoutError('ssh_failed', `${ctx.where}: the recordings root ${root} does not exist on the device`, {
+          details: { reason: 'root_missing', recordings_root: root },
+        });
+      }
+      throw sftpError(e, ctx, `list ${root}`);
+    }
+    return entries
+      .filter((e) => e.attrs.isFile() && isRecordingFileName(e.filename))
+      .map((e) => ({ name: e.filename, size: e.attrs.size, mtimeMs: e.attrs.mtime * 1000 }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  });
+}
+
+/** The size of a regular file (a symlink or directory with a recording name is refused as not found). */
+async function regularFileSize(sftp: SFTPWrapper, path: string, name: string, ctx: OpContext): Promise<number> {
+  let attrs: Stats;
+  try {
+    attrs = await call<Stats>((cb) => sftp.lstat(path, cb));
+  } catch (err) {
+    throw sftpError(err as Error, ctx, `stat ${name}`, name);
+  }
+  if (!attrs.isFile()) throw new LookoutError('recording_not_found', `${ctx.where}: ${name} is not a regular file`, { details: { name } });
+  return attrs.size;
+}
+
+function tooLarge(ctx: OpContext, name: string, size: number, maxBytes: number): LookoutError {
+  return new LookoutError('ssh_failed', `${ctx.where}: ${name} is ${size} bytes, more than the ${maxBytes} allowed`, {
+    details: { reason: 'too_large', name, size, max_bytes: maxBytes },
+  });
+}
+
+/** A whole file of at most `maxBytes` (one that grows past it while read is refused too). */
+export function sftpRead(client: Client, path: string, name: string, maxBytes: number, ctx: OpContext): Promise<Buffer> {
+  return withSftp(client, ctx, `read ${name}`, async (sftp, touch) => {
+    const size = await regularFileSize(sftp, path, name, ctx);
+    if (size > maxBytes) throw tooLarge(ctx, name, size, maxBytes);
+    let handle: Buffer;
+    try {
+      handle = await call<Buffer>((cb) => sftp.open(path, 'r', cb));
+    } catch (err) {
+      throw sftpError(err as Error, ctx, `open ${name}`, name);
+    }
+    try {
+      const parts: Buffer[] = [];
+      let total = 0;
+      for (;;) {
+        const want = Math.min(READ_BLOCK, maxBytes + 1 - total);
+        const buffer = Buffer.alloc(want);
+        const got = await call<number>((cb) => sftp.read(handle, buffer, 0, want, total, (err, bytesRead) => cb(err, bytesRead)));
+        touch();
+        if (got === 0) break;
+        parts.push(buffer.subarray(0, got));
+        total += got;
+        if (total > maxBytes) throw tooLarge(ctx, name, total, maxBytes);
+      }
+      return Buffer.concat(parts, total);
+    } catch (err) {
+      throw sftpError(err as Error, ctx, `read ${name}`, name);
+    } finally {
+      sftp.close(handle, () => undefined);
+    }
+  });
+}
+
+/**
+ * Copies a file to `localPath` through a temporary `<localPath>.<random>.part` renamed when complete:
+ * a failed, timed out or aborted download leaves no file, and a reader never sees a partial one.
+ */
+export async function sftpDownload(
+  client: Client,
+  path: string,
+  name: string,
+  localPath: string,
+  maxBytes: number,
+  ctx: OpContext,
+): Promise<{ bytes: number }> {
+  const part = `${localPath}.${randomBytes(4).toString('hex')}.part`;
+  try {
+    return await withSftp(client, ctx, `download ${name}`, async (sftp, touch) => {
+      const size = await regularFileSize(sftp, path, name, ctx);
+      if (size > maxBytes) throw tooLarge(ctx, name, size, maxBytes);
+      try {
+        await call<void>((cb) => sftp.fastGet(path, part, { step: () => touch() }, (err) => cb(err, undefined)));
+      } catch (err) {
+        throw sftpError(err as Error, ctx, `download ${name}`, name);
+      }
+      const bytes = (await stat(part)).size;
+      if (bytes > maxBytes) throw tooLarge(ctx, name, bytes, maxBytes);
+      await rename(part, localPath);
+      return { bytes };
+    });
+  } catch (err) {
+    await rm(part, { force: true }).catch(() => undefined);
+    if (err instanceof LookoutError) throw err;
+    throw new LookoutError('ssh_failed', `${ctx.where}: download ${name} to ${localPath}: ${(err as Error).message}`, { details: { reason: 'local', name } });
+  }
+}
