@@ -1,0 +1,147 @@
+import { join } from 'node:path';
+import { z } from 'zod';
+import { definePlugin, type RouteRequest } from 'lookout/core';
+import { BUS_CACHE } from '../../bus-cache/src/service.js';
+import { DEBUG_RING } from '../../debug-ring/src/service.js';
+import { DEVICE_SSH } from '../../device-ssh/src/service.js';
+import { DEVICE_REGISTRY } from '../../registry/src/service.js';
+import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
+import { serveClip } from './clip-route.js';
+import { IncidentWatcher } from './incidents.js';
+import { Media } from './media.js';
+import { playbackReady, PlaybackQuery, PlaybackResponse } from './playback-ready.js';
+import { pullRecording, PullQuery } from './pull-recording.js';
+import { InventoryQuery, InventoryResponse, recorderInventory } from './recorder-inventory.js';
+import { LocalRecordings } from './recordings-access.js';
+import { registerToolFallbacks } from './tool-fallbacks.js';
+import { TranscodeCache } from './transcode-cache.js';
+
+const MiB = 1024 * 1024;
+
+/** Recordings served to HTTP clients: playable clips, pulled recordings, the fleet's recorder inventory. */
+export default definePlugin({
+  name: 'media',
+  version: '1.0.0',
+  core: '^1',
+  description:
+    'Recordings for HTTP clients: mp4 clips from a transcode cache, playback-ready chunks, pull-recording, recorder inventory, SSH fallbacks of the chunk tools',
+  requires: [DEVICE_REGISTRY, BUS_CACHE, DEBUG_RING, DEVICE_TOOLS],
+  optionalRequires: [DEVICE_SSH],
+  config: z.object({
+    /** Bound on the transcode cache's disk use; least recently used clips go first. */
+    LOOKOUT_MEDIA_CACHE_BYTES: z.coerce
+      .number()
+      .int()
+      .min(MiB)
+      .default(2048 * MiB),
+    /** Where clips are cached; default `<hub data dir>/media-cache`. */
+    LOOKOUT_MEDIA_CACHE_DIR: z.string().min(1).optional(),
+    /** ffmpeg processes at once (transcodes and remuxes); more wait. */
+    LOOKOUT_MEDIA_TRANSCODES: z.coerce.number().int().min(1).max(64).default(2),
+    LOOKOUT_MEDIA_TRANSCODE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
+    /** x264 preset of the H.264 clips. */
+    LOOKOUT_MEDIA_H264_PRESET: z.enum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium']).default('veryfast'),
+    /** Time for one chunk to come over SFTP. */
+    LOOKOUT_MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
+    /** Time for one discovery step (tool call, SSH listing). */
+    LOOKOUT_MEDIA_STEP_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+    /** Devices asked at once by fleet routes. */
+    LOOKOUT_MEDIA_DISCOVERY_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    /**
+     * A hub beside its devices (the simulated fleet, tests): their recordings folders on this
+     * disk, a path holding `{device}`. Tried before SSH.
+     */
+    LOOKOUT_MEDIA_LOCAL_RECORDINGS: z.string().includes('{device}').optional(),
+    LOOKOUT_MEDIA_INCIDENT_WINDOW_S: z.coerce.number().int().min(1).max(600).default(15),
+    LOOKOUT_MEDIA_INCIDENT_WAIT_MS: z.coerce.number().int().min(0).max(900_000).default(120_000),
+    LOOKOUT_MEDIA_INCIDENT_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
+  }),
+  routes: [
+    {
+      method: 'GET',
+      path: '/media/clips/:device/:file',
+      summary:
+        'A chunk as mp4: <chunk>.mp4 (H.264, faststart, transcoded once into the cache) or <chunk>.hevc.mp4 (the original remuxed, hvc1); Range and ETag',
+      produces: 'video/mp4',
+    },
+    {
+      method: 'GET',
+      path: '/fleet/playback-ready',
+      summary: 'Newest chunks of the devices of a role label with their justified metadata, playUrl and playUrlHevc',
+      query: PlaybackQuery,
+      response: PlaybackResponse,
+    },
+    {
+      method: 'GET',
+      path: '/pull-recording',
+      summary: "A device's latest (or most recent justified) recording as mp4; chunks found through the tool server, else SFTP, else an SSH listing",
+      query: PullQuery,
+      produces: 'video/mp4',
+    },
+    {
+      method: 'GET',
+      path: '/fleet/recorder-inventory',
+      summary: 'Chunks and storage across the fleet: per device chunk count, newest chunk, storage health (cache and get_recording_status)',
+      query: InventoryQuery,
+      response: InventoryResponse,
+    },
+  ],
+  async start(ctx) {
+    const cfg = ctx.config;
+    const ring = ctx.services.get(DEBUG_RING);
+    const stopping = new AbortController();
+    ctx.onStop(() => stopping.abort(new Error('the media plugin stopped')));
+    const cacheDir = cfg.LOOKOUT_MEDIA_CACHE_DIR ?? join(ctx.runtime.dataDir, 'media-cache');
+    const clips = new TranscodeCache({
+      dir: join(cacheDir, 'clips'),
+      maxBytes: cfg.LOOKOUT_MEDIA_CACHE_BYTES,
+      concurrency: cfg.LOOKOUT_MEDIA_TRANSCODES,
+      timeoutMs: cfg.LOOKOUT_MEDIA_TRANSCODE_TIMEOUT_MS,
+      preset: cfg.LOOKOUT_MEDIA_H264_PRESET,
+      signal: stopping.signal,
+      onTranscode: (t) =>
+        ring.record({
+          kind: 'transcode',
+          device_id: t.key.split('/')[0],
+          message: `${t.key.split('/')[1] ?? t.key} → ${t.variant} mp4 in ${t.ms} ms (${t.bytes} bytes)`,
+          details: { ...t, cache: clips.stats() },
+        }),
+    });
+    await clips.init();
+    const media = new Media({
+      registry: ctx.services.get(DEVICE_REGISTRY),
+      cache: ctx.services.get(BUS_CACHE),
+      tools: ctx.services.get(DEVICE_TOOLS),
+      ring,
+      // Looked up per use: device-ssh may start, fail or be restarted while this plugin runs.
+      ssh: () => ctx.services.optional(DEVICE_SSH),
+      local: cfg.LOOKOUT_MEDIA_LOCAL_RECORDINGS ? new LocalRecordings(cfg.LOOKOUT_MEDIA_LOCAL_RECORDINGS) : undefined,
+      clips,
+      cacheDir,
+      stepTimeoutMs: cfg.LOOKOUT_MEDIA_STEP_TIMEOUT_MS,
+      fetchTimeoutMs: cfg.LOOKOUT_MEDIA_FETCH_TIMEOUT_MS,
+      discoveryConcurrency: cfg.LOOKOUT_MEDIA_DISCOVERY_CONCURRENCY,
+      signal: stopping.signal,
+    });
+
+    for (const remove of registerToolFallbacks(media)) ctx.onStop(remove);
+
+    const incidents = new IncidentWatcher(media, {
+      windowS: cfg.LOOKOUT_MEDIA_INCIDENT_WINDOW_S,
+      waitMs: cfg.LOOKOUT_MEDIA_INCIDENT_WAIT_MS,
+      pollMs: cfg.LOOKOUT_MEDIA_INCIDENT_POLL_MS,
+      concurrency: 2,
+      maxQueued: 32,
+      signal: stopping.signal,
+      sleep: (ms) => new Promise((resolve) => ctx.clock.setTimeout(resolve, ms)),
+    });
+    ctx.onStop(media.deps.cache.on('events/+', (m) => incidents.handle(m)));
+    ctx.onStop(media.deps.cache.on('data_manifest', (m) => media.recorder.fromManifest(m.deviceId, m.message, m.receivedAt)));
+
+    ctx.routes.handle('GET', '/media/clips/:device/:file', (req: RouteRequest) => serveClip(media, req));
+    ctx.routes.handle<z.output<typeof PlaybackQuery>>('GET', '/fleet/playback-ready', ({ query, signal }) => playbackReady(media, query, signal));
+    ctx.routes.handle<z.output<typeof PullQuery>>('GET', '/pull-recording', (req) => pullRecording(media, req));
+    ctx.routes.handle<z.output<typeof InventoryQuery>>('GET', '/fleet/recorder-inventory', ({ query, signal }) => recorderInventory(media, query, signal));
+    ctx.log.info({ cacheDir, maxBytes: cfg.LOOKOUT_MEDIA_CACHE_BYTES, ssh: ctx.services.optional(DEVICE_SSH) !== undefined }, 'media ready');
+  },
+});
