@@ -23,5 +23,17 @@ export const PingCommandSchema = z
   .describe('cmd/ping command');
 export type PingCommand = z.output<typeof PingCommandSchema>;
 
+/**
+ * `devices/<device_id>/cmd/data_manifest`: publish the recording index now (the recorder answers on
+ * `data_manifest` with `reason: "request"`, echoing request_id).
+ */
+export const DataManifestCommandSchema = z
+  .strictObject({
+    request_id: z.string().min(1).max(200).optional().describe('echoed in the data_manifest message'),
+    limit: z.number().int().min(1).max(200).optional().describe('newest chunks to list (default the recorder’s DATA_MANIFEST_CHUNKS)'),
+  })
+  .describe('cmd/data_manifest command');
+export type DataManifestCommand = z.output<typeof DataManifestCommandSchema>;
+
 /** Inbound command topics (relative to `devices/<device_id>/`) and the schema of their payloads. */
-export const COMMAND_TOPICS = { 'cmd/tool': ToolCommandSchema, 'cmd/ping': PingCommandSchema } as const;
+export const COMMAND_TOPICS = { 'cmd/tool': ToolCommandSchema, 'cmd/ping': PingCommandSchema, 'cmd/data_manifest': DataManifestCommandSchema } as const;

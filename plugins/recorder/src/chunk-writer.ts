@@ -1,0 +1,189 @@
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SerialQueue } from 'lookout/core';
+import type { EncodedPicture } from '../../encode/src/service.js';
+import { chunkName, files } from './chunk-files.js';
+import type { DetsLine } from './detection-log.js';
+
+/** A chunk renamed into place: complete, fsynced, playable. */
+export interface CompletedChunk {
+  name: string;
+  startedAtMs: number;
+  frames: number;
+  keyframes: number;
+  fps: number;
+  sizeBytes: number;
+  dets: DetsLine[];
+  /** Detector results per second of video while it was written. */
+  strideFps: number;
+}
+
+interface OpenChunk {
+  name: string;
+  video: FileHandle;
+  log: FileHandle;
+  startedAtMs: number;
+  fps: number;
+  frames: number;
+  keyframes: number;
+  bytes: number;
+  dets: DetsLine[];
+  /** Log lines not yet appended to the file. */
+  pendingLines: string[];
+}
+
+export interface ChunkWriterOptions {
+  dir: string;
+  chunkSeconds: number;
+  /** First sequence number (one past the newest chunk already on disk). */
+  nextSeq: number;
+}
+
+/**
+ * Writes the encoded stream as chunks: each starts on a keyframe and is cut on the first keyframe
+ * after CHUNK_SECONDS of video, written as `.<name>.part` (with its `.dets.jsonl` beside it) and
+ * fsynced and renamed only when complete, so a crash never leaves a listed chunk that does not play.
+ * A failed write (ENOSPC) drops the chunk in progress, frees its space and starts again on the next
+ * keyframe; the error stays in `lastError` for the status file and the recommendation.
+ */
+export class ChunkWriter {
+  private current: OpenChunk | undefined;
+  private readonly queue = new SerialQueue();
+  private seq: number;
+  lastWriteAtMs: number | null = null;
+  lastError: { at: string; message: string } | null = null;
+  picturesWritten = 0;
+  picturesSkipped = 0;
+
+  constructor(private readonly options: ChunkWriterOptions) {
+    this.seq = options.nextSeq;
+  }
+
+  /** Appends a picture; resolves with the chunk it completed, if it cut one. */
+  write(picture: EncodedPicture, fps: number): Promise<CompletedChunk | null> {
+    return this.queue.run(async () => {
+      let completed: CompletedChunk | null = null;
+      const c = this.current;
+      if (c && picture.keyframe && c.frames / c.fps >= this.options.chunkSeconds) completed = await this.close(c);
+      if (!this.current) {
+        if (!picture.keyframe) {
+          this.picturesSkipped++; // a chunk starts on a keyframe, or a decoder could not start it
+          return completed;
+        }
+        if (!(await this.openChunk(picture.capturedAtMs, fps))) return completed;
+      }
+      const o = this.current!;
+      try {
+        await o.video.write(picture.data);
+        await this.flushLog(o);
+      } catch (err) {
+        await this.abandon(o, err);
+        return completed;
+      }
+      o.frames++;
+      if (picture.keyframe) o.keyframes++;
+      o.bytes += picture.data.length;
+      this.picturesWritten++;
+      this.lastWriteAtMs = Date.now();
+      return completed;
+    });
+  }
+
+  /** A detector result joins the chunk being written (dropped while none is). */
+  logDetections(line: DetsLine): void {
+    const c = this.current;
+    if (!c) return;
+    c.dets.push(line);
+    c.pendingLines.push(JSON.stringify(line));
+  }
+
+  /** Completes the chunk in progress (at stop, or when the encoder exits mid-chunk). */
+  finish(): Promise<CompletedChunk | null> {
+    return this.queue.run(async () => (this.current ? this.close(this.current) : null));
+  }
+
+  /** The chunk being written, for video_understand over a range that reaches now. */
+  inProgress(): { name: string; startedAtMs: number; frames: number; dets: readonly DetsLine[] } | null {
+    const c = this.current;
+    return c ? { name: c.name, startedAtMs: c.startedAtMs, frames: c.frames, dets: c.dets } : null;
+  }
+
+  private async openChunk(startedAtMs: number, fps: number): Promise<boolean> {
+    const name = chunkName(startedAtMs, this.seq++);
+    const dir = this.options.dir;
+    let video: FileHandle | undefined;
+    try {
+      video = await open(join(dir, files.part(name)), 'w');
+      const log = await open(join(dir, files.part(files.detsLog(name))), 'w');
+      this.current = { name, video, log, startedAtMs, fps, frames: 0, keyframes: 0, bytes: 0, dets: [], pendingLines: [] };
+      return true;
+    } catch (err) {
+      await video?.close().catch(() => undefined);
+      await rm(join(dir, files.part(name)), { force: true }).catch(() => undefined);
+      this.fail(err);
+      return false;
+    }
+  }
+
+  private async flushLog(c: OpenChunk): Promise<void> {
+    if (c.pendingLines.length === 0) return;
+    const text = `${c.pendingLines.join('\n')}\n`;
+    c.pendingLines = [];
+    await c.log.write(text);
+  }
+
+  private async close(c: OpenChunk): Promise<CompletedChunk | null> {
+    this.current = undefined;
+    const dir = this.options.dir;
+    try {
+      await this.flushLog(c);
+      await c.log.sync();
+      await c.log.close();
+      await c.video.sync();
+      await c.video.close();
+      // The log first: a chunk in place always has its log beside it.
+      await rename(join(dir, files.part(files.detsLog(c.name))), join(dir, files.detsLog(c.name)));
+      await rename(join(dir, files.part(c.name)), join(dir, c.name));
+      await syncDir(dir);
+    } catch (err) {
+      await this.abandon(c, err);
+      return null;
+    }
+    const seconds = c.frames / c.fps;
+    return {
+      name: c.name,
+      startedAtMs: c.startedAtMs,
+      frames: c.frames,
+      keyframes: c.keyframes,
+      fps: c.fps,
+      sizeBytes: c.bytes,
+      dets: c.dets,
+      strideFps: seconds > 0 ? c.dets.length / seconds : 0,
+    };
+  }
+
+  /** Drops a chunk that cannot be written: its space is what the next write needs. */
+  private async abandon(c: OpenChunk, err: unknown): Promise<void> {
+    if (this.current === c) this.current = undefined;
+    await c.video.close().catch(() => undefined);
+    await c.log.close().catch(() => undefined);
+    const dir = this.options.dir;
+    await rm(join(dir, files.part(c.name)), { force: true }).catch(() => undefined);
+    await rm(join(dir, files.part(files.detsLog(c.name))), { force: true }).catch(() => undefined);
+    this.fail(err);
+  }
+
+  private fail(err: unknown): void {
+    const e = err as NodeJS.ErrnoException;
+    this.lastError = { at: new Date().toISOString(), message: e.code ? `${e.code}: ${e.message}` : String(e.message ?? err) };
+  }
+}
+
+export async function syncDir(dir: string): Promise<void> {
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}

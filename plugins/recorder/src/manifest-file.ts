@@ -1,0 +1,51 @@
+import { access, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ChunkSidecarSchema, writeFileAtomic, type ChunkSidecar } from 'lookout/core';
+import { MANIFEST_FILE } from './chunk-files.js';
+
+/** `recent_manifest.jsonl`: the newest complete chunks, one sidecar per line, oldest first; rewritten atomically. */
+export async function writeManifest(dir: string, newestLast: readonly ChunkSidecar[], entries: number): Promise<void> {
+  const lines = newestLast.slice(-entries).map((s) => JSON.stringify(s));
+  await writeFileAtomic(join(dir, MANIFEST_FILE), lines.length > 0 ? `${lines.join('\n')}\n` : '');
+}
+
+/** The manifest's valid lines (a missing file is an empty manifest). */
+export async function readManifest(dir: string): Promise<ChunkSidecar[]> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, MANIFEST_FILE), 'utf8');
+  } catch {
+    return [];
+  }
+  const out: ChunkSidecar[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const parsed = ChunkSidecarSchema.safeParse(JSON.parse(line));
+      if (parsed.success) out.push(parsed.data);
+    } catch {
+      // not a line of ours
+    }
+  }
+  return out;
+}
+
+/** Drops the lines whose chunk is gone (after a prune from outside the recorder); returns how many went. */
+export async function dropGoneFromManifest(dir: string): Promise<number> {
+  const lines = await readManifest(dir);
+  const present: ChunkSidecar[] = [];
+  for (const s of lines) {
+    if (await exists(join(dir, s.name))) present.push(s);
+  }
+  if (present.length !== lines.length) await writeManifest(dir, present, present.length);
+  return lines.length - present.length;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

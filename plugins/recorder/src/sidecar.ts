@@ -1,0 +1,63 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ChunkSidecarSchema, writeFileAtomic, type ChunkSidecar } from 'lookout/core';
+import { files } from './chunk-files.js';
+import { justification, summarize, type DetsLine } from './detection-log.js';
+
+/** What the writer (or recovery) knows of a complete chunk. */
+export interface ChunkFacts {
+  dir: string;
+  name: string;
+  startedAtMs: number;
+  frames: number;
+  keyframes: number;
+  fps: number;
+  sizeBytes: number;
+  width: number;
+  height: number;
+  dets: readonly DetsLine[];
+  /** Detector results per second while the chunk was written (0 without a detector). */
+  strideFps: number;
+  recovered?: boolean;
+}
+
+/** A raw stream has no timestamps: its duration is its pictures at the encoder's rate. */
+export function buildSidecar(f: ChunkFacts, personGate: number): ChunkSidecar {
+  const durationS = f.frames / f.fps;
+  const detections = summarize(f.dets, personGate);
+  const reason = justification(detections, personGate);
+  return ChunkSidecarSchema.parse({
+    version: 1,
+    name: f.name,
+    path: join(f.dir, f.name),
+    started_at: new Date(f.startedAtMs).toISOString(),
+    ended_at: new Date(f.startedAtMs + Math.round(durationS * 1000)).toISOString(),
+    duration_s: Math.round(durationS * 1000) / 1000,
+    frame_count: f.frames,
+    keyframe_count: f.keyframes,
+    fps: f.fps,
+    size_bytes: f.sizeBytes,
+    codec: 'hevc',
+    width: f.width,
+    height: f.height,
+    justified: reason !== null,
+    justified_reason: reason,
+    rfdetr_stride_fps: Math.round(f.strideFps * 10) / 10,
+    detections,
+    ...(f.recovered ? { recovered: true } : {}),
+  });
+}
+
+export async function writeSidecar(dir: string, sidecar: ChunkSidecar): Promise<void> {
+  await writeFileAtomic(join(dir, files.sidecar(sidecar.name)), `${JSON.stringify(sidecar)}\n`);
+}
+
+/** The chunk's sidecar, or undefined when it is missing or not a valid sidecar of that chunk. */
+export async function readSidecar(dir: string, chunk: string): Promise<ChunkSidecar | undefined> {
+  try {
+    const parsed = ChunkSidecarSchema.safeParse(JSON.parse(await readFile(join(dir, files.sidecar(chunk)), 'utf8')));
+    return parsed.success && parsed.data.name === chunk ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
