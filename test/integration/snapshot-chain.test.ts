@@ -102,7 +102,7 @@ describe('GET /stream/snapshot against a real device', () => {
     );
     device = await startDeviceProcess({
       deviceId: DEVICE,
-      mqtt: hub.brokerUrl!,
+      mqtt: hub.brokerUrl,
       image,
       layer: 'layer0',
       role: 'front_door',
