@@ -12,6 +12,8 @@ export interface CompletedChunk {
   frames: number;
   keyframes: number;
   fps: number;
+  width: number;
+  height: number;
   sizeBytes: number;
   dets: DetsLine[];
   /** Detector results per second of video while it was written. */
@@ -24,12 +26,23 @@ interface OpenChunk {
   log: FileHandle;
   startedAtMs: number;
   fps: number;
+  width: number;
+  height: number;
+  /** The encoder run it belongs to: a new run starts a new chunk (new parameter sets, maybe a new size). */
+  generation: number;
   frames: number;
   keyframes: number;
   bytes: number;
   dets: DetsLine[];
   /** Log lines not yet appended to the file. */
   pendingLines: string[];
+}
+
+/** The stream's parameters when a chunk starts (they hold for the whole chunk: a change starts a new encoder run). */
+export interface StreamFacts {
+  fps: number;
+  width: number;
+  height: number;
 }
 
 export interface ChunkWriterOptions {
@@ -41,7 +54,7 @@ export interface ChunkWriterOptions {
 
 /**
  * Writes the encoded stream as chunks: each starts on a keyframe and is cut on the first keyframe
- * after CHUNK_SECONDS of video, written as `.<name>.part` (with its `.dets.jsonl` beside it) and
+ * after CHUNK_SECONDS of video (or on the first picture of a new encoder run), written as `.<name>.part` (with its `.dets.jsonl` beside it) and
  * fsynced and renamed only when complete, so a crash never leaves a listed chunk that does not play.
  * A failed write (ENOSPC) drops the chunk in progress, frees its space and starts again on the next
  * keyframe; the error stays in `lastError` for the status file and the recommendation.
@@ -60,17 +73,18 @@ export class ChunkWriter {
   }
 
   /** Appends a picture; resolves with the chunk it completed, if it cut one. */
-  write(picture: EncodedPicture, fps: number): Promise<CompletedChunk | null> {
+  write(picture: EncodedPicture, stream: StreamFacts): Promise<CompletedChunk | null> {
     return this.queue.run(async () => {
       let completed: CompletedChunk | null = null;
       const c = this.current;
-      if (c && picture.keyframe && c.frames / c.fps >= this.options.chunkSeconds) completed = await this.close(c);
+      if (c && picture.generation !== c.generation) completed = await this.close(c);
+      else if (c && picture.keyframe && c.frames / c.fps >= this.options.chunkSeconds) completed = await this.close(c);
       if (!this.current) {
         if (!picture.keyframe) {
           this.picturesSkipped++; // a chunk starts on a keyframe, or a decoder could not start it
           return completed;
         }
-        if (!(await this.openChunk(picture.capturedAtMs, fps))) return completed;
+        if (!(await this.openChunk(picture, stream))) return completed;
       }
       const o = this.current!;
       try {
@@ -108,14 +122,15 @@ export class ChunkWriter {
     return c ? { name: c.name, startedAtMs: c.startedAtMs, frames: c.frames, dets: c.dets } : null;
   }
 
-  private async openChunk(startedAtMs: number, fps: number): Promise<boolean> {
+  private async openChunk(first: EncodedPicture, stream: StreamFacts): Promise<boolean> {
+    const startedAtMs = first.capturedAtMs;
     const name = chunkName(startedAtMs, this.seq++);
     const dir = this.options.dir;
     let video: FileHandle | undefined;
     try {
       video = await open(join(dir, files.part(name)), 'w');
       const log = await open(join(dir, files.part(files.detsLog(name))), 'w');
-      this.current = { name, video, log, startedAtMs, fps, frames: 0, keyframes: 0, bytes: 0, dets: [], pendingLines: [] };
+      this.current = { name, video, log, startedAtMs, ...stream, generation: first.generation, frames: 0, keyframes: 0, bytes: 0, dets: [], pendingLines: [] };
       return true;
     } catch (err) {
       await video?.close().catch(() => undefined);
@@ -156,6 +171,8 @@ export class ChunkWriter {
       frames: c.frames,
       keyframes: c.keyframes,
       fps: c.fps,
+      width: c.width,
+      height: c.height,
       sizeBytes: c.bytes,
       dets: c.dets,
       strideFps: seconds > 0 ? c.dets.length / seconds : 0,

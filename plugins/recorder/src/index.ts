@@ -214,7 +214,7 @@ export default definePlugin({
       });
 
     const completed = async (c: CompletedChunk): Promise<void> => {
-      const sidecar: ChunkSidecar = buildSidecar({ dir, width: video.width, height: video.height, ...c }, gate);
+      const sidecar: ChunkSidecar = buildSidecar({ dir, ...c }, gate);
       await housekeeping.run(async () => {
         try {
           await writeSidecar(dir, sidecar);
@@ -233,7 +233,7 @@ export default definePlugin({
     const afterWrite = (p: Promise<CompletedChunk | null>) =>
       void p.then((c) => (c ? completed(c) : undefined)).catch((err: unknown) => log.error({ err }, 'chunk completion failed'));
 
-    const offPictures = video.subscribe((picture) => afterWrite(writer.write(picture, video.fps)));
+    const offPictures = video.subscribe((picture) => afterWrite(writer.write(picture, { fps: video.fps, width: video.width, height: video.height })));
     const offExit = video.onExit((exit) => {
       log.warn({ at: exit.at }, `encoder exited (${exit.message}): the chunk in progress is completed`);
       afterWrite(writer.finish());
@@ -336,7 +336,7 @@ export default definePlugin({
       offDets?.();
       const last = await writer.finish();
       if (last) {
-        const sidecar = buildSidecar({ dir, width: video.width, height: video.height, ...last }, gate);
+        const sidecar = buildSidecar({ dir, ...last }, gate);
         await housekeeping.run(async () => {
           await writeSidecar(dir, sidecar);
           index.add(sidecar);
