@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHUNK_NAME_PATTERN, LookoutError, jpegFromHevc } from 'lookout/core';
+import { CHUNK_NAME_PATTERN, LookoutError, jpegFromHevc, type JpegOptions } from 'lookout/core';
 import type { DeviceSsh, RemoteFile } from '../../device-ssh/src/service.js';
 import { GopTail } from './gop-tail.js';
 import type { Snapshot, SnapshotRequest } from './snapshot-types.js';
@@ -16,8 +16,7 @@ export interface SshStepSettings {
 /**
  * Step 3: over SSH, the last picture of the newest complete chunk in the device's recordings root
  * (chunks in progress are `.<name>.part` and never match the chunk pattern). Only the chunk's last
- * GOP is decoded, with the parameter sets from its start, up to its last picture that is followed by
- * another (a chunk cut mid-picture still gives a whole one).
+ * GOP is decoded, with the parameter sets from its start.
  */
 export async function snapshotOverSsh(ssh: DeviceSsh | undefined, req: SnapshotRequest, settings: SshStepSettings): Promise<Snapshot> {
   const id = req.device.deviceId;
@@ -38,15 +37,35 @@ export async function snapshotOverSsh(ssh: DeviceSsh | undefined, req: SnapshotR
     const local = join(dir, 'chunk.h265');
     await ssh.download(id, newest.name, local, signal);
     const bytes = await readFile(local);
-    const tail = new GopTail(settings.maxChunkBytes);
-    // Not flushed: the last picture of a truncated chunk may be cut, and the one before it is whole.
-    tail.push(bytes);
-    const gop = tail.snapshot();
-    if (!gop) throw new LookoutError('recording_unreadable', `${id}: the chunk ${newest.name} holds no complete keyframe`);
-    const jpeg = await jpegFromHevc(gop.stream, { width: req.width, quality: req.quality, timeoutMs: settings.decodeTimeoutMs, signal });
+    const jpeg = await lastPictureOf(
+      bytes,
+      newest.name,
+      { width: req.width, quality: req.quality, timeoutMs: settings.decodeTimeoutMs, signal },
+      id,
+      settings.maxChunkBytes,
+    );
     return { jpeg, source: 'ssh', chunk: newest.name, capturedAt: new Date(newest.mtimeMs).toISOString() };
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The chunk's last picture; when that one does not decode (a chunk cut mid-picture), the one before
+ * it, which the next picture's start code proves whole.
+ */
+async function lastPictureOf(bytes: Buffer, name: string, options: JpegOptions, id: string, maxBytes: number): Promise<Buffer> {
+  const tail = new GopTail(maxBytes);
+  tail.push(bytes);
+  const wholeOnly = tail.snapshot();
+  tail.flush();
+  const all = tail.snapshot();
+  if (!all) throw new LookoutError('recording_unreadable', `${id}: the chunk ${name} holds no complete keyframe`);
+  try {
+    return await jpegFromHevc(all.stream, options);
+  } catch (err) {
+    if (!wholeOnly || wholeOnly.pictures === all.pictures || options.signal?.aborted) throw err;
+    return jpegFromHevc(wholeOnly.stream, options);
   }
 }
 
