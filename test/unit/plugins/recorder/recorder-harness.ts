@@ -49,7 +49,7 @@ export async function startRecorder(
   const others: Plugin[] = await Promise.all((options.with ?? []).map((name) => importPlugin(name, packageRoot())));
   const bus = new MemoryBus();
   const runtime = await loadPlugins({
-    plugins: [encoder.plugin, ...others, recorder as Plugin],
+    plugins: [encoder.plugin, ...others, recorder],
     runtime: { kind: 'device', id, dataDir, layer: options.layer ?? 'layer0', role: 'front_door', device: { source: 'sim' } },
     bus,
     env: { CHUNK_SECONDS: '1', STATUS_INTERVAL_MS: '300', STORAGE_CHECK_MS: '500', RECORDING_STALL_MS: '1500', ...options.env },
