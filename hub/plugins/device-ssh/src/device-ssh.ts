@@ -31,6 +31,14 @@ export class HubDeviceSsh implements DeviceSsh {
     return this.options.credentials.configured;
   }
 
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `HubDeviceSsh(${this.options.credentials.kinds.join(', ') || 'not configured'}, ${this.options.pool.size} connections)`;
+  }
+
+  toJSON(): { configured: boolean; connections: number } {
+    return { configured: this.configured, connections: this.options.pool.size };
+  }
+
   recordingsRoot(deviceId: string): string {
     return this.address(deviceId).recordingsRoot;
   }

@@ -43,14 +43,11 @@ function openSftp(client: Client, ctx: OpContext): Promise<SFTPWrapper> {
 async function withSftp<T>(client: Client, ctx: OpContext, what: string, work: (sftp: SFTPWrapper, touch: () => void) => Promise<T>): Promise<T> {
   let sftp: SFTPWrapper | undefined;
   try {
-    return await guarded(
-      { what: `${ctx.where}: ${what}`, idleTimeoutMs: ctx.idleTimeoutMs, signal: ctx.signal, stop: () => endQuietly(sftp) },
-      async (touch) => {
-        sftp = await openSftp(client, ctx);
-        touch();
-        return work(sftp, touch);
-      },
-    );
+    return await guarded({ what: `${ctx.where}: ${what}`, idleTimeoutMs: ctx.idleTimeoutMs, signal: ctx.signal, stop: () => stopNow(sftp) }, async (touch) => {
+      sftp = await openSftp(client, ctx);
+      touch();
+      return work(sftp, touch);
+    });
   } finally {
     endQuietly(sftp);
   }
@@ -61,6 +58,21 @@ function endQuietly(sftp: SFTPWrapper | undefined): void {
     sftp?.end();
   } catch {
     // Already closed with its connection.
+  }
+}
+
+/**
+ * Stops a session at once: its close is sent, and its pending requests fail now instead of when
+ * the device acknowledges the close (a hung device never does). `push(null)` is how ssh2 ends an
+ * SFTP session's input; it fails every request still waiting.
+ */
+function stopNow(sftp: SFTPWrapper | undefined): void {
+  endQuietly(sftp);
+  const input = sftp as unknown as { push?: (data: null) => void } | undefined;
+  try {
+    input?.push?.(null);
+  } catch {
+    // Nothing was pending.
   }
 }
 

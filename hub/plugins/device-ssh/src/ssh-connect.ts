@@ -1,4 +1,4 @@
-import { Client, type ConnectConfig, type ServerHostKeyAlgorithm } from 'ssh2';
+import ssh2, { type Client, type ConnectConfig, type ServerHostKeyAlgorithm } from 'ssh2';
 import { LookoutError } from 'lookout/core';
 import { fingerprintOf, hostKeyOf, knownHostsLine, type HostKey, type KnownHosts } from './known-hosts.js';
 import { abortError } from './op-guard.js';
@@ -47,7 +47,7 @@ export function connectSsh(target: SshTarget, options: ConnectOptions): Promise<
   const where = describeTarget(target);
   if (options.signal?.aborted) return Promise.reject(abortError(options.signal, where));
   return new Promise<Client>((resolve, reject) => {
-    const client = new Client();
+    const client = new ssh2.Client();
     let keyRefusal: LookoutError | undefined;
     let settled = false;
     const settle = (err?: LookoutError): void => {
@@ -121,7 +121,10 @@ export function connectSsh(target: SshTarget, options: ConnectOptions): Promise<
       );
     };
 
-    client.on('ready', () => settle());
+    client.on('ready', () => {
+      forgetCredentials(client);
+      settle();
+    });
     client.on('error', (err: Error & { level?: string; code?: string }) => settle(keyRefusal ?? connectError(target, err)));
     client.on('close', () =>
       settle(keyRefusal ?? new LookoutError('ssh_failed', `${where}: the connection closed during the SSH handshake`, { details: sshDetails(target) })),
@@ -150,6 +153,16 @@ export function connectSsh(target: SshTarget, options: ConnectOptions): Promise<
       settle(new LookoutError('ssh_failed', `${where}: ${(err as Error).message}`, { details: sshDetails(target) }));
     }
   });
+}
+
+/**
+ * ssh2 keeps the connect options (password, parsed key) on the client for its life; authentication
+ * is over once it is ready, so they are dropped, and an inspected or logged client shows none.
+ */
+function forgetCredentials(client: Client): void {
+  const config = (client as unknown as { config?: Record<string, unknown> }).config;
+  if (!config) return;
+  for (const key of ['password', 'privateKey', 'passphrase']) if (key in config) config[key] = undefined;
 }
 
 /** An ssh2 connection failure as a LookoutError; ssh2's messages name the failure, never a credential. */

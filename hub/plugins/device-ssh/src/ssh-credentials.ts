@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { utils } from 'ssh2';
+import ssh2 from 'ssh2';
 import { LookoutError } from 'lookout/core';
 
 /** What authenticates the hub to devices: the device password, a private key, or both. */
@@ -35,7 +35,7 @@ export class SshCredentials {
           details: { key: 'LOOKOUT_SSH_KEY_FILE', file: options.keyFile },
         });
       }
-      const parsed = utils.parseKey(privateKey, options.passphrase);
+      const parsed = ssh2.utils.parseKey(privateKey, options.passphrase);
       if (parsed instanceof Error || (Array.isArray(parsed) ? parsed.length === 0 : !parsed)) {
         const why =
           parsed instanceof Error && /passphrase|encrypted/i.test(parsed.message)

@@ -77,6 +77,15 @@ export class SshPool {
     }
   }
 
+  /** What an inspection shows (not the connections, whose internals hold key material). */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `SshPool(${this.entries.size} connections of ${this.limits.maxConnections})`;
+  }
+
+  toJSON(): { connections: number; max_connections: number } {
+    return { connections: this.entries.size, max_connections: this.limits.maxConnections };
+  }
+
   /** Closes every connection; later calls are refused. */
   closeAll(): void {
     this.closed = true;

@@ -3,7 +3,7 @@
  * a plugin that hands its DEVICE_SSH service to the test, a registry file of the given devices, and
  * every log line and ring event kept so tests can look for secrets in them.
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { definePlugin } from '../../../../../core/src/index.js';
@@ -25,6 +25,7 @@ export interface SshTestHub {
 }
 
 export async function sshTestHub(options: { dir: string; devices: Record<string, unknown>[]; env: Record<string, string | undefined> }): Promise<SshTestHub> {
+  mkdirSync(options.dir, { recursive: true });
   const registryFile = join(options.dir, `registry-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(registryFile, JSON.stringify({ devices: options.devices }));
   let ssh: DeviceSsh | undefined;
