@@ -7,6 +7,7 @@ import { packageVersion } from '../../core/src/paths/package-root.js';
 import { verifyContractCommand } from './verify-contract-command.js';
 import { brokerAclCommand, deviceCredentialsCommand } from './bus-credentials-commands.js';
 import { pluginsCommand } from './plugins-command.js';
+import { pruneRecordingsCommand } from './prune-recordings-command.js';
 
 export interface OperatorCommand {
   summary: string;
@@ -32,6 +33,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,
   plugins: pluginsCommand,
+  'prune-recordings': pruneRecordingsCommand,
   layers: {
     summary: 'list the configuration layers and their aliases',
     usage: 'lookout layers',
