@@ -2,13 +2,16 @@ import { z } from 'zod';
 import { NonNegativeIntSchema } from './common.js';
 import { ChunkRefSchema } from './recording-chunk.js';
 
-/** A playable chunk: its justified metadata and the URL of its mp4 (transcoded or cached). */
+/** A playable chunk: its justified metadata and the URLs of its mp4 (H.264 transcode, HEVC remux). */
 export const PlaybackChunkSchema = ChunkRefSchema.extend({
+  device_id: z.string().min(1).optional(),
   justified: z.boolean(),
-  playUrl: z.string().min(1),
+  playUrl: z.string().min(1).describe('H.264 mp4 (faststart) that every browser plays, transcoded once into the hub cache'),
+  playUrlHevc: z.string().min(1).optional().describe('the H.265 original remuxed into an hvc1 mp4: no transcode, for clients that decode H.265'),
   duration_s: z.number().positive().optional(),
   keyframe_count: NonNegativeIntSchema.optional(),
   rfdetr_stride_fps: z.number().nonnegative().optional(),
+  source: z.string().optional().describe('where the hub found the chunk: cache (data_manifest), device, local, ssh_sftp, ssh_listing'),
 });
 export type PlaybackChunk = z.infer<typeof PlaybackChunkSchema>;
 
