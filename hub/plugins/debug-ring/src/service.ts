@@ -3,7 +3,19 @@ import { serviceToken } from 'lookout/core';
 /** Kinds the spec names for the ring ("Debug event ring"). */
 export const SPEC_EVENT_KINDS = ['live/warm_ready', 'snapshot_fail', 'ssh_jpeg_fail', 'shadow', 'recorder_status'] as const;
 /** Kinds the hub itself records. */
-export const HUB_EVENT_KINDS = ['ingest', 'ingest_invalid', 'tool_call', 'tool_error', 'registry', 'presence', 'hub', 'transcode', 'recording_fail', 'video_understand', 'ssh'] as const;
+export const HUB_EVENT_KINDS = [
+  'ingest',
+  'ingest_invalid',
+  'tool_call',
+  'tool_error',
+  'registry',
+  'presence',
+  'hub',
+  'transcode',
+  'recording_fail',
+  'video_understand',
+  'ssh',
+] as const;
 /** The kinds `GET /debug/events?kind=` takes (an enum in OpenAPI); an event of another kind is kept, not filterable. */
 export const EVENT_KINDS = [...SPEC_EVENT_KINDS, ...HUB_EVENT_KINDS] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
