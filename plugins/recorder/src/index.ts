@@ -85,17 +85,23 @@ export default definePlugin({
     const startedAtMs = clock.now();
     await mkdir(dir, { recursive: true });
 
+    // Repair and the manifest rewrite are best effort: on a full disk they fail, and the recorder must
+    // still start, say CRITICAL and record again once there is room (only chunks with a sidecar are listed).
     const before = await readManifest(dir);
-    const recovery = await recoverRecordings({ dir, fps: video.fps, width: video.width, height: video.height, personGate: gate });
-    for (const r of recovery.removed) log.warn({ name: r.name, reason: r.reason }, 'recording leftover removed');
-    if (recovery.recovered.length + recovery.sidecarsRebuilt.length > 0) {
-      log.info({ recovered: recovery.recovered, sidecars_rebuilt: recovery.sidecarsRebuilt }, 'recordings recovered after an unclean stop');
+    try {
+      const recovery = await recoverRecordings({ dir, fps: video.fps, width: video.width, height: video.height, personGate: gate });
+      for (const r of recovery.removed) log.warn({ name: r.name, reason: r.reason }, 'recording leftover removed');
+      if (recovery.recovered.length + recovery.sidecarsRebuilt.length > 0) {
+        log.info({ recovered: recovery.recovered, sidecars_rebuilt: recovery.sidecarsRebuilt }, 'recordings recovered after an unclean stop');
+      }
+    } catch (err) {
+      log.error({ code: toLookoutError(err).code }, `recovery of ${dir} incomplete: ${(err as Error).message}`);
     }
     const index = new ChunkIndex(dir);
     await index.refresh();
     const dropped = before.filter((s) => !index.get(s.name)).length;
     if (dropped > 0) log.info({ dropped }, 'manifest lines of missing chunks dropped');
-    await writeManifest(dir, index.all(), config.MANIFEST_ENTRIES);
+    await writeManifest(dir, index.all(), config.MANIFEST_ENTRIES).catch((err: Error) => log.warn(`recent_manifest.jsonl not written: ${err.message}`));
 
     const writer = new ChunkWriter({ dir, chunkSeconds: config.CHUNK_SECONDS, nextSeq: index.nextSeq() });
     const housekeeping = new SerialQueue();
