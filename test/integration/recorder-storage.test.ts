@@ -82,7 +82,7 @@ describe('recorder: storage CRITICAL prunes back to WARNING', { skip: cannotMoun
       [],
       'a failed chunk leaves nothing behind',
     );
-    assert.equal(rig!.runtime.plugins.find((p) => p.name === 'recorder')?.state, 'degraded');
+    assert.equal(rig.runtime.plugins.find((p) => p.name === 'recorder')?.state, 'degraded');
 
     disk!.free();
     const resumed = await waitUntil('recording again', async () => {
