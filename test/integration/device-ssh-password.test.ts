@@ -109,6 +109,19 @@ describe('device-ssh with a password (ssh2 test double of a device sshd)', () =>
     assert.equal((await good.ssh.list('cam-stall', 'sftp')).length, 2);
   });
 
+  it('an abort or a deadline mid-transfer stops it at once and leaves no file', async () => {
+    let started = Date.now();
+    await assert.rejects(good.ssh.download('cam-stall', CHUNK, join(downloads, 'deadline.h265'), AbortSignal.timeout(150)), expectCode('ssh_timeout'));
+    assert.ok(Date.now() - started < 450, `took ${Date.now() - started} ms`);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 150);
+    started = Date.now();
+    await assert.rejects(good.ssh.download('cam-stall', CHUNK, join(downloads, 'aborted.h265'), controller.signal), expectCode('ssh_failed'));
+    assert.ok(Date.now() - started < 450, `took ${Date.now() - started} ms`);
+    assert.equal((errors.at(-1)!.details as { reason: string }).reason, 'cancelled');
+    assert.deepEqual(readdirSync(downloads), [CHUNK]);
+  });
+
   it('the password appears in no error, log line, ring event or answer', async () => {
     assert.ok(errors.length >= 6);
     const texts = [

@@ -27,7 +27,7 @@ export type RemoteListing = 'sftp' | 'shell';
 export interface DeviceSsh {
   /** Whether credentials are configured (else every call rejects with ssh_not_configured). */
   readonly configured: boolean;
-  /** The recordings root on the device (from the registry file, default /data/recordings). */
+  /** The recordings root on the device (registry file `recordings_root`, default /data/recordings); throws target_unknown for a device not in the registry. */
   recordingsRoot(deviceId: string): string;
   /** Regular files with recording names directly in the recordings root, by name: over SFTP (readdir) or with a shell listing. */
   list(deviceId: string, via: RemoteListing, signal?: AbortSignal): Promise<RemoteFile[]>;
