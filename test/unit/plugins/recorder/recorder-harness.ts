@@ -24,6 +24,7 @@ export interface RecorderRig {
   recordings: string;
   bus: MemoryBus;
   runtime: LoadedRuntime;
+  /** The test-pattern encoder's control (undefined with the real encode plugin). */
   encoder: TestEncoderControl;
   call(tool: string, args?: Record<string, unknown>): Promise<any>;
   /** data_manifest messages published so far. */
@@ -36,6 +37,8 @@ export async function startRecorder(
     dataDir?: string;
     env?: Record<string, string>;
     encoder?: TestEncoderOptions;
+    /** The encode plugin on the sim camera (320x240, 5 fps, a keyframe every 5) instead of ffmpeg's test pattern. */
+    realEncoder?: boolean;
     /** First-party plugins to load beside it (camera, detector…), by name. */
     with?: string[];
     layer?: LayerId;
@@ -46,13 +49,15 @@ export async function startRecorder(
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'lookout-rec-')));
   const recordings = join(dataDir, 'data', 'recordings');
   const encoder = ffmpegTestEncoder(options.encoder);
-  const others: Plugin[] = await Promise.all((options.with ?? []).map((name) => importPlugin(name, packageRoot())));
+  const names = options.realEncoder ? ['camera', 'encode', ...(options.with ?? []).filter((n) => n !== 'camera')] : (options.with ?? []);
+  const others: Plugin[] = await Promise.all(names.map((name) => importPlugin(name, packageRoot())));
+  const encodeEnv = options.realEncoder ? { ENCODE_RESOLUTION: '320x240', ENCODE_FPS: '5', ENCODE_GOP: '5', LIVE_PORT: '0' } : {};
   const bus = new MemoryBus();
   const runtime = await loadPlugins({
-    plugins: [encoder.plugin, ...others, recorder],
+    plugins: [...(options.realEncoder ? [] : [encoder.plugin]), ...others, recorder],
     runtime: { kind: 'device', id, dataDir, layer: options.layer ?? 'layer0', role: 'front_door', device: { source: 'sim' } },
     bus,
-    env: { CHUNK_SECONDS: '1', STATUS_INTERVAL_MS: '300', STORAGE_CHECK_MS: '500', RECORDING_STALL_MS: '1500', ...options.env },
+    env: { CHUNK_SECONDS: '1', STATUS_INTERVAL_MS: '300', STORAGE_CHECK_MS: '500', RECORDING_STALL_MS: '1500', ...encodeEnv, ...options.env },
     logger: createLogger({ level: options.logLevel ?? 'silent' }),
     startTimeoutMs: 60_000,
   });
