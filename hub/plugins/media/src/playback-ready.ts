@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LookoutError, PlaybackReadyResultSchema, toLookoutError } from 'lookout/core';
+import { LookoutError, PlaybackReadyResultSchema, queryInteger, toLookoutError } from 'lookout/core';
 import type { ChunkRecord, DiscoveryStep } from './chunk-discovery.js';
 import { mapBounded } from './limiter.js';
 import type { Media } from './media.js';
@@ -7,7 +7,7 @@ import { startOf } from './ssh-discovery.js';
 
 export const PlaybackQuery = z.object({
   shadow: z.string().min(1).max(128).optional().describe('role label (or device id): only its devices; all registered devices without it'),
-  limit: z.coerce.number().int().min(1).max(200).default(20).describe('most chunks in the answer (newest first)'),
+  limit: queryInteger(1, 200).default(20).describe('most chunks in the answer (newest first)'),
   justified: z.enum(['true', 'false']).optional().describe('only justified (true) or only unjustified (false) chunks'),
 });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIVE_JPEG_LIMITS, definePlugin, deviceToolToken, reply, setOwn } from 'lookout/core';
+import { LIVE_JPEG_LIMITS, definePlugin, deviceToolToken, queryInteger, reply, setOwn } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH } from '../../device-ssh/src/service.js';
 import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/service.js';
@@ -14,14 +14,8 @@ import { snapshotFromTool } from './tool-step.js';
 import type { Snapshot } from './snapshot-types.js';
 
 const L = LIVE_JPEG_LIMITS;
-const Width = z.coerce.number().int().min(L.minWidth).max(L.maxWidth).default(L.defaultWidth).describe(`width in pixels (${L.minWidth}-${L.maxWidth})`);
-const Quality = z.coerce
-  .number()
-  .int()
-  .min(L.minQuality)
-  .max(L.maxQuality)
-  .default(L.defaultQuality)
-  .describe(`JPEG quality (${L.minQuality}-${L.maxQuality})`);
+const Width = queryInteger(L.minWidth, L.maxWidth).default(L.defaultWidth).describe(`width in pixels (${L.minWidth}-${L.maxWidth})`);
+const Quality = queryInteger(L.minQuality, L.maxQuality).default(L.defaultQuality).describe(`JPEG quality (${L.minQuality}-${L.maxQuality})`);
 
 const SnapshotQuery = z.object({
   target: z.string().min(1).max(256).describe('device id, device address (ip or ip:port) or label such as "canary"'),
