@@ -79,7 +79,7 @@ describe('GET /stream/snapshot against a real device', () => {
       dataDir: dir,
       registryFile,
       toolTimeoutMs: 3000,
-      plugins: [...set.plugins, snapshots],
+      plugins: [...set.plugins.filter((p) => p.name !== 'snapshots' && p.name !== 'device-ssh'), snapshots],
       essential: set.essential,
       env: {
         LOOKOUT_HUB_SNAPSHOT_TAIL_WARM_TIMEOUT_MS: '3000',

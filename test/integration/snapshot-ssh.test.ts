@@ -78,7 +78,7 @@ describe('GET /stream/snapshot over SSH', () => {
       dataDir: dir,
       registryFile,
       toolTimeoutMs: 2000,
-      plugins: [...set.plugins, deviceSsh, snapshots],
+      plugins: [...set.plugins.filter((p) => p.name !== 'snapshots' && p.name !== 'device-ssh'), deviceSsh, snapshots],
       essential: set.essential,
       env: {
         LOOKOUT_SSH_KEY_FILE: sshd.clientKeyPath,
