@@ -36,6 +36,8 @@ export interface CommandDispatcherOptions {
   maxConcurrentTools?: number;
   /** Tool commands that may wait for one of those; past that each is answered busy (default 16). */
   maxQueuedTools?: number;
+  /** Commands plugins subscribe to themselves (`data_manifest` for cmd/data_manifest): left to them, never called unknown. */
+  pluginCommands?: ReadonlySet<string>;
 }
 
 export interface CommandDispatcher {
@@ -137,6 +139,8 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
 
   const handle = (topic: string, payload: Buffer, meta: { retain: boolean }): void => {
     if (stopped) return;
+    const command = topic.slice(prefix.length);
+    if (options.pluginCommands?.has(command)) return; // a plugin's own command: the plugin checks and answers it
     stats.received++;
     if (meta.retain) {
       stats.ignoredRetained++;
@@ -154,7 +158,6 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return invalid(topic, 'payload is not a JSON object');
     const requestId =
       typeof (body as { request_id?: unknown }).request_id === 'string' ? String((body as { request_id: string }).request_id).slice(0, 200) : undefined;
-    const command = topic.slice(prefix.length);
     if (command === 'tool') {
       const parsed = ToolCommandSchema.safeParse(body);
       if (!parsed.success) return invalid(topic, `invalid tool command: ${z.prettifyError(parsed.error)}`, requestId);
@@ -168,7 +171,7 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
       void reply({ kind: 'pong', ok: true, ...(parsed.data.request_id ? { request_id: parsed.data.request_id } : {}) });
       return;
     }
-    return invalid(topic, `unknown command "${command}"; known: tool, ping`, requestId);
+    return invalid(topic, `unknown command "${command}"; known: tool, ping${[...(options.pluginCommands ?? [])].map((c) => `, ${c}`).join('')}`, requestId);
   };
 
   const release = await bus.subscribe(

@@ -207,7 +207,11 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   let ownedBus: MqttBus | undefined;
   try {
     // Subscribed on the late bus, so commands queued in a persistent session find it at connect.
-    dispatcher = await startCommandDispatcher({ bus: late, deviceId, tools, logger: log.child({ component: 'commands' }) });
+    // Commands a plugin subscribes to itself (the recorder's cmd/data_manifest) are the plugin's to answer.
+    const pluginCommands = new Set(
+      image.plugins.flatMap((p) => (p.subscriptions ?? []).filter((t) => /^cmd\/[^/#+]+$/.test(t)).map((t) => t.slice('cmd/'.length))),
+    );
+    dispatcher = await startCommandDispatcher({ bus: late, deviceId, tools, pluginCommands, logger: log.child({ component: 'commands' }) });
     if (options.bus) {
       await late.attach(options.bus);
     } else {

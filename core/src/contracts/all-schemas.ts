@@ -12,7 +12,7 @@ import { HealthMessageSchema } from './health-message.js';
 import { HelloMessageSchema } from './hello-message.js';
 import { LatestDetsResultSchema } from './latest-dets-result.js';
 import { PlaybackReadyResultSchema } from './playback-ready-result.js';
-import { ChunkRefSchema, ManifestChunkSchema } from './recording-chunk.js';
+import { ChunkRefSchema, ChunkSidecarSchema, ManifestChunkSchema } from './recording-chunk.js';
 import { RecordingStatusResultSchema } from './recording-status-result.js';
 import { RegistryRecordSchema } from './registry-record.js';
 import { ResponseMessageSchema } from './responses-message.js';
@@ -22,7 +22,8 @@ import { CanTelemetryMessageSchema } from './telemetry-can-message.js';
 import { TelemetryMessageSchema } from './telemetry-message.js';
 import { WifiTelemetryMessageSchema } from './telemetry-wifi-message.js';
 import { ToolCallRequestSchema, ToolCallResponseSchema } from './tool-call.js';
-import { COMMAND_TOPICS, PingCommandSchema, ToolCommandSchema } from './command-messages.js';
+import { ListRecordingChunksResultSchema, LiveJpegResultSchema, VideoUnderstandResultSchema } from './recording-tools.js';
+import { COMMAND_TOPICS, DataManifestCommandSchema, PingCommandSchema, ToolCommandSchema } from './command-messages.js';
 
 /** Every wire contract by its file name (`<name>.schema.json`): what the JSON Schema writer emits. */
 export const CONTRACT_SCHEMAS = {
@@ -54,6 +55,11 @@ export const CONTRACT_SCHEMAS = {
   'error-body': ErrorBodySchema,
   'tool-command': ToolCommandSchema,
   'ping-command': PingCommandSchema,
+  'data-manifest-command': DataManifestCommandSchema,
+  'chunk-sidecar': ChunkSidecarSchema,
+  'list-recording-chunks-result': ListRecordingChunksResultSchema,
+  'live-jpeg-result': LiveJpegResultSchema,
+  'video-understand-result': VideoUnderstandResultSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type ContractName = keyof typeof CONTRACT_SCHEMAS;

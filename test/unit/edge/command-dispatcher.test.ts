@@ -97,3 +97,23 @@ describe('cmd/tool: a bounded queue, then a busy reply', () => {
     }
   });
 });
+
+describe('commands plugins answer themselves', () => {
+  it('leaves cmd/data_manifest to the recorder and still calls a command nobody handles unknown', async () => {
+    const bus = new MemoryBus();
+    const dispatcher = await startCommandDispatcher({ bus, deviceId: 'cam-q', tools: new ToolRegistry(), logger, pluginCommands: new Set(['data_manifest']) });
+    try {
+      await bus.publish('devices/cam-q/cmd/data_manifest', JSON.stringify({ request_id: 'mine' }));
+      await bus.publish('devices/cam-q/cmd/data_manifest', 'not even JSON');
+      await bus.publish('devices/cam-q/cmd/reboot', JSON.stringify({ request_id: 'nobody' }));
+      const unknown = await until(() => replies(bus).find((r) => r.request_id === 'nobody'), 'the unknown command reply');
+      assert.equal(unknown.error?.code, 'command_invalid');
+      assert.match(unknown.error?.message ?? '', /known: tool, ping, data_manifest/);
+      assert.equal(replies(bus).length, 1, 'no reply to the plugin’s command, valid or not');
+      assert.equal(dispatcher.stats().invalid, 1);
+    } finally {
+      await dispatcher.stop();
+      await bus.close();
+    }
+  });
+});
