@@ -80,6 +80,10 @@ function startDevice(device, brokerUrl, credentials) {
         ...process.env,
         SIM_SCENARIO: device.scenario,
         HEALTH_INTERVAL_MS: '10000',
+        // Three software encoders share this machine: a small stream and short chunks, so a clip is there in seconds.
+        ENCODE_RESOLUTION: process.env.ENCODE_RESOLUTION ?? '640x360',
+        ENCODE_FPS: process.env.ENCODE_FPS ?? '10',
+        CHUNK_SECONDS: process.env.CHUNK_SECONDS ?? '10',
         LOOKOUT_MQTT_USERNAME: credentials.username,
         LOOKOUT_MQTT_PASSWORD: credentials.password,
       },
@@ -119,6 +123,8 @@ async function main() {
     dataDir: hubDir,
     registryFile,
     logger: createLogger({ name: 'lookout-hub', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
+    // The demo devices record on this machine: the hub reads their chunks from disk (real devices: over SFTP).
+    env: { LOOKOUT_MEDIA_LOCAL_RECORDINGS: join(work, 'devices', '{device}', 'data', 'recordings') },
   });
   const devices = [];
   const stop = async () => {
@@ -137,6 +143,7 @@ async function main() {
   }
 
   const u = hub.url;
+  const clip = await firstClip(u);
   console.log(`
 Lookout is running: a hub, its embedded broker and ${devices.length} simulated cameras.
 
@@ -145,6 +152,10 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
   registry       ${u}/fleet/registry
   fleet health   ${u}/fleet/health
   debug events   ${u}/debug/events?limit=20
+  playback       ${u}/fleet/playback-ready?shadow=front_door&limit=5
+  recorders      ${u}/fleet/recorder-inventory
+  snapshot       ${u}/stream/snapshot?target=sim-cam-1&w=640
+  play a clip    ${clip ? `${u}${clip}` : `(no chunk yet: open ${u}/fleet/playback-ready in a few seconds)`}
   OpenAPI        ${u}/openapi.json
   metrics        ${u}/metrics
   broker         ${hub.brokerUrl}
@@ -159,6 +170,22 @@ Try:
   node bin/lookout.js verify-contract --mqtt-host 127.0.0.1 --mqtt-port ${new URL(hub.brokerUrl).port} --device-id sim-cam-1 --duration-s 5
 
 Ctrl-C stops everything.`);
+}
+
+/** The playUrl of the first chunk sim-cam-1 records (chunks are 10 s in the demo), or null after a while. */
+async function firstClip(base) {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(`${base}/fleet/playback-ready?shadow=front_door&limit=1`);
+      const body = await r.json();
+      if (body.recent_chunks?.[0]?.playUrl) return body.recent_chunks[0].playUrl;
+    } catch {
+      /* the hub is still starting its routes */
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return null;
 }
 
 main().catch((err) => {
