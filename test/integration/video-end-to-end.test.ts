@@ -14,7 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
-import { api, callTool, testHub, waitFor } from './hub-helpers.js';
+import { api, callTool, endClient, mqttClient, publish, testHub, waitFor } from './hub-helpers.js';
 
 const DEVICE = 'cam-video-e2e';
 const LABEL = 'loading_dock';
@@ -140,6 +140,41 @@ describe('video end to end: a recording device, the hub, SSH', () => {
     assert.equal(part.body.length, 100);
     assert.ok(part.body.equals(h264.body.subarray(0, 100)));
     assert.equal(part.headers.get('content-range'), `bytes 0-99/${h264.body.length}`);
+  });
+
+  it('keeps an incident with its clip and the device’s own video_understand answer', async () => {
+    const [newest] = (await api(hub.url, `/fleet/mqtt/latest?device=${DEVICE}`)).body.devices[DEVICE].recent_chunks as { name: string; started_at: string }[];
+    const client = await mqttClient(hub.brokerUrl);
+    try {
+      const at = new Date(Date.parse(newest.started_at) + 500).toISOString();
+      await publish(client, `devices/${DEVICE}/events/incident`, { timestamp: at, type: 'incident', message: 'door forced' });
+    } finally {
+      await endClient(client);
+    }
+    const alert = await waitFor(
+      'the incident understood',
+      async () => {
+        const alerts = (await api(hub.url, `/fleet/mqtt/latest?device=${DEVICE}`)).body.devices[DEVICE].anomaly_alerts as {
+          video_understanding?: { status: string };
+        }[];
+        const a = alerts.find((x) => x.video_understanding && x.video_understanding.status !== 'pending');
+        return a;
+      },
+      20_000,
+      250,
+    );
+    const u = alert.video_understanding as unknown as {
+      status: string;
+      chunk: string;
+      result: { chunks: string[]; person_max_count: number; description: null; description_reason: string };
+    };
+    assert.equal(u.status, 'ok', JSON.stringify(u));
+    assert.equal(u.chunk, newest.name);
+    assert.ok(u.result.chunks.includes(newest.name), JSON.stringify(u.result));
+    // Layer 0 runs no detector: the device says it saw nothing, and that no describer is configured.
+    assert.equal(u.result.person_max_count, 0);
+    assert.equal(u.result.description, null);
+    assert.match(u.result.description_reason, /describer/i);
   });
 
   it('with the device stopped, list_recording_chunks comes from SSH and pull-recording over SFTP', async () => {
