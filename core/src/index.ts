@@ -67,3 +67,5 @@ export { seededRandom, hashSeed, type Random } from './util/seeded-random.js';
 export { jsonDeeperThan } from './json/json-depth.js';
 export * from './media/index.js';
 export { sameSecret } from './auth/device-credentials.js';
+export { recordingsRoot } from './paths/recordings-root.js';
+export { storageHealth, volumeUsage, type StorageThresholds, type VolumeUsage } from './storage/volume-usage.js';

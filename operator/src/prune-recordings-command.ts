@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { dropGoneFromManifest } from '../../plugins/recorder/src/manifest-file.js';
 import { pruneRecordings } from '../../plugins/recorder/src/prune.js';
-import { recordingsRoot } from '../../plugins/recorder/src/recordings-dir.js';
+import { recordingsRoot } from '../../core/src/paths/recordings-root.js';
 import type { OperatorCommand } from './lookout-cli.js';
 
 /**

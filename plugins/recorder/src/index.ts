@@ -5,6 +5,7 @@ import {
   ListRecordingChunksResultSchema,
   RecordingStatusResultSchema,
   SerialQueue,
+  recordingsRoot,
   VideoUnderstandArgsSchema,
   VideoUnderstandResultSchema,
   busTopic,
@@ -23,7 +24,7 @@ import { detsLine } from './detection-log.js';
 import { readManifest, writeManifest } from './manifest-file.js';
 import { pruneUntilHealthy } from './prune.js';
 import { recommendation } from './recommendation.js';
-import { recordingsRoot } from './recordings-dir.js';
+
 import { recoverRecordings } from './recovery.js';
 import { buildSidecar, writeSidecar } from './sidecar.js';
 import { writeStatusFile, type RecorderStatusFile } from './status-file.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEVICE_PATHS, ThermalStateSchema, busTopic, definePlugin, devicePath, deviceInfo, toLookoutError } from 'lookout/core';
+import { ThermalStateSchema, busTopic, definePlugin, deviceInfo, recordingsRoot, toLookoutError } from 'lookout/core';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { DeviceIdentityToken } from '../../identity/src/service.js';
 import { DeviceHealthResultSchema, healthReport, hostFigures, SystemHealthResultSchema, type HealthInputs } from './health-report.js';
@@ -13,7 +13,7 @@ const DeviceHealthToolResultSchema = DeviceHealthResultSchema.extend({
 export const SystemHealthConfig = z
   .object({
     HEALTH_INTERVAL_MS: z.coerce.number().int().min(50).default(30_000),
-    /** The recordings folder; default `<data root>/data/recordings`. */
+    /** The recordings folder; default `/data/ext-recordings` when that mount exists, else `/data/recordings`, under the data root. */
     RECORDINGS_DIR: z.string().min(1).optional(),
     STORAGE_WARN_PCT: z.coerce.number().min(0).max(100).default(80),
     STORAGE_CRITICAL_PCT: z.coerce.number().min(0).max(100).default(95),
@@ -63,7 +63,7 @@ export default definePlugin({
     const startedAt = clock.now();
     const settings = deviceInfo(runtime);
     const identity = ctx.services.get(DeviceIdentityToken);
-    const recordingsDir = config.RECORDINGS_DIR ?? devicePath(runtime.dataDir, DEVICE_PATHS.recordings);
+    const recordingsDir = recordingsRoot(runtime.dataDir, config.RECORDINGS_DIR);
     const inputs = (): HealthInputs => ({
       deviceId: runtime.id,
       serial: identity.serial,

@@ -1,5 +1,6 @@
-import { lstat, mkdir, readdir, stat, statfs } from 'node:fs/promises';
+import { lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
+import { volumeUsage } from 'lookout/core';
 
 export interface StorageUsage {
   path: string;
@@ -17,25 +18,15 @@ export interface StorageUsage {
   truncated: boolean;
 }
 
-const GB = 1024 ** 3;
-
 /**
  * The real disk usage of the recordings folder: the volume's figures from statfs and the folder's
  * own size from a bounded walk (a huge folder must not stall the health loop).
  */
 export async function measureStorage(path: string, options: { maxEntries?: number } = {}): Promise<StorageUsage> {
   const measured = await folderOrVolume(path);
-  const fs = await statfs(measured);
-  const used = (fs.blocks - fs.bfree) * fs.bsize;
-  const available = fs.bavail * fs.bsize;
+  const volume = await volumeUsage(measured);
   const walk = measured === path ? await walkFolder(path, options.maxEntries ?? 100_000) : EMPTY_FOLDER;
-  return {
-    path,
-    total_gb: round((fs.blocks * fs.bsize) / GB, 3),
-    free_gb: round(available / GB, 3),
-    used_pct: used + available > 0 ? round((used / (used + available)) * 100, 2) : 0,
-    ...walk,
-  };
+  return { path, ...volume, ...walk };
 }
 
 const EMPTY_FOLDER = { folder_bytes: 0, file_count: 0, chunk_count: 0, truncated: false };
@@ -107,9 +98,4 @@ async function walkFolder(root: string, maxEntries: number): Promise<Pick<Storag
     }
   }
   return { folder_bytes, file_count, chunk_count, truncated: false };
-}
-
-function round(n: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(n * f) / f;
 }

@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { DEVICE_PATHS, devicePath } from 'lookout/core';
+import { DEVICE_PATHS, devicePath } from './device-path.js';
 
 /**
  * The recordings root (spec 02): `/data/ext-recordings` when that external mount exists, else
- * `/data/recordings`, both under the device's data root; RECORDINGS_DIR overrides. The recorder and
+ * `/data/recordings`, both under the device's data root; RECORDINGS_DIR overrides. The recorder, system-health and
  * `lookout prune-recordings` resolve it the same way.
  */
 export function recordingsRoot(dataDir: string, override?: string): string {
