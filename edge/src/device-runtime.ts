@@ -168,6 +168,7 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
       runtimeVersion,
       coreVersion: CORE_VERSION,
       requestedPorts: options.ports ?? {},
+      listenHost: options.toolHost ?? DEFAULT_TOOL_HOST,
       oneShot: options.oneShot ?? false,
       plugins: reportPlugins,
       disabled: () => loaded?.disabled ?? [],

@@ -30,6 +30,8 @@ export interface DeviceInfo {
   coreVersion: string;
   /** Ports asked for on the command line, by surface name (`onvif`, `rtsp`, …). */
   requestedPorts: Record<string, number>;
+  /** Address the device's surfaces listen on: the tool server's (`--tool-host`); 127.0.0.1 unless told. */
+  listenHost: string;
   /** True in the one-shot modes (`--health`, `--tool`): nothing listens, no bus. */
   oneShot: boolean;
   /** Every plugin of the image with its state, live (started, failed, skipped, stopped). */
@@ -51,6 +53,7 @@ export function deviceInfo(runtime: RuntimeInfo): DeviceInfo {
     runtimeVersion: given?.runtimeVersion ?? '0.0.0',
     coreVersion: given?.coreVersion ?? CORE_VERSION,
     requestedPorts: given?.requestedPorts ?? {},
+    listenHost: given?.listenHost ?? '127.0.0.1',
     oneShot: given?.oneShot ?? false,
     plugins: given?.plugins ?? (() => []),
     disabled: given?.disabled ?? (() => []),

@@ -25,7 +25,11 @@ export const EncodeConfigSchema = z.object({
     .max(512 * 1024 * 1024)
     .default(32 * 1024 * 1024)
     .describe('bound of the kept latest GOP'),
-  LIVE_HOST: z.string().min(1).default('127.0.0.1').describe('address of the live stream server; beyond loopback it needs the tool token'),
+  LIVE_HOST: z
+    .string()
+    .min(1)
+    .optional()
+    .describe("address of the live stream server (default: the tool server's, --tool-host); beyond loopback it needs the tool token"),
   LIVE_PORT: z.coerce.number().int().min(0).max(65_535).optional().describe('port of GET /live.h265; default the live surface port (0 = any free port)'),
   LIVE_MAX_CLIENTS: z.coerce.number().int().min(1).max(256).default(8).describe('live clients at once; more get 503'),
   LIVE_MAX_BUFFER_BYTES: z.coerce

@@ -80,7 +80,8 @@ export default definePlugin({
     log.info({ encoder: encoder.name, ...s, source: `${source.width}x${source.height}` }, 'encoder started');
 
     const token = liveToken(config, runtime.id);
-    let host = config.LIVE_HOST;
+    // Beside the tool server by default: a device whose tools the hub reaches has its live stream reachable too.
+    let host = config.LIVE_HOST ?? deviceInfo(runtime).listenHost;
     if (!isLoopbackHost(host) && token === undefined) {
       // The tool server's rule: nothing beyond loopback without a credential. The stream stays local.
       liveNote = `LIVE_HOST ${host} needs LOOKOUT_TOOL_TOKEN or LOOKOUT_FLEET_SECRET: the live stream listens on 127.0.0.1 only`;
