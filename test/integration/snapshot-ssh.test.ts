@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CHUNK_NAME_PATTERN } from '../../core/src/contracts/recording-chunk.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
+import { packageRoot } from '../../core/src/paths/package-root.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
 import deviceSsh from '../../hub/plugins/device-ssh/src/index.js';
 import snapshots from '../../hub/plugins/snapshots/src/index.js';
@@ -21,6 +22,7 @@ import { freePort } from '../support/free-port.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
 import { api, testHub, waitFor } from './hub-helpers.js';
 
+const RECORDING_IMAGE = join(packageRoot(), 'test', 'fixtures', 'images', 'recording-camera.json');
 const DEVICE = 'cam-ssh-snap';
 
 function jpegWidth(jpeg: Buffer): number {
@@ -46,16 +48,6 @@ describe('GET /stream/snapshot over SSH', () => {
     const knownHosts = join(dir, 'known_hosts');
     writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
 
-    const image = join(dir, 'recording-camera.json');
-    writeFileSync(
-      image,
-      JSON.stringify({
-        name: 'recording-camera',
-        role: 'camera',
-        plugins: ['die-temp', 'identity', 'system-health', 'status', 'firmware', 'camera-profile', 'camera', 'encode', 'recorder'],
-        essential: ['identity'],
-      }),
-    );
     const registryFile = join(dir, 'registry.json');
     writeFileSync(
       registryFile,
@@ -94,7 +86,7 @@ describe('GET /stream/snapshot over SSH', () => {
     const device = await startDeviceProcess({
       deviceId: DEVICE,
       mqtt: hub.brokerUrl,
-      image,
+      image: RECORDING_IMAGE,
       layer: 'layer0',
       env: { ENCODE_RESOLUTION: '320x240', ENCODE_FPS: '5', ENCODE_GOP: '5', LIVE_PORT: '0', CHUNK_SECONDS: '1', RECORDINGS_DIR: recordings },
       readyTimeoutMs: 30_000,

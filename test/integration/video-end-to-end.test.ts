@@ -12,10 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningHub } from '../../hub/src/start-hub.js';
+import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
 import { api, callTool, endClient, mqttClient, publish, testHub, waitFor } from './hub-helpers.js';
 
+const RECORDING_IMAGE = join(packageRoot(), 'test', 'fixtures', 'images', 'recording-camera.json');
 const DEVICE = 'cam-video-e2e';
 const LABEL = 'loading_dock';
 
@@ -59,16 +61,6 @@ describe('video end to end: a recording device, the hub, SSH', () => {
     sshd = await startSshd();
     const knownHosts = join(dir, 'known_hosts');
     writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
-    const image = join(dir, 'recording-camera.json');
-    writeFileSync(
-      image,
-      JSON.stringify({
-        name: 'recording-camera',
-        role: 'camera',
-        plugins: ['die-temp', 'identity', 'system-health', 'status', 'firmware', 'camera-profile', 'camera', 'encode', 'recorder'],
-        essential: ['identity'],
-      }),
-    );
     const registryFile = join(dir, 'registry.json');
     // The tool port comes from the device's hello; SSH reaches the test's sshd, confined to the recordings folder.
     writeFileSync(
@@ -89,7 +81,7 @@ describe('video end to end: a recording device, the hub, SSH', () => {
     device = await startDeviceProcess({
       deviceId: DEVICE,
       mqtt: hub.brokerUrl,
-      image,
+      image: RECORDING_IMAGE,
       layer: 'layer0',
       env: { ENCODE_RESOLUTION: '320x240', ENCODE_FPS: '5', ENCODE_GOP: '5', CHUNK_SECONDS: '2', RECORDINGS_DIR: recordings },
       readyTimeoutMs: 30_000,
