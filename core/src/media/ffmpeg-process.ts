@@ -27,6 +27,7 @@ export function runFfmpeg(
 ): Promise<Buffer> {
   const program = run.program ?? 'ffmpeg';
   const fullArgs = program === 'ffmpeg' ? ['-hide_banner', '-nostdin', '-loglevel', 'error', ...args] : ['-v', 'error', ...args];
+  if (run.signal?.aborted) return Promise.reject(new LookoutError(code, `${program} cancelled`, { details: { program } }));
   return new Promise((resolve, reject) => {
     const child = spawn(program, fullArgs, { stdio: [run.input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];

@@ -34,40 +34,72 @@ function beginsAccessUnit(type: number): boolean {
 /**
  * Splits a byte stream fed in arbitrary pieces into NAL units (without their start codes). A NAL
  * is complete when the next start code arrives; `flush` gives the last one at the end of a stream.
+ * Each byte is scanned once and copied a bounded number of times, whatever the piece sizes (a long
+ * NAL arriving in small pieces must not cost quadratic work); a NAL longer than `maxNalBytes` is
+ * not a picture anyone can use and is dropped (counted in `dropped`).
  */
 export class AnnexBSplitter {
-  private pending = Buffer.alloc(0);
-  private started = false;
+  private buf = Buffer.alloc(64 * 1024);
+  private len = 0;
+  /** Where the NAL in progress begins in `buf`; -1 before the first start code (or after a drop). */
+  private nalStart = -1;
+  /** Next position that may begin a start code. */
+  private scanFrom = 0;
+  dropped = 0;
 
-  constructor(private readonly onNal: (nal: Buffer) => void) {}
+  constructor(
+    private readonly onNal: (nal: Buffer) => void,
+    private readonly maxNalBytes = 32 * 1024 * 1024,
+  ) {}
 
   push(data: Uint8Array): void {
-    const buf = this.pending.length === 0 ? Buffer.from(data) : Buffer.concat([this.pending, data]);
-    let nalStart = -1;
-    let i = 0;
-    let consumed = 0;
-    // A start code is 00 00 01 (a 4-byte 00 00 00 01 leaves a trailing zero that is trimmed below).
-    while (i + 2 < buf.length) {
-      if (buf[i + 2] > 1) {
+    this.append(data);
+    const b = this.buf;
+    const end = this.len;
+    let i = this.scanFrom;
+    while (i + 2 < end) {
+      // A start code is 00 00 01: a byte above 1 at i+2 rules out one beginning at i, i+1 or i+2.
+      if (b[i + 2] > 1) {
         i += 3;
         continue;
       }
-      if (buf[i] === 0 && buf[i + 1] === 0 && buf[i + 2] === 1) {
-        if (nalStart >= 0 || this.started) this.emit(buf.subarray(nalStart >= 0 ? nalStart : consumed, i));
-        this.started = true;
-        nalStart = i + 3;
-        consumed = nalStart;
+      if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) {
+        if (this.nalStart >= 0) this.emit(b.subarray(this.nalStart, i));
+        this.nalStart = i + 3;
         i += 3;
       } else i++;
     }
-    // Bytes before the first start code are not a NAL; only a possible start code's beginning is kept.
-    this.pending = Buffer.from(this.started ? buf.subarray(nalStart >= 0 ? nalStart : consumed) : buf.subarray(Math.max(0, buf.length - 2)));
+    this.scanFrom = i;
+    if (this.nalStart >= 0 && end - this.nalStart > this.maxNalBytes) {
+      this.dropped++;
+      this.nalStart = -1;
+    }
+    // Keep only the NAL in progress (or, before any start code, what may begin one).
+    const keepFrom = this.nalStart >= 0 ? this.nalStart : Math.max(0, Math.min(this.scanFrom, end - 2));
+    if (keepFrom > 0) {
+      b.copy(b, 0, keepFrom, end);
+      this.len = end - keepFrom;
+      this.scanFrom -= keepFrom;
+      if (this.nalStart >= 0) this.nalStart -= keepFrom;
+    }
   }
 
   flush(): void {
-    if (this.started && this.pending.length > 0) this.emit(this.pending);
-    this.pending = Buffer.alloc(0);
-    this.started = false;
+    if (this.nalStart >= 0 && this.len > this.nalStart) this.emit(this.buf.subarray(this.nalStart, this.len));
+    this.len = 0;
+    this.nalStart = -1;
+    this.scanFrom = 0;
+  }
+
+  private append(data: Uint8Array): void {
+    const need = this.len + data.length;
+    if (need > this.buf.length) {
+      const grown = Buffer.alloc(Math.max(need, this.buf.length * 2));
+      this.buf.copy(grown, 0, 0, this.len);
+      this.buf = grown;
+    }
+    this.buf.set(data, this.len);
+    this.len = need;
   }
 
   private emit(raw: Buffer): void {

@@ -64,6 +64,19 @@ describe('H.265 Annex B parsing', () => {
     assert.ok(counted.frames >= 29 && counted.frames <= 30);
   });
 
+  it('drops a NAL longer than the bound and goes on with the next ones', () => {
+    const nals: Buffer[] = [];
+    const splitter = new AnnexBSplitter((nal) => nals.push(nal), 1000);
+    const startCode = Buffer.from([0, 0, 0, 1]);
+    const huge = Buffer.alloc(5000, 0x41);
+    splitter.push(Buffer.concat([startCode, Buffer.from([0x40, 0x01, 7])]));
+    for (let i = 0; i < huge.length; i += 100) splitter.push(huge.subarray(i, i + 100)); // no start code for 5000 bytes
+    splitter.push(Buffer.concat([startCode, Buffer.from([0x42, 0x01, 9]), startCode]));
+    splitter.flush();
+    assert.equal(splitter.dropped, 1);
+    assert.deepEqual(nals, [Buffer.from([0x42, 0x01, 9])]);
+  });
+
   it('finds nothing in bytes that are not H.265', () => {
     assert.deepEqual(countPictures(Buffer.alloc(1000, 7)), { frames: 0, keyframes: 0 });
     assert.deepEqual(countPictures(Buffer.alloc(0)), { frames: 0, keyframes: 0 });

@@ -58,6 +58,8 @@ describe('jpegFromHevc', () => {
     const run = runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=rate=5', '-f', 'null', '-'], { timeoutMs: 10_000, signal: aborter.signal });
     aborter.abort();
     await assert.rejects(run, /cancelled/);
+    // A signal already aborted starts nothing.
+    await assert.rejects(runFfmpeg(['-version'], { timeoutMs: 10_000, signal: aborter.signal }), /cancelled/);
     await assert.rejects(
       runFfmpeg(['-f', 'lavfi', '-i', 'testsrc', '-t', '1', '-f', 'rawvideo', 'pipe:1'], { timeoutMs: 10_000, maxOutputBytes: 1000 }),
       /more than 1000 bytes/,
