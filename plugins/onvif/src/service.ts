@@ -1,0 +1,15 @@
+import { serviceToken } from 'lookout/core';
+
+/**
+ * The device's ONVIF service, for WS-Discovery (ProbeMatch and Hello carry its XAddrs and scopes):
+ * the port the SOAP server listens on, the device service address for a host, and the ONVIF scopes.
+ */
+export interface OnvifService {
+  readonly port: number;
+  /** `http://<host>:<port>/onvif/device_service` (the host as the client reaches it; IPv6 bracketed by the caller). */
+  xaddr(host: string): string;
+  /** `onvif://www.onvif.org/...` scopes: Profile/Streaming, Profile/T, type/video_encoder, name/…, hardware/…. */
+  readonly scopes: string[];
+}
+
+export const OnvifServiceToken = serviceToken<OnvifService>('onvif.device');
