@@ -1,0 +1,72 @@
+import { definePlugin, deviceInfo, surfacePort, toLookoutError } from 'lookout/core';
+import { OnvifServiceToken } from '../../onvif/src/service.js';
+import { WsDiscoveryConfigSchema } from './config.js';
+import { discoveryScopes } from './discovery-scopes.js';
+import { endpointAddress } from './endpoint.js';
+import { networkPlan } from './network-plan.js';
+import { WsDiscoveryResponder } from './responder.js';
+
+/** WS-Discovery's well-known port. */
+export const WS_DISCOVERY_PORT = 3702;
+
+/**
+ * WS-Discovery for the ONVIF device (layer 0): answers Probes for NetworkVideoTransmitter or Device
+ * with one unicast ProbeMatch carrying the ONVIF service's XAddrs and scopes, and announces Hello on
+ * start and Bye on stop. Several devices on one machine share UDP 3702. A simulated device speaks
+ * through loopback only, so nothing it sends leaves the machine.
+ */
+export default definePlugin({
+  name: 'ws-discovery',
+  version: '1.0.0',
+  core: '^1',
+  description: 'WS-Discovery on UDP 3702: ProbeMatch for the ONVIF device service, Hello on start, Bye on stop',
+  layer: 'layer0',
+  requires: [OnvifServiceToken],
+  config: WsDiscoveryConfigSchema,
+  async start(ctx) {
+    const { config, log, runtime } = ctx;
+    const info = deviceInfo(runtime);
+    if (info.oneShot) {
+      ctx.health.set('ok', 'one-shot mode: discovery does not run');
+      return;
+    }
+    const onvif = ctx.services.get(OnvifServiceToken);
+    const plan = networkPlan(info);
+    const scopes = discoveryScopes(onvif.scopes, {
+      name: runtime.id,
+      hardware: `Lookout-${info.roles[0] ?? 'camera'}`,
+      location: config.WS_DISCOVERY_LOCATION ?? info.labels[0] ?? runtime.id,
+    });
+    const responder = new WsDiscoveryResponder({
+      port: surfacePort(runtime, 'ws_discovery', WS_DISCOVERY_PORT),
+      plan,
+      endpoint: { address: endpointAddress(runtime.id), metadataVersion: 1, scopes },
+      xaddr: (host) => onvif.xaddr(host),
+      dedupMs: config.WS_DISCOVERY_DEDUP_MS,
+      maxDatagramBytes: config.WS_DISCOVERY_MAX_DATAGRAM_BYTES,
+      now: () => ctx.clock.now(),
+      log,
+    });
+    let port: number;
+    try {
+      port = await responder.start();
+    } catch (err) {
+      await responder.close().catch(() => undefined);
+      const e = toLookoutError(err);
+      // Discovery is a convenience: a camera added by address still works, so the plugin says why and the device runs on.
+      ctx.health.set('degraded', `WS-Discovery could not listen on UDP ${surfacePort(runtime, 'ws_discovery', WS_DISCOVERY_PORT)}: ${e.message}`);
+      log.error({ code: e.code }, 'ws-discovery could not listen');
+      return;
+    }
+    ctx.ports.announce('ws_discovery', port);
+    // Hello once every plugin runs: a client reacting to it finds the ONVIF service answering.
+    ctx.onStarted(() => responder.hello());
+    ctx.health.set('ok', `WS-Discovery on UDP ${port} (${plan.kind === 'loopback' ? 'loopback only' : 'network'})`);
+    log.info({ port, plan: plan.kind, onvif_port: onvif.port }, 'ws-discovery listening');
+    return {
+      stop: () => responder.close(),
+    };
+  },
+});
+
+export { WsDiscoveryResponder } from './responder.js';
