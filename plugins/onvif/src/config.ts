@@ -1,0 +1,25 @@
+import { z } from 'lookout/core';
+
+/** Keys of the ONVIF plugin. */
+export const OnvifConfigSchema = z.object({
+  ONVIF_USER: z.string().min(1).max(64).default('admin').describe('user name ONVIF clients sign in with'),
+  /**
+   * The ONVIF password (WS-Security UsernameToken digest and HTTP Digest). Without one the surface
+   * answers without credentials and listens on loopback only.
+   */
+  ONVIF_PASSWORD: z.string().min(1).max(256).optional().describe('ONVIF password; unset: no credentials, loopback only'),
+  ONVIF_MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(4096)
+    .max(4 * 1024 * 1024)
+    .default(256 * 1024)
+    .describe('largest SOAP request body; more is refused with a fault (413)'),
+  ONVIF_CLOCK_SKEW_S: z.coerce.number().int().min(5).max(86_400).default(300).describe('how far a UsernameToken Created may be from the device clock'),
+  ONVIF_NONCE_CACHE: z.coerce.number().int().min(64).max(1_000_000).default(10_000).describe('UsernameToken nonces remembered to refuse replays'),
+  ONVIF_SNAPSHOT_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(1).describe('snapshot decodes at once'),
+  ONVIF_SNAPSHOT_QUEUE: z.coerce.number().int().min(0).max(64).default(4).describe('snapshot requests waiting for a decode; more get 503'),
+  ONVIF_SNAPSHOT_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(8000).describe('one snapshot: waiting plus decoding'),
+  ONVIF_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(256).default(16).describe('event pull-point subscriptions at once'),
+});
+export type OnvifConfig = z.output<typeof OnvifConfigSchema>;

@@ -1,0 +1,149 @@
+import { hostname } from 'node:os';
+import { definePlugin, deviceInfo, isLoopbackHost, surfacePort, toLookoutError } from 'lookout/core';
+import { CameraProfileToken } from '../../camera-profile/src/service.js';
+import { DetectionPipelineToken } from '../../detector/src/service.js';
+import { EncodedVideoToken } from '../../encode/src/service.js';
+import { DeviceIdentityToken } from '../../identity/src/service.js';
+import { RtspServiceToken } from '../../rtsp/src/service.js';
+import { OnvifAuth } from './auth/onvif-auth.js';
+import { OnvifConfigSchema } from './config.js';
+import { OnvifEvents } from './events/onvif-events.js';
+import { OnvifServer } from './http/onvif-server.js';
+import { Snapshot } from './http/snapshot.js';
+import { encoderState, mediaProfiles, VIDEO_SOURCE_CONFIG_TOKEN } from './media/media-model.js';
+import { onvifScopes } from './scopes.js';
+import { OnvifServiceToken, type OnvifService } from './service.js';
+import { PATHS, type OnvifSurface } from './surface.js';
+
+/** The device port clients expect ONVIF on; a simulated device takes a free one. */
+export const DEFAULT_ONVIF_PORT = 80;
+/** Where the RTSP server listens when the rtsp plugin does not say (its default). */
+export const DEFAULT_RTSP_PORT = 8554;
+
+/**
+ * The ONVIF device surface (Profile S and T): SOAP 1.2 Device, Media (ver10), Media2 (ver20) and
+ * Events services and a JPEG snapshot, so that Home Assistant, go2rtc, Frigate, UniFi Protect or
+ * ONVIF Device Manager adopt the camera. Media describes the one encoder's stream and writes the
+ * camera profile; the stream itself is the rtsp plugin's.
+ */
+export default definePlugin({
+  name: 'onvif',
+  version: '1.0.0',
+  core: '^1',
+  description: 'ONVIF device surface: SOAP Device, Media, Media2 and Events services, snapshot; WS-Security and HTTP Digest',
+  layer: 'layer0',
+  requires: [DeviceIdentityToken, CameraProfileToken, EncodedVideoToken],
+  optionalRequires: [RtspServiceToken, DetectionPipelineToken],
+  provides: [OnvifServiceToken],
+  config: OnvifConfigSchema,
+  async start(ctx) {
+    const { config, log, runtime } = ctx;
+    const identity = ctx.services.get(DeviceIdentityToken);
+    const cameraProfile = ctx.services.get(CameraProfileToken);
+    const video = ctx.services.get(EncodedVideoToken);
+    const info = deviceInfo(runtime);
+    const model = runtime.image ?? info.roles[0] ?? 'camera';
+    const scopes = onvifScopes({ name: `Lookout ${identity.deviceId}`, hardware: model, location: info.labels[0] });
+    let port = 0;
+    const service: OnvifService = {
+      get port() {
+        return port;
+      },
+      xaddr: (host) => `http://${host}:${port}${PATHS.device}`,
+      scopes,
+    };
+
+    if (info.oneShot) {
+      ctx.services.provide(OnvifServiceToken, service);
+      ctx.health.set('ok', 'one-shot mode: the ONVIF server does not run');
+      return;
+    }
+
+    let host = info.listenHost;
+    let note: string | undefined;
+    if (config.ONVIF_PASSWORD === undefined && !isLoopbackHost(host)) {
+      // The tool server's rule: nothing beyond loopback without a credential.
+      note = `no ONVIF_PASSWORD: ONVIF listens on 127.0.0.1 only, not on ${host}`;
+      log.error(note);
+      host = '127.0.0.1';
+    }
+
+    // Set per request before the events service runs (synchronously): a subscription's address uses the host the client reached.
+    let requestHost = host;
+    const events = new OnvifEvents({
+      now: () => Date.now(),
+      maxSubscriptions: config.ONVIF_MAX_SUBSCRIPTIONS,
+      subscriptionUrl: (id) => `http://${requestHost}:${port}${PATHS.subscription}${id}`,
+      log,
+      sourceToken: VIDEO_SOURCE_CONFIG_TOKEN,
+    });
+    ctx.onStop(() => events.close());
+    const offDetections = ctx.services.optional(DetectionPipelineToken)?.onResult((dets, frame) => events.onDetections(dets, frame.timestampMs));
+    if (offDetections) ctx.onStop(offDetections);
+
+    const surface: OnvifSurface = {
+      port: () => port,
+      profiles: () => mediaProfiles(ctx.services.optional(RtspServiceToken)),
+      encoder: () => encoderState(cameraProfile.get(), video),
+      cameraProfile,
+      rtspPort: () => ctx.services.optional(RtspServiceToken)?.port ?? surfacePort(runtime, 'rtsp', DEFAULT_RTSP_PORT),
+      information: () => {
+        const fingerprint = identity.fingerprint();
+        return {
+          manufacturer: 'Lookout',
+          model,
+          firmwareVersion: info.runtimeVersion,
+          serialNumber: identity.serial,
+          // GetDeviceInformation has no field of its own for it: the certificate fingerprint rides in HardwareId.
+          hardwareId: fingerprint ? `${identity.deviceId} sha256:${fingerprint}` : identity.deviceId,
+        };
+      },
+      scopes: () => scopes,
+      hostname: () => hostname(),
+      configurationChanged: (token, type) => events.configurationChanged(token, type),
+      now: () => Date.now(),
+    };
+    const auth = new OnvifAuth({
+      user: config.ONVIF_USER,
+      password: config.ONVIF_PASSWORD,
+      skewMs: config.ONVIF_CLOCK_SKEW_S * 1000,
+      maxNonces: config.ONVIF_NONCE_CACHE,
+      now: () => Date.now(),
+    });
+    const snapshot = new Snapshot(video, {
+      concurrency: config.ONVIF_SNAPSHOT_CONCURRENCY,
+      maxWaiting: config.ONVIF_SNAPSHOT_QUEUE,
+      timeoutMs: config.ONVIF_SNAPSHOT_TIMEOUT_MS,
+    });
+    const server = new OnvifServer({
+      host,
+      port: surfacePort(runtime, 'onvif', DEFAULT_ONVIF_PORT),
+      surface,
+      auth,
+      snapshot,
+      events: {
+        handle: (action, body, path, signal, request) => {
+          requestHost = request.host;
+          return events.handle(action, body, path, signal);
+        },
+      },
+      maxBodyBytes: config.ONVIF_MAX_BODY_BYTES,
+      log,
+    });
+    try {
+      port = await server.listen();
+    } catch (err) {
+      events.close();
+      throw toLookoutError(err);
+    }
+    ctx.onStop(() => server.close());
+    ctx.ports.announce('onvif', port);
+    ctx.services.provide(OnvifServiceToken, service);
+    const access = auth.required ? `WS-Security UsernameToken or HTTP Digest as ${config.ONVIF_USER}` : 'no credentials (ONVIF_PASSWORD unset): loopback only';
+    if (note) ctx.health.set('degraded', note);
+    else ctx.health.set('ok', `ONVIF on ${host}:${port}, ${access}`);
+    log.info({ host, port, path: PATHS.device, access }, 'ONVIF listening');
+  },
+});
+
+export { OnvifServiceToken, type OnvifService } from './service.js';

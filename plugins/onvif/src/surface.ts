@@ -1,0 +1,47 @@
+import type { CameraProfileService } from '../../camera-profile/src/service.js';
+import type { EncoderState, MediaProfile } from './media/media-model.js';
+
+/** The ONVIF service paths (ONVIF Device Manager-style clients need exactly `onvif/device_service`). */
+export const PATHS = {
+  device: '/onvif/device_service',
+  media: '/onvif/media_service',
+  media2: '/onvif/media2_service',
+  events: '/onvif/events_service',
+  subscription: '/onvif/subscription/',
+  snapshot: '/onvif/snapshot.jpg',
+} as const;
+
+export interface DeviceInformation {
+  manufacturer: string;
+  model: string;
+  firmwareVersion: string;
+  serialNumber: string;
+  hardwareId: string;
+}
+
+/** What the SOAP services read and change, behind one interface (the plugin wires it to the services of other plugins). */
+export interface OnvifSurface {
+  /** The port the SOAP server listens on (the one clients reach). */
+  port(): number;
+  profiles(): MediaProfile[];
+  encoder(): EncoderState;
+  cameraProfile: CameraProfileService;
+  /** The RTSP server's port. */
+  rtspPort(): number;
+  information(): DeviceInformation;
+  scopes(): string[];
+  hostname(): string;
+  /** Raised after SetVideoEncoderConfiguration changed the profile. */
+  configurationChanged(token: string, type: string): void;
+  now(): number;
+}
+
+/** Per request: the address this client reached the device at, for every URI handed back. */
+export interface RequestInfo {
+  /** Host part of URIs (IPv6 in brackets). */
+  host: string;
+}
+
+export function baseUrl(surface: OnvifSurface, req: RequestInfo): string {
+  return `http://${req.host}:${surface.port()}`;
+}
