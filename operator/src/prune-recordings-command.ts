@@ -6,9 +6,10 @@ import { recordingsRoot } from '../../core/src/paths/recordings-root.js';
 import type { OperatorCommand } from './lookout-cli.js';
 
 /**
- * `lookout prune-recordings`: spec 02's prune script on a device data root, the same prune the
- * recorder runs at CRITICAL storage (plugins/recorder/src/prune.ts). KEEP_CHUNKS and DRY_RUN=1 from the
- * environment work as the script's did; the flags win over them.
+ * `lookout prune-recordings`: spec 02's prune script on a device data root: it keeps exactly KEEP_CHUNKS,
+ * the first step of the recorder's prune at CRITICAL storage (plugins/recorder/src/prune.ts), never the
+ * recorder's cautious removals below KEEP_CHUNKS. KEEP_CHUNKS and DRY_RUN=1 from the environment work
+ * as the script's did; the flags win over them.
  */
 export const pruneRecordingsCommand: OperatorCommand = {
   summary: 'prune recording chunks: keep the KEEP_CHUNKS (30) newest, unjustified ones go first; --dry-run (or DRY_RUN=1) only reports',

@@ -77,7 +77,7 @@ describe('recorder: detections, justification and video_understand', () => {
 
   it('justifies chunks by what the detector saw, with the stride and the tracks', () => {
     const s = sidecars().find((c) => c.justified)!;
-    assert.match(s.justified_reason!, /^(weapon: |person 0\.\d\d >= 0\.35)/);
+    assert.match(s.justified_reason!, /^(weapon: .+|person 0\.\d\d) \(gates: person >= 0\.35, weapon >= 0\.5\)$/);
     assert.ok(s.rfdetr_stride_fps > 1 && s.rfdetr_stride_fps <= 6, `stride ${s.rfdetr_stride_fps}`);
     assert.ok(s.detections.frames_with_detections > 0);
     assert.ok(s.detections.track_ids.length > 0, 'the tracker layer gives track ids');

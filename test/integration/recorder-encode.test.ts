@@ -47,7 +47,11 @@ describe('recorder on the encode plugin', () => {
     await waitUntil('a new encoder run', () => video.encoder().generation >= 2 && video.running, 20_000);
     await waitUntil('two more chunks', () => sidecars().length >= before + 2, 20_000);
     for (const s of sidecars()) decodeChunk(join(rig.recordings, s.name), s.fps);
-    const status = RecordingStatusResultSchema.parse(await rig.call('get_recording_status'));
+    // The decodes above block this process's event loop (execFileSync) for a while: writing is judged once it runs again.
+    const status = await waitUntil('writing on the new run', async () => {
+      const s = RecordingStatusResultSchema.parse(await rig.call('get_recording_status'));
+      return s.is_writing_data ? s : undefined;
+    });
     assert.equal(status.is_writing_data, true);
     assert.ok(!status.recommendation.includes('stalled'), status.recommendation);
   });

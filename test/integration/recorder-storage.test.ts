@@ -5,7 +5,7 @@
  * the status file then say.
  */
 import assert from 'node:assert/strict';
-import { closeSync, openSync, readdirSync, readFileSync, statfsSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RecordingStatusResultSchema } from '../../core/src/index.js';
@@ -95,5 +95,36 @@ describe('recorder: storage CRITICAL prunes back to WARNING', { skip: cannotMoun
       return f.is_writing && f.storage?.health !== 'CRITICAL' ? f : undefined;
     });
     assert.match(file.last_error.message, /ENOSPC/);
+  });
+
+  it('when something else fills the disk: prunes only unjustified chunks, keeps the evidence and says what fills it', async () => {
+    await rig!.stop();
+    rig = undefined;
+    for (const n of readdirSync(disk!.dir)) rmSync(join(disk!.dir, n), { force: true, recursive: true });
+    const evidence = await writeChunks(disk!.dir, 6, { justified: (i) => i < 2 });
+    const fd = openSync(join(disk!.dir, 'other-data.bin'), 'w');
+    try {
+      while (usedPct(disk!.dir) < 97) writeSync(fd, Buffer.alloc(16 * 1024));
+    } finally {
+      closeSync(fd);
+    }
+    rig = await startRecorder({
+      env: { RECORDINGS_DIR: disk!.dir, STORAGE_WARN_PCT: '50', STORAGE_CRITICAL_PCT: '90', KEEP_CHUNKS: '30', STORAGE_CHECK_MS: '300' },
+    });
+    const status = await waitUntil('the prune gave up on CRITICAL', async () => {
+      const s = RecordingStatusResultSchema.parse(await rig!.call('get_recording_status'));
+      return s.recommendation.includes('after pruning') ? s : undefined;
+    });
+    assert.equal(status.storage_health, 'CRITICAL');
+    assert.match(status.recommendation, /storage CRITICAL after pruning to \d+ chunks: the recordings are not what fills the disk \([\d.]+% used/);
+    const left = new Set(readdirSync(disk!.dir).filter((n) => n.endsWith('.h265')));
+    for (const n of evidence.slice(0, 2)) assert.ok(left.has(n), `justified ${n} stays`);
+    // The newest two stay at every prune: 4 and 5 were the newest before the recorder's own first chunk.
+    for (const n of evidence.slice(2, 4)) assert.ok(!left.has(n), `unjustified ${n} went`);
+    const file = await waitUntil('the status file says so', () => {
+      const f = JSON.parse(readFileSync(join(disk!.dir, '.h265_status'), 'utf8'));
+      return typeof f.pruned_to_chunks_still_critical === 'number' ? f : undefined;
+    });
+    assert.ok(file.pruned_to_chunks_still_critical >= 2);
   });
 });

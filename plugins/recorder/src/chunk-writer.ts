@@ -9,6 +9,8 @@ import type { DetsLine } from './detection-log.js';
 export interface CompletedChunk {
   name: string;
   startedAtMs: number;
+  /** Capture time of its last picture (epoch ms). */
+  lastCapturedAtMs: number;
   frames: number;
   keyframes: number;
   fps: number;
@@ -25,6 +27,7 @@ interface OpenChunk {
   video: FileHandle;
   log: FileHandle;
   startedAtMs: number;
+  lastCapturedAtMs: number;
   fps: number;
   width: number;
   height: number;
@@ -50,6 +53,26 @@ export interface ChunkWriterOptions {
   chunkSeconds: number;
   /** First sequence number (one past the newest chunk already on disk). */
   nextSeq: number;
+  /**
+   * Bytes of pictures waiting for the disk at most (RECORDER_MAX_QUEUED_BYTES). Past it pictures are
+   * dropped, the chunk in progress is abandoned and writing resumes on the next keyframe, so a disk
+   * that hangs costs a bounded amount of memory. Unbounded when left out.
+   */
+  maxQueuedBytes?: number;
+}
+
+/** The write queue as the status file and get_recording_status show it. */
+export interface WriteQueueState {
+  queued_bytes: number;
+  queued_pictures: number;
+  max_queued_bytes: number | null;
+  /** Pictures dropped because the queue was full (and while waiting for a keyframe after). */
+  dropped_pictures: number;
+  /** Chunks abandoned because pictures were dropped in them. */
+  abandoned_chunks: number;
+  /** Pictures are being dropped now (the queue filled up and no keyframe has been taken since). */
+  dropping: boolean;
+  last_drop_at: string | null;
 }
 
 /**
@@ -67,46 +90,103 @@ export class ChunkWriter {
   lastError: { at: string; message: string } | null = null;
   picturesWritten = 0;
   picturesSkipped = 0;
+  picturesDropped = 0;
+  chunksAbandoned = 0;
+  private queuedBytes = 0;
+  private queuedPictures = 0;
+  /** Set when a picture was dropped: everything up to the next keyframe that fits is dropped too. */
+  private dropping = false;
+  private lastDropAtMs: number | null = null;
 
   constructor(private readonly options: ChunkWriterOptions) {
     this.seq = options.nextSeq;
   }
 
-  /** Appends a picture; resolves with the chunk it completed, if it cut one. */
+  /**
+   * Appends a picture; resolves with the chunk it completed, if it cut one. A picture that does not fit
+   * in the write queue is dropped (resolves null at once): the chunk in progress is abandoned, since a
+   * gap would not decode, and the next chunk starts on the next keyframe that fits.
+   */
   write(picture: EncodedPicture, stream: StreamFacts): Promise<CompletedChunk | null> {
-    return this.queue.run(async () => {
-      let completed: CompletedChunk | null = null;
-      const c = this.current;
-      if (c && picture.generation !== c.generation) completed = await this.close(c);
-      else if (c && picture.keyframe && c.frames / c.fps >= this.options.chunkSeconds) completed = await this.close(c);
-      if (!this.current) {
-        if (!picture.keyframe) {
-          this.picturesSkipped++; // a chunk starts on a keyframe, or a decoder could not start it
-          return completed;
-        }
-        if (!(await this.openChunk(picture, stream))) return completed;
+    const size = picture.data.length;
+    const max = this.options.maxQueuedBytes;
+    const fits = max === undefined || this.queuedBytes + size <= max;
+    if (!fits || (this.dropping && !picture.keyframe)) {
+      this.picturesDropped++;
+      this.lastDropAtMs = Date.now();
+      if (!this.dropping) {
+        this.dropping = true;
+        // Queued behind the pictures already waiting (they belong before the gap); holds no picture.
+        void this.queue.run(() => this.abandonForDrop());
       }
-      const o = this.current!;
+      return Promise.resolve(null);
+    }
+    this.dropping = false;
+    this.queuedBytes += size;
+    this.queuedPictures++;
+    return this.queue.run(async () => {
       try {
-        await o.video.write(picture.data);
-        await this.flushLog(o);
-      } catch (err) {
-        await this.abandon(o, err);
+        return await this.append(picture, stream);
+      } finally {
+        this.queuedBytes -= size;
+        this.queuedPictures--;
+      }
+    });
+  }
+
+  writeQueue(): WriteQueueState {
+    return {
+      queued_bytes: this.queuedBytes,
+      queued_pictures: this.queuedPictures,
+      max_queued_bytes: this.options.maxQueuedBytes ?? null,
+      dropped_pictures: this.picturesDropped,
+      abandoned_chunks: this.chunksAbandoned,
+      dropping: this.dropping,
+      last_drop_at: this.lastDropAtMs === null ? null : new Date(this.lastDropAtMs).toISOString(),
+    };
+  }
+
+  private async abandonForDrop(): Promise<void> {
+    const c = this.current;
+    if (!c) return;
+    this.chunksAbandoned++;
+    const max = this.options.maxQueuedBytes ?? 0;
+    await this.abandon(c, new Error(`write queue full (${max} bytes waiting for the disk): pictures dropped, chunk ${c.name} abandoned`));
+  }
+
+  private async append(picture: EncodedPicture, stream: StreamFacts): Promise<CompletedChunk | null> {
+    let completed: CompletedChunk | null = null;
+    const c = this.current;
+    if (c && picture.generation !== c.generation) completed = await this.close(c);
+    else if (c && picture.keyframe && c.frames / c.fps >= this.options.chunkSeconds) completed = await this.close(c);
+    if (!this.current) {
+      if (!picture.keyframe) {
+        this.picturesSkipped++; // a chunk starts on a keyframe, or a decoder could not start it
         return completed;
       }
-      o.frames++;
-      if (picture.keyframe) o.keyframes++;
-      o.bytes += picture.data.length;
-      this.picturesWritten++;
-      this.lastWriteAtMs = Date.now();
+      if (!(await this.openChunk(picture, stream))) return completed;
+    }
+    const o = this.current!;
+    try {
+      await o.video.write(picture.data);
+      await this.flushLog(o);
+    } catch (err) {
+      await this.abandon(o, err);
       return completed;
-    });
+    }
+    o.frames++;
+    if (picture.keyframe) o.keyframes++;
+    o.bytes += picture.data.length;
+    o.lastCapturedAtMs = picture.capturedAtMs;
+    this.picturesWritten++;
+    this.lastWriteAtMs = Date.now();
+    return completed;
   }
 
   /** A detector result joins the chunk being written (dropped while none is). */
   logDetections(line: DetsLine): void {
     const c = this.current;
-    if (!c) return;
+    if (!c || this.dropping) return; // while dropping, the chunk in progress is to be abandoned
     c.dets.push(line);
     c.pendingLines.push(JSON.stringify(line));
   }
@@ -130,7 +210,20 @@ export class ChunkWriter {
     try {
       video = await open(join(dir, files.part(name)), 'w');
       const log = await open(join(dir, files.part(files.detsLog(name))), 'w');
-      this.current = { name, video, log, startedAtMs, ...stream, generation: first.generation, frames: 0, keyframes: 0, bytes: 0, dets: [], pendingLines: [] };
+      this.current = {
+        name,
+        video,
+        log,
+        startedAtMs,
+        lastCapturedAtMs: startedAtMs,
+        ...stream,
+        generation: first.generation,
+        frames: 0,
+        keyframes: 0,
+        bytes: 0,
+        dets: [],
+        pendingLines: [],
+      };
       return true;
     } catch (err) {
       await video?.close().catch(() => undefined);
@@ -168,6 +261,7 @@ export class ChunkWriter {
     return {
       name: c.name,
       startedAtMs: c.startedAtMs,
+      lastCapturedAtMs: c.lastCapturedAtMs,
       frames: c.frames,
       keyframes: c.keyframes,
       fps: c.fps,

@@ -8,7 +8,7 @@ export interface DetsLine {
 }
 
 export const PERSON_CLASS = 0;
-/** gun, knife, rifle, shotgun in the production class map (spec 02): any of them justifies a chunk. */
+/** gun, knife, rifle, shotgun in the production class map (spec 02): one at or over the weapon gate justifies a chunk. */
 export const WEAPON_CLASSES: ReadonlySet<number> = new Set(['gun', 'knife', 'rifle', 'shotgun'].map((l) => PRODUCTION_NAMED_LABELS.indexOf(l as never)));
 
 export function labelOf(c: number): string {
@@ -67,13 +67,23 @@ export function summarize(lines: readonly DetsLine[], personGate: number): Detec
   return { frames_with_detections: framesWithDetections, person_max_count: personMax, classes, track_ids: [...tracks].sort((a, b) => a - b) };
 }
 
-/** Why a chunk is justified (a person over the gate, or a weapon class), or null when it is not. */
-export function justification(summary: DetectionSummary, personGate: number): string | null {
-  const weapons = Object.entries(summary.classes).filter(([c]) => WEAPON_CLASSES.has(Number(c)));
+/** The confidences at or over which a detection justifies a chunk (JUSTIFY_PERSON_CONFIDENCE, JUSTIFY_WEAPON_CONFIDENCE). */
+export interface JustifyGates {
+  person: number;
+  weapon: number;
+}
+
+/**
+ * Why a chunk is justified (a weapon class or a person at or over its gate), or null when it is not.
+ * The reason names both gates, so a sidecar says by which rule it was kept.
+ */
+export function justification(summary: DetectionSummary, gates: JustifyGates): string | null {
+  const rule = `(gates: person >= ${gates.person}, weapon >= ${gates.weapon})`;
+  const weapons = Object.entries(summary.classes).filter(([c, s]) => WEAPON_CLASSES.has(Number(c)) && s.max_confidence >= gates.weapon);
   if (weapons.length > 0) {
-    return `weapon: ${weapons.map(([, s]) => `${s.label} ${s.max_confidence.toFixed(2)}`).join(', ')}`;
+    return `weapon: ${weapons.map(([, s]) => `${s.label} ${s.max_confidence.toFixed(2)}`).join(', ')} ${rule}`;
   }
   const person = summary.classes[String(PERSON_CLASS)];
-  if (person && person.max_confidence >= personGate) return `person ${person.max_confidence.toFixed(2)} >= ${personGate}`;
+  if (person && person.max_confidence >= gates.person) return `person ${person.max_confidence.toFixed(2)} ${rule}`;
   return null;
 }

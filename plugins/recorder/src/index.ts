@@ -28,7 +28,7 @@ import { recommendation } from './recommendation.js';
 import { recoverRecordings } from './recovery.js';
 import { buildSidecar, writeSidecar } from './sidecar.js';
 import { writeStatusFile, type RecorderStatusFile } from './status-file.js';
-import { measureStorage, type StorageState } from './storage.js';
+import { freeBytes, measureStorage, type StorageState } from './storage.js';
 import { videoUnderstand } from './video-understand.js';
 
 /** data_manifest requests answered per second; a flood beyond is dropped (logged), not queued. */
@@ -81,6 +81,7 @@ export default definePlugin({
     const { config, runtime, log, clock } = ctx;
     const video = ctx.services.get(EncodedVideoToken);
     const gate = config.JUSTIFY_PERSON_CONFIDENCE;
+    const gates = { person: gate, weapon: config.JUSTIFY_WEAPON_CONFIDENCE };
     const thresholds = { warnPct: config.STORAGE_WARN_PCT, criticalPct: config.STORAGE_CRITICAL_PCT };
     const dir = recordingsRoot(runtime.dataDir, config.RECORDINGS_DIR);
     const startedAtMs = clock.now();
@@ -90,7 +91,7 @@ export default definePlugin({
     // still start, say CRITICAL and record again once there is room (only chunks with a sidecar are listed).
     const before = await readManifest(dir);
     try {
-      const recovery = await recoverRecordings({ dir, fps: video.fps, width: video.width, height: video.height, personGate: gate });
+      const recovery = await recoverRecordings({ dir, fps: video.fps, width: video.width, height: video.height, gates });
       for (const r of recovery.removed) log.warn({ name: r.name, reason: r.reason }, 'recording leftover removed');
       if (recovery.recovered.length + recovery.sidecarsRebuilt.length > 0) {
         log.info({ recovered: recovery.recovered, sidecars_rebuilt: recovery.sidecarsRebuilt }, 'recordings recovered after an unclean stop');
@@ -104,12 +105,14 @@ export default definePlugin({
     if (dropped > 0) log.info({ dropped }, 'manifest lines of missing chunks dropped');
     await writeManifest(dir, index.all(), config.MANIFEST_ENTRIES).catch((err: Error) => log.warn(`recent_manifest.jsonl not written: ${err.message}`));
 
-    const writer = new ChunkWriter({ dir, chunkSeconds: config.CHUNK_SECONDS, nextSeq: index.nextSeq() });
+    const writer = new ChunkWriter({ dir, chunkSeconds: config.CHUNK_SECONDS, nextSeq: index.nextSeq(), maxQueuedBytes: config.RECORDER_MAX_QUEUED_BYTES });
     const housekeeping = new SerialQueue();
     const pipeline = ctx.services.optional(DetectionPipelineToken);
     let storage: StorageState | null = null;
     let storageError: string | null = null;
     let lastDetectionAtMs: number | null = null;
+    /** Chunks left by the last automatic prune that could not bring the volume out of CRITICAL (null once it is out). */
+    let prunedToChunks: number | null = null;
     let stopping = false;
 
     const isWriting = () => writer.lastWriteAtMs !== null && Date.now() - writer.lastWriteAtMs < config.RECORDING_STALL_MS;
@@ -141,6 +144,8 @@ export default definePlugin({
           encode_fps: stats.encode_fps,
           last_exit: video.lastExit(),
         },
+        write_queue: writer.writeQueue(),
+        pruned_to_chunks_still_critical: prunedToChunks,
         is_writing: !stopping && isWriting(),
         last_write_at: writer.lastWriteAtMs === null ? null : new Date(writer.lastWriteAtMs).toISOString(),
         writing_chunk: writer.inProgress()?.name ?? null,
@@ -197,17 +202,24 @@ export default definePlugin({
         const s = await measure();
         if (s?.health === 'CRITICAL' && config.AUTO_PRUNE) {
           try {
-            const pruned = await pruneUntilHealthy(dir, config.KEEP_CHUNKS, async () => (await measure())?.health === 'CRITICAL');
+            const pruned = await pruneUntilHealthy(dir, config.KEEP_CHUNKS, async () => ({
+              critical: (await measure())?.health === 'CRITICAL',
+              freeBytes: await freeBytes(dir),
+            }));
             await index.refresh();
+            prunedToChunks = pruned.still_critical ? index.size : null;
             await writeManifest(dir, index.all(), config.MANIFEST_ENTRIES);
             log.warn(
               { removed: pruned.removed.length, freed_bytes: pruned.freed_bytes, storage_health: storage?.health, used_pct: storage?.used_pct },
-              'storage CRITICAL: pruned recordings',
+              pruned.still_critical
+                ? `storage CRITICAL after pruning to ${index.size} chunks: the recordings are not what fills the disk`
+                : 'storage CRITICAL: pruned recordings',
             );
           } catch (err) {
             log.error({ code: toLookoutError(err).code }, `prune at CRITICAL failed: ${(err as Error).message}`);
           }
         }
+        if (storage?.health !== 'CRITICAL') prunedToChunks = null;
         const health = storage?.health ?? 'unmeasured';
         if (health !== lastHealth) {
           lastHealth = health;
@@ -221,7 +233,7 @@ export default definePlugin({
       });
 
     const completed = async (c: CompletedChunk): Promise<void> => {
-      const sidecar: ChunkSidecar = buildSidecar({ dir, ...c }, gate);
+      const sidecar: ChunkSidecar = buildSidecar({ dir, ...c }, gates);
       await housekeeping.run(async () => {
         try {
           await writeSidecar(dir, sidecar);
@@ -311,11 +323,15 @@ export default definePlugin({
           writeError: writer.lastError,
           storage: s,
           storageError,
+          writeQueue: writer.writeQueue(),
+          prunedToChunks: s?.health === 'CRITICAL' ? prunedToChunks : null,
         }),
         recordings_dir: dir,
         writing_chunk: writer.inProgress()?.name ?? null,
         justified_chunks: index.all().filter((c) => c.justified).length,
         justified_ok: justifiedOk(),
+        dropped_pictures: writer.picturesDropped,
+        write_queue: writer.writeQueue(),
         encoder: { running: video.running, ...video.stats(), last_exit: encoderExit },
         last_error: lastError(),
       };
@@ -343,7 +359,7 @@ export default definePlugin({
       offDets?.();
       const last = await writer.finish();
       if (last) {
-        const sidecar = buildSidecar({ dir, ...last }, gate);
+        const sidecar = buildSidecar({ dir, ...last }, gates);
         await housekeeping.run(async () => {
           await writeSidecar(dir, sidecar);
           index.add(sidecar);

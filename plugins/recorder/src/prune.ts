@@ -72,20 +72,52 @@ export async function pruneRecordings(dir: string, options: { keep: number; dryR
   };
 }
 
+/** What the prune at CRITICAL measures after each removal. */
+export interface VolumeProbe {
+  critical: boolean;
+  /** Bytes available on the volume (statfs bavail × bsize). */
+  freeBytes: number;
+}
+
+export interface HealthyPruneReport extends PruneReport {
+  /** Still CRITICAL when the prune stopped: what fills the disk is not the recordings. */
+  still_critical: boolean;
+  /** Why the prune below `keep` stopped (null when it did not go below `keep`). */
+  stopped_because: 'healthy' | 'nothing_freed' | 'only_justified_or_newest_left' | null;
+}
+
+/** Chunks the prune at CRITICAL never removes below `keep`: the newest ones (the latest evidence). */
+export const NEWEST_KEPT_BELOW_KEEP = 2;
+
 /**
- * The prune at CRITICAL: first down to `keep`, then one chunk at a time in removalOrder (always
- * keeping the newest) until `stillCritical` says the volume is back below the CRITICAL threshold.
+ * The automatic prune at CRITICAL. First down to `keep` in removalOrder (unjustified oldest first,
+ * justified last), exactly as the manual prune. Below `keep` it removes only unjustified chunks, oldest
+ * first and never the newest two, one at a time, and stops as soon as the volume leaves CRITICAL or a
+ * removal frees no measurable space: when something else fills the disk, the evidence stays and the
+ * report says the volume is still CRITICAL.
  */
-export async function pruneUntilHealthy(dir: string, keep: number, stillCritical: () => Promise<boolean>): Promise<PruneReport> {
+export async function pruneUntilHealthy(dir: string, keep: number, probe: () => Promise<VolumeProbe>): Promise<HealthyPruneReport> {
   const first = await pruneRecordings(dir, { keep, dryRun: false });
   const removed = [...first.removed];
-  if (await stillCritical()) {
+  let state = await probe();
+  let stopped: HealthyPruneReport['stopped_because'] = null;
+  if (state.critical) {
     const inventory = await chunkInventory(dir);
-    const newest = inventory[inventory.length - 1]?.name;
-    for (const c of removalOrder(inventory.filter((e) => e.name !== newest))) {
+    const newest = new Set(inventory.slice(-NEWEST_KEPT_BELOW_KEEP).map((e) => e.name));
+    stopped = 'only_justified_or_newest_left';
+    for (const c of inventory.filter((e) => !e.justified && !newest.has(e.name))) {
       await removeChunk(dir, c.name);
       removed.push(c);
-      if (!(await stillCritical())) break;
+      const before = state.freeBytes;
+      state = await probe();
+      if (!state.critical) {
+        stopped = 'healthy';
+        break;
+      }
+      if (state.freeBytes <= before) {
+        stopped = 'nothing_freed';
+        break;
+      }
     }
   }
   return {
@@ -93,5 +125,7 @@ export async function pruneUntilHealthy(dir: string, keep: number, stillCritical
     kept_chunks: first.total_chunks - removed.length,
     removed,
     freed_bytes: removed.reduce((n, v) => n + v.size_bytes, 0),
+    still_critical: state.critical,
+    stopped_because: stopped,
   };
 }

@@ -3,8 +3,9 @@ import { join } from 'node:path';
 import { CHUNK_NAME_PATTERN, accessUnitsOf, countPictures, toLookoutError, writeFileAtomic, type ChunkSidecar } from 'lookout/core';
 import { files, parseChunkName } from './chunk-files.js';
 import { assertPlays, probeSize } from './chunk-probe.js';
-import { parseDetsLog, type DetsLine } from './detection-log.js';
+import { parseDetsLog, type DetsLine, type JustifyGates } from './detection-log.js';
 import { buildSidecar, readSidecar, writeSidecar } from './sidecar.js';
+import { syncDir } from './chunk-writer.js';
 
 export interface RecoveryOptions {
   dir: string;
@@ -12,7 +13,8 @@ export interface RecoveryOptions {
   fps: number;
   width: number;
   height: number;
-  personGate: number;
+  /** The justification gates of a rebuilt sidecar. */
+  gates: JustifyGates;
   /** Bound of one ffmpeg check. */
   timeoutMs?: number;
 }
@@ -29,6 +31,9 @@ export interface RecoveryReport {
 const CHUNK_PART = /^\.(.+\.h265)\.part$/;
 const LOG_PART = /^\.(.+)\.dets\.jsonl\.part$/;
 const ATOMIC_TEMP = /^\..+\.[0-9a-f]{12}\.tmp$/;
+/** A recovered chunk while it is checked: a crash before the check leaves only this dot-name. */
+const RECOVERING = /^\..+\.h265\.recovering$/;
+const recoveringName = (chunk: string) => `.${chunk}.recovering`;
 
 /**
  * Start-up repair of the recordings folder after a crash or SIGKILL: leftovers of a chunk in
@@ -42,6 +47,11 @@ export async function recoverRecordings(o: RecoveryOptions): Promise<RecoveryRep
   const timeoutMs = o.timeoutMs ?? 30_000;
   const names = await readdir(o.dir);
   for (const n of names.filter((x) => ATOMIC_TEMP.test(x))) await rm(join(o.dir, n), { force: true });
+  // A recovery cut by a crash before its check: the `.part` it came from is still there and is tried again.
+  for (const n of names.filter((x) => RECOVERING.test(x))) {
+    await rm(join(o.dir, n), { force: true });
+    report.removed.push({ name: n, reason: 'a recovery interrupted before its check' });
+  }
 
   for (const n of names) {
     const chunk = CHUNK_PART.exec(n)?.[1];
@@ -87,17 +97,20 @@ async function recoverPart(o: RecoveryOptions, chunk: string, timeoutMs: number,
   // The last picture may have been cut by the crash: only the ones before it are known whole.
   const whole = first < 0 ? [] : aus.slice(first, -1);
   if (whole.length === 0) return dropPart('no whole picture after a keyframe');
-  const target = join(o.dir, chunk);
-  await writeFileAtomic(target, Buffer.concat(whole.map((a) => a.data)));
+  // Written and checked under a dot-name no reader lists, renamed into place only once it plays.
+  const checking = join(o.dir, recoveringName(chunk));
+  await writeFileAtomic(checking, Buffer.concat(whole.map((a) => a.data)));
   try {
-    await assertPlays(target, o.fps, timeoutMs);
+    await assertPlays(checking, o.fps, timeoutMs);
   } catch (err) {
-    await rm(target, { force: true });
+    await rm(checking, { force: true });
     return dropPart(`does not decode: ${toLookoutError(err).message}`);
   }
   const dets = await readLog(join(o.dir, files.detsLog(chunk)), logPart);
   await writeFileAtomic(join(o.dir, files.detsLog(chunk)), dets.map((l) => `${JSON.stringify(l)}\n`).join(''));
   await rm(logPart, { force: true });
+  await rename(checking, join(o.dir, chunk));
+  await syncDir(o.dir);
   await writeSidecar(
     o.dir,
     sidecarOf(o, chunk, {
@@ -155,7 +168,7 @@ function sidecarOf(
       strideFps: seconds > 0 ? f.dets.length / seconds : 0,
       recovered: true,
     },
-    o.personGate,
+    o.gates,
   );
 }
 

@@ -2,13 +2,18 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChunkSidecarSchema, writeFileAtomic, type ChunkSidecar } from 'lookout/core';
 import { files } from './chunk-files.js';
-import { justification, summarize, type DetsLine } from './detection-log.js';
+import { justification, summarize, type DetsLine, type JustifyGates } from './detection-log.js';
 
 /** What the writer (or recovery) knows of a complete chunk. */
 export interface ChunkFacts {
   dir: string;
   name: string;
   startedAtMs: number;
+  /**
+   * Capture time of the last picture (epoch ms), when known: with frames dropped before the encoder
+   * the chunk spans more wall time than its pictures at the encoder's rate.
+   */
+  lastCapturedAtMs?: number;
   frames: number;
   keyframes: number;
   fps: number;
@@ -21,17 +26,25 @@ export interface ChunkFacts {
   recovered?: boolean;
 }
 
-/** A raw stream has no timestamps: its duration is its pictures at the encoder's rate. */
-export function buildSidecar(f: ChunkFacts, personGate: number): ChunkSidecar {
+/**
+ * A raw stream has no timestamps: duration_s is the media duration (its pictures at the encoder's
+ * rate). ended_at is wall time: the capture of the last picture plus one frame period, so chunks
+ * meet without gaps when frames were dropped; without capture times (recovery) it is start + duration.
+ */
+export function buildSidecar(f: ChunkFacts, gates: JustifyGates): ChunkSidecar {
   const durationS = f.frames / f.fps;
-  const detections = summarize(f.dets, personGate);
-  const reason = justification(detections, personGate);
+  const detections = summarize(f.dets, gates.person);
+  const reason = justification(detections, gates);
+  const endedAtMs =
+    f.lastCapturedAtMs !== undefined && f.lastCapturedAtMs >= f.startedAtMs
+      ? f.lastCapturedAtMs + Math.round(1000 / f.fps)
+      : f.startedAtMs + Math.round(durationS * 1000);
   return ChunkSidecarSchema.parse({
     version: 1,
     name: f.name,
     path: join(f.dir, f.name),
     started_at: new Date(f.startedAtMs).toISOString(),
-    ended_at: new Date(f.startedAtMs + Math.round(durationS * 1000)).toISOString(),
+    ended_at: new Date(endedAtMs).toISOString(),
     duration_s: Math.round(durationS * 1000) / 1000,
     frame_count: f.frames,
     keyframe_count: f.keyframes,

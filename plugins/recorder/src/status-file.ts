@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { writeFileAtomic } from 'lookout/core';
 import { STATUS_FILE } from './chunk-files.js';
+import type { WriteQueueState } from './chunk-writer.js';
 import type { StorageState } from './storage.js';
 
 /** `<recordings>/.h265_status` (spec 01: version, storage, encode statistics, justified_ok). */
@@ -22,6 +23,10 @@ export interface RecorderStatusFile {
     encode_fps: number;
     last_exit: { at: string; message: string } | null;
   };
+  /** Pictures waiting for the disk, and those dropped because too many were (RECORDER_MAX_QUEUED_BYTES). */
+  write_queue: WriteQueueState;
+  /** The last automatic prune left the volume CRITICAL with this many chunks (null otherwise). */
+  pruned_to_chunks_still_critical: number | null;
   /** A picture was written within RECORDING_STALL_MS. */
   is_writing: boolean;
   last_write_at: string | null;

@@ -1,3 +1,4 @@
+import { statfs } from 'node:fs/promises';
 import { storageHealth, volumeUsage, type StorageHealth, type StorageThresholds } from 'lookout/core';
 
 export interface StorageState {
@@ -12,4 +13,10 @@ export interface StorageState {
 export async function measureStorage(dir: string, t: StorageThresholds): Promise<StorageState> {
   const usage = await volumeUsage(dir);
   return { health: storageHealth(usage.used_pct, t), ...usage };
+}
+
+/** Bytes available to the recorder on the recordings filesystem, unrounded (what a removal is measured by). */
+export async function freeBytes(dir: string): Promise<number> {
+  const fs = await statfs(dir);
+  return fs.bavail * fs.bsize;
 }

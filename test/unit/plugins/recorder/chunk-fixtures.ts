@@ -36,7 +36,10 @@ export async function writeChunks(
     writeFileSync(join(dir, name.replace('.h265', '.dets.jsonl')), dets.map((d) => `${JSON.stringify(d)}\n`).join(''));
     await writeSidecar(
       dir,
-      buildSidecar({ dir, name, startedAtMs, frames, keyframes, fps: 5, width: 320, height: 240, sizeBytes: data.length, dets, strideFps: 0 }, 0.35),
+      buildSidecar(
+        { dir, name, startedAtMs, frames, keyframes, fps: 5, width: 320, height: 240, sizeBytes: data.length, dets, strideFps: 0 },
+        { person: 0.35, weapon: 0.5 },
+      ),
     );
     names.push(name);
   }

@@ -20,11 +20,18 @@ describe('chunk names', () => {
 
 describe('justification', () => {
   const line = (dets: { c: number; p: number; track_id?: number }[]) => ({ t: 1, dets });
-  it('a person at the gate, or any weapon class, justifies; a doubtful person does not', () => {
-    assert.equal(justification(summarize([line([{ c: 0, p: 0.34 }])], 0.35), 0.35), null);
-    assert.equal(justification(summarize([line([{ c: 0, p: 0.35 }])], 0.35), 0.35), 'person 0.35 >= 0.35');
-    assert.equal(justification(summarize([line([{ c: 11, p: 0.4 }])], 0.35), 0.35), 'weapon: knife 0.40');
-    assert.equal(justification(summarize([line([{ c: 2, p: 0.99 }])], 0.35), 0.35), null);
+  const gates = { person: 0.35, weapon: 0.5 };
+  const rule = '(gates: person >= 0.35, weapon >= 0.5)';
+  it('a person at its gate, or a weapon class at its gate, justifies; doubtful ones do not; the reason names both gates', () => {
+    assert.equal(justification(summarize([line([{ c: 0, p: 0.34 }])], 0.35), gates), null);
+    assert.equal(justification(summarize([line([{ c: 0, p: 0.35 }])], 0.35), gates), `person 0.35 ${rule}`);
+    assert.equal(justification(summarize([line([{ c: 11, p: 0.4 }])], 0.35), gates), null, 'a knife at 0.40 is under the weapon gate');
+    assert.equal(justification(summarize([line([{ c: 11, p: 0.5 }])], 0.35), gates), `weapon: knife 0.50 ${rule}`);
+    assert.equal(
+      justification(summarize([line([{ c: 11, p: 0.4 }])], 0.35), { person: 0.35, weapon: 0.3 }),
+      'weapon: knife 0.40 (gates: person >= 0.35, weapon >= 0.3)',
+    );
+    assert.equal(justification(summarize([line([{ c: 2, p: 0.99 }])], 0.35), gates), null);
   });
   it('summarizes per class the most in one result, the best confidence and the tracks', () => {
     const s = summarize(
