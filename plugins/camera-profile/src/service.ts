@@ -10,3 +10,6 @@ export interface CameraProfileService {
 }
 
 export const CameraProfileToken = serviceToken<CameraProfileService>('camera-profile');
+
+/** The profile's schemas, for the hub and the ONVIF surface that check a profile before a device sees it. */
+export { CameraProfileSchema, CameraProfileUpdateSchema, ProfileResultSchema, type CameraProfile } from './profile-schema.js';
