@@ -86,7 +86,8 @@ export default definePlugin({
       profiles: () => mediaProfiles(ctx.services.optional(RtspServiceToken)),
       encoder: () => encoderState(cameraProfile.get(), video),
       cameraProfile,
-      rtspPort: () => ctx.services.optional(RtspServiceToken)?.port ?? surfacePort(runtime, 'rtsp', DEFAULT_RTSP_PORT),
+      // Without the rtsp plugin: the port asked for, else the device's (a free port under sim is only known to that plugin).
+      rtspPort: () => ctx.services.optional(RtspServiceToken)?.port ?? info.requestedPorts.rtsp ?? DEFAULT_RTSP_PORT,
       information: () => {
         const fingerprint = identity.fingerprint();
         return {
