@@ -60,6 +60,23 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/stream/snapshot?target=cam-1&q=50.5', field: 'query.q' },
   ],
   'GET /fleet/snapshots': [{ path: '/fleet/snapshots?w=8', field: 'query.w' }],
+  'GET /camera/profile': [
+    { path: '/camera/profile', field: 'query.target' },
+    { path: '/camera/profile?target=', field: 'query.target' },
+  ],
+  'PUT /camera/profile': [
+    { path: '/camera/profile', init: { method: 'PUT', json: { fps: 5 } }, field: 'query.target' },
+    { path: '/camera/profile?target=cam-1', init: { method: 'PUT', json: { fps: 0 } }, field: 'body.fps' },
+    { path: '/camera/profile?target=cam-1', init: { method: 'PUT', json: { codec: 'MJPEG' } }, field: 'body.codec' },
+    { path: '/camera/profile?target=cam-1', init: { method: 'PUT', json: { colour: 'red' } }, field: 'body.colour' },
+    { path: '/camera/profile?target=cam-1', init: { method: 'PUT', json: {} }, field: 'body' },
+  ],
+  'GET /stream/live/status': [
+    { path: '/stream/live/status?limit=0', field: 'query.limit' },
+    { path: '/stream/live/status?limit=1e1', field: 'query.limit' },
+    { path: '/stream/live/status?shadow=', field: 'query.shadow' },
+  ],
+  'GET /stream/live/info': [{ path: '/stream/live/info', field: 'query.target' }],
   'POST /tools/call': [
     { path: '/tools/call', init: { json: { tool: 'get_system_health', arguments: {} } }, field: 'query.target' },
     { path: '/tools/call?target=cam-1', init: { json: { arguments: {} } }, field: 'body.tool' },
@@ -74,6 +91,8 @@ const REQUIRED_INPUT: Record<string, string> = {
   '/pull-recording': '?target=cam-404',
   '/stream/snapshot': '?target=cam-404',
   '/media/clips/:device/:file': '?',
+  '/camera/profile': '?target=cam-404',
+  '/stream/live/info': '?target=cam-404',
 };
 
 describe('hub routes: 400s and OpenAPI', () => {
@@ -121,7 +140,8 @@ describe('hub routes: 400s and OpenAPI', () => {
         const r = await api(hub.url, `${decl.path}?${extra}`);
         assert.equal(r.status, 200, `${decl.path}: ${r.text}`);
       } else {
-        const r = await api(hub.url, `${decl.path}?target=cam-404&${extra}`, { method: decl.method, json: { tool: 'get_system_health', arguments: {} } });
+        const json = decl.path === '/camera/profile' ? { fps: 5 } : { tool: 'get_system_health', arguments: {} };
+        const r = await api(hub.url, `${decl.path}?target=cam-404&${extra}`, { method: decl.method, json });
         assert.notEqual(r.status, 400, `${decl.method} ${decl.path}: ${r.text}`);
       }
     }
