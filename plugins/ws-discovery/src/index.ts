@@ -1,4 +1,4 @@
-import { definePlugin, deviceInfo, surfacePort, toLookoutError } from 'lookout/core';
+import { definePlugin, deviceInfo, toLookoutError, type RuntimeInfo } from 'lookout/core';
 import { OnvifServiceToken } from '../../onvif/src/service.js';
 import { WsDiscoveryConfigSchema } from './config.js';
 import { discoveryScopes } from './discovery-scopes.js';
@@ -8,6 +8,15 @@ import { WsDiscoveryResponder } from './responder.js';
 
 /** WS-Discovery's well-known port. */
 export const WS_DISCOVERY_PORT = 3702;
+
+/**
+ * The discovery port: the one asked for (--ws-discovery-port), else 3702 even under --source sim,
+ * where surfacePort would pick a free port: probes go to 3702 and nowhere else, and several devices
+ * share it by address reuse, so a free port would only make a simulated camera undiscoverable.
+ */
+export function discoveryPort(runtime: RuntimeInfo): number {
+  return deviceInfo(runtime).requestedPorts.ws_discovery ?? WS_DISCOVERY_PORT;
+}
 
 /**
  * WS-Discovery for the ONVIF device (layer 0): answers Probes for NetworkVideoTransmitter or Device
@@ -31,6 +40,7 @@ export default definePlugin({
       return;
     }
     const onvif = ctx.services.get(OnvifServiceToken);
+    const port = discoveryPort(runtime);
     const plan = networkPlan(info);
     const scopes = discoveryScopes(onvif.scopes, {
       name: runtime.id,
@@ -38,7 +48,7 @@ export default definePlugin({
       location: config.WS_DISCOVERY_LOCATION ?? info.labels[0] ?? runtime.id,
     });
     const responder = new WsDiscoveryResponder({
-      port: surfacePort(runtime, 'ws_discovery', WS_DISCOVERY_PORT),
+      port,
       plan,
       endpoint: { address: endpointAddress(runtime.id), metadataVersion: 1, scopes },
       xaddr: (host) => onvif.xaddr(host),
@@ -47,22 +57,22 @@ export default definePlugin({
       now: () => ctx.clock.now(),
       log,
     });
-    let port: number;
+    let bound: number;
     try {
-      port = await responder.start();
+      bound = await responder.start();
     } catch (err) {
       await responder.close().catch(() => undefined);
       const e = toLookoutError(err);
       // Discovery is a convenience: a camera added by address still works, so the plugin says why and the device runs on.
-      ctx.health.set('degraded', `WS-Discovery could not listen on UDP ${surfacePort(runtime, 'ws_discovery', WS_DISCOVERY_PORT)}: ${e.message}`);
+      ctx.health.set('degraded', `WS-Discovery could not listen on UDP ${port}: ${e.message}`);
       log.error({ code: e.code }, 'ws-discovery could not listen');
       return;
     }
-    ctx.ports.announce('ws_discovery', port);
+    ctx.ports.announce('ws_discovery', bound);
     // Hello once every plugin runs: a client reacting to it finds the ONVIF service answering.
     ctx.onStarted(() => responder.hello());
-    ctx.health.set('ok', `WS-Discovery on UDP ${port} (${plan.kind === 'loopback' ? 'loopback only' : 'network'})`);
-    log.info({ port, plan: plan.kind, onvif_port: onvif.port }, 'ws-discovery listening');
+    ctx.health.set('ok', `WS-Discovery on UDP ${bound} (${plan.kind === 'loopback' ? 'loopback only' : 'network'})`);
+    log.info({ port: bound, plan: plan.kind, onvif_port: onvif.port }, 'ws-discovery listening');
     return {
       stop: () => responder.close(),
     };

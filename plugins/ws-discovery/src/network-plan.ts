@@ -58,9 +58,18 @@ export function replyHost(plan: NetworkPlan, sender: string, interfaces: Interfa
   return candidates[0]?.address ?? LOOPBACK;
 }
 
+/**
+ * Where the answer to a probe from `sender` goes. A probe sent through `lo` without a source
+ * address chosen (a 224.0.0.0/4 route on lo has link scope, 127.0.0.1 host scope) arrives from
+ * 0.0.0.0, which only this machine sends from: the answer goes to 127.0.0.1.
+ */
+export function replyAddress(sender: string): string {
+  return sender === '0.0.0.0' ? LOOPBACK : sender;
+}
+
 /** Whether the plan answers a probe from this sender (the loopback plan never answers beyond the machine). */
 export function answersSender(plan: NetworkPlan, sender: string): boolean {
-  return plan.kind !== 'loopback' || isLoopbackHost(sender);
+  return plan.kind !== 'loopback' || isLoopbackHost(replyAddress(sender));
 }
 
 /** The host in the XAddrs of an announcement sent on the interface of `address`. */

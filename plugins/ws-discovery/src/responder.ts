@@ -2,7 +2,7 @@ import DgramAsPromised, { type RemoteInfo, type SocketAsPromised } from 'dgram-a
 import type { Logger } from 'lookout/core';
 import { bye, hello, probeMatch, type AppSequence, type Endpoint } from './messages.js';
 import { matchesProbe } from './matching.js';
-import { announceAddresses, announceHost, answersSender, replyHost, urlHost, type NetworkPlan } from './network-plan.js';
+import { announceAddresses, announceHost, answersSender, replyAddress, replyHost, urlHost, type NetworkPlan } from './network-plan.js';
 import { parseProbe } from './probe.js';
 import { RecentIds } from './recent-ids.js';
 
@@ -95,7 +95,8 @@ export class WsDiscoveryResponder {
     for (const address of announceAddresses(this.o.plan)) {
       done = this.send(async () => {
         socket.setMulticastInterface(address);
-        await socket.send(Buffer.from(message(address)), this.o.port, DISCOVERY_GROUP);
+        // Announcements go to the discovery port (a free port, 0, is only for tests without multicast).
+        await socket.send(Buffer.from(message(address)), this.o.port || 3702, DISCOVERY_GROUP);
       });
     }
     return done;
@@ -123,9 +124,10 @@ export class WsDiscoveryResponder {
     }
     this.stats.answered += 1;
     const socket = this.socket!;
-    const xaddrs = [this.o.xaddr(urlHost(replyHost(this.o.plan, rinfo.address)))];
+    const to = replyAddress(rinfo.address);
+    const xaddrs = [this.o.xaddr(urlHost(replyHost(this.o.plan, to)))];
     void this.send(async () => {
-      await socket.send(Buffer.from(probeMatch(this.o.endpoint, probe.messageId, xaddrs, this.next())), rinfo.port, rinfo.address);
+      await socket.send(Buffer.from(probeMatch(this.o.endpoint, probe.messageId, xaddrs, this.next())), rinfo.port, to);
     });
   }
 }
