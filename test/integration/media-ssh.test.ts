@@ -6,7 +6,7 @@
  * shapes and marked as such; and with SSH down too, the error says what each step said.
  */
 import assert from 'node:assert/strict';
-import { copyFile, writeFile } from 'node:fs/promises';
+import { copyFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ListRecordingChunksResultSchema, RecordingStatusResultSchema, type ChunkSidecar } from '../../core/src/index.js';
@@ -122,6 +122,9 @@ describe('media plugin over SSH with the tool server down', () => {
       ListRecordingChunksResultSchema.parse(justified.body.result).chunks.map((c) => c.name),
       [chunks[0].name],
     );
+    // The recorder just closed its newest chunk (listings never show the `.part` in progress).
+    const now = new Date();
+    await utimes(join(scratch.dir, 'recordings', chunks[1].name), now, now);
     const status = await callTool(hub.url, 'cam-ssh', 'get_recording_status');
     assert.equal(status.status, 200, status.text);
     assert.equal(status.body.fallback, true);
@@ -130,6 +133,9 @@ describe('media plugin over SSH with the tool server down', () => {
     assert.equal(s.latest_chunk?.name, chunks[1].name);
     assert.equal(s.is_writing_data, true);
     assert.match(s.recommendation, /discovered over SSH/);
+    // No status file, no health message: storage is unknown, and said to be.
+    assert.equal(status.body.result.storage_known, false);
+    assert.match(s.recommendation, /could not be measured over SSH/);
     const ring = await api(hub.url, '/debug/events?kind=recorder_status&limit=100');
     assert.ok(
       (ring.body.events as { device_id: string }[]).some((e) => e.device_id === 'cam-ssh'),

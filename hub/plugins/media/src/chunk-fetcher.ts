@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChunkSidecarSchema, LookoutError, sidecarNameOf, toLookoutError } from 'lookout/core';
 import type { DeviceSsh } from '../../device-ssh/src/service.js';
@@ -20,10 +20,32 @@ export interface FetcherDeps {
   signal: AbortSignal;
 }
 
+/** Where source chunks wait for their build, under the media cache folder. */
+export function sourcesDirOf(cacheDir: string): string {
+  return join(cacheDir, 'sources');
+}
+
+/**
+ * Removes what the sources folder holds: at start, the chunks (and `.part` downloads) of builds a
+ * crash interrupted; each is released after its build otherwise, so nothing here outlives a run.
+ * Resolves the number of entries removed.
+ */
+export async function sweepSources(dir: string): Promise<number> {
+  await mkdir(dir, { recursive: true });
+  let removed = 0;
+  for (const name of await readdir(dir)) {
+    await rm(join(dir, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
 /**
  * Brings a chunk from its device for one build: over SFTP (DEVICE_SSH.download, written to a
  * temporary name and renamed there), or from the local recordings folder when one is configured
  * and holds the device. The tool server carries JSON only, so the bytes never come through it.
+ * A chunk the local folder lacks is still tried over SFTP (the folder may lag the device, or hold
+ * another copy); it is recording_not_found only when no source that could hold it was unreachable.
  */
 export async function fetchChunk(deps: FetcherDeps, deviceId: string, chunk: string): Promise<ClipSource> {
   await mkdir(deps.dir, { recursive: true });
@@ -31,6 +53,8 @@ export async function fetchChunk(deps: FetcherDeps, deviceId: string, chunk: str
   const release = () => rm(path, { force: true });
   const signal = AbortSignal.any([deps.signal, AbortSignal.timeout(deps.timeoutMs)]);
   const failures: string[] = [];
+  let notFound: LookoutError | undefined;
+  let unreachable = false;
   for (const [label, access] of accesses(deps)) {
     try {
       await access.download(deviceId, chunk, path, signal);
@@ -39,11 +63,14 @@ export async function fetchChunk(deps: FetcherDeps, deviceId: string, chunk: str
     } catch (err) {
       await release();
       const e = toLookoutError(err);
-      if (e.code === 'recording_not_found' || /no such file/i.test(e.message))
-        throw new LookoutError('recording_not_found', `${deviceId} has no chunk ${chunk}`, { cause: e });
+      if (e.code === 'recording_not_found' || /no such file/i.test(e.message)) notFound ??= e;
+      // SSH not configured is no source at all: it cannot hold the chunk either.
+      else if (e.code !== 'ssh_not_configured') unreachable = true;
       failures.push(`${label}: ${e.message}`);
+      if (signal.aborted) break;
     }
   }
+  if (notFound && !unreachable) throw new LookoutError('recording_not_found', `${deviceId} has no chunk ${chunk}`, { cause: notFound });
   throw new LookoutError(
     'recordings_unavailable',
     `${deviceId}/${chunk} could not be fetched: ${failures.join('; ') || 'no SSH and no local recordings configured'}`,

@@ -20,7 +20,7 @@ export async function serveClip(media: Media, req: RouteRequest): Promise<unknow
   if (!media.knownDevice(deviceId)) throw new LookoutError('target_unknown', `no device ${deviceId} is registered or known to the cache`);
   // The file was evicted between finding and opening it (a full cache under load): built again, once.
   for (let attempt = 0; attempt < 2; attempt++) {
-    const clip = await media.clip(deviceId, chunk, variant);
+    const clip = await media.clip(deviceId, chunk, variant, req.signal);
     const answer = await clipReply(clip, req.headers, { 'Content-Disposition': `inline; filename="${file}"` });
     if (answer) return answer;
     media.deps.clips.forget(`${deviceId}/${chunk}`, variant);

@@ -7,6 +7,7 @@ import { DEVICE_SSH } from '../../device-ssh/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
 import { serveClip } from './clip-route.js';
+import { sourcesDirOf, sweepSources } from './chunk-fetcher.js';
 import { IncidentWatcher } from './incidents.js';
 import { Media } from './media.js';
 import { playbackReady, PlaybackQuery, PlaybackResponse } from './playback-ready.js';
@@ -38,6 +39,8 @@ export default definePlugin({
     LOOKOUT_MEDIA_CACHE_DIR: z.string().min(1).optional(),
     /** ffmpeg processes at once (transcodes and remuxes); more wait. */
     LOOKOUT_MEDIA_TRANSCODES: z.coerce.number().int().min(1).max(64).default(2),
+    /** Clip builds that may wait for one of those; more are refused with device_busy (429). */
+    LOOKOUT_MEDIA_TRANSCODE_QUEUE: z.coerce.number().int().min(0).max(10_000).default(64),
     LOOKOUT_MEDIA_TRANSCODE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
     /** x264 preset of the H.264 clips. */
     LOOKOUT_MEDIA_H264_PRESET: z.enum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium']).default('veryfast'),
@@ -96,6 +99,7 @@ export default definePlugin({
       dir: join(cacheDir, 'clips'),
       maxBytes: cfg.LOOKOUT_MEDIA_CACHE_BYTES,
       concurrency: cfg.LOOKOUT_MEDIA_TRANSCODES,
+      maxQueued: cfg.LOOKOUT_MEDIA_TRANSCODE_QUEUE,
       timeoutMs: cfg.LOOKOUT_MEDIA_TRANSCODE_TIMEOUT_MS,
       preset: cfg.LOOKOUT_MEDIA_H264_PRESET,
       signal: stopping.signal,
@@ -108,6 +112,8 @@ export default definePlugin({
         }),
     });
     await clips.init();
+    // Chunks a crashed hub was fetching or building from: nothing uses them before this start.
+    await sweepSources(sourcesDirOf(cacheDir));
     const media = new Media({
       registry: ctx.services.get(DEVICE_REGISTRY),
       cache: ctx.services.get(BUS_CACHE),

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { LookoutError } from 'lookout/core';
 import type { BusCache } from '../../bus-cache/src/service.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
@@ -14,7 +13,7 @@ import {
   type DiscoveryStep,
   type StepFailure,
 } from './chunk-discovery.js';
-import { fetchChunk, type FetcherDeps } from './chunk-fetcher.js';
+import { fetchChunk, sourcesDirOf, type FetcherDeps } from './chunk-fetcher.js';
 import type { LocalRecordings } from './recordings-access.js';
 import { RecorderWatch } from './recorder-watch.js';
 import { VARIANT_SUFFIX, type ClipVariant } from './transcode-args.js';
@@ -60,7 +59,7 @@ export class Media {
       onFailure: (deviceId, f) => this.stepFailed(deviceId, f),
     };
     this.fetcher = {
-      dir: join(deps.cacheDir, 'sources'),
+      dir: sourcesDirOf(deps.cacheDir),
       ssh: deps.ssh,
       local: deps.local,
       timeoutMs: deps.fetchTimeoutMs,
@@ -80,11 +79,16 @@ export class Media {
     return found;
   }
 
-  /** The mp4 of a chunk: from the cache, else fetched from the device and built (once, however many ask). */
-  clip(deviceId: string, chunk: string, variant: ClipVariant): Promise<CachedClip> {
+  /**
+   * The mp4 of a chunk: from the cache, else fetched from the device and built (once, however many
+   * ask). `signal`: the request's; when it goes away it stops waiting for a build slot.
+   */
+  clip(deviceId: string, chunk: string, variant: ClipVariant, signal?: AbortSignal): Promise<CachedClip> {
     return this.deps.clips
-      .get(`${deviceId}/${chunk}`, variant, () => fetchChunk(this.fetcher, deviceId, chunk))
+      .get(`${deviceId}/${chunk}`, variant, () => fetchChunk(this.fetcher, deviceId, chunk), signal)
       .catch((err: unknown) => {
+        // The client went away: nothing failed.
+        if (signal?.aborted) throw err;
         const e = err instanceof LookoutError ? err : new LookoutError('transcode_failed', String(err));
         this.deps.ring.record({
           kind: 'recording_fail',

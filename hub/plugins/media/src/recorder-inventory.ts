@@ -105,6 +105,7 @@ async function inventoryOf(media: Media, device: RegisteredDevice, signal: Abort
   if (!parsed.success)
     return { ...base, error: { code: 'tool_failed', message: `get_recording_status answered another shape: ${parsed.error.issues[0]?.message ?? ''}` } };
   const s = parsed.data;
+  const unmeasured = new Set(Array.isArray(s.storage_unmeasured) ? (s.storage_unmeasured as unknown[]) : []);
   if (source === 'device') {
     media.recorder.learn(id, {
       is_writing_data: s.is_writing_data,
@@ -119,9 +120,10 @@ async function inventoryOf(media: Media, device: RegisteredDevice, signal: Abort
     source,
     chunk_count: s.total_chunks,
     newest_chunk: s.latest_chunk ?? base.newest_chunk,
-    storage_health: s.storage_health,
-    storage_free_gb: s.storage_free_gb,
-    storage_used_pct: s.storage_used_pct,
+    // Fields an SSH status could not measure are placeholders there: unknown here.
+    storage_health: unmeasured.has('storage_health') ? null : s.storage_health,
+    storage_free_gb: unmeasured.has('storage_free_gb') ? null : s.storage_free_gb,
+    storage_used_pct: unmeasured.has('storage_used_pct') ? null : s.storage_used_pct,
     is_writing_data: s.is_writing_data,
     recommendation: s.recommendation,
   };

@@ -1,5 +1,7 @@
-import { copyFile, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { lstat, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { LookoutError } from 'lookout/core';
 import type { DeviceSsh, RemoteFile, RemoteListing } from '../../device-ssh/src/service.js';
 
@@ -10,7 +12,8 @@ export type RecordingsAccess = Pick<DeviceSsh, 'list' | 'read' | 'download'>;
  * Recordings read from this machine's disk: for a hub that runs beside its devices (the simulated
  * fleet of `npm start`, tests), with `LOOKOUT_MEDIA_LOCAL_RECORDINGS` a path holding `{device}`
  * (e.g. `/srv/lookout/devices/{device}/data/recordings`). Names are checked as DEVICE_SSH checks
- * them: one file name in the root, never a path.
+ * them: one file name in the root, never a path. As over SFTP, only regular files count: a symlink
+ * in the folder (to anywhere) is neither listed nor read, nor is a FIFO or a device.
  */
 export class LocalRecordings implements RecordingsAccess {
   constructor(private readonly template: string) {}
@@ -30,17 +33,14 @@ export class LocalRecordings implements RecordingsAccess {
     });
     const files: RemoteFile[] = [];
     for (const name of names) {
-      const s = await stat(join(root, name)).catch(() => undefined);
+      const s = await lstat(join(root, name)).catch(() => undefined);
       if (s?.isFile()) files.push({ name, size: s.size, mtimeMs: s.mtimeMs });
     }
     return files;
   }
 
   async read(deviceId: string, name: string, maxBytes: number): Promise<Buffer> {
-    const path = this.pathOf(deviceId, name);
-    const handle = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
-      throw notFound(deviceId, name, err);
-    });
+    const handle = await openRegular(deviceId, name, this.pathOf(deviceId, name));
     try {
       const { size } = await handle.stat();
       if (size > maxBytes) throw new LookoutError('payload_too_large', `${name}: ${size} bytes, more than ${maxBytes}`);
@@ -58,13 +58,17 @@ export class LocalRecordings implements RecordingsAccess {
     if (!(await stat(this.rootOf(deviceId)).catch(() => undefined))?.isDirectory()) {
       throw new LookoutError('recordings_unavailable', `no local recordings folder for ${deviceId}`);
     }
+    const handle = await openRegular(deviceId, name, path);
     const tmp = `${localPath}.part`;
     try {
-      await copyFile(path, tmp);
+      // From the descriptor checked above, not the name: a symlink put there since is not followed.
+      await pipeline(handle.createReadStream({ autoClose: false }), createWriteStream(tmp));
       await rename(tmp, localPath);
     } catch (err) {
       await rm(tmp, { force: true });
       throw notFound(deviceId, name, err as NodeJS.ErrnoException);
+    } finally {
+      await handle.close().catch(() => undefined);
     }
     return { bytes: (await stat(localPath)).size };
   }
@@ -74,6 +78,25 @@ export class LocalRecordings implements RecordingsAccess {
       throw new LookoutError('bad_request', `${JSON.stringify(name)} is not a file name in the recordings root`);
     }
     return join(this.rootOf(deviceId), name);
+  }
+}
+
+/**
+ * Opens a regular file of the recordings folder: a symlink as the last component fails to open
+ * (O_NOFOLLOW), a FIFO does not block the open (O_NONBLOCK), and anything but a regular file is
+ * refused as not found, as the SFTP path refuses it.
+ */
+async function openRegular(deviceId: string, name: string, path: string): Promise<FileHandle> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ELOOP') throw new LookoutError('recording_not_found', `${deviceId}: ${name} is not a regular file (a symlink)`);
+    throw notFound(deviceId, name, err);
+  });
+  try {
+    if (!(await handle.stat()).isFile()) throw new LookoutError('recording_not_found', `${deviceId}: ${name} is not a regular file`);
+    return handle;
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err instanceof LookoutError ? err : notFound(deviceId, name, err as NodeJS.ErrnoException);
   }
 }
 

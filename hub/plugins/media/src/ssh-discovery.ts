@@ -17,8 +17,14 @@ const MAX_SIDECAR_BYTES = 64 * 1024;
 const MAX_FILTERED_SCAN = 500;
 /** The recorder's status file (`.h265_status`). */
 export const STATUS_FILE = '.h265_status';
-/** A chunk ended longer ago than three of them means the recorder stopped (as /fleet/health judges). */
+/** A chunk closed longer ago than three chunk lengths means the recorder stopped (as /fleet/health judges). */
+const CHUNKS_OF_GRACE = 3;
+/** The grace when the chunk length is not known (no sidecar, one chunk): three 60 s chunks. */
 const WRITING_GRACE_MS = 180_000;
+/** Never less: the mtime is the device's clock, `now` the hub's, and a listing takes its time. */
+const MIN_WRITING_GRACE_MS = 30_000;
+/** Storage fields of get_recording_status; those SSH could not measure are named in `storage_unmeasured`. */
+export type StorageField = 'storage_health' | 'storage_free_gb' | 'storage_used_pct';
 
 export type ListingSource = 'ssh_sftp' | 'ssh_listing';
 
@@ -97,10 +103,26 @@ export interface StorageFacts {
   from: string;
 }
 
+/** What an SSH status adds to the tool's shape: which storage fields are placeholders. */
+export interface SshStatusExtras {
+  source: ListingSource;
+  /** False when any storage field could not be measured over SSH: its value is a placeholder, not a reading. */
+  storage_known: boolean;
+  storage_unmeasured: StorageField[];
+}
+
 /**
  * `get_recording_status` from an SSH discovery: counts, latest chunk and whether it writes from
- * the listing (a chunk or a `.part` written lately), storage from the recorder's status file or the
- * device's last health message. What SSH cannot tell is said in the recommendation.
+ * the listing, storage from the recorder's status file or the device's last health message.
+ *
+ * Listings leave dotfiles out, so the chunk in progress (`.<name>.part`) is never seen: the
+ * recorder writes while its newest complete chunk was closed less than three chunk lengths ago
+ * (the length from that chunk's sidecar, else from the start times of the two newest; at least 30 s
+ * for clock skew, 180 s when the length is unknown).
+ *
+ * The tool's shape requires every storage field. One SSH could not measure is given a placeholder
+ * (health WARNING: someone should look; 0 for the numbers), `storage_known` is false,
+ * `storage_unmeasured` names the fields and the recommendation says so.
  */
 export async function recordingStatusOverSsh(
   access: RecordingsAccess,
@@ -110,31 +132,64 @@ export async function recordingStatusOverSsh(
   cached: StorageFacts | undefined,
   cause: string,
   now = Date.now(),
-): Promise<RecordingStatusResult & { source: ListingSource }> {
+): Promise<RecordingStatusResult & SshStatusExtras> {
   const files = await access.list(deviceId, via, signal);
   const chunks = chunksOf(files);
   const newest = chunks[0];
   const storage = (await statusFileFacts(access, deviceId, files, signal)) ?? cached;
-  const lastWrite = Math.max(0, ...files.filter((f) => CHUNK_NAME_PATTERN.test(f.name) || f.name.endsWith('.part')).map((f) => f.mtimeMs));
-  const writing = lastWrite > 0 && now - lastWrite <= WRITING_GRACE_MS;
+  const lastWrite = newest?.mtimeMs ?? 0;
+  const chunkMs = newest ? await chunkLengthMs(access, deviceId, chunks, files, signal) : undefined;
+  const graceMs = chunkMs !== undefined ? Math.max(MIN_WRITING_GRACE_MS, CHUNKS_OF_GRACE * chunkMs) : WRITING_GRACE_MS;
+  const writing = lastWrite > 0 && now - lastWrite <= graceMs;
+  const unmeasured = (['storage_health', 'storage_free_gb', 'storage_used_pct'] as const).filter((f) => storage?.[f] === undefined);
   const health = storage?.storage_health ?? 'WARNING';
   const advice: string[] = [`discovered over SSH (${sourceOfListing(via)}) because the tool server did not answer: ${cause}`];
-  if (!storage) advice.push('storage health unknown (no recorder status file, no health message): check the device');
-  else if (storage.from !== 'status file') advice.push(`storage from ${storage.from}`);
+  if (!storage)
+    advice.push(
+      'storage could not be measured over SSH (no recorder status file, no health message): storage_health, storage_free_gb and storage_used_pct are placeholders; check the device',
+    );
+  else {
+    if (storage.from !== 'status file') advice.push(`storage from ${storage.from}`);
+    if (unmeasured.length > 0) advice.push(`${unmeasured.join(', ')} could not be measured over SSH (placeholder values)`);
+  }
   if (!newest) advice.push('no recording chunk on the device');
-  else if (!writing) advice.push(`recording stalled since ${new Date(lastWrite).toISOString()}: no chunk written since; check the recorder`);
-  if (health === 'CRITICAL') advice.push('storage CRITICAL: prune or replace the disk');
+  else if (!writing)
+    advice.push(`recording stalled since ${new Date(lastWrite).toISOString()}: no chunk completed within ${Math.round(graceMs / 1000)} s; check the recorder`);
+  if (storage?.storage_health === 'CRITICAL') advice.push('storage CRITICAL: prune or replace the disk');
   return {
     total_chunks: chunks.length,
     inventory_count: chunks.length,
     storage_health: health,
     storage_free_gb: storage?.storage_free_gb ?? 0,
     storage_used_pct: storage?.storage_used_pct ?? 0,
+    storage_known: unmeasured.length === 0,
+    storage_unmeasured: unmeasured,
     latest_chunk: newest ? { name: newest.name, size_bytes: newest.size, ...startOf(newest.name) } : null,
     is_writing_data: writing,
     recommendation: advice.join('; '),
     source: sourceOfListing(via),
   };
+}
+
+/** How long a chunk runs: the newest's sidecar duration, else the gap between the two newest starts. */
+async function chunkLengthMs(
+  access: RecordingsAccess,
+  deviceId: string,
+  chunks: RemoteFile[],
+  files: RemoteFile[],
+  signal: AbortSignal,
+): Promise<number | undefined> {
+  const newest = chunks[0];
+  if (!newest) return undefined;
+  const present = new Set(files.filter((f) => f.name.endsWith('.json')).map((f) => f.name));
+  const sidecar = await sidecarOf(access, deviceId, newest.name, present, signal);
+  const duration = sidecar.duration_s;
+  if (typeof duration === 'number' && Number.isFinite(duration) && duration > 0) return duration * 1000;
+  const a = startOf(newest.name).started_at;
+  const b = chunks[1] ? startOf(chunks[1].name).started_at : undefined;
+  if (a === undefined || b === undefined) return undefined;
+  const gap = Date.parse(a) - Date.parse(b);
+  return gap > 0 ? gap : undefined;
 }
 
 /** The recorder's `.h265_status` (its `storage` object), when present and readable. */

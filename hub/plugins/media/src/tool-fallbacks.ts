@@ -31,7 +31,8 @@ export async function recordingStatusFallback(media: Media, device: RegisteredDe
   );
   media.recorder.learn(device.deviceId, {
     is_writing_data: status.is_writing_data,
-    storage_health: status.storage_health,
+    // A placeholder is not a reading: the recorder's storage stays unknown.
+    storage_health: status.storage_unmeasured.includes('storage_health') ? null : status.storage_health,
     total_chunks: status.total_chunks,
     source: status.source,
     recommendation: status.recommendation,

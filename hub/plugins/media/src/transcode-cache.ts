@@ -33,6 +33,8 @@ export interface TranscodeCacheOptions {
   maxBytes: number;
   /** ffmpeg processes at once; further builds wait. */
   concurrency: number;
+  /** Builds that may wait for one of those; one more is refused with device_busy (429). Default 64. */
+  maxQueued?: number;
   timeoutMs: number;
   preset?: string;
   /** Called after each ffmpeg run that produced a clip (the ring records it; tests count them). */
@@ -51,6 +53,13 @@ export interface CacheStats {
   evictions: number;
   active: number;
   queued: number;
+}
+
+interface Build {
+  promise: Promise<CachedClip>;
+  /** Requests waiting on it that may still go away; when the last goes, a build still queued leaves the queue. */
+  waiters: number;
+  abort: AbortController;
 }
 
 interface Entry {
@@ -73,14 +82,24 @@ const TMP_SUFFIX = '.tmp';
  */
 export class TranscodeCache {
   private readonly entries = new Map<string, Entry>();
-  private readonly inFlight = new Map<string, Promise<CachedClip>>();
+  private readonly inFlight = new Map<string, Build>();
   private readonly limiter: Limiter;
   private bytes = 0;
   private counters = { transcodes: 0, hits: 0, misses: 0, failures: 0, evictions: 0 };
   private clock = 0;
+  /** Evictions run one after another: two at once would each remove the same least used entry. */
+  private evicting: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: TranscodeCacheOptions) {
-    this.limiter = new Limiter(options.concurrency);
+    this.limiter = new Limiter(options.concurrency, {
+      maxQueued: options.maxQueued ?? 64,
+      busy: (active, queued) =>
+        new LookoutError(
+          'device_busy',
+          `the hub is building ${active} clips and has ${queued} more waiting, as many as it takes (LOOKOUT_MEDIA_TRANSCODE_QUEUE); retry later`,
+          { details: { active, queued } },
+        ),
+    });
   }
 
   /** Creates the folder, drops leftovers of interrupted builds and indexes the clips already there. */
@@ -113,24 +132,33 @@ export class TranscodeCache {
 
   /**
    * The clip of `key` (`<device>/<chunk>`), built from `source()` when not cached. `source` runs
-   * only for the one build, inside the concurrency bound.
+   * only for the one build, inside the concurrency bound. A request whose `signal` aborts stops
+   * waiting; a build all its requests left while it was still queued is dropped from the queue (one
+   * already running finishes and is cached). Past the queue bound: device_busy (429).
    */
-  get(key: string, variant: ClipVariant, source: () => Promise<ClipSource>): Promise<CachedClip> {
+  get(key: string, variant: ClipVariant, source: () => Promise<ClipSource>, signal?: AbortSignal): Promise<CachedClip> {
     const hit = this.peek(key, variant);
     if (hit) {
       this.counters.hits++;
       return Promise.resolve(hit);
     }
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     const file = fileNameOf(key, variant);
-    const running = this.inFlight.get(file);
-    if (running) {
-      this.counters.hits++;
-      return running;
+    let build = this.inFlight.get(file);
+    if (build) this.counters.hits++;
+    else {
+      this.counters.misses++;
+      const abort = new AbortController();
+      const b: Build = { waiters: 0, abort, promise: Promise.resolve(undefined as unknown as CachedClip) };
+      b.promise = this.limiter
+        .run(() => this.build(key, variant, file, source), abort.signal)
+        .finally(() => {
+          if (this.inFlight.get(file) === b) this.inFlight.delete(file);
+        });
+      this.inFlight.set(file, b);
+      build = b;
     }
-    this.counters.misses++;
-    const build = this.limiter.run(() => this.build(key, variant, file, source)).finally(() => this.inFlight.delete(file));
-    this.inFlight.set(file, build);
-    return build;
+    return awaitBuild(build, signal);
   }
 
   /** Forgets a clip whose file went away under us (removed by hand): the next get builds it again. */
@@ -191,12 +219,25 @@ export class TranscodeCache {
   }
 
   /** Least recently used first, until the bound holds; `keep` (the clip just built) stays even when alone over it. */
-  private async evict(keep?: string): Promise<void> {
+  private evict(keep?: string): Promise<void> {
+    const run = this.evicting.then(() => this.evictNow(keep));
+    this.evicting = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * One pass. A clip being served is not broken by it: clipReply opens the file before answering
+   * and streams from that descriptor, and an unlinked file lives until it is closed; a clip removed
+   * between lookup and open is built again (clip-route, pull-recording).
+   */
+  private async evictNow(keep: string | undefined): Promise<void> {
     if (this.bytes <= this.options.maxBytes) return;
     const byUse = [...this.entries.values()].sort((a, b) => a.lastUsed - b.lastUsed);
     for (const e of byUse) {
       if (this.bytes <= this.options.maxBytes) break;
       if (e.file === keep) continue;
+      // Gone meanwhile (forgotten, or rebuilt under its name while a removal was awaited): not this pass's.
+      if (this.entries.get(e.file) !== e) continue;
       this.entries.delete(e.file);
       this.bytes -= e.size;
       this.counters.evictions++;
@@ -208,6 +249,33 @@ export class TranscodeCache {
   private clipOf(e: Entry): CachedClip {
     return { path: join(this.options.dir, e.file), size: e.size, mtimeMs: e.mtimeMs, etag: `"${e.size.toString(16)}-${Math.floor(e.mtimeMs).toString(16)}"` };
   }
+}
+
+/** `build` as one request sees it: its own abort ends its wait, the last one's abort drops a queued build. */
+function awaitBuild(build: Build, signal: AbortSignal | undefined): Promise<CachedClip> {
+  build.waiters++;
+  if (!signal) {
+    // A request that cannot go away keeps the build wanted for good.
+    build.waiters = Number.POSITIVE_INFINITY;
+    return build.promise;
+  }
+  return new Promise<CachedClip>((resolve, reject) => {
+    const onAbort = () => {
+      if (--build.waiters === 0) build.abort.abort(signal.reason);
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    build.promise.then(
+      (clip) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(clip);
+      },
+      (err: Error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** A cache file name per clip: hashed, so no device id or chunk name ever becomes a path here. */

@@ -171,6 +171,7 @@ export default definePlugin({
         run: (req) =>
           snapshotOverSsh(ctx.services.optional(DEVICE_SSH), req, {
             maxChunkBytes: c.LOOKOUT_HUB_SNAPSHOT_SSH_MAX_CHUNK_BYTES,
+            tailMaxBytes: c.LOOKOUT_HUB_SNAPSHOT_TAIL_MAX_BYTES,
             timeoutMs: c.LOOKOUT_HUB_SNAPSHOT_SSH_TIMEOUT_MS,
             decodeTimeoutMs,
           }),

@@ -1,4 +1,5 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHUNK_NAME_PATTERN, LookoutError, jpegFromHevc, type JpegOptions } from 'lookout/core';
@@ -6,9 +7,14 @@ import type { DeviceSsh, RemoteFile } from '../../device-ssh/src/service.js';
 import { GopTail } from './gop-tail.js';
 import type { Snapshot, SnapshotRequest } from './snapshot-types.js';
 
+/** Pieces the downloaded chunk is read in. */
+const READ_PIECE_BYTES = 256 * 1024;
+
 export interface SshStepSettings {
   /** The newest chunk is fetched only up to this size. */
   maxChunkBytes: number;
+  /** Bound on the GOP kept in memory while the chunk is read (LOOKOUT_HUB_SNAPSHOT_TAIL_MAX_BYTES): only the last is decoded. */
+  tailMaxBytes: number;
   timeoutMs: number;
   decodeTimeoutMs: number;
 }
@@ -16,7 +22,9 @@ export interface SshStepSettings {
 /**
  * Step 3: over SSH, the last picture of the newest complete chunk in the device's recordings root
  * (chunks in progress are `.<name>.part` and never match the chunk pattern). Only the chunk's last
- * GOP is decoded, with the parameter sets from its start.
+ * GOP is decoded, with the parameter sets from its start. The chunk is downloaded to a temporary
+ * file and read from it in pieces into a GopTail bounded by `tailMaxBytes`: memory holds one GOP,
+ * never the chunk.
  */
 export async function snapshotOverSsh(ssh: DeviceSsh | undefined, req: SnapshotRequest, settings: SshStepSettings): Promise<Snapshot> {
   const id = req.device.deviceId;
@@ -36,14 +44,9 @@ export async function snapshotOverSsh(ssh: DeviceSsh | undefined, req: SnapshotR
   try {
     const local = join(dir, 'chunk.h265');
     await ssh.download(id, newest.name, local, signal);
-    const bytes = await readFile(local);
-    const jpeg = await lastPictureOf(
-      bytes,
-      newest.name,
-      { width: req.width, quality: req.quality, timeoutMs: settings.decodeTimeoutMs, signal },
-      id,
-      settings.maxChunkBytes,
-    );
+    const tail = new GopTail(settings.tailMaxBytes);
+    for await (const piece of createReadStream(local, { highWaterMark: READ_PIECE_BYTES, signal })) tail.push(piece as Buffer);
+    const jpeg = await lastPictureOf(tail, newest.name, { width: req.width, quality: req.quality, timeoutMs: settings.decodeTimeoutMs, signal }, id);
     return { jpeg, source: 'ssh', chunk: newest.name, capturedAt: new Date(newest.mtimeMs).toISOString() };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -54,9 +57,7 @@ export async function snapshotOverSsh(ssh: DeviceSsh | undefined, req: SnapshotR
  * The chunk's last picture; when that one does not decode (a chunk cut mid-picture), the one before
  * it, which the next picture's start code proves whole.
  */
-async function lastPictureOf(bytes: Buffer, name: string, options: JpegOptions, id: string, maxBytes: number): Promise<Buffer> {
-  const tail = new GopTail(maxBytes);
-  tail.push(bytes);
+async function lastPictureOf(tail: GopTail, name: string, options: JpegOptions, id: string): Promise<Buffer> {
   const wholeOnly = tail.snapshot();
   tail.flush();
   const all = tail.snapshot();

@@ -4,10 +4,11 @@
  * eviction by size (least recently used), and a corrupt chunk is recording_unreadable, not a crash.
  */
 import assert from 'node:assert/strict';
-import { copyFile, readdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LookoutError } from '../../../../../core/src/index.js';
+import { clipReply } from '../../../../../hub/plugins/media/src/clip-reply.js';
 import { TranscodeCache, fileNameOf, type ClipSource } from '../../../../../hub/plugins/media/src/transcode-cache.js';
 import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
 import { makeChunk, probe } from './chunk-fixtures.js';
@@ -121,5 +122,92 @@ describe('TranscodeCache', () => {
     assert.equal(again.stats().entries, 2);
     assert.ok(again.peek('cam/c.h265', 'h264'));
     assert.equal(again.peek('cam/d.h265', 'h264'), undefined);
+  });
+});
+
+describe('TranscodeCache under load', () => {
+  let scratch: ScratchDir;
+  before(async () => {
+    scratch = await scratchDir('media-cache-load-');
+  });
+  after(() => scratch.cleanup());
+
+  /** A cache folder holding `n` clips of `size` bytes, indexed with room for all of them. */
+  async function filledCache(name: string, n: number, size: number) {
+    const dir = join(scratch.dir, name);
+    await mkdir(dir, { recursive: true });
+    for (let i = 0; i < n; i++) await writeFile(join(dir, fileNameOf(`cam/${i}.h265`, 'h264')), Buffer.alloc(size, i));
+    const options = { dir, maxBytes: n * size, concurrency: 1, timeoutMs: 60_000 };
+    const cache = new TranscodeCache(options);
+    await cache.init();
+    return { dir, options, cache };
+  }
+
+  const onDisk = async (dir: string) => {
+    let bytes = 0;
+    const names = (await readdir(dir)).filter((n) => n.endsWith('.mp4'));
+    for (const n of names) bytes += (await stat(join(dir, n))).size;
+    return { files: names.length, bytes };
+  };
+
+  it('two evictions at once remove each clip once: the byte count stays what is on disk', async () => {
+    const { dir, options, cache } = await filledCache('evict-race', 4, 1000);
+    options.maxBytes = 1500;
+    const evict = (cache as unknown as { evict(): Promise<void> }).evict.bind(cache);
+    // The second starts while the first awaits its first removal, with the next one still on its list.
+    await Promise.all([evict(), evict()]);
+    const disk = await onDisk(dir);
+    assert.deepEqual(disk, { files: 1, bytes: 1000 });
+    assert.equal(cache.stats().bytes, disk.bytes);
+    assert.equal(cache.stats().entries, disk.files);
+    assert.equal(cache.stats().evictions, 3);
+  });
+
+  it('a clip opened for a client still reads to its end when it is evicted meanwhile', async () => {
+    const { dir, options, cache } = await filledCache('evict-stream', 2, 300_000);
+    const clip = cache.peek('cam/0.h265', 'h264')!;
+    const answer = (await clipReply(clip, {})) as unknown as { body: NodeJS.ReadableStream };
+    assert.ok(answer, 'opened');
+    cache.peek('cam/1.h265', 'h264');
+    options.maxBytes = 300_000;
+    await (cache as unknown as { evict(): Promise<void> }).evict();
+    assert.ok(!(await readdir(dir)).includes(fileNameOf('cam/0.h265', 'h264')), 'evicted from disk');
+    let read = 0;
+    for await (const piece of answer.body) read += (piece as Buffer).length;
+    assert.equal(read, clip.size);
+  });
+
+  it('caps the clip-build queue with device_busy and drops builds whose requests all went away', async () => {
+    const cache = new TranscodeCache({ dir: join(scratch.dir, 'queue'), maxBytes: 50e6, concurrency: 1, maxQueued: 2, timeoutMs: 60_000 });
+    await cache.init();
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let sourcesAsked = 0;
+    // A source that waits, then fails: no ffmpeg is needed to hold the one slot.
+    const source = async (): Promise<ClipSource> => {
+      sourcesAsked++;
+      await gate;
+      throw new LookoutError('recordings_unavailable', 'test source');
+    };
+    const first = cache.get('cam/a.h265', 'h264', source);
+    const gone = new AbortController();
+    const queued = [cache.get('cam/b.h265', 'h264', source, gone.signal), cache.get('cam/c.h265', 'h264', source)];
+    // The same clip again joins its build instead of queueing another.
+    const sameAsB = cache.get('cam/b.h265', 'h264', source, gone.signal);
+    assert.equal(cache.stats().queued, 2);
+    await assert.rejects(
+      cache.get('cam/d.h265', 'h264', source),
+      (e: unknown) => e instanceof LookoutError && e.code === 'device_busy' && /retry later/.test(e.message),
+    );
+    gone.abort(new Error('client went away'));
+    await assert.rejects(queued[0], /client went away/);
+    await assert.rejects(sameAsB, /client went away/);
+    assert.equal(cache.stats().queued, 1);
+    open();
+    await assert.rejects(first, /test source/);
+    await assert.rejects(queued[1], /test source/);
+    // a and c were built (and failed); b, all of whose requests left, never asked its source.
+    assert.equal(sourcesAsked, 2);
+    assert.equal(cache.stats().active, 0);
   });
 });
