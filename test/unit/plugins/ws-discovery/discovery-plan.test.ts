@@ -14,8 +14,14 @@ import {
 import { RecentIds } from '../../../../plugins/ws-discovery/src/recent-ids.js';
 import { discoveryPort } from '../../../../plugins/ws-discovery/src/index.js';
 
-const nic = (address: string, cidr: string, internal = false): NetworkInterfaceInfo =>
-  ({ address, cidr, internal, family: 'IPv4', netmask: '', mac: '00:00:00:00:00:00' });
+const nic = (address: string, cidr: string, internal = false): NetworkInterfaceInfo => ({
+  address,
+  cidr,
+  internal,
+  family: 'IPv4',
+  netmask: '',
+  mac: '00:00:00:00:00:00',
+});
 const interfaces = { lo: [nic('127.0.0.1', '127.0.0.1/8', true)], eth0: [nic('192.168.1.20', '192.168.1.20/24')], eth1: [nic('10.9.0.7', '10.9.0.7/16')] };
 
 test('a simulated device, or one on loopback, joins and speaks on 127.0.0.1 only and answers only local senders', () => {
