@@ -18,6 +18,10 @@ export const EncodeConfigSchema = z.object({
   ENCODE_STATS_WINDOW_MS: z.coerce.number().int().min(500).max(600_000).default(5000).describe('window of bitrate_kbps and encode_fps'),
   ENCODE_RESTART_MIN_MS: z.coerce.number().int().min(10).max(600_000).default(1000).describe('first wait before restarting an encoder that exited'),
   ENCODE_RESTART_MAX_MS: z.coerce.number().int().min(10).max(3_600_000).default(60_000).describe('longest wait between restarts (the wait doubles)'),
+  ENCODE_H264: z
+    .enum(['on_request', 'off'])
+    .default('on_request')
+    .describe('on_request: the encoder adds an H.264 output (same ffmpeg run) once a consumer such as the RTSP preview asks; off: H.265 only'),
   ENCODE_GOP_MAX_BYTES: z.coerce
     .number()
     .int()

@@ -2,9 +2,10 @@ import type { Logger } from 'lookout/core';
 import type { FrameSource } from '../../camera/src/service.js';
 import { FramePacer } from './frame-pacer.js';
 import { GopBuffer } from './gop-buffer.js';
+import { H264Output } from './h264-output.js';
 import { PictureParser } from './picture-parser.js';
 import { RateWindow } from './rate-window.js';
-import type { EncodedPicture, EncodedVideo, EncoderExit, EncoderInfo, EncoderStats } from './service.js';
+import type { EncodedPicture, EncodedVideo, EncoderExit, EncoderInfo, EncoderStats, H264Video } from './service.js';
 import { sameSettings, type EncoderExitInfo, type EncoderSettings, type VideoEncoder } from './video-encoder.js';
 
 export interface PipelineOptions {
@@ -17,6 +18,8 @@ export interface PipelineOptions {
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
   /** Told when the encoder goes down (degraded, with why) and when it produces again (ok). */
   onHealth?: (state: 'ok' | 'degraded', message: string) => void;
+  /** False: h264() answers null even when the encoder could make H.264 (ENCODE_H264=off). Default true. */
+  h264?: boolean;
 }
 
 /** A run that lasted this long was healthy: the next exit restarts after the shortest wait again. */
@@ -37,6 +40,11 @@ export class EncodePipeline implements EncodedVideo {
   private readonly rate: RateWindow;
   private readonly pacer: FramePacer;
   private parser: PictureParser | undefined;
+  /** The H.264 output's parser in the current run (undefined while nobody asked for H.264). */
+  private h264Parser: PictureParser | undefined;
+  private h264Wanted = false;
+  private h264Index = 0;
+  private readonly h264Out: H264Output;
   private frames = 0;
   private dropped = 0;
   private index = 0;
@@ -60,6 +68,7 @@ export class EncodePipeline implements EncodedVideo {
       () => this.tick(),
       (n) => (this.dropped += n),
     );
+    this.h264Out = new H264Output(this, o.gopMaxBytes, o.log);
   }
 
   get width(): number {
@@ -128,6 +137,16 @@ export class EncodePipeline implements EncodedVideo {
     return { frames: this.frames, dropped: this.dropped, bitrate_kbps: kbps, encode_fps: fps };
   }
 
+  h264(): H264Video | null {
+    if (!this.o.encoder.h264Output || this.o.h264 === false) return null;
+    if (!this.h264Wanted) {
+      this.h264Wanted = true;
+      // The running encoder was started without the second output: the next run has it.
+      if (!this.stopped) this.restartWithH264();
+    }
+    return this.h264Out;
+  }
+
   lastExit(): EncoderExit | null {
     return this.exit;
   }
@@ -145,6 +164,11 @@ export class EncodePipeline implements EncodedVideo {
     const generation = ++this.generation;
     const parser = new PictureParser((au, capturedAtMs) => this.emit({ ...au, index: this.index++, capturedAtMs, generation }));
     this.parser = parser;
+    const h264Parser = this.h264Wanted
+      ? new PictureParser((au, capturedAtMs) => this.h264Out.emit({ ...au, index: this.h264Index++, capturedAtMs, generation }), Date.now, 'h264')
+      : undefined;
+    this.h264Parser = h264Parser;
+    this.h264Out.clear();
     this.gopBuffer.clear();
     this.rate.reset();
     this.runStartedAt = Date.now();
@@ -157,6 +181,13 @@ export class EncodePipeline implements EncodedVideo {
           onData: (bytes) => {
             if (this.parser === parser) parser.push(bytes);
           },
+          ...(h264Parser
+            ? {
+                onH264Data: (bytes: Buffer) => {
+                  if (this.h264Parser === h264Parser) h264Parser.push(bytes);
+                },
+              }
+            : {}),
           onExit: (info) => this.exited(parser, info),
         },
       );
@@ -169,10 +200,26 @@ export class EncodePipeline implements EncodedVideo {
     await this.o.encoder.stop();
     this.parser?.flush();
     this.parser = undefined;
+    this.h264Parser?.flush();
+    this.h264Parser = undefined;
+  }
+
+  private restartWithH264(): void {
+    this.queue = this.queue
+      .then(async () => {
+        if (this.stopped || this.h264Parser) return;
+        this.o.log?.info({}, 'H.264 asked for: restarting the encoder with its second output');
+        this.clearRestart();
+        await this.stopEncoder();
+        this.startEncoder();
+        this.pacer.start(this.settings.fps);
+      })
+      .catch(() => undefined);
   }
 
   private tick(): void {
     const parser = this.parser;
+    const h264Parser = this.h264Parser;
     if (!this.o.encoder.running || !parser || this.reading) {
       this.dropped++;
       return;
@@ -182,7 +229,10 @@ export class EncodePipeline implements EncodedVideo {
       .read()
       .then((frame) => {
         if (this.parser !== parser || !this.o.encoder.feed(frame.data)) this.dropped++;
-        else parser.frameFed(frame.timestampMs);
+        else {
+          parser.frameFed(frame.timestampMs);
+          h264Parser?.frameFed(frame.timestampMs);
+        }
       })
       .catch((err: Error) => {
         this.dropped++;
@@ -213,6 +263,8 @@ export class EncodePipeline implements EncodedVideo {
     if (this.parser === parser) {
       parser.flush();
       this.parser = undefined;
+      this.h264Parser?.flush();
+      this.h264Parser = undefined;
     }
     if (Date.now() - this.runStartedAt >= HEALTHY_RUN_MS) this.failures = 0;
     const waitMs = Math.min(this.o.restart.maxMs, this.o.restart.minMs * 2 ** this.failures);

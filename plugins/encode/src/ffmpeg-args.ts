@@ -10,7 +10,7 @@ import type { EncoderSettings, RawInput } from './video-encoder.js';
  * - `-flush_packets 1`: each picture is written when it is done, not when a buffer fills.
  * VBR lets the rate swing up to twice the target inside a two-second buffer; CBR caps it at the target.
  */
-export function libx265Args(s: EncoderSettings, input: RawInput): string[] {
+export function libx265Args(s: EncoderSettings, input: RawInput, h264Fd?: number): string[] {
   const kbps = s.bitrateKbps;
   const maxKbps = s.rateControl === 'CBR' ? kbps : 2 * kbps;
   const bufKbits = s.rateControl === 'CBR' ? kbps : 2 * maxKbps;
@@ -54,5 +54,46 @@ export function libx265Args(s: EncoderSettings, input: RawInput): string[] {
     '-f',
     'hevc',
     'pipe:1',
+    ...(h264Fd === undefined ? [] : libx264OutputArgs(s, input, h264Fd)),
+  ];
+}
+
+/**
+ * The H.264 output of the same run (one decode of the raw input, two encodes of it): the keyframe
+ * rule of the H.265 output (keyframes on the same frames, each with SPS/PPS), no B-frames, constrained
+ * baseline (what every H.264 decoder plays), written to file descriptor `fd`.
+ */
+export function libx264OutputArgs(s: EncoderSettings, input: RawInput, fd: number): string[] {
+  const kbps = s.bitrateKbps;
+  const maxKbps = s.rateControl === 'CBR' ? kbps : 2 * kbps;
+  const bufKbits = s.rateControl === 'CBR' ? kbps : 2 * maxKbps;
+  const x264 = [`keyint=${s.gop}`, `min-keyint=${s.gop}`, 'scenecut=0', 'bframes=0', 'repeat-headers=1'];
+  const scale = input.width === s.width && input.height === s.height ? [] : ['-vf', `scale=${s.width}:${s.height}`];
+  return [
+    ...scale,
+    '-an',
+    '-pix_fmt',
+    'yuv420p',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-tune',
+    'zerolatency',
+    '-profile:v',
+    'baseline',
+    '-b:v',
+    `${kbps}k`,
+    '-maxrate',
+    `${maxKbps}k`,
+    '-bufsize',
+    `${bufKbits}k`,
+    '-x264-params',
+    x264.join(':'),
+    '-flush_packets',
+    '1',
+    '-f',
+    'h264',
+    `pipe:${fd}`,
   ];
 }

@@ -1,9 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { libx265Args } from './ffmpeg-args.js';
 import type { EncoderHandlers, EncoderSettings, RawInput, VideoEncoder } from './video-encoder.js';
 
 /** ffmpeg's last words are at the end of standard error; only that much is kept. */
 const STDERR_TAIL = 4096;
+/** The child's file descriptor of the H.264 output. */
+const H264_FD = 3;
 /** How long a stopping ffmpeg may take to write out its last pictures before it is killed. */
 const STOP_GRACE_MS = 3000;
 
@@ -14,6 +17,8 @@ const STOP_GRACE_MS = 3000;
  */
 export class FfmpegHevcEncoder implements VideoEncoder {
   readonly name = 'ffmpeg-libx265';
+  /** libx264 beside libx265 in the same ffmpeg, written to a fourth pipe (file descriptor 3). */
+  readonly h264Output = true;
   private child: ChildProcess | undefined;
   private frameBytes = 0;
   private stopping: Promise<void> | undefined;
@@ -31,12 +36,15 @@ export class FfmpegHevcEncoder implements VideoEncoder {
   start(settings: EncoderSettings, input: RawInput, handlers: EncoderHandlers): void {
     if (this.child) throw new Error('the encoder is already running');
     this.frameBytes = input.width * input.height * 3;
-    const child = spawn(this.options.program ?? 'ffmpeg', libx265Args(settings, input), { stdio: ['pipe', 'pipe', 'pipe'] });
+    const h264 = handlers.onH264Data !== undefined;
+    const args = libx265Args(settings, input, h264 ? H264_FD : undefined);
+    const child = spawn(this.options.program ?? 'ffmpeg', args, { stdio: h264 ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'] });
     this.child = child;
     this.stopping = undefined;
     let stderr = '';
     let spawnError: string | undefined;
     child.stdout.on('data', (d: Buffer) => handlers.onData(d));
+    if (h264) (child.stdio[H264_FD] as Readable).on('data', (d: Buffer) => handlers.onH264Data!(d));
     child.stderr.on('data', (d: Buffer) => {
       stderr = (stderr + d.toString('utf8')).slice(-STDERR_TAIL);
     });

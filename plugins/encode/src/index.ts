@@ -60,6 +60,7 @@ export default definePlugin({
       restart: { minMs: config.ENCODE_RESTART_MIN_MS, maxMs: Math.max(config.ENCODE_RESTART_MIN_MS, config.ENCODE_RESTART_MAX_MS) },
       log,
       onHealth: setHealth,
+      h264: config.ENCODE_H264 !== 'off',
     });
     ctx.services.provide(EncodedVideoToken, pipeline);
     const jpeg = new LiveJpeg(pipeline, { timeoutMs: config.LIVE_JPEG_TIMEOUT_MS, maxWaiting: config.LIVE_JPEG_QUEUE });
@@ -119,6 +120,7 @@ export default definePlugin({
 });
 
 export { EncodedVideoToken } from './service.js';
+export type { H264Video } from './service.js';
 export type { EncodedPicture, EncodedVideo, EncoderStats, EncoderExit, EncoderInfo } from './service.js';
 export type { VideoEncoder, EncoderSettings, RawInput, EncoderHandlers, EncoderExitInfo } from './video-encoder.js';
 export { FfmpegHevcEncoder } from './ffmpeg-hevc-encoder.js';

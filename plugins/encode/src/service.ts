@@ -37,6 +37,23 @@ export interface EncoderExit {
 }
 
 /**
+ * The H.264 output of the same encoder run (a second output of the one encoder process, never a second
+ * capture): for viewers that decode no H.265 (Home Assistant's ONVIF setup, browsers). Its pictures
+ * are Annex B H.264 with 4-byte start codes, one per frame, each keyframe with its SPS/PPS; their
+ * index, capturedAtMs and generation match the H.265 picture of the same frame.
+ */
+export interface H264Video {
+  readonly codec: 'h264';
+  readonly width: number;
+  readonly height: number;
+  readonly fps: number;
+  readonly gop: number;
+  readonly running: boolean;
+  subscribe(listener: (picture: EncodedPicture) => void): () => void;
+  latestGop(): EncodedPicture[];
+}
+
+/**
  * The device's one encoded stream (H.265 Annex B): the recorder, the live stream, snapshots and the
  * RTSP preview all consume it, so a second consumer never means a second encode.
  */
@@ -57,6 +74,13 @@ export interface EncodedVideo {
   lastExit(): EncoderExit | null;
   onExit(listener: (exit: EncoderExit) => void): () => void;
   encoder(): EncoderInfo;
+  /**
+   * The H.264 output of the same encoder, turned on by asking (from the next encoder run; the first
+   * call restarts a run that lacks it, so a consumer asks once at its start). Null where the encoder
+   * makes no H.264 (ENCODE_H264=off, or an encoder without a second output). Optional: a producer of
+   * EncodedVideo without it offers H.265 only.
+   */
+  h264?(): H264Video | null;
 }
 
 export const EncodedVideoToken = serviceToken<EncodedVideo>('encode.video');

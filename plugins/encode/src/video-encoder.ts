@@ -33,6 +33,11 @@ export interface EncoderExitInfo {
 export interface EncoderHandlers {
   /** H.265 Annex B bytes in pieces of any size, in stream order. */
   onData(bytes: Buffer): void;
+  /**
+   * Given when the pipeline wants the H.264 output too (encoders with `h264Output`): H.264 Annex B
+   * bytes of the same run, one picture per frame fed, in pieces of any size.
+   */
+  onH264Data?(bytes: Buffer): void;
   /** The encoder ended without stop() being asked. */
   onExit(exit: EncoderExitInfo): void;
 }
@@ -43,6 +48,8 @@ export interface VideoEncoder {
   /** The process doing the work, when there is one (a hardware encoder has none). */
   readonly pid: number | null;
   readonly running: boolean;
+  /** True when the encoder can also emit H.264 from the same run (a second output, not a second encode of a second capture). */
+  readonly h264Output?: boolean;
   start(settings: EncoderSettings, input: RawInput, handlers: EncoderHandlers): void;
   /**
    * Offers one frame. False when the encoder is backed up and the frame was dropped: a slow encoder
