@@ -1,0 +1,32 @@
+import { z } from 'lookout/core';
+
+/** Keys of the RTSP plugin. ONVIF_USER / ONVIF_PASSWORD are the ONVIF plugin's credentials: one sign-in for the whole camera surface. */
+export const RtspConfigSchema = z.object({
+  ONVIF_USER: z.string().min(1).max(64).default('admin').describe('user name RTSP clients sign in with (Digest), as for ONVIF'),
+  ONVIF_PASSWORD: z.string().min(1).max(256).optional().describe('RTSP Digest password (the ONVIF one); unset: no credentials, loopback only'),
+  RTSP_H264: z.enum(['on', 'off']).default('on').describe('on: also serve /preview_h264 (the encoder adds an H.264 output to its run); off: H.265 only'),
+  RTSP_MAX_SESSIONS: z.coerce.number().int().min(1).max(256).default(16).describe('RTSP sessions at once; a SETUP beyond gets 453'),
+  RTSP_MAX_BUFFER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(65_536)
+    .max(64 * 1024 * 1024)
+    .default(2 * 1024 * 1024)
+    .describe('bytes a TCP viewer may lag behind (unsent in its socket) before it is dropped'),
+  RTSP_SESSION_TIMEOUT_S: z.coerce
+    .number()
+    .int()
+    .min(5)
+    .max(3600)
+    .default(60)
+    .describe('a session with no request and no RTCP from its client for this long ends'),
+  RTSP_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(256).max(8192).default(1400).describe('largest RTP payload (UDP: keep the packet under the path MTU)'),
+  RTSP_FIRST_KEYFRAME_WAIT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(10_000)
+    .describe('how long DESCRIBE waits for the first keyframe (its parameter sets go into the SDP) before 503'),
+});
+export type RtspConfig = z.output<typeof RtspConfigSchema>;
