@@ -12,6 +12,8 @@ const { STATUS_CODE } = utils.sftp;
  * cannot set a system password for the real OpenSSH server (test/support/sshd.ts does keys). It
  * accepts one user and password and serves SFTP read-only on one folder: realpath, opendir/readdir,
  * lstat/stat, open/fstat/read/close; every path outside the folder is refused, nothing is written.
+ * Options make it misbehave: stalled reads, a slow SFTP start, malformed SFTP packets, data after
+ * EOF on an exec channel.
  */
 export interface PasswordServerOptions {
   user: string;
@@ -20,6 +22,12 @@ export interface PasswordServerOptions {
   root: string;
   /** Never answer READ requests (a device that hangs mid-transfer). */
   stallReads?: boolean;
+  /** Answer READDIR and LSTAT with a packet of an unknown SFTP type (a broken or hostile device). */
+  malformedSftp?: boolean;
+  /** Start the SFTP subsystem only after this long (a slow device). */
+  sftpStartDelayMs?: number;
+  /** Accept exec: print a line, send EOF, then stderr data after the EOF (a protocol violation); else exec is refused. */
+  execDataAfterEof?: boolean;
 }
 
 export interface PasswordServer {
@@ -29,19 +37,23 @@ export interface PasswordServer {
   readonly knownHostsLine: string;
   /** Password attempts seen (accepted or not), for assertions. */
   readonly attempts: number;
+  /** TCP connections accepted so far. */
+  readonly connections: number;
   stop(): Promise<void>;
 }
 
 const HOST = '127.0.0.1';
 
 export async function startPasswordServer(options: PasswordServerOptions): Promise<PasswordServer> {
-  const keys = utils.generateKeyPairSync('ed25519');
+  const keys = hostKeyPair();
   const publicKey = keys.public.trim().split(/\s+/).slice(0, 2).join(' ');
   const root = realpathSync(options.root);
   const connections = new Set<Connection>();
   let attempts = 0;
+  let accepted = 0;
 
   const server = new Server({ hostKeys: [keys.private] }, (client) => {
+    accepted++;
     connections.add(client);
     client.on('close', () => connections.delete(client));
     client.on('error', () => undefined);
@@ -54,8 +66,23 @@ export async function startPasswordServer(options: PasswordServerOptions): Promi
     client.on('ready', () => {
       client.on('session', (acceptSession) => {
         const session = acceptSession();
-        session.on('sftp', (acceptSftp) => serveSftp(acceptSftp(), root, options.stallReads === true));
-        session.on('exec', (_accept, reject) => reject());
+        session.on('sftp', (acceptSftp) => {
+          const start = () => serveSftp(acceptSftp(), root, options);
+          if (options.sftpStartDelayMs) setTimeout(start, options.sftpStartDelayMs);
+          else start();
+        });
+        session.on('exec', (acceptExec, reject) => {
+          if (!options.execDataAfterEof) return reject();
+          const stream = acceptExec();
+          stream.write('x\t1\t1\n');
+          stream.eof();
+          // Raw stderr data after the EOF: what a well-behaved server never sends.
+          const raw = stream as unknown as {
+            _client: { _protocol: { channelExtData(id: number, data: Buffer, type: number): void } };
+            outgoing: { id: number };
+          };
+          raw._client._protocol.channelExtData(raw.outgoing.id, Buffer.from('late\n'), 1);
+        });
       });
     });
   });
@@ -71,12 +98,26 @@ export async function startPasswordServer(options: PasswordServerOptions): Promi
     get attempts() {
       return attempts;
     },
+    get connections() {
+      return accepted;
+    },
     stop: () =>
       new Promise<void>((resolve) => {
         for (const c of connections) c.end();
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * An ed25519 host key pair. ssh2's generator now and then (about 1 in 200) writes a private key its
+ * own parser refuses ("Malformed OpenSSH private key"): such a pair is drawn again.
+ */
+function hostKeyPair(): { private: string; public: string } {
+  for (let i = 0; ; i++) {
+    const keys = utils.generateKeyPairSync('ed25519');
+    if (!(utils.parseKey(keys.private) instanceof Error) || i >= 20) return keys;
+  }
 }
 
 function same(given: string, expected: string): boolean {
@@ -89,7 +130,14 @@ function attrsOf(st: Stats): Attributes {
   return { mode: st.mode, uid: st.uid, gid: st.gid, size: st.size, atime: Math.floor(st.atimeMs / 1000), mtime: Math.floor(st.mtimeMs / 1000) };
 }
 
-function serveSftp(sftp: SFTPWrapper, root: string, stallReads: boolean): void {
+/** Sends an SFTP packet of an unknown type (255) on the session's channel: ssh2's client takes it for a fatal protocol error. */
+function sendMalformed(sftp: SFTPWrapper): void {
+  const raw = sftp as unknown as { _protocol: { channelData(id: number, data: Buffer): void }; outgoing: { id: number } };
+  raw._protocol.channelData(raw.outgoing.id, Buffer.from([0, 0, 0, 5, 255, 0, 0, 0, 1]));
+}
+
+function serveSftp(sftp: SFTPWrapper, root: string, options: PasswordServerOptions): void {
+  const stallReads = options.stallReads === true;
   const files = new Map<string, number>();
   const dirs = new Map<string, { path: string; done: boolean }>();
   let next = 0;
@@ -112,6 +160,7 @@ function serveSftp(sftp: SFTPWrapper, root: string, stallReads: boolean): void {
     sftp.name(reqId, [{ filename: p, longname: p, attrs: {} as Attributes }]);
   });
   const statOf = (reqId: number, path: string) => {
+    if (options.malformedSftp) return sendMalformed(sftp);
     const p = inside(path);
     if (!p) return sftp.status(reqId, STATUS_CODE.PERMISSION_DENIED);
     try {
@@ -130,6 +179,7 @@ function serveSftp(sftp: SFTPWrapper, root: string, stallReads: boolean): void {
     sftp.handle(reqId, handle);
   });
   sftp.on('READDIR', (reqId, handle) => {
+    if (options.malformedSftp) return sendMalformed(sftp);
     const dir = dirs.get(handle.toString('hex'));
     if (!dir) return sftp.status(reqId, STATUS_CODE.FAILURE);
     if (dir.done) return sftp.status(reqId, STATUS_CODE.EOF);

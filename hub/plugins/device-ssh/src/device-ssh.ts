@@ -88,7 +88,7 @@ export class HubDeviceSsh implements DeviceSsh {
     }
     const address = this.address(deviceId);
     const root = checkRecordingsRoot(address.recordingsRoot || DEFAULT_RECORDINGS_ROOT);
-    const target: SshTarget = { deviceId, host: address.host, port: address.port, user: address.user };
+    const target: SshTarget = { deviceId, host: address.host, port: address.port, user: address.user, hostFromFile: address.hostFromFile };
     const ctx: OpContext = { where: describeTarget(target), idleTimeoutMs: this.options.idleTimeoutMs, signal };
     try {
       return await this.options.pool.use(target, signal, (client) => op(client, root, ctx));

@@ -39,7 +39,9 @@ export default definePlugin({
     LOOKOUT_SSH_ACCEPT_NEW: z
       .enum(['0', '1'])
       .default('0')
-      .describe('1 pins the key of a device not in the known-hosts file on first use; a changed key is refused still'),
+      .describe(
+        '1 pins the key of a device not in the known-hosts file on first use, only at an address the registry file names (ips, ssh_host, tool_url; never one from a hello); a changed key is refused still',
+      ),
     LOOKOUT_SSH_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000).describe('TCP connect, handshake and authentication'),
     LOOKOUT_SSH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000).describe('longest silence within an SSH operation'),
     LOOKOUT_SSH_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1024).default(16).describe('open SSH connections across the fleet'),

@@ -22,7 +22,7 @@ export type RemoteListing = 'sftp' | 'shell';
  * registry), target_not_allowed (no address the hub may contact), ssh_host_key_unknown,
  * ssh_host_key_changed, ssh_auth_failed, ssh_timeout, recording_not_found (no such regular file),
  * ssh_failed (anything else; `details.reason` says what: busy, sftp_unavailable, root_missing,
- * too_large, command, cancelled…).
+ * too_large, command, cancelled, protocol (the device broke the SSH or SFTP protocol)…).
  */
 export interface DeviceSsh {
   /** Whether credentials are configured (else every call rejects with ssh_not_configured). */

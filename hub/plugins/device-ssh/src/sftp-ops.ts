@@ -19,12 +19,22 @@ export interface OpContext {
   signal?: AbortSignal;
 }
 
-/** Opens an SFTP channel; a server without the sftp subsystem says so (reason sftp_unavailable: list with the shell instead). */
-function openSftp(client: Client, ctx: OpContext): Promise<SFTPWrapper> {
+/**
+ * Opens an SFTP channel; a server without the sftp subsystem says so (reason sftp_unavailable: list
+ * with the shell instead). `onError` is attached the moment the session is there and stays for its
+ * life: ssh2 drops its own 'error' listener once the session is ready, and later emits 'error' for a
+ * malformed packet from the device. Unheard, that throws inside ssh2's parser (ssh2 1.17 catches it
+ * and ends the whole connection, the operation waiting out its timeout; nothing promises a later
+ * version catches it at all).
+ */
+function openSftp(client: Client, ctx: OpContext, onError: (err: Error) => void): Promise<SFTPWrapper> {
   return new Promise((resolve, reject) => {
     try {
       client.sftp((err, sftp) => {
-        if (!err) return resolve(sftp);
+        if (!err) {
+          sftp.on('error', onError);
+          return resolve(sftp);
+        }
         const unavailable = /subsystem/i.test(err.message);
         reject(
           new LookoutError('ssh_failed', `${ctx.where}: ${unavailable ? 'the device offers no SFTP' : 'no SFTP channel'}: ${err.message}`, {
@@ -39,16 +49,52 @@ function openSftp(client: Client, ctx: OpContext): Promise<SFTPWrapper> {
   });
 }
 
-/** One SFTP session for `work`, closed after it (and on timeout or abort, which also stops the work). */
-async function withSftp<T>(client: Client, ctx: OpContext, what: string, work: (sftp: SFTPWrapper, touch: () => void) => Promise<T>): Promise<T> {
+/** What `work` is given besides the session: `touch` (data arrived) and whether the operation was stopped meanwhile. */
+export interface SftpWork {
+  touch: () => void;
+  /** True once the operation was stopped (timeout, abort, a broken session) or its caller has its answer: do nothing lasting any more. */
+  cancelled: () => boolean;
+}
+
+/**
+ * One SFTP session for `work`, closed after it (and on timeout or abort, which also stops the work).
+ * A session the device breaks (a malformed packet) fails the operation at once with ssh_failed,
+ * reason protocol (the pool then drops the connection).
+ */
+async function withSftp<T>(client: Client, ctx: OpContext, what: string, work: (sftp: SFTPWrapper, w: SftpWork) => Promise<T>): Promise<T> {
   let sftp: SFTPWrapper | undefined;
+  let cancelled = false;
+  let fail: (err: LookoutError) => void = () => undefined;
+  const broken = new Promise<never>((_, reject) => (fail = reject));
+  // Heard through the race below, or after the operation's end, when nobody needs it.
+  broken.catch(() => undefined);
+  const onError = (err: Error): void => {
+    cancelled = true;
+    fail(
+      new LookoutError('ssh_failed', `${ctx.where}: ${what}: the device broke the SFTP protocol: ${err.message}`, {
+        details: { reason: 'protocol' },
+      }),
+    );
+  };
+  const stop = (): void => {
+    cancelled = true;
+    stopNow(sftp);
+  };
   try {
-    return await guarded({ what: `${ctx.where}: ${what}`, idleTimeoutMs: ctx.idleTimeoutMs, signal: ctx.signal, stop: () => stopNow(sftp) }, async (touch) => {
-      sftp = await openSftp(client, ctx);
+    return await guarded({ what: `${ctx.where}: ${what}`, idleTimeoutMs: ctx.idleTimeoutMs, signal: ctx.signal, stop }, async (touch) => {
+      const session = await openSftp(client, ctx, onError);
+      sftp = session;
+      if (cancelled) {
+        // Stopped while the session opened (the stop found none to close), or given up on since.
+        stopNow(session);
+        throw new LookoutError('ssh_failed', `${ctx.where}: ${what}: cancelled`, { details: { reason: 'cancelled' } });
+      }
       touch();
-      return work(sftp, touch);
+      return await Promise.race([work(session, { touch, cancelled: () => cancelled }), broken]);
     });
   } finally {
+    // A session that opens after its caller had the answer is closed at once; a work still running stops there.
+    cancelled = true;
     endQuietly(sftp);
   }
 }
@@ -74,6 +120,10 @@ function stopNow(sftp: SFTPWrapper | undefined): void {
   } catch {
     // Nothing was pending.
   }
+}
+
+function cancelledError(ctx: OpContext, name: string): LookoutError {
+  return new LookoutError('ssh_failed', `${ctx.where}: download ${name}: cancelled`, { details: { reason: 'cancelled', name } });
 }
 
 function sftpError(err: Error & { code?: number | string }, ctx: OpContext, what: string, name?: string): LookoutError {
@@ -131,7 +181,7 @@ function tooLarge(ctx: OpContext, name: string, size: number, maxBytes: number):
 
 /** A whole file of at most `maxBytes` (one that grows past it while read is refused too). */
 export function sftpRead(client: Client, path: string, name: string, maxBytes: number, ctx: OpContext): Promise<Buffer> {
-  return withSftp(client, ctx, `read ${name}`, async (sftp, touch) => {
+  return withSftp(client, ctx, `read ${name}`, async (sftp, { touch }) => {
     const size = await regularFileSize(sftp, path, name, ctx);
     if (size > maxBytes) throw tooLarge(ctx, name, size, maxBytes);
     let handle: Buffer;
@@ -176,18 +226,32 @@ export async function sftpDownload(
 ): Promise<{ bytes: number }> {
   const part = `${localPath}.${randomBytes(4).toString('hex')}.part`;
   try {
-    return await withSftp(client, ctx, `download ${name}`, async (sftp, touch) => {
+    return await withSftp(client, ctx, `download ${name}`, async (sftp, { touch, cancelled }) => {
       const size = await regularFileSize(sftp, path, name, ctx);
       if (size > maxBytes) throw tooLarge(ctx, name, size, maxBytes);
       try {
-        await call<void>((cb) => sftp.fastGet(path, part, { step: () => touch() }, (err) => cb(err, undefined)));
+        try {
+          await call<void>((cb) => sftp.fastGet(path, part, { step: () => touch() }, (err) => cb(err, undefined)));
+        } catch (err) {
+          throw sftpError(err as Error, ctx, `download ${name}`, name);
+        }
+        const bytes = (await stat(part)).size;
+        if (bytes > maxBytes) throw tooLarge(ctx, name, bytes, maxBytes);
+        // The transfer may end after a stop that could not interrupt it, even after the caller heard
+        // of the stop: the caller was told the download failed, so the part file goes, not into place.
+        if (cancelled()) throw cancelledError(ctx, name);
+        await rename(part, localPath);
+        if (cancelled()) {
+          // Stopped during the rename itself: the caller hears of a failure, so no file either.
+          await rm(localPath, { force: true });
+          throw cancelledError(ctx, name);
+        }
+        return { bytes };
       } catch (err) {
-        throw sftpError(err as Error, ctx, `download ${name}`, name);
+        // Here too, not only below: a work that ends after its caller had the answer cleans up after itself.
+        await rm(part, { force: true }).catch(() => undefined);
+        throw err;
       }
-      const bytes = (await stat(part)).size;
-      if (bytes > maxBytes) throw tooLarge(ctx, name, bytes, maxBytes);
-      await rename(part, localPath);
-      return { bytes };
     });
   } catch (err) {
     await rm(part, { force: true }).catch(() => undefined);

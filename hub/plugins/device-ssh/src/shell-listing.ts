@@ -71,6 +71,22 @@ export function shellList(client: Client, root: string, ctx: OpContext): Promise
             );
           }
           channel = stream;
+          // ssh2 leaves 'error' on the channel unheard: a device that breaks the channel protocol (data
+          // after its EOF) would otherwise throw inside ssh2's parser. Heard for the channel's life.
+          const onError = (e: Error): void => {
+            reject(
+              new LookoutError('ssh_failed', `${ctx.where}: list ${root}: the device broke the SSH channel protocol: ${e.message}`, {
+                details: { reason: 'protocol' },
+              }),
+            );
+            try {
+              stream.close();
+            } catch {
+              // Already closed.
+            }
+          };
+          stream.on('error', onError);
+          stream.stderr.on('error', onError);
           const out: Buffer[] = [];
           let outBytes = 0;
           let stderr = '';

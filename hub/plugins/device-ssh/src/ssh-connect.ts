@@ -10,12 +10,18 @@ export interface SshTarget {
   host: string;
   port: number;
   user: string;
+  /**
+   * The host is the registry file's word (DeviceSshAddress.hostFromFile). A host from a hello (any
+   * bus client's word) never has its key pinned on first use: an attacker's key would be, and the
+   * fleet's credentials sent to it.
+   */
+  hostFromFile: boolean;
 }
 
 export interface ConnectOptions {
   credentials: SshCredentials;
   knownHosts: KnownHosts;
-  /** Trust on first use: an unknown key is recorded instead of refused (LOOKOUT_SSH_ACCEPT_NEW=1). */
+  /** Trust on first use: an unknown key at a host the registry file names is recorded instead of refused (LOOKOUT_SSH_ACCEPT_NEW=1). */
   acceptNew: boolean;
   /** TCP connect, handshake and authentication together. */
   timeoutMs: number;
@@ -86,16 +92,21 @@ export function connectSsh(target: SshTarget, options: ConnectOptions): Promise<
         );
         return done(false);
       }
-      if (!options.acceptNew) {
+      if (!options.acceptNew || !target.hostFromFile) {
+        const check = `Check that fingerprint on the device (ssh-keygen -lf /etc/ssh/ssh_host_${key.type.replace(/^ssh-|-sha2-.*$/g, '')}_key.pub), then add the line "${knownHostsLine(target.host, target.port, key)}" to ${options.knownHosts.path}`;
+        const way = target.hostFromFile
+          ? `${check}, or start the hub once with LOOKOUT_SSH_ACCEPT_NEW=1 to pin keys on first use`
+          : `The address ${target.host} comes from the device's hello, which any bus client can send, so its key is not pinned on first use${options.acceptNew ? ' (LOOKOUT_SSH_ACCEPT_NEW=1 pins only at addresses the registry file names)' : ''}: name the device's address in the registry file (ips or ssh_host), or ${check.charAt(0).toLowerCase()}${check.slice(1)}`;
         keyRefusal = new LookoutError(
           'ssh_host_key_unknown',
-          `${where} presented the ${key.type} host key ${fingerprint}, which is not pinned: refused. Check that fingerprint on the device (ssh-keygen -lf /etc/ssh/ssh_host_${key.type.replace(/^ssh-|-sha2-.*$/g, '')}_key.pub), then add the line "${knownHostsLine(target.host, target.port, key)}" to ${options.knownHosts.path}, or start the hub once with LOOKOUT_SSH_ACCEPT_NEW=1 to pin keys on first use`,
+          `${where} presented the ${key.type} host key ${fingerprint}, which is not pinned: refused. ${way}`,
           {
             details: sshDetails(target, {
               key_type: key.type,
               fingerprint,
               known_hosts: options.knownHosts.path,
               line: knownHostsLine(target.host, target.port, key),
+              address_from: target.hostFromFile ? 'registry_file' : 'hello',
             }),
           },
         );

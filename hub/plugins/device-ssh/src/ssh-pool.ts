@@ -69,6 +69,8 @@ export class SshPool {
           this.close(entry);
           continue;
         }
+        // A device that broke the protocol on this connection: it is not used again.
+        if (isBroken(err)) this.close(entry);
         throw err;
       } finally {
         release();
@@ -189,7 +191,12 @@ export class SshPool {
 function isStale(err: unknown, entry: Entry): boolean {
   if (!isLookoutError(err, 'ssh_failed')) return false;
   const reason = (err.details as { reason?: string } | undefined)?.reason;
-  return reason === 'channel' || (entry.closed && reason !== 'busy' && reason !== 'cancelled');
+  return reason === 'channel' || (entry.closed && reason !== 'busy' && reason !== 'cancelled' && reason !== 'protocol');
+}
+
+/** The device broke the SSH or SFTP protocol on the connection (a malformed packet): no retry, and the connection goes. */
+function isBroken(err: unknown): boolean {
+  return isLookoutError(err, 'ssh_failed') && (err.details as { reason?: string } | undefined)?.reason === 'protocol';
 }
 
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {

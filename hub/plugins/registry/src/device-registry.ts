@@ -195,7 +195,7 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
     if (file?.tool_url) {
       device.toolUrl = file.tool_url;
-      device.ssh = sshAddress(file, file.ssh_host ?? hostOf(file.ips[0] ?? new URL(file.tool_url).hostname));
+      device.ssh = sshAddress(file, file.ssh_host ?? hostOf(file.ips[0] ?? new URL(file.tool_url).hostname), true);
       return device;
     }
     // The file's own addresses are the operator's word; a hello's are data any bus client can
@@ -203,7 +203,8 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const fromFile = file !== undefined && file.ips.length > 0;
     const ip = fromFile ? (ips.find((a) => this.options.networks.contains(a)) ?? ips[0]) : ips.find((a) => this.options.networks.contains(a));
     // SSH goes where the tool server is reached (the same trust), unless the file names an SSH host.
-    device.ssh = ip || file?.ssh_host ? sshAddress(file, file?.ssh_host ?? ip!) : null;
+    // Where the file names no SSH host and no address, the host is the hello's: not the file's word.
+    device.ssh = ip || file?.ssh_host ? sshAddress(file, file?.ssh_host ?? ip!, file?.ssh_host !== undefined || fromFile) : null;
     if (ip) device.toolUrl = mcpUrl(ip, port);
     else if (!hello) device.unreachableReason = 'the registry file gives no address and no hello announced one';
     else
@@ -244,12 +245,13 @@ export class HubDeviceRegistry implements DeviceRegistry {
 }
 
 /** The device's SSH address: the file's ssh_* fields, else port 22, root and /data/recordings. */
-function sshAddress(file: RegistryFileDevice | undefined, host: string): DeviceSshAddress {
+function sshAddress(file: RegistryFileDevice | undefined, host: string, hostFromFile: boolean): DeviceSshAddress {
   return {
     host,
     port: file?.ssh_port ?? 22,
     user: file?.ssh_user ?? 'root',
     recordingsRoot: file?.recordings_root ?? DEFAULT_RECORDINGS_ROOT,
+    hostFromFile,
   };
 }
 

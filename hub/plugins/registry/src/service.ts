@@ -37,6 +37,11 @@ export interface DeviceSshAddress {
   user: string;
   /** Absolute path on the device (registry file `recordings_root`, default /data/recordings). */
   recordingsRoot: string;
+  /**
+   * The host is the registry file's word (its ssh_host, ips or tool_url), not an address from a
+   * hello, which any bus client can publish. Only such a host's key may be pinned on first use.
+   */
+  hostFromFile: boolean;
 }
 
 /** Devices the hub knows (registry file merged with hello announcements) and how to reach them. */

@@ -36,7 +36,7 @@ describe('registry file SSH fields', () => {
 
   it('defaults: the address the tool server is reached at, port 22, root, /data/recordings', () => {
     const r = registry(file({ devices: [{ device_id: 'cam-1', ips: ['10.0.0.5', '10.0.0.6'] }] }));
-    assert.deepEqual(r.get('cam-1')!.ssh, { host: '10.0.0.5', port: 22, user: 'root', recordingsRoot: '/data/recordings' });
+    assert.deepEqual(r.get('cam-1')!.ssh, { host: '10.0.0.5', port: 22, user: 'root', recordingsRoot: '/data/recordings', hostFromFile: true });
   });
 
   it('the file sets host, port, user and recordings root', () => {
@@ -49,18 +49,47 @@ describe('registry file SSH fields', () => {
         ],
       }),
     );
-    assert.deepEqual(r.get('cam-1')!.ssh, { host: 'cam-1.lan', port: 2222, user: 'lookout', recordingsRoot: '/data/ext-recordings' });
+    assert.deepEqual(r.get('cam-1')!.ssh, {
+      host: 'cam-1.lan',
+      port: 2222,
+      user: 'lookout',
+      recordingsRoot: '/data/ext-recordings',
+      hostFromFile: true,
+    });
     assert.equal(r.get('cam-2')!.ssh!.host, 'fd00::7', 'a tool_url alone: its host');
     assert.equal(r.get('cam-3')!.ssh!.host, '10.0.0.9', 'no address but an SSH host');
     assert.equal(r.get('cam-3')!.toolUrl, null);
+    for (const id of ['cam-2', 'cam-3']) assert.equal(r.get(id)!.ssh!.hostFromFile, true, id);
   });
 
   it('a hello-only device: SSH at its address inside the device networks, none outside', () => {
     const r = registry(file({ devices: [] }));
     r.hello(hello('cam-h', ['192.168.1.4', '10.9.0.4']), Date.now());
     r.hello(hello('cam-out', ['192.168.1.5']), Date.now());
-    assert.deepEqual(r.get('cam-h')!.ssh, { host: '10.9.0.4', port: 22, user: 'root', recordingsRoot: '/data/recordings' });
+    assert.deepEqual(r.get('cam-h')!.ssh, { host: '10.9.0.4', port: 22, user: 'root', recordingsRoot: '/data/recordings', hostFromFile: false });
     assert.equal(r.get('cam-out')!.ssh, null);
+  });
+
+  it('says whether the SSH host is the file\u2019s word or a hello\u2019s (only the file\u2019s may be pinned on first use)', () => {
+    const r = registry(
+      file({
+        devices: [
+          { device_id: 'named-no-address', ssh_port: 2200 },
+          { device_id: 'named-ips', ips: ['10.9.0.7'] },
+          { device_id: 'named-ssh-host', ssh_host: '10.9.0.8' },
+        ],
+      }),
+    );
+    for (const id of ['named-no-address', 'named-ips', 'named-ssh-host', 'hello-only']) r.hello(hello(id, ['10.9.0.20']), Date.now());
+    // Named in the file, but the address is the hello's: any bus client could have announced it.
+    assert.deepEqual(r.get('named-no-address')!.ssh, { host: '10.9.0.20', port: 2200, user: 'root', recordingsRoot: '/data/recordings', hostFromFile: false });
+    assert.equal(r.get('hello-only')!.ssh!.hostFromFile, false);
+    assert.deepEqual(
+      [r.get('named-ips')!.ssh!.host, r.get('named-ips')!.ssh!.hostFromFile],
+      ['10.9.0.7', true],
+      'the file\u2019s ips win over the hello\u2019s',
+    );
+    assert.deepEqual([r.get('named-ssh-host')!.ssh!.host, r.get('named-ssh-host')!.ssh!.hostFromFile], ['10.9.0.8', true]);
   });
 
   it('refuses bad SSH fields, naming them', () => {

@@ -11,6 +11,7 @@ import { createLogger } from '../../../../../core/src/log/logger.js';
 import deviceSshPlugin from '../../../../../hub/plugins/device-ssh/src/index.js';
 import { DEVICE_SSH, type DeviceSsh } from '../../../../../hub/plugins/device-ssh/src/service.js';
 import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
+import type { HubOptions } from '../../../../../hub/src/hub-options.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { api, testHub } from '../../../../integration/hub-helpers.js';
 
@@ -24,7 +25,14 @@ export interface SshTestHub {
   close(): Promise<void>;
 }
 
-export async function sshTestHub(options: { dir: string; devices: Record<string, unknown>[]; env: Record<string, string | undefined> }): Promise<SshTestHub> {
+export async function sshTestHub(options: {
+  dir: string;
+  devices: Record<string, unknown>[];
+  env: Record<string, string | undefined>;
+  /** A bus of the test's (to publish hellos); default the hub's embedded one. */
+  bus?: HubOptions['bus'];
+  deviceNetworks?: string[];
+}): Promise<SshTestHub> {
   mkdirSync(options.dir, { recursive: true });
   const registryFile = join(options.dir, `registry-${Math.random().toString(36).slice(2)}.json`);
   writeFileSync(registryFile, JSON.stringify({ devices: options.devices }));
@@ -54,6 +62,8 @@ export async function sshTestHub(options: { dir: string; devices: Record<string,
     essential: [...set.essential, 'device-ssh'],
     env: options.env,
     logger: createLogger({ level: 'debug', destination }),
+    ...(options.bus ? { bus: options.bus } : {}),
+    ...(options.deviceNetworks ? { deviceNetworks: options.deviceNetworks } : {}),
   });
   if (!ssh) throw new Error('device-ssh did not provide DEVICE_SSH');
   return {
