@@ -9,6 +9,8 @@ import { createInterface } from 'node:readline';
 const root = new URL('..', import.meta.url).pathname;
 const work = join(root, '.lookout-dev');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+/** The demo cameras' ONVIF and RTSP password (they listen on 127.0.0.1 only). */
+const ONVIF_PASSWORD = process.env.ONVIF_PASSWORD ?? 'lookout-demo';
 
 /** The three devices of the demo fleet: different images, layers and scenes. */
 const FLEET = [
@@ -84,6 +86,8 @@ function startDevice(device, brokerUrl, credentials) {
         ENCODE_RESOLUTION: process.env.ENCODE_RESOLUTION ?? '640x360',
         ENCODE_FPS: process.env.ENCODE_FPS ?? '10',
         CHUNK_SECONDS: process.env.CHUNK_SECONDS ?? '10',
+        ONVIF_USER: 'admin',
+        ONVIF_PASSWORD,
         LOOKOUT_MQTT_USERNAME: credentials.username,
         LOOKOUT_MQTT_PASSWORD: credentials.password,
       },
@@ -96,7 +100,7 @@ function startDevice(device, brokerUrl, credentials) {
     lines.on('line', (line) => {
       try {
         const msg = JSON.parse(line);
-        if (msg.event === 'ready') resolve({ ...device, child, logPath, toolUrl: msg.tool_url });
+        if (msg.event === 'ready') resolve({ ...device, child, logPath, toolUrl: msg.tool_url, ports: msg.ports ?? {} });
       } catch {
         /* not the ready line */
       }
@@ -162,6 +166,9 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
 
 Devices:
 ${devices.map((d) => `  ${d.id.padEnd(10)} ${d.image.padEnd(9)} ${d.layer.padEnd(15)} scene ${d.scenario.padEnd(17)} tools ${d.toolUrl}  log ${d.logPath}`).join('\n')}
+
+Camera surface (ONVIF user admin, password ${ONVIF_PASSWORD}; WS-Discovery answers on 127.0.0.1 only):
+${devices.map((d) => `  ${d.id.padEnd(10)} rtsp://127.0.0.1:${d.ports.rtsp ?? '-'}/preview (H.265)  rtsp://127.0.0.1:${d.ports.rtsp ?? '-'}/preview_h264  ONVIF http://127.0.0.1:${d.ports.onvif ?? '-'}/onvif/device_service`).join('\n')}
 
 Try:
   curl -s ${u}/fleet/mqtt/latest

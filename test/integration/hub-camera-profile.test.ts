@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MqttClient } from 'mqtt';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import camera from '../../hub/plugins/camera/src/index.js';
+import camera from '../../hub/plugins/camera-surface/src/index.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
@@ -36,7 +36,7 @@ describe('hub camera plugin against a real device', () => {
     hub = await testHub({
       dataDir: dir,
       toolTimeoutMs: 3000,
-      plugins: [...set.plugins.filter((p) => p.name !== 'camera' && p.name !== 'device-ssh'), camera],
+      plugins: [...set.plugins.filter((p) => p.name !== 'camera-surface' && p.name !== 'device-ssh'), camera],
       essential: set.essential,
       env: { LOOKOUT_HUB_CAMERA_PROBE_TIMEOUT_MS: '4000', LOOKOUT_HUB_CAMERA_TOOL_TIMEOUT_MS: '4000' },
     });

@@ -88,7 +88,13 @@ describe('lookout-hub process', () => {
       image: 'camera',
       layer: 'layer1',
       mqtt: ready.broker_url,
-      env: { LOOKOUT_MQTT_USERNAME: credentials.LOOKOUT_MQTT_USERNAME, LOOKOUT_MQTT_PASSWORD: credentials.LOOKOUT_MQTT_PASSWORD },
+      // The shipped image records and serves video: a small stream keeps this test light.
+      env: {
+        LOOKOUT_MQTT_USERNAME: credentials.LOOKOUT_MQTT_USERNAME,
+        LOOKOUT_MQTT_PASSWORD: credentials.LOOKOUT_MQTT_PASSWORD,
+        ENCODE_RESOLUTION: '320x240',
+        ENCODE_FPS: '5',
+      },
     });
     devices.push(device);
     await waitFor('the device in the cache', async () => (await api(ready.url, '/fleet/mqtt/latest', { token: TOKEN })).body.devices['cli-cam']?.payload);

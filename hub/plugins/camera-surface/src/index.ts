@@ -47,7 +47,7 @@ const InfoResponse = z.object({
  * client finds a device's RTSP, ONVIF and live addresses.
  */
 export default definePlugin({
-  name: 'camera',
+  name: 'camera-surface',
   version: '1.0.0',
   core: '^1',
   description: 'Camera profile (GET/PUT /camera/profile), live stream status and addresses (GET /stream/live/status, /stream/live/info)',

@@ -4,14 +4,14 @@ import type { DeviceTools } from '../../tools-proxy/src/service.js';
 import { ProfileResult } from './profile-schemas.js';
 
 /** A device answered a profile tool with a failure of its own, or with something that is not a profile. */
-export const DEVICE_TOOL_FAILED = 'camera.device_tool_failed';
+export const DEVICE_TOOL_FAILED = 'camera-surface.device_tool_failed';
 
 /**
  * One profile tool call on a device, its outcome as the hub's errors: the device refusing the
  * arguments is the client's 400 (tool_arguments_invalid, with the device's message); a device the
  * hub may not contact is target_not_allowed (403); unreachable 502 and timed out 504 come from
  * DEVICE_TOOLS as they are; the tool's own failure (its disk is full) or an answer that is not a
- * profile is camera.device_tool_failed (502) with the device's code.
+ * profile is camera-surface.device_tool_failed (502) with the device's code.
  */
 export async function callProfileTool(
   tools: DeviceTools,
