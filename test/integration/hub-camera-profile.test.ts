@@ -139,9 +139,12 @@ describe('hub camera plugin against a real device', () => {
     assert.equal(s.resolution_source, 'stream');
     assert.equal(s.fps, s.profile.fps);
     assert.equal(s.profile_error, null);
+    // The encode-camera image has no rtsp plugin: no get_live_status, the size from the stream, fps from the profile.
+    assert.equal(s.fps_source, 'profile');
     assert.equal(s.viewers, null);
     assert.equal(s.last_keyframe_at, null);
-    assert.match(s.stats_reason, /rtsp/);
+    assert.match(s.stats_reason, /no get_live_status tool/);
+    assert.equal(s.stats_error_code, 'tool_not_found');
     const gone = r.body.devices[PORTS_ONLY];
     assert.equal(gone.stream_up, null);
     assert.match(gone.reason, /no live port/);
@@ -161,6 +164,8 @@ describe('hub camera plugin against a real device', () => {
     assert.equal(real.body.host, '127.0.0.1');
     assert.match(real.body.live_uri, /^http:\/\/127\.0\.0\.1:\d+\/live\.h265$/);
     assert.equal(real.body.profile.profile.bitrate_kbps, 1500);
+    assert.equal(real.body.live_status, null);
+    assert.equal(real.body.live_status_error.code, 'tool_not_found');
     const ports = await api(hub.url, `/stream/live/info?target=${PORTS_ONLY}`);
     assert.equal(ports.status, 200, ports.text);
     assert.deepEqual(ports.body.streams, [

@@ -1,9 +1,10 @@
-import { definePlugin, deviceInfo, isLoopbackHost, surfacePort, toLookoutError } from 'lookout/core';
+import { definePlugin, deviceInfo, isLoopbackHost, surfacePort, toLookoutError, z } from 'lookout/core';
 import { EncodedVideoToken } from '../../encode/src/service.js';
 import { RtspConfigSchema } from './config.js';
 import { DigestAuth } from './digest-auth.js';
+import { liveStatus, type LiveStatusSources } from './live-status.js';
 import { RtspServer } from './rtsp-server.js';
-import { RtspServiceToken, type RtspService } from './service.js';
+import { LiveStatusResultSchema, RtspServiceToken, type RtspService } from './service.js';
 import { StreamSource } from './stream-source.js';
 
 /** The RTSP port cameras use; a simulated device takes a free one. */
@@ -26,16 +27,30 @@ export default definePlugin({
   requires: [EncodedVideoToken],
   provides: [RtspServiceToken],
   config: RtspConfigSchema,
+  tools: [
+    {
+      name: 'get_live_status',
+      readOnly: true,
+      idempotent: true,
+      description:
+        'The live stream now: up or not, codec, H.264 offered, size, fps, GOP, RTSP viewers and sessions by transport, the newest keyframe’s time, the RTSP port and paths, the encoder’s counters',
+      input: z.object({}),
+      output: LiveStatusResultSchema,
+    },
+  ],
   async start(ctx) {
     const { config, log, runtime } = ctx;
     const video = ctx.services.get(EncodedVideoToken);
     const info = deviceInfo(runtime);
+    let lastKeyframe: string | null = null;
+    // Until the server listens (and in the one-shot modes, where it never does): no viewers, no port.
+    const status: LiveStatusSources = { video, server: null, paths: { h265: H265_PATH, h264: null }, lastKeyframeAt: () => lastKeyframe };
+    ctx.tools.register('get_live_status', () => liveStatus(status));
     if (info.oneShot) {
       ctx.health.set('ok', 'one-shot mode: the RTSP server does not run');
       return;
     }
 
-    let lastKeyframe: string | null = null;
     const offKeyframes = video.subscribe((p) => {
       if (p.keyframe) lastKeyframe = new Date(p.capturedAtMs).toISOString();
     });
@@ -81,6 +96,8 @@ export default definePlugin({
       lastKeyframeAt: () => lastKeyframe,
     };
     ctx.services.provide(RtspServiceToken, service);
+    status.paths = service.paths;
+    status.server = { port, viewers: () => server.viewers(), sessionsByTransport: () => server.sessionsByTransport() };
     const access = config.ONVIF_PASSWORD ? `Digest as ${config.ONVIF_USER}` : 'no credentials (ONVIF_PASSWORD unset): loopback only';
     if (note) ctx.health.set('degraded', note);
     else ctx.health.set('ok', `RTSP on ${host}:${port}, ${access}`);
@@ -89,3 +106,4 @@ export default definePlugin({
 });
 
 export { RtspServiceToken, type RtspService } from './service.js';
+export { LiveStatusResultSchema, type LiveStatusResult } from './service.js';

@@ -100,6 +100,13 @@ export class RtspServer {
     return n;
   }
 
+  /** Sessions now (set up, playing or not) by transport. */
+  sessionsByTransport(): { tcp: number; udp: number } {
+    const out = { tcp: 0, udp: 0 };
+    for (const s of this.sessions.values()) out[s.transport.kind]++;
+    return out;
+  }
+
   stats(): { sessions: number; viewers: number; connections: number; slow_dropped: number; udp_ports: [number, number] | null } {
     const udp = this.udp ? ([this.udp.rtp.address().port, this.udp.rtcp.address().port] as [number, number]) : null;
     return { sessions: this.sessions.size, viewers: this.viewers(), connections: this.connections.size, slow_dropped: this.slowDropped, udp_ports: udp };

@@ -4,6 +4,7 @@ import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
 import { surfaceUrls } from './device-host.js';
+import { callLiveStatusTool, DeviceLiveStatusResult } from './device-live-status.js';
 import { callProfileTool } from './device-profile.js';
 import { probeLive } from './live-probe.js';
 import { boundedMap, DeviceLiveStatus, liveStatusOf, type StatusDeps } from './live-status.js';
@@ -39,6 +40,8 @@ const InfoResponse = z.object({
   onvif: z.object({ port: z.number().int(), device_service: z.string() }).nullable(),
   profile: ProfileResult.nullable().describe('get_camera_profile; null when it failed (profile_error)'),
   profile_error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  live_status: DeviceLiveStatusResult.nullable().describe('get_live_status (the device’s rtsp plugin); null when it failed (live_status_error)'),
+  live_status_error: z.object({ code: z.string(), message: z.string() }).nullable(),
 });
 
 /**
@@ -90,14 +93,15 @@ export default definePlugin({
       method: 'GET',
       path: '/stream/live/status',
       summary:
-        'Per device: live stream up (probed), codec and resolution (from the stream), fps and profile (get_camera_profile), RTSP and ONVIF ports; viewers and last keyframe null with the reason',
+        'Per device: live stream up (probed), codec, resolution, fps, RTSP viewers and sessions, last keyframe and encoder counters (get_live_status; without it resolution from the stream or profile, fps from the profile, the rest null with the reason), profile (get_camera_profile), RTSP and ONVIF ports',
       query: StatusQuery,
       response: StatusResponse,
     },
     {
       method: 'GET',
       path: '/stream/live/info',
-      summary: 'Where to watch a device: RTSP URIs (/preview, /preview_h264), the ONVIF device service, the live stream, its camera profile',
+      summary:
+        'Where to watch a device: RTSP URIs (/preview, /preview_h264), the ONVIF device service, the live stream, its camera profile and live status (get_live_status)',
       query: TargetQuery,
       response: InfoResponse,
     },
@@ -115,6 +119,7 @@ export default definePlugin({
       profile: (device, signal) => callProfileTool(tools, device, 'get_camera_profile', {}, within(signal, c.LOOKOUT_HUB_CAMERA_TOOL_TIMEOUT_MS)),
       probe: (device, url, signal) =>
         probeLive(url, secret !== undefined ? deviceToolToken(secret, device.deviceId) : undefined, c.LOOKOUT_HUB_CAMERA_PROBE_TIMEOUT_MS, signal),
+      liveStatus: (device, signal) => callLiveStatusTool(tools, device, within(signal, c.LOOKOUT_HUB_CAMERA_TOOL_TIMEOUT_MS)),
     };
 
     ctx.routes.handle<z.output<typeof TargetQuery>>('GET', '/camera/profile', async ({ query, signal }) => {
@@ -150,13 +155,16 @@ export default definePlugin({
     ctx.routes.handle<z.output<typeof TargetQuery>>('GET', '/stream/live/info', async ({ query, signal }) => {
       const device = registry.resolve(query.target);
       const urls = surfaceUrls(device);
-      const profile = await deps.profile(device, signal).then(
-        (r) => ({ r, error: null }),
-        (err: unknown) => {
-          const e = toLookoutError(err);
-          return { r: null, error: { code: e.code, message: e.message } };
-        },
-      );
+      const [profile, live] = await Promise.all([
+        deps.profile(device, signal).then(
+          (r) => ({ r, error: null }),
+          (err: unknown) => {
+            const e = toLookoutError(err);
+            return { r: null, error: { code: e.code, message: e.message } };
+          },
+        ),
+        deps.liveStatus(device, signal),
+      ]);
       const onvifPort = device.ports?.onvif;
       return {
         device_id: device.deviceId,
@@ -170,6 +178,8 @@ export default definePlugin({
         onvif: urls.onvif && typeof onvifPort === 'number' ? { port: onvifPort, device_service: urls.onvif } : null,
         profile: profile.r,
         profile_error: profile.error,
+        live_status: live.ok ? live.r : null,
+        live_status_error: live.ok ? null : { code: live.code, message: live.reason },
       };
     });
   },
