@@ -13,3 +13,6 @@ export interface OnvifService {
 }
 
 export const OnvifServiceToken = serviceToken<OnvifService>('onvif.device');
+
+/** The XML namespaces of the ONVIF surface, for WS-Discovery, which speaks the same vocabulary. */
+export { NS, declare, xmlEscape, type Prefix } from './soap/namespaces.js';

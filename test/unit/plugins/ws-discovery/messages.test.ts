@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DOMParser, onErrorStopParsing, type Element } from '@xmldom/xmldom';
-import { NS as ONVIF_NS } from '../../../../plugins/onvif/src/soap/namespaces.js';
 import { endpointAddress } from '../../../../plugins/ws-discovery/src/endpoint.js';
 import { bye, hello, probeMatch } from '../../../../plugins/ws-discovery/src/messages.js';
 import { NS } from '../../../../plugins/ws-discovery/src/namespaces.js';
@@ -62,8 +61,4 @@ test('the endpoint address is a stable version-5 urn:uuid per device', () => {
   assert.equal(endpointAddress('cam-1'), endpointAddress('cam-1'));
   assert.notEqual(endpointAddress('cam-1'), endpointAddress('cam-2'));
   assert.match(endpointAddress('cam-1'), /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-});
-
-test("the discovery namespace table is the ONVIF plugin's, entry for entry", () => {
-  for (const [prefix, uri] of Object.entries(NS)) assert.equal(uri, ONVIF_NS[prefix as keyof typeof ONVIF_NS], prefix);
 });
