@@ -55,7 +55,9 @@ export class SshPool {
    * only reads, so running it again is harmless.
    */
   async use<T>(target: SshTarget, signal: AbortSignal | undefined, fn: (client: Client) => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
+    let reconnected = false;
+    let channelWaits = 0;
+    for (;;) {
       if (this.closed) throw new LookoutError('ssh_failed', 'the SSH pool is closed (the hub is stopping)', { details: { reason: 'closed' } });
       if (signal?.aborted) throw abortError(signal, describeTarget(target));
       const entry = this.entryFor(target);
@@ -65,7 +67,15 @@ export class SshPool {
         const client = await untilAborted(entry.ready, signal, describeTarget(target));
         return await fn(client);
       } catch (err) {
-        if (attempt === 0 && reused && !signal?.aborted && isStale(err, entry)) {
+        // sshd frees a closed session's slot (MaxSessions) a moment after the client does: a channel
+        // refused on a connection that is still up is asked for again on it, not a reason to reconnect.
+        if (isChannelRefused(err) && !entry.closed && !signal?.aborted && channelWaits < CHANNEL_RETRIES) {
+          channelWaits++;
+          await new Promise((r) => setTimeout(r, 40 * channelWaits));
+          continue;
+        }
+        if (!reconnected && reused && !signal?.aborted && isStale(err, entry)) {
+          reconnected = true;
           this.close(entry);
           continue;
         }
@@ -188,6 +198,13 @@ export class SshPool {
 }
 
 /** A failure of the connection rather than of the operation: a channel that would not open, or a connection that closed under it. */
+/** Channel requests refused on a live connection before the operation gives up (or reconnects). */
+const CHANNEL_RETRIES = 3;
+
+function isChannelRefused(err: unknown): boolean {
+  return isLookoutError(err, 'ssh_failed') && (err.details as { reason?: string } | undefined)?.reason === 'channel';
+}
+
 function isStale(err: unknown, entry: Entry): boolean {
   if (!isLookoutError(err, 'ssh_failed')) return false;
   const reason = (err.details as { reason?: string } | undefined)?.reason;
