@@ -130,7 +130,7 @@ async function main(): Promise<void> {
     hub = await testHub({
       dataDir: hubDir,
       registryFile: join(hubDir, 'registry.json'),
-      plugins: [...set.plugins, deviceSsh, snapshots],
+      plugins: [...set.plugins.filter((p) => p.name !== 'device-ssh' && p.name !== 'snapshots'), deviceSsh, snapshots],
       essential: set.essential,
       env: { ...sshEnv, LOOKOUT_HUB_SNAPSHOT_TAIL_IDLE_MS: String(IDLE_MS) },
     });
@@ -140,7 +140,7 @@ async function main(): Promise<void> {
     sshHub = await testHub({
       dataDir: sshHubDir,
       registryFile: join(sshHubDir, 'registry.json'),
-      plugins: [...set.plugins, deviceSsh, snapshots],
+      plugins: [...set.plugins.filter((p) => p.name !== 'device-ssh' && p.name !== 'snapshots'), deviceSsh, snapshots],
       essential: set.essential,
       env: { ...sshEnv, LOOKOUT_HUB_SNAPSHOT_TAILS: '0' },
     });
