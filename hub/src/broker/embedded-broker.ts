@@ -34,6 +34,8 @@ export interface EmbeddedBrokerOptions {
   auth?: EmbeddedBrokerAuth;
   /** A larger payload is acknowledged to its publisher but neither retained nor delivered. */
   maxPayloadBytes?: number;
+  /** Topic filters one client may hold at once (default 256); more are refused in the SUBACK (0x80). */
+  maxSubscriptionsPerClient?: number;
   logger?: BusLogger;
 }
 
@@ -51,6 +53,39 @@ export interface EmbeddedBroker {
 const CONNECT_MAX_BYTES = 64 * 1024;
 /** The largest packet an authenticated client may announce, unless maxPayloadBytes asks for more. */
 const DEFAULT_MAX_PACKET_BYTES = 8 * 1024 * 1024;
+
+const DEFAULT_MAX_SUBSCRIPTIONS = 256;
+
+/**
+ * Counts the filters each client holds: those granted in earlier SUBSCRIBEs (also restored into a
+ * persistent session) and those granted so far in the one being authorized, whose filters aedes adds
+ * only after every one was authorized.
+ */
+function subscriptionCap(max: number, log: BusLogger) {
+  const granted = new WeakMap<Client, Set<string>>();
+  return {
+    admit(client: Client, filter: string): boolean {
+      let mine = granted.get(client);
+      if (!mine) granted.set(client, (mine = new Set(Object.keys(restoredFilters(client)))));
+      if (mine.has(filter)) return true;
+      if (mine.size >= max) {
+        log.warn({ clientId: client.id, filter, max }, 'broker refused a subscription: the client holds as many filters as it may');
+        return false;
+      }
+      mine.add(filter);
+      return true;
+    },
+    release(client: Client, filters: string[]): void {
+      const mine = granted.get(client);
+      for (const f of filters) mine?.delete(f);
+    },
+  };
+}
+
+/** The filters aedes holds for a client (a persistent session's, restored at connect); aedes' types leave the field out. */
+function restoredFilters(client: Client): Record<string, unknown> {
+  return (client as Client & { subscriptions?: Record<string, unknown> }).subscriptions ?? {};
+}
 
 /** CONNACK return codes of MQTT 3.1.1. */
 const BAD_USERNAME_OR_PASSWORD = 4;
@@ -72,14 +107,18 @@ export const EmbeddedBroker = {
     const broker = await Aedes.createBroker();
     // The role of each client the fleet identity authenticated; a client without one has every right.
     const roles = new WeakMap<Client, BusRole>();
+    const withinRights = (client: Client, filter: string): boolean => {
+      const role = roles.get(client);
+      if (!role || maySubscribe(role, filter)) return true;
+      log.warn({ clientId: client.id, filter }, 'broker refused a subscription outside the client’s rights');
+      return false;
+    };
+    // A client (a persistent session above all) must not make the broker hold any number of filters for it.
+    const held = subscriptionCap(options.maxSubscriptionsPerClient ?? DEFAULT_MAX_SUBSCRIPTIONS, log);
+    broker.on('unsubscribe', (filters: string[], client: Client) => held.release(client, filters));
+    broker.authorizeSubscribe = (client, sub, done) => done(null, withinRights(client, sub.topic) && held.admit(client, sub.topic) ? sub : null);
     if (options.auth && 'fleetSecret' in options.auth) {
       broker.authenticate = fleetAuthenticator(options.auth.fleetSecret, roles, log);
-      broker.authorizeSubscribe = (client, sub, done) => {
-        const role = roles.get(client);
-        if (!role || maySubscribe(role, sub.topic)) return done(null, sub);
-        log.warn({ clientId: client.id, filter: sub.topic }, 'broker refused a subscription outside the client’s rights');
-        done(null, null);
-      };
     } else if (options.auth) {
       broker.authenticate = authenticator(options.auth, log);
     }
