@@ -11,11 +11,6 @@ import type { EncoderSettings, RawInput } from './video-encoder.js';
  * VBR lets the rate swing up to twice the target inside a two-second buffer; CBR caps it at the target.
  */
 export function libx265Args(s: EncoderSettings, input: RawInput, h264Fd?: number): string[] {
-  const kbps = s.bitrateKbps;
-  const maxKbps = s.rateControl === 'CBR' ? kbps : 2 * kbps;
-  const bufKbits = s.rateControl === 'CBR' ? kbps : 2 * maxKbps;
-  const x265 = [`keyint=${s.gop}`, `min-keyint=${s.gop}`, 'scenecut=0', 'bframes=0', 'repeat-headers=1', 'log-level=error'];
-  const scale = input.width === s.width && input.height === s.height ? [] : ['-vf', `scale=${s.width}:${s.height}`];
   return [
     '-hide_banner',
     '-nostdin',
@@ -31,29 +26,7 @@ export function libx265Args(s: EncoderSettings, input: RawInput, h264Fd?: number
     String(s.fps),
     '-i',
     'pipe:0',
-    ...scale,
-    '-an',
-    '-pix_fmt',
-    'yuv420p',
-    '-c:v',
-    'libx265',
-    '-preset',
-    'ultrafast',
-    '-tune',
-    'zerolatency',
-    '-b:v',
-    `${kbps}k`,
-    '-maxrate',
-    `${maxKbps}k`,
-    '-bufsize',
-    `${bufKbits}k`,
-    '-x265-params',
-    x265.join(':'),
-    '-flush_packets',
-    '1',
-    '-f',
-    'hevc',
-    'pipe:1',
+    ...outputArgs(s, input, { codec: 'libx265', paramsKey: '-x265-params', params: ['log-level=error'], format: 'hevc', pipe: 1 }),
     ...(h264Fd === undefined ? [] : libx264OutputArgs(s, input, h264Fd)),
   ];
 }
@@ -64,10 +37,25 @@ export function libx265Args(s: EncoderSettings, input: RawInput, h264Fd?: number
  * baseline (what every H.264 decoder plays), written to file descriptor `fd`.
  */
 export function libx264OutputArgs(s: EncoderSettings, input: RawInput, fd: number): string[] {
+  return outputArgs(s, input, { codec: 'libx264', profile: 'baseline', paramsKey: '-x264-params', params: [], format: 'h264', pipe: fd });
+}
+
+interface OutputCodec {
+  codec: 'libx265' | 'libx264';
+  profile?: string;
+  paramsKey: '-x265-params' | '-x264-params';
+  /** Codec parameters beyond the keyframe rule both outputs share. */
+  params: string[];
+  format: 'hevc' | 'h264';
+  pipe: number;
+}
+
+/** One encoded output: the profile's size, rate control and keyframe rule, in the codec's own words. */
+function outputArgs(s: EncoderSettings, input: RawInput, o: OutputCodec): string[] {
   const kbps = s.bitrateKbps;
   const maxKbps = s.rateControl === 'CBR' ? kbps : 2 * kbps;
   const bufKbits = s.rateControl === 'CBR' ? kbps : 2 * maxKbps;
-  const x264 = [`keyint=${s.gop}`, `min-keyint=${s.gop}`, 'scenecut=0', 'bframes=0', 'repeat-headers=1'];
+  const keyframes = [`keyint=${s.gop}`, `min-keyint=${s.gop}`, 'scenecut=0', 'bframes=0', 'repeat-headers=1'];
   const scale = input.width === s.width && input.height === s.height ? [] : ['-vf', `scale=${s.width}:${s.height}`];
   return [
     ...scale,
@@ -75,25 +63,24 @@ export function libx264OutputArgs(s: EncoderSettings, input: RawInput, fd: numbe
     '-pix_fmt',
     'yuv420p',
     '-c:v',
-    'libx264',
+    o.codec,
     '-preset',
     'ultrafast',
     '-tune',
     'zerolatency',
-    '-profile:v',
-    'baseline',
+    ...(o.profile ? ['-profile:v', o.profile] : []),
     '-b:v',
     `${kbps}k`,
     '-maxrate',
     `${maxKbps}k`,
     '-bufsize',
     `${bufKbits}k`,
-    '-x264-params',
-    x264.join(':'),
+    o.paramsKey,
+    [...keyframes, ...o.params].join(':'),
     '-flush_packets',
     '1',
     '-f',
-    'h264',
-    `pipe:${fd}`,
+    o.format,
+    `pipe:${o.pipe}`,
   ];
 }
