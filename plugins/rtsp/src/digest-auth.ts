@@ -1,4 +1,5 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { sameSecret } from 'lookout/core';
 
 export const REALM = 'Lookout';
 /** A nonce is good this long; an older one gets 401 with stale=true and the client signs again without asking the user. */
@@ -41,11 +42,9 @@ export class DigestAuth {
       if (p.qop !== 'auth' || !p.nc || !p.cnonce) return 'denied';
       expected = md5(`${ha1}:${nonce}:${p.nc}:${p.cnonce}:${p.qop}:${ha2}`);
     } else expected = md5(`${ha1}:${nonce}:${ha2}`);
-    const given = Buffer.from(response.toLowerCase(), 'utf8');
-    const want = Buffer.from(expected, 'utf8');
     // Compared in constant time, the user name included (a wrong name and a wrong password look alike).
-    const nameOk = sameText(username, this.user);
-    const responseOk = given.length === want.length && timingSafeEqual(given, want);
+    const nameOk = sameSecret(username, this.user);
+    const responseOk = sameSecret(response.toLowerCase(), expected);
     if (!nameOk || !responseOk) return 'denied';
     return age > NONCE_TTL_MS ? 'stale' : 'ok';
   }
@@ -57,19 +56,13 @@ export class DigestAuth {
 
   private nonceAge(nonce: string): number | undefined {
     const [t, mac] = nonce.split('.');
-    if (!t || !mac || !/^[0-9a-f]{1,16}$/.test(t) || !sameText(mac, this.mac(t))) return undefined;
+    if (!t || !mac || !/^[0-9a-f]{1,16}$/.test(t) || !sameSecret(mac, this.mac(t))) return undefined;
     return this.now() - parseInt(t, 16);
   }
 
   private mac(t: string): string {
     return createHmac('sha256', this.key).update(t).digest('base64url').slice(0, 22);
   }
-}
-
-function sameText(a: string, b: string): boolean {
-  const x = createHash('sha256').update(a).digest();
-  const y = createHash('sha256').update(b).digest();
-  return timingSafeEqual(x, y);
 }
 
 /** `name="quoted value", name=token, …` of an Authorization header. */
