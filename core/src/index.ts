@@ -69,3 +69,4 @@ export * from './media/index.js';
 export { sameSecret } from './auth/device-credentials.js';
 export { recordingsRoot } from './paths/recordings-root.js';
 export { storageHealth, volumeUsage, type StorageThresholds, type VolumeUsage } from './storage/volume-usage.js';
+export { mapBounded } from './util/map-bounded.js';

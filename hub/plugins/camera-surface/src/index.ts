@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePlugin, deviceToolToken, queryInteger, setOwn, toLookoutError } from 'lookout/core';
+import { definePlugin, deviceToolToken, queryInteger, setOwn, toLookoutError, mapBounded } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
@@ -7,7 +7,7 @@ import { surfaceUrls } from './device-host.js';
 import { callLiveStatusTool, DeviceLiveStatusResult } from './device-live-status.js';
 import { callProfileTool } from './device-profile.js';
 import { probeLive } from './live-probe.js';
-import { boundedMap, DeviceLiveStatus, liveStatusOf, type StatusDeps } from './live-status.js';
+import { DeviceLiveStatus, liveStatusOf, type StatusDeps } from './live-status.js';
 import { CameraProfileUpdateBody, ProfileResult } from './profile-schemas.js';
 
 const Target = z.string().min(1).max(256).describe('device id, device address (ip or ip:port) or label such as "canary"');
@@ -139,7 +139,7 @@ export default definePlugin({
         .filter((d) => query.shadow === undefined || d.labels.includes(query.shadow) || d.roles.includes(query.shadow))
         .sort((a, b) => a.deviceId.localeCompare(b.deviceId));
       const devices = matching.slice(0, Math.min(query.limit ?? c.LOOKOUT_HUB_CAMERA_MAX_DEVICES, c.LOOKOUT_HUB_CAMERA_MAX_DEVICES));
-      const statuses = await boundedMap(devices, c.LOOKOUT_HUB_CAMERA_CONCURRENCY, (d) => liveStatusOf(deps, d, signal));
+      const statuses = await mapBounded(devices, c.LOOKOUT_HUB_CAMERA_CONCURRENCY, (d) => liveStatusOf(deps, d, signal));
       const out: Record<string, DeviceLiveStatus> = {};
       for (const s of statuses) setOwn(out, s.device_id, s);
       return {

@@ -90,17 +90,3 @@ export async function liveStatusOf(deps: StatusDeps, device: RegisteredDevice, s
 }
 
 const portOf = (p: unknown): number | null => (typeof p === 'number' ? p : null);
-
-/** `work` over the devices, at most `concurrency` at once, results in the devices' order. */
-export async function boundedMap<T, R>(items: readonly T[], concurrency: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  return out;
-}

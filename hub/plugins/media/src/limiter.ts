@@ -73,9 +73,3 @@ function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : new Error(typeof reason === 'string' ? reason : 'aborted');
 }
-
-/** Maps `items` through `fn` with at most `max` in flight; results keep the order of `items`. */
-export async function mapBounded<T, R>(items: readonly T[], max: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const limiter = new Limiter(max);
-  return Promise.all(items.map((item) => limiter.run(() => fn(item))));
-}

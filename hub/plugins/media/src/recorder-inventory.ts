@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { LookoutError, RecordingStatusResultSchema, toLookoutError } from 'lookout/core';
+import { LookoutError, RecordingStatusResultSchema, toLookoutError, mapBounded } from 'lookout/core';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import { isChunk } from './chunk-discovery.js';
-import { mapBounded } from './limiter.js';
 import type { Media } from './media.js';
 import { cachedStorage, recordingStatusFallback } from './tool-fallbacks.js';
 

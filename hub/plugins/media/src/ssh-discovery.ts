@@ -5,10 +5,10 @@ import {
   LookoutError,
   sidecarNameOf,
   type ListRecordingChunksResult,
+  mapBounded,
   type RecordingStatusResult,
 } from 'lookout/core';
 import type { RemoteFile, RemoteListing } from '../../device-ssh/src/service.js';
-import { mapBounded } from './limiter.js';
 import type { RecordingsAccess } from './recordings-access.js';
 
 /** A sidecar is a few hundred bytes; anything much larger is not one. */

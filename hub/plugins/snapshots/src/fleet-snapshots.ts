@@ -1,3 +1,4 @@
+import { mapBounded } from 'lookout/core';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import { failureOf } from './snapshot-chain.js';
 import type { Snapshot } from './snapshot-types.js';
@@ -15,28 +16,25 @@ export async function snapshotsOf(
   concurrency: number,
   take: (device: RegisteredDevice) => Promise<Snapshot>,
 ): Promise<Map<string, DeviceSnapshotResult>> {
-  const results = new Map<string, DeviceSnapshotResult>();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < devices.length) {
-      const device = devices[next++];
-      try {
-        const s = await take(device);
-        results.set(device.deviceId, {
+  const results = await mapBounded(devices, concurrency, async (device): Promise<[string, DeviceSnapshotResult]> => {
+    try {
+      const s = await take(device);
+      return [
+        device.deviceId,
+        {
           ok: true,
           source: s.source,
           content_type: 'image/jpeg',
           jpeg_base64: s.jpeg.toString('base64'),
           bytes: s.jpeg.length,
           captured_at: s.capturedAt ?? null,
-        });
-      } catch (err) {
-        results.set(device.deviceId, { ok: false, error: failureOf(err) });
-      }
+        },
+      ];
+    } catch (err) {
+      return [device.deviceId, { ok: false, error: failureOf(err) }];
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, devices.length) }, worker));
-  return results;
+  });
+  return new Map(results);
 }
 
 /** Devices of a role label (`shadow`), or every device; sorted by id. */
