@@ -52,6 +52,8 @@ export {
   HUB_METRICS,
   HUB_ROUTES,
   HUB_STATE,
+  HUB_SHARED,
+  type HubSharedState,
   type HubInfo,
   type HubMetricsPort,
   type HubRouteCatalog,
@@ -70,3 +72,5 @@ export { sameSecret } from './auth/device-credentials.js';
 export { recordingsRoot } from './paths/recordings-root.js';
 export { storageHealth, volumeUsage, type StorageThresholds, type VolumeUsage } from './storage/volume-usage.js';
 export { mapBounded } from './util/map-bounded.js';
+export { signA2a, verifyA2a, canonicalA2aString, canonicalQuery, A2A_HEADERS, A2A_SCHEME, A2A_WINDOW_S } from './auth/a2a-signature.js';
+export type { A2aRequest, A2aHeaders, A2aRefusal, A2aVerdict } from './auth/a2a-signature.js';

@@ -1,7 +1,7 @@
 import type { BusPort } from '../../core/src/bus/bus-port.js';
 import type { Logger } from '../../core/src/log/logger.js';
 import type { Plugin } from '../../core/src/plugin/context.js';
-import type { HubStateStore } from '../../core/src/host/hub-services.js';
+import type { HubSharedState, HubStateStore } from '../../core/src/host/hub-services.js';
 
 export const DEFAULT_HUB_PORT = 8788;
 export const DEFAULT_BROKER_PORT = 1883;
@@ -29,6 +29,8 @@ export interface HubOptions {
    * debug ring's tail). Default: files under `<dataDir>/state/`; tests give a memory store.
    */
   stateStore?: HubStateStore & { close?(): Promise<void> };
+  /** State replicas share (nonces, readiness grades); default in this process. */
+  sharedState?: HubSharedState;
   /** Bearer token for every route but /health; also the password devices need on the embedded broker. */
   token?: string;
   /** Networks a device announced by hello may be contacted in (CIDR list). Default 127.0.0.0/8. */

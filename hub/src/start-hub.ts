@@ -23,7 +23,8 @@ import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
 import { loadHubPluginSet } from './hub-plugin-set.js';
-import { HUB_INFO, HUB_METRICS, HUB_ROUTES, HUB_STATE, type HubInfo } from '../../core/src/host/hub-services.js';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, HUB_SHARED, HUB_STATE, type HubInfo } from '../../core/src/host/hub-services.js';
+import { MemorySharedState } from './state/memory-shared-state.js';
 import { FileStateStore } from './state/file-state-store.js';
 import { isLoopbackHost } from '../../core/src/net/is-loopback.js';
 import { DeviceNetworks } from '../../core/src/net/device-networks.js';
@@ -166,6 +167,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         { token: HUB_ROUTES, value: { list: () => routes.list(), errorCodes: () => errorTable(plugins.map((p) => p.name)) } },
         { token: HUB_INFO, value: info },
         { token: HUB_STATE, value: state },
+        { token: HUB_SHARED, value: options.sharedState ?? new MemorySharedState() },
       ],
     });
     cleanups.push(async () => {

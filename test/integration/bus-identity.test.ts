@@ -129,6 +129,21 @@ function identitySuite(name: string, setup: () => Promise<{ url: string; close()
         ['devices/cam-1/cmd/ping'],
       );
     });
+
+    it("a device reads every device's hello (the peer directory) and nothing else of theirs", async () => {
+      const cam1 = await open(creds('cam-1'));
+      const cam2 = await open(creds('cam-2'));
+      assert.equal(await grantedQos(cam1, 'devices/+/hello'), 1);
+      const seen = await received(cam1, 'devices/+/hello', async () => {
+        await publish(cam2, 'devices/cam-2/hello', { device_id: 'cam-2' });
+      });
+      assert.deepEqual(
+        seen.map((m) => m.split(' ')[0]),
+        ['devices/cam-2/hello'],
+      );
+      const refused = name === 'the embedded broker' ? 128 : 1;
+      assert.equal(await grantedQos(cam1, 'devices/+/status'), refused);
+    });
   });
 }
 

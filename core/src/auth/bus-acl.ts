@@ -7,7 +7,8 @@ import { deriveDeviceSecret } from './device-credentials.js';
  * device (user name = device id, password derived from the fleet secret). A device publishes only
  * the spec's topics under its own `devices/<id>/` and its `shadow/<id>/` mirror (a made-up topic
  * would be a broker-side store no cache bound covers), retains only what the contract retains
- * (status), and reads only its own cmd topics; the operator reads everything and
+ * (status), and reads only its own cmd topics and every device's `hello` (the peer mesh finds its
+ * peers there: addresses and ports, no secret); the operator reads everything and
  * writes cmd topics; the hub does anything. The embedded broker enforces this and `lookout
  * broker-acl` writes the same rules as a mosquitto acl_file for an external broker.
  */
@@ -42,13 +43,17 @@ export function mayPublish(role: BusRole, topic: string, retain = false): boolea
   }
 }
 
-/** A filter is allowed when every topic it can match is: for a device, only filters inside its own cmd prefix. */
+/** Every device's hello: what a device may read of the others. */
+export const PEER_DIRECTORY_FILTER = 'devices/+/hello';
+
+/** A filter is allowed when every topic it can match is: for a device, filters inside its own cmd prefix, and the peer directory. */
 export function maySubscribe(role: BusRole, filter: string): boolean {
   switch (role.kind) {
     case 'hub':
     case 'operator':
       return true;
     case 'device':
+      if (filter === PEER_DIRECTORY_FILTER) return true;
       return filter === `devices/${role.id}/cmd/#` || (filter.startsWith(`devices/${role.id}/cmd/`) && !filter.startsWith(`devices/${role.id}/cmd/#/`));
   }
 }
@@ -70,6 +75,7 @@ export function mosquittoAcl(): string {
       return [`pattern write devices/%u/${suffix}`, `pattern write shadow/%u/${suffix}`];
     }),
     'pattern read devices/%u/cmd/#',
+    `pattern read ${PEER_DIRECTORY_FILTER}`,
     '',
   ].join('\n');
 }

@@ -31,3 +31,4 @@ export * from './production-classes.js';
 export * from './plugin-report.js';
 export * from './query-params.js';
 export * from './command-messages.js';
+export * from './peer-mesh-status.js';

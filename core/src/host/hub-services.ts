@@ -78,7 +78,28 @@ export interface HubStateStore {
   keep(key: string, snapshot: () => unknown): StateKeeper;
 }
 
+/**
+ * State every hub replica must see alike (DESIGN.md "Hub state behind one interface"): claims that
+ * succeed once fleet-wide (the A2A nonce cache) and small JSON records by scope (readiness grades,
+ * device presence). In this process by default; scale-out adds a Redis implementation with the same
+ * meaning (`claimOnce` is SET NX PX, a scope is a hash). Values are JSON, copied in and out.
+ */
+export interface HubSharedState {
+  /**
+   * True the first time `key` is claimed in `scope` while that claim lives (`ttlMs`); false while an
+   * earlier claim of it lives. When the store holds as many live claims as it may, it fails closed
+   * (false): a refused request is retried with a new nonce, a replay let through is not undone.
+   */
+  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean>;
+  put(scope: string, key: string, value: unknown): Promise<void>;
+  get<T = unknown>(scope: string, key: string): Promise<T | undefined>;
+  /** Every record of a scope. */
+  entries<T = unknown>(scope: string): Promise<Map<string, T>>;
+  delete(scope: string, key: string): Promise<void>;
+}
+
 export const HUB_INFO: ServiceToken<HubInfo> = serviceToken('hub.info');
 export const HUB_METRICS: ServiceToken<HubMetricsPort> = serviceToken('hub.metrics');
 export const HUB_ROUTES: ServiceToken<HubRouteCatalog> = serviceToken('hub.routes');
 export const HUB_STATE: ServiceToken<HubStateStore> = serviceToken('hub.state');
+export const HUB_SHARED: ServiceToken<HubSharedState> = serviceToken('hub.shared');

@@ -21,6 +21,10 @@ export const DEVICE_PATHS = {
   mirrorLayerEnv: '/app-storage/config/edge_v3_layer.env',
   peerCert: '/data/config/shadow_peer.crt',
   peerKey: '/data/config/shadow_peer.key',
+  /** The fleet CA certificate the sidecar pins (issued by `lookout certs`; never its key). */
+  fleetCa: '/data/config/fleet_ca.crt',
+  /** The mesh key when MESH_KEY is not set (mode 0600). */
+  meshKey: '/data/config/mesh.key',
   visionEndpoint: '/data/config/phantom_vision_endpoint.json',
   trackerProfile: '/etc/oak-agent/profile.env',
   models: '/data/models',

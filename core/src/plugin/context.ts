@@ -46,6 +46,10 @@ export interface RouteRequest<Q = any, B = any> {
   params: Record<string, string>;
   headers: Record<string, string | string[] | undefined>;
   signal: AbortSignal;
+  /** Routes declared with `rawBody`: the body's bytes as received (empty when none). */
+  rawBody?: Buffer;
+  /** Routes declared with `rawBody`: parses `rawBody` as JSON and checks it against the declared body (400 naming the field). */
+  parseBody?: () => B;
 }
 /** A handler returns JSON (200) or a full reply for other statuses and content types. */
 export interface RouteReply {

@@ -45,8 +45,13 @@ export interface RouteDecl {
   response?: z.ZodType;
   /** Content type of a successful answer when it is not JSON (e.g. `image/jpeg`). */
   produces?: string;
-  /** Reachable without the bearer token (only liveness). */
+  /** Reachable without the bearer token: liveness, and routes that authenticate each request themselves (signed A2A queries). */
   public?: boolean;
+  /**
+   * The handler gets the body's exact bytes as `rawBody` (a signature covers them) and validates it
+   * when it chooses, with `parseBody()`; `body` then describes it (OpenAPI) and is not checked first.
+   */
+  rawBody?: boolean;
 }
 
 export interface PluginErrorDecl {
@@ -146,6 +151,7 @@ export const ManifestSchema = z.object({
         response: zodSchema.optional(),
         produces: z.string().optional(),
         public: z.boolean().optional(),
+        rawBody: z.boolean().optional(),
       }),
     )
     .optional(),

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js';
 import type { RouteRequest } from '../../../core/src/plugin/context.js';
-import { readJsonBody } from './read-json-body.js';
+import { parseJsonBody, readBodyBytes, readJsonBody } from './read-json-body.js';
 import { isRouteReply } from '../../../core/src/hub-routes/route-reply.js';
 import { requestInvalid } from './zod-issues.js';
 
@@ -24,18 +24,20 @@ export function routeDispatcher(entry: RouteEntry, bodyLimitBytes: number) {
     const q = query.safeParse(declaredOnly(ctx.query, declared));
     if (!q.success) throw requestInvalid('query', q.error);
     let body: unknown;
-    if (decl.body) {
-      const raw = await readJsonBody(ctx.req, bodyLimitBytes);
-      const b = decl.body.safeParse(raw);
-      if (!b.success) throw requestInvalid('body', b.error);
-      body = b.data;
+    let bodyBytes: Pick<RouteRequest, 'rawBody' | 'parseBody'> = {};
+    if (decl.rawBody) {
+      const bytes = await readBodyBytes(ctx.req, bodyLimitBytes);
+      const type = ctx.req.headers['content-type'];
+      bodyBytes = { rawBody: bytes, parseBody: () => checkBody(decl.body, parseJsonBody(bytes, type)) };
+    } else if (decl.body) {
+      body = checkBody(decl.body, await readJsonBody(ctx.req, bodyLimitBytes));
     }
     const aborter = new AbortController();
     // The client went away before the answer: let the handler stop its work (e.g. a tool call).
     ctx.res.once('close', () => {
       if (!ctx.res.writableFinished) aborter.abort(new Error('client closed the request'));
     });
-    const request: RouteRequest = { query: q.data, body, params: { ...(ctx.params ?? {}) }, headers: ctx.headers, signal: aborter.signal };
+    const request: RouteRequest = { query: q.data, body, params: { ...(ctx.params ?? {}) }, headers: ctx.headers, signal: aborter.signal, ...bodyBytes };
     const result = await handler(request);
     if (isRouteReply(result)) {
       ctx.status = result.status ?? 200;
@@ -59,6 +61,13 @@ export function routeDispatcher(entry: RouteEntry, bodyLimitBytes: number) {
     ctx.type = 'application/json';
     ctx.body = JSON.stringify(result);
   };
+}
+
+function checkBody(schema: z.ZodType | undefined, value: unknown): unknown {
+  if (!schema) return value;
+  const b = schema.safeParse(value);
+  if (!b.success) throw requestInvalid('body', b.error);
+  return b.data;
 }
 
 /** The declared parameters of a parsed query string (a repeated one stays an array, which its schema refuses). */

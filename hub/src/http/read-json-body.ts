@@ -8,9 +8,13 @@ import { LookoutError } from '../../../core/src/errors/lookout-error.js';
  * An empty body reads as undefined.
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  return parseJsonBody(await readBodyBytes(req, limit), req.headers['content-type']);
+}
+
+/** The body's bytes, bounded as readJsonBody's. */
+export async function readBodyBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
-  const type = req.headers['content-type'];
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -23,11 +27,15 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     }
     chunks.push(chunk);
   }
-  if (size === 0) return undefined;
+  return Buffer.concat(chunks, size);
+}
+
+/** JSON from a body's bytes (undefined when empty): its content type, depth and syntax checked. */
+export function parseJsonBody(bytes: Buffer, type: string | undefined): unknown {
+  if (bytes.length === 0) return undefined;
   if (type !== undefined && !/^application\/(?:[\w.+-]*\+)?json\b/i.test(type)) {
     throw new LookoutError('unsupported_media_type', `the request body must be application/json, not ${type}`, { details: { content_type: type } });
   }
-  const bytes = Buffer.concat(chunks, size);
   // Deep nesting passes a size limit and then overflows the stack of whatever walks it (a 500).
   if (jsonDeeperThan(bytes, MAX_REQUEST_JSON_DEPTH)) {
     throw new LookoutError('bad_request', `body: nested deeper than ${MAX_REQUEST_JSON_DEPTH} levels`, { details: { field: 'body' } });

@@ -22,7 +22,7 @@ import type { RegisteredDevice } from '../../registry/src/service.js';
 import { ENRICHED_TOOLS, enrichment, IDENTITY_TOOL, PEER_MESH_TOOL, type AuxOutcome } from './health-enrichment.js';
 import { McpClientPool } from './mcp-pool.js';
 import { isObject } from './tool-outcome.js';
-import { DEVICE_TOOLS, type ToolFallback } from './service.js';
+import { DEVICE_TOOLS, type EnrichedOutcome, type ToolFallback } from './service.js';
 
 const CallQuery = z.object({
   target: z.string().min(1).max(256).describe('device id, device address (ip or ip:port) or label such as "canary"'),
@@ -82,8 +82,19 @@ export default definePlugin({
     const limiter = new DeviceCallLimiter({ concurrency: ctx.config.LOOKOUT_HUB_TOOL_CONCURRENCY, maxWaiting: ctx.config.LOOKOUT_HUB_TOOL_QUEUE });
     const deps: ForwardDeps = { pool, limiter, declared, timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, ring, ...(metrics ? { metrics } : {}) };
     const fallbacks = new Map<string, ToolFallback>();
+    /** A health tool and its two helpers in parallel; a helper's failure only makes a field missing. */
+    const enrichedCall = async (device: RegisteredDevice, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<EnrichedOutcome> => {
+      const call = (name: string, a: Record<string, unknown>) => forwardCall(deps, device, name, a, signal);
+      const aux = (name: string): Promise<AuxOutcome> =>
+        call(name, {}).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
+      const [outcome, identity, mesh] = await Promise.all([call(tool, args), aux(IDENTITY_TOOL), aux(PEER_MESH_TOOL)]);
+      if (outcome.status === 'error') return outcome;
+      const fields = enrichment(isObject(outcome.result) ? outcome.result : {}, identity, mesh, device);
+      return { status: 'ok', ...fields, result: isObject(outcome.result) ? { ...outcome.result, ...fields } : outcome.result };
+    };
     ctx.services.provide(DEVICE_TOOLS, {
       call: (device, tool, args, signal) => forwardCall(deps, device, tool, args, signal),
+      enrichedHealth: (device, signal, tool = 'get_system_health') => enrichedCall(device, tool, {}, signal),
       addFallback(tool, fallback) {
         fallbacks.set(tool, fallback);
         return () => {
@@ -106,14 +117,8 @@ export default definePlugin({
           ? { ...base, status: 'ok', result: outcome.result, ...(outcome.fallback ? { fallback: true } : {}) }
           : { ...base, status: 'error', result: null, error: errorOf(outcome) };
       }
-      // The health tool and its two helpers in parallel; a helper's failure only makes a field missing.
-      const aux = (tool: string): Promise<AuxOutcome> =>
-        call(tool, {}).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
-      const [outcome, identity, mesh] = await Promise.all([call(body.tool, body.arguments), aux(IDENTITY_TOOL), aux(PEER_MESH_TOOL)]);
-      if (outcome.status === 'error') return { ...base, status: 'error', result: null, error: errorOf(outcome) };
-      const inner = isObject(outcome.result) ? outcome.result : {};
-      const fields = enrichment(inner, identity, mesh, device);
-      return { ...base, status: 'ok', ...fields, result: isObject(outcome.result) ? { ...outcome.result, ...fields } : outcome.result };
+      const enriched = await enrichedCall(device, body.tool, body.arguments, signal);
+      return enriched.status === 'ok' ? { ...base, ...enriched } : { ...base, status: 'error', result: null, error: errorOf(enriched) };
     });
   },
 });
