@@ -28,6 +28,9 @@ const SECRET_KEYS = [
   'COMPILE_SERVICE_TOKEN',
   'LOOKOUT_TOKEN',
   'MESH_HMAC_KEY',
+  'MESH_KEY',
+  'meshKey',
+  'mesh_key',
   'A2A_HMAC_KEY',
 ];
 const REDACT_PATHS = SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`, `headers.${k.toLowerCase()}`]);
