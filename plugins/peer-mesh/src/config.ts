@@ -1,0 +1,53 @@
+import { z } from 'lookout/core';
+import { parseMeshPeers } from './peer-address.js';
+
+/** The mesh's well-known ports (spec 01 "Peer mesh"); a simulated device takes free ones. */
+export const DEFAULT_MESH_PORT = 11555;
+export const DEFAULT_SIDECAR_PORT = 8777;
+
+const ms = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** Keys of the peer-mesh plugin. Intervals are settable so that tests run in a second, not a minute. */
+export const PeerMeshConfigSchema = z.object({
+  MESH_KEY: z
+    .string()
+    .min(16)
+    .max(512)
+    .optional()
+    .describe('HMAC-SHA256 key every mesh datagram is signed with (at least 16 characters); unset: the file /data/config/mesh.key; never logged'),
+  MESH_PEERS: z
+    .string()
+    .max(8192)
+    .refine((v) => {
+      try {
+        parseMeshPeers(v);
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'id@ipv4:port entries, comma separated')
+    .optional()
+    .describe('peers beside those found from their hello: id@host:port, comma separated (e.g. cam-2@10.0.0.12:11555)'),
+  MESH_HEARTBEAT_MS: ms(50, 600_000).default(2000).describe('how often each peer gets a heartbeat'),
+  MESH_SUSPECT_MS: ms(100, 3_600_000).optional().describe('a peer silent this long is suspect (default 3 heartbeats)'),
+  MESH_DOWN_MS: ms(200, 3_600_000).optional().describe('a peer silent this long is down (default 5 heartbeats, at least the suspect time)'),
+  MESH_WINDOW_MS: ms(1000, 600_000).default(30_000).describe('a datagram whose timestamp is further than this from the clock is stale'),
+  MESH_MAX_PEERS: ms(1, 4096).default(64).describe('peer table size; past it a new peer replaces the longest-down one learned from a hello, or is refused'),
+  MESH_MAX_RATE: ms(1, 100_000).default(50).describe('datagrams per second one sender address may have read; the rest are dropped unread'),
+});
+export type PeerMeshConfig = z.output<typeof PeerMeshConfigSchema>;
+
+/** Heartbeat, suspect and down times with the defaults filled in and in order (suspect ≤ down). */
+export interface MeshTimings {
+  heartbeatMs: number;
+  suspectMs: number;
+  downMs: number;
+  windowMs: number;
+}
+
+export function meshTimings(config: PeerMeshConfig): MeshTimings {
+  const heartbeatMs = config.MESH_HEARTBEAT_MS;
+  const suspectMs = config.MESH_SUSPECT_MS ?? 3 * heartbeatMs;
+  const downMs = Math.max(config.MESH_DOWN_MS ?? 5 * heartbeatMs, suspectMs);
+  return { heartbeatMs, suspectMs, downMs, windowMs: config.MESH_WINDOW_MS };
+}

@@ -1,0 +1,142 @@
+import type { PeerState } from 'lookout/core';
+
+export type PeerSource = 'hello' | 'config';
+
+export interface Peer {
+  deviceId: string;
+  /** Where its datagrams come from (or, before the first, where its hello or MESH_PEERS says). */
+  address: string;
+  meshPort: number;
+  sidecarPort: number | null;
+  source: PeerSource;
+  lastSeenAt: number | null;
+  rttMs: number | null;
+  /** The newest heartbeat sent to it and not yet answered: one per peer, so silence costs nothing. */
+  pendingHeartbeat: { seq: number; sentAt: number } | null;
+  /** State as of the last sweep (for transitions); read `stateOf` for the current one. */
+  lastState: PeerState;
+}
+
+export interface PeerTableOptions {
+  now(): number;
+  suspectMs: number;
+  downMs: number;
+  maxPeers: number;
+}
+
+export interface PeerAnnounce {
+  deviceId: string;
+  address: string;
+  meshPort: number;
+  sidecarPort?: number | null;
+  source: PeerSource;
+}
+
+export interface Transition {
+  deviceId: string;
+  from: PeerState;
+  to: PeerState;
+}
+
+/**
+ * Known peers and their state: up (a valid datagram within the suspect time), suspect (within the
+ * down time), down (silent longer, or never heard). Bounded by `maxPeers`: a newcomer replaces the
+ * longest-silent down peer learned from a hello (MESH_PEERS entries are the operator's and stay),
+ * or is refused.
+ */
+export class PeerTable {
+  private readonly peers = new Map<string, Peer>();
+
+  constructor(private readonly o: PeerTableOptions) {}
+
+  stateOf(peer: Peer): PeerState {
+    if (peer.lastSeenAt === null) return 'down';
+    const silent = this.o.now() - peer.lastSeenAt;
+    if (silent < this.o.suspectMs) return 'up';
+    return silent < this.o.downMs ? 'suspect' : 'down';
+  }
+
+  get(deviceId: string): Peer | undefined {
+    return this.peers.get(deviceId);
+  }
+
+  list(): Peer[] {
+    return [...this.peers.values()];
+  }
+
+  get size(): number {
+    return this.peers.size;
+  }
+
+  /**
+   * Adds a peer or updates where it is: a hello moves a peer found by hello; a configured peer's
+   * address is the operator's word, and only its own datagrams (`heard`) move it.
+   * Returns `added`, `updated` (address, port or sidecar changed), `same`, or `refused` (table full).
+   */
+  announce(a: PeerAnnounce): 'added' | 'updated' | 'same' | 'refused' {
+    const known = this.peers.get(a.deviceId);
+    if (!known) {
+      if (this.peers.size >= this.o.maxPeers && !this.evictOne()) return 'refused';
+      this.peers.set(a.deviceId, {
+        deviceId: a.deviceId,
+        address: a.address,
+        meshPort: a.meshPort,
+        sidecarPort: a.sidecarPort ?? null,
+        source: a.source,
+        lastSeenAt: null,
+        rttMs: null,
+        pendingHeartbeat: null,
+        lastState: 'down',
+      });
+      return 'added';
+    }
+    let changed = false;
+    if (a.sidecarPort !== undefined && a.sidecarPort !== known.sidecarPort) {
+      known.sidecarPort = a.sidecarPort;
+      changed = true;
+    }
+    if (a.source === 'config' && known.source !== 'config') {
+      known.source = 'config';
+      changed = true;
+    }
+    if ((a.source === 'config' || known.source === 'hello') && (known.address !== a.address || known.meshPort !== a.meshPort)) {
+      known.address = a.address;
+      known.meshPort = a.meshPort;
+      changed = true;
+    }
+    return changed ? 'updated' : 'same';
+  }
+
+  /** A valid datagram from a known peer: it is up, at the address and port it came from. */
+  heard(deviceId: string, address: string, port: number, sidecarPort: number | null): Peer | undefined {
+    const peer = this.peers.get(deviceId);
+    if (!peer) return undefined;
+    peer.lastSeenAt = this.o.now();
+    peer.address = address;
+    peer.meshPort = port;
+    peer.sidecarPort = sidecarPort;
+    return peer;
+  }
+
+  /** Each peer whose state changed since the last sweep. */
+  sweep(): Transition[] {
+    const out: Transition[] = [];
+    for (const peer of this.peers.values()) {
+      const to = this.stateOf(peer);
+      if (to !== peer.lastState) out.push({ deviceId: peer.deviceId, from: peer.lastState, to });
+      peer.lastState = to;
+    }
+    return out;
+  }
+
+  private evictOne(): boolean {
+    let victim: Peer | undefined;
+    for (const peer of this.peers.values()) {
+      if (peer.source !== 'hello' || this.stateOf(peer) !== 'down') continue;
+      if (!victim || (peer.lastSeenAt ?? -Infinity) < (victim.lastSeenAt ?? -Infinity)) victim = peer;
+    }
+    if (!victim) return false;
+    this.peers.delete(victim.deviceId);
+    return true;
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * Datagrams per second per sender address, checked before any work is done on a datagram: a
+ * flooding sender costs a map lookup per packet, not an HMAC. Fixed one-second windows; at most
+ * `maxSenders` addresses are tracked (the oldest forgotten first), so spoofed sources cannot grow it.
+ */
+export class SenderRate {
+  private readonly windows = new Map<string, { startMs: number; count: number }>();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly maxSenders = 1024,
+  ) {}
+
+  /** True when this datagram from `address` is within the rate (and counts it). */
+  allow(address: string, now: number): boolean {
+    let w = this.windows.get(address);
+    if (!w || now - w.startMs >= 1000) {
+      this.windows.delete(address);
+      w = { startMs: now, count: 0 };
+      this.windows.set(address, w);
+      while (this.windows.size > this.maxSenders) this.windows.delete(this.windows.keys().next().value!);
+    }
+    w.count += 1;
+    return w.count <= this.perSecond;
+  }
+
+  get size(): number {
+    return this.windows.size;
+  }
+}
