@@ -1,0 +1,12 @@
+/**
+ * The fleet's certificates (`lookout certs`): a P-256 fleet CA, device certificates for the peer
+ * sidecars and the hub's client certificate, and the check a holder runs before it trusts its files.
+ * `certificate-check.ts` and `tls-paths.ts` need node:crypto alone (what `lookout/core` exports to
+ * plugins); issuing loads @peculiar/x509.
+ */
+export { checkIssuedBy, keyMatchesCertificate, commonNameOf, type CertificateCheck } from './certificate-check.js';
+export { deviceTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls-paths.js';
+export { openFleetCa, CA_FILES, CA_COMMON_NAME, type FleetCa } from './fleet-ca.js';
+export { issueCertificate, type CertificateRequest, type CertificateUsage, type IssuedCertificate } from './issue-certificate.js';
+export { provisionDeviceCertificate, provisionHubCertificate, RENEW_BEFORE_DAYS, type ProvisionedCertificate } from './provision-certificates.js';
+export { provisionFleetCertificates, type FleetCertificatesRequest, type FleetCertificatesReport } from './provision-fleet.js';

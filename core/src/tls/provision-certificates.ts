@@ -1,0 +1,130 @@
+import { X509Certificate } from 'node:crypto';
+import { writeFileAtomic } from '../paths/atomic-write.js';
+import { readIfThere } from './read-if-there.js';
+import { checkIssuedBy, commonNameOf, keyMatchesCertificate } from './certificate-check.js';
+import type { FleetCa } from './fleet-ca.js';
+import { isDnsName, issueCertificate, type CertificateUsage } from './issue-certificate.js';
+import { deviceTlsPaths, HUB_CERT_COMMON_NAME, hubTlsPaths, type TlsPaths } from './tls-paths.js';
+
+export const DEVICE_CERT_DAYS = 730;
+export const HUB_CERT_DAYS = 730;
+/** A certificate with less than this left is issued again rather than kept. */
+export const RENEW_BEFORE_DAYS = 30;
+
+/** What provisioning did for one holder. */
+export interface ProvisionedCertificate extends TlsPaths {
+  role: 'device' | 'hub';
+  /** The device id, or `lookout-hub`. */
+  name: string;
+  /** created: there was none; kept: a valid one of this CA was there; replaced: the one there was not fit (see reason). */
+  action: 'created' | 'kept' | 'replaced';
+  /** Why an existing certificate was replaced (or `forced`). */
+  reason?: string;
+  fingerprint: string;
+  notAfter: string;
+  dnsNames: string[];
+  ips: string[];
+}
+
+interface Wanted {
+  role: 'device' | 'hub';
+  commonName: string;
+  dnsNames: string[];
+  ips: string[];
+  usages: CertificateUsage[];
+  days: number;
+}
+
+/**
+ * A device certificate (CN = device id, SAN the id as a DNS name and the given addresses, serverAuth
+ * and clientAuth: the sidecar serves and dials with it) and the fleet CA beside it.
+ */
+export function provisionDeviceCertificate(
+  ca: FleetCa,
+  options: { deviceId: string; dataRoot: string; ips?: string[]; force?: boolean; now?: Date },
+): Promise<ProvisionedCertificate> {
+  const wanted: Wanted = {
+    role: 'device',
+    commonName: options.deviceId,
+    dnsNames: isDnsName(options.deviceId) ? [options.deviceId] : [],
+    ips: unique(options.ips ?? []),
+    usages: ['serverAuth', 'clientAuth'],
+    days: DEVICE_CERT_DAYS,
+  };
+  return provision(ca, deviceTlsPaths(options.dataRoot), wanted, options.force ?? false, options.now ?? new Date());
+}
+
+/** The hub's client certificate (CN lookout-hub, clientAuth) for its peer queries, and the fleet CA beside it. */
+export function provisionHubCertificate(ca: FleetCa, options: { hubDataDir: string; force?: boolean; now?: Date }): Promise<ProvisionedCertificate> {
+  const wanted: Wanted = {
+    role: 'hub',
+    commonName: HUB_CERT_COMMON_NAME,
+    dnsNames: [HUB_CERT_COMMON_NAME],
+    ips: [],
+    usages: ['clientAuth'],
+    days: HUB_CERT_DAYS,
+  };
+  return provision(ca, hubTlsPaths(options.hubDataDir), wanted, options.force ?? false, options.now ?? new Date());
+}
+
+async function provision(ca: FleetCa, paths: TlsPaths, wanted: Wanted, force: boolean, now: Date): Promise<ProvisionedCertificate> {
+  const base = { ...paths, role: wanted.role, name: wanted.commonName, dnsNames: wanted.dnsNames, ips: wanted.ips };
+  // The CA file first: a holder that finds a certificate also finds the CA it was issued by.
+  if ((await readIfThere(paths.caPath)) !== ca.certPem) await writeFileAtomic(paths.caPath, ca.certPem, 0o644);
+  const [certPem, keyPem] = await Promise.all([readIfThere(paths.certPath), readIfThere(paths.keyPath)]);
+  const unfit = certPem === undefined ? undefined : force ? 'forced' : whyUnfit(ca, certPem, keyPem, wanted, now);
+  if (certPem !== undefined && unfit === null) {
+    const cert = new X509Certificate(certPem);
+    return { ...base, action: 'kept', fingerprint: cert.fingerprint256, notAfter: new Date(cert.validTo).toISOString() };
+  }
+  const issued = await issueCertificate(ca, { ...wanted, now });
+  // The key first: the certificate's presence is what says "provisioned" (as the identity plugin reads it).
+  await writeFileAtomic(paths.keyPath, issued.keyPem, 0o600);
+  await writeFileAtomic(paths.certPath, issued.certPem, 0o644);
+  return {
+    ...base,
+    action: certPem === undefined ? 'created' : 'replaced',
+    ...(unfit ? { reason: unfit } : {}),
+    fingerprint: issued.fingerprint,
+    notAfter: issued.notAfter.toISOString(),
+  };
+}
+
+/** Why the certificate there cannot be kept, or null when it can. */
+function whyUnfit(ca: FleetCa, certPem: string, keyPem: string | undefined, wanted: Wanted, now: Date): string | null {
+  const check = checkIssuedBy(certPem, ca.certPem, now);
+  if (!check.ok) return check.reason;
+  const daysLeft = (check.notAfter.getTime() - now.getTime()) / 86_400_000;
+  if (daysLeft < RENEW_BEFORE_DAYS) return `it expires in ${Math.max(0, Math.floor(daysLeft))} days`;
+  if (keyPem === undefined) return 'its key file is missing';
+  if (!keyMatchesCertificate(certPem, keyPem)) return 'the key file beside it is not its key';
+  const cert = new X509Certificate(certPem);
+  if (commonNameOf(cert) !== wanted.commonName) return `it names ${JSON.stringify(commonNameOf(cert))}, not ${JSON.stringify(wanted.commonName)}`;
+  const san = subjectAltNames(cert);
+  const missing = [...wanted.dnsNames.filter((d) => !san.dns.has(d.toLowerCase())), ...wanted.ips.filter((ip) => !san.ip.has(normalIp(ip)))];
+  if (missing.length > 0) return `its subjectAltName lacks ${missing.join(', ')}`;
+  const eku = new Set(cert.keyUsage ?? []);
+  const usageOid = { serverAuth: '1.3.6.1.5.5.7.3.1', clientAuth: '1.3.6.1.5.5.7.3.2' } as const;
+  const lacking = wanted.usages.filter((u) => !eku.has(usageOid[u]));
+  if (lacking.length > 0) return `its extended key usage lacks ${lacking.join(', ')}`;
+  return null;
+}
+
+/** DNS names (lower case) and IP addresses (normalIp) of a certificate's subjectAltName. */
+function subjectAltNames(cert: X509Certificate): { dns: Set<string>; ip: Set<string> } {
+  const dns = new Set<string>();
+  const ip = new Set<string>();
+  // node writes `DNS:a, IP Address:127.0.0.2`; our names never hold ", " (DNS names and IPs only).
+  for (const entry of (cert.subjectAltName ?? '').split(', ')) {
+    if (entry.startsWith('DNS:')) dns.add(entry.slice(4).toLowerCase());
+    else if (entry.startsWith('IP Address:')) ip.add(normalIp(entry.slice(11)));
+  }
+  return { dns, ip };
+}
+
+/** An address in one spelling (IPv6 compressed, lower case), so that `::1` and node's `0:0:0:0:0:0:0:1` compare equal. */
+function normalIp(ip: string): string {
+  return ip.includes(':') ? new URL(`http://[${ip}]/`).hostname : ip;
+}
+
+const unique = (xs: string[]) => [...new Set(xs)];
