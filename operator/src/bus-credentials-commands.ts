@@ -5,6 +5,7 @@ import { HUB_BUS_USER, OPERATOR_BUS_USER, busPassword, mosquittoAcl } from '../.
 import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
 import { deviceToolToken } from '../../core/src/auth/tool-token.js';
 import { loadFleetSecret } from '../../core/src/auth/fleet-secret.js';
+import { fleetMeshKey } from '../../core/src/auth/mesh-key.js';
 import { mosquittoPasswordLine } from '../../core/src/auth/mosquitto-password.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import type { OperatorCommand } from './lookout-cli.js';
@@ -16,9 +17,9 @@ async function fleetSecret(hubDataDir: string): Promise<string> {
   return (await loadFleetSecret(resolve(hubDataDir), process.env.LOOKOUT_FLEET_SECRET || undefined, { create: false })).secret;
 }
 
-/** `lookout device-credentials <id>`: the environment a device started by hand needs (bus password, tool token). */
+/** `lookout device-credentials <id>`: the environment a device started by hand needs (bus password, tool token, mesh key). */
 export const deviceCredentialsCommand: OperatorCommand = {
-  summary: "print a device's bus credentials and tool token (env lines), derived from the hub's fleet secret",
+  summary: "print a device's bus credentials, tool token and the fleet's mesh key (env lines), derived from the hub's fleet secret",
   usage:
     'lookout device-credentials <device-id> [--hub-data-dir <dir>] [--json]   e.g. env $(lookout device-credentials cam-1) lookout-edge --device-id cam-1 …',
   async run(args) {
@@ -27,7 +28,12 @@ export const deviceCredentialsCommand: OperatorCommand = {
     if (!id) throw new LookoutError('config_invalid', 'device-credentials needs a device id', { details: { usage: true } });
     const secret = await fleetSecret(values['hub-data-dir']);
     const { username, password } = deviceBusCredentials(secret, id);
-    const env = { LOOKOUT_MQTT_USERNAME: username, LOOKOUT_MQTT_PASSWORD: password, LOOKOUT_TOOL_TOKEN: deviceToolToken(secret, id) };
+    const env = {
+      LOOKOUT_MQTT_USERNAME: username,
+      LOOKOUT_MQTT_PASSWORD: password,
+      LOOKOUT_TOOL_TOKEN: deviceToolToken(secret, id),
+      MESH_KEY: fleetMeshKey(secret),
+    };
     console.log(
       values.json
         ? JSON.stringify(env)
