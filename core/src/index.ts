@@ -74,3 +74,4 @@ export { storageHealth, volumeUsage, type StorageThresholds, type VolumeUsage } 
 export { mapBounded } from './util/map-bounded.js';
 export { signA2a, verifyA2a, canonicalA2aString, canonicalQuery, A2A_HEADERS, A2A_SCHEME, A2A_WINDOW_S } from './auth/a2a-signature.js';
 export type { A2aRequest, A2aHeaders, A2aRefusal, A2aVerdict } from './auth/a2a-signature.js';
+export * from './native/index.js';

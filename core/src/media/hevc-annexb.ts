@@ -156,14 +156,3 @@ export function accessUnitsOf(stream: Uint8Array): AccessUnit[] {
   assembler.flush();
   return out;
 }
-
-/** Pictures and keyframes of an Annex B stream, counted from its NAL units. */
-export function countPictures(stream: Uint8Array): { frames: number; keyframes: number } {
-  let frames = 0;
-  let keyframes = 0;
-  for (const au of accessUnitsOf(stream)) {
-    frames++;
-    if (au.keyframe) keyframes++;
-  }
-  return { frames, keyframes };
-}

@@ -64,3 +64,26 @@ export function computeResizeTaps(inSize: number, outSize: number, antialias: bo
   }
   return { inSize, outSize, taps, start, weights };
 }
+
+/**
+ * The taps as 4096ths for the uint8 (fixed-point) resampling: each window's running sum is rounded,
+ * so every share is >= 0 and a window sums to exactly 4096 whatever its tap count. The native
+ * addon's quantizeTaps computes the same numbers in the same double arithmetic.
+ */
+export function quantizeResizeTaps(t: ResizeTaps): Int32Array {
+  const q = new Int32Array(t.weights.length);
+  for (let i = 0; i < t.outSize; i++) {
+    const base = i * t.taps;
+    let total = 0;
+    for (let k = 0; k < t.taps; k++) total += t.weights[base + k];
+    let running = 0;
+    let previous = 0;
+    for (let k = 0; k < t.taps; k++) {
+      running += t.weights[base + k];
+      const bound = k === t.taps - 1 ? 4096 : Math.round((running / total) * 4096);
+      q[base + k] = bound - previous;
+      previous = bound;
+    }
+  }
+  return q;
+}

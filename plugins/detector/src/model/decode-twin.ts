@@ -5,12 +5,12 @@ import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, finiteBox, s
 const PREFILTER_SLACK = 1e-6;
 
 /**
- * RF-DETR output decoding for the frame path. Gives exactly decodeReference's result: only the order
- * of work differs. Sigmoid is monotonic, so the threshold is tested on raw logits first and only the
+ * RF-DETR output decoding in TypeScript: the twin of the addon's DetrDecoder, used where the addon is
+ * not loaded. Gives exactly decodeReference's result: only the order of work differs. Sigmoid is monotonic, so the threshold is tested on raw logits first and only the
  * survivors get a score; top-k over the survivors is a bounded heap instead of a sort of all Q*C.
  * Buffers are kept between frames.
  */
-export class DetrDecoder {
+export class DetrDecoderTwin {
   private cand = new Int32Array(0);
   private scores = new Float64Array(0);
   private heap = new Int32Array(0);
@@ -107,9 +107,4 @@ export class DetrDecoder {
     }
     return heap.subarray(0, k);
   }
-}
-
-/** One-shot convenience; the frame path keeps a DetrDecoder to reuse its buffers. */
-export function decodeDetr(boxes: ArrayLike<number>, logits: ArrayLike<number>, o: DecodeOptions): Detection[] {
-  return new DetrDecoder().decode(boxes, logits, o);
 }

@@ -32,12 +32,17 @@ export function iou(a: Box, b: Box): number {
   return union > 0 ? inter / union : 0;
 }
 
-/** Row-major |a| x |b| matrix of IoU; a flat typed array so a native twin can fill the same layout. */
-export function iouMatrix(a: readonly Box[], b: readonly Box[]): Float64Array {
+/**
+ * Row-major |a| x |b| matrix of IoU, the TypeScript twin of the addon's iouMatrix (a flat typed
+ * array so that both fill the same layout). With class ids for both sides, a pair of different
+ * classes is 0: a person's track never takes a car's box.
+ */
+export function iouMatrix(a: readonly Box[], b: readonly Box[], classA?: ArrayLike<number> | null, classB?: ArrayLike<number> | null): Float64Array {
   const out = new Float64Array(a.length * b.length);
+  const classAware = !!classA && !!classB;
   for (let i = 0; i < a.length; i++) {
     const ai = a[i];
-    for (let j = 0; j < b.length; j++) out[i * b.length + j] = iou(ai, b[j]);
+    for (let j = 0; j < b.length; j++) out[i * b.length + j] = classAware && classA[i] !== classB[j] ? 0 : iou(ai, b[j]);
   }
   return out;
 }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { AccessUnitAssembler, AnnexBSplitter, accessUnitsOf, countPictures, isIrap, nalType, type AccessUnit } from '../../../../core/src/media/hevc-annexb.js';
+import { AccessUnitAssembler, AnnexBSplitter, accessUnitsOf, countPictures, isIrap, nalType, type AccessUnit } from '../../../../core/src/media/index.js';
 
 function encode(seconds: number, fps: number, gop: number): Buffer {
   return execFileSync('ffmpeg', [
