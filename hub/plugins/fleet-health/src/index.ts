@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { DeviceIdSchema, definePlugin, setOwn } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
+import { READINESS_GRADES, type ReadinessSnapshot } from '../../readiness/src/service.js';
 import { deviceHealth, type DeviceHealthView } from './device-health.js';
+import { readinessOf, type ReadinessView } from './shared-readiness.js';
+
+/** A device in /fleet/health: its readiness is the readiness plugin's grade when that runs. */
+type FleetDeviceView = Omit<DeviceHealthView, 'readiness'> & { readiness: ReadinessView };
 
 const HealthQuery = z.object({ device: DeviceIdSchema.optional().describe('only this device') });
 
@@ -29,9 +34,19 @@ const DeviceHealthSchema = z.looseObject({
     last_health_at: z.string().nullable(),
   }),
   readiness: z.object({
-    grade: z.enum(['ready', 'degraded', 'not_ready']),
-    checks: z.record(z.string(), z.boolean()).describe('reachable: the registry gives it a tool URL and it is online'),
-    failing: z.array(z.string()),
+    grade: z
+      .enum(['ready', 'degraded', 'not_ready'])
+      .describe('the grade GET /fleet/readiness serves (source readiness); from the checks below without that plugin'),
+    source: z.enum(['readiness', 'fleet-health']),
+    checked_at: z.string().nullable().describe('when the readiness checks graded it; null when not yet, or without that plugin'),
+    stale: z.boolean().nullable(),
+    reason: z.string().nullable(),
+    modules: z
+      .record(z.string(), z.enum(['ready', 'degraded', 'not_ready', 'not_applicable']))
+      .nullable()
+      .describe('each module’s grade (GET /fleet/readiness has the evidence)'),
+    checks: z.record(z.string(), z.boolean()).describe('what the bus cache says now; reachable: the registry gives it a tool URL and it is online'),
+    failing: z.array(z.string()).describe('the checks that fail'),
   }),
   plugins: z
     .object({ failed: z.array(PluginProblemSchema), skipped: z.array(PluginProblemSchema) })
@@ -61,11 +76,13 @@ export default definePlugin({
   core: '^1',
   description: 'Recorder, storage and readiness health per device and for the fleet (GET /fleet/health)',
   requires: [BUS_CACHE, DEVICE_REGISTRY],
+  optionalRequires: [READINESS_GRADES],
   routes: [
     {
       method: 'GET',
       path: '/fleet/health',
-      summary: 'Recorder, storage and readiness health per device and for the fleet',
+      summary:
+        'Recorder, storage and readiness health per device and for the fleet (readiness: the grades of GET /fleet/readiness when the readiness plugin runs)',
       query: HealthQuery,
       response: FleetHealthResponse,
     },
@@ -73,22 +90,27 @@ export default definePlugin({
   start(ctx) {
     const cache = ctx.services.get(BUS_CACHE);
     const registry = ctx.services.get(DEVICE_REGISTRY);
-    ctx.routes.handle<z.output<typeof HealthQuery>>('GET', '/fleet/health', ({ query }) => {
+    ctx.routes.handle<z.output<typeof HealthQuery>>('GET', '/fleet/health', async ({ query }) => {
+      const grades = ctx.services.optional(READINESS_GRADES);
+      const snapshot: ReadinessSnapshot | undefined = grades ? await grades.snapshot() : undefined;
       const now = Date.now();
       const registered = new Map(registry.list().map((d) => [d.deviceId, d]));
       const ids = query.device !== undefined ? [query.device] : [...new Set([...cache.deviceIds(), ...registered.keys()])].sort();
       const views = ids
         .filter((id) => cache.device(id) || registered.has(id))
-        .map((id) => deviceHealth(id, cache.device(id), cache.view(id, now), registered.get(id), now));
-      const devices: Record<string, DeviceHealthView> = {};
+        .map((id): FleetDeviceView => {
+          const local = deviceHealth(id, cache.device(id), cache.view(id, now), registered.get(id), now);
+          return { ...local, readiness: readinessOf(local.readiness, snapshot ? { stored: snapshot.devices.get(id) } : undefined) };
+        });
+      const devices: Record<string, FleetDeviceView> = {};
       for (const v of views) setOwn(devices, v.device_id, v);
       return { fleet: summarise(views), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };
     });
   },
 });
 
-function summarise(list: DeviceHealthView[]): z.output<typeof FleetHealthResponse>['fleet'] {
-  const count = (pred: (d: DeviceHealthView) => boolean) => list.filter(pred).length;
+function summarise(list: FleetDeviceView[]): z.output<typeof FleetHealthResponse>['fleet'] {
+  const count = (pred: (d: FleetDeviceView) => boolean) => list.filter(pred).length;
   const storage: Record<string, number> = { OK: 0, WARNING: 0, CRITICAL: 0, unknown: 0 };
   const readiness: Record<string, number> = { ready: 0, degraded: 0, not_ready: 0 };
   for (const d of list) {

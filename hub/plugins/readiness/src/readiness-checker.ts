@@ -1,0 +1,130 @@
+import { LookoutError, mapBounded, toLookoutError, type HubSharedState, type Logger, type PluginClock } from 'lookout/core';
+import type { DeviceRegistry } from '../../registry/src/service.js';
+import { collectFacts, type FactSources } from './collect-facts.js';
+import { gradeDevice } from './grade-device.js';
+import type { GradeStore } from './grade-store.js';
+import type { DeviceReadiness } from './readiness-schemas.js';
+
+export interface CheckerOptions {
+  sources: FactSources;
+  registry: DeviceRegistry;
+  store: GradeStore;
+  shared: HubSharedState;
+  clock: Pick<PluginClock, 'now' | 'setTimeout' | 'clear'>;
+  log: Logger;
+  /** Written into every record: which replica checked. */
+  hubId: string;
+  intervalMs: number;
+  checkTimeoutMs: number;
+  /** A grade no check refreshed for this long, of a device this replica does not know, is dropped. */
+  staleAfterMs: number;
+  concurrency: number;
+}
+
+/** HUB_SHARED scope of the scheduled rounds' claims: one replica runs each round. */
+const ROUND_SCOPE = 'readiness-round';
+
+/**
+ * Runs the readiness checks: a round over every device the hub knows (scheduled, at most one at a
+ * time), a device on its own (its presence or plugins changed), and checks on demand (POST
+ * /fleet/validate). Devices are checked a few at a time (`concurrency`), each within
+ * `checkTimeoutMs`, and each result is stored in the shared state before it is answered.
+ */
+export class ReadinessChecker {
+  private readonly inFlight = new Map<string, Promise<DeviceReadiness | undefined>>();
+  private readonly pending = new Map<string, NodeJS.Timeout>();
+  private round: Promise<void> | undefined;
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly o: CheckerOptions) {}
+
+  /** Every device this replica knows: the registry's and those the bus cache holds. */
+  knownDevices(): string[] {
+    return [...new Set([...this.o.registry.list().map((d) => d.deviceId), ...this.o.sources.cache.deviceIds()])].sort();
+  }
+
+  /** Fresh checks of these devices (POST /fleet/validate), stored, in their order. */
+  async validate(ids: string[], signal: AbortSignal): Promise<DeviceReadiness[]> {
+    const done = await mapBounded(ids, this.o.concurrency, (id) => this.check(id, signal));
+    return done.filter((r): r is DeviceReadiness => r !== undefined);
+  }
+
+  /**
+   * A scheduled round: skipped when another replica claimed this interval's round, or one is still
+   * running here. A device being checked already is not checked twice.
+   */
+  async scheduledRound(): Promise<void> {
+    const slot = Math.floor(this.o.clock.now() / this.o.intervalMs);
+    if (!(await this.o.shared.claimOnce(ROUND_SCOPE, `round-${slot}`, this.o.intervalMs * 2))) return;
+    await this.runRound();
+  }
+
+  /** A round over every known device now (at start); joins the one running. */
+  runRound(): Promise<void> {
+    this.round ??= this.roundNow().finally(() => (this.round = undefined));
+    return this.round;
+  }
+
+  /** Checks one device after `delayMs` (its status or hello changed); several changes in that time make one check. */
+  checkSoon(deviceId: string, delayMs: number): void {
+    if (this.stopping.signal.aborted || this.pending.has(deviceId)) return;
+    const timer = this.o.clock.setTimeout(() => {
+      this.pending.delete(deviceId);
+      void this.join(deviceId);
+    }, delayMs);
+    this.pending.set(deviceId, timer);
+  }
+
+  stop(): void {
+    this.stopping.abort(new LookoutError('service_unavailable', 'the hub is stopping'));
+    for (const t of this.pending.values()) this.o.clock.clear(t);
+    this.pending.clear();
+  }
+
+  private async roundNow(): Promise<void> {
+    const ids = this.knownDevices();
+    await mapBounded(ids, this.o.concurrency, (id) => this.join(id));
+    // Grades of devices gone from the registry and the cache are dropped once stale: a replica that
+    // just started knows no device yet, and must not drop what the others keep fresh.
+    const known = new Set(ids);
+    const now = this.o.clock.now();
+    for (const [id, record] of await this.o.store.all()) {
+      if (!known.has(id) && now - Date.parse(record.checked_at) > this.o.staleAfterMs) await this.o.store.delete(id);
+    }
+  }
+
+  /** The check of a device in flight, or a new one. */
+  private join(deviceId: string): Promise<DeviceReadiness | undefined> {
+    return this.inFlight.get(deviceId) ?? this.check(deviceId, this.stopping.signal);
+  }
+
+  /** One device's facts gathered within the check timeout, graded and stored; undefined when that failed (logged). */
+  private check(deviceId: string, outer: AbortSignal): Promise<DeviceReadiness | undefined> {
+    const bound = new AbortController();
+    const timer = this.o.clock.setTimeout(
+      () => bound.abort(new LookoutError('device_timeout', `the readiness check of ${deviceId} took longer than ${this.o.checkTimeoutMs} ms`)),
+      this.o.checkTimeoutMs,
+    );
+    const signal = AbortSignal.any([outer, this.stopping.signal, bound.signal]);
+    const work = (async () => {
+      try {
+        const at = this.o.clock.now();
+        const facts = await collectFacts(this.o.sources, deviceId, this.o.registry.get(deviceId), at, signal);
+        const record = gradeDevice(facts, this.o.hubId);
+        await this.o.store.put(record);
+        return record;
+      } catch (err) {
+        const e = toLookoutError(err);
+        this.o.log.warn({ device_id: deviceId, code: e.code }, `readiness check failed: ${e.message}`);
+        return undefined;
+      } finally {
+        this.o.clock.clear(timer);
+      }
+    })();
+    this.inFlight.set(deviceId, work);
+    void work.finally(() => {
+      if (this.inFlight.get(deviceId) === work) this.inFlight.delete(deviceId);
+    });
+    return work;
+  }
+}

@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { READINESS_ENRICHMENT_FIELDS } from '../../../../../core/src/index.js';
+import { gradeDevice } from '../../../../../hub/plugins/readiness/src/grade-device.js';
+import { DeviceReadinessSchema, READINESS_MODULES } from '../../../../../hub/plugins/readiness/src/readiness-schemas.js';
+import { CAMERA_PLUGINS, DEVICE, ISO_NOW, meshStatus, plugins, recordedFacts, withHealth } from './recorded-facts.js';
+
+const NO_MESH_TOOL = `get_peer_mesh_status failed: ${DEVICE} has no tool named "get_peer_mesh_status"`;
+
+describe('readiness of one device', () => {
+  it('grades a healthy camera ready in every module, with evidence of what was seen and when', () => {
+    const r = gradeDevice(recordedFacts(), 'hub-a');
+    assert.ok(DeviceReadinessSchema.safeParse(r).success, JSON.stringify(DeviceReadinessSchema.safeParse(r).error?.issues));
+    for (const m of READINESS_MODULES) assert.equal(r.modules[m].grade, 'ready', `${m}: ${r.modules[m].evidence.reason}`);
+    assert.equal(r.grade, 'ready');
+    assert.equal(r.reason, null);
+    assert.equal(r.checked_at, ISO_NOW);
+    assert.equal(r.checked_by, 'hub-a');
+    const mesh = r.modules.hermes_mesh.evidence;
+    assert.equal(mesh.at, ISO_NOW);
+    assert.match(mesh.checked, /get_peer_mesh_status/);
+    assert.equal((mesh.value as { peers_up: number }).peers_up, 1);
+    assert.equal(r.five_minute_check.passed, true);
+    assert.deepEqual(Object.keys(r.five_minute_check.fields).sort(), [...READINESS_ENRICHMENT_FIELDS].sort());
+  });
+
+  it('a device without the peer-mesh plugin: hermes_mesh and peer_sidecar not_ready, saying the tool is missing', () => {
+    const names = CAMERA_PLUGINS.filter((p) => p !== 'peer-mesh');
+    const r = gradeDevice(withHealth({ mesh: null, plugins: plugins(names) }), 'hub-a');
+    for (const m of ['hermes_mesh', 'peer_sidecar'] as const) {
+      assert.equal(r.modules[m].grade, 'not_ready');
+      assert.match(r.modules[m].evidence.reason!, /get_peer_mesh_status.*has no tool named/);
+    }
+    // The five-minute check names each failing field and the hub's reason.
+    const check = r.five_minute_check;
+    assert.equal(check.passed, false);
+    assert.equal(check.fields.peer_mesh.ok, false);
+    assert.equal(check.fields.peer_mesh.reason, NO_MESH_TOOL);
+    assert.equal(check.fields.peer_comm_status.reason, NO_MESH_TOOL);
+    assert.equal(check.fields.overlay_mount.ok, false);
+    assert.equal(check.fields.cert_fingerprint_present.ok, true);
+    // overlay_mount came from the mesh: the tool server answered, so mcp_health is degraded, not not_ready.
+    assert.equal(r.modules.mcp_health.grade, 'degraded');
+    assert.match(r.modules.mcp_health.evidence.reason!, /overlay_mount/);
+    assert.equal(r.grade, 'not_ready');
+    assert.match(r.reason!, /^not_ready: peer_sidecar \(.*\); hermes_mesh \(.*\) \| degraded: mcp_health/);
+  });
+
+  it('follows peer_comm_status: degraded with the peers not up, isolated and no_key not_ready', () => {
+    const suspect = meshStatus({
+      peer_comm_status: 'degraded',
+      reason: 'a peer missed heartbeats',
+      peers_up: 0,
+      peers: [{ ...meshStatus().peers[0], state: 'suspect' }],
+    });
+    const degraded = gradeDevice(withHealth({ mesh: suspect }), 'h').modules.hermes_mesh;
+    assert.equal(degraded.grade, 'degraded');
+    assert.match(degraded.evidence.reason!, /a peer missed heartbeats; peers not up: cam-2 suspect/);
+    const isolated = gradeDevice(withHealth({ mesh: meshStatus({ peer_comm_status: 'isolated', reason: 'no peer up', peers_up: 0 }) }), 'h');
+    assert.equal(isolated.modules.hermes_mesh.grade, 'not_ready');
+    assert.equal(isolated.five_minute_check.fields.peer_comm_status.value, 'isolated');
+    const noKey = gradeDevice(
+      withHealth({ mesh: meshStatus({ peer_comm_status: 'no_key', reason: 'no MESH_KEY and no key file', mesh_key_present: false }) }),
+      'h',
+    );
+    assert.equal(noKey.modules.hermes_mesh.grade, 'not_ready');
+    assert.match(noKey.modules.hermes_mesh.evidence.reason!, /no_key: no MESH_KEY/);
+  });
+
+  it('refuses a peer_mesh outside the contract (a double with a few fields) rather than trusting its status', () => {
+    const double = { peer_comm_status: 'ok', peers: [{ device_id: 'x', last_seen_s: 1 }], overlay_mount: '/overlay' };
+    const r = gradeDevice(withHealth({ mesh: double }), 'h');
+    assert.equal(r.modules.hermes_mesh.grade, 'not_ready');
+    assert.match(r.modules.hermes_mesh.evidence.reason!, /outside its contract/);
+    assert.equal(r.five_minute_check.fields.peer_comm_status.ok, true);
+    assert.equal(r.five_minute_check.fields.peer_mesh.ok, false);
+  });
+
+  it('grades the sidecar: not listening with its problem, an unannounced or different port degraded', () => {
+    const down = meshStatus({ sidecar: { ...meshStatus().sidecar, listening: false, port: null, problem: 'no fleet CA at /data/config/fleet_ca.crt' } });
+    const r = gradeDevice(withHealth({ mesh: down }), 'h').modules.peer_sidecar;
+    assert.equal(r.grade, 'not_ready');
+    assert.match(r.evidence.reason!, /not listening: no fleet CA/);
+    const base = recordedFacts();
+    const unannounced = gradeDevice({ ...base, registered: { ...base.registered!, ports: { tools: 8765 } } }, 'h').modules.peer_sidecar;
+    assert.equal(unannounced.grade, 'degraded');
+    assert.match(unannounced.evidence.reason!, /announces no sidecar port/);
+    const other = gradeDevice({ ...base, registered: { ...base.registered!, ports: { tools: 8765, sidecar: 9999 } } }, 'h').modules.peer_sidecar;
+    assert.equal(other.grade, 'degraded');
+    assert.match(other.evidence.reason!, /listens on 8777 but .* announces 9999/);
+  });
+
+  it('grades the identity fingerprint: none not_ready, unreadable degraded, identity degraded', () => {
+    const none = gradeDevice(withHealth({ fingerprint: null, present: false }), 'h');
+    assert.equal(none.modules.device_identity_fp.grade, 'not_ready');
+    assert.match(none.modules.device_identity_fp.evidence.reason!, /no device certificate: the device reports no certificate/);
+    assert.equal(none.five_minute_check.fields.cert_fingerprint_present.ok, false);
+    const unreadable = gradeDevice(withHealth({ fingerprint: null, present: true }), 'h').modules.device_identity_fp;
+    assert.equal(unreadable.grade, 'degraded');
+    const notDurable = plugins(CAMERA_PLUGINS, { identity: { state: 'degraded', message: 'key not yet durable: ENOSPC' } });
+    const slow = gradeDevice(withHealth({ plugins: notDurable }), 'h').modules.device_identity_fp;
+    assert.equal(slow.grade, 'degraded');
+    assert.match(slow.evidence.reason!, /identity plugin is degraded \(key not yet durable: ENOSPC\)/);
+  });
+
+  it('a device that does not answer: every module reading its answer not_ready with the failure, the sidecar still graded', () => {
+    const facts = recordedFacts({
+      health: { ok: false, code: 'device_unreachable', reason: 'calling get_system_health on cam-1 failed: ECONNREFUSED' },
+      presence: 'offline',
+    });
+    const r = gradeDevice(facts, 'h');
+    for (const m of READINESS_MODULES.filter((m) => m !== 'cross_a2a_federation')) {
+      assert.equal(r.modules[m].grade, 'not_ready', m);
+      assert.match(r.modules[m].evidence.reason!, /did not answer get_system_health.*device_unreachable.*ECONNREFUSED/, m);
+    }
+    assert.equal(r.modules.cross_a2a_federation.grade, 'ready');
+    assert.equal(r.grade, 'not_ready');
+    assert.equal(r.five_minute_check.passed, false);
+    assert.match(r.five_minute_check.fields.listen_ports.reason!, /device_unreachable/);
+  });
+
+  it('mcp_health degraded when the device reports itself critical, naming the failed plugin', () => {
+    const list = plugins(CAMERA_PLUGINS, { detector: { state: 'failed', code: 'model_shape_mismatch' } });
+    const r = gradeDevice(withHealth({ status: 'critical', plugins: list }), 'h').modules.mcp_health;
+    assert.equal(r.grade, 'degraded');
+    assert.match(r.evidence.reason!, /health status is critical \(detector failed\)/);
+  });
+
+  it('cross_a2a_federation: no a2a plugin, a failed query, another device answering, another certificate', () => {
+    const absent = gradeDevice(recordedFacts({ peerHello: { absent: 'the hub runs no a2a plugin' } }), 'h').modules.cross_a2a_federation;
+    assert.equal(absent.grade, 'not_ready');
+    assert.equal(absent.evidence.reason, 'the hub runs no a2a plugin');
+    const failed = gradeDevice(recordedFacts({ peerHello: { ok: false, code: 'a2a.peer_unreachable', reason: 'handshake refused' } }), 'h');
+    assert.equal(failed.modules.cross_a2a_federation.grade, 'not_ready');
+    assert.match(failed.modules.cross_a2a_federation.evidence.reason!, /a2a.peer_unreachable: handshake refused/);
+    const ack = recordedFacts().peerHello as { ok: true; value: Record<string, unknown> };
+    const impostor = gradeDevice(recordedFacts({ peerHello: { ok: true, value: { ...ack.value, device_id: 'cam-9' } } }), 'h');
+    assert.equal(impostor.modules.cross_a2a_federation.grade, 'not_ready');
+    assert.match(impostor.modules.cross_a2a_federation.evidence.reason!, /sidecar at 127.0.0.2:8777 answered as "cam-9"/);
+    const otherCert = gradeDevice(recordedFacts({ peerHello: { ok: true, value: { ...ack.value, cert_fingerprint: 'AA:BB' } } }), 'h');
+    assert.equal(otherCert.modules.cross_a2a_federation.grade, 'degraded');
+    // Colon hex in either case is the same certificate.
+    const lower = gradeDevice(
+      recordedFacts({ peerHello: { ok: true, value: { ...ack.value, cert_fingerprint: String(ack.value.cert_fingerprint).toLowerCase() } } }),
+      'h',
+    );
+    assert.equal(lower.modules.cross_a2a_federation.grade, 'ready');
+  });
+});
