@@ -8,6 +8,7 @@ import { verifyContractCommand } from './verify-contract-command.js';
 import { brokerAclCommand, deviceCredentialsCommand } from './bus-credentials-commands.js';
 import { pluginsCommand } from './plugins-command.js';
 import { pruneRecordingsCommand } from './prune-recordings-command.js';
+import { readinessCommand } from './readiness-command.js';
 
 export interface OperatorCommand {
   summary: string;
@@ -34,6 +35,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'broker-acl': brokerAclCommand,
   plugins: pluginsCommand,
   'prune-recordings': pruneRecordingsCommand,
+  readiness: readinessCommand,
   layers: {
     summary: 'list the configuration layers and their aliases',
     usage: 'lookout layers',
