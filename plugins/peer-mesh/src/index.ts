@@ -78,7 +78,8 @@ export default definePlugin({
     ctx.tools.register('get_peer_mesh_status', async () => meshStatus(await view()));
 
     if (info.oneShot) {
-      meshProblem = 'one-shot mode: the mesh does not run';
+      // Without a key the status says no_key and why; with one, down because of the mode.
+      if (meshKey.key) meshProblem = 'one-shot mode: the mesh does not run';
       sidecarView.problem = 'one-shot mode: the sidecar does not run';
       ctx.health.set('ok', 'one-shot mode: the mesh and the sidecar do not run');
       return;
