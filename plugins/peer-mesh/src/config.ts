@@ -33,7 +33,7 @@ export const PeerMeshConfigSchema = z.object({
   MESH_DOWN_MS: ms(200, 3_600_000).optional().describe('a peer silent this long is down (default 5 heartbeats, at least the suspect time)'),
   MESH_WINDOW_MS: ms(1000, 600_000).default(30_000).describe('a datagram whose timestamp is further than this from the clock is stale'),
   MESH_MAX_PEERS: ms(1, 4096).default(64).describe('peer table size; past it a new peer replaces the longest-down one learned from a hello, or is refused'),
-  MESH_MAX_RATE: ms(1, 100_000).default(50).describe('datagrams per second one sender address may have read; the rest are dropped unread'),
+  MESH_MAX_RATE: ms(1, 100_000).default(50).describe('datagrams per second one sender (address and port) may have read; the rest are dropped unread'),
 });
 export type PeerMeshConfig = z.output<typeof PeerMeshConfigSchema>;
 

@@ -99,7 +99,8 @@ export class MeshNode {
   /** One received datagram (public for tests and the bench: the socket calls it). */
   receive(datagram: Buffer, rinfo: Pick<RemoteInfo, 'address' | 'port'>): void {
     if (this.closed) return;
-    if (!this.rate.allow(rinfo.address, this.o.now())) {
+    // Per address and port: simulated devices side by side share 127.0.0.1, each with its own socket.
+    if (!this.rate.allow(`${rinfo.address}:${rinfo.port}`, this.o.now())) {
       this.counters.dropped_rate_limited += 1;
       return;
     }

@@ -1,7 +1,7 @@
 /**
- * Datagrams per second per sender address, checked before any work is done on a datagram: a
+ * Datagrams per second per sender (address and port), checked before any work is done on a datagram: a
  * flooding sender costs a map lookup per packet, not an HMAC. Fixed one-second windows; at most
- * `maxSenders` addresses are tracked (the oldest forgotten first), so spoofed sources cannot grow it.
+ * `maxSenders` senders are tracked (the oldest forgotten first), so spoofed sources cannot grow it.
  */
 export class SenderRate {
   private readonly windows = new Map<string, { startMs: number; count: number }>();
@@ -11,13 +11,13 @@ export class SenderRate {
     private readonly maxSenders = 1024,
   ) {}
 
-  /** True when this datagram from `address` is within the rate (and counts it). */
-  allow(address: string, now: number): boolean {
-    let w = this.windows.get(address);
+  /** True when this datagram from `sender` is within the rate (and counts it). */
+  allow(sender: string, now: number): boolean {
+    let w = this.windows.get(sender);
     if (!w || now - w.startMs >= 1000) {
-      this.windows.delete(address);
+      this.windows.delete(sender);
       w = { startMs: now, count: 0 };
-      this.windows.set(address, w);
+      this.windows.set(sender, w);
       while (this.windows.size > this.maxSenders) this.windows.delete(this.windows.keys().next().value!);
     }
     w.count += 1;
