@@ -15,6 +15,8 @@ export interface NativeStatus {
   reason: string | null;
   /** The addon file loaded (or tried); null when none was looked for. */
   path: string | null;
+  /** LOOKOUT_NATIVE=0 chose the twins: nothing failed, so nothing to warn about. */
+  disabled: boolean;
 }
 
 export interface NativeLoad {
@@ -29,8 +31,8 @@ export function nativeDir(): string {
   return join(packageRoot(), 'native');
 }
 
-function twins(reason: string, path: string | null): NativeLoad {
-  return { addon: null, status: { implementation: 'typescript', reason, path } };
+function twins(reason: string, path: string | null, disabled = false): NativeLoad {
+  return { addon: null, status: { implementation: 'typescript', reason, path, disabled } };
 }
 
 /**
@@ -41,7 +43,7 @@ function twins(reason: string, path: string | null): NativeLoad {
  */
 export function loadNativeAddon(env: Record<string, string | undefined> = process.env): NativeLoad {
   const flag = (env.LOOKOUT_NATIVE ?? '').trim().toLowerCase();
-  if (['0', 'off', 'false', 'no'].includes(flag)) return twins('LOOKOUT_NATIVE=0 forces the TypeScript kernels', null);
+  if (['0', 'off', 'false', 'no'].includes(flag)) return twins('LOOKOUT_NATIVE=0 forces the TypeScript kernels', null, true);
   let path: string | null = null;
   try {
     const named = env.LOOKOUT_NATIVE_ADDON;
@@ -59,7 +61,7 @@ export function loadNativeAddon(env: Record<string, string | undefined> = proces
   if (addon.abiVersion !== NATIVE_ABI_VERSION) {
     return twins(`the native addon ${path} speaks version ${String(addon.abiVersion)}, not ${NATIVE_ABI_VERSION}; rebuild it (npm install)`, path);
   }
-  return { addon, status: { implementation: 'native', reason: null, path } };
+  return { addon, status: { implementation: 'native', reason: null, path, disabled: false } };
 }
 
 function firstLine(err: unknown): string {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DETECTION_STATES, LatestDetsResultSchema, type Detection, LookoutError, busTopic, definePlugin, toLookoutError } from 'lookout/core';
+import { DETECTION_STATES, LatestDetsResultSchema, type Detection, LookoutError, busTopic, definePlugin, nativeStatus, toLookoutError } from 'lookout/core';
 import { FrameSourceToken } from '../../camera/src/service.js';
 import { DieTemperatureToken, TelemetryChannelToken } from '../../die-temp/src/service.js';
 import { BACKEND_NAMES } from './backends/backend-records.js';
@@ -38,6 +38,8 @@ export const RfdetrStatusSchema = z.looseObject({
   last_error: z.object({ code: z.string(), message: z.string() }).nullable(),
   /** Set when the model failed its checks at start: the detector runs as a failed plugin and says why. */
   model_error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  /** Which frame kernels (preprocessing, decoding) run: the native addon, or the TypeScript twins and why. */
+  kernels: z.object({ implementation: z.enum(['native', 'typescript']), reason: z.string().nullable() }),
 });
 
 export default definePlugin({
@@ -70,6 +72,10 @@ export default definePlugin({
   ],
   provides: [DetectionPipelineToken, InferenceKitToken],
   async start(ctx) {
+    const kernels = nativeStatus();
+    // A missing or broken addon costs speed, never the detector: the TypeScript twins run instead.
+    if (kernels.implementation === 'typescript' && !kernels.disabled) ctx.log.warn({ reason: kernels.reason }, `native kernels not loaded: ${kernels.reason}`);
+    const kernelsStatus = { implementation: kernels.implementation, reason: kernels.reason };
     const source = ctx.services.get(FrameSourceToken);
     const temperature = ctx.services.get(DieTemperatureToken);
     ctx.services.provide(InferenceKitToken, inferenceKit);
@@ -106,6 +112,7 @@ export default definePlugin({
         stages: [],
         last_error: modelError,
         model_error: modelError,
+        kernels: kernelsStatus,
       }));
       return;
     }
@@ -168,12 +175,13 @@ export default definePlugin({
         stages: pipeline.stageNames(),
         last_error: loop.state.lastError,
         model_error: null,
+        kernels: kernelsStatus,
       };
     });
 
     // The first frame waits for the plugins that add stages or a throttle (they start after this one).
     ctx.onStarted(() => loop.start());
-    ctx.log.info({ backend: backend.name, modelPath, strideFps: ctx.config.RF_DETR_STRIDE_FPS }, 'detector started');
+    ctx.log.info({ backend: backend.name, modelPath, strideFps: ctx.config.RF_DETR_STRIDE_FPS, kernels: kernels.implementation }, 'detector started');
     return { stop: () => loop.stop() };
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePlugin } from 'lookout/core';
+import { definePlugin, nativeStatus } from 'lookout/core';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { ByteTracker } from './tracking/byte-tracker.js';
 import { TrackerStage } from './tracker-stage.js';
@@ -48,7 +48,13 @@ export default definePlugin({
     });
     const remove = pipeline.addStage(stage);
     ctx.health.set('ok');
-    ctx.log.info({ minHits: ctx.config.TRACKER_MIN_HITS, lostBufferFrames: ctx.config.TRACKER_LOST_BUFFER_FRAMES }, 'tracker stage added');
+    // The IoU matrix runs on the native addon when it loaded, else on its TypeScript twin (same numbers).
+    const kernels = nativeStatus();
+    if (kernels.implementation === 'typescript' && !kernels.disabled) ctx.log.warn({ reason: kernels.reason }, `native kernels not loaded: ${kernels.reason}`);
+    ctx.log.info(
+      { minHits: ctx.config.TRACKER_MIN_HITS, lostBufferFrames: ctx.config.TRACKER_LOST_BUFFER_FRAMES, kernels: kernels.implementation },
+      'tracker stage added',
+    );
     return { stop: () => remove() };
   },
 });
