@@ -1,8 +1,8 @@
 /**
- * Readiness of a real mesh: a hub (embedded broker, the readiness and a2a plugins, its client
- * certificate of the fleet CA) and two `lookout-edge` devices of the mesh-camera image on 127.0.0.1
+ * Readiness of a real mesh: a hub (embedded broker, the readiness plugin, its client certificate
+ * of the fleet CA for when the a2a plugin joins) and two `lookout-edge` devices of the mesh-camera image on 127.0.0.1
  * (free ports), with their certificates, one mesh key and short heartbeats. Both grade ready in the mesh,
- * sidecar, identity and A2A modules, and the five-minute check passes; get_system_health through
+ * sidecar, identity and tool server modules, and the five-minute check passes; get_system_health through
  * POST /tools/call carries the device's real peer_mesh. Killing one device stops its mesh and
  * sidecar: its modules fall to not_ready and its peer's mesh falls with it (its only peer is gone);
  * started again, both recover.
@@ -93,7 +93,7 @@ describe('readiness of a real peer mesh', () => {
     MESH_MODULES.every((m) => d.modules[m].grade === 'ready') &&
     (d.modules.hermes_mesh.evidence.value as { peers_up: number }).peers_up === 1;
 
-  it('grades both devices ready in identity, sidecar, mesh and A2A, and the five-minute check passes', async () => {
+  it('grades both devices ready in identity, sidecar, mesh and mcp_health with the five-minute check passing; A2A not_ready without the a2a plugin', async () => {
     for (const { id } of DEVICES) {
       const d = await waitFor(
         `${id} ready in the mesh modules`,
@@ -104,11 +104,15 @@ describe('readiness of a real peer mesh', () => {
         30_000,
         200,
       );
-      assert.equal(d!.five_minute_check.passed, true, JSON.stringify(d!.five_minute_check));
-      assert.equal(d!.modules.mcp_health.grade, 'ready', d!.modules.mcp_health.evidence.reason ?? '');
-      assert.equal((d!.modules.hermes_mesh.evidence.value as { peers_up: number }).peers_up, 1);
+      assert.equal(d.five_minute_check.passed, true, JSON.stringify(d.five_minute_check));
+      assert.equal(d.modules.mcp_health.grade, 'ready', d.modules.mcp_health.evidence.reason ?? '');
+      assert.equal((d.modules.hermes_mesh.evidence.value as { peers_up: number }).peers_up, 1);
     }
+    // This hub runs no a2a plugin: the peer queries cannot be made, and nothing else keeps the fleet from ready.
     const grade = await api(hub.url, '/fleet/grade');
+    assert.equal(grade.body.grade, 'not_ready', grade.text);
+    assert.deepEqual(grade.body.modules.cross_a2a_federation, { ready: 0, degraded: 0, not_ready: 2, not_applicable: 0 });
+    assert.equal(grade.body.modules.hermes_mesh.ready, 2);
   });
 
   it('get_system_health through POST /tools/call carries the device’s real peer_mesh', async () => {
@@ -140,6 +144,7 @@ describe('readiness of a real peer mesh', () => {
       20_000,
       200,
     );
+    assert.match(gone.modules.hermes_mesh.evidence.reason!, /did not answer get_system_health/);
     const lonely = await waitFor(
       `${a.id}'s mesh to fall without its peer`,
       async () => {
