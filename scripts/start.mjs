@@ -50,7 +50,7 @@ function portOr(preferred) {
   });
 }
 
-function startDevice(device, brokerUrl, credentials) {
+function startDevice(device, brokerUrl, credentials, meshKey) {
   const dataDir = join(work, 'devices', device.id);
   mkdirSync(join(work, 'logs'), { recursive: true });
   const logPath = join(work, 'logs', `${device.id}.log`);
@@ -90,6 +90,8 @@ function startDevice(device, brokerUrl, credentials) {
         ONVIF_PASSWORD,
         LOOKOUT_MQTT_USERNAME: credentials.username,
         LOOKOUT_MQTT_PASSWORD: credentials.password,
+        // One mesh key for the demo fleet, derived from the hub's fleet secret (lookout device-credentials prints it too).
+        MESH_KEY: meshKey,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -130,6 +132,17 @@ async function main() {
     // The demo devices record on this machine: the hub reads their chunks from disk (real devices: over SFTP).
     env: { LOOKOUT_MEDIA_LOCAL_RECORDINGS: join(work, 'devices', '{device}', 'data', 'recordings') },
   });
+  // The fleet CA and every demo device's certificate (the peer sidecars' mutual TLS), and the hub's
+  // client certificate for signed peer queries: made once, kept while valid (lookout certs does the same).
+  const { provisionFleetCertificates } = await import(join(root, 'dist', 'core', 'src', 'tls', 'provision-fleet.js'));
+  await provisionFleetCertificates({
+    caDir: join(work, 'ca'),
+    devices: FLEET.map((d) => ({ deviceId: d.id, dataRoot: join(work, 'devices', d.id), ips: ['127.0.0.1'] })),
+    hubDataDir: hubDir,
+  });
+  const { loadFleetSecret } = await import(join(root, 'dist', 'core', 'src', 'auth', 'fleet-secret.js'));
+  const { fleetMeshKey } = await import(join(root, 'dist', 'core', 'src', 'auth', 'fleet-keys.js'));
+  const meshKey = fleetMeshKey((await loadFleetSecret(hubDir, process.env.LOOKOUT_FLEET_SECRET || undefined, { create: false })).secret);
   const devices = [];
   const stop = async () => {
     for (const d of devices) d.child.kill('SIGTERM');
@@ -140,7 +153,7 @@ async function main() {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    devices.push(...(await Promise.all(FLEET.map((d) => startDevice(d, hub.brokerUrl, hub.deviceCredentials(d.id))))));
+    devices.push(...(await Promise.all(FLEET.map((d) => startDevice(d, hub.brokerUrl, hub.deviceCredentials(d.id), meshKey)))));
   } catch (err) {
     console.error(String(err));
     await stop();
@@ -155,6 +168,7 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
   fleet cache    ${u}/fleet/mqtt/latest
   registry       ${u}/fleet/registry
   fleet health   ${u}/fleet/health
+  readiness      ${u}/fleet/readiness   (summary ${u}/fleet/grade; node bin/lookout.js readiness --hub ${u})
   debug events   ${u}/debug/events?limit=20
   playback       ${u}/fleet/playback-ready?shadow=front_door&limit=5
   recorders      ${u}/fleet/recorder-inventory
@@ -174,6 +188,8 @@ Try:
   curl -s ${u}/fleet/mqtt/latest
   curl -s -X POST '${u}/tools/call?target=canary' -H 'content-type: application/json' -d '{"tool":"get_latest_dets","arguments":{}}'
   curl -s -X POST '${u}/tools/call?target=sim-cam-2' -H 'content-type: application/json' -d '{"tool":"get_system_health","arguments":{}}'
+  curl -s -X POST '${u}/tools/call?target=sim-cam-1' -H 'content-type: application/json' -d '{"tool":"get_peer_mesh_status","arguments":{}}'
+  curl -s -X POST ${u}/fleet/validate
   node bin/lookout.js verify-contract --mqtt-host 127.0.0.1 --mqtt-port ${new URL(hub.brokerUrl).port} --device-id sim-cam-1 --duration-s 5
 
 Ctrl-C stops everything.`);

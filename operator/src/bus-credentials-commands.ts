@@ -5,7 +5,7 @@ import { HUB_BUS_USER, OPERATOR_BUS_USER, busPassword, mosquittoAcl } from '../.
 import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
 import { deviceToolToken } from '../../core/src/auth/tool-token.js';
 import { loadFleetSecret } from '../../core/src/auth/fleet-secret.js';
-import { fleetMeshKey } from '../../core/src/auth/mesh-key.js';
+import { fleetMeshKey } from '../../core/src/auth/fleet-keys.js';
 import { mosquittoPasswordLine } from '../../core/src/auth/mosquitto-password.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import type { OperatorCommand } from './lookout-cli.js';

@@ -46,6 +46,8 @@ export interface RouteRequest<Q = any, B = any> {
   params: Record<string, string>;
   headers: Record<string, string | string[] | undefined>;
   signal: AbortSignal;
+  /** Routes declared with `rawBody`: every query parameter as sent, declared or not (a signature covers them all). */
+  rawQuery?: Record<string, string | string[] | undefined>;
   /** Routes declared with `rawBody`: the body's bytes as received (empty when none). */
   rawBody?: Buffer;
   /** Routes declared with `rawBody`: parses `rawBody` as JSON and checks it against the declared body (400 naming the field). */

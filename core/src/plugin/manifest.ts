@@ -75,7 +75,11 @@ export interface PluginManifest<C extends z.ZodObject = z.ZodObject> {
   optionalDependsOn?: string[];
   config?: C;
   topics?: TopicDecl[];
-  /** Topic filters the plugin subscribes to, relative to its namespace (e.g. `cmd/#`, `devices/+/status`). */
+  /**
+   * Topic filters the plugin subscribes to, relative to its namespace (e.g. `cmd/#`; a hub plugin's
+   * namespace is empty: `devices/+/status`). A device plugin may also name the peer directory,
+   * `devices/+/hello`, as it is: the one filter outside its namespace the bus ACL lets it read.
+   */
   subscriptions?: string[];
   tools?: ToolDecl[];
   routes?: RouteDecl[];

@@ -2,10 +2,15 @@ import { LookoutError } from '../errors/lookout-error.js';
 import { topicMatches, type BusPort } from '../bus/bus-port.js';
 import type { PluginBus } from './context.js';
 import type { TopicDecl } from './manifest.js';
+import { PEER_DIRECTORY_FILTER } from '../auth/bus-acl.js';
+
+/** Filters a device plugin declares as they are, outside its namespace: those the bus ACL lets a device read (the peer directory). */
+const ABSOLUTE_DEVICE_FILTERS: readonly string[] = [PEER_DIRECTORY_FILTER];
 
 /**
  * A plugin's view of the bus: it publishes only the topics its manifest declares (checked against
- * their schema first) and subscribes only to its declared filters, all relative to the namespace.
+ * their schema first) and subscribes only to its declared filters, relative to the namespace but for
+ * the peer directory (`devices/+/hello`), which a device plugin names as it is.
  */
 export function createPluginBus(options: {
   plugin: string;
@@ -64,7 +69,8 @@ export function createPluginBus(options: {
           fault(err);
         }
       };
-      const unsubscribe = await port.subscribe(namespace + filter, guarded, { qos: 1 });
+      const absolute = namespace !== '' && ABSOLUTE_DEVICE_FILTERS.includes(filter);
+      const unsubscribe = await port.subscribe(absolute ? filter : namespace + filter, guarded, { qos: 1 });
       track(unsubscribe);
       return unsubscribe;
     },

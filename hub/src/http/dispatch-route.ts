@@ -24,11 +24,11 @@ export function routeDispatcher(entry: RouteEntry, bodyLimitBytes: number) {
     const q = query.safeParse(declaredOnly(ctx.query, declared));
     if (!q.success) throw requestInvalid('query', q.error);
     let body: unknown;
-    let bodyBytes: Pick<RouteRequest, 'rawBody' | 'parseBody'> = {};
+    let bodyBytes: Pick<RouteRequest, 'rawBody' | 'parseBody' | 'rawQuery'> = {};
     if (decl.rawBody) {
       const bytes = await readBodyBytes(ctx.req, bodyLimitBytes);
       const type = ctx.req.headers['content-type'];
-      bodyBytes = { rawBody: bytes, parseBody: () => checkBody(decl.body, parseJsonBody(bytes, type)) };
+      bodyBytes = { rawQuery: { ...ctx.query }, rawBody: bytes, parseBody: () => checkBody(decl.body, parseJsonBody(bytes, type)) };
     } else if (decl.body) {
       body = checkBody(decl.body, await readJsonBody(ctx.req, bodyLimitBytes));
     }
