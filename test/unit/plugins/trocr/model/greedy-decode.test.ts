@@ -45,7 +45,7 @@ function crop(seed: number): Float32Array {
 }
 
 async function encode(s: Sessions, pixels: Float32Array): Promise<Record<string, ort.Tensor>> {
-  return (await s.encoder.run({ pixel_values: new ort.Tensor('float32', pixels, [1, 3, TROCR.CROP_SIZE, TROCR.CROP_SIZE]) })) as Record<string, ort.Tensor>;
+  return s.encoder.run({ pixel_values: new ort.Tensor('float32', pixels, [1, 3, TROCR.CROP_SIZE, TROCR.CROP_SIZE]) });
 }
 
 /**
