@@ -36,3 +36,13 @@ export function maxAbsDiff(a: ArrayLike<number>, b: ArrayLike<number>): number {
 export function randomBytes(length: number, next: () => number): Uint8Array {
   return Uint8Array.from({ length }, () => Math.floor(next() * 256));
 }
+
+/**
+ * The environment for a child `node --test` run: this one's, less the marker by which node:test
+ * tells a child it is a test file itself (it would then skip the files it is given), plus `extra`.
+ */
+export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  delete env.NODE_TEST_CONTEXT;
+  return env;
+}
