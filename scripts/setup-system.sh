@@ -6,6 +6,7 @@
 #   openssh-client  ssh-keygen for the host and client keys those tests make
 #   iproute2        `ip netns` and veth for tests that cross a network
 #   openssl         device certificates generated on first start in development
+#   g++ make python3  the toolchain node-gyp drives to build the native addon (native/) during npm install
 # Idempotent: when every binary is there it prints one line and changes nothing. Package installs
 # never start daemons (tests start their own mosquitto and sshd): a temporary policy-rc.d refuses
 # them and the one that was there before, if any, is put back. Needs no stdin (CI).
@@ -20,6 +21,9 @@ declare -A PROVIDER=(
   [ssh-keygen]=openssh-client
   [ip]=iproute2
   [openssl]=openssl
+  [g++]=g++
+  [make]=make
+  [python3]=python3
 )
 
 have() {
@@ -40,7 +44,7 @@ missing_packages() {
 
 mapfile -t packages < <(missing_packages)
 if ((${#packages[@]} == 0)); then
-  echo "setup-system: ffmpeg, mosquitto, sshd, ssh-keygen, ip and openssl are present; nothing to do"
+  echo "setup-system: ffmpeg, mosquitto, sshd, ssh-keygen, ip, openssl, g++, make and python3 are present; nothing to do"
   exit 0
 fi
 
