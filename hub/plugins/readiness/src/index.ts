@@ -54,7 +54,8 @@ export default definePlugin({
     READINESS_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(20_000),
     /** Devices checked at once. */
     READINESS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
-    /** A device whose status (presence, plugin states) or hello changes is checked again this long after. */
+    /** 1: a device whose status (presence, plugin states) or hello changes is checked again, READINESS_RECHECK_DELAY_MS after; 0: only the rounds and POST /fleet/validate check. */
+    READINESS_RECHECK_ON_CHANGE: z.enum(['0', '1']).default('1'),
     READINESS_RECHECK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
     /** The TCP connection to a device's ONVIF port. */
     READINESS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(3000),
@@ -131,14 +132,18 @@ export default definePlugin({
 
     // A device that comes, goes, or whose plugins change is graded again soon, not at the next round.
     const lastSeen = new Map<string, string>();
+    const onChange = c.READINESS_RECHECK_ON_CHANGE === '1';
     const offStatus = cache.on('status', (m) => {
+      if (!onChange) return;
       const plugins = Array.isArray(m.message.plugins) ? (m.message.plugins as { name?: unknown; state?: unknown }[]) : [];
       const signature = `${String(m.message.state)}|${plugins.map((p) => `${String(p.name)}=${String(p.state)}`).join(',')}`;
       if (lastSeen.get(m.deviceId) === signature) return;
       lastSeen.set(m.deviceId, signature);
       checker.checkSoon(m.deviceId, c.READINESS_RECHECK_DELAY_MS);
     });
-    const offHello = cache.on('hello', (m) => checker.checkSoon(m.deviceId, c.READINESS_RECHECK_DELAY_MS));
+    const offHello = cache.on('hello', (m) => {
+      if (onChange) checker.checkSoon(m.deviceId, c.READINESS_RECHECK_DELAY_MS);
+    });
     ctx.onStop(() => {
       offStatus();
       offHello();
