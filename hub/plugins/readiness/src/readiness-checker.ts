@@ -110,6 +110,9 @@ export class ReadinessChecker {
       try {
         const at = this.o.clock.now();
         const facts = await collectFacts(this.o.sources, deviceId, this.o.registry.get(deviceId), at, signal);
+        // Stopped by its caller (a client that went away, the hub stopping), not by its own bound:
+        // what it saw says nothing of the device, and is not stored.
+        if (outer.aborted || this.stopping.signal.aborted) return undefined;
         const record = gradeDevice(facts, this.o.hubId);
         await this.o.store.put(record);
         return record;

@@ -6,23 +6,24 @@ import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { api, msg, sleep, testHub, waitFor } from '../../../../integration/hub-helpers.js';
 import { freePort } from '../../../../support/free-port.js';
+import { startFakeMcpDevice, type FakeMcpDevice } from '../../../../support/fake-mcp-device.js';
 
-async function hubWith(env: Record<string, string>): Promise<{ hub: RunningHub; bus: MemoryBus }> {
+async function hubWith(env: Record<string, string>, toolTimeoutMs = 1000): Promise<{ hub: RunningHub; bus: MemoryBus }> {
   const bus = new MemoryBus();
   const set = await loadHubPluginSet();
   const hub = await testHub({
     bus,
     plugins: [...set.plugins.filter((p) => p.name !== 'device-ssh' && p.name !== 'readiness'), readiness],
     essential: set.essential,
-    toolTimeoutMs: 1000,
+    toolTimeoutMs,
     env,
   });
   return { hub, bus };
 }
 
-const announce = async (bus: MemoryBus, id: string) => {
-  // A port nothing listens on: the device's tool server is absent.
-  await bus.publish(`devices/${id}/hello`, JSON.stringify(msg.hello(id, ['127.0.0.1'], await freePort())));
+/** A device on the bus; without a tool port, one nothing listens on (its tool server is absent). */
+const announce = async (bus: MemoryBus, id: string, toolPort?: number) => {
+  await bus.publish(`devices/${id}/hello`, JSON.stringify(msg.hello(id, ['127.0.0.1'], toolPort ?? (await freePort()))));
   await bus.publish(`devices/${id}/status`, JSON.stringify(msg.status(id)));
 };
 
@@ -87,6 +88,44 @@ describe('the readiness plugin in a hub', () => {
       assert.equal(validated.status, 200, validated.text);
       assert.deepEqual(validated.body.validated, ['cam-quiet']);
       assert.deepEqual(validated.body.fleet.unchecked, []);
+    });
+  });
+
+  describe('bounds', () => {
+    let hub: RunningHub;
+    let bus: MemoryBus;
+    let device: FakeMcpDevice;
+    before(async () => {
+      ({ hub, bus } = await hubWith({ READINESS_RECHECK_ON_CHANGE: '0', READINESS_CHECK_TIMEOUT_MS: '400' }, 10_000));
+      // The edge of the world: a device tool server whose get_system_health does not answer until released.
+      device = await startFakeMcpDevice([{ name: 'get_system_health' }]);
+      device.hold('get_system_health');
+      await announce(bus, 'cam-held', device.port);
+      await announce(bus, 'cam-cancel', device.port);
+      await waitFor('both registered', async () => (await api(hub.url, '/fleet/registry')).body.shadows.length === 2);
+    });
+    after(async () => {
+      device.releaseHeld();
+      await device.close();
+      await hub.close();
+      await bus.close();
+    });
+
+    it('ends a check at READINESS_CHECK_TIMEOUT_MS and stores what it saw, naming the bound', async () => {
+      const r = await api(hub.url, '/fleet/validate?target=cam-held', { method: 'POST' });
+      assert.equal(r.status, 200, r.text);
+      const d = r.body.devices['cam-held'];
+      assert.equal(d.modules.mcp_health.grade, 'not_ready');
+      assert.match(d.modules.mcp_health.evidence.reason, /device_timeout: the readiness check of cam-held took longer than 400 ms/);
+    });
+
+    it('stores nothing of a check its client gave up on', async () => {
+      await assert.rejects(api(hub.url, '/fleet/validate?target=cam-cancel', { method: 'POST', signal: AbortSignal.timeout(100) }));
+      // Past the check's own bound: a check that went on would have been stored by now.
+      await sleep(700);
+      const r = await api(hub.url, '/fleet/readiness?device=cam-cancel');
+      assert.equal(r.status, 404, r.text);
+      assert.equal(r.body.error.details.known, true);
     });
   });
 });
