@@ -124,9 +124,10 @@ export class TextCascade {
     this.fileStates = states;
     this.loadedFingerprint = states.fingerprint;
     try {
+      // The back-end first: files for a runtime that is not here are beside the point.
+      if (files.backend === 'snpe') throw snpeRefusal(files);
       await checkStorage(files, states);
       requirePresent(states);
-      if (files.backend === 'snpe') throw snpeRefusal(files);
       const worker = await OcrWorker.open({ encoderPath: files.encoder, decoderPath: files.decoder, threads: this.deps.config.TROCR_THREADS });
       if (this.stopped) return void (await worker.close());
       this.worker = worker;
