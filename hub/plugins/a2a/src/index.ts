@@ -1,0 +1,99 @@
+import { z } from 'zod';
+import { definePlugin, HUB_SHARED, hubTlsPaths, PeerHelloAckSchema, type RouteRequest } from 'lookout/core';
+import { DEBUG_RING } from '../../debug-ring/src/service.js';
+import { DEVICE_REGISTRY } from '../../registry/src/service.js';
+import { A2A_ERRORS, a2aError } from './a2a-errors.js';
+import { a2aKey } from './a2a-key.js';
+import { HubClientMaterial } from './client-material.js';
+import { HubPeerQueries } from './peer-queries.js';
+import { A2A_PEERS } from './service.js';
+import { SignBody, SignResponse, signDescribedRequest, type SignInput } from './sign-request.js';
+import { admitSignedRequest } from './signed-request.js';
+
+const QUERY_PATH = '/a2a/query';
+
+const PeerQuery = z.object({
+  q: z.enum(['peer_hello']).describe('the peer query: peer_hello (the target’s sidecar acknowledges the hub)'),
+  target: z.string().min(1).max(256).describe('device id, device address (ip or ip:port) or label such as "canary": a registered device'),
+});
+
+const QueryResponse = PeerHelloAckSchema.extend({
+  target: z.string().describe('the target as asked'),
+  rtt_ms: z.number().nonnegative().describe('from the hub dialling the sidecar to its answer (mutual TLS handshake included)'),
+  sidecar: z.string().describe('the sidecar address the hub reached (host:port)'),
+});
+
+/**
+ * Signed peer queries (README, "Signed peer queries (A2A)"). POST /a2a/sign gives a bearer-
+ * authenticated client the signature headers for a request; POST /a2a/query needs no bearer token
+ * but an HMAC-SHA256 signature (verified in constant time, within the timestamp window, its nonce
+ * claimed once in HUB_SHARED so that every replica refuses a replay), and forwards the query to the
+ * target device's sidecar over mutual TLS with the hub's certificate of the fleet CA.
+ */
+export default definePlugin({
+  name: 'a2a',
+  version: '1.0.0',
+  core: '^1',
+  description: 'Signed peer queries: POST /a2a/sign, POST /a2a/query (HMAC-SHA256, forwarded to the target’s mTLS sidecar)',
+  requires: [DEVICE_REGISTRY, HUB_SHARED],
+  optionalRequires: [DEBUG_RING],
+  provides: [A2A_PEERS],
+  config: z.object({
+    /** The fleet's A2A signing key (at least 16 characters); without it the key derives from the fleet secret. Never logged. */
+    A2A_HMAC_KEY: z.string().min(16).optional(),
+    /** The hub sets it; the A2A key derives from it when A2A_HMAC_KEY is not set. */
+    LOOKOUT_FLEET_SECRET: z.string().min(16).optional(),
+    /** A peer query (dial, handshake, answer) may take this long. */
+    A2A_PEER_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
+  }),
+  errors: [...A2A_ERRORS],
+  routes: [
+    {
+      method: 'POST',
+      path: '/a2a/sign',
+      summary:
+        'The signature headers (X-Lookout-Timestamp, X-Lookout-Nonce, X-Lookout-Signature) for a request {method, path, query, body}, with the canonical string signed',
+      body: SignBody,
+      response: SignResponse,
+    },
+    {
+      method: 'POST',
+      path: QUERY_PATH,
+      summary:
+        'A signed peer query (HMAC-SHA256 headers, no bearer token): the hub verifies it and forwards it to the target’s sidecar over mutual TLS; answers the peer’s acknowledgement. Each bad signature is its own 401 (a2a.signature_*)',
+      query: PeerQuery,
+      response: QueryResponse,
+      public: true,
+      rawBody: true,
+    },
+  ],
+  start(ctx) {
+    const registry = ctx.services.get(DEVICE_REGISTRY);
+    const shared = ctx.services.get(HUB_SHARED);
+    const ring = ctx.services.optional(DEBUG_RING);
+    const key = a2aKey(ctx.config);
+    const material = new HubClientMaterial(hubTlsPaths(ctx.runtime.dataDir), () => ctx.clock.now());
+    const peers = new HubPeerQueries({ material, timeoutMs: ctx.config.A2A_PEER_TIMEOUT_MS, ring });
+    ctx.services.provide(A2A_PEERS, peers);
+    if (key === null) ctx.health.set('degraded', 'no A2A key: set A2A_HMAC_KEY (or the fleet secret); signed queries are refused');
+    const signingKey = (): string => {
+      if (key === null) throw a2aError('no_key', 'the hub has no A2A key: set A2A_HMAC_KEY, or give the hub its fleet secret');
+      return key;
+    };
+    const problem = peers.problem();
+    if (problem) ctx.log.warn({ problem }, 'the hub cannot make peer queries until it has a client certificate of the fleet CA');
+
+    ctx.routes.handle<unknown, SignInput>('POST', '/a2a/sign', ({ body }) => signDescribedRequest(signingKey(), body, ctx.clock.now()));
+
+    ctx.routes.handle<z.output<typeof PeerQuery>>('POST', QUERY_PATH, async (req: RouteRequest<z.output<typeof PeerQuery>>) => {
+      await admitSignedRequest(
+        { key: signingKey(), shared, now: () => ctx.clock.now() },
+        { method: 'POST', path: QUERY_PATH, query: req.rawQuery ?? req.query, body: req.rawBody ?? Buffer.alloc(0) },
+        req.headers,
+      );
+      const device = registry.resolve(req.query.target);
+      const ack = await peers.peerHello(device, req.signal);
+      return { ...ack, target: req.query.target };
+    });
+  },
+});
