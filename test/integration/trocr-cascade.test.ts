@@ -203,11 +203,14 @@ describe('trocr cascade in a device', () => {
 
   it('less than 250 MB for the two files is refused clearly', { skip: cannotMount() }, async () => {
     const small = await mountSmallFilesystem({ sizeKiB: 512, prefix: 'trocr-models-' });
-    const d = await device({ ...PRECISION, TROCR_ENCODER_MODEL: '/data/trocr/trocr_encoder.onnx', TROCR_DECODER_MODEL: '/data/trocr/trocr_decoder.onnx' }, async (dataDir) => {
-      await detectorPackage(dataDir, 'omni15');
-      await mkdir(join(dataDir, 'data'), { recursive: true });
-      await symlink(small.dir, join(dataDir, 'data', 'trocr'));
-    });
+    const d = await device(
+      { ...PRECISION, TROCR_ENCODER_MODEL: '/data/trocr/trocr_encoder.onnx', TROCR_DECODER_MODEL: '/data/trocr/trocr_decoder.onnx' },
+      async (dataDir) => {
+        await detectorPackage(dataDir, 'omni15');
+        await mkdir(join(dataDir, 'data'), { recursive: true });
+        await symlink(small.dir, join(dataDir, 'data', 'trocr'));
+      },
+    );
     try {
       const s = await cascadeIs(d, 'partial');
       assert.equal(s.error?.code, 'trocr.storage_insufficient');
