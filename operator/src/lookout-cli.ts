@@ -9,6 +9,7 @@ import { brokerAclCommand, deviceCredentialsCommand } from './bus-credentials-co
 import { pluginsCommand } from './plugins-command.js';
 import { pruneRecordingsCommand } from './prune-recordings-command.js';
 import { readinessCommand } from './readiness-command.js';
+import { certsCommand } from './certs-command.js';
 
 export interface OperatorCommand {
   summary: string;
@@ -36,6 +37,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   plugins: pluginsCommand,
   'prune-recordings': pruneRecordingsCommand,
   readiness: readinessCommand,
+  certs: certsCommand,
   layers: {
     summary: 'list the configuration layers and their aliases',
     usage: 'lookout layers',

@@ -1,0 +1,118 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { packageRoot } from '../../../core/src/paths/package-root.js';
+import { checkIssuedBy } from '../../../core/src/tls/certificate-check.js';
+import { parseCertsArgs } from '../../../operator/src/certs-command.js';
+import { scratchDir, type ScratchDir } from '../../support/scratch-dir.js';
+
+const run = promisify(execFile);
+const cli = join(packageRoot(), 'bin', 'lookout.js');
+type Failure = { code: number; stderr: string };
+
+describe('lookout certs', () => {
+  let scratch: ScratchDir;
+  beforeEach(async () => {
+    scratch = await scratchDir('lookout-certs-cli-');
+  });
+  afterEach(() => scratch.cleanup());
+
+  it('--help explains the groups and gives examples, exit 0', async () => {
+    const { stdout } = await run(process.execPath, [cli, 'certs', '--help']);
+    assert.match(stdout, /^lookout certs --ca-dir <dir>/);
+    assert.match(stdout, /Examples:\n {2}lookout certs --ca-dir/);
+    assert.match(stdout, /never replaced/);
+  });
+
+  it('creates the CA and issues two devices and the hub; a second run keeps them; --force issues again', async () => {
+    const d = scratch.dir;
+    const args = ['certs', '--ca-dir', join(d, 'ca'), '--device', 'cam-1', '--data-root', join(d, 'cam-1'), '--ip', '127.0.0.2', '--ip', '::1'];
+    args.push('--device', 'cam-2', '--data-root', join(d, 'cam-2'), '--hub-data', join(d, 'hub'), '--json');
+    const first = JSON.parse((await run(process.execPath, [cli, ...args])).stdout) as {
+      ca: { created: boolean; certPath: string };
+      certificates: { name: string; action: string; certPath: string; keyPath: string; ips: string[] }[];
+    };
+    assert.equal(first.ca.created, true);
+    assert.deepEqual(
+      first.certificates.map((c) => [c.name, c.action, c.ips]),
+      [
+        ['cam-1', 'created', ['127.0.0.2', '::1']],
+        ['cam-2', 'created', []],
+        ['lookout-hub', 'created', []],
+      ],
+    );
+    const caPem = await readFile(join(d, 'ca', 'ca.crt'), 'utf8');
+    for (const c of first.certificates) {
+      assert.ok(checkIssuedBy(await readFile(c.certPath), caPem).ok, c.name);
+      assert.equal((await stat(c.keyPath)).mode & 0o777, 0o600, c.keyPath);
+    }
+    assert.equal(first.certificates[0].certPath, join(d, 'cam-1', 'data', 'config', 'shadow_peer.crt'));
+    assert.equal(
+      new X509Certificate(await readFile(first.certificates[0].certPath)).subjectAltName,
+      'DNS:cam-1, IP Address:127.0.0.2, IP Address:0:0:0:0:0:0:0:1',
+    );
+    assert.equal((await stat(join(d, 'ca', 'ca.key'))).mode & 0o777, 0o600);
+
+    const again = JSON.parse((await run(process.execPath, [cli, ...args])).stdout) as typeof first;
+    assert.equal(again.ca.created, false);
+    assert.deepEqual(
+      again.certificates.map((c) => c.action),
+      ['kept', 'kept', 'kept'],
+    );
+    const forced = await run(process.execPath, [cli, ...args.filter((a) => a !== '--json'), '--force']);
+    assert.match(forced.stdout, /^fleet CA {5}kept/);
+    assert.equal(forced.stdout.match(/replaced .*\(replaced: forced\)/g)?.length, 3, forced.stdout);
+  });
+
+  it('a command-line mistake exits 2 naming it; a bad address exits 1 with its code', async () => {
+    const ca = join(scratch.dir, 'ca');
+    const refused = (args: string[], pattern: RegExp, code = 2) =>
+      assert.rejects(run(process.execPath, [cli, 'certs', ...args]), (e: Failure) => e.code === code && pattern.test(e.stderr));
+    await refused(['--device', 'cam-1', '--data-root', scratch.dir], /^config_invalid: certs needs --ca-dir/);
+    await refused(['--ca-dir', ca], /nothing to issue/);
+    await refused(['--ca-dir', ca, '--device', 'cam-1'], /--device cam-1 needs its --data-root/);
+    await refused(['--ca-dir', ca, '--ip', '127.0.0.2', '--device', 'cam-1', '--data-root', scratch.dir], /--ip 127\.0\.0\.2 comes before any --device/);
+    await refused(['--ca-dir', ca, '--hub-data', scratch.dir, '--hub-dta', 'x'], /--hub-dta/);
+    await refused(
+      ['--ca-dir', ca, '--device', 'cam-1', '--data-root', scratch.dir, '--ip', 'cam.local'],
+      /^argument_invalid: "cam\.local" is not an IP address/,
+      1,
+    );
+  });
+});
+
+describe('parseCertsArgs', () => {
+  it('gives each --data-root and --ip to the --device before it', () => {
+    const r = parseCertsArgs([
+      '--ca-dir',
+      'ca',
+      '--device',
+      'a',
+      '--ip',
+      '10.0.0.1',
+      '--data-root',
+      'ra',
+      '--device',
+      'b',
+      '--data-root',
+      'rb',
+      '--ip',
+      '10.0.0.2',
+    ]);
+    assert.deepEqual(r.devices, [
+      { deviceId: 'a', dataRoot: resolve('ra'), ips: ['10.0.0.1'] },
+      { deviceId: 'b', dataRoot: resolve('rb'), ips: ['10.0.0.2'] },
+    ]);
+    assert.equal(r.caDir, resolve('ca'));
+    assert.equal(r.hubDataDir, undefined);
+    assert.throws(
+      () => parseCertsArgs(['--ca-dir', 'ca', '--device', 'a', '--data-root', 'x', '--device', 'a', '--data-root', 'y']),
+      /--device a is given twice/,
+    );
+    assert.throws(() => parseCertsArgs(['--ca-dir', 'ca', '--device', 'a', '--data-root', 'x', '--data-root', 'y']), /two --data-root/);
+  });
+});
