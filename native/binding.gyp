@@ -1,11 +1,13 @@
 {
   # The native addon of Lookout's frame hot paths (node-addon-api, C++17). Built from source by
-  # `npm install` through native/scripts/build.mjs; `npm run prebuild` puts a copy in
-  # native/prebuilds/<platform>-<arch>/ for a device image. With SNPE_ROOT naming the vendor SNPE SDK
+  # `npm install` through native/scripts/build.mjs; `npm run native:prebuild` puts a copy in
+  # native/prebuilds/<platform>-<arch>/ for a device image. With SNPE_ROOT (or QNN_SDK_ROOT) naming the vendor SDK
   # the on-chip binding is compiled in too (the addon then exports `snpe`).
   "variables": {
-    "snpe_root%": "<!(node -p \"process.env.SNPE_ROOT || ''\")",
-    "snpe_lib_dir%": "<!(node -p \"process.env.SNPE_LIB_DIR || ''\")"
+    # The vendor SDK (SNPE, or the QAIRT SDK that carries it as QNN_SDK_ROOT) and its libSNPE.so folder
+    # for the target (default: the QCS8550's Linux build; SNPE_LIB_DIR names another).
+    "snpe_root%": "<!(node -p \"process.env.SNPE_ROOT || process.env.QNN_SDK_ROOT || ''\")",
+    "snpe_lib_dir%": "<!(node -p \"process.env.SNPE_LIB_DIR || ((process.env.SNPE_ROOT || process.env.QNN_SDK_ROOT) ? (process.env.SNPE_ROOT || process.env.QNN_SDK_ROOT) + '/lib/aarch64-oe-linux-gcc11.2' : '')\")"
   },
   "targets": [
     {

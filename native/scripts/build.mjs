@@ -2,7 +2,7 @@
 // against Node's own headers. A prebuilt addon for this platform in native/prebuilds/ that loads is
 // used as it is (node-gyp-build's convention: a device image ships one), unless --from-source.
 // LOOKOUT_NATIVE=0 skips the addon altogether.
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { addonFile, loadProblem, nativeDir, runNodeGyp, ToolchainError } from './toolchain.mjs';
 
@@ -48,11 +48,25 @@ function main() {
     }
     console.log(`native: the prebuilt ${prebuilt} does not load (${problem}); building from source`);
   }
-  // A configured build dir (Makefile newer than binding.gyp) only needs make's incremental build.
+  // A build dir configured the same way (binding.gyp older than its Makefile, the same vendor SDK and
+  // Node) only needs make's incremental build.
   const makefile = join(nativeDir, 'build', 'Makefile');
-  const configured = existsSync(makefile) && statSync(makefile).mtimeMs > statSync(join(nativeDir, 'binding.gyp')).mtimeMs;
+  const stamp = join(nativeDir, 'build', 'lookout-configuration.json');
+  const configuration = JSON.stringify({
+    sdk: process.env.SNPE_ROOT || process.env.QNN_SDK_ROOT || null,
+    lib: process.env.SNPE_LIB_DIR || null,
+    node: process.version,
+  });
+  const configured =
+    existsSync(makefile) &&
+    statSync(makefile).mtimeMs > statSync(join(nativeDir, 'binding.gyp')).mtimeMs &&
+    existsSync(stamp) &&
+    readFileSync(stamp, 'utf8') === configuration;
   const upToDate = configured && existsSync(addonFile) && statSync(addonFile).mtimeMs >= newestSource();
-  if (!upToDate) runNodeGyp(configured ? ['build'] : ['rebuild']);
+  if (!upToDate) {
+    runNodeGyp(configured ? ['build'] : ['rebuild']);
+    writeFileSync(stamp, configuration);
+  }
   const problem = loadProblem(addonFile);
   if (problem) throw new ToolchainError(`native: the addon built but does not load: ${problem}`);
   console.log(`native: ${upToDate ? 'up to date' : 'built'} ${addonFile}`);

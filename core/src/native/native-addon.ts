@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { packageRoot } from '../paths/package-root.js';
@@ -52,6 +53,7 @@ export function loadNativeAddon(env: Record<string, string | undefined> = proces
   } catch (err) {
     return twins(`no native build was found (${firstLine(err)}); run npm install to build native/`, path);
   }
+  if (!existsSync(path)) return twins(`the native addon ${path} is not built`, path);
   let addon: NativeAddon;
   try {
     addon = require(path) as NativeAddon;

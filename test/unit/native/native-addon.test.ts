@@ -34,7 +34,7 @@ test('a missing, broken or foreign addon gives the twins and says why, never thr
     let load = loadNativeAddon({ LOOKOUT_NATIVE_ADDON: missing });
     assert.equal(load.addon, null);
     assert.equal(load.status.path, missing);
-    assert.match(load.status.reason ?? '', /does not load/);
+    assert.match(load.status.reason ?? '', /is not built/);
     assert.equal(load.status.disabled, false);
 
     const broken = join(dir, 'broken.node');

@@ -2,7 +2,7 @@ import { LookoutError, type Detection, SerialQueue } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import { DetrDecoder } from '../model/decode.js';
 import { checkFrame } from '../model/frame-check.js';
-import { InputBuilder } from '../model/input-builder.js';
+import { InputBuilder, type InputLayout, type ModelInput } from '../model/input-builder.js';
 import type { PreprocessOptions } from '../model/normalization.js';
 import { checkModelHead, type PreparedModel } from '../model/prepare-model.js';
 import { publishedClasses } from '../model/published-classes.js';
@@ -23,6 +23,8 @@ export interface DetrRunnerOptions {
   preprocess?: PreprocessOptions;
   /** The model head's class count when the runtime reports it at load (onnx); else learned from the first inference. */
   headClasses?: number | null;
+  /** What the model takes: normalized float32 NCHW (default), or BGR888 bytes NHWC (the production bake's DLC). */
+  inputLayout?: InputLayout;
 }
 
 /**
@@ -44,7 +46,7 @@ export class DetrRunner {
     readonly target: InputShape,
     private readonly options: DetrRunnerOptions,
   ) {
-    this.input = new InputBuilder(target, options.preprocess);
+    this.input = new InputBuilder(target, options.preprocess, options.inputLayout);
     this.headClasses = options.headClasses ?? null;
   }
 
@@ -63,7 +65,7 @@ export class DetrRunner {
   }
 
   /** Preprocesses `frame`, runs `infer` on the model input and decodes its outputs in frame pixels. */
-  detect(frame: Frame, infer: (input: Float32Array) => Promise<DetrOutputs>): Promise<Detection[]> {
+  detect(frame: Frame, infer: (input: ModelInput) => Promise<DetrOutputs>): Promise<Detection[]> {
     return this.queue.run(async () => {
       if (this.closed) throw new LookoutError('backend_unavailable', `the ${this.backend} back-end is closed`);
       checkFrame(frame);

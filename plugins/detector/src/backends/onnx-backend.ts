@@ -89,6 +89,8 @@ export class OnnxBackend implements DetectorBackend {
 
   detect(frame: Frame): Promise<Detection[]> {
     return this.runner.detect(frame, async (data) => {
+      // The onnx runner's layout is always float32 NCHW (DetrRunner's default).
+      if (!(data instanceof Float32Array)) throw new LookoutError('message_invalid', 'the onnx back-end takes float32 NCHW input');
       const feed = { [this.info.inputName]: new ort.Tensor('float32', data, this.runner.target) };
       const out = await this.session.run(feed, [this.info.outputs.boxes, this.info.outputs.logits]);
       const boxes = out[this.info.outputs.boxes];

@@ -1,7 +1,4 @@
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { resolve } from 'node:path';
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError, loadNativeAddon, type Detection } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
 import type { PackageConfig } from '../model/package-schema.js';
 import { prepareModel } from '../model/prepare-model.js';
@@ -11,6 +8,7 @@ import type { BackendStatus, DetectorBackend } from './backend.js';
 import { localAlternatives } from './backend-records.js';
 import { DetrRunner, type DetrOutputs } from './detr-runner.js';
 import { snpeRecord } from './records/snpe.js';
+import { nativeSnpeBinding, type NativeSnpeModule } from './snpe-native.js';
 
 export type SnpeRuntime = PackageConfig['backend_properties']['runtime'];
 export type SnpePerformanceProfile = PackageConfig['backend_properties']['performance_profile'];
@@ -20,12 +18,17 @@ export interface SnpeLoadOptions {
   performanceProfile: SnpePerformanceProfile;
 }
 
+/** How a DLC takes its input: normalized float32 NCHW (the compiled packages) or the production bake's BGR888 bytes, NHWC. */
+export type SnpeInputLayout = 'nchw_float32' | 'nhwc_bgr_uint8';
+
 /** One loaded DLC on the chip. */
 export interface SnpeSession {
-  /** The DLC's input dimensions as the vendor runtime reports them. */
+  /** The DLC's input dimensions in NCHW terms, [1, 3, H, W], whatever its layout. */
   readonly inputShape: readonly number[];
-  /** One inference: boxes [Q*4] (cx, cy, w, h, 0..1) and logits [Q*C]. */
-  execute(input: Float32Array): Promise<DetrOutputs>;
+  /** Default nchw_float32. */
+  readonly inputLayout?: SnpeInputLayout;
+  /** One inference on the input in the session's layout: boxes [Q*4] (cx, cy, w, h, 0..1) and logits [Q*C]. */
+  execute(input: Float32Array | Uint8Array): Promise<DetrOutputs>;
   release(): void;
 }
 
@@ -39,7 +42,7 @@ export interface SnpeBackendOptions {
   inputSize?: number;
   topK?: number;
   scoreThreshold?: number;
-  /** The native addon (default LOOKOUT_NATIVE_ADDON, else native/build/Release/lookout_native.node under the working directory). */
+  /** The native addon file (default: LOOKOUT_NATIVE_ADDON, else the prebuilt or built addon under native/). */
   addonPath?: string;
   /** A binding to use instead of the addon's: only test doubles of the DSP, which is not reachable here. */
   binding?: SnpeBinding;
@@ -48,37 +51,29 @@ export interface SnpeBackendOptions {
   modelPackage?: ModelPackage | null;
 }
 
-export const DEFAULT_NATIVE_ADDON = 'native/build/Release/lookout_native.node';
 /** A bare production .dlc has no config.json: it runs as the production bake does. */
 const BARE_DLC_PROPERTIES: SnpeLoadOptions = { runtime: 'dsp', performanceProfile: 'high_performance' };
 
 /**
  * Finds the vendor runtime through the native addon, or says precisely what is missing. The addon
- * exports `snpe` only when it was compiled against the vendor SDK (SNPE_ROOT), so both are named.
+ * exports `snpe` only when it was compiled against the vendor SDK (SNPE_ROOT or QNN_SDK_ROOT when
+ * npm install built it), so both are named.
  */
 export function loadSnpeBinding(addonPath: string | undefined, env: Record<string, string | undefined>): SnpeBinding {
-  const path = resolve(addonPath ?? env.LOOKOUT_NATIVE_ADDON ?? DEFAULT_NATIVE_ADDON);
-  const sdk = env.SNPE_ROOT ? `SNPE_ROOT=${env.SNPE_ROOT}` : 'SNPE_ROOT is not set';
+  const root = env.SNPE_ROOT ?? env.QNN_SDK_ROOT;
+  const sdk = root ? `SNPE_ROOT=${root}` : 'SNPE_ROOT is not set';
   const advice = `use ${localAlternatives()}`;
   const unavailable = `the ${snpeRecord.name} back-end is not available here`;
-  if (!existsSync(path)) {
-    throw new LookoutError(
-      'backend_unavailable',
-      `${unavailable}: the native addon ${path} is not built and the vendor SNPE SDK ` + `(libSNPE.so, ${sdk}) is absent; ${advice}`,
-    );
+  // The back-end needs the addon even where LOOKOUT_NATIVE=0 runs the frame kernels in TypeScript.
+  const { addon, status } = loadNativeAddon({ LOOKOUT_NATIVE_ADDON: addonPath ?? env.LOOKOUT_NATIVE_ADDON });
+  if (!addon) {
+    throw new LookoutError('backend_unavailable', `${unavailable}: ${status.reason} and the vendor SNPE SDK (libSNPE.so, ${sdk}) is absent; ${advice}`);
   }
-  let addon: { snpe?: SnpeBinding };
-  try {
-    addon = createRequire(import.meta.url)(path) as { snpe?: SnpeBinding };
-  } catch (err) {
-    throw new LookoutError('backend_unavailable', `${unavailable}: the native addon ${path} does not load (${(err as Error).message}); ${advice}`, {
-      cause: err,
-    });
+  const snpe = addon.snpe as NativeSnpeModule | undefined;
+  if (!snpe || typeof snpe.load !== 'function') {
+    throw new LookoutError('backend_unavailable', `${unavailable}: the native addon ${status.path} was built without the vendor SNPE SDK (${sdk}); ${advice}`);
   }
-  if (!addon.snpe || typeof addon.snpe.load !== 'function') {
-    throw new LookoutError('backend_unavailable', `${unavailable}: the native addon ${path} was built without the vendor SNPE SDK (${sdk}); ${advice}`);
-  }
-  return addon.snpe;
+  return nativeSnpeBinding(snpe);
 }
 
 /**
@@ -124,7 +119,11 @@ export class SnpeBackend implements DetectorBackend {
       session.release();
       throw err;
     }
-    const runner = new DetrRunner(snpeRecord.name, prepared, target, { topK: options.topK, scoreThreshold: options.scoreThreshold });
+    const runner = new DetrRunner(snpeRecord.name, prepared, target, {
+      topK: options.topK,
+      scoreThreshold: options.scoreThreshold,
+      inputLayout: session.inputLayout ?? 'nchw_float32',
+    });
     return new SnpeBackend(runner, session, loadOptions);
   }
 
