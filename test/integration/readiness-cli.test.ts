@@ -67,7 +67,7 @@ describe('lookout readiness', () => {
       bus,
       token: TOKEN,
       host: '127.0.0.1',
-      plugins: [...set.plugins.filter((p) => p.name !== 'device-ssh'), readiness],
+      plugins: [...set.plugins.filter((p) => p.name !== 'device-ssh' && p.name !== 'readiness'), readiness],
       essential: set.essential,
       toolTimeoutMs: 2000,
       env: { READINESS_RECHECK_DELAY_MS: '50', READINESS_CHECK_TIMEOUT_MS: '4000' },

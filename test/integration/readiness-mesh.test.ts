@@ -1,8 +1,9 @@
 /**
- * Readiness of a real mesh: a hub (embedded broker, the readiness plugin, its client certificate
- * of the fleet CA for when the a2a plugin joins) and two `lookout-edge` devices of the mesh-camera image on 127.0.0.1
+ * Readiness of a real mesh: a hub (embedded broker, the readiness and a2a plugins, its client
+ * certificate of the fleet CA) and two `lookout-edge` devices of the mesh-camera image on 127.0.0.1
  * (free ports), with their certificates, one mesh key and short heartbeats. Both grade ready in the mesh,
- * sidecar, identity and tool server modules, and the five-minute check passes; get_system_health through
+ * sidecar, identity, tool server and A2A modules (the whole device and the fleet ready), and the
+ * five-minute check passes; get_system_health through
  * POST /tools/call carries the device's real peer_mesh. Killing one device stops its mesh and
  * sidecar: its modules fall to not_ready and its peer's mesh falls with it (its only peer is gone);
  * started again, both recover.
@@ -14,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { EnrichedHealthResponseSchema, PeerMeshStatusSchema } from '../../core/src/index.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
+import a2a from '../../hub/plugins/a2a/src/index.js';
 import readiness from '../../hub/plugins/readiness/src/index.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
@@ -30,7 +32,7 @@ const MESH_ENV = { MESH_KEY, MESH_HEARTBEAT_MS: '200', HEALTH_INTERVAL_MS: '6000
  */
 const DEVICES = [{ id: 'mesh-ready-a' }, { id: 'mesh-ready-b' }];
 const HOST = '127.0.0.1';
-const MESH_MODULES = ['device_identity_fp', 'peer_sidecar', 'hermes_mesh'];
+const MESH_MODULES = ['device_identity_fp', 'peer_sidecar', 'hermes_mesh', 'cross_a2a_federation'];
 
 interface DeviceView {
   grade: string;
@@ -68,7 +70,7 @@ describe('readiness of a real peer mesh', () => {
     const set = await loadHubPluginSet();
     hub = await testHub({
       dataDir: join(dir, 'hub'),
-      plugins: [...set.plugins.filter((p) => p.name !== 'device-ssh' && p.name !== 'a2a' && p.name !== 'readiness'), readiness],
+      plugins: [...set.plugins.filter((p) => p.name !== 'device-ssh' && p.name !== 'a2a' && p.name !== 'readiness'), a2a, readiness],
       essential: set.essential,
       toolTimeoutMs: 4000,
       env: { READINESS_INTERVAL_MS: '1000', READINESS_RECHECK_DELAY_MS: '200', READINESS_CHECK_TIMEOUT_MS: '6000' },
@@ -93,7 +95,7 @@ describe('readiness of a real peer mesh', () => {
     MESH_MODULES.every((m) => d.modules[m].grade === 'ready') &&
     (d.modules.hermes_mesh.evidence.value as { peers_up: number }).peers_up === 1;
 
-  it('grades both devices ready in identity, sidecar, mesh and mcp_health with the five-minute check passing; A2A not_ready without the a2a plugin', async () => {
+  it('grades both devices ready in identity, sidecar, mesh, mcp_health and A2A, the five-minute check passing, and the fleet ready', async () => {
     for (const { id } of DEVICES) {
       const d = await waitFor(
         `${id} ready in the mesh modules`,
@@ -107,12 +109,15 @@ describe('readiness of a real peer mesh', () => {
       assert.equal(d.five_minute_check.passed, true, JSON.stringify(d.five_minute_check));
       assert.equal(d.modules.mcp_health.grade, 'ready', d.modules.mcp_health.evidence.reason ?? '');
       assert.equal((d.modules.hermes_mesh.evidence.value as { peers_up: number }).peers_up, 1);
+      assert.equal((d.modules.cross_a2a_federation.evidence.value as { caller: string }).caller, 'lookout-hub');
+      assert.equal(d.grade, 'ready', d.reason ?? '');
     }
-    // This hub runs no a2a plugin: the peer queries cannot be made, and nothing else keeps the fleet from ready.
     const grade = await api(hub.url, '/fleet/grade');
-    assert.equal(grade.body.grade, 'not_ready', grade.text);
-    assert.deepEqual(grade.body.modules.cross_a2a_federation, { ready: 0, degraded: 0, not_ready: 2, not_applicable: 0 });
-    assert.equal(grade.body.modules.hermes_mesh.ready, 2);
+    assert.equal(grade.body.grade, 'ready', grade.text);
+    assert.deepEqual(grade.body.modules.cross_a2a_federation, { ready: 2, degraded: 0, not_ready: 0, not_applicable: 0 });
+    // Mesh cameras carry no video plugin and run layer 0.
+    assert.equal(grade.body.modules.depth_fusion.not_applicable, 2);
+    assert.equal(grade.body.modules.rtsp.not_applicable, 2);
   });
 
   it('get_system_health through POST /tools/call carries the device’s real peer_mesh', async () => {
@@ -139,12 +144,13 @@ describe('readiness of a real peer mesh', () => {
       `${b.id} not_ready in its mesh modules`,
       async () => {
         const v = await view(b.id);
-        return v && ['hermes_mesh', 'peer_sidecar'].every((m) => v.modules[m].grade === 'not_ready') ? v : undefined;
+        return v && ['hermes_mesh', 'peer_sidecar', 'cross_a2a_federation'].every((m) => v.modules[m].grade === 'not_ready') ? v : undefined;
       },
       20_000,
       200,
     );
     assert.match(gone.modules.hermes_mesh.evidence.reason!, /did not answer get_system_health/);
+    assert.match(gone.modules.cross_a2a_federation.evidence.reason!, /^peer_hello failed: /);
     const lonely = await waitFor(
       `${a.id}'s mesh to fall without its peer`,
       async () => {

@@ -62,7 +62,8 @@ describe('readiness grades of real devices', () => {
 
   before(async () => {
     const set = await loadHubPluginSet();
-    const plugins = [...set.plugins.filter((p) => p.name !== 'device-ssh'), readiness];
+    // No a2a plugin here: cross_a2a_federation says so (readiness-mesh.test.ts runs one).
+    const plugins = [...set.plugins.filter((p) => p.name !== 'device-ssh' && p.name !== 'a2a' && p.name !== 'readiness'), readiness];
     hub = await testHub({
       hubId: 'hub-a',
       plugins,
