@@ -170,8 +170,8 @@ function decoderWeights(rnd: () => number, vocab: number, ffn: number, eosAtStep
   const head = uniform(D * vocab, scale * 2);
   head.fill(0, STOP_DIM * vocab, (STOP_DIM + 1) * vocab);
   // Reads the raw stream (not its layer norm), where the stop dimension is exactly what the position put there.
-  const stopHead = new Float32Array(D * vocab);
-  stopHead[STOP_DIM * vocab + TEST_TROCR.EOS] = 100;
+  const stopHead = new Float32Array(vocab);
+  stopHead[TEST_TROCR.EOS] = 100;
   const headBias = uniform(vocab, 0.5);
   // Special ids are never read; EOS only where the stop dimension raises it (+100 - 50).
   for (const id of [0, 1, 2, 3]) if (id < vocab) headBias[id] = -50;
@@ -262,7 +262,8 @@ function decoderBody(
     x = g.op('Add', [x, g.op('MatMul', [hidden, W('mlp_w2', ffn, D, l.w2)])]);
   });
   const logits = g.op('Add', [g.op('MatMul', [norm(x), g.float('lm_head', [D, vocab], w.head)]), g.float('lm_bias', [vocab], w.headBias)]);
-  return g.op('Add', [logits, g.op('MatMul', [x, g.float('stop_head', [D, vocab], w.stopHead)])], [], 'logits');
+  const stop = g.op('Slice', [x, g.int64('stop_from', [1], [STOP_DIM]), g.int64('stop_to', [1], [STOP_DIM + 1]), g.int64('stop_axis', [1], [-1])]);
+  return g.op('Add', [logits, g.op('Mul', [stop, g.float('stop_head', [vocab], w.stopHead)])], [], 'logits');
 }
 
 function crossInputs(): onnxProto.onnx.IValueInfoProto[] {
