@@ -99,7 +99,11 @@ export class TextCascade {
       return this.failClosed(err, null);
     }
     this.unsubscribe = pipeline.onResult((dets, frame) => this.onFrame(dets, frame));
-    this.deps.clock.setInterval(() => void this.recheck(), config.TROCR_RECHECK_MS);
+    this.deps.clock.setInterval(() => {
+      this.recheck().catch((err: unknown) =>
+        this.deps.log.warn({ code: toLookoutError(err).code }, `text cascade: the model files could not be checked: ${String(err)}`),
+      );
+    }, config.TROCR_RECHECK_MS);
     log.info({ classes: this.classes, backend: this.files.backend }, 'text cascade: loading the TrOCR pair');
     this.loading = this.load();
   }
@@ -118,6 +122,7 @@ export class TextCascade {
 
   private async load(): Promise<void> {
     const files = this.files!;
+    if (this.stopped) return;
     this.state = 'loading';
     this.reason = null;
     const states = await modelFileStates(files);
@@ -201,14 +206,17 @@ export class TextCascade {
     if (granted === 0) return;
     const chosen = [...candidates].sort((a, b) => b.p - a.p).slice(0, granted);
     const boxes = chosen.map((d) => [d.b[0], d.b[1], d.b[2], d.b[3]] as CropBox);
-    worker.read(frame, boxes).then(
-      (reads) => this.deliver(chosen, frame, reads),
-      (err: unknown) => {
-        this.counters.failed += chosen.length;
-        // A read that fails after a reload or a stop belongs to a worker already let go.
-        if (this.worker === worker) this.failClosed(err, this.loadedFingerprint);
-      },
-    );
+    worker
+      .read(frame, boxes)
+      .then(
+        (reads) => this.deliver(chosen, frame, reads),
+        (err: unknown) => {
+          this.counters.failed += chosen.length;
+          // A read that fails after a reload or a stop belongs to a worker already let go.
+          if (this.worker === worker) this.failClosed(err, this.loadedFingerprint);
+        },
+      )
+      .catch((err: unknown) => this.deps.log.error({ code: toLookoutError(err).code }, `text cascade: a read was lost: ${String(err)}`));
   }
 
   private deliver(dets: Detection[], frame: Frame, reads: CropRead[]): void {
