@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { seededRandom } from '../../../core/src/index.js';
 import { iouMatrix, type Box } from '../../../plugins/tracker/src/geometry/box.js';
-import { IouKernel } from '../../../plugins/tracker/src/geometry/iou-kernel.js';
+import { IouKernel, NATIVE_MIN_PAIRS } from '../../../plugins/tracker/src/geometry/iou-kernel.js';
 import { addonUnderTest } from './addon-under-test.js';
 
 const addon = addonUnderTest();
@@ -31,8 +31,10 @@ describe('IoU matrix', () => {
       [-0, -0, 0, 0],
       [1e-300, 1e-300, 2e-300, 2e-300],
     ];
+    // 49 x 42 pairs: above NATIVE_MIN_PAIRS, so the addon computes it.
     const a = [...edges, ...Array.from({ length: 40 }, random)];
     const b = [...Array.from({ length: 33 }, random), ...edges];
+    assert.ok(a.length * b.length >= NATIVE_MIN_PAIRS);
     assert.equal(kernel.implementation, 'native');
     assert.deepEqual(kernel.matrix(a, b), iouMatrix(a, b));
     const classA = a.map((_, i) => i % 3);
@@ -46,8 +48,9 @@ describe('IoU matrix', () => {
 
   it('gives an empty matrix for an empty side and falls back to the twin for class ids that are not integers', () => {
     assert.deepEqual(kernel.matrix([], [[0, 0, 1, 1]]), new Float64Array(0));
-    const a: Box[] = [[0, 0, 10, 10]];
-    assert.deepEqual(kernel.matrix(a, a, [0.5], [0.5]), iouMatrix(a, a, [0.5], [0.5]));
+    const a: Box[] = Array.from({ length: 21 }, (_, i) => [i, i, i + 10, i + 10]);
+    const half = a.map((_, i) => i + 0.5);
+    assert.deepEqual(kernel.matrix(a, a, half, half), iouMatrix(a, a, half, half));
   });
 
   it('refuses mismatched arrays in the addon itself', () => {
