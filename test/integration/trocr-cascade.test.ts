@@ -61,15 +61,20 @@ async function status(d: PluginDevice): Promise<OcrStatus> {
   return OcrStatusSchema.parse(await d.runtime.tools.call('get_ocr_status', {}));
 }
 
-function cascadeIs(d: PluginDevice, state: OcrStatus['cascade'], also: (s: OcrStatus) => boolean = () => true, timeoutMs = 20_000): Promise<OcrStatus> {
-  return waitFor(
-    `the cascade ${state}`,
-    async () => {
-      const s = await status(d);
-      return s.cascade === state && also(s) ? s : undefined;
-    },
-    timeoutMs,
-  );
+async function cascadeIs(d: PluginDevice, state: OcrStatus['cascade'], also: (s: OcrStatus) => boolean = () => true, timeoutMs = 20_000): Promise<OcrStatus> {
+  try {
+    return await waitFor(
+      `the cascade ${state}`,
+      async () => {
+        const s = await status(d);
+        return s.cascade === state && also(s) ? s : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    const s = await status(d);
+    throw new Error(`${(err as Error).message}; it is ${s.cascade}: ${s.reason}; crops ${JSON.stringify(s.crops)}`);
+  }
 }
 
 async function detsKeepFlowing(d: PluginDevice): Promise<void> {
