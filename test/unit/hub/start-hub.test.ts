@@ -11,6 +11,15 @@ import { api, testHub } from '../../integration/hub-helpers.js';
  */
 const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>[2]; field: string }[]> = {
   'GET /health': [],
+  'GET /fleet/readiness': [
+    { path: '/fleet/readiness?device=a%20b', field: 'query.device' },
+    { path: '/fleet/readiness?device=a%2Fb', field: 'query.device' },
+  ],
+  'GET /fleet/grade': [],
+  'POST /fleet/validate': [
+    { path: '/fleet/validate?target=', init: { method: 'POST' }, field: 'query.target' },
+    { path: `/fleet/validate?target=${'x'.repeat(257)}`, init: { method: 'POST' }, field: 'query.target' },
+  ],
   'GET /openapi.json': [],
   'GET /metrics': [],
   'GET /debug/events': [

@@ -57,6 +57,8 @@ export default definePlugin({
     /** 1: a device whose status (presence, plugin states) or hello changes is checked again, READINESS_RECHECK_DELAY_MS after; 0: only the rounds and POST /fleet/validate check. */
     READINESS_RECHECK_ON_CHANGE: z.enum(['0', '1']).default('1'),
     READINESS_RECHECK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
+    /** The first round after the hub starts: soon, but after the devices have reconnected (their hellos are checked by themselves). */
+    READINESS_START_DELAY_MS: z.coerce.number().int().min(0).max(86_400_000).default(10_000),
     /** The TCP connection to a device's ONVIF port. */
     READINESS_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(3000),
   }),
@@ -149,8 +151,10 @@ export default definePlugin({
       offHello();
     });
     ctx.clock.setInterval(() => void checker.scheduledRound(), c.READINESS_INTERVAL_MS);
-    // The devices the hub restored from its state are graded at once, not after a whole interval.
-    ctx.onStarted(() => void checker.runRound());
+    // The devices the hub restored from its state are graded soon after start, not after a whole interval.
+    ctx.onStarted(() => {
+      ctx.clock.setTimeout(() => void checker.runRound(), c.READINESS_START_DELAY_MS);
+    });
 
     const answer = async (only?: string[]) => {
       const snap = await snapshot();

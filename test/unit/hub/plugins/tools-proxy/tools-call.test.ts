@@ -26,7 +26,12 @@ async function hubFor(devices: { id: string; device: FakeMcpDevice }[], env: Rec
   const dir = mkdtempSync(join(tmpdir(), 'tools-proxy-'));
   const registryFile = join(dir, 'registry.json');
   writeFileSync(registryFile, JSON.stringify({ devices: devices.map(({ id, device }) => ({ device_id: id, ips: ['127.0.0.1'], tool_port: device.port })) }));
-  const hub = await testHub({ dataDir: dir, registryFile, toolTimeoutMs: 3000, env: { LOOKOUT_FLEET_SECRET: SECRET, ...env } });
+  const hub = await testHub({
+    dataDir: dir,
+    registryFile,
+    toolTimeoutMs: 3000,
+    env: { LOOKOUT_FLEET_SECRET: SECRET, READINESS_RECHECK_ON_CHANGE: '0', READINESS_START_DELAY_MS: '600000', ...env },
+  });
   return { hub, dir };
 }
 
