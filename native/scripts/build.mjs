@@ -51,7 +51,7 @@ function main() {
   // A build dir configured the same way (binding.gyp older than its Makefile, the same vendor SDK and
   // Node) only needs make's incremental build.
   const makefile = join(nativeDir, 'build', 'Makefile');
-  const stamp = join(nativeDir, 'build', 'lookout-configuration.json');
+  const stamp = join(nativeDir, 'build', 'lookout-configuration');
   const configuration = JSON.stringify({
     sdk: process.env.SNPE_ROOT || process.env.QNN_SDK_ROOT || null,
     lib: process.env.SNPE_LIB_DIR || null,
