@@ -2,7 +2,7 @@ import { type Detection } from 'lookout/core';
 import type { Frame } from '../../camera/src/service.js';
 import type { DetectorBackend } from './backends/backend.js';
 import { passesPersonGate } from './model/class-maps.js';
-import type { DetectionPipeline, DetectionStage, DetectionThrottle } from './service.js';
+import type { DetectionPipeline, DetectionStage, DetectionThrottle, PublishedClass } from './service.js';
 
 /**
  * Detection, then the stages later layers add (tracker, depth), in their order. Stages see every
@@ -26,6 +26,10 @@ export class Pipeline implements DetectionPipeline {
     return () => {
       this.stages = this.stages.filter((s) => s !== stage);
     };
+  }
+
+  classes(): readonly PublishedClass[] {
+    return this.backend.status().classes;
   }
 
   stageNames(): string[] {

@@ -1,6 +1,9 @@
 import type { InferenceSession } from 'onnxruntime-node';
 import { serviceToken, type Detection } from 'lookout/core';
 import type { Frame } from '../../camera/src/service.js';
+import type { PublishedClass } from './model/published-classes.js';
+
+export type { PublishedClass } from './model/published-classes.js';
 
 /** A step later layers add after detection (tracker: track_id; depth: x, y, z). Lower order runs first. */
 export interface DetectionStage {
@@ -21,6 +24,8 @@ export interface DetectionPipeline {
   setThrottle(throttle: DetectionThrottle): void;
   /** Called after every processed frame with the final detections. */
   onResult(listener: (dets: Detection[], frame: Frame) => void): () => void;
+  /** The classes the loaded model publishes, in the ids dets carry (after the package's remap), with the model's own labels. */
+  classes(): readonly PublishedClass[];
 }
 
 export const DetectionPipelineToken = serviceToken<DetectionPipeline>('detection-pipeline');

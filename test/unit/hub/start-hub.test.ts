@@ -16,6 +16,12 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/fleet/readiness?device=a%2Fb', field: 'query.device' },
   ],
   'GET /fleet/grade': [],
+  'GET /fleet/ocr': [
+    { path: '/fleet/ocr', field: 'query.target' },
+    { path: '/fleet/ocr?target=', field: 'query.target' },
+    { path: '/fleet/ocr?target=cam-1&limit=0', field: 'query.limit' },
+    { path: '/fleet/ocr?target=cam-1&limit=1e2', field: 'query.limit' },
+  ],
   'POST /fleet/validate': [
     { path: '/fleet/validate?target=', init: { method: 'POST' }, field: 'query.target' },
     { path: `/fleet/validate?target=${'x'.repeat(257)}`, init: { method: 'POST' }, field: 'query.target' },
@@ -98,6 +104,7 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
 /** GET routes that cannot answer 200 without input: a valid request for a device no hub knows (404). */
 const REQUIRED_INPUT: Record<string, string> = {
   '/pull-recording': '?target=cam-404',
+  '/fleet/ocr': '?target=cam-404',
   '/stream/snapshot': '?target=cam-404',
   '/media/clips/:device/:file': '?',
   '/camera/profile': '?target=cam-404',

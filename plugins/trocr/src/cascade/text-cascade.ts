@@ -12,7 +12,7 @@ import { checkStorage, modelFileStates, requirePresent, resolveModelFiles, type 
 import { RateWindow } from './rate-window.js';
 import { ReadStore } from './read-store.js';
 import { routingOf, type Routing } from './routing.js';
-import { textClasses, type PublishedClassLike, type TextClass } from './signage-classes.js';
+import { textClasses, type TextClass } from './signage-classes.js';
 import { snpeRefusal } from './snpe-refusal.js';
 
 export interface CascadeDeps {
@@ -24,12 +24,6 @@ export interface CascadeDeps {
   clock: PluginClock;
   log: Logger;
   health(state: 'ok' | 'degraded', message: string): void;
-}
-
-/** The detector's published classes (ids as dets carry them, with the model's labels). */
-function detectorClasses(pipeline: DetectionPipeline): readonly PublishedClassLike[] | undefined {
-  const withClasses = pipeline as DetectionPipeline & { classes?: () => readonly PublishedClassLike[] };
-  return typeof withClasses.classes === 'function' ? withClasses.classes() : undefined;
 }
 
 const RECENT_TIMINGS = 32;
@@ -83,9 +77,7 @@ export class TextCascade {
     const { pipeline, config, log } = this.deps;
     if (this.routing.idleReason) return this.idle(this.routing.idleReason);
     if (!pipeline) return this.idle('no detector runs on this device (the detector plugin is off or failed): there are no plates or signs to read');
-    const published = detectorClasses(pipeline);
-    if (!published) return this.idle('the detector does not say which classes it publishes: plates and signs cannot be told apart');
-    this.classes = textClasses(published);
+    this.classes = textClasses(pipeline.classes());
     this.classIds = new Map(this.classes.map((c) => [c.id, c]));
     if (this.classes.length === 0) {
       return this.idle(
