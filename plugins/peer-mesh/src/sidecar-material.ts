@@ -1,4 +1,5 @@
-import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
+import { checkIssuedBy, keyMatchesCertificate } from 'lookout/core';
 import { readFile } from 'node:fs/promises';
 
 /** What the sidecar serves with: the device's certificate and key, and the one CA its clients must come from. */
@@ -31,35 +32,20 @@ export async function checkSidecarMaterial(paths: { caPath: string; certPath: st
   const { caPath, certPath, keyPath } = paths;
   const caPem = await read(caPath);
   if (!Buffer.isBuffer(caPem)) return { ok: false, problem: missing('fleet CA certificate', caPath, caPem, '`lookout certs` writes it'), caFingerprint: null };
-  let ca: X509Certificate;
+  let caFingerprint: string | null = null;
   try {
-    ca = new X509Certificate(caPem);
+    caFingerprint = new X509Certificate(caPem).fingerprint256;
   } catch (err) {
     return { ok: false, problem: `the fleet CA ${caPath} is not a PEM certificate: ${(err as Error).message}`, caFingerprint: null };
   }
-  const caFingerprint = ca.fingerprint256;
   const refuse = (problem: string): MaterialCheck => ({ ok: false, problem, caFingerprint });
-  if (!ca.ca) return refuse(`the fleet CA ${caPath} is not a CA certificate (basicConstraints CA:FALSE)`);
   const certPem = await read(certPath);
   if (!Buffer.isBuffer(certPem)) return refuse(missing('device certificate', certPath, certPem, '`lookout certs --device <id>` issues it'));
   const keyPem = await read(keyPath);
   if (!Buffer.isBuffer(keyPem)) return refuse(missing('device key', keyPath, keyPem, '`lookout certs --device <id>` writes it'));
-  let cert: X509Certificate;
-  try {
-    cert = new X509Certificate(certPem);
-  } catch (err) {
-    return refuse(`the device certificate ${certPath} is not a PEM certificate: ${(err as Error).message}`);
-  }
-  if (!cert.checkIssued(ca) || !cert.verify(ca.publicKey)) {
-    return refuse(`the device certificate ${certPath} is not issued by the fleet CA ${caPath} (its issuer: ${cert.issuer.replace(/\n/g, ', ')})`);
-  }
-  if (now < new Date(cert.validFrom) || now > new Date(cert.validTo)) {
-    return refuse(`the device certificate ${certPath} is not valid now (valid ${cert.validFrom} to ${cert.validTo})`);
-  }
-  try {
-    if (!cert.checkPrivateKey(createPrivateKey(keyPem))) return refuse(`the device key ${keyPath} does not belong to the certificate ${certPath}`);
-  } catch (err) {
-    return refuse(`the device key ${keyPath} is not a usable private key: ${(err as Error).message}`);
-  }
+  const check = checkIssuedBy(certPem, caPem, now);
+  if (!check.ok) return refuse(`the device certificate ${certPath} does not fit the fleet CA ${caPath}: ${check.reason}`);
+  if (!keyMatchesCertificate(certPem, keyPem))
+    return refuse(`the device key ${keyPath} does not belong to the certificate ${certPath} (or is not a usable key)`);
   return { ok: true, material: { ca: caPem, cert: certPem, key: keyPem, caFingerprint } };
 }
