@@ -10,3 +10,4 @@ export { openFleetCa, CA_FILES, CA_COMMON_NAME, type FleetCa } from './fleet-ca.
 export { issueCertificate, type CertificateRequest, type CertificateUsage, type IssuedCertificate } from './issue-certificate.js';
 export { provisionDeviceCertificate, provisionHubCertificate, RENEW_BEFORE_DAYS, type ProvisionedCertificate } from './provision-certificates.js';
 export { provisionFleetCertificates, type FleetCertificatesRequest, type FleetCertificatesReport } from './provision-fleet.js';
+export { createSelfSignedCertificate, type SelfSignedCertificate } from './self-signed-lazy.js';

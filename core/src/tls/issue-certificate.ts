@@ -1,6 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { isIP } from 'node:net';
-import { LookoutError } from '../errors/lookout-error.js';
+import { altNames, assertCommonName, subjectName } from './certificate-names.js';
 import type { FleetCa } from './fleet-ca.js';
 import { crypto, generateP256, P256, privateKeyPem, randomSerial, validity, x509 } from './x509-provider.js';
 
@@ -30,25 +29,15 @@ const EKU = { serverAuth: x509.ExtendedKeyUsage.serverAuth, clientAuth: x509.Ext
 
 /** Issues an end-entity certificate (CA:FALSE) on a new P-256 key, signed by the fleet CA. */
 export async function issueCertificate(ca: FleetCa, request: CertificateRequest): Promise<IssuedCertificate> {
-  // eslint-disable-next-line no-control-regex -- control characters are what the check refuses
-  if (request.commonName.length === 0 || request.commonName.length > 64 || /[\u0000-\u001f\u007f]/.test(request.commonName)) {
-    throw new LookoutError('argument_invalid', `a certificate's common name must be 1 to 64 printable characters: ${JSON.stringify(request.commonName)}`);
-  }
-  for (const ip of request.ips ?? []) {
-    if (isIP(ip) === 0) throw new LookoutError('argument_invalid', `"${ip}" is not an IP address`, { details: { ip } });
-  }
+  const subject = subjectName(request.commonName, 'Lookout');
+  const names = altNames(request.dnsNames, request.ips);
   const keys = await generateP256();
-  const names = [
-    ...(request.dnsNames ?? []).filter(isDnsName).map((value) => ({ type: 'dns' as const, value })),
-    ...(request.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
-  ];
   const { notBefore, notAfter } = validity(request.now ?? new Date(), request.days);
   const caNotAfter = ca.cert.notAfter;
   const cert = await x509.X509CertificateGenerator.create(
     {
       serialNumber: randomSerial(),
-      // An escaped DN string: the library's JSON form mangles values holding quotes or backslashes.
-      subject: `CN=${escapeDnValue(request.commonName)}, O=Lookout`,
+      subject,
       issuer: ca.cert.subjectName,
       notBefore,
       // Never past the CA: a certificate outliving its issuer would fail validation anyway.
@@ -71,20 +60,6 @@ export async function issueCertificate(ca: FleetCa, request: CertificateRequest)
     crypto,
   );
   const certPem = cert.toString('pem');
-  if (cert.subjectName.getField('CN')[0] !== request.commonName) {
-    throw new LookoutError('argument_invalid', `the common name ${JSON.stringify(request.commonName)} cannot be written into a certificate as it is`);
-  }
+  assertCommonName(cert, request.commonName);
   return { certPem, keyPem: await privateKeyPem(keys.privateKey), fingerprint: new X509Certificate(certPem).fingerprint256, notAfter: cert.notAfter };
-}
-
-/** RFC 4514 escaping of one attribute value. */
-function escapeDnValue(value: string): string {
-  return value
-    .replace(/[\\,+"<>;=]/g, (c) => `\\${c}`)
-    .replace(/^([ #])/, '\\$1')
-    .replace(/ $/, '\\ ');
-}
-
-export function isDnsName(s: string): boolean {
-  return /^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(s);
 }

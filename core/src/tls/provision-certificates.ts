@@ -3,7 +3,8 @@ import { writeFileAtomic } from '../paths/atomic-write.js';
 import { readIfThere } from './read-if-there.js';
 import { checkIssuedBy, commonNameOf, keyMatchesCertificate } from './certificate-check.js';
 import type { FleetCa } from './fleet-ca.js';
-import { isDnsName, issueCertificate, type CertificateUsage } from './issue-certificate.js';
+import { isDnsName } from './certificate-names.js';
+import { issueCertificate, type CertificateUsage } from './issue-certificate.js';
 import { deviceTlsPaths, HUB_CERT_COMMON_NAME, hubTlsPaths, type TlsPaths } from './tls-paths.js';
 
 export const DEVICE_CERT_DAYS = 730;
