@@ -7,6 +7,7 @@
 #   iproute2        `ip netns` and veth for tests that cross a network
 #   openssl         device certificates generated on first start in development
 #   g++ make python3  the toolchain node-gyp drives to build the native addon (native/) during npm install
+#   chromium        the browser the console's tests drive with playwright-core (which downloads none)
 # Idempotent: when every binary is there it prints one line and changes nothing. Package installs
 # never start daemons (tests start their own mosquitto and sshd): a temporary policy-rc.d refuses
 # them and the one that was there before, if any, is put back. Needs no stdin (CI).
@@ -24,6 +25,7 @@ declare -A PROVIDER=(
   [g++]=g++
   [make]=make
   [python3]=python3
+  [chromium]=chromium
 )
 
 have() {
@@ -44,7 +46,7 @@ missing_packages() {
 
 mapfile -t packages < <(missing_packages)
 if ((${#packages[@]} == 0)); then
-  echo "setup-system: ffmpeg, mosquitto, sshd, ssh-keygen, ip, openssl, g++, make and python3 are present; nothing to do"
+  echo "setup-system: ffmpeg, mosquitto, sshd, ssh-keygen, ip, openssl, g++, make, python3 and chromium are present; nothing to do"
   exit 0
 fi
 
