@@ -92,6 +92,15 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/stream/live/status?shadow=', field: 'query.shadow' },
   ],
   'GET /stream/live/info': [{ path: '/stream/live/info', field: 'query.target' }],
+  'POST /a2a/sign': [
+    { path: '/a2a/sign', init: { json: { path: '/a2a/query' } }, field: 'body.method' },
+    { path: '/a2a/sign', init: { json: { method: 'POST', path: '/a2a/query?q=peer_hello' } }, field: 'body.path' },
+    { path: '/a2a/sign', init: { json: { method: 'POST', path: '/a2a/query', query: { q: 5 } } }, field: 'body.query.q' },
+  ],
+  'POST /a2a/query': [
+    { path: '/a2a/query?q=peer_hello', init: { method: 'POST' }, field: 'query.target' },
+    { path: '/a2a/query?q=peer_goodbye&target=cam-1', init: { method: 'POST' }, field: 'query.q' },
+  ],
   'POST /tools/call': [
     { path: '/tools/call', init: { json: { tool: 'get_system_health', arguments: {} } }, field: 'query.target' },
     { path: '/tools/call?target=cam-1', init: { json: { arguments: {} } }, field: 'body.tool' },
@@ -156,8 +165,15 @@ describe('hub routes: 400s and OpenAPI', () => {
         const r = await api(hub.url, `${decl.path}?${extra}`);
         assert.equal(r.status, 200, `${decl.path}: ${r.text}`);
       } else {
-        const json = decl.path === '/camera/profile' ? { fps: 5 } : { tool: 'get_system_health', arguments: {} };
-        const r = await api(hub.url, `${decl.path}?target=cam-404&${extra}`, { method: decl.method, json });
+        const json =
+          decl.path === '/camera/profile'
+            ? { fps: 5 }
+            : decl.path === '/a2a/sign'
+              ? { method: 'POST', path: '/a2a/query' }
+              : { tool: 'get_system_health', arguments: {} };
+        // An unsigned /a2a/query answers 401 (not 400) once its own parameters are there.
+        const query = decl.path === '/a2a/query' ? 'q=peer_hello&target=cam-404' : 'target=cam-404';
+        const r = await api(hub.url, `${decl.path}?${query}&${extra}`, { method: decl.method, json });
         assert.notEqual(r.status, 400, `${decl.method} ${decl.path}: ${r.text}`);
       }
     }
