@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BACKEND_NAMES, describeDefaultChoice } from './backends/backend-records.js';
+import { SIM_CLASS_MAPS } from './backends/sim-class-map.js';
 
 const probability = z.coerce.number().min(0).max(1);
 
@@ -21,5 +22,9 @@ export const DetectorConfigSchema = z.object({
   SIM_DET_FP_RATE: z.coerce.number().min(0).max(20).default(0.02),
   SIM_DET_PERSON_CONFIDENCE: probability.optional().describe('base confidence of simulated persons'),
   SIM_DET_CONFIDENCE_SPREAD: probability.default(0.06),
+  SIM_DET_CLASS_MAP: z
+    .enum(SIM_CLASS_MAPS)
+    .default('production')
+    .describe('weights the sim back-end simulates: production, or omni15 (an Omni package remapped: plates 14, signs 15, for the text cascade)'),
 });
 export type DetectorConfig = z.output<typeof DetectorConfigSchema>;

@@ -28,6 +28,7 @@ export async function openBackend(config: DetectorConfig, dataDir: string): Prom
       missProbability: config.SIM_DET_MISS_RATE,
       falsePositiveRate: config.SIM_DET_FP_RATE,
       confidenceSpread: config.SIM_DET_CONFIDENCE_SPREAD,
+      classMap: config.SIM_DET_CLASS_MAP,
       ...(config.SIM_DET_PERSON_CONFIDENCE === undefined ? {} : { confidenceByClass: { '0': config.SIM_DET_PERSON_CONFIDENCE } }),
     },
   });

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { LookoutError, type Detection, hashSeed, seededRandom } from 'lookout/core';
 import type { Frame } from '../../../camera/src/service.js';
-import { productionClassMap } from '../model/class-remap.js';
-import { publishedClasses } from '../model/published-classes.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
 import { simRecord } from './records/sim.js';
+import { SIM_CLASS_MAPS, simClassMap, type SimClassMap } from './sim-class-map.js';
 
 /**
  * How far the simulated detector strays from the ground truth. Defaults resemble a decent detector
@@ -21,6 +20,7 @@ export const SimBackendOptionsSchema = z.strictObject({
   minVisibility: z.number().min(0).max(0.99).default(0.1).describe('below this visibility an object is never detected'),
   falsePositiveRate: z.number().min(0).max(20).default(0.02).describe('expected false detections per frame'),
   falsePositiveClasses: z.array(z.number().int().min(0)).min(1).default([0]),
+  classMap: z.enum(SIM_CLASS_MAPS).default('production').describe('the weights simulated: production, or omni15 (plates and signs as 14 and 15)'),
 });
 export type SimBackendOptions = z.input<typeof SimBackendOptionsSchema>;
 export type SimBackendSettings = z.output<typeof SimBackendOptionsSchema>;
@@ -28,6 +28,7 @@ export type SimBackendSettings = z.output<typeof SimBackendOptionsSchema>;
 export class SimDetectorBackend implements DetectorBackend {
   readonly name = simRecord.name;
   readonly settings: SimBackendSettings;
+  private readonly classMap: SimClassMap;
 
   constructor(options: SimBackendOptions = {}) {
     const parsed = SimBackendOptionsSchema.safeParse(options);
@@ -36,6 +37,7 @@ export class SimDetectorBackend implements DetectorBackend {
       throw new LookoutError('config_invalid', `sim detector options are invalid: ${list}`, { details: parsed.error.issues });
     }
     this.settings = parsed.data;
+    this.classMap = simClassMap(this.settings.classMap);
   }
 
   status(): BackendStatus {
@@ -45,9 +47,8 @@ export class SimDetectorBackend implements DetectorBackend {
       packageVersion: null,
       ontologyHash: null,
       trainJobId: null,
-      classMap: 'production',
-      // Ground truth carries production ids, so the sim publishes the production head's.
-      classes: publishedClasses(productionClassMap()),
+      classMap: this.classMap.name,
+      classes: [...this.classMap.classes],
       inputShape: [1, 3, 640, 640],
     };
   }
@@ -79,16 +80,17 @@ export class SimDetectorBackend implements DetectorBackend {
     const H = frame.height;
     const out: Detection[] = [];
     for (const obj of [...frame.truth].sort((a, b) => a.id - b.id)) {
+      const c = this.classMap.idOf(obj);
       const missDraw = rnd.next();
-      const conf = rnd.gaussian(s.confidenceByClass[String(obj.classId)] ?? s.defaultConfidence, s.confidenceSpread);
+      const conf = rnd.gaussian(s.confidenceByClass[String(c)] ?? s.defaultConfidence, s.confidenceSpread);
       const j = [rnd.gaussian(0, s.boxJitterPx), rnd.gaussian(0, s.boxJitterPx), rnd.gaussian(0, s.boxJitterPx), rnd.gaussian(0, s.boxJitterPx)];
-      if (obj.classId < 0) continue; // no production class: the production model has no head for it
+      if (c < 0) continue; // the simulated weights have no class for it (plates and signs on production)
       if (missDraw < this.missChance(obj.visibility)) continue;
       const box = clipBox([obj.box[0] + j[0], obj.box[1] + j[1], obj.box[2] + j[2], obj.box[3] + j[3]], W, H);
       if (!box) continue;
       // Partly hidden objects score lower, which is what makes a tracker's low-score stage matter.
       const p = clampP(conf * (0.55 + 0.45 * obj.visibility));
-      out.push({ c: obj.classId, p, b: box });
+      out.push({ c, p, b: box });
     }
     let falseCount = poisson(() => rnd.next(), s.falsePositiveRate);
     while (falseCount-- > 0) {

@@ -33,3 +33,31 @@ test("without RF_DETR_BACKEND, the package's config.json chooses: an onnx packag
     await cleanup();
   }
 });
+
+test('SIM_DET_CLASS_MAP picks the weights the sim back-end simulates; production by default; anything else is refused naming the choices', async () => {
+  const { dir, cleanup } = await scratchDir('lookout-detector-');
+  try {
+    for (const [env, map, plates] of [
+      [{}, 'production', false],
+      [{ SIM_DET_CLASS_MAP: 'omni15' }, 'omni15', true],
+    ] as const) {
+      const { backend, modelPath } = await openBackend(DetectorConfigSchema.parse(env), dir);
+      try {
+        assert.equal(modelPath, null);
+        assert.equal(backend.name, 'sim');
+        assert.equal(backend.status().classMap, map);
+        assert.equal(
+          backend.status().classes.some((c) => c.id === 14 && c.name === 'license_plate'),
+          plates,
+        );
+      } finally {
+        await backend.close();
+      }
+    }
+  } finally {
+    await cleanup();
+  }
+  const bad = DetectorConfigSchema.safeParse({ SIM_DET_CLASS_MAP: 'omni' });
+  assert.ok(!bad.success);
+  assert.match(bad.error.issues[0].message, /production.*omni15/);
+});

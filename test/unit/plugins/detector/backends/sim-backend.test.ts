@@ -1,5 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { packageRoot } from '../../../../../core/src/paths/package-root.js';
 import { DetectionSchema, type Detection } from '../../../../../core/src/contracts/detection.js';
 import { LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { SimDetectorBackend } from '../../../../../plugins/detector/src/backends/sim-backend.js';
@@ -181,4 +184,97 @@ test('status names the sim back-end and the production classes', () => {
   assert.deepEqual(status.classes[0], { id: 0, name: 'person', model_labels: ['person'] });
   assert.deepEqual(status.classes[11], { id: 11, name: 'knife', model_labels: ['knife'] });
   assert.deepEqual(status.inputShape, [1, 3, 640, 640]);
+});
+
+interface RecordedCase {
+  scenario: string;
+  options: { seed: number; falsePositiveRate: number; missProbability: number };
+  frame: { index: number; width: number; height: number; truth: GroundTruthObject[] };
+  dets: Detection[];
+}
+
+/** Recorded before the back-end had an Omni mode: truth in, dets out, so the scene renderer can change without touching this. */
+async function recordedCases(): Promise<RecordedCase[]> {
+  const path = join(packageRoot(), 'test', 'fixtures', 'detector', 'sim-production-dets.json');
+  return (JSON.parse(await readFile(path, 'utf8')) as { cases: RecordedCase[] }).cases;
+}
+
+function recordedFrame(c: RecordedCase): Frame {
+  return { ...c.frame, timestampMs: 0, format: 'bgr888', data: new Uint8Array(0) };
+}
+
+test('production mode, the default or named, gives exactly the detections recorded before the Omni mode existed', async () => {
+  const cases = await recordedCases();
+  assert.ok(cases.some((c) => c.scenario === 'plates-and-signs' && c.dets.length > 0));
+  for (const c of cases) {
+    const frame = recordedFrame(c);
+    assert.deepEqual(new SimDetectorBackend(c.options).detectSync(frame), c.dets, `${c.scenario} frame ${c.frame.index}`);
+    assert.deepEqual(new SimDetectorBackend({ ...c.options, classMap: 'production' }).detectSync(frame), c.dets);
+  }
+});
+
+const OMNI_SCENE_IDS: Record<string, number> = { license_plate: 14, sign: 15, car: 2, person: 0 };
+
+test('omni15: plates come out as 14 and signs as 15, the other classes with the same ids and noise as production', async () => {
+  const cases = await recordedCases();
+  let plates = 0;
+  let signs = 0;
+  for (const c of cases) {
+    const frame = recordedFrame(c);
+    const omni = new SimDetectorBackend({ ...c.options, classMap: 'omni15' }).detectSync(frame);
+    // Omni has no train, backpack, handbag, suitcase, cell phone or shotgun: those are not seen.
+    const omniLacks = new Set([4, 6, 7, 8, 9, 13]);
+    assert.deepEqual(
+      omni.filter((d) => d.c !== 14 && d.c !== 15),
+      c.dets.filter((d) => !omniLacks.has(d.c)),
+      `${c.scenario} frame ${c.frame.index}`,
+    );
+    plates += omni.filter((d) => d.c === 14).length;
+    signs += omni.filter((d) => d.c === 15).length;
+  }
+  assert.ok(plates > 0 && signs > 0, `plates ${plates}, signs ${signs}`);
+
+  // Without noise each plate and sign is detected on its own box with its class.
+  const frame = frameOf('plates-and-signs', 10);
+  const exact = new SimDetectorBackend({ boxJitterPx: 0, confidenceSpread: 0, missProbability: 0, falsePositiveRate: 0, minVisibility: 0, classMap: 'omni15' });
+  const dets = exact.detectSync(frame);
+  assert.equal(dets.length, frame.truth!.length, 'every object of the scene is an Omni class');
+  for (const obj of frame.truth!) {
+    const c = OMNI_SCENE_IDS[obj.label];
+    assert.notEqual(c, undefined, obj.label);
+    const d = dets.find((x) => x.c === c && x.b.every((v, k) => v === obj.box[k]));
+    assert.ok(d, `${obj.label} ${obj.id} detected as ${c} on its box`);
+  }
+  assert.equal(dets.filter((d) => d.c === 15).length, 2, 'both signs');
+});
+
+test('omni15: a scene gun is an Omni handgun, published as gun (10); Omni-less classes are not seen', () => {
+  const frame = frameOf('weapon-appears', 8);
+  const gun = frame.truth!.find((o) => o.label === 'gun');
+  assert.ok(gun, 'the scene shows a gun');
+  const exact = { boxJitterPx: 0, confidenceSpread: 0, missProbability: 0, falsePositiveRate: 0, minVisibility: 0 };
+  const omni = new SimDetectorBackend({ ...exact, classMap: 'omni15' }).detectSync(frame);
+  assert.ok(omni.some((d) => d.c === 10 && d.b.every((v, k) => v === gun.box[k])));
+  const lacking = { ...frame, truth: frame.truth!.map((o) => ({ ...o, label: 'train', classId: 4 })) };
+  assert.deepEqual(new SimDetectorBackend({ ...exact, classMap: 'omni15' }).detectSync(lacking), []);
+  assert.equal(new SimDetectorBackend(exact).detectSync(lacking).length, frame.truth!.length, 'production sees trains');
+});
+
+test('omni15 status: the Omni map through its remap, license_plate and sign named by the model labels', () => {
+  const status = new SimDetectorBackend({ classMap: 'omni15' }).status();
+  assert.equal(status.classMap, 'omni15');
+  assert.deepEqual(status.classes, [
+    { id: 0, name: 'person', model_labels: ['person'] },
+    { id: 1, name: 'bicycle', model_labels: ['bicycle'] },
+    { id: 2, name: 'car', model_labels: ['car'] },
+    { id: 3, name: 'bus', model_labels: ['bus'] },
+    { id: 5, name: 'truck', model_labels: ['truck'] },
+    { id: 10, name: 'gun', model_labels: ['handgun'] },
+    { id: 11, name: 'knife', model_labels: ['knife'] },
+    { id: 12, name: 'rifle', model_labels: ['rifle'] },
+    { id: 14, name: 'license_plate', model_labels: ['license_plate'] },
+    { id: 15, name: 'sign', model_labels: ['sign'] },
+  ]);
+  assert.ok(!new SimDetectorBackend().status().classes.some((c) => c.model_labels.includes('license_plate')), 'production has no plates');
+  assert.throws(() => new SimDetectorBackend({ classMap: 'custom' as never }), /classMap/);
 });
