@@ -41,6 +41,7 @@ export { LastWillToken, type LastWill } from './plugin/last-will.js';
 export { deviceInfo, surfacePort, type DeviceInfo, type PluginReport, type PluginState } from './plugin/device-info.js';
 export { packageRoot, packageVersion } from './paths/package-root.js';
 export { writeFileAtomic } from './paths/atomic-write.js';
+export * from './ssh/index.js';
 export { setOwn } from './json/own-key.js';
 export { reply, isRouteReply, ROUTE_REPLY, type TaggedRouteReply } from './hub-routes/route-reply.js';
 export type { RouteEntry } from './hub-routes/route-registry.js';
@@ -74,6 +75,7 @@ export { storageHealth, volumeUsage, type StorageThresholds, type VolumeUsage } 
 export { mapBounded } from './util/map-bounded.js';
 export { PEER_DIRECTORY_FILTER } from './auth/bus-acl.js';
 export { checkIssuedBy, keyMatchesCertificate, commonNameOf, type CertificateCheck } from './tls/certificate-check.js';
+export { createSelfSignedCertificate, type SelfSignedCertificate } from './tls/self-signed-lazy.js';
 export { deviceTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls/tls-paths.js';
 export { fleetMeshKey, fleetA2aKey } from './auth/fleet-keys.js';
 export { signA2a, verifyA2a, canonicalA2aString, canonicalQuery, A2A_HEADERS, A2A_SCHEME, A2A_WINDOW_S } from './auth/a2a-signature.js';

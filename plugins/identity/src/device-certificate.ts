@@ -1,9 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { type Logger } from 'lookout/core';
+import { createSelfSignedCertificate, type Logger } from 'lookout/core';
 import { saveCertificateFiles, type CertificateMaterial } from './certificate-files.js';
-import { createSelfSignedCertificate } from './self-signed-cert.js';
 
 export interface DeviceCertificate {
   certPath: string;
@@ -54,7 +53,7 @@ export async function ensureDeviceCertificate(options: {
     log.warn({ certPath }, problem);
     return { certPath, keyPath, fingerprint: null, generated: false, problem };
   }
-  const made = createSelfSignedCertificate({
+  const made = await createSelfSignedCertificate({
     commonName: options.commonName,
     ...(options.dnsNames ? { dnsNames: options.dnsNames } : {}),
     ...(options.ips ? { ips: options.ips } : {}),

@@ -8,7 +8,7 @@ import { MemoryBus } from '../../../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../../../core/src/log/logger.js';
 import { loadPlugins, type LoadedRuntime } from '../../../../core/src/plugin/loader.js';
 import identity from '../../../../plugins/identity/src/index.js';
-import { createSelfSignedCertificate } from '../../../../plugins/identity/src/self-signed-cert.js';
+import { createSelfSignedCertificate } from '../../../../core/src/tls/self-signed-lazy.js';
 import { cannotMount, mountSmallFilesystem, type SmallFilesystem } from '../../../support/small-filesystem.js';
 import { waitFor } from '../../../support/wait-for.js';
 
@@ -82,7 +82,7 @@ describe('identity on a full data filesystem', { skip: cannotMount() }, () => {
     try {
       assert.equal(state(loaded).state, 'degraded');
       disk!.free();
-      const provisioned = createSelfSignedCertificate({ commonName: 'provisioned' });
+      const provisioned = await createSelfSignedCertificate({ commonName: 'provisioned' });
       await writeFile(join(config, 'shadow_peer.crt'), provisioned.certPem);
       await waitFor(() => /another certificate was provisioned/.test(state(loaded).message ?? ''), 'identity to notice the provisioned certificate');
       assert.equal(state(loaded).state, 'degraded');
