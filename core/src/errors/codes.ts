@@ -90,6 +90,13 @@ export const ERROR_CODES = {
   ssh_auth_failed: { status: 502, message: 'the device refused the SSH credentials' },
   ssh_failed: { status: 502, message: 'the SSH connection or command failed' },
   ssh_timeout: { status: 504, message: 'the device did not answer over SSH in time' },
+  // operator CLI over SSH (lookout apply-layer, push-models, deploy, soak-gate)
+  device_storage_full: { status: 507, message: 'the device has not enough free space for the copy' },
+  transfer_corrupt: { status: 502, message: 'the copy on the device does not match the local file (SHA-256)' },
+  device_not_back: { status: 504, message: 'the device did not report back with the expected hello after a restart' },
+  deploy_rolled_back: { status: 502, message: 'the new release did not come up; the previous one was restored' },
+  soak_gate_failed: { status: 409, message: 'the soak gate failed: temperature or encoder growth out of bounds' },
+  bundle_invalid: { status: 400, message: 'a release bundle cannot be read' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
