@@ -95,6 +95,8 @@ export default definePlugin({
     ctx.services.provide(DEVICE_TOOLS, {
       call: (device, tool, args, signal) => forwardCall(deps, device, tool, args, signal),
       enrichedHealth: (device, signal, tool = 'get_system_health') => enrichedCall(device, tool, {}, signal),
+      listTools: (device, signal) =>
+        pool.listTools({ url: device.toolUrl!, deviceId: device.deviceId }, { timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, signal }),
       addFallback(tool, fallback) {
         fallbacks.set(tool, fallback);
         return () => {

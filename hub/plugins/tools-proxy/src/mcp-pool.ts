@@ -5,6 +5,16 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { LookoutError } from 'lookout/core';
 import { toolTraitsOf, type ToolTraits } from './tool-traits.js';
 
+/** One tool as tools/list gives it (MCP 2025-11-25). */
+export interface ListedTool {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: { type: 'object'; properties?: Record<string, unknown>; required?: string[]; [key: string]: unknown };
+  outputSchema?: Record<string, unknown>;
+  annotations?: Record<string, unknown>;
+}
+
 export interface ToolCallResult {
   content?: unknown[];
   structuredContent?: Record<string, unknown>;
@@ -108,6 +118,33 @@ export class McpClientPool {
       throw err;
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The device's tools/list as it answers it now (names, descriptions, input schemas, annotations),
+   * on the pooled client; failures map as `call`'s do (device_timeout, device_auth_refused, device_unreachable).
+   */
+  async listTools(target: PoolTarget, options: { timeoutMs: number; signal: AbortSignal }): Promise<ListedTool[]> {
+    const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal]);
+    try {
+      const entry = this.entry(target, signal, options.timeoutMs);
+      const { tools } = await (await entry.client).listTools(undefined, { signal, timeout: options.timeoutMs });
+      entry.tools = new Map(tools.map((t) => [t.name, toolTraitsOf(t)]));
+      entry.listedAt = Date.now();
+      this.options.onToolsListed?.(target.deviceId, entry.tools);
+      return tools;
+    } catch (err) {
+      if (options.signal.aborted) throw err;
+      const auth = isAuthRefusal(err);
+      if (auth || isTransportFailure(err) || signal.aborted || isTimeout(err)) void this.drop(target);
+      if (signal.aborted || isTimeout(err)) {
+        throw new LookoutError('device_timeout', `the device at ${target.url} did not list its tools within ${options.timeoutMs} ms`, { cause: err });
+      }
+      if (auth) throw new LookoutError('device_auth_refused', `the device at ${target.url} refused the hub's tool credential`, { cause: err });
+      if (isTransportFailure(err))
+        throw new LookoutError('device_unreachable', `the device at ${target.url} cannot be reached: ${describe(err)}`, { cause: err });
+      throw err;
     }
   }
 

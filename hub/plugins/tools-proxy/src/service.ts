@@ -1,5 +1,6 @@
 import { serviceToken, type LookoutError } from 'lookout/core';
 import type { Enrichment } from './health-enrichment.js';
+import type { ListedTool } from './mcp-pool.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 
 /** What one tool call on a device came to when the device answered: its result, or its own failure. */
@@ -24,8 +25,12 @@ export interface DeviceTools {
    * readiness checks read. Rejects as `call` does when the device did not answer at all.
    */
   enrichedHealth(device: RegisteredDevice, signal: AbortSignal, tool?: 'get_system_health' | 'get_device_health'): Promise<EnrichedOutcome>;
+  /** The device's tools/list (names, descriptions, input JSON Schemas, annotations), within the hub's tool timeout. */
+  listTools(device: RegisteredDevice, signal: AbortSignal): Promise<ListedTool[]>;
   /** Registers the fallback of a tool; returns its removal. */
   addFallback(tool: string, fallback: ToolFallback): () => void;
 }
+
+export type { ListedTool };
 
 export const DEVICE_TOOLS = serviceToken<DeviceTools>('device-tools');

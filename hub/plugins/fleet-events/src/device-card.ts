@@ -1,0 +1,57 @@
+import type { EntryView } from '../../bus-cache/src/service.js';
+
+export type Presence = 'online' | 'offline' | 'stale';
+
+/** What a fleet view card shows of a device, from the bus cache's entry. */
+export interface DeviceCard {
+  device_id: string;
+  presence: Presence;
+  online: boolean;
+  /** When it went offline (its offline status or last-will arrived); null while online. */
+  offline_since: string | null;
+  last_seen_at: string | null;
+  age_s: number;
+  role: string | null;
+  thermal_state: string | null;
+  die_temp_c: number | null;
+  camera_fps: number | null;
+  detection_fps: number | null;
+  detection: string | null;
+  person_count: number | null;
+  storage_health: string | null;
+  plugins: unknown[] | null;
+}
+
+export function presenceOf(view: EntryView): Presence {
+  if (view.online) return 'online';
+  return view.status?.state === 'offline' ? 'offline' : 'stale';
+}
+
+export function cardOf(view: EntryView): DeviceCard {
+  const telemetry = objectOr(view.payload?.telemetry);
+  const status = view.status ?? {};
+  return {
+    device_id: view.device_id,
+    presence: presenceOf(view),
+    online: view.online,
+    offline_since: view.offline_since,
+    last_seen_at: view.last_seen_at,
+    age_s: view.age_s,
+    role: str(view.payload?.camera_id) ?? str(view.health?.role),
+    // Telemetry comes every second, the retained status on changes: the newer reading first.
+    thermal_state: str(telemetry.thermal_state) ?? str(status.thermal_state),
+    die_temp_c: num(telemetry.die_temp) ?? num(status.die_temp_c),
+    camera_fps: num(telemetry.camera_fps),
+    detection_fps: num(telemetry.fps),
+    detection: view.detection,
+    person_count: view.person_count,
+    storage_health: str(view.health?.storage_health),
+    plugins: Array.isArray(status.plugins) ? status.plugins : null,
+  };
+}
+
+function objectOr(v: unknown): Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
