@@ -1,0 +1,203 @@
+import { PassThrough } from 'node:stream';
+import { LookoutError } from 'lookout/core';
+import { codecOf, fragment, initSegment } from './fmp4-muxer.js';
+import { H264Depacketizer, type AccessUnit } from './h264-depacketizer.js';
+import { spsSize } from './h264-sps.js';
+import { rtspPlay, type RtspPlaying } from './rtsp-client.js';
+
+export interface LiveFeedOptions {
+  deviceId: string;
+  url: string;
+  user?: string;
+  password?: string;
+  connectTimeoutMs: number;
+  /** Unread bytes a viewer may lag behind before it is cut off. */
+  maxViewerBufferBytes: number;
+  /** Bound on the pictures kept since the latest keyframe (what a new viewer starts with). */
+  maxGopBytes: number;
+  /** How long the feed stays open with no viewer. */
+  idleMs: number;
+  onClose(feed: LiveFeed, error: Error | undefined): void;
+}
+
+interface Viewer {
+  stream: PassThrough;
+}
+
+const NAL_SEI_OR_DATA = new Set([1, 2, 3, 4, 5, 6]);
+
+/**
+ * One device's H.264 preview, read once over RTSP and remuxed (never decoded) into fragmented MP4
+ * for every viewer: each new viewer gets the init segment and the pictures since the latest
+ * keyframe, then every new picture. A viewer that reads too slowly is cut off; with no viewer left
+ * the feed closes after `idleMs`.
+ */
+export class LiveFeed {
+  private rtsp: RtspPlaying | undefined;
+  private readonly viewers = new Set<Viewer>();
+  private sps: Buffer | undefined;
+  private pps: Buffer | undefined;
+  private init: Buffer | undefined;
+  private codec: string | undefined;
+  private gop: Buffer[] = [];
+  private gopBytes = 0;
+  private sequence = 1;
+  private firstTime: number | undefined;
+  private lastTime: number | undefined;
+  private unwrapped = 0;
+  private duration = 9000;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readyWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private closed = false;
+  private failure: Error | undefined;
+  readonly started: Promise<void>;
+  fragments = 0;
+
+  constructor(private readonly o: LiveFeedOptions) {
+    const depacketizer = new H264Depacketizer((au) => this.onAccessUnit(au));
+    this.started = rtspPlay({
+      url: o.url,
+      ...(o.user !== undefined ? { user: o.user } : {}),
+      ...(o.password !== undefined ? { password: o.password } : {}),
+      timeoutMs: o.connectTimeoutMs,
+      onRtp: (p) => depacketizer.push(p),
+      onClose: (err) => this.close(err ?? new LookoutError('live_stream_unavailable', `the camera ended the RTSP stream of ${o.deviceId}`)),
+    }).then(
+      (playing) => {
+        if (this.closed) return playing.close();
+        this.rtsp = playing;
+        this.fromSdp(playing.sdp);
+      },
+      (err: Error) => this.close(err),
+    );
+    this.armIdle();
+  }
+
+  get viewerCount(): number {
+    return this.viewers.size;
+  }
+
+  /** Resolves with the codecs parameter once the first keyframe made the init segment. */
+  async ready(timeoutMs: number, signal: AbortSignal): Promise<string> {
+    if (this.codec && this.gop.length > 0) return this.codec;
+    if (this.closed) throw this.failure ?? new LookoutError('live_stream_unavailable', 'the live feed is closed');
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => done(new LookoutError('live_stream_unavailable', `no keyframe from ${this.o.deviceId}'s H.264 preview within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      const onAbort = () => done(new LookoutError('live_stream_unavailable', 'the request was cancelled'));
+      const waiter = { resolve: () => done(undefined), reject: (e: Error) => done(e) };
+      const done = (err: Error | undefined) => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        this.readyWaiters = this.readyWaiters.filter((w) => w !== waiter);
+        if (err) reject(err);
+        else resolve();
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.readyWaiters.push(waiter);
+    });
+    return this.codec!;
+  }
+
+  /** A new viewer's stream: init segment, the current GOP, then live fragments. */
+  addViewer(): PassThrough {
+    const stream = new PassThrough();
+    const viewer = { stream };
+    this.viewers.add(viewer);
+    clearTimeout(this.idleTimer);
+    const remove = () => {
+      if (!this.viewers.delete(viewer)) return;
+      if (this.viewers.size === 0) this.armIdle();
+    };
+    stream.on('close', remove);
+    stream.on('error', remove);
+    if (this.init) stream.write(this.init);
+    for (const f of this.gop) stream.write(f);
+    return stream;
+  }
+
+  close(error?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.failure = error;
+    clearTimeout(this.idleTimer);
+    this.rtsp?.close();
+    for (const w of this.readyWaiters) w.reject(error ?? new LookoutError('live_stream_unavailable', 'the live feed closed'));
+    this.readyWaiters = [];
+    // Viewers see their stream end; the console reconnects and gets a fresh feed.
+    for (const v of this.viewers) v.stream.end();
+    this.viewers.clear();
+    this.o.onClose(this, error);
+  }
+
+  private armIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => {
+      if (this.viewers.size === 0) this.close();
+    }, this.o.idleMs);
+  }
+
+  /** sprop-parameter-sets and the frame rate from the SDP: the init segment can be made before an in-band SPS. */
+  private fromSdp(sdp: string): void {
+    const sets = /sprop-parameter-sets=([A-Za-z0-9+/=]+),([A-Za-z0-9+/=]+)/.exec(sdp);
+    if (sets) {
+      this.sps ??= Buffer.from(sets[1], 'base64');
+      this.pps ??= Buffer.from(sets[2], 'base64');
+    }
+    const fps = Number(/^a=framerate:([\d.]+)/m.exec(sdp)?.[1]);
+    if (fps > 0) this.duration = Math.round(90_000 / fps);
+  }
+
+  private onAccessUnit(au: AccessUnit): void {
+    if (this.closed) return;
+    const sps = au.nals.find((n) => (n[0] & 0x1f) === 7);
+    const pps = au.nals.find((n) => (n[0] & 0x1f) === 8);
+    if (sps && this.sps && !sps.equals(this.sps) && this.init) {
+      // New parameter sets (the profile changed size): viewers need a new init segment, so they reconnect.
+      return this.close(new LookoutError('live_stream_unavailable', 'the stream changed its parameter sets'));
+    }
+    if (sps) this.sps = sps;
+    if (pps) this.pps = pps;
+    if (!this.init) {
+      if (!au.keyframe || !this.sps || !this.pps) return;
+      const size = spsSize(this.sps) ?? { width: 0, height: 0 };
+      this.init = initSegment(this.sps, this.pps, size.width, size.height);
+      this.codec = codecOf(this.sps);
+    }
+    const time = this.decodeTime(au.rtpTime);
+    const nals = au.nals.filter((n) => NAL_SEI_OR_DATA.has(n[0] & 0x1f));
+    const frag = fragment(this.sequence++, time, this.duration, nals, au.keyframe);
+    this.fragments++;
+    if (au.keyframe) {
+      this.gop = [];
+      this.gopBytes = 0;
+    }
+    if (this.gopBytes + frag.length <= this.o.maxGopBytes) {
+      this.gop.push(frag);
+      this.gopBytes += frag.length;
+    }
+    for (const v of this.viewers) {
+      if (v.stream.readableLength + v.stream.writableLength > this.o.maxViewerBufferBytes) v.stream.end();
+      else v.stream.write(frag);
+    }
+    if (au.keyframe) for (const w of [...this.readyWaiters]) w.resolve();
+  }
+
+  /** RTP time (32 bits, wrapping) to ticks since the first picture; the duration follows the measured spacing. */
+  private decodeTime(rtpTime: number): number {
+    if (this.firstTime === undefined || this.lastTime === undefined) {
+      this.firstTime = rtpTime;
+      this.lastTime = rtpTime;
+      return 0;
+    }
+    const delta = (rtpTime - this.lastTime) >>> 0;
+    this.lastTime = rtpTime;
+    if (delta > 0 && delta < 90_000 * 10) {
+      this.unwrapped += delta;
+      this.duration = delta;
+    } else this.unwrapped += this.duration;
+    return this.unwrapped;
+  }
+}

@@ -1,0 +1,212 @@
+import { connect, type Socket } from 'node:net';
+import { LookoutError } from 'lookout/core';
+import { digestAuthorization, parseChallenge } from './digest.js';
+
+export interface RtspResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+export interface RtspPlayOptions {
+  /** `rtsp://host:port/path`, without credentials (they are never put in a URL). */
+  url: string;
+  user?: string;
+  password?: string;
+  timeoutMs: number;
+  /** Each RTP packet of the video track (interleaved channel 0). */
+  onRtp(packet: Buffer): void;
+  onClose(error: Error | undefined): void;
+}
+
+export interface RtspPlaying {
+  sdp: string;
+  close(): void;
+}
+
+const KEEPALIVE_MS = 20_000;
+const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+/**
+ * A minimal RTSP/1.0 client (RFC 2326) for one H.264 preview: DESCRIBE (Digest sign-in when asked),
+ * SETUP with RTP interleaved on the same TCP connection, PLAY, and GET_PARAMETER as a keep-alive.
+ * The hub reads the stream itself so that the camera's password goes in a header, never into a
+ * command line (ffmpeg takes RTSP credentials only in its URL argument).
+ */
+export async function rtspPlay(o: RtspPlayOptions): Promise<RtspPlaying> {
+  const target = new URL(o.url);
+  const socket = await open(target, o.timeoutMs);
+  const conn = new RtspConnection(socket, o);
+  try {
+    const describe = await conn.request('DESCRIBE', o.url, { Accept: 'application/sdp' });
+    const sdp = describe.body.toString('utf8');
+    const base = describe.headers['content-base'] ?? `${o.url}/`;
+    const control = /^a=control:(.+)$/m.exec(sdp.split(/^m=/m)[1] ?? '')?.[1]?.trim() ?? '';
+    const trackUrl = /^rtsp:\/\//i.test(control) ? control : new URL(control, base.endsWith('/') ? base : `${base}/`).toString();
+    const setup = await conn.request('SETUP', trackUrl, { Transport: 'RTP/AVP/TCP;unicast;interleaved=0-1' });
+    conn.session = setup.headers.session?.split(';')[0]?.trim();
+    if (!conn.session) throw new LookoutError('live_stream_unavailable', `the camera's SETUP answer has no Session header`);
+    await conn.request('PLAY', o.url, { Range: 'npt=0.000-' });
+    conn.startKeepalive(o.url);
+    return { sdp, close: () => conn.close() };
+  } catch (err) {
+    conn.close();
+    throw err;
+  }
+}
+
+function open(target: URL, timeoutMs: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port || 554) });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new LookoutError('device_timeout', `no RTSP connection to ${target.host} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.setNoDelay(true);
+      resolve(socket);
+    });
+    socket.once('error', (err) => {
+      clearTimeout(timer);
+      reject(new LookoutError('device_unreachable', `RTSP connection to ${target.host} failed: ${err.message}`));
+    });
+  });
+}
+
+class RtspConnection {
+  session: string | undefined;
+  private cseq = 0;
+  private nc = 0;
+  private challenge: Record<string, string> | undefined;
+  private buffer: Buffer = Buffer.alloc(0);
+  private pending: { resolve: (r: RtspResponse) => void; reject: (e: Error) => void; timer: NodeJS.Timeout } | undefined;
+  private keepalive: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly o: RtspPlayOptions,
+  ) {
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', (err) => this.end(err));
+    socket.on('close', () => this.end(undefined));
+  }
+
+  /** Sends a request; a 401 with a Digest challenge is answered once with the credentials. */
+  async request(method: string, url: string, headers: Record<string, string>): Promise<RtspResponse> {
+    let res = await this.send(method, url, headers);
+    if (res.status === 401 && this.o.password !== undefined) {
+      this.challenge = parseChallenge(res.headers['www-authenticate'] ?? '');
+      if (this.challenge) res = await this.send(method, url, headers);
+    }
+    if (res.status !== 200) {
+      const code = res.status === 401 ? 'device_auth_refused' : res.status === 404 ? 'live_stream_unavailable' : 'live_stream_unavailable';
+      throw new LookoutError(
+        code,
+        `the camera answered ${method} with ${res.status}${res.status === 401 ? ' (its RTSP credentials: LOOKOUT_LIVE_RTSP_USER, LOOKOUT_LIVE_RTSP_PASSWORD)' : ''}`,
+        {
+          details: { method, status: res.status },
+        },
+      );
+    }
+    return res;
+  }
+
+  startKeepalive(url: string): void {
+    this.keepalive = setInterval(() => {
+      this.send('GET_PARAMETER', url, {}).catch(() => undefined);
+    }, KEEPALIVE_MS);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    if (this.session && !this.socket.destroyed) {
+      this.socket.write(this.format('TEARDOWN', this.o.url, {}));
+      this.socket.end();
+    }
+    this.end(undefined);
+  }
+
+  private send(method: string, url: string, headers: Record<string, string>): Promise<RtspResponse> {
+    if (this.closed) return Promise.reject(new LookoutError('live_stream_unavailable', 'the RTSP connection is closed'));
+    if (this.pending) return Promise.reject(new LookoutError('live_stream_unavailable', 'an RTSP request is already waiting'));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending = undefined;
+        reject(new LookoutError('device_timeout', `the camera did not answer ${method} within ${this.o.timeoutMs} ms`));
+        this.close();
+      }, this.o.timeoutMs);
+      this.pending = { resolve, reject, timer };
+      this.socket.write(this.format(method, url, headers));
+    });
+  }
+
+  private format(method: string, url: string, headers: Record<string, string>): string {
+    const all: Record<string, string> = { CSeq: String(++this.cseq), 'User-Agent': 'lookout-hub', ...headers };
+    if (this.session) all.Session = this.session;
+    if (this.challenge && this.o.password !== undefined) {
+      all.Authorization = digestAuthorization(this.challenge, this.o.user ?? 'admin', this.o.password, method, url, ++this.nc);
+    }
+    return `${method} ${url} RTSP/1.0\r\n${Object.entries(all)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n')}\r\n\r\n`;
+  }
+
+  private onData(chunk: Buffer): void {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    for (;;) {
+      if (this.buffer.length === 0) return;
+      if (this.buffer[0] === 0x24) {
+        // `$`, channel, 16-bit length: an interleaved RTP (even channel) or RTCP (odd) packet.
+        if (this.buffer.length < 4) return;
+        const length = this.buffer.readUInt16BE(2);
+        if (this.buffer.length < 4 + length) return;
+        const channel = this.buffer[1];
+        const packet = this.buffer.subarray(4, 4 + length);
+        this.buffer = this.buffer.subarray(4 + length);
+        if (channel === 0) this.o.onRtp(packet);
+        continue;
+      }
+      const headEnd = this.buffer.indexOf('\r\n\r\n');
+      if (headEnd < 0) {
+        if (this.buffer.length > MAX_MESSAGE_BYTES) this.end(new LookoutError('live_stream_unavailable', 'the camera sent an RTSP message too large'));
+        return;
+      }
+      const head = this.buffer.subarray(0, headEnd).toString('latin1').split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of head.slice(1)) {
+        const i = line.indexOf(':');
+        if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+      }
+      const length = Number(headers['content-length'] ?? 0);
+      if (!Number.isSafeInteger(length) || length < 0 || length > MAX_MESSAGE_BYTES) {
+        this.end(new LookoutError('live_stream_unavailable', 'the camera sent a bad RTSP Content-Length'));
+        return;
+      }
+      if (this.buffer.length < headEnd + 4 + length) return;
+      const body = Buffer.from(this.buffer.subarray(headEnd + 4, headEnd + 4 + length));
+      this.buffer = this.buffer.subarray(headEnd + 4 + length);
+      const status = Number(/^RTSP\/1\.0 (\d{3})/.exec(head[0] ?? '')?.[1] ?? 0);
+      const pending = this.pending;
+      this.pending = undefined;
+      if (pending) {
+        clearTimeout(pending.timer);
+        pending.resolve({ status, headers, body });
+      }
+    }
+  }
+
+  private end(error: Error | undefined): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.keepalive);
+    if (this.pending) {
+      clearTimeout(this.pending.timer);
+      this.pending.reject(error ?? new LookoutError('live_stream_unavailable', 'the camera closed the RTSP connection'));
+      this.pending = undefined;
+    }
+    this.socket.destroy();
+    this.o.onClose(error);
+  }
+}
