@@ -1,6 +1,4 @@
-import { parseArgs } from 'node:util';
-import { isLookoutError, LookoutError } from '../../core/src/errors/lookout-error.js';
-import { applyLayer } from '../../core/src/layers/layer-env.js';
+import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { LAYERS } from '../../core/src/layers/layers.js';
 import { LAYER_IDS } from '../../core/src/plugin/manifest.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
@@ -10,27 +8,22 @@ import { pluginsCommand } from './plugins-command.js';
 import { pruneRecordingsCommand } from './prune-recordings-command.js';
 import { readinessCommand } from './readiness-command.js';
 import { certsCommand } from './certs-command.js';
+import { applyLayerCommand } from './apply-layer-command.js';
+import { pushModelsCommand } from './push-models-command.js';
+import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
 export interface OperatorCommand {
   summary: string;
   usage: string;
+  /** Full help (options, examples, exit codes), shown by `lookout <command> --help`. */
+  help?: string;
   run(args: string[]): Promise<number>;
 }
 
 /** Subcommands of `lookout`; later ones (push-models, soak-gate, tap, prune) join this table. */
 export const COMMANDS: Record<string, OperatorCommand> = {
-  'apply-layer': {
-    summary: 'write a layer stack to a device data root (mirror first, then the durable file)',
-    usage: 'lookout apply-layer <layer> [--data-dir <dir>]',
-    async run(args) {
-      const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'data-dir': { type: 'string', default: '/' } } });
-      const alias = positionals[0];
-      if (!alias) throw new LookoutError('config_invalid', 'apply-layer needs a layer, e.g. `lookout apply-layer layer2`', { details: { usage: true } });
-      const result = await applyLayer(values['data-dir'], alias);
-      console.log(JSON.stringify(result));
-      return 0;
-    },
-  },
+  'apply-layer': applyLayerCommand,
+  'push-models': pushModelsCommand,
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,
@@ -58,7 +51,10 @@ export function helpText(): string {
     'Commands:',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}${c.summary}\n  ${' '.repeat(width)}${c.usage}`),
     '',
+    "`lookout <command> --help` shows a command's options and examples.",
     'The device runtime is `lookout-edge`, the hub `lookout-hub`; each has --help.',
+    '',
+    EXIT_CODES_HELP,
   ].join('\n');
 }
 
@@ -77,17 +73,14 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`unknown command "${name}"\n\n${helpText()}`);
     return 2;
   }
+  if (command.help && (rest.includes('--help') || rest.includes('-h'))) {
+    console.log(command.help);
+    return 0;
+  }
   try {
     return await command.run(rest);
   } catch (err) {
     console.error(isLookoutError(err) ? `${err.code}: ${err.message}` : `error: ${(err as Error).message}`);
-    return isUsageError(err) ? 2 : 1;
+    return exitCodeOf(err);
   }
-}
-
-/** A command-line mistake: ours (details.usage) or node's argument parser (unknown option, missing value). */
-function isUsageError(err: unknown): boolean {
-  if (isLookoutError(err)) return (err.details as { usage?: boolean } | undefined)?.usage === true;
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }

@@ -1,0 +1,52 @@
+import { isLookoutError } from '../../core/src/errors/lookout-error.js';
+
+/** `lookout`'s exit codes: one per kind of failure an operator (or a script) acts on differently. */
+export const EXIT = {
+  ok: 0,
+  failed: 1,
+  usage: 2,
+  authRefused: 3,
+  hostKey: 4,
+  unreachable: 5,
+  noSpace: 6,
+  checkFailed: 7,
+  rolledBack: 8,
+} as const;
+
+export const EXIT_CODES_HELP = `Exit codes:
+  0  done (a gate passed)
+  1  failed (the message says why)
+  2  usage: an unknown option, a missing or bad argument
+  3  the device refused the SSH credentials (DEVICE_PASSWORD or the key)
+  4  the device's host key is not pinned, or is another than the pinned one (refused before any credential is sent)
+  5  the device is unreachable: nothing listens, or no answer in time
+  6  not enough free space on the device (the figures are in the message)
+  7  a check failed: a checksum on the device, the soak gate, no hello with the new version or layer
+  8  deploy: the new release did not come up and the previous one was restored`;
+
+/** The exit code a failure gives. */
+export function exitCodeOf(err: unknown): number {
+  if (!isLookoutError(err)) {
+    const code = (err as { code?: unknown } | null)?.code;
+    return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_') ? EXIT.usage : EXIT.failed;
+  }
+  const details = (err.details ?? {}) as { usage?: boolean; unreachable?: boolean };
+  if (details.usage === true) return EXIT.usage;
+  switch (err.code) {
+    case 'ssh_auth_failed':
+      return EXIT.authRefused;
+    case 'ssh_host_key_unknown':
+    case 'ssh_host_key_changed':
+      return EXIT.hostKey;
+    case 'device_storage_full':
+      return EXIT.noSpace;
+    case 'transfer_corrupt':
+    case 'soak_gate_failed':
+    case 'device_not_back':
+      return EXIT.checkFailed;
+    case 'deploy_rolled_back':
+      return EXIT.rolledBack;
+    default:
+      return details.unreachable === true ? EXIT.unreachable : EXIT.failed;
+  }
+}
