@@ -10,6 +10,7 @@ import { readinessCommand } from './readiness-command.js';
 import { certsCommand } from './certs-command.js';
 import { applyLayerCommand } from './apply-layer-command.js';
 import { pushModelsCommand } from './push-models-command.js';
+import { deployCommand } from './deploy-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
 export interface OperatorCommand {
@@ -24,6 +25,7 @@ export interface OperatorCommand {
 export const COMMANDS: Record<string, OperatorCommand> = {
   'apply-layer': applyLayerCommand,
   'push-models': pushModelsCommand,
+  deploy: deployCommand,
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,
