@@ -16,7 +16,17 @@ const ONVIF_PASSWORD = process.env.ONVIF_PASSWORD ?? 'lookout-demo';
 const FLEET = [
   { id: 'sim-cam-1', image: 'camera', layer: 'layer2_tracker', role: 'front_door', scenario: 'people-crossing', labels: ['front_door', 'canary'] },
   { id: 'sim-cam-2', image: 'camera', layer: 'full', role: 'lobby', scenario: 'crowd-occlusion', labels: ['lobby'] },
-  { id: 'sim-cam-3', image: 'precision', layer: 'layer1_rfdetr', role: 'gate', scenario: 'plates-and-signs', labels: ['gate'] },
+  {
+    id: 'sim-cam-3',
+    image: 'precision',
+    layer: 'layer2_tracker',
+    role: 'gate',
+    scenario: 'plates-and-signs',
+    labels: ['gate'],
+    // The precision role's text cascade: routed here by SVC_DEVICE_ID (shadow2), on simulated Omni weights
+    // that have plate and sign classes; the plates are small in the frame, hence the lower box minimum.
+    env: { SIM_DET_CLASS_MAP: 'omni15', SVC_DEVICE_ID: 'sim-cam-3-shadow2', EDGE_V3_ENCODE_ONLY: '0', TROCR_MIN_BOX_PX: '3', TROCR_MAX_CROPS_PER_SEC: '2' },
+  },
 ];
 
 function newestMtime(dir) {
@@ -92,6 +102,7 @@ function startDevice(device, brokerUrl, credentials, meshKey) {
         LOOKOUT_MQTT_PASSWORD: credentials.password,
         // One mesh key for the demo fleet, derived from the hub's fleet secret (lookout device-credentials prints it too).
         MESH_KEY: meshKey,
+        ...device.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -123,15 +134,6 @@ async function main() {
     `${JSON.stringify({ bus_id: 'lookout-demo', devices: FLEET.map((d) => ({ device_id: d.id, labels: d.labels, roles: [d.role] })) }, null, 2)}\n`,
   );
 
-  const hub = await startHub({
-    port: Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))),
-    brokerPort: Number(process.env.LOOKOUT_BROKER_PORT ?? (await portOr(1883))),
-    dataDir: hubDir,
-    registryFile,
-    logger: createLogger({ name: 'lookout-hub', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
-    // The demo devices record on this machine: the hub reads their chunks from disk (real devices: over SFTP).
-    env: { LOOKOUT_MEDIA_LOCAL_RECORDINGS: join(work, 'devices', '{device}', 'data', 'recordings') },
-  });
   // The fleet CA and every demo device's certificate (the peer sidecars' mutual TLS), and the hub's
   // client certificate for signed peer queries: made once, kept while valid (lookout certs does the same).
   const { provisionFleetCertificates } = await import(join(root, 'dist', 'core', 'src', 'tls', 'provision-fleet.js'));
@@ -140,9 +142,23 @@ async function main() {
     devices: FLEET.map((d) => ({ deviceId: d.id, dataRoot: join(work, 'devices', d.id), ips: ['127.0.0.1'] })),
     hubDataDir: hubDir,
   });
+  const hub = await startHub({
+    port: Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))),
+    brokerPort: Number(process.env.LOOKOUT_BROKER_PORT ?? (await portOr(1883))),
+    dataDir: hubDir,
+    registryFile,
+    logger: createLogger({ name: 'lookout-hub', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
+    // The demo devices record on this machine: the hub reads their chunks from disk (real devices: over SFTP).
+    env: {
+      LOOKOUT_MEDIA_LOCAL_RECORDINGS: join(work, 'devices', '{device}', 'data', 'recordings'),
+      // The demo's tokenizer: a small test vocabulary (an operator points this at a TrOCR processor's files).
+      LOOKOUT_HUB_OCR_TOKENIZER_DIR: join(root, 'test', 'fixtures', 'trocr'),
+    },
+  });
   const { loadFleetSecret } = await import(join(root, 'dist', 'core', 'src', 'auth', 'fleet-secret.js'));
   const { fleetMeshKey } = await import(join(root, 'dist', 'core', 'src', 'auth', 'fleet-keys.js'));
   const meshKey = fleetMeshKey((await loadFleetSecret(hubDir, process.env.LOOKOUT_FLEET_SECRET || undefined, { create: false })).secret);
+  await ensureDemoTextModels(join(work, 'devices', 'sim-cam-3', 'data', 'models'));
   const devices = [];
   const stop = async () => {
     for (const d of devices) d.child.kill('SIGTERM');
@@ -168,6 +184,7 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
   fleet cache    ${u}/fleet/mqtt/latest
   registry       ${u}/fleet/registry
   fleet health   ${u}/fleet/health
+  text reads     ${u}/fleet/ocr?target=sim-cam-3
   readiness      ${u}/fleet/readiness   (summary ${u}/fleet/grade; node bin/lookout.js readiness --hub ${u})
   debug events   ${u}/debug/events?limit=20
   playback       ${u}/fleet/playback-ready?shadow=front_door&limit=5
@@ -193,6 +210,19 @@ Try:
   node bin/lookout.js verify-contract --mqtt-host 127.0.0.1 --mqtt-port ${new URL(hub.brokerUrl).port} --device-id sim-cam-1 --duration-s 5
 
 Ctrl-C stops everything.`);
+}
+
+/**
+ * The demo's TrOCR pair: no real weights ship with Lookout and nothing is downloaded, so the demo
+ * writes a small generated encoder/decoder of the spec's exact signatures (the tests' generator) on
+ * first start. Its reads are untrained tokens, but the whole cascade runs: crops, the decoder loop,
+ * events/ocr and the hub's text decoding.
+ */
+async function ensureDemoTextModels(dir) {
+  if (existsSync(join(dir, 'trocr_decoder.onnx')) && existsSync(join(dir, 'trocr_encoder.onnx'))) return;
+  const { buildTrocrPair, writeTrocrPair } = await import(join(root, 'dist', 'test', 'support', 'trocr-onnx-model.js'));
+  mkdirSync(dir, { recursive: true });
+  await writeTrocrPair(dir, buildTrocrPair({ seed: 11, eosAtStep: 7 }));
 }
 
 /** The playUrl of the first chunk sim-cam-1 records (chunks are 10 s in the demo), or null after a while. */
