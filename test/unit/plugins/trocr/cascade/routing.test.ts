@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { PRODUCTION_NAMED_LABELS } from '../../../../../core/src/contracts/production-classes.js';
 import { routingOf } from '../../../../../plugins/trocr/src/cascade/routing.js';
 import { textClasses } from '../../../../../plugins/trocr/src/cascade/signage-classes.js';
 
@@ -23,21 +24,6 @@ test('plates and signs are found through the remap by the model’s labels; the 
     { id: 14, label: 'license_plate' },
     { id: 15, label: 'sign' },
   ]);
-  const production = [
-    'person',
-    'bicycle',
-    'car',
-    'bus',
-    'train',
-    'truck',
-    'backpack',
-    'handbag',
-    'suitcase',
-    'cell_phone',
-    'gun',
-    'knife',
-    'rifle',
-    'shotgun',
-  ].map((name, id) => ({ id, name, model_labels: [name] }));
+  const production = PRODUCTION_NAMED_LABELS.map((name, id) => ({ id, name, model_labels: [name] }));
   assert.deepEqual(textClasses(production), [], 'production id 10 is gun, 11 knife: never read as text');
 });
