@@ -2,6 +2,7 @@
 # Installs the system packages Lookout's tests and `npm start` need on Debian (bookworm):
 #   ffmpeg          real transcodes, RTSP playback and snapshot tails in tests
 #   mosquitto       the external broker tests run beside the embedded one
+#   redis-server    the shared state of hub replicas (tests start their own on 127.0.0.1, in a temp dir)
 #   openssh-server  the sshd tests start for SSH/SFTP fallbacks (sshd in /usr/sbin)
 #   openssh-client  ssh-keygen for the host and client keys those tests make
 #   iproute2        `ip netns` and veth for tests that cross a network
@@ -18,6 +19,7 @@ declare -A PROVIDER=(
   [ffmpeg]=ffmpeg
   [ffprobe]=ffmpeg
   [/usr/sbin/mosquitto]=mosquitto
+  [/usr/bin/redis-server]=redis-server
   [/usr/sbin/sshd]=openssh-server
   [ssh-keygen]=openssh-client
   [ip]=iproute2
@@ -46,7 +48,7 @@ missing_packages() {
 
 mapfile -t packages < <(missing_packages)
 if ((${#packages[@]} == 0)); then
-  echo "setup-system: ffmpeg, mosquitto, sshd, ssh-keygen, ip, openssl, g++, make, python3 and chromium are present; nothing to do"
+  echo "setup-system: ffmpeg, mosquitto, redis-server, sshd, ssh-keygen, ip, openssl, g++, make, python3 and chromium are present; nothing to do"
   exit 0
 fi
 
