@@ -11,6 +11,7 @@ import { certsCommand } from './certs-command.js';
 import { applyLayerCommand } from './apply-layer-command.js';
 import { pushModelsCommand } from './push-models-command.js';
 import { deployCommand } from './deploy-command.js';
+import { soakGateCommand } from './soak-gate-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
 export interface OperatorCommand {
@@ -26,6 +27,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'apply-layer': applyLayerCommand,
   'push-models': pushModelsCommand,
   deploy: deployCommand,
+  'soak-gate': soakGateCommand,
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,

@@ -1,0 +1,172 @@
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { parseEnv } from '../../core/src/layers/env-file.js';
+import { DEVICE_PATHS } from '../../core/src/paths/device-path.js';
+import { EXIT_CODES_HELP } from './exit-codes.js';
+import type { OperatorCommand } from './lookout-cli.js';
+import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
+import type { DeviceSession } from './remote/device-session.js';
+
+const USAGE = 'lookout soak-gate <device> <minutes> [--interval-s 10] [--warn-c <C>] [--min-rate 0.9] [--root <dir>] [--json]';
+const ZONE = '/sys/class/thermal/thermal_zone0/temp';
+/** Where the gate leaves its pass marker on the device. */
+export const PASS_MARKER = '/data/config/soak_gate_pass.json';
+
+const HELP = `${USAGE}
+
+The soak gate (spec 02's soak_gate script): for <minutes>, polls the die temperature (the thermal
+zone the die-temp plugin reads, millidegrees) and the encoder's frame counter (encode.frames in the
+recorder's .h265_status) over SSH. It passes when every temperature stays below THERMAL_WARN and the
+encoder grew at least --min-rate of its fps over the window without stalling; then it writes a pass
+marker (time, layer, figures) to ${PASS_MARKER} on the device. On failure it says why and exits 7.
+
+Options:
+  <minutes>                  the window (fractions allowed: 0.5 is 30 s)
+  --interval-s <s>           seconds between polls (default 10)
+  --warn-c <C>               the THERMAL_WARN threshold (default THERMAL_WARN_C of the device's layer env, else 75)
+  --min-rate <r>             the least share of the encoder's fps the frame counter must grow by (default 0.9)
+  --stall-s <s>              the longest time the frame counter may stand still (default 30)
+  --temp-file <path>         the thermal zone on the device (default ${ZONE})
+  --recordings-dir <path>    where .h265_status lives on the device (default /data/recordings)
+  --json                     the verdict and figures as one JSON object
+
+${SSH_OPTIONS_HELP}
+
+Examples:
+  DEVICE_PASSWORD=… lookout soak-gate cam-1 30 --registry hub/registry.json
+  lookout soak-gate root@10.0.0.21 10 --interval-s 5 --warn-c 70 --json
+
+${EXIT_CODES_HELP}`;
+
+interface Sample {
+  at: number;
+  celsius: number;
+  frames: number;
+  fps: number;
+}
+
+function numberFlag(text: string, flag: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new LookoutError('config_invalid', `${flag}: a number from ${min} to ${max}, not "${text}"`, { details: { usage: true } });
+  return n;
+}
+
+async function sample(session: DeviceSession, tempFile: string, statusFile: string): Promise<Sample> {
+  const [tempText, statusText] = await Promise.all([session.readText(tempFile), session.readText(statusFile)]);
+  if (tempText === undefined)
+    throw new LookoutError('soak_gate_failed', `${session.where}: no die temperature at ${tempFile}`, { details: { file: tempFile } });
+  if (statusText === undefined)
+    throw new LookoutError('soak_gate_failed', `${session.where}: no ${statusFile}: the recorder is not running`, { details: { file: statusFile } });
+  const milli = Number(tempText.trim());
+  let encode: { frames?: unknown; fps?: unknown } | undefined;
+  try {
+    encode = (JSON.parse(statusText) as { encode?: { frames?: unknown; fps?: unknown } }).encode;
+  } catch {
+    // Rewritten as it was read is not possible (atomic writes): a malformed file is a failure below.
+  }
+  if (!Number.isFinite(milli) || typeof encode?.frames !== 'number' || typeof encode.fps !== 'number') {
+    throw new LookoutError(
+      'soak_gate_failed',
+      `${session.where}: ${Number.isFinite(milli) ? statusFile : tempFile} cannot be read as a temperature or encoder status`,
+    );
+  }
+  return { at: Date.now(), celsius: milli / 1000, frames: encode.frames, fps: encode.fps };
+}
+
+export const soakGateCommand: OperatorCommand = {
+  summary: 'soak gate: die temperature below THERMAL_WARN and encoder growth at its rate for N minutes over SSH; a pass marker on the device',
+  usage: USAGE,
+  help: HELP,
+  async run(args) {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        ...SSH_OPTIONS,
+        'interval-s': { type: 'string', default: '10' },
+        'warn-c': { type: 'string' },
+        'min-rate': { type: 'string', default: '0.9' },
+        'stall-s': { type: 'string', default: '30' },
+        'temp-file': { type: 'string', default: ZONE },
+        'recordings-dir': { type: 'string', default: '/data/recordings' },
+      },
+    });
+    const [device, minutesText] = positionals;
+    if (!device || minutesText === undefined)
+      throw new LookoutError('config_invalid', `soak-gate needs a device and minutes: ${USAGE}`, { details: { usage: true } });
+    const windowMs = numberFlag(minutesText, '<minutes>', 0.01, 24 * 60) * 60_000;
+    const intervalMs = numberFlag(values['interval-s'], '--interval-s', 0.2, 3600) * 1000;
+    const minRate = numberFlag(values['min-rate'], '--min-rate', 0, 10);
+    const stallMs = numberFlag(values['stall-s'], '--stall-s', 1, 3600) * 1000;
+
+    const session = await openSession(device, values);
+    try {
+      const durable = await session.readText(session.path(DEVICE_PATHS.durableLayerEnv));
+      const layerEnv = durable ? parseEnv(durable, DEVICE_PATHS.durableLayerEnv) : {};
+      const warnC = numberFlag(values['warn-c'] ?? layerEnv.THERMAL_WARN_C ?? '75', '--warn-c', -40, 200);
+      const layer = layerEnv.EDGE_V3_LAYER ?? null;
+      const tempFile = session.path(values['temp-file']);
+      const statusFile = `${session.path(values['recordings-dir'])}/.h265_status`;
+
+      const samples: Sample[] = [];
+      const failures: string[] = [];
+      const started = Date.now();
+      let lastGrowthAt = started;
+      for (;;) {
+        const s = await sample(session, tempFile, statusFile);
+        const prev = samples.at(-1);
+        samples.push(s);
+        if (s.celsius >= warnC) failures.push(`die temperature ${s.celsius.toFixed(1)} C at ${new Date(s.at).toISOString()} reached THERMAL_WARN (${warnC} C)`);
+        if (prev && s.frames < prev.frames) failures.push(`the encoder's frame counter went back from ${prev.frames} to ${s.frames} (the encoder restarted)`);
+        if (prev && s.frames > prev.frames) lastGrowthAt = s.at;
+        if (s.at - lastGrowthAt > stallMs)
+          failures.push(`the encoder's frame counter stood still at ${s.frames} for ${Math.round((s.at - lastGrowthAt) / 1000)} s`);
+        if (failures.length > 0 || s.at - started >= windowMs) break;
+        if (!values.json)
+          process.stdout.write(
+            `\r${session.deviceId}: ${Math.round((s.at - started) / 1000)}/${Math.round(windowMs / 1000)} s, ${s.celsius.toFixed(1)} C, ${s.frames} frames   `,
+          );
+        await sleep(Math.min(intervalMs, Math.max(0, started + windowMs - Date.now())));
+      }
+      if (!values.json) process.stdout.write('\n');
+      const first = samples[0];
+      const last = samples.at(-1)!;
+      const seconds = (last.at - first.at) / 1000;
+      const grown = last.frames - first.frames;
+      const expected = last.fps * seconds * minRate;
+      if (failures.length === 0 && grown < expected) {
+        failures.push(`the encoder grew by ${grown} frames in ${seconds.toFixed(1)} s, below ${minRate} × ${last.fps} fps (${Math.ceil(expected)} frames)`);
+      }
+      const figures = {
+        seconds: Number(seconds.toFixed(1)),
+        samples: samples.length,
+        max_celsius: Math.max(...samples.map((x) => x.celsius)),
+        warn_celsius: warnC,
+        frames_grown: grown,
+        frames_per_second: seconds > 0 ? Number((grown / seconds).toFixed(2)) : 0,
+        encoder_fps: last.fps,
+        min_rate: minRate,
+      };
+      const passed = failures.length === 0;
+      if (passed) {
+        await session.writeFileAtomic(
+          session.path(PASS_MARKER),
+          `${JSON.stringify({ passed_at: new Date().toISOString(), device_id: session.deviceId, layer, minutes: windowMs / 60_000, ...figures }, null, 2)}\n`,
+        );
+      }
+      if (values.json) console.log(JSON.stringify({ device: session.deviceId, layer, passed, failures, ...figures }));
+      else
+        console.log(
+          passed
+            ? `${session.deviceId}: soak gate passed (${JSON.stringify(figures)}); marker ${session.path(PASS_MARKER)}`
+            : `${session.deviceId}: soak gate FAILED`,
+        );
+      if (!passed) throw new LookoutError('soak_gate_failed', `${session.deviceId}: ${failures.join('; ')}`, { details: { failures, ...figures } });
+      return 0;
+    } finally {
+      session.close();
+    }
+  },
+};
