@@ -15,6 +15,9 @@ import { cannotMount, mountSmallFilesystem } from '../support/small-filesystem.j
 import { generateKeyPair, startSshd, type Sshd } from '../support/sshd.js';
 import { startPasswordServer } from '../support/ssh-password-server.js';
 import { waitFor } from '../support/wait-for.js';
+import { writeManifest } from '../../plugins/recorder/src/manifest-file.js';
+import { readSidecar } from '../../plugins/recorder/src/sidecar.js';
+import { writeChunks } from '../unit/plugins/recorder/chunk-fixtures.js';
 import { cleanEnv, runLookout, spawnLookout } from './operator-helpers.js';
 
 const sha = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -93,6 +96,45 @@ describe('lookout over SSH: apply-layer and push-models (real sshd on loopback)'
     const refused = await runLookout(['push-models', 'cam-op', join(scratch.dir, 'registry.json'), '--root', root], env);
     assert.equal(refused.code, 2);
     assert.match(refused.stderr, /copies \.dlc, \.onnx and \.tar files/);
+  });
+
+  it('prune-recordings over SSH: DRY_RUN=1 reports and changes nothing; KEEP_CHUNKS keeps exactly that many, unjustified first', async () => {
+    const dir = join(root, 'data/recordings');
+    mkdirSync(dir, { recursive: true });
+    const justified = (i: number) => i % 3 === 0;
+    const names = await writeChunks(dir, 8, { justified });
+    const sidecars = await Promise.all(names.map((n) => readSidecar(dir, n)));
+    await writeManifest(
+      dir,
+      sidecars.filter((x) => x !== undefined),
+      8,
+    );
+    const before = readdirSync(dir).sort();
+
+    const dry = await runLookout(['prune-recordings', 'cam-op', '--root', root, '--json'], { ...env, KEEP_CHUNKS: '3', DRY_RUN: '1' });
+    assert.equal(dry.code, 0, dry.stderr);
+    const dryReport = JSON.parse(dry.stdout) as { removed: { name: string }[]; dry_run: boolean };
+    assert.equal(dryReport.dry_run, true);
+    assert.equal(dryReport.removed.length, 5);
+    assert.deepEqual(readdirSync(dir).sort(), before);
+
+    const r = await runLookout(['prune-recordings', 'cam-op', '--root', root, '--json'], { ...env, KEEP_CHUNKS: '3' });
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout) as { removed: { name: string }[]; kept_chunks: number; manifest_lines_dropped: number };
+    const unjustified = names.filter((_, i) => !justified(i));
+    assert.deepEqual(
+      report.removed.map((x) => x.name),
+      unjustified,
+    );
+    assert.equal(report.kept_chunks, 3);
+    assert.equal(report.manifest_lines_dropped, 5);
+    assert.deepEqual(
+      readdirSync(dir)
+        .filter((n) => n.endsWith('.h265'))
+        .sort(),
+      names.filter((_, i) => justified(i)),
+    );
+    assert.equal(readFileSync(join(dir, 'recent_manifest.jsonl'), 'utf8').trim().split('\n').length, 3);
   });
 
   it('an interrupted copy resumes where it stopped, and the result is whole', async () => {
