@@ -30,14 +30,14 @@ Options:
   --recordings-dir <dir>     the recordings folder (default <root>/data/recordings, or RECORDINGS_DIR)
   --data-dir <dir>           local mode: the data root
 
-\${SSH_OPTIONS_HELP}
+${SSH_OPTIONS_HELP}
 
 Examples:
   DEVICE_PASSWORD=… KEEP_CHUNKS=30 lookout prune-recordings cam-1 --registry hub/registry.json
   DRY_RUN=1 lookout prune-recordings root@10.0.0.21 --json
   lookout prune-recordings --data-dir ./dev-device --keep 5
 
-\${EXIT_CODES_HELP}`,
+${EXIT_CODES_HELP}`,
   async run(args) {
     const { values, positionals } = parseArgs({
       args,
