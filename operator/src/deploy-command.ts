@@ -122,8 +122,12 @@ export const deployCommand: OperatorCommand = {
       const bundle = values.bundle ?? (await buildBundle(values.arch, scratch));
       const manifest = await readManifest(bundle);
       const { version } = manifest;
+      if (!values.mqtt && !process.env.LOOKOUT_MQTT_URL) {
+        throw new LookoutError('config_invalid', 'deploy waits for the hello of the new version: --mqtt <url> (or LOOKOUT_MQTT_URL)', {
+          details: { usage: true },
+        });
+      }
       session = await openSession(device, values);
-      watch = await watchHello(session.deviceId, values);
       const releases = session.path(`${BASE}/releases`);
       const previous = await currentRelease(session);
 
@@ -131,7 +135,7 @@ export const deployCommand: OperatorCommand = {
       await uploadResumable(session, bundle, incoming, { progress: progressFor(values.json), checksumTimeoutMs: commandTimeoutMs(values) + 60_000 });
       const target = `${releases}/${version}`;
       const staging = `${target}.unpacking`;
-      await session.run(
+      const unpack = session.run(
         [
           `rm -rf ${shellQuote(staging)}`,
           `mkdir -p ${shellQuote(staging)}`,
@@ -146,6 +150,15 @@ export const deployCommand: OperatorCommand = {
         `unpacking ${version} into ${target}`,
         commandTimeoutMs(values) + 120_000,
       );
+      try {
+        await unpack;
+      } catch (err) {
+        // A half-unpacked release is removed, so that it holds no space and is never switched to.
+        await session.exec(`rm -rf ${shellQuote(staging)} ${shellQuote(incoming)}`).catch(() => undefined);
+        throw await session.explainFull(err, releases);
+      }
+      // Subscribed before the restart, so the new version's hello cannot be missed.
+      watch = await watchHello(session.deviceId, values);
       await switchCurrent(session, version);
 
       const restartAndWait = async (want: string): Promise<string> => {

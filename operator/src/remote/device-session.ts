@@ -30,6 +30,9 @@ export interface FreeSpace {
   totalBytes: number;
 }
 
+/** Below this much free space a failed write is put down to a full disk. */
+const FULL_BELOW_BYTES = 128 * 1024;
+
 /** SFTP status codes that mean something here (draft-ietf-secsh-filexfer-02). */
 export const SFTP_NO_SUCH_FILE = 2;
 
@@ -227,15 +230,32 @@ export class DeviceSession {
    */
   async writeFileAtomic(remotePath: string, data: string | Buffer, mode = 0o644): Promise<void> {
     const dir = posix.dirname(remotePath);
-    await this.mkdirs(dir);
     const tmp = posix.join(dir, `.${posix.basename(remotePath)}.${randomBytes(6).toString('hex')}.tmp`);
     try {
+      await this.mkdirs(dir);
       await this.sftpCall<void>(`writing ${tmp}`, (sftp, done) => sftp.writeFile(tmp, data, { mode }, (err) => done(err)));
       await this.rename(tmp, remotePath);
     } catch (err) {
       await this.remove(tmp).catch(() => undefined);
-      throw err;
+      throw await this.explainFull(err, dir);
     }
+  }
+
+  /**
+   * A failure on a full disk says so, with the figures: SFTP reports ENOSPC as a bare "Failure", and
+   * a command as its own stderr. Any other failure is returned as it was.
+   */
+  async explainFull(err: unknown, dir: string): Promise<unknown> {
+    const free = await this.freeSpace(dir).catch(() => undefined);
+    if (!free || free.availableBytes >= FULL_BELOW_BYTES) return err;
+    return new LookoutError(
+      'device_storage_full',
+      `${this.where}: the disk of ${dir} is full (${free.availableBytes} of ${free.totalBytes} bytes free): ${(err as Error).message}`,
+      {
+        cause: err,
+        details: { available_bytes: free.availableBytes, total_bytes: free.totalBytes, dir },
+      },
+    );
   }
 
   /** SHA-256 of a remote file, computed on the device (sha256sum). */
