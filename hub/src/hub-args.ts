@@ -11,6 +11,11 @@ tool forwarding to devices, the debug ring and fleet health.
   --host <addr>            listen address (default 127.0.0.1; 0.0.0.0 with --token)
   --mqtt <url>             external broker, e.g. mqtt://user:pass@broker:1883
                            (default: the embedded broker)
+  --state <url>            redis://[user:pass@]host:port[/db]: hub state and shared state in Redis.
+                           With --mqtt (an MQTT 5 broker) the hub runs as one of several replicas
+                           sharing the device ingest (default: files under --data-dir, one hub)
+  --state-prefix <p>       prefix of the Redis keys, one per fleet (default lookout:)
+  --mqtt-group <name>      shared-subscription group of the replicas (default lookout-hub)
   --broker-port <n>        embedded broker port (default 1883; 0 picks a free one)
   --broker-host <addr>     embedded broker listen address (default as --host)
   --registry <file>        registry file (JSON; see hub/README.md); must exist when given
@@ -50,6 +55,9 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   mqtt: { type: 'string' },
+  state: { type: 'string' },
+  'state-prefix': { type: 'string' },
+  'mqtt-group': { type: 'string' },
   'broker-port': { type: 'string' },
   'broker-host': { type: 'string' },
   registry: { type: 'string' },
@@ -135,6 +143,19 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
     throw usageError('--mqtt names an external broker; --broker-port and --broker-host are for the embedded one');
   }
   if (values.mqtt !== undefined && !/^(mqtts?|wss?):\/\//.test(values.mqtt)) throw usageError(`--mqtt must be an mqtt://, mqtts://, ws:// or wss:// URL`);
+  if (values.state !== undefined && !/^rediss?:\/\/[^\s]+$/.test(values.state)) throw usageError('--state must be a redis:// or rediss:// URL');
+  if (values['state-prefix'] !== undefined && !/^[A-Za-z0-9:_.-]{1,64}$/.test(values['state-prefix'])) {
+    throw usageError('--state-prefix takes 1 to 64 letters, digits, ":", "_", "." or "-"');
+  }
+  if (values['mqtt-group'] !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(values['mqtt-group'])) {
+    throw usageError('--mqtt-group takes 1 to 64 letters, digits, "_", "." or "-" (no MQTT wildcards or "/")');
+  }
+  if (values['mqtt-group'] !== undefined && (values.state === undefined || values.mqtt === undefined)) {
+    throw usageError('--mqtt-group is for replicas: it needs --mqtt (an MQTT 5 broker) and --state redis://…');
+  }
+  set('stateUrl', values.state);
+  set('statePrefix', values['state-prefix']);
+  set('mqttGroup', values['mqtt-group']);
   const out: HubArgs = { help: values.help === true, json: values.json === true, options };
   if (values['log-level'] !== undefined) out.logLevel = values['log-level'];
   return out;

@@ -31,6 +31,16 @@ export interface HubOptions {
   stateStore?: HubStateStore & { close?(): Promise<void> };
   /** State replicas share (nonces, readiness grades); default in this process. */
   sharedState?: HubSharedState;
+  /**
+   * `redis://…` (or `rediss://`): the hub state and the shared state in Redis. With `mqttUrl` the hub
+   * runs as one replica of many: the device ingest through MQTT 5 shared subscriptions and one
+   * Redis stream (hub/README.md, "Replicas"). Default: files under the data dir, nothing shared.
+   */
+  stateUrl?: string;
+  /** Prefix of every Redis key (one per fleet sharing a Redis). Default `lookout:`. */
+  statePrefix?: string;
+  /** Shared-subscription group of the replicas (`$share/<group>/devices/…`). Default `lookout-hub`. */
+  mqttGroup?: string;
   /** Bearer token for every route but /health; also the password devices need on the embedded broker. */
   token?: string;
   /** Networks a device announced by hello may be contacted in (CIDR list). Default 127.0.0.0/8. */

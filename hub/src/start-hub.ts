@@ -23,11 +23,19 @@ import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
 import { loadHubPluginSet } from './hub-plugin-set.js';
-import { HUB_INFO, HUB_METRICS, HUB_ROUTES, HUB_SHARED, HUB_STATE, type HubInfo } from '../../core/src/host/hub-services.js';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, HUB_SHARED, HUB_STATE, type HubInfo, type HubStateStore } from '../../core/src/host/hub-services.js';
 import { MemorySharedState } from './state/memory-shared-state.js';
 import { FileStateStore } from './state/file-state-store.js';
+import { RedisConnection } from './state/redis-connection.js';
+import { RedisStateStore } from './state/redis-state-store.js';
+import { RedisSharedState } from './state/redis-shared-state.js';
+import { IngestRelay } from './state/ingest-relay.js';
+import { ReplicatedBus } from './state/replicated-bus.js';
 import { isLoopbackHost } from '../../core/src/net/is-loopback.js';
 import { DeviceNetworks } from '../../core/src/net/device-networks.js';
+
+/** The bus-cache plugin's state key (its cache-state.ts): the saved latest cache the ingest cursor goes with. */
+const BUS_CACHE_STATE_KEY = 'bus-cache';
 
 export interface RunningHub {
   /** `http://host:port` to reach the hub (loopback when it listens on every address). */
@@ -99,6 +107,21 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     let bus: BusPort;
     let brokerUrl: string;
     let brokerPort: number | undefined;
+    // Connected first: a replica that cannot reach its shared state at start stops rather than serve a fleet of its own.
+    let redis: RedisConnection | undefined;
+    if (options.stateUrl) {
+      const connection = new RedisConnection({
+        url: options.stateUrl,
+        ...(options.statePrefix ? { prefix: options.statePrefix } : {}),
+        logger: logger.child({ component: 'state' }),
+      });
+      redis = connection;
+      cleanups.push(() => connection.close());
+      await connection.ready().catch((err: unknown) => {
+        throw new LookoutError('config_invalid', `--state: ${(err as Error).message}`, { details: { key: '--state' } });
+      });
+    }
+    let relay: IngestRelay | undefined;
     if (options.bus) {
       bus = options.bus;
       brokerUrl = 'in-process';
@@ -122,6 +145,18 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       const mqtt = await MqttBus.connect({ url, clientId: hubId, ...credentials, logger: logger.child({ component: 'bus' }) });
       cleanups.push(() => mqtt.close());
       bus = mqtt;
+      if (redis && options.mqttUrl) {
+        const r = new IngestRelay({
+          redis,
+          mqttUrl: url,
+          clientId: `${hubId}-ingest`,
+          ...(options.mqttGroup ? { group: options.mqttGroup } : {}),
+          logger: logger.child({ component: 'ingest-relay' }),
+        });
+        relay = r;
+        cleanups.push(() => r.close());
+        bus = new ReplicatedBus(mqtt, r);
+      }
       brokerUrl = urlForLog(url).replace(/\/$/, '');
     }
 
@@ -135,10 +170,30 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       embeddedBroker: !options.mqttUrl && !options.bus,
       tokenRequired: token !== undefined,
       bus,
+      sharedState: () => {
+        if (!redis) return { backend: 'memory', replica: false, stale: false, stale_since: null };
+        if (relay) {
+          const { stale, stale_since, ...details } = relay.status();
+          return { backend: 'redis', replica: true, stale, stale_since, details };
+        }
+        const since = redis.unreachableSince;
+        return { backend: 'redis', replica: false, stale: !redis.up, stale_since: since === undefined ? null : new Date(since).toISOString() };
+      },
     };
 
     // Registered before the plugins' stop, so it runs after it: what they changed last is written.
-    const state = options.stateStore ?? new FileStateStore({ dir: join(dataDir, 'state'), logger: logger.child({ component: 'state' }) });
+    let state: HubStateStore & { close?(): Promise<void> };
+    if (options.stateStore) state = options.stateStore;
+    else if (redis) {
+      const store = new RedisStateStore(redis, { logger: logger.child({ component: 'state' }) });
+      if (relay) {
+        const r = relay;
+        // The saved latest cache carries the stream id it reflects: a restarted replica resumes reading exactly there.
+        store.trackCursor(BUS_CACHE_STATE_KEY, () => r.lastApplied);
+        r.resumeFrom(await store.loadCursor(BUS_CACHE_STATE_KEY));
+      }
+      state = store;
+    } else state = new FileStateStore({ dir: join(dataDir, 'state'), logger: logger.child({ component: 'state' }) });
     cleanups.push(async () => {
       await state.close?.();
     });
@@ -167,7 +222,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         { token: HUB_ROUTES, value: { list: () => routes.list(), errorCodes: () => errorTable(plugins.map((p) => p.name)) } },
         { token: HUB_INFO, value: info },
         { token: HUB_STATE, value: state },
-        { token: HUB_SHARED, value: options.sharedState ?? new MemorySharedState() },
+        { token: HUB_SHARED, value: options.sharedState ?? (redis ? new RedisSharedState(redis) : new MemorySharedState()) },
       ],
     });
     cleanups.push(async () => {

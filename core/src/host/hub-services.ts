@@ -20,6 +20,23 @@ export interface HubInfo {
   /** Set once the HTTP server listens. */
   httpUrl?: string;
   bus: Pick<BusPort, 'connected'>;
+  /** Where the state replicas share lives, and whether this replica's copy of it is current. */
+  sharedState?(): SharedStateStatus;
+}
+
+/**
+ * `memory`: one hub, nothing shared (the default). `redis`: the state is in Redis (`--state`);
+ * `replica` when the device ingest is shared with other hubs through the broker's shared
+ * subscriptions. `stale` while this hub cannot read what the others wrote (Redis down): it answers
+ * from its local copies until it has caught up.
+ */
+export interface SharedStateStatus {
+  backend: 'memory' | 'redis';
+  replica: boolean;
+  stale: boolean;
+  stale_since: string | null;
+  /** Backend facts for operators (no credentials): group, pending writes, stream cursor. */
+  details?: Record<string, unknown>;
 }
 
 /** The hub's Prometheus metrics as plugins feed and read them. */

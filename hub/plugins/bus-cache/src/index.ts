@@ -119,6 +119,7 @@ export default definePlugin({
           refused_devices: s.refusedDevices,
           refused_unknown_devices: ingest.refusedUnknown,
         },
+        state: info?.sharedState?.() ?? { backend: 'memory', replica: false, stale: false, stale_since: null },
         limits: {
           max_message_bytes: cfg.LOOKOUT_HUB_MAX_MESSAGE_BYTES,
           max_json_depth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH,
@@ -130,7 +131,7 @@ export default definePlugin({
 
     // One handler for every filter: the filters do not overlap (hub-ingest test), and were one
     // added that does, both buses call a handler once per message however many of its filters match.
-    const onMessage = (topic: string, payload: Buffer, meta: { retain: boolean }) => {
+    const onMessage = (topic: string, payload: Buffer, meta: { retain: boolean; receivedAt?: number }) => {
       try {
         ingest.handle(topic, payload, meta);
         saved?.changed();

@@ -70,9 +70,13 @@ export class Ingest {
     return () => set.delete(listener);
   }
 
-  /** `heldAt`: when a message held back until admission settled arrived (it was counted then). */
-  handle(incomingTopic: string, payload: Buffer, meta: { retain: boolean }, heldAt?: number): void {
-    const now = heldAt ?? this.deps.now?.() ?? Date.now();
+  /**
+   * `heldAt`: when a message held back until admission settled arrived (it was counted then).
+   * `meta.receivedAt`: when a hub replica took it from the broker (the shared ingest stream), so
+   * that every replica dates it alike.
+   */
+  handle(incomingTopic: string, payload: Buffer, meta: { retain: boolean; receivedAt?: number }, heldAt?: number): void {
+    const now = heldAt ?? meta.receivedAt ?? this.deps.now?.() ?? Date.now();
     if (heldAt === undefined) {
       this.messages++;
       this.lastMessageAt = now;

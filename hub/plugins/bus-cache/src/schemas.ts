@@ -48,5 +48,14 @@ export const ConfigResponse = z.object({
     refused_devices: z.number().int().describe('valid messages of new devices dropped because the cache holds max_devices already'),
     refused_unknown_devices: z.number().int().describe('valid messages dropped because no hello announced their device and the registry does not name it'),
   }),
+  state: z
+    .object({
+      backend: z.enum(['memory', 'redis']),
+      replica: z.boolean().describe('the device ingest is shared with other hub replicas (MQTT 5 shared subscriptions)'),
+      stale: z.boolean().describe('this replica cannot read what the others wrote (Redis down): it answers from its local copy'),
+      stale_since: z.string().nullable(),
+      details: z.record(z.string(), z.unknown()).optional(),
+    })
+    .describe('where the state hub replicas share lives (--state), and whether this copy is current'),
   limits: z.object({ max_message_bytes: z.number().int(), max_json_depth: z.number().int(), max_devices: z.number().int(), stale_sec: z.number().int() }),
 });

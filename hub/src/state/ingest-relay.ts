@@ -1,0 +1,324 @@
+import { randomBytes } from 'node:crypto';
+import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
+import type { Redis } from 'ioredis';
+import { topicMatches, type MessageHandler } from '../../../core/src/bus/bus-port.js';
+import type { Logger } from '../../../core/src/log/logger.js';
+import type { RedisConnection } from './redis-connection.js';
+
+/** The shared-subscription group every replica of one fleet joins (`--mqtt-group`). */
+export const DEFAULT_INGEST_GROUP = 'lookout-hub';
+/** How long the ingest stream keeps entries: a replica restarted within it resumes exactly where its saved cache was. */
+export const DEFAULT_STREAM_RETENTION_MS = 15 * 60_000;
+/** Messages taken while Redis is down, applied here at once and written to the stream when it returns. */
+export const DEFAULT_MAX_PENDING = 200_000;
+
+/** Topics whose retained message a fresh hub must see (shared subscriptions never carry retained messages). */
+const RETAINED_FILTERS = new Set(['devices/+/status', 'devices/+/hello']);
+const SHARED_SUB_ID = 1;
+const RETAINED_SUB_ID = 2;
+
+export interface IngestRelayOptions {
+  redis: RedisConnection;
+  /** Broker URL with its credentials (MQTT 5: mosquitto, EMQX, HiveMQ…). */
+  mqttUrl: string;
+  username?: string;
+  password?: string;
+  /** Stable across restarts: the broker keeps this replica's session (and what it had not acknowledged) for it. */
+  clientId: string;
+  group?: string;
+  logger: Logger;
+  retentionMs?: number;
+  maxPending?: number;
+  /** How long the broker keeps a replica's session while it is gone. Default one hour. */
+  sessionExpirySec?: number;
+}
+
+export interface RelayStatus {
+  backend: 'redis';
+  group: string;
+  /** True while this replica cannot see what the others ingest (Redis down, or its own messages not yet written back). */
+  stale: boolean;
+  stale_since: string | null;
+  redis_connected: boolean;
+  mqtt_connected: boolean;
+  /** Messages taken here while Redis was down, not yet written to the stream. */
+  pending: number;
+  /** Pending messages dropped because the bound was reached during a long outage. */
+  pending_dropped: number;
+  /** Stream id of the last entry applied here. */
+  cursor: string;
+  relayed: number;
+  applied: number;
+}
+
+interface Pending {
+  topic: string;
+  payload: Buffer;
+  retain: boolean;
+  at: number;
+}
+
+/**
+ * How replicas share the device ingest. Each replica takes its share of the devices' messages
+ * through MQTT 5 shared subscriptions (`$share/<group>/<filter>`, QoS 1, a persistent session) and
+ * appends each to one Redis stream before acknowledging it to the broker, so a message the broker
+ * handed over is either in the stream or redelivered. Every replica reads the whole stream in its
+ * order and feeds the bus-cache's handlers with it: the latest cache, the registry's hellos, the
+ * debug ring's ingest lane and presence are the same everywhere, and each replica answers reads
+ * from its local copy (no Redis round trip per request). While Redis is down a replica applies
+ * what it takes at once and keeps it to append later; its view is stale (it misses the others')
+ * until Redis returns and it has caught up.
+ */
+export class IngestRelay {
+  readonly replicaId = `${randomBytes(6).toString('hex')}`;
+  private readonly handlers: { filter: string; handler: MessageHandler }[] = [];
+  private readonly subscribed = new Set<string>();
+  private readonly pending: Pending[] = [];
+  private pendingDropped = 0;
+  private mqttClient: MqttClient | undefined;
+  private reader: Redis | undefined;
+  private cursor = '0-0';
+  private closed = false;
+  private reading: Promise<void> | undefined;
+  private flushing: Promise<void> | undefined;
+  private staleSince: number | undefined;
+  private relayed = 0;
+  private applied = 0;
+  readonly group: string;
+  private readonly streamKey: string;
+
+  constructor(private readonly options: IngestRelayOptions) {
+    this.group = options.group ?? DEFAULT_INGEST_GROUP;
+    this.streamKey = options.redis.key('ingest');
+    options.redis.onUp(() => void this.flushPending());
+  }
+
+  /** Where to start reading: the cursor saved with the cache this replica restored, else the stream's start. */
+  resumeFrom(cursor: string | undefined): void {
+    if (cursor && /^\d+-\d+$/.test(cursor)) this.cursor = cursor;
+  }
+
+  /** Stream id of the last entry applied (saved beside the cache so that a restart resumes exactly there). */
+  get lastApplied(): string {
+    return this.cursor;
+  }
+
+  get connected(): boolean {
+    return this.mqttClient?.connected === true;
+  }
+
+  status(): RelayStatus {
+    const stale = !this.options.redis.up || this.pending.length > 0;
+    if (stale) this.staleSince ??= Date.now();
+    else this.staleSince = undefined;
+    return {
+      backend: 'redis',
+      group: this.group,
+      stale,
+      stale_since: this.staleSince === undefined ? null : new Date(this.staleSince).toISOString(),
+      redis_connected: this.options.redis.up,
+      mqtt_connected: this.connected,
+      pending: this.pending.length,
+      pending_dropped: this.pendingDropped,
+      cursor: this.cursor,
+      relayed: this.relayed,
+      applied: this.applied,
+    };
+  }
+
+  /** A local handler of `filter` (device topics): fed from the stream, whichever replica took the message. */
+  async subscribe(filter: string, handler: MessageHandler): Promise<() => Promise<void>> {
+    const entry = { filter, handler };
+    this.handlers.push(entry);
+    const client = await this.client();
+    if (!this.subscribed.has(filter)) {
+      this.subscribed.add(filter);
+      await client.subscribeAsync(`$share/${this.group}/${filter}`, { qos: 1, properties: { subscriptionIdentifier: SHARED_SUB_ID } });
+      if (RETAINED_FILTERS.has(filter)) {
+        // Only the retained messages sent at subscribe are taken from this one; its live copies are the shared group's.
+        await client.subscribeAsync(filter, { qos: 1, rh: 0, properties: { subscriptionIdentifier: RETAINED_SUB_ID } });
+      }
+    }
+    this.reading ??= this.readLoop();
+    return () => {
+      const i = this.handlers.indexOf(entry);
+      if (i >= 0) this.handlers.splice(i, 1);
+      return Promise.resolve();
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.reader?.disconnect();
+    await this.reading?.catch(() => undefined);
+    await this.mqttClient?.endAsync().catch(() => undefined);
+  }
+
+  private async client(): Promise<MqttClient> {
+    if (this.mqttClient) return this.mqttClient;
+    const o = this.options;
+    const client = mqtt.connect(o.mqttUrl, {
+      protocolVersion: 5,
+      clientId: o.clientId,
+      clean: false,
+      properties: { sessionExpiryInterval: o.sessionExpirySec ?? 3600, receiveMaximum: 1000 },
+      reconnectPeriod: 500,
+      connectTimeout: 5_000,
+      ...(o.username !== undefined ? { username: o.username } : {}),
+      ...(o.password !== undefined ? { password: o.password } : {}),
+    });
+    // The broker's acknowledgement waits for this: a message is acked once it is in the stream (or kept pending).
+    client.handleMessage = (packet, done) => {
+      this.take(packet)
+        .then(() => done())
+        .catch((err: unknown) => {
+          o.logger.error({ err, topic: packet.topic }, 'ingest relay failed on a message');
+          done();
+        });
+    };
+    client.on('error', (err) => o.logger.warn({ err: err.message }, 'ingest relay: mqtt error'));
+    this.mqttClient = client;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the ingest relay could not connect to the broker within 10 s`)), 10_000);
+      client.once('connect', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    return client;
+  }
+
+  private async take(packet: IPublishPacket): Promise<void> {
+    const ids = packet.properties?.subscriptionIdentifier;
+    const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
+    // The non-shared subscription's live copies are also delivered to one replica of the group.
+    if (fromRetained && !packet.retain) return;
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : Buffer.from(packet.payload);
+    const m: Pending = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
+    if (this.options.redis.up && this.pending.length === 0) {
+      try {
+        await this.append(m, false);
+        this.relayed++;
+        return;
+      } catch {
+        // Redis went away between the check and the write: this message is applied here and kept.
+      }
+    }
+    this.keepPending(m);
+  }
+
+  private keepPending(m: Pending): void {
+    this.dispatch(m.topic, m.payload, m.retain, m.at);
+    if (this.pending.length >= (this.options.maxPending ?? DEFAULT_MAX_PENDING)) {
+      this.pending.shift();
+      this.pendingDropped++;
+    }
+    this.pending.push(m);
+  }
+
+  private async append(m: Pending, appliedHere: boolean): Promise<void> {
+    const minId = String(Date.now() - (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS));
+    await this.options.redis.client.xadd(
+      this.streamKey,
+      'MINID',
+      '~',
+      minId,
+      '*',
+      't',
+      m.topic,
+      'p',
+      m.payload,
+      'r',
+      m.retain ? '1' : '0',
+      'a',
+      String(m.at),
+      'o',
+      this.replicaId,
+      'l',
+      appliedHere ? '1' : '0',
+    );
+  }
+
+  /** Redis is back: what was taken meanwhile goes to the stream, in order, marked as applied here already. */
+  private flushPending(): Promise<void> {
+    this.flushing ??= (async () => {
+      try {
+        while (this.pending.length > 0 && this.options.redis.up && !this.closed) {
+          await this.append(this.pending[0], true);
+          this.pending.shift();
+          this.relayed++;
+        }
+      } catch (err) {
+        this.options.logger.warn(
+          { err: (err as Error).message, left: this.pending.length },
+          'ingest relay: writing back what was taken during the outage stopped; retried when redis returns',
+        );
+      } finally {
+        this.flushing = undefined;
+      }
+    })();
+    return this.flushing;
+  }
+
+  private async readLoop(): Promise<void> {
+    this.reader = this.options.redis.duplicate();
+    this.reader.on('error', () => undefined); // the main connection logs the outage
+    while (!this.closed) {
+      try {
+        if (this.reader.status !== 'ready') {
+          await sleep(100);
+          continue;
+        }
+        const res = await this.reader.xreadBuffer('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', this.streamKey, this.cursor);
+        if (!res) continue;
+        for (const [, entries] of res) {
+          for (const [id, fields] of entries) {
+            this.apply(fields);
+            this.cursor = id.toString();
+          }
+        }
+        if (this.pending.length > 0 && this.options.redis.up) void this.flushPending();
+      } catch {
+        if (!this.closed) await sleep(200);
+      }
+    }
+  }
+
+  private apply(fields: Buffer[]): void {
+    let topic = '';
+    let payload: Buffer = Buffer.alloc(0);
+    let retain = false;
+    let at = 0;
+    let origin = '';
+    let appliedHere = false;
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const name = fields[i].toString();
+      const value = fields[i + 1];
+      if (name === 't') topic = value.toString();
+      else if (name === 'p') payload = value;
+      else if (name === 'r') retain = value.toString() === '1';
+      else if (name === 'a') at = Number(value.toString());
+      else if (name === 'o') origin = value.toString();
+      else if (name === 'l') appliedHere = value.toString() === '1';
+    }
+    if (appliedHere && origin === this.replicaId) return;
+    this.dispatch(topic, payload, retain, at);
+  }
+
+  private dispatch(topic: string, payload: Buffer, retain: boolean, receivedAt: number): void {
+    this.applied++;
+    const meta = { retain, receivedAt };
+    for (const { filter, handler } of this.handlers) {
+      if (!topicMatches(filter, topic)) continue;
+      try {
+        handler(topic, payload, meta);
+      } catch (err) {
+        this.options.logger.error({ err, topic }, 'ingest relay: a handler failed');
+      }
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

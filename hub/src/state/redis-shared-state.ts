@@ -1,0 +1,86 @@
+import type { HubSharedState } from '../../../core/src/host/hub-services.js';
+import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import type { RedisConnection } from './redis-connection.js';
+
+/** One record's bound: scopes hold small records (a grade, a presence), never a cache. */
+export const SHARED_RECORD_MAX_BYTES = 64 * 1024;
+
+/**
+ * HubSharedState in Redis, the meaning of MemorySharedState across replicas: `claimOnce` is
+ * `SET key 1 NX PX ttl` (the first replica wins, the claim expires by itself), a scope is a hash.
+ * While Redis is down a claim fails closed (false: a refused request is retried, a replay let
+ * through is not undone), a write is refused with `unavailable`, and reads answer from the records
+ * this replica read or wrote last (a local copy; stale until Redis returns).
+ */
+export class RedisSharedState implements HubSharedState {
+  private readonly copies = new Map<string, Map<string, string>>();
+
+  constructor(private readonly redis: RedisConnection) {}
+
+  async claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
+    if (!this.redis.up) return false;
+    try {
+      const done = await this.redis.client.set(this.redis.key('claim', scope, key), '1', 'PX', Math.max(1, Math.round(ttlMs)), 'NX');
+      return done === 'OK';
+    } catch {
+      return false;
+    }
+  }
+
+  async put(scope: string, key: string, value: unknown): Promise<void> {
+    const json = JSON.stringify(value);
+    if (Buffer.byteLength(json) > SHARED_RECORD_MAX_BYTES) {
+      throw new LookoutError('argument_invalid', `shared record ${scope}/${key} is over ${SHARED_RECORD_MAX_BYTES} bytes`);
+    }
+    this.copyOf(scope).set(key, json);
+    try {
+      await this.redis.client.hset(this.redis.key('shared', scope), key, json);
+    } catch (err) {
+      throw new LookoutError('service_unavailable', `shared state unreachable (redis): ${(err as Error).message}`);
+    }
+  }
+
+  async get<T = unknown>(scope: string, key: string): Promise<T | undefined> {
+    let raw: string | null | undefined;
+    try {
+      if (!this.redis.up) throw new Error('down');
+      const fresh = await this.redis.client.hget(this.redis.key('shared', scope), key);
+      if (fresh === null) this.copyOf(scope).delete(key);
+      else this.copyOf(scope).set(key, fresh);
+      raw = fresh;
+    } catch {
+      raw = this.copyOf(scope).get(key);
+    }
+    return raw === null || raw === undefined ? undefined : (JSON.parse(raw) as T);
+  }
+
+  async entries<T = unknown>(scope: string): Promise<Map<string, T>> {
+    let all: Record<string, string> | Map<string, string>;
+    try {
+      if (!this.redis.up) throw new Error('down');
+      const fresh = await this.redis.client.hgetall(this.redis.key('shared', scope));
+      this.copies.set(scope, new Map(Object.entries(fresh)));
+      all = fresh;
+    } catch {
+      all = this.copyOf(scope);
+    }
+    const out = new Map<string, T>();
+    for (const [k, raw] of all instanceof Map ? all : Object.entries(all)) out.set(k, JSON.parse(raw) as T);
+    return out;
+  }
+
+  async delete(scope: string, key: string): Promise<void> {
+    this.copyOf(scope).delete(key);
+    try {
+      await this.redis.client.hdel(this.redis.key('shared', scope), key);
+    } catch (err) {
+      throw new LookoutError('service_unavailable', `shared state unreachable (redis): ${(err as Error).message}`);
+    }
+  }
+
+  private copyOf(scope: string): Map<string, string> {
+    let m = this.copies.get(scope);
+    if (!m) this.copies.set(scope, (m = new Map<string, string>()));
+    return m;
+  }
+}

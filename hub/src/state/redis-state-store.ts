@@ -1,0 +1,114 @@
+import type { HubStateStore, StateKeeper, StateLoad } from '../../../core/src/host/hub-services.js';
+import type { Logger } from '../../../core/src/log/logger.js';
+import { DEFAULT_STATE_MAX_BYTES } from './file-state-store.js';
+import type { RedisConnection } from './redis-connection.js';
+import { DEFAULT_SAVE_INTERVAL_MS, StateKeepers } from './state-keepers.js';
+
+const FORMAT = 'lookout-hub-state/1';
+const KEY = /^[a-z][a-z0-9-]{0,63}$/;
+
+/**
+ * HubStateStore in Redis: one string per key (`<prefix>state:<key>`) holding the same envelope as
+ * the file store, so replicas start from what any of them saved. A value that cannot be used is
+ * renamed aside (`…:corrupt-<time>`, kept a week) and the hub starts without it. While Redis is
+ * down a write fails, is logged and retried at the next change (StateKeepers); a load answers empty.
+ */
+export class RedisStateStore implements HubStateStore {
+  private readonly keepers: StateKeepers;
+  private readonly cursors = new Map<string, () => string>();
+  readonly maxBytes: number;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly options: { logger: Logger; maxBytes?: number; intervalMs?: number },
+  ) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_STATE_MAX_BYTES;
+    this.keepers = new StateKeepers((key, value) => this.save(key, value), options.intervalMs ?? DEFAULT_SAVE_INTERVAL_MS, options.logger);
+  }
+
+  private keyOf(key: string): string {
+    if (!KEY.test(key)) throw new Error(`hub state key "${key}" is not a lower-case name`);
+    return this.redis.key('state', key);
+  }
+
+  async load<T>(key: string, parse: (raw: unknown) => T): Promise<StateLoad<T>> {
+    const redisKey = this.keyOf(key);
+    let text: string | null;
+    try {
+      const size = await this.redis.client.strlen(redisKey);
+      if (size > this.maxBytes) return await this.setAside(key, `${size} bytes, over the bound of ${this.maxBytes}`);
+      text = await this.redis.client.get(redisKey);
+    } catch (err) {
+      const warning = `hub state "${key}" not restored: redis unreachable (${(err as Error).message}); starting without it`;
+      this.options.logger.warn({ key }, warning);
+      return { warning };
+    }
+    if (text === null) return {};
+    try {
+      const envelope = JSON.parse(text) as { format?: unknown; key?: unknown; saved_at?: unknown; value?: unknown };
+      if (envelope?.format !== FORMAT || envelope.key !== key) throw new Error(`not a ${FORMAT} value of "${key}"`);
+      const savedAt = typeof envelope.saved_at === 'string' ? Date.parse(envelope.saved_at) : NaN;
+      return { value: parse(envelope.value), ...(Number.isFinite(savedAt) ? { savedAt } : {}) };
+    } catch (err) {
+      return this.setAside(key, (err as Error).message);
+    }
+  }
+
+  keep(key: string, snapshot: () => unknown): StateKeeper {
+    this.keyOf(key);
+    const cursor = this.cursors.get(key);
+    // Taken in the same turn as the snapshot: the saved value is exactly what was applied up to that stream id.
+    return this.keepers.keep(key, cursor ? () => new WithCursor(snapshot(), cursor()) : snapshot);
+  }
+
+  /** Saves `cursor()` beside `key` at each save (the ingest stream id the saved cache reflects). Before the key's keeper exists. */
+  trackCursor(key: string, cursor: () => string): void {
+    this.cursors.set(key, cursor);
+  }
+
+  /** The cursor saved beside `key`; undefined when none was, or Redis cannot be read. */
+  async loadCursor(key: string): Promise<string | undefined> {
+    try {
+      return (await this.redis.client.get(this.redis.key('state-cursor', key))) ?? undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.keepers.close();
+  }
+
+  private async save(key: string, saved: unknown): Promise<void> {
+    const value = saved instanceof WithCursor ? saved.value : saved;
+    const text = JSON.stringify({ format: FORMAT, key, saved_at: new Date().toISOString(), value });
+    const bytes = Buffer.byteLength(text);
+    if (bytes > this.maxBytes) throw new Error(`hub state "${key}" is ${bytes} bytes, over the bound of ${this.maxBytes}: not saved`);
+    const tx = this.redis.client.multi().set(this.keyOf(key), text);
+    if (saved instanceof WithCursor) tx.set(this.redis.key('state-cursor', key), saved.cursor);
+    const results = await tx.exec();
+    const failed = results?.find(([err]) => err);
+    if (!results || failed) throw new Error(`hub state "${key}" not saved: ${failed?.[0]?.message ?? 'transaction aborted'}`);
+  }
+
+  private async setAside(key: string, why: string): Promise<StateLoad<never>> {
+    const aside = `${this.keyOf(key)}:corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    let where = `set aside as ${aside}`;
+    try {
+      await this.redis.client.rename(this.keyOf(key), aside);
+      await this.redis.client.pexpire(aside, 7 * 86_400_000);
+    } catch (err) {
+      where = `could not be set aside (${(err as Error).message})`;
+    }
+    const warning = `hub state "${key}" not restored: ${why}; ${where}; starting without it`;
+    this.options.logger.warn({ key, aside }, warning);
+    return { warning };
+  }
+}
+
+class WithCursor {
+  constructor(
+    readonly value: unknown,
+    readonly cursor: string,
+  ) {}
+}

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../../../../core/src/log/logger.js';
+import { RedisConnection } from '../../../../hub/src/state/redis-connection.js';
+import { RedisSharedState, SHARED_RECORD_MAX_BYTES } from '../../../../hub/src/state/redis-shared-state.js';
+import { RedisStateStore } from '../../../../hub/src/state/redis-state-store.js';
+import { startRedis, type RedisServer } from '../../../support/redis.js';
+
+const logger = createLogger({ level: 'silent' });
+const asObject = (raw: unknown) => {
+  if (typeof raw !== 'object' || raw === null) throw new Error('not an object');
+  return raw as Record<string, unknown>;
+};
+
+async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('Redis hub state (a real redis-server)', () => {
+  let server: RedisServer;
+  const connections: RedisConnection[] = [];
+  const connect = async (prefix = 'test:'): Promise<RedisConnection> => {
+    const c = new RedisConnection({ url: server.url, prefix, logger, maxBackoffMs: 100 });
+    connections.push(c);
+    await c.ready();
+    return c;
+  };
+
+  before(async () => {
+    server = await startRedis();
+  });
+  after(async () => {
+    for (const c of connections) await c.close();
+    await server.stop();
+  });
+
+  it('claimOnce succeeds once fleet-wide while the claim lives, then again after its ttl', async () => {
+    const a = new RedisSharedState(await connect());
+    const b = new RedisSharedState(await connect());
+    assert.equal(await a.claimOnce('nonce', 'n-1', 150), true);
+    assert.equal(await b.claimOnce('nonce', 'n-1', 150), false, 'the other replica sees the claim');
+    assert.equal(await a.claimOnce('nonce', 'n-1', 150), false);
+    assert.equal(await b.claimOnce('other-scope', 'n-1', 150), true, 'scopes are apart');
+    await new Promise((r) => setTimeout(r, 220));
+    assert.equal(await b.claimOnce('nonce', 'n-1', 150), true, 'an expired claim may be made again');
+  });
+
+  it('records by scope are seen by every replica, copied through JSON, and bounded', async () => {
+    const a = new RedisSharedState(await connect());
+    const b = new RedisSharedState(await connect());
+    const grade = { grade: 'ready', checks: [1, 2] };
+    await a.put('grades', 'cam-1', grade);
+    grade.grade = 'changed after put';
+    assert.deepEqual(await b.get('grades', 'cam-1'), { grade: 'ready', checks: [1, 2] });
+    await b.put('grades', 'cam-2', { grade: 'degraded' });
+    assert.deepEqual(
+      [...(await a.entries('grades'))].sort(([x], [y]) => x.localeCompare(y)),
+      [
+        ['cam-1', { grade: 'ready', checks: [1, 2] }],
+        ['cam-2', { grade: 'degraded' }],
+      ],
+    );
+    await a.delete('grades', 'cam-1');
+    assert.equal(await b.get('grades', 'cam-1'), undefined);
+    await assert.rejects(a.put('grades', 'big', 'x'.repeat(SHARED_RECORD_MAX_BYTES + 1)), (err: Error & { code?: string }) => err.code === 'argument_invalid');
+  });
+
+  it('with Redis down: claims fail closed, reads answer from the local copy, writes are refused; all well again when it returns', async () => {
+    const conn = await connect();
+    const shared = new RedisSharedState(conn);
+    await shared.put('presence', 'cam-9', { online: true });
+    assert.deepEqual(await shared.get('presence', 'cam-9'), { online: true });
+    await server.pause();
+    await until('the connection to notice', () => !conn.up);
+    assert.equal(await shared.claimOnce('nonce', 'while-down', 60_000), false, 'fails closed');
+    assert.deepEqual(await shared.get('presence', 'cam-9'), { online: true }, 'the local copy');
+    assert.deepEqual([...(await shared.entries('presence'))], [['cam-9', { online: true }]]);
+    await assert.rejects(shared.put('presence', 'cam-9', { online: false }), (err: Error & { code?: string }) => err.code === 'service_unavailable');
+    await server.start();
+    await until('the reconnect', () => conn.up, 10_000);
+    assert.equal(await shared.claimOnce('nonce', 'while-down', 60_000), true);
+    assert.deepEqual(await shared.get('presence', 'cam-9'), { online: true }, 'what Redis held survived its restart (append-only file)');
+  });
+
+  it('RedisStateStore: keeps a key saved once per interval, loads it in another replica, sets a corrupt value aside', async () => {
+    const conn = await connect('store:');
+    const store = new RedisStateStore(conn, { logger, intervalMs: 50 });
+    let n = 0;
+    let snapshots = 0;
+    store.trackCursor('bus-cache', () => `${n}-0`);
+    const keeper = store.keep('bus-cache', () => {
+      snapshots++;
+      return { n };
+    });
+    for (n = 1; n <= 10; n++) keeper.changed();
+    n = 10;
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(snapshots, 1, 'ten changes, one write');
+    const other = new RedisStateStore(await connect('store:'), { logger });
+    const loaded = await other.load('bus-cache', asObject);
+    assert.deepEqual(loaded.value, { n: 10 });
+    assert.ok(loaded.savedAt !== undefined && Date.now() - loaded.savedAt < 5_000);
+    assert.equal(await other.loadCursor('bus-cache'), '10-0', 'the cursor is saved with the value it goes with');
+    assert.deepEqual(await other.load('never-saved', asObject), {});
+
+    await conn.client.set('store:state:broken', '{"format":"lookout-hub-state/1","key":"broken","value":');
+    const refused = await other.load('broken', asObject);
+    assert.equal(refused.value, undefined);
+    assert.match(refused.warning ?? '', /not restored: .*set aside as store:state:broken:corrupt-/);
+    assert.equal(await conn.client.exists('store:state:broken'), 0);
+    const shapeRefused = await other.load('bus-cache', () => {
+      throw new Error('wrong shape');
+    });
+    assert.match(shapeRefused.warning ?? '', /wrong shape/);
+    await store.close();
+    await other.close();
+  });
+
+  it('RedisStateStore: a write while Redis is down is retried at the next change, the previous value staying', async () => {
+    const conn = await connect('retry:');
+    const store = new RedisStateStore(conn, { logger, intervalMs: 30 });
+    let n = 1;
+    const keeper = store.keep('ring', () => ({ n }));
+    keeper.changed();
+    await keeper.flush();
+    await server.pause();
+    await until('the connection to notice', () => !conn.up);
+    n = 2;
+    keeper.changed();
+    await keeper.flush().catch(() => undefined);
+    await server.start();
+    await until('the reconnect', () => conn.up, 10_000);
+    assert.deepEqual((await store.load('ring', asObject)).value, { n: 1 }, 'the failed write left the previous value');
+    n = 3;
+    keeper.changed();
+    await keeper.flush();
+    assert.deepEqual((await store.load('ring', asObject)).value, { n: 3 });
+    await store.close();
+  });
+});
