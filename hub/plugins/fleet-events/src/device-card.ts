@@ -12,6 +12,10 @@ export interface DeviceCard {
   last_seen_at: string | null;
   age_s: number;
   role: string | null;
+  /** From its hello: the configuration layer and image it runs. */
+  layer: string | null;
+  image: string | null;
+  labels: string[];
   thermal_state: string | null;
   die_temp_c: number | null;
   camera_fps: number | null;
@@ -27,7 +31,7 @@ export function presenceOf(view: EntryView): Presence {
   return view.status?.state === 'offline' ? 'offline' : 'stale';
 }
 
-export function cardOf(view: EntryView): DeviceCard {
+export function cardOf(view: EntryView, hello?: Record<string, unknown>): DeviceCard {
   const telemetry = objectOr(view.payload?.telemetry);
   const status = view.status ?? {};
   return {
@@ -38,6 +42,9 @@ export function cardOf(view: EntryView): DeviceCard {
     last_seen_at: view.last_seen_at,
     age_s: view.age_s,
     role: str(view.payload?.camera_id) ?? str(view.health?.role),
+    layer: str(hello?.layer),
+    image: str(hello?.image),
+    labels: Array.isArray(hello?.labels) ? hello.labels.filter((l): l is string => typeof l === 'string') : [],
     // Telemetry comes every second, the retained status on changes: the newer reading first.
     thermal_state: str(telemetry.thermal_state) ?? str(status.thermal_state),
     die_temp_c: num(telemetry.die_temp) ?? num(status.die_temp_c),

@@ -1,7 +1,7 @@
 import type { BusCache, IngestedMessage } from '../../bus-cache/src/service.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { FleetHistory } from '../../fleet-history/src/service.js';
-import { cardOf, presenceOf, type Presence } from './device-card.js';
+import { cardOf, presenceOf, type DeviceCard, type Presence } from './device-card.js';
 import type { FleetEvent, FleetEventKind } from './event-kinds.js';
 import { frameOf, SseClient, type SseClientOptions } from './sse-client.js';
 
@@ -80,7 +80,20 @@ export class FleetEventHub {
       },
     });
     this.clients.add(client);
+    // Every device's card first: a client (re)connecting has the whole fleet without another request.
+    if (client.wants('device', null)) {
+      for (const id of this.o.cache.deviceIds()) {
+        if (!client.wants('device', id)) continue;
+        const card = this.card(id);
+        if (card) client.write(frameOf(this.nextId++, 'device', card));
+      }
+    }
     return client;
+  }
+
+  private card(deviceId: string): DeviceCard | undefined {
+    const view = this.o.cache.view(deviceId, this.now());
+    return view ? cardOf(view, this.o.cache.device(deviceId)?.latest.get('hello')?.message) : undefined;
   }
 
   stats(): { clients: number; events_sent: number; slow_dropped: number } {
@@ -166,8 +179,8 @@ export class FleetEventHub {
     entry.lastAt = this.now();
     this.cardTimers.set(deviceId, entry);
     if (!this.wanted('device', deviceId)) return;
-    const view = this.o.cache.view(deviceId, this.now());
-    if (view) this.emit({ kind: 'device', deviceId, data: cardOf(view) });
+    const card = this.card(deviceId);
+    if (card) this.emit({ kind: 'device', deviceId, data: card });
   }
 
   private onDets(m: IngestedMessage): void {

@@ -1,0 +1,35 @@
+// Builds the console's page (hub/plugins/console/web) into dist/hub/plugins/console/web: one
+// bundled, minified script and stylesheet named by their content hash (served as immutable) and
+// index.html naming them (served no-cache). Run by `npm run build` and `npm install`; nothing is
+// fetched at run time and the page loads nothing from another origin.
+import { build } from 'esbuild';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+
+const root = new URL('../../..', import.meta.url).pathname;
+const src = join(root, 'hub', 'plugins', 'console', 'web');
+const out = join(root, 'dist', 'hub', 'plugins', 'console', 'web');
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+const result = await build({
+  entryPoints: [join(src, 'main.ts')],
+  bundle: true,
+  minify: true,
+  sourcemap: 'linked',
+  format: 'esm',
+  target: ['es2022', 'chrome110', 'firefox110', 'safari16'],
+  outdir: out,
+  entryNames: '[name]-[hash]',
+  metafile: true,
+  legalComments: 'linked',
+  logLevel: 'warning',
+});
+const outputs = Object.keys(result.metafile.outputs).map((p) => basename(p));
+const script = outputs.find((f) => f.endsWith('.js'));
+const style = outputs.find((f) => f.endsWith('.css'));
+if (!script || !style) throw new Error(`esbuild made no script or stylesheet: ${outputs.join(', ')}`);
+const html = readFileSync(join(src, 'index.html'), 'utf8').replace('%SCRIPT%', `/console/${script}`).replace('%STYLE%', `/console/${style}`);
+writeFileSync(join(out, 'index.html'), html);
+const files = readdirSync(out).sort();
+console.log(`console: built ${files.length} files into ${out.slice(root.length)} (${files.join(', ')})`);

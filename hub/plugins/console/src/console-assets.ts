@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { extname, join } from 'node:path';
+
+export interface ConsoleAsset {
+  name: string;
+  body: Buffer;
+  type: string;
+  etag: string;
+  /** A content-hashed name (`main-2QK7J3.js`): its bytes never change under it. */
+  immutable: boolean;
+}
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+/** esbuild's `[name]-[hash]` names: a dash and eight capital letters or digits before the extension. */
+const HASHED = /-[A-Z0-9]{8}\.(js|css|js\.map|css\.map)$/;
+
+/** The built page (index.html and its hashed script, stylesheet, maps, licences), read once into memory. */
+export async function loadConsoleAssets(dir: string): Promise<Map<string, ConsoleAsset>> {
+  const assets = new Map<string, ConsoleAsset>();
+  for (const name of await readdir(dir)) {
+    const type = TYPES[extname(name)];
+    if (!type) continue;
+    const body = await readFile(join(dir, name));
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    assets.set(name, { name, body, type, etag, immutable: HASHED.test(name) });
+  }
+  return assets;
+}

@@ -1,0 +1,170 @@
+import { html } from 'htm/preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { blobUrl, postJson, q } from './api.js';
+import { Clips } from './clips.js';
+import { DetectionsOverlay } from './detections-overlay.js';
+import { openEventStream } from './events.js';
+import { ago, clock, gradeClass, num, storageClass, thermalClass } from './format.js';
+import { LivePlayer, type LiveState } from './live-player.js';
+import { Plots } from './plots.js';
+import { setState, useStore, type Detection } from './store.js';
+import { ToolForm } from './tool-form.js';
+
+/** Class names the device's detector publishes (get_rfdetr_status `classes`), for the box labels. */
+function useClassNames(deviceId: string): Record<number, string> {
+  const [names, setNames] = useState<Record<number, string>>({ 0: 'person' });
+  useEffect(() => {
+    postJson<{ status: string; result?: { classes?: { id: number; name: string }[] } }>(`/tools/call?target=${q(deviceId)}`, {
+      tool: 'get_rfdetr_status',
+      arguments: {},
+    }).then(
+      (r) => {
+        const classes = r.result?.classes;
+        if (Array.isArray(classes)) setNames(Object.fromEntries(classes.map((c) => [c.id, c.name])));
+      },
+      () => undefined, // no detector at this layer: class ids stay as they are
+    );
+  }, [deviceId]);
+  return names;
+}
+
+/** The device's detections as the hub streams them (GET /fleet/events?device=…&kind=dets). */
+function useDetections(deviceId: string): void {
+  useEffect(
+    () =>
+      openEventStream({
+        path: `/fleet/events?device=${q(deviceId)}&kind=dets`,
+        onState: () => undefined,
+        onEvent: (name, data) => {
+          if (name !== 'dets') return;
+          const d = data as { device_id: string; timestamp: string; dets: Detection[]; person_count: number };
+          setState((s) => ({ dets: { ...s.dets, [d.device_id]: { timestamp: d.timestamp, dets: d.dets, person_count: d.person_count } } }));
+        },
+      }),
+    [deviceId],
+  );
+}
+
+function LiveView(props: { deviceId: string; dets: Detection[]; classNames: Record<number, string> }) {
+  const video = useRef<HTMLVideoElement>(null);
+  const [state, setLiveState] = useState<{ state: LiveState; detail?: string }>({ state: 'connecting' });
+  useEffect(() => {
+    const player = new LivePlayer(video.current!, props.deviceId, (s, detail) => setLiveState(detail === undefined ? { state: s } : { state: s, detail }));
+    return () => player.stop();
+  }, [props.deviceId]);
+  return html`<figure class="media">
+    <div class="stage">
+      <video ref=${video} data-testid="live-video" muted playsinline autoplay></video>
+      <${DetectionsOverlay} dets=${props.dets} classNames=${props.classNames} />
+    </div>
+    <figcaption>
+      Live <span class=${`badge ${state.state === 'playing' ? 'ok' : 'warn'}`} data-testid="live-state">${state.state}</span>
+      <span class="muted small">${state.detail ?? ''}</span>
+    </figcaption>
+  </figure>`;
+}
+
+/** A snapshot with the detections that were newest when it was taken drawn over it. */
+function SnapshotView(props: { deviceId: string; dets: Detection[]; classNames: Record<number, string> }) {
+  const [shot, setShot] = useState<{ url: string; dets: Detection[]; at: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const latest = useRef(props.dets);
+  latest.current = props.dets;
+  const take = async () => {
+    try {
+      const url = await blobUrl(`/stream/snapshot?target=${q(props.deviceId)}&w=640`);
+      setShot((old) => {
+        if (old) URL.revokeObjectURL(old.url);
+        return { url, dets: latest.current, at: new Date().toISOString() };
+      });
+      setError(null);
+    } catch (err) {
+      setError(err instanceof Error ? err.message : String(err));
+    }
+  };
+  // The first snapshot waits (3 s at most) for the detections stream, so that its boxes are there.
+  const [ready, setReady] = useState(false);
+  useEffect(() => {
+    const t = window.setTimeout(() => setReady(true), 3000);
+    return () => clearTimeout(t);
+  }, [props.deviceId]);
+  if (!ready && props.dets.length > 0) setReady(true);
+  useEffect(() => {
+    if (ready) void take();
+  }, [props.deviceId, ready]);
+  return html`<figure class="media">
+    <div class="stage">
+      ${shot ? html`<img src=${shot.url} data-testid="snapshot" alt="snapshot" />` : html`<div class="thumb empty">${error ?? 'loading…'}</div>`}
+      ${shot ? html`<${DetectionsOverlay} dets=${shot.dets} classNames=${props.classNames} />` : null}
+    </div>
+    <figcaption>
+      Snapshot ${shot ? clock(shot.at) : ''} <button class="small" data-testid="snapshot-refresh" onClick=${() => void take()}>new snapshot</button>
+    </figcaption>
+  </figure>`;
+}
+
+export function DeviceView(props: { deviceId: string }) {
+  const s = useStore();
+  const card = s.cards[props.deviceId];
+  const health = s.health?.devices[props.deviceId];
+  const dets = s.dets[props.deviceId]?.dets ?? [];
+  const classNames = useClassNames(props.deviceId);
+  useDetections(props.deviceId);
+  const recorder = health?.recorder;
+  const storage = (health?.storage ?? {}) as Record<string, number | string | undefined>;
+  return html`<main class="device">
+    <header class="device-head">
+      <a href="#/">← fleet</a>
+      <h1>${props.deviceId}</h1>
+      ${card ? html`<span class=${`badge ${card.presence === 'online' ? 'ok' : card.presence === 'stale' ? 'warn' : 'bad'}`} data-testid="presence">${card.presence}</span>` : null}
+      ${health ? html`<span class=${`badge ${gradeClass(health.readiness.grade)}`}>${health.readiness.grade}</span>` : null}
+    </header>
+    <div class="media-row">
+      <${LiveView} deviceId=${props.deviceId} dets=${dets} classNames=${classNames} />
+      <${SnapshotView} deviceId=${props.deviceId} dets=${dets} classNames=${classNames} />
+    </div>
+    <div class="columns">
+      <section class="panel">
+        <h2>Now</h2>
+        <dl class="facts">
+          <dt>role / layer</dt>
+          <dd>${card?.role ?? '—'} / ${card?.layer ?? '—'}</dd>
+          <dt>thermal</dt>
+          <dd><span class=${thermalClass(card?.thermal_state ?? null)}>${card?.thermal_state ?? '—'}</span> ${num(card?.die_temp_c, 1, ' °C')}</dd>
+          <dt>rates</dt>
+          <dd>camera ${num(card?.camera_fps)} fps · detection ${num(card?.detection_fps)} fps (${card?.detection ?? '—'})</dd>
+          <dt>persons</dt>
+          <dd data-testid="person-count">${card?.person_count ?? '—'}</dd>
+          <dt>last heard</dt>
+          <dd>${ago(card?.last_seen_at ?? null)}</dd>
+        </dl>
+      </section>
+      <section class="panel" data-testid="recording">
+        <h2>Recording</h2>
+        <dl class="facts">
+          <dt>recorder</dt>
+          <dd data-testid="recorder-status">${recorder?.status ?? '—'} <span class="muted small">${recorder?.reason ?? ''}</span></dd>
+          <dt>chunks</dt>
+          <dd>${recorder?.chunk_count ?? '—'}</dd>
+          <dt>storage</dt>
+          <dd>
+            <span class=${storageClass(health?.storage_health ?? null)}>${health?.storage_health ?? '—'}</span>
+            ${storage.used_pct !== undefined ? `${String(storage.used_pct)} % used` : ''}
+            ${storage.free_gb !== undefined ? `· ${String(storage.free_gb)} GB free` : ''}
+          </dd>
+        </dl>
+      </section>
+      <section class="panel" data-testid="plugins">
+        <h2>Plugins</h2>
+        <ul class="plugins">
+          ${(card?.plugins ?? []).map((p) => html`<li><span class=${p.state === 'ok' ? 'ok' : p.state === 'failed' ? 'bad' : 'warn'}>●</span> ${p.name} <span class="muted small">${p.state}${p.code ? ` ${p.code}` : ''}</span></li>`)}
+        </ul>
+      </section>
+    </div>
+    <${Plots} deviceId=${props.deviceId} />
+    <div class="columns">
+      <${Clips} deviceId=${props.deviceId} />
+      <${ToolForm} deviceId=${props.deviceId} />
+    </div>
+  </main>`;
+}

@@ -1,0 +1,146 @@
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { blobUrl, q } from './api.js';
+import { ago, clock, gradeClass, num, storageClass, thermalClass } from './format.js';
+import { useStore, type DeviceCard, type DeviceHealth } from './store.js';
+
+const THUMB_EVERY_MS = 10_000;
+/** The newest picture of each device, kept across remounts (a filter change must not blank the cards). */
+const lastThumb = new Map<string, string>();
+
+/** A device's latest picture (GET /stream/snapshot with the token, shown from an object URL), refreshed while online. */
+function Thumbnail(props: { deviceId: string; online: boolean }) {
+  const [url, setUrl] = useState<string | null>(lastThumb.get(props.deviceId) ?? null);
+  const [failed, setFailed] = useState<string | null>(null);
+  useEffect(() => {
+    if (!props.online) return;
+    let stopped = false;
+    const controller = new AbortController();
+    const load = async () => {
+      try {
+        const next = await blobUrl(`/stream/snapshot?target=${q(props.deviceId)}&w=320`, controller.signal);
+        if (stopped) return URL.revokeObjectURL(next);
+        const previous = lastThumb.get(props.deviceId);
+        lastThumb.set(props.deviceId, next);
+        setUrl(next);
+        if (previous) URL.revokeObjectURL(previous);
+        setFailed(null);
+      } catch (err) {
+        if (!stopped) setFailed(err instanceof Error ? err.message : String(err));
+      }
+    };
+    void load();
+    const timer = window.setInterval(() => void load(), THUMB_EVERY_MS);
+    return () => {
+      stopped = true;
+      controller.abort();
+      clearInterval(timer);
+    };
+  }, [props.deviceId, props.online]);
+  if (url) return html`<img class="thumb" src=${url} alt=${`latest picture of ${props.deviceId}`} />`;
+  return html`<div class="thumb empty">${props.online ? (failed ? 'no picture' : 'loading…') : 'offline'}</div>`;
+}
+
+function Card(props: { card: DeviceCard; health: DeviceHealth | undefined }) {
+  const { card: c, health: h } = props;
+  const grade = h?.readiness.grade ?? null;
+  const since = c.presence === 'offline' ? c.offline_since : c.last_seen_at;
+  return html`<a
+    class=${`card ${c.presence}`}
+    href=${`#/device/${encodeURIComponent(c.device_id)}`}
+    data-testid="device-card"
+    data-device=${c.device_id}
+    data-presence=${c.presence}
+  >
+    <${Thumbnail} deviceId=${c.device_id} online=${c.presence === 'online'} />
+    <div class="card-body">
+      <div class="card-title">
+        <strong>${c.device_id}</strong>
+        <span class=${`badge ${c.presence === 'online' ? 'ok' : c.presence === 'stale' ? 'warn' : 'bad'}`} data-testid="presence">${c.presence}</span>
+      </div>
+      <div class="muted small">${c.presence === 'offline' ? `offline since ${clock(since)}` : `last heard ${ago(since)}`}</div>
+      <dl class="facts">
+        <dt>role</dt>
+        <dd>${c.role ?? '—'}</dd>
+        <dt>layer</dt>
+        <dd>${c.layer ?? '—'}</dd>
+        <dt>thermal</dt>
+        <dd><span class=${thermalClass(c.thermal_state)}>${c.thermal_state ?? '—'}</span> ${num(c.die_temp_c, 1, ' °C')}</dd>
+        <dt>storage</dt>
+        <dd><span class=${storageClass(c.storage_health)}>${c.storage_health ?? '—'}</span></dd>
+        <dt>persons</dt>
+        <dd>${c.person_count ?? '—'} <span class="muted small">${c.age_s > 5 ? `(${Math.round(c.age_s)} s old)` : ''}</span></dd>
+        <dt>readiness</dt>
+        <dd><span class=${gradeClass(grade)} data-testid="grade">${grade ?? '—'}</span></dd>
+      </dl>
+    </div>
+  </a>`;
+}
+
+function Summary() {
+  const s = useStore();
+  const f = s.health?.fleet;
+  const r = f?.readiness ?? {};
+  const cards = Object.values(s.cards);
+  return html`<section class="summary" data-testid="fleet-summary">
+    <div><span class="big">${cards.length}</span> devices</div>
+    <div><span class="big ok">${cards.filter((c) => c.presence === 'online').length}</span> online</div>
+    <div><span class="big bad">${cards.filter((c) => c.presence !== 'online').length}</span> offline or stale</div>
+    <div class="readiness">
+      readiness:
+      <span class="ok" data-testid="ready-count">${r.ready ?? 0} ready</span> · <span class="warn">${r.degraded ?? 0} degraded</span> ·
+      <span class="bad">${r.not_ready ?? 0} not ready</span>
+    </div>
+  </section>`;
+}
+
+/** Every device as a card, filtered by role and state; the fleet's readiness on top; recent incidents. */
+export function FleetView() {
+  const s = useStore();
+  const [role, setRole] = useState('');
+  const [presence, setPresence] = useState('');
+  const cards = Object.values(s.cards).sort((a, b) => a.device_id.localeCompare(b.device_id));
+  const roles = [...new Set(cards.map((c) => c.role).filter((r): r is string => r !== null))].sort();
+  const shown = cards.filter((c) => (!role || c.role === role) && (!presence || c.presence === presence));
+  return html`<main>
+    <${Summary} />
+    <div class="filters">
+      <label
+        >Role
+        <select data-testid="filter-role" value=${role} onChange=${(e: Event) => setRole((e.target as HTMLSelectElement).value)}>
+          <option value="">all</option>
+          ${roles.map((r) => html`<option value=${r}>${r}</option>`)}
+        </select></label
+      >
+      <label
+        >State
+        <select data-testid="filter-state" value=${presence} onChange=${(e: Event) => setPresence((e.target as HTMLSelectElement).value)}>
+          <option value="">all</option>
+          <option value="online">online</option>
+          <option value="offline">offline</option>
+          <option value="stale">stale</option>
+        </select></label
+      >
+      <span class="muted small">${shown.length} of ${cards.length}</span>
+    </div>
+    <section class="cards">${shown.map((c) => html`<${Card} key=${c.device_id} card=${c} health=${s.health?.devices[c.device_id]} />`)}</section>
+    ${cards.length === 0 ? html`<p class="muted">No device has reported yet.</p>` : null}
+    ${
+      s.incidents.length > 0
+        ? html`<section class="panel">
+            <h2>Incidents</h2>
+            <ul class="incidents">
+              ${s.incidents
+                .slice(0, 10)
+                .map(
+                  (i) =>
+                    html`<li>
+                      <span class="muted small">${clock(i.at)}</span> <a href=${`#/device/${encodeURIComponent(i.device_id)}`}>${i.device_id}</a> ${i.message}
+                    </li>`,
+                )}
+            </ul>
+          </section>`
+        : null
+    }
+  </main>`;
+}

@@ -1,0 +1,130 @@
+import { hubFetch, q } from './api.js';
+
+export type LiveState = 'connecting' | 'playing' | 'retrying' | 'unsupported';
+
+/** Seconds behind the newest picture past which the player jumps forward (a live view must not drift). */
+const MAX_LAG_S = 1.5;
+/** Seconds of played video kept in the SourceBuffer. */
+const KEEP_S = 20;
+
+/**
+ * The device's H.264 preview, remuxed by the hub into fragmented MP4 (GET /stream/live/mp4), played
+ * through Media Source Extensions: read with fetch (the token goes in a header), appended as it
+ * comes, kept near the live edge, and reconnected when the stream ends.
+ */
+export class LivePlayer {
+  private controller: AbortController | undefined;
+  private stopped = false;
+  private objectUrl: string | undefined;
+  fragments = 0;
+
+  constructor(
+    private readonly video: HTMLVideoElement,
+    private readonly deviceId: string,
+    private readonly onState: (state: LiveState, detail?: string) => void,
+  ) {
+    void this.loop();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.controller?.abort();
+    this.video.removeAttribute('src');
+    this.video.load();
+    if (this.objectUrl) URL.revokeObjectURL(this.objectUrl);
+  }
+
+  private async loop(): Promise<void> {
+    let failures = 0;
+    while (!this.stopped) {
+      this.onState(failures === 0 ? 'connecting' : 'retrying');
+      try {
+        await this.playOnce();
+        failures = 0;
+      } catch (err) {
+        if (this.stopped) return;
+        if (err instanceof Unsupported) return this.onState('unsupported', err.message);
+        failures++;
+        this.onState('retrying', err instanceof Error ? err.message : String(err));
+      }
+      if (!this.stopped) await new Promise((r) => setTimeout(r, Math.min(10_000, 1000 * 2 ** Math.min(failures, 3))));
+    }
+  }
+
+  private async playOnce(): Promise<void> {
+    this.controller = new AbortController();
+    const res = await hubFetch(`/stream/live/mp4?target=${q(this.deviceId)}`, { signal: this.controller.signal });
+    if (!res.ok || !res.body) {
+      let message = `the hub answered ${res.status}`;
+      try {
+        message = ((await res.json()) as { error?: { message?: string } }).error?.message ?? message;
+      } catch {
+        /* not JSON */
+      }
+      throw new Error(message);
+    }
+    const mime = res.headers.get('content-type') ?? '';
+    if (typeof MediaSource === 'undefined' || !MediaSource.isTypeSupported(mime))
+      throw new Unsupported(`this browser cannot play ${mime} through Media Source Extensions`);
+    const source = new MediaSource();
+    if (this.objectUrl) URL.revokeObjectURL(this.objectUrl);
+    this.objectUrl = URL.createObjectURL(source);
+    this.video.src = this.objectUrl;
+    await new Promise((resolve) => source.addEventListener('sourceopen', resolve, { once: true }));
+    const buffer = source.addSourceBuffer(mime);
+    buffer.mode = 'segments';
+    const queue: Uint8Array<ArrayBuffer>[] = [];
+    const pump = () => {
+      if (buffer.updating || queue.length === 0 || source.readyState !== 'open') return;
+      const chunk = queue.length === 1 ? queue.shift()! : concat(queue.splice(0));
+      try {
+        buffer.appendBuffer(chunk);
+      } catch (err) {
+        // QuotaExceeded: drop what was played and go on.
+        if (this.video.currentTime > 2) buffer.remove(0, this.video.currentTime - 1);
+        console.warn('appendBuffer', err);
+      }
+    };
+    buffer.addEventListener('updateend', () => {
+      this.keepLive(buffer);
+      pump();
+    });
+    const reader = res.body.getReader();
+    let playing = false;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done || this.stopped) break;
+      queue.push(value);
+      this.fragments++;
+      pump();
+      if (!playing && buffer.buffered.length > 0) {
+        playing = true;
+        this.video.currentTime = buffer.buffered.start(0);
+        void this.video.play().catch(() => undefined);
+        this.onState('playing');
+      }
+    }
+    throw new Error('the live stream ended');
+  }
+
+  private keepLive(buffer: SourceBuffer): void {
+    if (buffer.buffered.length === 0 || buffer.updating) return;
+    const end = buffer.buffered.end(buffer.buffered.length - 1);
+    const start = buffer.buffered.start(0);
+    if (this.video.currentTime < start || end - this.video.currentTime > MAX_LAG_S) this.video.currentTime = Math.max(start, end - 0.3);
+    if (this.video.paused) void this.video.play().catch(() => undefined);
+    if (this.video.currentTime - start > KEEP_S * 1.5) buffer.remove(start, this.video.currentTime - KEEP_S);
+  }
+}
+
+class Unsupported extends Error {}
+
+function concat(parts: Uint8Array[]): Uint8Array<ArrayBuffer> {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}

@@ -1,0 +1,129 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { ConnectionState } from './events.js';
+
+export interface DeviceCard {
+  device_id: string;
+  presence: 'online' | 'offline' | 'stale';
+  online: boolean;
+  offline_since: string | null;
+  last_seen_at: string | null;
+  age_s: number;
+  role: string | null;
+  layer: string | null;
+  image: string | null;
+  labels: string[];
+  thermal_state: string | null;
+  die_temp_c: number | null;
+  camera_fps: number | null;
+  detection_fps: number | null;
+  detection: string | null;
+  person_count: number | null;
+  storage_health: string | null;
+  plugins: { name: string; state: string; code?: string | null; message?: string | null }[] | null;
+  /** When the page got this card (its age ticks on from there). */
+  received_at: number;
+}
+
+export interface DeviceHealth {
+  device_id: string;
+  presence: string;
+  storage_health: string | null;
+  storage: Record<string, unknown> | null;
+  recorder: {
+    status: string | null;
+    reason: string | null;
+    chunk_count: number | null;
+    latest_chunk: Record<string, unknown> | null;
+    last_health_at: string | null;
+  };
+  readiness: { grade: 'ready' | 'degraded' | 'not_ready'; failing: string[]; reason: string | null; modules: Record<string, string> | null };
+}
+
+export interface FleetHealth {
+  fleet: {
+    status: string;
+    device_count: number;
+    online: number;
+    offline: number;
+    stale: number;
+    readiness: Record<string, number>;
+    storage_health: Record<string, number>;
+  };
+  devices: Record<string, DeviceHealth>;
+}
+
+export interface RingEvent {
+  seq: number;
+  timestamp: string;
+  kind: string;
+  device_id?: string;
+  message: string;
+  details?: unknown;
+}
+
+export interface Detection {
+  c: number;
+  p: number;
+  b: number[];
+  track_id?: number;
+}
+
+export interface State {
+  auth: 'checking' | 'needed' | 'ok';
+  authError: string | null;
+  connection: ConnectionState;
+  connectionDetail: string | null;
+  cards: Record<string, DeviceCard>;
+  health: FleetHealth | null;
+  ring: RingEvent[];
+  dets: Record<string, { timestamp: string; dets: Detection[]; person_count: number }>;
+  /** Newest first. */
+  incidents: { device_id: string; at: string; message: string }[];
+}
+
+const RING_KEPT = 500;
+
+let state: State = {
+  auth: 'checking',
+  authError: null,
+  connection: 'connecting',
+  connectionDetail: null,
+  cards: {},
+  health: null,
+  ring: [],
+  dets: {},
+  incidents: [],
+};
+const listeners = new Set<() => void>();
+
+export function getState(): State {
+  return state;
+}
+
+export function setState(patch: Partial<State> | ((s: State) => Partial<State>)): void {
+  state = { ...state, ...(typeof patch === 'function' ? patch(state) : patch) };
+  listeners.forEach((l) => l());
+}
+
+export function putCard(card: Omit<DeviceCard, 'received_at'>): void {
+  setState((s) => ({ cards: { ...s.cards, [card.device_id]: { ...card, received_at: Date.now() } } }));
+}
+
+export function addRingEvents(events: RingEvent[]): void {
+  setState((s) => {
+    const seen = new Set(s.ring.map((e) => e.seq));
+    const merged = [...s.ring, ...events.filter((e) => !seen.has(e.seq))].sort((a, b) => a.seq - b.seq);
+    return { ring: merged.slice(-RING_KEPT) };
+  });
+}
+
+/** The store in a component: it renders again on every change. */
+export function useStore(): State {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    const l = () => setTick((t) => t + 1);
+    listeners.add(l);
+    return () => listeners.delete(l);
+  }, []);
+  return state;
+}

@@ -1,0 +1,146 @@
+/**
+ * The browser tests' world: a real hub (embedded broker, the default plugin set with the console's
+ * plugins) that asks a bearer token, two real lookout-edge devices on the simulated camera (320x240
+ * at 5 fps, 4 s chunks, RTSP behind Digest), and Debian's chromium driven by playwright-core (which
+ * downloads no browser). Not a test file itself.
+ */
+import { mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { packageRoot } from '../../core/src/paths/package-root.js';
+import consolePlugin from '../../hub/plugins/console/src/index.js';
+import fleetEvents from '../../hub/plugins/fleet-events/src/index.js';
+import fleetHistory from '../../hub/plugins/fleet-history/src/index.js';
+import liveMp4 from '../../hub/plugins/live-mp4/src/index.js';
+import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
+import type { RunningHub } from '../../hub/src/start-hub.js';
+import { api, testHub, waitFor } from '../integration/hub-helpers.js';
+import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
+
+export const CHROMIUM = process.env.LOOKOUT_CHROMIUM ?? '/usr/bin/chromium';
+/** The machine's network is closed: nothing in the browser may try to reach out. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--autoplay-policy=no-user-gesture-required',
+];
+export const HUB_TOKEN = 'console-test-token-5f0c2b7e9a41';
+const RTSP_PASSWORD = 'console-rtsp-pw';
+const CONSOLE_PLUGINS = [fleetHistory, fleetEvents, liveMp4, consolePlugin];
+
+export interface ConsoleFleet {
+  hub: RunningHub;
+  devices: Map<string, DeviceProcess>;
+  dir: string;
+  close(): Promise<void>;
+}
+
+export const DEVICES = [
+  { id: 'cam-front', role: 'front_door', scenario: 'people-crossing' },
+  { id: 'cam-lobby', role: 'lobby', scenario: 'crowd-occlusion' },
+];
+
+/** The default plugin set with the console's plugins, each once (whether or not the set file lists them yet). */
+export async function consolePluginSet() {
+  const set = await loadHubPluginSet();
+  const names = new Set(CONSOLE_PLUGINS.map((p) => p.name));
+  return { plugins: [...set.plugins.filter((p) => !names.has(p.name)), ...CONSOLE_PLUGINS], essential: set.essential };
+}
+
+export async function startConsoleFleet(): Promise<ConsoleFleet> {
+  const dir = await mkdtemp(join(tmpdir(), 'lookout-console-'));
+  const set = await consolePluginSet();
+  const hub = await testHub({
+    ...set,
+    token: HUB_TOKEN,
+    // Loopback only, and each device signs in to the broker as itself.
+    host: '127.0.0.1',
+    anonymousBroker: false,
+    dataDir: join(dir, 'hub'),
+    env: {
+      LOOKOUT_MEDIA_LOCAL_RECORDINGS: join(dir, 'devices', '{device}', 'data', 'recordings'),
+      LOOKOUT_LIVE_RTSP_PASSWORD: RTSP_PASSWORD,
+      LOOKOUT_HISTORY_STEP_MS: '1000',
+      READINESS_START_DELAY_MS: '1000',
+    },
+  });
+  const devices = new Map<string, DeviceProcess>();
+  const close = async () => {
+    await Promise.all([...devices.values()].map((d) => d.stop()));
+    await hub.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    const started = await Promise.all(
+      DEVICES.map((d) => {
+        const creds = hub.deviceCredentials(d.id);
+        return startDeviceProcess({
+          deviceId: d.id,
+          mqtt: hub.brokerUrl,
+          layer: 'layer2_tracker',
+          role: d.role,
+          dataDir: join(dir, 'devices', d.id),
+          readyTimeoutMs: 30_000,
+          env: {
+            SIM_SCENARIO: d.scenario,
+            ENCODE_RESOLUTION: '320x240',
+            ENCODE_FPS: '5',
+            ENCODE_GOP: '5',
+            RF_DETR_STRIDE_FPS: '5',
+            CHUNK_SECONDS: '4',
+            HEALTH_INTERVAL_MS: '2000',
+            ONVIF_USER: 'admin',
+            ONVIF_PASSWORD: RTSP_PASSWORD,
+            LOOKOUT_MQTT_USERNAME: creds.username,
+            LOOKOUT_MQTT_PASSWORD: creds.password,
+          },
+        });
+      }),
+    );
+    started.forEach((p, i) => devices.set(DEVICES[i].id, p));
+    await waitFor(
+      'both devices online in the hub, with their RTSP port announced',
+      async () => {
+        const r = await api(hub.url, '/fleet/registry', { token: HUB_TOKEN });
+        const latest = await api(hub.url, '/fleet/mqtt/latest', { token: HUB_TOKEN });
+        return DEVICES.every(
+          (d) =>
+            latest.body.devices?.[d.id]?.online === true &&
+            r.body.shadows.some((s: { device_id: string; ports?: { rtsp?: number } }) => s.device_id === d.id && s.ports?.rtsp),
+        );
+      },
+      30_000,
+      200,
+    );
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { hub, devices, dir, close };
+}
+
+export async function launchChromium(dir: string): Promise<BrowserContext> {
+  return chromium.launchPersistentContext(join(dir, 'chromium-profile'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 900 },
+  });
+}
+
+/** Where the screenshots go: LOOKOUT_TEST_ARTIFACTS, else dist/test-artifacts/console. */
+export function artifactsDir(): string {
+  const dir = process.env.LOOKOUT_TEST_ARTIFACTS
+    ? join(process.env.LOOKOUT_TEST_ARTIFACTS, 'console')
+    : join(packageRoot(), 'dist', 'test-artifacts', 'console');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}

@@ -1,0 +1,297 @@
+/**
+ * The fleet console in Debian's chromium (playwright-core), against a hub that asks a token and two
+ * real simulated devices: the token login, the fleet view with every device, a card turning offline
+ * without reload when its device stops, live video through MSE, detection boxes where the
+ * detections are, a clip that plays, a tool call from the form, the debug tail, the disconnected
+ * indicator and a phone's width. Screenshots of each view go to the artifacts folder.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { api, callTool } from '../integration/hub-helpers.js';
+import { SseReader } from '../unit/hub/plugins/fleet-events/sse-reader.js';
+import { artifactsDir, DEVICES, HUB_TOKEN, launchChromium, startConsoleFleet, type ConsoleFleet } from './console-fleet.js';
+
+describe('fleet console in chromium', () => {
+  let fleet: ConsoleFleet;
+  let browser: BrowserContext;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const shots = artifactsDir();
+  const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+  const [front, lobby] = DEVICES;
+
+  before(async () => {
+    fleet = await startConsoleFleet();
+    browser = await launchChromium(fleet.dir);
+    page = await browser.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) pageErrors.push(m.text());
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await fleet?.close();
+  });
+
+  it('asks for the token, refuses a wrong one, and keeps the right one out of URLs and out of storage in clear', async () => {
+    await page.goto(fleet.hub.url + '/');
+    await page.getByTestId('login-form').waitFor();
+    await shot('login');
+    await page.locator('input[name=token]').fill('not-the-token-at-all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('The hub refused this token.').waitFor();
+    await page.locator('input[name=token]').fill(HUB_TOKEN);
+    await page.getByLabel('Keep it for this tab (encrypted)').check();
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('fleet-summary').waitFor();
+    const stored = await page.evaluate(() => ({
+      url: location.href,
+      local: JSON.stringify(localStorage),
+      session: JSON.stringify(sessionStorage),
+      cookie: document.cookie,
+    }));
+    for (const [where, text] of Object.entries(stored)) assert.ok(!text.includes(HUB_TOKEN), `the token is in ${where} in clear`);
+    assert.match(stored.session, /lookout\.token\.sealed/, 'kept for the tab, sealed');
+    // A reload opens the sealed token: no second login.
+    await page.reload();
+    await page.getByTestId('fleet-summary').waitFor();
+  });
+
+  it('shows every device as a card, with its thumbnail, facts and the readiness summary; filters by role and state', async () => {
+    await page.goto(fleet.hub.url + '/#/');
+    for (const d of DEVICES) {
+      const card = page.locator(`[data-testid=device-card][data-device="${d.id}"]`);
+      await card.waitFor();
+      assert.equal(await card.getAttribute('data-presence'), 'online');
+      await card.getByText(d.role, { exact: true }).waitFor();
+      await card.getByText(/^layer2/).waitFor();
+      await card.locator('img.thumb').waitFor({ timeout: 20_000 });
+      assert.ok((await card.locator('img.thumb').evaluate((img: HTMLImageElement) => img.naturalWidth)) > 0, 'the thumbnail is a picture');
+    }
+    await page.getByTestId('connection').and(page.locator('[data-state=live]')).waitFor();
+    await fleetValidated();
+    await page.waitForFunction(
+      () =>
+        document.querySelectorAll('[data-testid=grade]').length === 2 &&
+        [...document.querySelectorAll('[data-testid=grade]')].every((g) => g.textContent !== '—'),
+    );
+    await page.getByTestId('filter-role').selectOption(lobby.role);
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=device-card]').length === 1);
+    assert.equal(await page.locator('[data-testid=device-card]').getAttribute('data-device'), lobby.id);
+    await page.getByTestId('filter-role').selectOption('');
+    await page.getByTestId('filter-state').selectOption('offline');
+    await page.waitForFunction(() => document.querySelectorAll('[data-testid=device-card]').length === 0);
+    await page.getByTestId('filter-state').selectOption('');
+    await shot('fleet');
+  });
+
+  it('plays the live view (H.264 remuxed into fragmented MP4, through MSE)', async () => {
+    await page.goto(`${fleet.hub.url}/#/device/${front.id}`);
+    const video = page.getByTestId('live-video');
+    await page.getByTestId('live-state').and(page.getByText('playing')).waitFor({ timeout: 20_000 });
+    const t0 = await video.evaluate((v: HTMLVideoElement) => v.currentTime);
+    await page.waitForFunction((t) => (document.querySelector('[data-testid=live-video]') as HTMLVideoElement).currentTime > t + 1, t0, { timeout: 15_000 });
+    const size = await video.evaluate((v: HTMLVideoElement) => [v.videoWidth, v.videoHeight]);
+    assert.deepEqual(size, [320, 240]);
+  });
+
+  it('draws the detections as boxes with class labels and track ids where they are on the snapshot', async () => {
+    // The detections the hub streams, read beside the page: the boxes must be these numbers.
+    const reader = new SseReader(`${fleet.hub.url}/fleet/events?device=${front.id}&kind=dets`, { authorization: `Bearer ${HUB_TOKEN}` });
+    try {
+      await reader.next('dets', () => true, 15_000);
+      // A fresh document: the page's detections are those of its own stream, which the reader sees too.
+      await page.goto(`${fleet.hub.url}/#/device/${front.id}`);
+      await page.reload();
+      await page.getByTestId('snapshot').waitFor({ timeout: 20_000 });
+      const snapshotStage = page.locator('.stage').filter({ has: page.getByTestId('snapshot') });
+      let boxes = await snapshotStage.locator('[data-testid=det-box]').count();
+      for (let i = 0; boxes === 0 && i < 10; i++) {
+        await page.getByTestId('snapshot-refresh').click();
+        await page.waitForTimeout(1000);
+        boxes = await snapshotStage.locator('[data-testid=det-box]').count();
+      }
+      assert.ok(boxes > 0, 'a snapshot with detections');
+      const drawn = await snapshotStage.evaluate((stage) => {
+        const img = stage.querySelector('img')!.getBoundingClientRect();
+        return [...stage.querySelectorAll('[data-testid=det-box]')].map((g) => {
+          const r = g.querySelector('rect')!;
+          const box = r.getBoundingClientRect();
+          return {
+            b: ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a))),
+            label: g.querySelector('text')!.textContent,
+            track: g.getAttribute('data-track'),
+            screen: { x: box.x - img.x, y: box.y - img.y, w: box.width, h: box.height },
+            img: { w: img.width, h: img.height },
+          };
+        });
+      });
+      const streamed = reader.events.filter((e) => e.event === 'dets').map((e) => JSON.parse(e.data).dets as { b: number[]; track_id?: number }[]);
+      const match = streamed.find((dets) => dets.length === drawn.length && dets.every((d, i) => d.b[0] === drawn[i].b[0] && d.b[1] === drawn[i].b[1]));
+      assert.ok(match, `the boxes ${JSON.stringify(drawn.map((d) => d.b))} are one of the streamed detections`);
+      for (const [i, d] of drawn.entries()) {
+        const det: { b: number[]; track_id?: number } = match[i];
+        assert.deepEqual(d.b, [det.b[0], det.b[1], det.b[2] - det.b[0], det.b[3] - det.b[1]]);
+        // On screen: the detector frame (640×640) stretched over the picture, within a pixel and a half.
+        const sx = d.img.w / 640;
+        const sy = d.img.h / 640;
+        assert.ok(Math.abs(d.screen.x - det.b[0] * sx) < 1.5 && Math.abs(d.screen.y - det.b[1] * sy) < 1.5, JSON.stringify(d));
+        assert.ok(Math.abs(d.screen.w - (det.b[2] - det.b[0]) * sx) < 1.5 && Math.abs(d.screen.h - (det.b[3] - det.b[1]) * sy) < 1.5, JSON.stringify(d));
+        if (det.track_id !== undefined) {
+          assert.equal(d.track, String(det.track_id));
+          assert.ok(d.label.includes(`#${det.track_id}`), d.label);
+        }
+      }
+      assert.ok(
+        drawn.some((d) => d.label.startsWith('person')),
+        drawn.map((d) => d.label).join(', '),
+      );
+      await shot('device');
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it('plots the last hour from the history ring, recording status, storage and plugin states', async () => {
+    await page.goto(`${fleet.hub.url}/#/device/${front.id}`);
+    await page.waitForFunction(
+      () => [...document.querySelectorAll('[data-testid=chart]')].every((c) => Number(c.getAttribute('data-points')) >= 2),
+      undefined,
+      {
+        timeout: 20_000,
+      },
+    );
+    assert.equal((await page.locator('[data-testid=chart] canvas').count()) >= 3, true);
+    await page.getByTestId('recorder-status').and(page.getByText('recording')).waitFor({ timeout: 20_000 });
+    await page.getByTestId('plugins').getByText('recorder').waitFor();
+    await page.getByTestId('plugins').getByText('tracker').waitFor();
+  });
+
+  it('plays a recent clip, with justified clips marked', async () => {
+    await page.goto(`${fleet.hub.url}/#/device/${front.id}`);
+    const clip = page.getByTestId('clip').first();
+    for (let i = 0; i < 20 && !(await clip.isVisible()); i++) {
+      await page.getByRole('button', { name: 'refresh' }).click();
+      await page.waitForTimeout(1000);
+    }
+    await clip.waitFor();
+    const justified = await page.locator('[data-testid=clip][data-justified=true]').count();
+    assert.equal(await page.locator('[data-testid=clip] .badge').count(), justified, 'every justified clip, and only they, marked');
+    await clip.getByTestId('play-clip').click();
+    const player = page.getByTestId('clip-player');
+    await player.waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => (document.querySelector('[data-testid=clip-player]') as HTMLVideoElement).currentTime > 0.5, undefined, {
+      timeout: 20_000,
+    });
+    await shot('device-clip');
+  });
+
+  it('calls a tool from the form, validates arguments against the tool’s schema, and shows the result', async () => {
+    await page.goto(`${fleet.hub.url}/#/device/${front.id}`);
+    const form = page.getByTestId('tool-form');
+    await page.waitForFunction(() => (document.querySelector('[data-testid=tool-select]') as HTMLSelectElement).options.length > 3);
+    await form.getByTestId('tool-select').selectOption('get_latest_dets');
+    await form.getByTestId('tool-submit').click();
+    const result = page.getByTestId('tool-result');
+    await result.waitFor();
+    assert.equal(await result.getAttribute('data-status'), 'ok');
+    const body = JSON.parse((await result.textContent()) ?? '');
+    assert.equal(typeof body.person_count, 'number');
+    assert.ok(Array.isArray(body.dets));
+    // list_recording_chunks takes a limit: a word is refused in the page, before any call.
+    await form.getByTestId('tool-select').selectOption('list_recording_chunks');
+    const schema = await page.evaluate(async (token) => {
+      const r = await fetch(`/tools/list?target=cam-front`, { headers: { authorization: `Bearer ${token}` } });
+      return ((await r.json()) as { tools: { name: string; inputSchema: { properties: Record<string, unknown> } }[] }).tools.find(
+        (t) => t.name === 'list_recording_chunks',
+      )!.inputSchema;
+    }, HUB_TOKEN);
+    const numeric = Object.entries(schema.properties).find(([, s]) => ['integer', 'number'].includes((s as { type?: string }).type ?? ''));
+    assert.ok(numeric, JSON.stringify(schema));
+    await form.locator(`[name="${numeric[0]}"]`).fill('-5');
+    await form.getByTestId('tool-submit').click();
+    await page.getByTestId('tool-errors').waitFor();
+    assert.equal(await result.count(), 0, 'no call with arguments the schema refuses');
+    await form.locator(`[name="${numeric[0]}"]`).fill('2');
+    await form.getByTestId('tool-submit').click();
+    await result.waitFor();
+    assert.equal(await result.getAttribute('data-status'), 'ok', (await result.textContent()) ?? '');
+    await shot('device-tool');
+  });
+
+  it('tails the debug ring live, filtered by device and kind', async () => {
+    await page.goto(`${fleet.hub.url}/#/debug`);
+    await page.getByTestId('debug-device').selectOption(lobby.id);
+    await page.waitForFunction(() => (document.querySelector('[data-testid=debug-kind]') as HTMLSelectElement).options.length > 2);
+    await page.getByTestId('debug-kind').selectOption('tool_call');
+    const before = await page.locator('[data-testid=debug-tail] li').count();
+    // A tool call now: its ring event arrives through the event stream, no reload.
+    assert.equal((await callTool(fleet.hub.url, lobby.id, 'get_latest_dets', {}, HUB_TOKEN)).status, 200);
+    await callTool(fleet.hub.url, front.id, 'get_latest_dets', {}, HUB_TOKEN);
+    await page.waitForFunction((n) => document.querySelectorAll('[data-testid=debug-tail] li').length > n, before, { timeout: 10_000 });
+    const rows = await page
+      .locator('[data-testid=debug-tail] li')
+      .evaluateAll((lis) => lis.map((li) => [li.getAttribute('data-kind'), li.getAttribute('data-device')]));
+    assert.ok(
+      rows.every(([k, d]) => k === 'tool_call' && d === 'cam-lobby'),
+      JSON.stringify(rows),
+    );
+    await shot('debug');
+  });
+
+  it('turns a stopped device’s card offline within seconds, without a reload', async () => {
+    await page.goto(`${fleet.hub.url}/#/`);
+    const card = page.locator(`[data-testid=device-card][data-device="${lobby.id}"]`);
+    await card.and(page.locator('[data-presence=online]')).waitFor();
+    await page.evaluate(() => ((window as unknown as { sameDocument: boolean }).sameDocument = true));
+    const stoppedAt = Date.now();
+    await fleet.devices.get(lobby.id)!.stop();
+    await card.and(page.locator('[data-presence=offline]')).waitFor({ timeout: 10_000 });
+    const seconds = (Date.now() - stoppedAt) / 1000;
+    assert.equal(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument), true, 'the page was not reloaded');
+    await card.getByText('offline since').waitFor();
+    await shot('fleet-offline');
+    console.log(`card offline ${seconds.toFixed(1)} s after the device was stopped`);
+  });
+
+  it('shows when the event stream is disconnected, and reconnects by itself', async () => {
+    await page.goto(`${fleet.hub.url}/#/`);
+    const badge = page.getByTestId('connection');
+    await badge.and(page.locator('[data-state=live]')).waitFor();
+    await browser.setOffline(true);
+    await badge.and(page.locator('[data-state=reconnecting]')).waitFor({ timeout: 10_000 });
+    await shot('disconnected');
+    await browser.setOffline(false);
+    await badge.and(page.locator('[data-state=live]')).waitFor({ timeout: 20_000 });
+  });
+
+  it('has no horizontal scroll at a phone’s width (390 px) in every view', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [name, hash, ready] of [
+      ['phone-fleet', '#/', 'fleet-summary'],
+      ['phone-device', `#/device/${front.id}`, 'tool-form'],
+      ['phone-debug', '#/debug', 'debug-tail'],
+    ] as const) {
+      await page.goto(`${fleet.hub.url}/${hash}`);
+      await page.getByTestId(ready).waitFor();
+      await page.waitForTimeout(500);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= 390, `${name}: the page is ${width} px wide`);
+      await shot(name);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('ran without script errors in the page', () => {
+    assert.deepEqual(pageErrors, []);
+  });
+
+  async function fleetValidated(): Promise<void> {
+    const r = await api(fleet.hub.url, '/fleet/validate', { method: 'POST', token: HUB_TOKEN });
+    assert.equal(r.status, 200, r.text);
+  }
+});
