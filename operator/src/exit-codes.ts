@@ -19,7 +19,7 @@ export const EXIT_CODES_HELP = `Exit codes:
   2  usage: an unknown option, a missing or bad argument
   3  the device refused the SSH credentials (DEVICE_PASSWORD or the key)
   4  the device's host key is not pinned, or is another than the pinned one (refused before any credential is sent)
-  5  the device is unreachable: nothing listens, or no answer in time
+  5  the device (or the broker) is unreachable: nothing listens, or no answer in time
   6  not enough free space on the device (the figures are in the message)
   7  a check failed: a checksum on the device, the soak gate, no hello with the new version or layer
   8  deploy: the new release did not come up and the previous one was restored`;
@@ -38,6 +38,8 @@ export function exitCodeOf(err: unknown): number {
     case 'ssh_host_key_unknown':
     case 'ssh_host_key_changed':
       return EXIT.hostKey;
+    case 'bus_unreachable':
+      return EXIT.unreachable;
     case 'device_storage_full':
       return EXIT.noSpace;
     case 'transfer_corrupt':

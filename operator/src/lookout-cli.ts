@@ -12,6 +12,7 @@ import { applyLayerCommand } from './apply-layer-command.js';
 import { pushModelsCommand } from './push-models-command.js';
 import { deployCommand } from './deploy-command.js';
 import { soakGateCommand } from './soak-gate-command.js';
+import { tapCommand } from './tap-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
 export interface OperatorCommand {
@@ -28,6 +29,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'push-models': pushModelsCommand,
   deploy: deployCommand,
   'soak-gate': soakGateCommand,
+  tap: tapCommand,
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,
