@@ -27,6 +27,10 @@ describe('fleet console in chromium', () => {
     browser = await launchChromium(fleet.dir);
     page = await browser.newPage();
     page.on('pageerror', (e) => pageErrors.push(String(e)));
+    // The page loads nothing from another origin (no CDN): every request is the hub's or the page's own blob.
+    page.on('request', (r) => {
+      if (!r.url().startsWith(fleet.hub.url) && !/^(blob|data):/.test(r.url())) pageErrors.push(`request to another origin: ${r.url()}`);
+    });
     page.on('console', (m) => {
       if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) pageErrors.push(m.text());
     });
@@ -286,7 +290,7 @@ describe('fleet console in chromium', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
-  it('ran without script errors in the page', () => {
+  it('ran without script errors and without a request to another origin', () => {
     assert.deepEqual(pageErrors, []);
   });
 

@@ -96,12 +96,12 @@ export class H264Depacketizer {
     this.bytes = 0;
     this.fu = undefined;
     this.broken = false;
-    if (nals.length === 0 || time === undefined) return;
-    const keyframe = nals.some((n) => (n[0] & 0x1f) === 5);
     if (broken) {
       this.waitKeyframe = true;
       return;
     }
+    if (nals.length === 0 || time === undefined) return;
+    const keyframe = nals.some((n) => (n[0] & 0x1f) === 5);
     if (this.waitKeyframe && !keyframe) return;
     this.waitKeyframe = false;
     this.onAccessUnit({ nals, rtpTime: time, keyframe });
