@@ -4,7 +4,7 @@ import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { firstPartyPlugins } from '../../core/src/images/first-party-plugins.js';
 import { parseEnv } from '../../core/src/layers/env-file.js';
 import { applyLayer, layerEnvPath } from '../../core/src/layers/layer-env.js';
-import { LAYER_KEY, LAYERS, resolveLayer } from '../../core/src/layers/layers.js';
+import { isLayerEnabled, LAYER_KEY, LAYERS, resolveLayer } from '../../core/src/layers/layers.js';
 import { unknownEnvKeys } from '../../core/src/layers/unknown-keys.js';
 import { DEVICE_PATHS } from '../../core/src/paths/device-path.js';
 import { declaredKeys, parsePluginConfig } from '../../core/src/plugin/plugin-config.js';
@@ -72,8 +72,9 @@ export async function checkLayer(alias: string, envFile?: string): Promise<Check
     }
     layer = resolveLayer(named);
   }
+  // Device plugins (hub plugins have no layer); the values are checked for those the layer runs, as the device will.
   const plugins = (await firstPartyPlugins()).filter((p) => p.layer !== undefined);
-  for (const p of plugins) parsePluginConfig(p.name, p.config, env, source);
+  for (const p of plugins.filter((x) => isLayerEnabled(x.layer, layer))) parsePluginConfig(p.name, p.config, env, source);
   const warnings = unknownEnvKeys(env, declaredKeys(plugins.map((p) => p.config)), [LAYER_KEY]).map(
     ({ key, hint }) => `${key} in ${source} is declared by no plugin${hint ? `; did you mean ${hint}?` : ''}`,
   );

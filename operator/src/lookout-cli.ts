@@ -13,6 +13,7 @@ import { pushModelsCommand } from './push-models-command.js';
 import { deployCommand } from './deploy-command.js';
 import { soakGateCommand } from './soak-gate-command.js';
 import { tapCommand } from './tap-command.js';
+import { orchestrateCommand } from './orchestrate-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
 export interface OperatorCommand {
@@ -30,6 +31,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   deploy: deployCommand,
   'soak-gate': soakGateCommand,
   tap: tapCommand,
+  orchestrate: orchestrateCommand,
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,
