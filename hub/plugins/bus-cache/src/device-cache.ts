@@ -16,16 +16,30 @@ export class DeviceCache implements DeviceSnapshot {
   newestAt = 0;
   /** Set when the entry was reloaded from the hub's saved state at start (its times are from before the restart). */
   restoredAt: number | undefined;
+  /** The last `store` met a message older than the one it holds (kept as it was). */
+  wasOlder = false;
 
   constructor(
     readonly deviceId: string,
     private readonly limits: { maxTopics: number; maxAlerts: number; maxChunks: number },
   ) {}
 
-  /** Stores the message as the latest of its topic; returns the one it replaces. */
+  /**
+   * Stores the message as the latest of its topic; returns the one it replaces. A message received
+   * before the one held (hub replicas: one a replica took while Redis was down reaches the others
+   * after newer ones) is counted but does not replace it, so every replica ends on the same latest
+   * whatever order it applied them in; `wasOlder` then says so.
+   */
   store(suffix: string, message: Record<string, unknown>, receivedAt: number, retain: boolean, sentAt: number): Record<string, unknown> | undefined {
     const current = this.latest.get(suffix);
     const previous = current?.message;
+    this.wasOlder = false;
+    if (current && receivedAt < current.receivedAt) {
+      if (!isRedelivery(current.message, message)) current.count++;
+      if (sentAt > this.newestAt) this.newestAt = sentAt;
+      this.wasOlder = true;
+      return previous;
+    }
     // The same message again: a QoS 1 redelivery after a broker restart, or the retained status a
     // restarted hub receives on top of the one it reloaded. Counted once, as the device sent it once.
     if (current && previous && isRedelivery(previous, message)) return previous;
@@ -48,7 +62,12 @@ export class DeviceCache implements DeviceSnapshot {
   }
 
   addAlert(alert: Record<string, unknown>): void {
-    this.anomalyAlerts.unshift(alert);
+    // Newest first by the hub's receive time: replicas that apply two alerts in either order list them alike.
+    const at = typeof alert.received_at === 'string' ? alert.received_at : '';
+    let i = 0;
+    const atOf = (a: Record<string, unknown>): string => (typeof a.received_at === 'string' ? a.received_at : '');
+    while (i < this.anomalyAlerts.length && atOf(this.anomalyAlerts[i]) > at) i++;
+    this.anomalyAlerts.splice(i, 0, alert);
     if (this.anomalyAlerts.length > this.limits.maxAlerts) this.anomalyAlerts.length = this.limits.maxAlerts;
   }
 

@@ -168,6 +168,8 @@ export class Ingest {
     const stamped = meta.retain && typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
     const sentAt = Number.isFinite(stamped) ? Math.min(stamped, now) : now;
     const previous = device.store(suffix, message, now, meta.retain, sentAt);
+    // An older message than the latest held changes nothing but its count, except an event, which is one of its own.
+    if (device.wasOlder && key !== 'events/+') return;
     if (key !== 'dets' && key !== 'telemetry') this.sideEffects(device, key, suffix, topic, message, previous, now);
     this.deps.ring?.ingest(deviceId, topic, suffix, now);
     const forKey = this.listeners.get(key);
@@ -251,21 +253,27 @@ export class Ingest {
       const type = suffix.startsWith('events/') ? suffix.slice('events/'.length) : typeof message.type === 'string' ? message.type : 'event';
       if (ALERT_TYPE.test(type)) device.addAlert({ ...message, type, topic, received_at: new Date(now).toISOString() }); // ours win over the device's fields
     } else if (key === 'status' && previous?.state !== message.state) {
-      ring?.record({
-        kind: 'presence',
-        device_id: device.deviceId,
-        topic,
-        message: `${device.deviceId} is ${String(message.state)}`,
-        details: { state: message.state, previous: previous?.state ?? null },
-      });
+      ring?.record(
+        {
+          kind: 'presence',
+          device_id: device.deviceId,
+          topic,
+          message: `${device.deviceId} is ${String(message.state)}`,
+          details: { state: message.state, previous: previous?.state ?? null },
+        },
+        now,
+      );
     } else if (key === 'health' && previous?.storage_health !== message.storage_health) {
-      ring?.record({
-        kind: 'recorder_status',
-        device_id: device.deviceId,
-        topic,
-        message: `storage_health ${JSON.stringify(previous?.storage_health ?? 'unknown')} → ${JSON.stringify(message.storage_health)}`,
-        details: { storage_health: message.storage_health, previous: previous?.storage_health ?? null, storage: message.storage },
-      });
+      ring?.record(
+        {
+          kind: 'recorder_status',
+          device_id: device.deviceId,
+          topic,
+          message: `storage_health ${JSON.stringify(previous?.storage_health ?? 'unknown')} → ${JSON.stringify(message.storage_health)}`,
+          details: { storage_health: message.storage_health, previous: previous?.storage_health ?? null, storage: message.storage },
+        },
+        now,
+      );
     }
   }
 
@@ -292,7 +300,7 @@ export class Ingest {
     } else this.untrackedInvalid++;
     const details: Record<string, unknown> = { reason, issue, bytes: payload.length, preview: preview(payload) };
     const event = { kind: 'ingest_invalid', topic: topic.slice(0, 256), message: `${reason}: ${issue}`.slice(0, MAX_ISSUE_CHARS), details };
-    this.deps.ring?.record(deviceId !== undefined ? { ...event, device_id: deviceId } : event);
+    this.deps.ring?.record(deviceId !== undefined ? { ...event, device_id: deviceId } : event, now);
   }
 
   /** A valid message of a device nobody announced: counted and dropped, its id never stored. */
@@ -300,12 +308,15 @@ export class Ingest {
     this.refusedUnknown++;
     this.deps.metrics?.invalid(key, 'unknown_device');
     const issue = `${cut(deviceId, 128)} is not a known device: no hello announced it and the registry does not name it`;
-    this.deps.ring?.record({
-      kind: 'ingest_invalid',
-      topic: topic.slice(0, 256),
-      message: `unknown_device: ${issue}`.slice(0, MAX_ISSUE_CHARS),
-      details: { reason: 'unknown_device', issue, bytes: payload.length, at: new Date(now).toISOString() },
-    });
+    this.deps.ring?.record(
+      {
+        kind: 'ingest_invalid',
+        topic: topic.slice(0, 256),
+        message: `unknown_device: ${issue}`.slice(0, MAX_ISSUE_CHARS),
+        details: { reason: 'unknown_device', issue, bytes: payload.length, at: new Date(now).toISOString() },
+      },
+      now,
+    );
   }
 
   /** Frees one place for an admitted device: the longest-silent entry that no rule admits goes. */

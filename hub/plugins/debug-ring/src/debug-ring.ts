@@ -67,10 +67,10 @@ export class MemoryDebugRing implements DebugRing {
     this.other = new RingBuffer(capacity, maxBytes);
   }
 
-  record(event: DebugEventInput): void {
+  record(event: DebugEventInput, atMs?: number): void {
     const extra = (event.device_id?.length ?? 0) + (event.topic?.length ?? 0) + event.kind.length;
     const sized = sizeEvent(event.message, event.details, extra, this.maxEventBytes);
-    const stored: Stored = { kind: event.kind, message: sized.message, seq: ++this.seq, ms: this.now() };
+    const stored: Stored = { kind: event.kind, message: sized.message, seq: ++this.seq, ms: atMs ?? this.now() };
     if (event.device_id !== undefined) stored.device_id = event.device_id;
     if (event.topic !== undefined) stored.topic = event.topic;
     if (sized.details !== undefined) stored.details = sized.details;

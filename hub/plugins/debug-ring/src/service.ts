@@ -60,7 +60,8 @@ export interface DebugEventPage {
 
 /** The hub's debug ring (GET /debug/events): ingested messages and the hub's own failures. */
 export interface DebugRing {
-  record(event: DebugEventInput): void;
+  /** `atMs`: when it happened, when not now (an ingest event dated by the message's receipt, alike on every hub replica). */
+  record(event: DebugEventInput, atMs?: number): void;
   /** A valid ingested message (the hot path: no details, the time given by the caller). */
   ingest(deviceId: string, topic: string, suffix: string, ms: number): void;
   query(filter: DebugEventFilter): DebugEventPage;

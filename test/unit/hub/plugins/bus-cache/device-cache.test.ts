@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DeviceCache } from '../../../../../hub/plugins/bus-cache/src/device-cache.js';
+
+const limits = { maxTopics: 8, maxAlerts: 3, maxChunks: 5 };
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Hub replicas may apply one device's messages in different orders (one taken while Redis was down arrives late). */
+describe('DeviceCache: the same state whatever order messages are applied in', () => {
+  it('the message received last stays the latest; an older one is counted, not stored', () => {
+    const t0 = Date.parse('2026-11-24T10:00:00.000Z');
+    const inOrder = new DeviceCache('cam-1', limits);
+    const late = new DeviceCache('cam-1', limits);
+    const m1 = { timestamp: iso(t0), seq: 1 };
+    const m2 = { timestamp: iso(t0 + 100), seq: 2 };
+    inOrder.store('telemetry', m1, t0, false, t0);
+    inOrder.store('telemetry', m2, t0 + 100, false, t0 + 100);
+    assert.equal(inOrder.wasOlder, false);
+    late.store('telemetry', m2, t0 + 100, false, t0 + 100);
+    late.store('telemetry', m1, t0, false, t0);
+    assert.equal(late.wasOlder, true);
+    for (const d of [inOrder, late]) {
+      assert.deepEqual(d.latest.get('telemetry'), { message: m2, receivedAt: t0 + 100, retain: false, count: 2 });
+      assert.equal(d.newestAt, t0 + 100);
+    }
+  });
+
+  it('alerts are listed newest first by receipt, whichever was added first', () => {
+    const a = new DeviceCache('cam-1', limits);
+    const b = new DeviceCache('cam-1', limits);
+    const alerts = [1, 2, 3, 4].map((n) => ({ type: 'incident', n, received_at: iso(Date.parse('2026-11-24T10:00:00.000Z') + n * 1000) }));
+    for (const x of alerts) a.addAlert(x);
+    for (const x of [alerts[2], alerts[0], alerts[3], alerts[1]]) b.addAlert(x);
+    assert.deepEqual(
+      a.anomalyAlerts.map((x) => x.n),
+      [4, 3, 2],
+    );
+    assert.deepEqual(b.anomalyAlerts, a.anomalyAlerts);
+  });
+});
