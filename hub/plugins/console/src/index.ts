@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { DeviceIdSchema, LookoutError, definePlugin, reply, type RouteRequest } from 'lookout/core';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
-import { loadConsoleAssets, type ConsoleAsset } from './console-assets.js';
+import { encodedBody, loadConsoleAssets, type ConsoleAsset } from './console-assets.js';
 
 const ToolsQuery = z.object({
   target: z.string().min(1).max(256).describe('device id, device address or label'),
@@ -78,13 +78,21 @@ export default definePlugin({
         ETag: asset.etag,
         'Cache-Control': asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
         'X-Content-Type-Options': 'nosniff',
+        // The same ETag for every encoding: the encoded bytes are a function of the file's.
         ...headers,
       };
       const inm = req.headers['if-none-match'];
       if (typeof inm === 'string' && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === asset.etag)) {
         return reply({ status: 304, body: null, headers: common });
       }
-      return reply({ status: 200, body: asset.body, type: asset.type, headers: common });
+      const accept = req.headers['accept-encoding'];
+      const { body, encoding } = encodedBody(asset, Array.isArray(accept) ? accept.join(',') : accept);
+      return reply({
+        status: 200,
+        body,
+        type: asset.type,
+        headers: { ...common, Vary: 'Accept-Encoding', ...(encoding ? { 'Content-Encoding': encoding } : {}) },
+      });
     };
 
     ctx.routes.handle('GET', '/', (req) => {

@@ -62,9 +62,12 @@ describe('console plugin', () => {
     const assets = [...page.matchAll(/(?:src|href)="(\/console\/[^"]+)"/g)].map((m) => m[1]);
     assert.equal(assets.length, 2, page);
     for (const path of assets) {
-      const r = await fetch(hub.url + path);
+      const r = await fetch(hub.url + path, { headers: { 'accept-encoding': 'br, gzip' } });
       assert.equal(r.status, 200, path);
       assert.equal(r.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+      // fetch asks for br and gzip and unpacks what comes: the bytes below are the file's after decompression.
+      assert.equal(r.headers.get('content-encoding'), 'br');
+      assert.equal(r.headers.get('vary'), 'Accept-Encoding');
       assert.match(r.headers.get('content-type') ?? '', path.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
       const body = Buffer.from(await r.arrayBuffer());
       assert.ok(
@@ -74,6 +77,8 @@ describe('console plugin', () => {
       const revalidated = await fetch(hub.url + path, { headers: { 'if-none-match': r.headers.get('etag')! } });
       assert.equal(revalidated.status, 304);
     }
+    const plain = await api(hub.url, assets[0], { headers: { 'accept-encoding': 'identity' } });
+    assert.equal(plain.headers.get('content-encoding'), null);
     for (const path of ['/console/index.html', '/console/nope.js', '/console/..%2F..%2Fpackage.json']) {
       assert.equal((await api(hub.url, path)).status, 404, path);
     }
