@@ -14,6 +14,7 @@ import { deployCommand } from './deploy-command.js';
 import { soakGateCommand } from './soak-gate-command.js';
 import { tapCommand } from './tap-command.js';
 import { orchestrateCommand } from './orchestrate-command.js';
+import { visualGateCommand } from './visual-gate-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
 export interface OperatorCommand {
@@ -32,6 +33,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'soak-gate': soakGateCommand,
   tap: tapCommand,
   orchestrate: orchestrateCommand,
+  'visual-gate': visualGateCommand,
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,
