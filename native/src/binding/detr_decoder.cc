@@ -1,6 +1,9 @@
 // DetrDecoder: RF-DETR decoding with its candidate buffers kept between frames.
 #include <napi.h>
 
+#include <cstdint>
+#include <string>
+
 #include "../kernels/detr_decode.h"
 #include "args.h"
 #include "bindings.h"
@@ -27,6 +30,11 @@ class DetrDecoder : public Napi::ObjectWrap<DetrDecoder> {
     DetrDecodeInput in{};
     in.queries = static_cast<int>(intArg(info, 2, "queries", 1, 1 << 20));
     in.classes = static_cast<int>(intArg(info, 3, "classes", 1, 1 << 16));
+    // The kernel keeps flat (query, class) indexes as int32: a larger Q*C would wrap them negative and
+    // read boxes before their start. Checked on the sizes, before any buffer length.
+    if (static_cast<int64_t>(in.queries) * in.classes > INT32_MAX) {
+      throwRange(env, "queries*classes must be at most " + std::to_string(INT32_MAX) + " (got " + std::to_string(static_cast<int64_t>(in.queries) * in.classes) + ")");
+    }
     in.topK = static_cast<int>(intArg(info, 4, "topK", 1, 1 << 24));
     in.scoreThreshold = numberArg(info, 5, "scoreThreshold");
     in.frameWidth = numberArg(info, 6, "frameWidth");

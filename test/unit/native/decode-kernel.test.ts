@@ -92,4 +92,16 @@ describe('RF-DETR decoding', () => {
       TypeError,
     );
   });
+
+  it('refuses Q*C past INT32_MAX (the kernel’s int32 flat index) on the sizes alone, before any buffer length', () => {
+    const raw = new addon.DetrDecoder();
+    // Q = 2^20 (the largest Q) and C = 2048 make Q*C = 2^31 = INT32_MAX + 1. The buffers are a few
+    // values: the size check must refuse before the length checks, so no 8 GiB logits are needed.
+    const call = (queries: number, classes: number) => () =>
+      raw.decode(new Float32Array(4), new Float32Array(1), queries, classes, 1, 0.3, 10, 10, null, new Float64Array(6));
+    assert.throws(call(2 ** 20, 2048), (e) => e instanceof RangeError && /queries\*classes must be at most 2147483647 \(got 2147483648\)/.test(e.message));
+    assert.throws(call(2 ** 20, 2 ** 16), (e) => e instanceof RangeError && /queries\*classes must be at most 2147483647/.test(e.message));
+    // One class fewer fits: it goes on to the buffer lengths, which these are not.
+    assert.throws(call(2 ** 20, 2047), (e) => e instanceof RangeError && /boxes must hold Q\*4 values/.test(e.message));
+  });
 });
