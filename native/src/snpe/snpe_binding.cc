@@ -94,19 +94,18 @@ class LoadWorker : public Napi::AsyncWorker {
   std::unique_ptr<SnpeSession> session_;
 };
 
+/** Runs one frame whose input is already in the session's buffer (copied on the JavaScript thread). */
 class ExecuteWorker : public Napi::AsyncWorker {
  public:
-  ExecuteWorker(Napi::Env env, SessionWrap* wrap, Napi::Object self, const uint8_t* input, size_t bytes, Napi::Value keep)
-      : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), wrap_(wrap), input_(input), bytes_(bytes) {
-    self_.Reset(self, 1);
-    keep_.Reset(keep.As<Napi::Object>(), 1);  // the input array stays alive while the worker reads it
+  ExecuteWorker(Napi::Env env, SessionWrap* wrap, Napi::Object self) : Napi::AsyncWorker(env), deferred_(Napi::Promise::Deferred::New(env)), wrap_(wrap) {
+    self_.Reset(self, 1);  // the session stays alive while the worker runs it
   }
 
   Napi::Promise promise() { return deferred_.Promise(); }
 
   void Execute() override {
     try {
-      wrap_->session()->execute(input_, bytes_);
+      wrap_->session()->run();
     } catch (const std::exception& e) {
       SetError(e.what());
     }
@@ -132,10 +131,7 @@ class ExecuteWorker : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   SessionWrap* wrap_;
-  const uint8_t* input_;
-  size_t bytes_;
   Napi::ObjectReference self_;
-  Napi::ObjectReference keep_;
 };
 
 /** execute(input Float32Array (NCHW) | Uint8Array (NHWC BGR888)) -> Promise<{ [output name]: Float32Array }> */
@@ -149,10 +145,19 @@ Napi::Value SessionWrap::Execute(const Napi::CallbackInfo& info) {
   if (input.TypedArrayType() != (u8 ? napi_uint8_array : napi_float32_array)) {
     throwType(env, u8 ? "this DLC takes BGR888 bytes (a Uint8Array)" : "this DLC takes float32 NCHW (a Float32Array)");
   }
-  const uint8_t* bytes = static_cast<const uint8_t*>(input.ArrayBuffer().Data()) + input.ByteOffset();
+  // A detached buffer has no data and length 0: refused here like any other wrong length.
   if (input.ByteLength() != session_->inputBytes()) throwRange(env, "input has " + std::to_string(input.ByteLength()) + " bytes, the DLC takes " + std::to_string(session_->inputBytes()));
+  const uint8_t* bytes = static_cast<const uint8_t*>(input.ArrayBuffer().Data()) + input.ByteOffset();
+  // Copied now, on this thread: the worker must not read the caller's ArrayBuffer, which JavaScript
+  // may detach, transfer or resize while the frame runs. Not busy yet, so no worker reads the buffer.
+  try {
+    session_->setInput(bytes, input.ByteLength());
+  } catch (const std::exception& e) {
+    // Only Napi::Error becomes a JavaScript exception; anything else thrown here would end the process.
+    throwRange(env, e.what());
+  }
   busy = true;
-  auto* worker = new ExecuteWorker(env, this, info.This().As<Napi::Object>(), bytes, input.ByteLength(), info[0]);
+  auto* worker = new ExecuteWorker(env, this, info.This().As<Napi::Object>());
   Napi::Promise promise = worker->promise();
   worker->Queue();
   return promise;

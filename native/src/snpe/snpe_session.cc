@@ -132,9 +132,12 @@ std::unique_ptr<SnpeSession> SnpeSession::load(const uint8_t* dlc, size_t size, 
   return s;
 }
 
-void SnpeSession::execute(const uint8_t* input, size_t bytes) {
+void SnpeSession::setInput(const uint8_t* input, size_t bytes) {
   if (bytes != input_.size()) throw std::runtime_error("input has " + std::to_string(bytes) + " bytes, the DLC takes " + std::to_string(input_.size()));
   std::memcpy(input_.data(), input, bytes);
+}
+
+void SnpeSession::run() {
   if (Snpe_SNPE_ExecuteUserBuffers(snpe_, inputMap_, outputMap_) != SNPE_SUCCESS) fail("execution failed");
 }
 

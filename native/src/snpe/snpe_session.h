@@ -34,8 +34,14 @@ class SnpeSession {
   SnpeInputLayout inputLayout() const { return layout_; }
   /** Bytes the input takes (elements * 4 for float32, elements for uint8). */
   size_t inputBytes() const { return input_.size(); }
-  /** Copies `input` (inputBytes() long) in, runs the network, and leaves the results in outputs(). Throws on failure. */
-  void execute(const uint8_t* input, size_t bytes);
+  /**
+   * Copies `input` (inputBytes() long) into the session's own input buffer. Called on the JavaScript
+   * thread, before the frame is queued: the worker then reads memory the session owns, never the
+   * caller's ArrayBuffer (which JavaScript may detach or transfer while the frame runs).
+   */
+  void setInput(const uint8_t* input, size_t bytes);
+  /** Runs the network on the input setInput copied, and leaves the results in outputs(). Throws on failure. */
+  void run();
   const std::vector<SnpeOutput>& outputs() const { return outputs_; }
 
  private:
