@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import { topicMatches, type MessageHandler } from '../../../core/src/bus/bus-port.js';
 import type { Logger } from '../../../core/src/log/logger.js';
 import type { RedisConnection } from './redis-connection.js';
+import { SessionAdoption } from './session-adoption.js';
 
 /** The shared-subscription group every replica of one fleet joins (`--mqtt-group`). */
 export const DEFAULT_INGEST_GROUP = 'lookout-hub';
@@ -49,6 +50,8 @@ export interface RelayStatus {
   cursor: string;
   relayed: number;
   applied: number;
+  /** Broker sessions of stopped replicas this one took over and ended (SessionAdoption). */
+  adopted_sessions: number;
 }
 
 interface Pending {
@@ -76,6 +79,7 @@ export class IngestRelay {
   private readonly pending: Pending[] = [];
   private pendingDropped = 0;
   private mqttClient: MqttClient | undefined;
+  private adoption: SessionAdoption | undefined;
   private reader: Redis | undefined;
   private cursor = '0-0';
   private closed = false;
@@ -123,6 +127,7 @@ export class IngestRelay {
       cursor: this.cursor,
       relayed: this.relayed,
       applied: this.applied,
+      adopted_sessions: this.adoption?.adopted ?? 0,
     };
   }
 
@@ -149,6 +154,7 @@ export class IngestRelay {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.adoption?.close(true);
     this.reader?.disconnect();
     await this.reading?.catch(() => undefined);
     await this.mqttClient?.endAsync().catch(() => undefined);
@@ -185,6 +191,15 @@ export class IngestRelay {
         resolve();
       });
     });
+    this.adoption = new SessionAdoption({
+      redis: o.redis,
+      clientId: o.clientId,
+      replicaId: this.replicaId,
+      mqttUrl: o.mqttUrl,
+      logger: o.logger,
+      take: (packet) => this.take(packet),
+    });
+    this.adoption.start();
     return client;
   }
 

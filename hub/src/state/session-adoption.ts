@@ -1,0 +1,130 @@
+import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
+import type { Logger } from '../../../core/src/log/logger.js';
+import type { RedisConnection } from './redis-connection.js';
+
+/** How often a replica says it is alive, and after how long without it the others take over its broker session. */
+export const HEARTBEAT_EVERY_MS = 1_000;
+export const HEARTBEAT_TTL_MS = 4_000;
+/** An adopted session is drained once nothing arrived from it for this long. */
+const DRAIN_IDLE_MS = 1_000;
+
+export interface SessionAdoptionOptions {
+  redis: RedisConnection;
+  /** This replica's ingest client id (its broker session). */
+  clientId: string;
+  /** The process (`IngestRelay.replicaId`): a restarted replica is another process with the same client id. */
+  replicaId: string;
+  mqttUrl: string;
+  logger: Logger;
+  /** The relay's path for a message: it is in the stream (or kept pending) before it is acknowledged. */
+  take(packet: IPublishPacket): Promise<void>;
+}
+
+/**
+ * Takes over the broker session of a replica that died. A broker such as mosquitto keeps handing a
+ * shared subscription's messages to a member whose persistent session outlives its connection
+ * (they queue for it, with those it had not acknowledged). Each replica keeps a heartbeat key in
+ * Redis; when one's expires, another claims it once (SET NX), connects with the dead replica's
+ * client id, which gives it the session's queued and unacknowledged messages, takes them through
+ * the same path as its own, and ends the session (session expiry 0) so that the broker stops
+ * routing to it. A replica that comes back opens a new session and joins the group again.
+ */
+export class SessionAdoption {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly adopting = new Map<string, MqttClient>();
+  private closed = false;
+  adopted = 0;
+
+  constructor(private readonly options: SessionAdoptionOptions) {}
+
+  start(): void {
+    const tick = (): void => {
+      void this.beat()
+        .then(() => this.watch())
+        .catch(() => undefined) // Redis down: nobody adopts until it returns (the heartbeats are written again first)
+        .finally(() => {
+          if (!this.closed) this.timer = setTimeout(tick, HEARTBEAT_EVERY_MS);
+        });
+    };
+    tick();
+  }
+
+  /** A clean stop: the heartbeat goes at once, so a replica that is not coming back is adopted without waiting for the ttl. */
+  async close(graceful: boolean): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const c of this.adopting.values()) c.end(true);
+    if (graceful && this.options.redis.up) await this.options.redis.client.del(this.heartbeatKey(this.options.clientId)).catch(() => undefined);
+  }
+
+  private heartbeatKey(clientId: string): string {
+    return this.options.redis.key('replica', clientId);
+  }
+
+  private async beat(): Promise<void> {
+    const { redis, clientId, replicaId } = this.options;
+    await redis.client.set(this.heartbeatKey(clientId), replicaId, 'PX', HEARTBEAT_TTL_MS);
+    await redis.client.sadd(redis.key('replicas'), clientId);
+  }
+
+  private async watch(): Promise<void> {
+    const { redis } = this.options;
+    for (const other of await redis.client.smembers(redis.key('replicas'))) {
+      if (other === this.options.clientId || this.adopting.has(other)) continue;
+      if ((await redis.client.exists(this.heartbeatKey(other))) === 1) continue;
+      const claimed = await redis.client.set(redis.key('adopt', other), this.options.replicaId, 'PX', 60_000, 'NX');
+      if (claimed === 'OK') this.adopt(other);
+    }
+  }
+
+  private adopt(deadClientId: string): void {
+    const { logger, redis } = this.options;
+    const log = logger.child({ adopted: deadClientId });
+    const client = mqtt.connect(this.options.mqttUrl, {
+      protocolVersion: 5,
+      clientId: deadClientId,
+      clean: false,
+      properties: { sessionExpiryInterval: 3600 },
+      reconnectPeriod: 0,
+      connectTimeout: 5_000,
+    });
+    this.adopting.set(deadClientId, client);
+    let lastMessageAt = Date.now();
+    let taken = 0;
+    client.handleMessage = (packet, done) => {
+      lastMessageAt = Date.now();
+      taken++;
+      this.options
+        .take(packet)
+        .then(() => done())
+        .catch((err: unknown) => {
+          log.error({ err, topic: packet.topic }, 'adopted session: a message failed');
+          done();
+        });
+    };
+    const finish = async (ended: boolean): Promise<void> => {
+      clearInterval(idle);
+      this.adopting.delete(deadClientId);
+      if (ended) {
+        // The session is over: no more messages are queued for a replica that is gone.
+        await redis.client.srem(redis.key('replicas'), deadClientId).catch(() => undefined);
+        this.adopted++;
+        log.warn({ taken }, 'took over the broker session of a replica that stopped: its queued and unacknowledged messages are in the shared state');
+      }
+      await redis.client.del(redis.key('adopt', deadClientId)).catch(() => undefined);
+    };
+    const idle = setInterval(() => {
+      if (!client.connected || Date.now() - lastMessageAt < DRAIN_IDLE_MS) return;
+      clearInterval(idle);
+      client.end(false, { properties: { sessionExpiryInterval: 0 } }, () => void finish(true));
+    }, 250);
+    client.on('connect', (connack) => {
+      log.info({ session_present: connack.sessionPresent }, 'adopting the broker session of a replica without a heartbeat');
+    });
+    // Taken back by the replica itself (same client id), or the broker went away: the claim lapses and a later round decides again.
+    client.on('close', () => {
+      if (this.adopting.get(deadClientId) === client && !client.disconnecting) void finish(false);
+    });
+    client.on('error', (err) => log.warn({ err: err.message }, 'adopting a broker session failed'));
+  }
+}
