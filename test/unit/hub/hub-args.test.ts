@@ -72,6 +72,31 @@ describe('lookout-hub flags', () => {
     assert.throws(() => parseHubArgs(['--mqtt', 'http://h']), usage);
   });
 
+  it('--state, --state-prefix and --mqtt-group: a replica on Redis and an MQTT 5 broker; mistakes are usage errors', () => {
+    const replica = parseHubArgs([
+      '--mqtt',
+      'mqtt://b:1883',
+      '--state',
+      'redis://:pw@r:6379/2',
+      '--state-prefix',
+      'fleet-7:',
+      '--mqtt-group',
+      'hubs.eu',
+    ]).options;
+    assert.equal(replica.stateUrl, 'redis://:pw@r:6379/2');
+    assert.equal(replica.statePrefix, 'fleet-7:');
+    assert.equal(replica.mqttGroup, 'hubs.eu');
+    assert.equal(parseHubArgs(['--state', 'rediss://r:6380']).options.stateUrl, 'rediss://r:6380', 'Redis state beside the embedded broker');
+    assert.equal(parseHubArgs([]).options.stateUrl, undefined, 'the default keeps its state in files');
+    assert.throws(() => parseHubArgs(['--state', 'http://r:6379']), usage);
+    assert.throws(() => parseHubArgs(['--state', 'redis://r', '--state-prefix', 'a b']), usage);
+    assert.throws(() => parseHubArgs(['--mqtt', 'mqtt://b', '--state', 'redis://r', '--mqtt-group', 'a/#']), usage);
+    assert.throws(
+      () => parseHubArgs(['--mqtt-group', 'g', '--mqtt', 'mqtt://b']),
+      (e: LookoutError) => usage(e) && /--state/.test(e.message),
+    );
+  });
+
   it('prints help, and usage with status 2 on a mistake', async () => {
     let out = '';
     let err = '';
