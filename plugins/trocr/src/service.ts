@@ -17,17 +17,24 @@ export const STOP_REASONS = ['eos', 'pad', 'max_tokens'] as const;
 
 const Id = z.number().int().nonnegative();
 
-/** One read: token ids of one crop, with the detection, track and frame it came from. Text is decoded on the host only. */
-export const OcrReadSchema = z.looseObject({
+/** A timestamp of bounded length: ISO 8601 allows any number of fraction digits, a stored read must not. */
+const ReadTime = TimestampSchema.max(40);
+
+/**
+ * One read: token ids of one crop, with the detection, track and frame it came from. Text is decoded
+ * on the host only. Strict in size (the hub keeps hundreds of reads per device from the bus): unknown
+ * keys are stripped, not kept, and every string and array is bounded.
+ */
+export const OcrReadSchema = z.object({
   type: z.literal('ocr'),
-  timestamp: TimestampSchema.describe('when the read finished'),
+  timestamp: ReadTime.describe('when the read finished'),
   read_id: z.string().min(1).max(64).describe('unique on the device: boot nonce and sequence'),
-  frame_time: TimestampSchema.describe('the time of the frame the crop was taken from'),
+  frame_time: ReadTime.describe('the time of the frame the crop was taken from'),
   frame_index: Id,
   track_id: z.number().int().nullable().describe('the tracker’s id (layer 2); null without it'),
   class_id: Id.describe('as dets carry it (after the package’s remap)'),
   class_label: z.enum(['license_plate', 'sign']),
-  det: z.looseObject({ c: Id, p: z.number().min(0).max(1), b: z.array(z.number()).min(4) }),
+  det: z.object({ c: Id, p: z.number().min(0).max(1), b: z.array(z.number()).length(4).describe('x1, y1, x2, y2 in frame pixels') }),
   crop: z.object({ x: Id, y: Id, width: z.number().int().positive(), height: z.number().int().positive() }).describe('the frame pixels taken'),
   token_ids: z.array(Id).max(20).describe('without START and without the EOS or PAD that ended the read'),
   stop: z.enum(STOP_REASONS),
@@ -38,6 +45,9 @@ export const OcrReadSchema = z.looseObject({
   decoder_ms_per_token: z.number().nonnegative(),
 });
 export type OcrRead = z.infer<typeof OcrReadSchema>;
+
+/** Reads a status may list in each of its lists. */
+const MAX_STATUS_READS = 256;
 
 const ErrorSchema = z.object({ code: z.string(), message: z.string() });
 
@@ -79,9 +89,9 @@ export const OcrStatusSchema = z.looseObject({
   /** Mean decoder time per token over the recent reads; null before the first. */
   decoder_ms_per_token: z.number().nonnegative().nullable(),
   encoder_ms: z.number().nonnegative().nullable(),
-  /** Newest first. */
-  recent_reads: z.array(OcrReadSchema),
-  /** The most confident read of each recent track, newest track first. */
-  best_by_track: z.array(OcrReadSchema),
+  /** Newest first. (The device keeps 32; the bound leaves room for a newer device keeping more.) */
+  recent_reads: z.array(OcrReadSchema).max(MAX_STATUS_READS),
+  /** The most confident read of each recent track, newest track first. (The device keeps 64.) */
+  best_by_track: z.array(OcrReadSchema).max(MAX_STATUS_READS),
 });
 export type OcrStatus = z.infer<typeof OcrStatusSchema>;

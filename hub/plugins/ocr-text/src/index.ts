@@ -24,7 +24,7 @@ const TextRead = z.object({
   reads_merged: z.number().int().describe('reads of this track; the most confident is shown'),
   class_id: z.number().int(),
   class_label: z.enum(['license_plate', 'sign']),
-  det: z.looseObject({ c: z.number(), p: z.number(), b: z.array(z.number()) }),
+  det: z.object({ c: z.number(), p: z.number(), b: z.array(z.number()).describe('x1, y1, x2, y2') }),
   stop: z.enum(STOP_REASONS),
   frame_time: z.string(),
   read_at: z.string(),

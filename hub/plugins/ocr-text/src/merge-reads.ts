@@ -1,7 +1,7 @@
-import type { OcrRead } from '../../../../plugins/trocr/src/service.js';
+import type { StoredRead } from './device-reads.js';
 
 export interface MergedRead {
-  read: OcrRead;
+  read: StoredRead;
   /** Reads of its track (1 for a read without a track). */
   reads_merged: number;
   /** When its track was last read. */
@@ -13,7 +13,7 @@ export interface MergedRead {
  * reads; a read without a track stands alone. Duplicates (the same read from the bus and from the
  * device's status) count once. Newest track first.
  */
-export function mergeByTrack(reads: Iterable<OcrRead>): MergedRead[] {
+export function mergeByTrack(reads: Iterable<StoredRead>): MergedRead[] {
   const seen = new Set<string>();
   const groups = new Map<string, MergedRead>();
   for (const read of reads) {

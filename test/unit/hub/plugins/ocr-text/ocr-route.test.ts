@@ -112,6 +112,28 @@ describe('ocr-text: GET /fleet/ocr', () => {
     assert.deepEqual(r.body.reads[2].token_ids, [47, 55]);
   });
 
+  it('shows a padded read stripped to its fields (det as c, p, b) and never a read with a huge box array', async () => {
+    const huge = { ...read(10, [4], 0.99), det: { c: 14, p: 0.8, b: Array.from({ length: 60_000 }, (_, i) => i) } };
+    const base = read(9, [47], 0.99);
+    const padded = { ...base, pad: 'x'.repeat(100_000), det: { ...base.det, pad: 'x'.repeat(100_000) } };
+    // In this order on one bus: once the padded read shows, the huge one before it has been handled.
+    await bus.publish('devices/precision-1/events/ocr', JSON.stringify(huge));
+    await bus.publish('devices/precision-1/events/ocr', JSON.stringify(padded));
+    const r = await waitFor('the padded read', async () => {
+      const a = await api(hub.url, '/fleet/ocr?target=precision-1');
+      return a.body.reads?.some((x: { track_id: number }) => x.track_id === 9) ? a : undefined;
+    });
+    const shown = r.body.reads.find((x: { track_id: number }) => x.track_id === 9);
+    assert.deepEqual(shown.det, { c: 14, p: 0.8, b: [10, 20, 90, 40] });
+    assert.equal('pad' in shown, false);
+    assert.ok(r.text.length < 10_000, `the answer is ${r.text.length} characters`);
+    assert.equal(
+      r.body.reads.some((x: { track_id: number }) => x.track_id === 10),
+      false,
+      'the huge read is refused',
+    );
+  });
+
   it('answers 404 for a device it does not know and 400 naming the field for a bad query', async () => {
     const unknown = await api(hub.url, '/fleet/ocr?target=nobody');
     assert.equal(unknown.status, 404);
