@@ -50,6 +50,8 @@ export class LiveFeed {
   private readyWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private closed = false;
   private failure: Error | undefined;
+  /** Requests waiting in ready(). */
+  private waiting = 0;
   readonly started: Promise<void>;
   fragments = 0;
 
@@ -77,8 +79,22 @@ export class LiveFeed {
     return this.viewers.size;
   }
 
-  /** Resolves with the codecs parameter once the first keyframe made the init segment. */
+  /**
+   * Resolves with the codecs parameter once the first keyframe made the init segment. The feed
+   * stays open while a request waits here (its idle timer would otherwise close it under the request).
+   */
   async ready(timeoutMs: number, signal: AbortSignal): Promise<string> {
+    this.waiting++;
+    clearTimeout(this.idleTimer);
+    try {
+      return await this.untilKeyframe(timeoutMs, signal);
+    } finally {
+      this.waiting--;
+      if (this.viewers.size === 0 && this.waiting === 0) this.armIdle();
+    }
+  }
+
+  private async untilKeyframe(timeoutMs: number, signal: AbortSignal): Promise<string> {
     if (this.codec && this.gop.length > 0) return this.codec;
     if (this.closed) throw this.failure ?? new LookoutError('live_stream_unavailable', 'the live feed is closed');
     await new Promise<void>((resolve, reject) => {
@@ -103,13 +119,14 @@ export class LiveFeed {
 
   /** A new viewer's stream: init segment, the current GOP, then live fragments. */
   addViewer(): PassThrough {
+    if (this.closed) throw this.failure ?? new LookoutError('live_stream_unavailable', 'the live feed closed');
     const stream = new PassThrough();
     const viewer = { stream };
     this.viewers.add(viewer);
     clearTimeout(this.idleTimer);
     const remove = () => {
       if (!this.viewers.delete(viewer)) return;
-      if (this.viewers.size === 0) this.armIdle();
+      if (this.viewers.size === 0 && this.waiting === 0) this.armIdle();
     };
     stream.on('close', remove);
     stream.on('error', remove);
@@ -135,7 +152,7 @@ export class LiveFeed {
   private armIdle(): void {
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => {
-      if (this.viewers.size === 0) this.close();
+      if (this.viewers.size === 0 && this.waiting === 0) this.close();
     }, this.o.idleMs);
   }
 

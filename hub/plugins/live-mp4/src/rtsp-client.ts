@@ -16,6 +16,7 @@ export interface RtspPlayOptions {
   timeoutMs: number;
   /** Each RTP packet of the video track (interleaved channel 0). */
   onRtp(packet: Buffer): void;
+  /** The stream ended after PLAY (a failure before it rejects rtspPlay instead). */
   onClose(error: Error | undefined): void;
 }
 
@@ -48,6 +49,8 @@ export async function rtspPlay(o: RtspPlayOptions): Promise<RtspPlaying> {
     if (!conn.session) throw new LookoutError('live_stream_unavailable', `the camera's SETUP answer has no Session header`);
     await conn.request('PLAY', o.url, { Range: 'npt=0.000-' });
     conn.startKeepalive(o.url);
+    // From here on the caller hears of the end; before, the failed request says why.
+    conn.playing = true;
     return { sdp, close: () => conn.close() };
   } catch (err) {
     conn.close();
@@ -76,6 +79,7 @@ function open(target: URL, timeoutMs: number): Promise<Socket> {
 
 class RtspConnection {
   session: string | undefined;
+  playing = false;
   private cseq = 0;
   private nc = 0;
   private challenge: Record<string, string> | undefined;
@@ -207,6 +211,6 @@ class RtspConnection {
       this.pending = undefined;
     }
     this.socket.destroy();
-    this.o.onClose(error);
+    if (this.playing) this.o.onClose(error);
   }
 }
