@@ -15,6 +15,7 @@ import { soakGateCommand } from './soak-gate-command.js';
 import { tapCommand } from './tap-command.js';
 import { orchestrateCommand } from './orchestrate-command.js';
 import { visualGateCommand } from './visual-gate-command.js';
+import { soakMatrixCommand } from './soak-matrix-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
 export interface OperatorCommand {
@@ -34,6 +35,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   tap: tapCommand,
   orchestrate: orchestrateCommand,
   'visual-gate': visualGateCommand,
+  'soak-matrix': soakMatrixCommand,
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,

@@ -19,13 +19,18 @@ export interface DeviceFigures {
   thermal_state: string | null;
   layer: string | null;
   runtime: string | null;
+  /** Plugins the last hello reports failed, with their code. */
+  failed_plugins: string[];
+  /** Thermal states seen during the tap. */
+  thermal_states_seen: string[];
+  die_temp_max_c: number | null;
 }
 
 export interface TapSummary {
   started_at: string;
   seconds: number;
   messages: number;
-  out: string;
+  out: string | null;
   topics: Record<string, TopicFigures>;
   devices: Record<string, DeviceFigures>;
 }
@@ -38,17 +43,22 @@ const RATE_WINDOW_MS = 5000;
  * (class 0 at the spec's confidence gate), die temperature and thermal state.
  */
 export class TapRecorder {
-  private readonly out: WriteStream;
+  private readonly out: WriteStream | undefined;
   private readonly startedAt = Date.now();
   private readonly topics = new Map<string, { messages: number; bytes: number; recent: number[] }>();
   private readonly devices = new Map<string, DeviceFigures>();
   private total = 0;
 
   private constructor(
-    readonly path: string,
-    out: WriteStream,
+    readonly path: string | null,
+    out: WriteStream | undefined,
   ) {
     this.out = out;
+  }
+
+  /** Figures only, no file (soak-matrix, soak without --tap). */
+  static inMemory(): TapRecorder {
+    return new TapRecorder(null, undefined);
   }
 
   static async open(path: string): Promise<TapRecorder> {
@@ -67,7 +77,7 @@ export class TapRecorder {
     } catch {
       isJson = false;
     }
-    this.out.write(
+    this.out?.write(
       `${JSON.stringify({ t: new Date(now).toISOString(), topic, retain, ...(isJson ? { payload: parsed } : { payload_base64: payload.toString('base64') }) })}\n`,
     );
     this.total++;
@@ -83,7 +93,17 @@ export class TapRecorder {
   }
 
   private observe(device: string, suffix: string, message: unknown): void {
-    const d = this.devices.get(device) ?? { persons: null, persons_max: 0, die_temp_c: null, thermal_state: null, layer: null, runtime: null };
+    const d = this.devices.get(device) ?? {
+      persons: null,
+      persons_max: 0,
+      die_temp_c: null,
+      thermal_state: null,
+      layer: null,
+      runtime: null,
+      failed_plugins: [],
+      thermal_states_seen: [],
+      die_temp_max_c: null,
+    };
     const m = (message ?? {}) as Record<string, unknown>;
     if (suffix === 'dets' && Array.isArray(m.dets)) {
       const persons = (m.dets as { c?: unknown; p?: unknown }[]).filter(
@@ -94,11 +114,20 @@ export class TapRecorder {
     }
     if (typeof m.die_temp_c === 'number') d.die_temp_c = m.die_temp_c;
     else if (typeof m.die_temp === 'number') d.die_temp_c = m.die_temp;
-    if (typeof m.thermal_state === 'string') d.thermal_state = m.thermal_state;
+    if (d.die_temp_c !== null) d.die_temp_max_c = Math.max(d.die_temp_max_c ?? -Infinity, d.die_temp_c);
+    if (typeof m.thermal_state === 'string') {
+      d.thermal_state = m.thermal_state;
+      if (!d.thermal_states_seen.includes(m.thermal_state)) d.thermal_states_seen.push(m.thermal_state);
+    }
     if (suffix === 'hello') {
       if (typeof m.layer === 'string') d.layer = m.layer;
       const runtime = (m.versions as { runtime?: unknown } | undefined)?.runtime;
       if (typeof runtime === 'string') d.runtime = runtime;
+      if (Array.isArray(m.plugins)) {
+        d.failed_plugins = (m.plugins as { name?: unknown; state?: unknown; code?: unknown }[])
+          .filter((p) => p.state === 'failed')
+          .map((p) => `${String(p.name)}${typeof p.code === 'string' ? ` (${p.code})` : ''}`);
+      }
     }
     this.devices.set(device, d);
   }
@@ -122,7 +151,7 @@ export class TapRecorder {
   }
 
   close(): Promise<void> {
-    return new Promise((resolve) => this.out.end(() => resolve()));
+    return new Promise((resolve) => (this.out ? this.out.end(() => resolve()) : resolve()));
   }
 }
 
@@ -134,7 +163,7 @@ function topicKey(topic: string): string {
 
 /** The live view: a table redrawn in place on a terminal. */
 export function formatTapView(s: TapSummary): string {
-  const lines = [`tap ${s.seconds.toFixed(0)} s, ${s.messages} messages → ${s.out}`, ''];
+  const lines = [`tap ${s.seconds.toFixed(0)} s, ${s.messages} messages${s.out ? ` → ${s.out}` : ''}`, ''];
   lines.push(`${'device / topic'.padEnd(36)}${'msgs'.padStart(8)}${'Hz'.padStart(8)}${'KB'.padStart(10)}`);
   for (const [key, t] of Object.entries(s.topics))
     lines.push(`${key.padEnd(36)}${String(t.messages).padStart(8)}${t.rate_hz.toFixed(1).padStart(8)}${(t.bytes / 1024).toFixed(1).padStart(10)}`);
