@@ -92,11 +92,11 @@ async function startSimDevice(
     { env: { ...process.env, SIM_SCENARIO: scenario }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
+  child.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-20_000)));
   await new Promise<void>((resolve, reject) => {
     let stdout = '';
     const timer = setTimeout(() => reject(new Error(`no ready line within 30 s:\n${stderr.slice(-2000)}`)), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
       if (stdout.includes('"event":"ready"')) {
         clearTimeout(timer);

@@ -65,7 +65,7 @@ export function resolveTarget(device: string, values: SshValues): SshTarget {
   if (registryPath) {
     let devices: RegistryEntry[];
     try {
-      devices = ((JSON.parse(readFileSync(registryPath, 'utf8')) as { devices?: RegistryEntry[] }).devices ?? []);
+      devices = (JSON.parse(readFileSync(registryPath, 'utf8')) as { devices?: RegistryEntry[] }).devices ?? [];
     } catch (err) {
       throw new LookoutError('config_invalid', `registry file ${registryPath} cannot be read: ${(err as Error).message}`, { details: { file: registryPath } });
     }
