@@ -12,6 +12,7 @@ import { applyLayerCommand } from './apply-layer-command.js';
 import { pushModelsCommand } from './push-models-command.js';
 import { deployCommand } from './deploy-command.js';
 import { soakGateCommand } from './soak-gate-command.js';
+import { soakCommand } from './soak-command.js';
 import { tapCommand } from './tap-command.js';
 import { orchestrateCommand } from './orchestrate-command.js';
 import { visualGateCommand } from './visual-gate-command.js';
@@ -32,6 +33,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'push-models': pushModelsCommand,
   deploy: deployCommand,
   'soak-gate': soakGateCommand,
+  soak: soakCommand,
   tap: tapCommand,
   orchestrate: orchestrateCommand,
   'visual-gate': visualGateCommand,

@@ -53,7 +53,7 @@ function numberFlag(text: string, flag: string, min: number, max: number): numbe
   return n;
 }
 
-async function sample(session: DeviceSession, tempFile: string, statusFile: string): Promise<Sample> {
+export async function sampleDevice(session: DeviceSession, tempFile: string, statusFile: string): Promise<Sample> {
   const [tempText, statusText] = await Promise.all([session.readText(tempFile), session.readText(statusFile)]);
   if (tempText === undefined)
     throw new LookoutError('soak_gate_failed', `${session.where}: no die temperature at ${tempFile}`, { details: { file: tempFile } });
@@ -115,7 +115,7 @@ export const soakGateCommand: OperatorCommand = {
       const started = Date.now();
       let lastGrowthAt = started;
       for (;;) {
-        const s = await sample(session, tempFile, statusFile);
+        const s = await sampleDevice(session, tempFile, statusFile);
         const prev = samples.at(-1);
         samples.push(s);
         if (s.celsius >= warnC) failures.push(`die temperature ${s.celsius.toFixed(1)} C at ${new Date(s.at).toISOString()} reached THERMAL_WARN (${warnC} C)`);
