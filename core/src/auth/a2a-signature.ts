@@ -1,4 +1,5 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { LookoutError } from '../errors/lookout-error.js';
 
 /**
  * The A2A request signature (README, "Signed peer queries"): HMAC-SHA256 under the fleet's A2A key
@@ -10,7 +11,8 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
  * - METHOD upper case; path as sent, without the query (`/a2a/query`).
  * - sorted query: every parameter as `encode(name)=encode(value)` where encode is RFC 3986
  *   percent-encoding (encodeURIComponent plus `!'()*`), sorted by name then value (code units),
- *   joined with `&`; empty when there is none.
+ *   joined with `&`; empty when there is none. A name or value with a lone surrogate has no UTF-8
+ *   form, so it cannot be encoded and such a query cannot be signed.
  * - body: the exact bytes sent (the SHA-256 of nothing when there is no body).
  * - timestamp: Unix seconds, decimal; nonce: 16 to 64 of `A-Za-z0-9_-`, never reused.
  * - Headers: `X-Lookout-Timestamp`, `X-Lookout-Nonce`, `X-Lookout-Signature: v1=<64 lower-case hex>`.
@@ -40,7 +42,29 @@ export type A2aVerdict = { ok: true; nonce: string; timestamp: number } | { ok: 
 
 const rfc3986 = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
+/** In a `u` regular expression a surrogate pair is one code point, so this matches only a lone surrogate. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * The first query parameter whose name or value is not well-formed Unicode (a lone surrogate, which
+ * encodeURIComponent refuses with a URIError), as JSON writes its name; null when every one is.
+ */
+function unsignableQueryParameter(query: A2aRequest['query']): string | null {
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    if (LONE_SURROGATE.test(name) || (Array.isArray(value) ? value : [value]).some((v) => LONE_SURROGATE.test(v))) return JSON.stringify(name);
+  }
+  return null;
+}
+
+/** The sorted query of the canonical string; throws argument_invalid (400) for a query that cannot be signed (a lone surrogate). */
 export function canonicalQuery(query: A2aRequest['query']): string {
+  const unsignable = unsignableQueryParameter(query);
+  if (unsignable !== null) {
+    throw new LookoutError('argument_invalid', `query parameter ${unsignable} is not well-formed Unicode (a lone surrogate): it cannot be signed`, {
+      details: { parameter: unsignable },
+    });
+  }
   const pairs: [string, string][] = [];
   for (const [name, value] of Object.entries(query)) {
     if (value === undefined) continue;
@@ -96,6 +120,11 @@ export function verifyA2a(
   if (typeof nonce !== 'string' || !NONCE.test(nonce)) return bad('X-Lookout-Nonce must be 16 to 64 of A-Z a-z 0-9 _ -');
   const hex = typeof signature === 'string' ? SIGNATURE.exec(signature)?.[1] : undefined;
   if (hex === undefined) return bad('X-Lookout-Signature must be v1=<64 lower-case hex digits>');
+  const unsignable = unsignableQueryParameter(req.query);
+  if (unsignable !== null) {
+    // No client can have signed it (it has no UTF-8 form), and encoding it would throw.
+    return { ok: false, reason: 'signature_malformed', message: `the query cannot have been signed: parameter ${unsignable} is not well-formed Unicode` };
+  }
   const skew = Math.abs(nowMs / 1000 - Number(timestamp));
   if (skew > windowS) {
     return { ok: false, reason: 'signature_stale', message: `the timestamp is ${Math.round(skew)} s from the hub's clock (at most ${windowS} s)` };

@@ -16,6 +16,24 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/fleet/readiness?device=a%2Fb', field: 'query.device' },
   ],
   'GET /fleet/grade': [],
+  'GET /': [],
+  'GET /console/:file': [],
+  'GET /tools/list': [
+    { path: '/tools/list', field: 'query.target' },
+    { path: '/tools/list?target=', field: 'query.target' },
+  ],
+  'GET /stream/live/mp4': [
+    { path: '/stream/live/mp4', field: 'query.target' },
+    { path: `/stream/live/mp4?target=${'x'.repeat(257)}`, field: 'query.target' },
+  ],
+  'GET /fleet/events': [
+    { path: '/fleet/events?kind=weather', field: 'query.kind' },
+    { path: '/fleet/events?device=a%2Fb', field: 'query.device' },
+  ],
+  'GET /fleet/history': [
+    { path: '/fleet/history', field: 'query.device' },
+    { path: '/fleet/history?device=cam-1&since=1e3', field: 'query.since' },
+  ],
   'GET /fleet/ocr': [
     { path: '/fleet/ocr', field: 'query.target' },
     { path: '/fleet/ocr?target=', field: 'query.target' },
@@ -114,6 +132,12 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
 const REQUIRED_INPUT: Record<string, string> = {
   '/pull-recording': '?target=cam-404',
   '/fleet/ocr': '?target=cam-404',
+  '/console/:file': '?',
+  '/tools/list': '?target=cam-404',
+  '/stream/live/mp4': '?target=cam-404',
+  // An endless stream otherwise: with a device that does not exist it answers 404 at once.
+  '/fleet/events': '?device=cam-404',
+  '/fleet/history': '?device=cam-404',
   '/stream/snapshot': '?target=cam-404',
   '/media/clips/:device/:file': '?',
   '/camera/profile': '?target=cam-404',

@@ -1,4 +1,5 @@
 import { z, canonicalA2aString, canonicalQuery, signA2a, A2A_WINDOW_S, type A2aHeaders } from 'lookout/core';
+import { unsignable } from './signable-text.js';
 
 export const SignBody = z
   .object({
@@ -21,7 +22,13 @@ export const SignBody = z
       .optional()
       .describe('the body to send: a string is signed as its UTF-8 bytes, any other JSON value as JSON.stringify of it; none is an empty body'),
   })
-  .strict();
+  .strict()
+  // A lone surrogate anywhere (JSON can carry one as \ud800) has no UTF-8 form: refused here with
+  // the field, a 400, rather than signed as bytes the client cannot send or failing to encode.
+  .superRefine((input, ctx) => {
+    const bad = unsignable(input);
+    if (bad) ctx.addIssue({ code: 'custom', path: bad.path, message: bad.message });
+  });
 export type SignInput = z.output<typeof SignBody>;
 
 export const SignResponse = z.object({

@@ -125,6 +125,22 @@ describe('the a2a routes', () => {
     assert.equal(sidecar.connections, dialled);
   });
 
+  it('/a2a/sign refuses what cannot be signed with a 400 naming the field: a lone surrogate, a body nested too deep', async () => {
+    const surrogate = await api(hub.url, '/a2a/sign', { json: { method: 'POST', path: '/a2a/query', query: { q: '\ud800' } }, token: TOKEN });
+    assert.deepEqual([surrogate.status, surrogate.body.error.code, surrogate.body.error.details.field], [400, 'bad_request', 'body.query.q'], surrogate.text);
+    assert.match(surrogate.body.error.message, /lone surrogate/);
+    const inBody = await api(hub.url, '/a2a/sign', { json: { method: 'POST', path: '/a2a/query', body: { note: 'x\udc00' } }, token: TOKEN });
+    assert.deepEqual([inBody.status, inBody.body.error.details.field], [400, 'body.body.note'], inBody.text);
+    const deep = await api(hub.url, '/a2a/sign', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"method":"POST","path":"/a2a/query","body":${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+      token: TOKEN,
+    });
+    assert.equal(deep.status, 400, deep.text);
+    assert.match(deep.body.error.message, /nested deeper than 64 levels/);
+  });
+
   it('an unknown q is a 400 naming query.q (before the signature is looked at)', async () => {
     const r = await api(hub.url, '/a2a/query?q=peer_goodbye&target=cam-1', { method: 'POST' });
     assert.deepEqual([r.status, r.body.error.details.field], [400, 'query.q']);

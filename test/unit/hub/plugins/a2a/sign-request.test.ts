@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canonicalA2aString, verifyA2a } from '../../../../../core/src/auth/a2a-signature.js';
 import { SignBody, signDescribedRequest } from '../../../../../hub/plugins/a2a/src/sign-request.js';
+import { MAX_BODY_DEPTH } from '../../../../../hub/plugins/a2a/src/signable-text.js';
 
 const KEY = 'a2a-unit-test-key-0123456789';
 const NOW = 1_800_000_000_000;
@@ -48,5 +49,34 @@ describe('POST /a2a/sign: signing a described request', () => {
     assert.equal(fieldOf({ method: 'POST', path: '/a2a/query', query: { q: 5 } }), 'query.q');
     assert.equal(fieldOf({ method: 'POST', path: '/a2a/query', key: 'x' }), '');
     assert.equal(fieldOf({ method: 'POST', path: '/a2a/query', query: { q: ['a', 'b'] }, body: null }), null);
+  });
+
+  it('refuses a lone surrogate anywhere (it has no UTF-8 form to sign), naming the field; a surrogate pair is fine', () => {
+    const issueOf = (input: unknown) => {
+      const r = SignBody.safeParse(input);
+      return r.success ? null : { field: r.error.issues[0].path.join('.'), message: r.error.issues[0].message };
+    };
+    const base = { method: 'POST', path: '/a2a/query' };
+    assert.deepEqual(issueOf({ ...base, query: { q: '\ud800' } }), {
+      field: 'query.q',
+      message: 'not well-formed Unicode (a lone surrogate): it has no UTF-8 form to sign',
+    });
+    assert.equal(issueOf({ ...base, query: { q: ['peer_hello', 'x\udc00'] } })?.field, 'query.q.1');
+    assert.match(issueOf({ ...base, query: { ['\ud800']: 'v' } })?.message ?? '', /has a key that is not well-formed Unicode/);
+    assert.equal(issueOf({ ...base, path: '/a2a/\ud800' })?.field, 'path');
+    assert.equal(issueOf({ ...base, body: 'text \udfff' })?.field, 'body');
+    assert.equal(issueOf({ ...base, body: { a: [{ b: '\ud800' }] } })?.field, 'body.a.0.b');
+    assert.equal(issueOf({ ...base, query: { q: '\u{1F600}' }, body: { '\u{1F600}': '\u{1F600}' } }), null);
+  });
+
+  it('refuses a body nested deeper than it can sign, rather than overflowing the stack', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 200_000; i++) deep = [deep];
+    const r = SignBody.safeParse({ method: 'POST', path: '/a2a/query', body: deep });
+    assert.equal(r.success, false);
+    assert.match(r.error.issues[0].message, new RegExp(`nested deeper than ${MAX_BODY_DEPTH} levels`));
+    let fine: unknown = 'leaf';
+    for (let i = 0; i < 32; i++) fine = { next: fine };
+    assert.ok(SignBody.safeParse({ method: 'POST', path: '/a2a/query', body: fine }).success);
   });
 });

@@ -41,6 +41,11 @@ describe('admitting a signed A2A request', () => {
     for (const [headers, pattern] of cases) await assert.rejects(admit(headers), refusedWith('signature_malformed', pattern), JSON.stringify(headers));
   });
 
+  it('a query with a lone surrogate (no UTF-8 form, so never signed): signature_malformed, a 401, not a 500', async () => {
+    const request: A2aRequest = { ...REQUEST, query: { q: 'peer_hello', target: 'cam-\ud800' } };
+    await assert.rejects(admit(signed(), { request }), refusedWith('signature_malformed', /parameter "target" is not well-formed Unicode/));
+  });
+
   it('a timestamp more than 300 s away either way: signature_stale; 300 s is still in', async () => {
     await assert.rejects(admit(signed({}, undefined, NOW - 301_000)), refusedWith('signature_stale', /301 s/));
     await assert.rejects(admit(signed({}, undefined, NOW + 301_000)), refusedWith('signature_stale'));
