@@ -48,7 +48,8 @@ function ensureBuilt() {
   if (!existsSync(join(root, 'node_modules', 'zod'))) run(['install', '--no-audit', '--no-fund']);
   const stamp = join(root, 'dist', 'tsconfig.tsbuildinfo');
   const sources = Math.max(...['core', 'plugins', 'hub', 'test'].map((d) => newestMtime(join(root, d))));
-  if (!existsSync(stamp) || !existsSync(join(root, 'dist', 'schemas')) || statSync(stamp).mtimeMs < sources) run(['run', 'build']);
+  const consolePage = join(root, 'dist', 'hub', 'plugins', 'console', 'web', 'index.html');
+  if (!existsSync(stamp) || !existsSync(join(root, 'dist', 'schemas')) || !existsSync(consolePage) || statSync(stamp).mtimeMs < sources) run(['run', 'build']);
 }
 
 /** The preferred port when free, else one the system picks (so a second `npm start` still runs). */
@@ -153,6 +154,8 @@ async function main() {
       LOOKOUT_MEDIA_LOCAL_RECORDINGS: join(work, 'devices', '{device}', 'data', 'recordings'),
       // The demo's tokenizer: a small test vocabulary (an operator points this at a TrOCR processor's files).
       LOOKOUT_HUB_OCR_TOKENIZER_DIR: join(root, 'test', 'fixtures', 'trocr'),
+      // The console's live view reads the cameras' RTSP preview with their credentials.
+      LOOKOUT_LIVE_RTSP_PASSWORD: ONVIF_PASSWORD,
     },
   });
   const { loadFleetSecret } = await import(join(root, 'dist', 'core', 'src', 'auth', 'fleet-secret.js'));
@@ -180,6 +183,7 @@ async function main() {
   console.log(`
 Lookout is running: a hub, its embedded broker and ${devices.length} simulated cameras.
 
+  console        ${u}/   (the fleet console: open it in a browser)
   hub            ${u}
   fleet cache    ${u}/fleet/mqtt/latest
   registry       ${u}/fleet/registry
