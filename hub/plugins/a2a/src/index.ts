@@ -21,6 +21,9 @@ const QueryResponse = PeerHelloAckSchema.extend({
   target: z.string().describe('the target as asked'),
   rtt_ms: z.number().nonnegative().describe('from the hub dialling the sidecar to its answer (mutual TLS handshake included)'),
   sidecar: z.string().describe('the sidecar address the hub reached (host:port)'),
+  tls_fingerprint: z
+    .string()
+    .describe('SHA-256 fingerprint (colon hex) of the certificate the sidecar presented to the hub over TLS; cert_fingerprint is what the device says'),
 });
 
 /**

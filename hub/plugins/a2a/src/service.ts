@@ -2,7 +2,15 @@ import { serviceToken, type PeerHelloAck } from 'lookout/core';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 
 /** A peer's acknowledgement as the hub received it over mTLS, with how long the query took. */
-export type PeerHelloResult = PeerHelloAck & { rtt_ms: number; sidecar: string };
+export type PeerHelloResult = PeerHelloAck & {
+  rtt_ms: number;
+  sidecar: string;
+  /**
+   * SHA-256 fingerprint (colon hex, upper case) of the certificate the sidecar presented in the
+   * handshake: what the hub saw. The ack's `cert_fingerprint` is only what the device says.
+   */
+  tls_fingerprint: string;
+};
 
 /**
  * Peer queries from the hub to device sidecars (mTLS with the hub's certificate of the fleet CA),

@@ -1,5 +1,5 @@
 import { request } from 'node:https';
-import type { PeerCertificate } from 'node:tls';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
 import { PeerHelloAckSchema, type PeerHelloAck } from 'lookout/core';
 import { a2aError } from './a2a-errors.js';
 
@@ -16,16 +16,23 @@ export interface SidecarCall {
   signal: AbortSignal;
 }
 
+/** A device's acknowledgement, with the SHA-256 fingerprint of the certificate its sidecar presented to the hub. */
+export type SidecarAck = PeerHelloAck & {
+  /** Colon hex, upper case (as Node and the identity plugin write it): what the hub saw, not what the device says. */
+  tls_fingerprint: string;
+};
+
 /**
  * `POST /peer/query?q=peer_hello` to a device's sidecar over mutual TLS (TLS 1.3, the hub's
  * certificate, only the fleet CA trusted, the server's certificate must name the device asked for),
- * a fresh connection each time. The answer must be that device's peer_hello acknowledgement.
+ * a fresh connection each time. The answer must be that device's peer_hello acknowledgement; its
+ * `cert_fingerprint` is the device's word, `tls_fingerprint` is the certificate the handshake proved.
  */
-export async function peerHelloOverMtls(call: SidecarCall): Promise<PeerHelloAck> {
+export async function peerHelloOverMtls(call: SidecarCall): Promise<SidecarAck> {
   const timeout = AbortSignal.timeout(call.timeoutMs);
   const signal = AbortSignal.any([call.signal, timeout]);
   const where = `${call.deviceId}'s sidecar at ${call.host}:${call.port}`;
-  let answer: { status: number; text: string };
+  let answer: Answer;
   try {
     answer = await post(call, signal);
   } catch (err) {
@@ -53,10 +60,13 @@ export async function peerHelloOverMtls(call: SidecarCall): Promise<PeerHelloAck
   if (ack.data.device_id !== call.deviceId) {
     throw a2aError('peer_answer_invalid', `${where} answered as ${JSON.stringify(ack.data.device_id)}`, { device_id: ack.data.device_id });
   }
-  return ack.data;
+  // Last: the acknowledgement is a loose object, and a field of that name in it is only the device's word.
+  return { ...ack.data, tls_fingerprint: answer.tlsFingerprint };
 }
 
-function post(call: SidecarCall, signal: AbortSignal): Promise<{ status: number; text: string }> {
+type Answer = { status: number; text: string; tlsFingerprint: string };
+
+function post(call: SidecarCall, signal: AbortSignal): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -78,6 +88,8 @@ function post(call: SidecarCall, signal: AbortSignal): Promise<{ status: number;
         signal,
       },
       (res) => {
+        // Read now, while the socket is open: the certificate this connection's handshake verified.
+        const tlsFingerprint = (res.socket as TLSSocket).getPeerCertificate().fingerprint256;
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
@@ -88,7 +100,7 @@ function post(call: SidecarCall, signal: AbortSignal): Promise<{ status: number;
           }
           chunks.push(chunk);
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), tlsFingerprint }));
         res.on('error', reject);
       },
     );

@@ -4,6 +4,8 @@
  * code, the hub's client certificate read when it appears, who is contacted and who is not.
  */
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
@@ -91,6 +93,7 @@ describe('the a2a routes', () => {
     assert.equal(r.body.target, 'cam-1');
     assert.equal(r.body.sidecar, `127.0.0.1:${sidecar.port}`);
     assert.equal(typeof r.body.rtt_ms, 'number');
+    assert.equal(r.body.tls_fingerprint, new X509Certificate(await readFile(fleet.device('cam-1').certPath)).fingerprint256, 'the certificate the hub saw');
   });
 
   it('each bad signature is its own 401, and a replay of a good request is refused', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -58,6 +59,18 @@ describe('peer_hello over mutual TLS to a sidecar', () => {
     assert.equal(ack.device_id, 'cam-1');
     assert.equal(ack.caller, 'lookout-hub');
     assert.equal(ack.ack, true);
+  });
+
+  it('says which certificate the sidecar presented over TLS, whatever its acknowledgement claims', async () => {
+    const presented = new X509Certificate(await readFile(fleet.device('cam-1').certPath)).fingerprint256;
+    behave = undefined;
+    assert.equal((await call()).tls_fingerprint, presented);
+    const claimed = Array.from({ length: 32 }, () => 'AB').join(':');
+    behave = () => ({ status: 200, body: { ...sidecarAck('cam-1'), cert_fingerprint: claimed, tls_fingerprint: claimed } });
+    const ack = await call();
+    assert.equal(ack.cert_fingerprint, claimed, 'the device’s word, as it gave it');
+    assert.equal(ack.tls_fingerprint, presented, 'a tls_fingerprint in the answer does not replace what the hub saw');
+    behave = undefined;
   });
 
   it('refuses a sidecar whose certificate names another device, or comes from another CA', async () => {

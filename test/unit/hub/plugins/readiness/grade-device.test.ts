@@ -2,9 +2,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { READINESS_ENRICHMENT_FIELDS } from '../../../../../core/src/index.js';
 import { gradeDevice } from '../../../../../hub/plugins/readiness/src/grade-device.js';
-import { DeviceReadinessSchema, READINESS_MODULES } from '../../../../../hub/plugins/readiness/src/readiness-schemas.js';
-import { CAMERA_PLUGINS, DEVICE, ISO_NOW, meshStatus, plugins, recordedFacts, withHealth } from './recorded-facts.js';
+import { DeviceReadinessSchema, READINESS_MODULES, type ModuleResult } from '../../../../../hub/plugins/readiness/src/readiness-schemas.js';
+import { MAX_EVIDENCE_JSON_CHARS, MAX_EVIDENCE_REASON_CHARS, MAX_EVIDENCE_STRING_CHARS } from '../../../../../hub/plugins/readiness/src/clip-evidence.js';
+import { CAMERA_PLUGINS, DEVICE, FINGERPRINT, ISO_NOW, meshStatus, plugins, recordedFacts, withHealth } from './recorded-facts.js';
 
+/** Another certificate's SHA-256 fingerprint, in the same colon hex. */
+const OTHER_FINGERPRINT = FINGERPRINT.split(':').reverse().join(':');
+const valueOf = (r: ModuleResult) => r.evidence.value as Record<string, unknown>;
 const NO_MESH_TOOL = `get_peer_mesh_status failed: ${DEVICE} has no tool named "get_peer_mesh_status"`;
 
 describe('readiness of one device', () => {
@@ -137,13 +141,39 @@ describe('readiness of one device', () => {
     const impostor = gradeDevice(recordedFacts({ peerHello: { ok: true, value: { ...ack.value, device_id: 'cam-9' } } }), 'h');
     assert.equal(impostor.modules.cross_a2a_federation.grade, 'not_ready');
     assert.match(impostor.modules.cross_a2a_federation.evidence.reason!, /sidecar at 127.0.0.2:8777 answered as "cam-9"/);
-    const otherCert = gradeDevice(recordedFacts({ peerHello: { ok: true, value: { ...ack.value, cert_fingerprint: 'AA:BB' } } }), 'h');
-    assert.equal(otherCert.modules.cross_a2a_federation.grade, 'degraded');
     // Colon hex in either case is the same certificate.
     const lower = gradeDevice(
       recordedFacts({ peerHello: { ok: true, value: { ...ack.value, cert_fingerprint: String(ack.value.cert_fingerprint).toLowerCase() } } }),
       'h',
     );
     assert.equal(lower.modules.cross_a2a_federation.grade, 'ready');
+    assert.equal(valueOf(lower.modules.cross_a2a_federation).tls_fingerprint, FINGERPRINT, 'the certificate the hub saw is in the evidence');
+  });
+
+  it('cross_a2a_federation grades against the certificate the sidecar presented over TLS, not what the device says', () => {
+    const ack = recordedFacts().peerHello as { ok: true; value: Record<string, unknown> };
+    const presented = OTHER_FINGERPRINT;
+    // The acknowledgement and get_device_identity agree with each other, but not with the certificate the hub saw.
+    const claims = gradeDevice(recordedFacts({ peerHello: { ok: true, value: { ...ack.value, tls_fingerprint: presented } } }), 'h');
+    const a2a = claims.modules.cross_a2a_federation;
+    assert.equal(a2a.grade, 'not_ready');
+    assert.equal(a2a.evidence.reason, `the sidecar's acknowledgement claims certificate ${FINGERPRINT}, but it presented ${presented} over TLS`);
+    assert.equal(valueOf(a2a).tls_fingerprint, presented);
+    assert.equal(valueOf(a2a).cert_fingerprint, FINGERPRINT);
+    assert.equal(claims.grade, 'not_ready');
+    // An acknowledgement naming no certificate: get_device_identity is held to the one presented.
+    const silent = gradeDevice(recordedFacts({ peerHello: { ok: true, value: { ...ack.value, cert_fingerprint: null, tls_fingerprint: presented } } }), 'h');
+    assert.equal(silent.modules.cross_a2a_federation.grade, 'degraded');
+    assert.equal(
+      silent.modules.cross_a2a_federation.evidence.reason,
+      `get_device_identity reports certificate ${FINGERPRINT}, but the sidecar presented ${presented} over TLS`,
+    );
+    const agree = gradeDevice(recordedFacts({ peerHello: { ok: true, value: { ...ack.value, cert_fingerprint: null } } }), 'h');
+    assert.equal(agree.modules.cross_a2a_federation.grade, 'ready');
+    // No certificate from the handshake: nothing the device says can stand in for it.
+    const { tls_fingerprint: _seen, ...unseen } = ack.value;
+    const blind = gradeDevice(recordedFacts({ peerHello: { ok: true, value: unseen } }), 'h').modules.cross_a2a_federation;
+    assert.equal(blind.grade, 'not_ready');
+    assert.match(blind.evidence.reason!, /did not say which certificate the sidecar presented/);
   });
 });

@@ -174,7 +174,8 @@ export function peerAck(overrides: Record<string, unknown> = {}): Record<string,
     received_at: ISO_NOW,
     ...overrides,
   });
-  return { ...ack, rtt_ms: 2, sidecar: '127.0.0.2:8777' };
+  // As A2A_PEERS gives it: the hub's own fields, and the certificate the sidecar presented over TLS.
+  return { ...ack, rtt_ms: 2, sidecar: '127.0.0.2:8777', tls_fingerprint: FINGERPRINT };
 }
 
 /** A healthy camera of the full image at layer 3 (depth on), every probe answered; `overrides` change any part. */
