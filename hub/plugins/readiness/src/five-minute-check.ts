@@ -1,4 +1,5 @@
 import { DevicePortsSchema, PeerMeshStatusSchema, READINESS_ENRICHMENT_FIELDS, type PeerMeshStatus } from 'lookout/core';
+import { clipReason, clipValue } from './clip-evidence.js';
 import { enrichmentMissing } from './grade-kit.js';
 import type { DeviceFacts, HealthAnswer, Probe } from './device-facts.js';
 import type { EnrichmentField, FieldCheck, FiveMinuteCheck } from './readiness-schemas.js';
@@ -7,9 +8,18 @@ import type { EnrichmentField, FieldCheck, FiveMinuteCheck } from './readiness-s
  * Spec 01's five-minute readiness check on the enriched get_system_health: peer_comm_status is
  * `ok`, peer_mesh is a get_peer_mesh_status answer (its contract), listen_ports are the device's
  * ports, overlay_mount names a writable mount, cert_fingerprint_present is true. A field that fails
- * says why: the hub's `_vms_enrichment_missing` reason when it could not be obtained.
+ * says why: the hub's `_vms_enrichment_missing` reason when it could not be obtained. Each field's
+ * value and reason are the device's, clipped (clip-evidence.ts).
  */
 export function fiveMinuteCheck(facts: DeviceFacts): FiveMinuteCheck {
+  const checked = checkFields(facts);
+  const fields = {} as Record<EnrichmentField, FieldCheck>;
+  for (const f of READINESS_ENRICHMENT_FIELDS)
+    fields[f] = { ok: checked.fields[f].ok, value: clipValue(checked.fields[f].value), reason: clipReason(checked.fields[f].reason) };
+  return { passed: checked.passed, fields };
+}
+
+function checkFields(facts: DeviceFacts): FiveMinuteCheck {
   const fields = {} as Record<EnrichmentField, FieldCheck>;
   if (!facts.health.ok) {
     const reason = `get_system_health did not answer: ${facts.health.code}: ${facts.health.reason}`;
@@ -27,9 +37,7 @@ export function fiveMinuteCheck(facts: DeviceFacts): FiveMinuteCheck {
       : typeof status === 'string'
         ? { ok: false, value: status, reason: `peer_comm_status is ${status}${mesh.ok && mesh.value.reason ? `: ${mesh.value.reason}` : ''}` }
         : { ok: false, value: null, reason: missing('peer_comm_status', 'not reported') };
-  fields.peer_mesh = mesh.ok
-    ? { ok: true, value: meshSummary(mesh.value), reason: null }
-    : { ok: false, value: answer.peer_mesh === undefined ? null : summaryOfUnknown(answer.peer_mesh), reason: mesh.reason };
+  fields.peer_mesh = mesh.ok ? { ok: true, value: meshSummary(mesh.value), reason: null } : { ok: false, value: answer.peer_mesh ?? null, reason: mesh.reason };
 
   const ports = DevicePortsSchema.safeParse(answer.listen_ports);
   fields.listen_ports = ports.success
@@ -78,9 +86,4 @@ export function meshSummary(m: PeerMeshStatus): Record<string, unknown> {
     peers: m.peers.slice(0, 16).map((p) => ({ device_id: p.device_id, state: p.state, rtt_ms: p.rtt_ms })),
     sidecar_listening: m.sidecar.listening,
   };
-}
-
-function summaryOfUnknown(v: unknown): unknown {
-  const text = JSON.stringify(v) ?? 'null';
-  return text.length <= 512 ? v : `${text.slice(0, 509)}...`;
 }

@@ -1,4 +1,5 @@
 import type { PluginReport } from 'lookout/core';
+import { clipReason, clipValue } from './clip-evidence.js';
 import { describePlugin, pluginOf, type DeviceFacts, type HealthAnswer } from './device-facts.js';
 import type { ModuleGrade, ModuleResult } from './readiness-schemas.js';
 
@@ -10,11 +11,12 @@ export interface ModuleGrader {
   notApplicable(reason: string): ModuleResult;
 }
 
+/** Every module's evidence goes through here: what the device supplied in its value and reason is clipped (clip-evidence.ts). */
 export function grader(facts: DeviceFacts, checked: string): ModuleGrader {
   const at = new Date(facts.at).toISOString();
   const make = (grade: ModuleGrade, value: unknown, reason: string | null): ModuleResult => ({
     grade,
-    evidence: { checked, at, value: value === undefined ? null : value, reason },
+    evidence: { checked, at, value: clipValue(value), reason: clipReason(reason) },
   });
   return {
     ready: (value) => make('ready', value, null),

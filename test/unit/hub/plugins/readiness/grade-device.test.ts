@@ -4,7 +4,7 @@ import { READINESS_ENRICHMENT_FIELDS } from '../../../../../core/src/index.js';
 import { gradeDevice } from '../../../../../hub/plugins/readiness/src/grade-device.js';
 import { DeviceReadinessSchema, READINESS_MODULES, type ModuleResult } from '../../../../../hub/plugins/readiness/src/readiness-schemas.js';
 import { MAX_EVIDENCE_JSON_CHARS, MAX_EVIDENCE_REASON_CHARS, MAX_EVIDENCE_STRING_CHARS } from '../../../../../hub/plugins/readiness/src/clip-evidence.js';
-import { CAMERA_PLUGINS, DEVICE, FINGERPRINT, ISO_NOW, meshStatus, plugins, recordedFacts, withHealth } from './recorded-facts.js';
+import { CAMERA_PLUGINS, DEVICE, FINGERPRINT, healthAnswer, ISO_NOW, meshStatus, plugins, recordedFacts, withHealth } from './recorded-facts.js';
 
 /** Another certificate's SHA-256 fingerprint, in the same colon hex. */
 const OTHER_FINGERPRINT = FINGERPRINT.split(':').reverse().join(':');
@@ -175,5 +175,35 @@ describe('readiness of one device', () => {
     const blind = gradeDevice(recordedFacts({ peerHello: { ok: true, value: unseen } }), 'h').modules.cross_a2a_federation;
     assert.equal(blind.grade, 'not_ready');
     assert.match(blind.evidence.reason!, /did not say which certificate the sidecar presented/);
+  });
+
+  it('clips what a device supplies before it is stored: a 4 MB overlay_mount, a long reason, a flood of ports', () => {
+    const huge = `/data/${'x'.repeat(4 * 1024 * 1024)}`;
+    const message = `key not yet durable: ${'y'.repeat(1024 * 1024)}`;
+    const flooded = plugins(CAMERA_PLUGINS, { identity: { state: 'degraded', message } });
+    const answer = { ...healthAnswer({ overlay: huge, plugins: flooded }), listen_ports: Array.from({ length: 100_000 }, (_, i) => `port-${i}`) };
+    const record = gradeDevice(withHealth({ plugins: flooded }, { health: { ok: true, value: answer } }), 'h');
+    DeviceReadinessSchema.parse(record);
+
+    const overlay = record.five_minute_check.fields.overlay_mount;
+    assert.equal(overlay.ok, true, 'a device that names its mount is not failed for it');
+    assert.equal(typeof overlay.value, 'string');
+    assert.ok((overlay.value as string).startsWith('/data/xxx') && (overlay.value as string).endsWith('...'));
+    assert.equal((overlay.value as string).length, MAX_EVIDENCE_STRING_CHARS);
+    assert.equal(valueOf(record.modules.mcp_health).overlay_mount, overlay.value);
+
+    const ports = record.five_minute_check.fields.listen_ports;
+    assert.equal(ports.ok, false);
+    assert.ok(JSON.stringify(ports.value).length <= MAX_EVIDENCE_JSON_CHARS, 'the ports the device sent, clipped');
+    assert.ok(JSON.stringify(valueOf(record.modules.mcp_health)).length <= MAX_EVIDENCE_JSON_CHARS);
+
+    const identity = record.modules.device_identity_fp;
+    assert.equal(identity.grade, 'degraded');
+    assert.ok(identity.evidence.reason!.startsWith('its identity plugin is degraded (key not yet durable: yyy'));
+    assert.equal(identity.evidence.reason!.length, MAX_EVIDENCE_REASON_CHARS);
+    assert.ok(JSON.stringify(identity.evidence.value).length <= MAX_EVIDENCE_JSON_CHARS);
+    assert.ok(record.reason!.length <= 2000);
+    // Eleven modules and five fields, each bounded: the whole record stays small.
+    assert.ok(JSON.stringify(record).length < 64 * 1024, `${JSON.stringify(record).length} characters`);
   });
 });
