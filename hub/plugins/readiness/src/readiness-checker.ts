@@ -3,6 +3,7 @@ import type { DeviceRegistry } from '../../registry/src/service.js';
 import { collectFacts, type FactSources } from './collect-facts.js';
 import { gradeDevice } from './grade-device.js';
 import type { GradeStore } from './grade-store.js';
+import { JoinedWork } from './joined-work.js';
 import type { DeviceReadiness } from './readiness-schemas.js';
 
 export interface CheckerOptions {
@@ -28,10 +29,12 @@ const ROUND_SCOPE = 'readiness-round';
  * Runs the readiness checks: a round over every device the hub knows (scheduled, at most one at a
  * time), a device on its own (its presence or plugins changed), and checks on demand (POST
  * /fleet/validate). Devices are checked a few at a time (`concurrency`), each within
- * `checkTimeoutMs`, and each result is stored in the shared state before it is answered.
+ * `checkTimeoutMs`, and each result is stored in the shared state before it is answered. Whoever
+ * asks for a device being checked already joins that check: N concurrent validates make one check
+ * per device, not N.
  */
 export class ReadinessChecker {
-  private readonly inFlight = new Map<string, Promise<DeviceReadiness | undefined>>();
+  private readonly inFlight = new JoinedWork<DeviceReadiness | undefined>(undefined);
   private readonly pending = new Map<string, NodeJS.Timeout>();
   private round: Promise<void> | undefined;
   private readonly stopping = new AbortController();
@@ -43,9 +46,12 @@ export class ReadinessChecker {
     return [...new Set([...this.o.registry.list().map((d) => d.deviceId), ...this.o.sources.cache.deviceIds()])].sort();
   }
 
-  /** Fresh checks of these devices (POST /fleet/validate), stored, in their order. */
+  /**
+   * Fresh checks of these devices (POST /fleet/validate), stored, in their order: a check running
+   * already is joined. When `signal` aborts this stops waiting; a check nobody else waits for stops.
+   */
   async validate(ids: string[], signal: AbortSignal): Promise<DeviceReadiness[]> {
-    const done = await mapBounded(ids, this.o.concurrency, (id) => this.check(id, signal));
+    const done = await mapBounded(ids, this.o.concurrency, (id) => this.join(id, signal));
     return done.filter((r): r is DeviceReadiness => r !== undefined);
   }
 
@@ -93,12 +99,15 @@ export class ReadinessChecker {
     }
   }
 
-  /** The check of a device in flight, or a new one. */
-  private join(deviceId: string): Promise<DeviceReadiness | undefined> {
-    return this.inFlight.get(deviceId) ?? this.check(deviceId, this.stopping.signal);
+  /** The check of a device in flight, or a new one; without a signal the caller (a round, a change) waits until it ends. */
+  private join(deviceId: string, signal?: AbortSignal): Promise<DeviceReadiness | undefined> {
+    return this.inFlight.join(deviceId, signal, (cancel) => this.check(deviceId, cancel));
   }
 
-  /** One device's facts gathered within the check timeout, graded and stored; undefined when that failed (logged). */
+  /**
+   * One device's facts gathered within the check timeout, graded and stored; undefined when that
+   * failed (logged). `cancel` aborts when every request waiting for it went away.
+   */
   private check(deviceId: string, outer: AbortSignal): Promise<DeviceReadiness | undefined> {
     const bound = new AbortController();
     const timer = this.o.clock.setTimeout(
@@ -106,11 +115,11 @@ export class ReadinessChecker {
       this.o.checkTimeoutMs,
     );
     const signal = AbortSignal.any([outer, this.stopping.signal, bound.signal]);
-    const work = (async () => {
+    return (async () => {
       try {
         const at = this.o.clock.now();
         const facts = await collectFacts(this.o.sources, deviceId, this.o.registry.get(deviceId), at, signal);
-        // Stopped by its caller (a client that went away, the hub stopping), not by its own bound:
+        // Stopped by its callers (every client waiting went away, the hub stopping), not by its own bound:
         // what it saw says nothing of the device, and is not stored.
         if (outer.aborted || this.stopping.signal.aborted) return undefined;
         const record = gradeDevice(facts, this.o.hubId);
@@ -124,10 +133,5 @@ export class ReadinessChecker {
         this.o.clock.clear(timer);
       }
     })();
-    this.inFlight.set(deviceId, work);
-    void work.finally(() => {
-      if (this.inFlight.get(deviceId) === work) this.inFlight.delete(deviceId);
-    });
-    return work;
   }
 }

@@ -128,4 +128,55 @@ describe('the readiness plugin in a hub', () => {
       assert.equal(r.body.error.details.known, true);
     });
   });
+
+  describe('concurrent validates', () => {
+    let hub: RunningHub;
+    let bus: MemoryBus;
+    const devices: FakeMcpDevice[] = [];
+    before(async () => {
+      ({ hub, bus } = await hubWith({ READINESS_RECHECK_ON_CHANGE: '0', READINESS_CHECK_TIMEOUT_MS: '1500', READINESS_START_DELAY_MS: '86400000' }, 10_000));
+      // The edge of the world: two device tool servers whose get_system_health is held, so every
+      // validate below arrives while the first one's checks are still running (each ends at its bound).
+      for (const id of ['cam-a', 'cam-b']) {
+        const device = await startFakeMcpDevice([{ name: 'get_system_health' }]);
+        device.hold('get_system_health');
+        devices.push(device);
+        await announce(bus, id, device.port);
+      }
+      await waitFor('both registered', async () => (await api(hub.url, '/fleet/registry')).body.shadows.length === 2);
+    });
+    after(async () => {
+      for (const d of devices) {
+        d.releaseHeld();
+        await d.close();
+      }
+      await hub.close();
+      await bus.close();
+    });
+
+    it('join the checks running: N requests make one check per device, and one client giving up stops nobody else', async () => {
+      const validate = (path: string, signal?: AbortSignal) => api(hub.url, path, { method: 'POST', ...(signal ? { signal } : {}) });
+      const gaveUp = assert.rejects(validate('/fleet/validate', AbortSignal.timeout(100)));
+      const answers = await Promise.all([
+        validate('/fleet/validate'),
+        validate('/fleet/validate'),
+        validate('/fleet/validate?target=cam-a'),
+        validate('/fleet/validate?target=cam-b'),
+        validate('/fleet/validate'),
+      ]);
+      await gaveUp;
+      for (const r of answers) assert.equal(r.status, 200, r.text);
+      assert.deepEqual(
+        devices.map((d) => d.calls('get_system_health')),
+        [1, 1],
+        'one get_system_health per device',
+      );
+      for (const id of ['cam-a', 'cam-b']) {
+        const seen = answers.filter((r) => r.body.validated.includes(id)).map((r) => r.body.devices[id]);
+        assert.equal(seen.length, 4, `every request that asked for ${id} got its grade`);
+        assert.equal(new Set(seen.map((d) => d.checked_at)).size, 1, `one check of ${id}`);
+        assert.match(seen[0].modules.mcp_health.evidence.reason, /took longer than 1500 ms/);
+      }
+    });
+  });
 });
