@@ -1,8 +1,12 @@
 import { X509Certificate } from 'node:crypto';
+import { rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { LookoutError } from '../errors/lookout-error.js';
 import { writeFileAtomic } from '../paths/atomic-write.js';
 import { readIfThere } from './read-if-there.js';
+import { writeFileExclusive } from './exclusive-write.js';
+import { looseModeOf, octalMode } from './key-file-mode.js';
 import { keyMatchesCertificate } from './certificate-check.js';
 import { crypto, generateP256, importPrivateKeyPem, P256, privateKeyPem, randomSerial, validity, x509 } from './x509-provider.js';
 
@@ -26,22 +30,54 @@ export interface FleetCa {
  * The fleet CA in `caDir`: loaded when `ca.crt` and `ca.key` are there, created (key first, mode
  * 0600, then the certificate) when neither is. A CA is never replaced here: a half-present, broken,
  * expired or mismatched pair is refused with the reason, because a new CA would silently cut every
- * device certificate it issued off the fleet.
+ * device certificate it issued off the fleet; so is a `ca.key` other users may read (like the fleet
+ * secret). Creation is exclusive: of two runs on an empty folder one creates the CA and the other
+ * loads it, never a key of one with the certificate of the other.
  */
 export async function openFleetCa(caDir: string, options: { create?: boolean; now?: Date } = {}): Promise<{ ca: FleetCa; created: boolean }> {
   const certPath = join(resolve(caDir), CA_FILES.cert);
   const keyPath = join(resolve(caDir), CA_FILES.key);
-  const [certPem, keyPem] = await Promise.all([readIfThere(certPath), readIfThere(keyPath)]);
+  const now = options.now ?? new Date();
+  let [certPem, keyPem] = await Promise.all([readIfThere(certPath), readIfThere(keyPath)]);
   if (certPem === undefined && keyPem === undefined) {
     if (options.create === false) throw refused(`no fleet CA in ${caDir} (${CA_FILES.cert} and ${CA_FILES.key})`, caDir);
-    return { ca: await createFleetCa(certPath, keyPath, options.now ?? new Date()), created: true };
+    const ca = await createFleetCa(certPath, keyPath, now);
+    if (ca) return { ca, created: true };
   }
+  // A key without its certificate may be a creation under way: another run's, that this one lost to
+  // just now or found between its key and its certificate. Its CA is the one, once the certificate is there.
+  if (certPem === undefined) [certPem, keyPem] = await certificateOfNewKey(certPath, keyPath);
   if (certPem === undefined) throw refused(`${keyPath} exists without ${CA_FILES.cert}: move it away or restore the certificate`, caDir);
   if (keyPem === undefined) throw refused(`${certPath} exists without ${CA_FILES.key}: this folder cannot issue certificates`, caDir);
-  return { ca: await loadFleetCa(certPath, keyPath, certPem, keyPem, options.now ?? new Date()), created: false };
+  const loose = await looseModeOf(keyPath);
+  if (loose !== null) {
+    throw refused(`${keyPath} is open to other users (mode ${octalMode(loose)}): chmod 600 it (it signs every certificate of the fleet)`, keyPath);
+  }
+  return { ca: await loadFleetCa(certPath, keyPath, certPem, keyPem, now), created: false };
 }
 
-async function createFleetCa(certPath: string, keyPath: string, now: Date): Promise<FleetCa> {
+/** How long a key without its certificate may be a creation under way (the key is written, the certificate follows). */
+const CREATION_WINDOW_MS = 3000;
+const CREATION_POLL_MS = 25;
+
+/**
+ * The certificate (and the key, read again) of a `ca.key` found without `ca.crt`: a run creating
+ * the CA writes its key, then its certificate, so a key younger than the creation window is waited
+ * for; an older one is a leftover and comes back without a certificate (refused by the caller).
+ */
+async function certificateOfNewKey(certPath: string, keyPath: string): Promise<[string | undefined, string | undefined]> {
+  const keyWritten = (await stat(keyPath).catch(() => undefined))?.mtimeMs ?? 0;
+  for (;;) {
+    const certPem = await readIfThere(certPath);
+    // Read after the certificate: the creator closed the key before it wrote the certificate.
+    if (certPem !== undefined) return [certPem, await readIfThere(keyPath)];
+    if (Date.now() - keyWritten > CREATION_WINDOW_MS) return [undefined, await readIfThere(keyPath)];
+    await delay(CREATION_POLL_MS);
+  }
+}
+
+/** Creates the CA, or returns null when another run created `ca.key` first (this run then loads that CA). */
+async function createFleetCa(certPath: string, keyPath: string, now: Date): Promise<FleetCa | null> {
   const keys = await generateP256();
   const cert = await x509.X509CertificateGenerator.createSelfSigned(
     {
@@ -60,8 +96,15 @@ async function createFleetCa(certPath: string, keyPath: string, now: Date): Prom
     crypto,
   );
   const certPem = cert.toString('pem');
-  await writeFileAtomic(keyPath, await privateKeyPem(keys.privateKey), 0o600);
-  await writeFileAtomic(certPath, certPem, 0o644);
+  // The key is the claim: created exclusively, so a second run on the same folder learns it lost.
+  if (!(await writeFileExclusive(keyPath, await privateKeyPem(keys.privateKey), 0o600))) return null;
+  try {
+    await writeFileAtomic(certPath, certPem, 0o644);
+  } catch (err) {
+    // Nothing was issued under this key yet: take it back rather than leave a key without its certificate.
+    await rm(keyPath, { force: true }).catch(() => undefined);
+    throw err;
+  }
   return { certPath, keyPath, certPem, fingerprint: new X509Certificate(certPem).fingerprint256, cert, signingKey: keys.privateKey };
 }
 

@@ -1,5 +1,8 @@
 import { X509Certificate } from 'node:crypto';
+import { chmod } from 'node:fs/promises';
+import { LookoutError } from '../errors/lookout-error.js';
 import { writeFileAtomic } from '../paths/atomic-write.js';
+import { looseModeOf, octalMode } from './key-file-mode.js';
 import { readIfThere } from './read-if-there.js';
 import { checkIssuedBy, commonNameOf, keyMatchesCertificate } from './certificate-check.js';
 import type { FleetCa } from './fleet-ca.js';
@@ -21,6 +24,8 @@ export interface ProvisionedCertificate extends TlsPaths {
   action: 'created' | 'kept' | 'replaced';
   /** Why an existing certificate was replaced (or `forced`). */
   reason?: string;
+  /** What was set right on a kept one: its key file's mode, when other users could read it. */
+  note?: string;
   fingerprint: string;
   notAfter: string;
   dnsNames: string[];
@@ -76,7 +81,8 @@ async function provision(ca: FleetCa, paths: TlsPaths, wanted: Wanted, force: bo
   const unfit = certPem === undefined ? undefined : force ? 'forced' : whyUnfit(ca, certPem, keyPem, wanted, now);
   if (certPem !== undefined && unfit === null) {
     const cert = new X509Certificate(certPem);
-    return { ...base, action: 'kept', fingerprint: cert.fingerprint256, notAfter: new Date(cert.validTo).toISOString() };
+    const note = await tightenKeyMode(paths.keyPath);
+    return { ...base, action: 'kept', ...(note ? { note } : {}), fingerprint: cert.fingerprint256, notAfter: new Date(cert.validTo).toISOString() };
   }
   const issued = await issueCertificate(ca, { ...wanted, now });
   // The key first: the certificate's presence is what says "provisioned" (as the identity plugin reads it).
@@ -89,6 +95,27 @@ async function provision(ca: FleetCa, paths: TlsPaths, wanted: Wanted, force: bo
     fingerprint: issued.fingerprint,
     notAfter: issued.notAfter.toISOString(),
   };
+}
+
+/**
+ * A kept key that other users may read is made 0600 (as provisioning writes it) and said so, rather
+ * than refused: the certificate and key are fit, the mode comes from a copy or a umask, and fixing it
+ * here is what the operator would do by hand. The note asks for --force where it may have been read.
+ * A key the operator cannot chmod (another owner) is refused with the reason.
+ */
+async function tightenKeyMode(keyPath: string): Promise<string | undefined> {
+  const loose = await looseModeOf(keyPath);
+  if (loose === null) return undefined;
+  try {
+    await chmod(keyPath, 0o600);
+  } catch (err) {
+    throw new LookoutError(
+      'argument_invalid',
+      `${keyPath} is open to other users (mode ${octalMode(loose)}) and cannot be made 0600: ${(err as Error).message}`,
+      { details: { path: keyPath } },
+    );
+  }
+  return `its key file was mode ${octalMode(loose)}, open to other users: now 0600 (--force issues a new key if it may have been read)`;
 }
 
 /** Why the certificate there cannot be kept, or null when it can. */

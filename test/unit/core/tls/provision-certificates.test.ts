@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { isLookoutError } from '../../../../core/src/errors/lookout-error.js';
@@ -82,6 +82,25 @@ describe('provisioning device and hub certificates', () => {
     const other = await provisionHubCertificate(ca, { hubDataDir: join(scratch.dir, 'hub'), now });
     await writeFile(join(root, 'data/config/shadow_peer.key'), await readFile(other.keyPath));
     assert.match(await replaceReason({ deviceId: 'cam-2' }), /the key file beside it is not its key/);
+  });
+
+  it('a kept certificate whose key other users may read: the key is made 0600 and the report says so', async () => {
+    const first = await provisionDeviceCertificate(ca, { deviceId: 'cam-1', dataRoot: root, ips: ['127.0.0.2'], now });
+    const keyBefore = await readFile(first.keyPath, 'utf8');
+    await chmod(first.keyPath, 0o644);
+    const kept = await provisionDeviceCertificate(ca, { deviceId: 'cam-1', dataRoot: root, ips: ['127.0.0.2'], now });
+    assert.equal(kept.action, 'kept');
+    assert.equal(kept.fingerprint, first.fingerprint);
+    assert.match(kept.note ?? '', /its key file was mode 0644, open to other users: now 0600 \(--force issues a new key/);
+    assert.equal((await stat(first.keyPath)).mode & 0o777, 0o600);
+    assert.equal(await readFile(first.keyPath, 'utf8'), keyBefore, 'the same key, only its mode changed');
+    const hub = await provisionHubCertificate(ca, { hubDataDir: join(scratch.dir, 'hub'), now });
+    await chmod(hub.keyPath, 0o660);
+    const hubKept = await provisionHubCertificate(ca, { hubDataDir: join(scratch.dir, 'hub'), now });
+    assert.match(hubKept.note ?? '', /mode 0660/);
+    assert.equal((await stat(hub.keyPath)).mode & 0o777, 0o600);
+    const again = await provisionDeviceCertificate(ca, { deviceId: 'cam-1', dataRoot: root, ips: ['127.0.0.2'], now });
+    assert.equal(again.note, undefined, 'nothing to say once it is 0600');
   });
 
   it('the hub certificate: CN lookout-hub, clientAuth only, under <hub data dir>/tls/', async () => {
