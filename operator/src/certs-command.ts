@@ -18,8 +18,9 @@ devices), then issues what is asked:
       the hub's client certificate (CN lookout-hub, clientAuth) for signed peer queries, at
       <dir>/tls/hub.crt and hub.key (0600), the CA at <dir>/tls/fleet_ca.crt. The hub reads them
       when they appear or change; no restart.
-A certificate of this CA that is valid for 30 days more and names what is asked is kept;
---force issues every one again. The CA itself is never replaced. --json prints what was done.
+A certificate of this CA that is valid for 30 days more and names what is asked is kept (its key
+made 0600 if other users could read it, and said so); --force issues every one again. The CA itself
+is never replaced, and a ca.key open to other users is refused. --json prints what was done.
 
 Examples:
   lookout certs --ca-dir ~/lookout-ca --hub-data .lookout-dev/hub
@@ -96,7 +97,7 @@ export function certsTable(report: FleetCertificatesReport): string {
   for (const c of report.certificates) {
     const names = [...c.dnsNames, ...c.ips].join(', ') || '-';
     lines.push(
-      `${c.name.padEnd(12)} ${c.action.padEnd(8)} ${c.certPath}  until ${c.notAfter.slice(0, 10)}  SAN ${names}${c.reason ? `  (replaced: ${c.reason})` : ''}`,
+      `${c.name.padEnd(12)} ${c.action.padEnd(8)} ${c.certPath}  until ${c.notAfter.slice(0, 10)}  SAN ${names}${c.reason ? `  (replaced: ${c.reason})` : ''}${c.note ? `  (${c.note})` : ''}`,
     );
   }
   return lines.join('\n');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { chmod, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -63,6 +63,18 @@ describe('lookout certs', () => {
       again.certificates.map((c) => c.action),
       ['kept', 'kept', 'kept'],
     );
+    // A kept key other users could read is made 0600, and the table says so.
+    await chmod(first.certificates[0].keyPath, 0o644);
+    const tightened = await run(process.execPath, [cli, ...args.filter((a) => a !== '--json')]);
+    assert.match(tightened.stdout, /cam-1 +kept .*\(its key file was mode 0644, open to other users: now 0600/, tightened.stdout);
+    assert.equal((await stat(first.certificates[0].keyPath)).mode & 0o777, 0o600);
+    // A CA key other users could read is refused, like the fleet secret.
+    await chmod(join(d, 'ca', 'ca.key'), 0o644);
+    await assert.rejects(
+      run(process.execPath, [cli, ...args]),
+      (e: Failure) => e.code === 1 && /^argument_invalid: .*ca\.key is open to other users \(mode 0644\): chmod 600 it/.test(e.stderr),
+    );
+    await chmod(join(d, 'ca', 'ca.key'), 0o600);
     const forced = await run(process.execPath, [cli, ...args.filter((a) => a !== '--json'), '--force']);
     assert.match(forced.stdout, /^fleet CA {5}kept/);
     assert.equal(forced.stdout.match(/replaced .*\(replaced: forced\)/g)?.length, 3, forced.stdout);
