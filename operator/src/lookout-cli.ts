@@ -17,6 +17,7 @@ import { tapCommand } from './tap-command.js';
 import { orchestrateCommand } from './orchestrate-command.js';
 import { visualGateCommand } from './visual-gate-command.js';
 import { soakMatrixCommand } from './soak-matrix-command.js';
+import { harnessCommand } from './harness-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
 
 export interface OperatorCommand {
@@ -38,6 +39,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   orchestrate: orchestrateCommand,
   'visual-gate': visualGateCommand,
   'soak-matrix': soakMatrixCommand,
+  harness: harnessCommand,
   'verify-contract': verifyContractCommand,
   'device-credentials': deviceCredentialsCommand,
   'broker-acl': brokerAclCommand,
