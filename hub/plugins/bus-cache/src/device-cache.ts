@@ -18,6 +18,8 @@ export class DeviceCache implements DeviceSnapshot {
   restoredAt: number | undefined;
   /** The last `store` met a message older than the one it holds (kept as it was). */
   wasOlder = false;
+  /** Bumped by every change, so that what is made of the entry (its JSON) is remade only when it changed. */
+  version = 0;
 
   constructor(
     readonly deviceId: string,
@@ -34,6 +36,7 @@ export class DeviceCache implements DeviceSnapshot {
     const current = this.latest.get(suffix);
     const previous = current?.message;
     this.wasOlder = false;
+    this.version++;
     if (current && receivedAt < current.receivedAt) {
       if (!isRedelivery(current.message, message)) current.count++;
       if (sentAt > this.newestAt) this.newestAt = sentAt;
@@ -56,12 +59,14 @@ export class DeviceCache implements DeviceSnapshot {
   }
 
   addChunks(chunks: Record<string, unknown>[]): void {
+    this.version++;
     const startOf = (c: Record<string, unknown>): string => (typeof c.started_at === 'string' ? c.started_at : '');
     const byStart = [...chunks].sort((a, b) => startOf(b).localeCompare(startOf(a)));
     this.recentChunks = byStart.slice(0, this.limits.maxChunks);
   }
 
   addAlert(alert: Record<string, unknown>): void {
+    this.version++;
     // Newest first by the hub's receive time: replicas that apply two alerts in either order list them alike.
     const at = typeof alert.received_at === 'string' ? alert.received_at : '';
     let i = 0;
@@ -75,11 +80,13 @@ export class DeviceCache implements DeviceSnapshot {
   annotateAlert(topic: string, receivedAtIso: string, fields: Record<string, unknown>): boolean {
     const i = this.anomalyAlerts.findIndex((a) => a.topic === topic && a.received_at === receivedAtIso);
     if (i < 0) return false;
+    this.version++;
     this.anomalyAlerts[i] = { ...this.anomalyAlerts[i], ...fields };
     return true;
   }
 
   countInvalid(suffix: string, reason: InvalidReason, at: number, issue?: string): void {
+    this.version++;
     countInvalid(this.invalid, suffix, reason, at, issue);
   }
 }

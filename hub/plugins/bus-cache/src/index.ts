@@ -1,12 +1,13 @@
 import { z } from 'zod';
-import { HUB_INFO, HUB_METRICS, HUB_STATE, definePlugin, setOwn, type HubInfo } from 'lookout/core';
+import { HUB_INFO, HUB_METRICS, HUB_STATE, definePlugin, reply, type HubInfo } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_ADMISSION } from '../../registry/src/service.js';
 import { persistCache } from './cache-persistence.js';
 import { entryView, isOnline } from './entry-view.js';
 import { Ingest } from './ingest.js';
+import { LatestJson } from './latest-json.js';
 import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
-import { BUS_CACHE, type BusCache, type EntryView } from './service.js';
+import { BUS_CACHE, type BusCache } from './service.js';
 import { INGEST_SUBSCRIPTIONS, SPEC_DEFAULT_SUBSCRIPTIONS } from './subscriptions.js';
 
 /** The bus cache of spec 01: the latest valid message per device and topic, served over HTTP. */
@@ -83,20 +84,11 @@ export default definePlugin({
     ctx.services.provide(BUS_CACHE, cache);
     ctx.services.provide(DEVICE_ADMISSION, ingest.admission);
 
+    // Each entry serialised once when it changes, the pieces joined per request (latest-json.ts).
+    const latestJson = new LatestJson(staleSec);
     ctx.routes.handle<z.output<typeof LatestQuery>>('GET', '/fleet/mqtt/latest', ({ query }) => {
-      const now = Date.now();
-      const devices: Record<string, EntryView> = {};
-      let count = 0;
-      const ids = query.device !== undefined ? [query.device] : [...ingest.devices.keys()].sort();
-      for (const id of ids) {
-        const d = ingest.devices.get(id);
-        if (!d) continue;
-        const view = entryView(d, staleSec, now);
-        if (query.stale !== undefined && String(view.stale) !== query.stale) continue;
-        setOwn(devices, id, view);
-        count++;
-      }
-      return { devices, count, stale_sec: staleSec, generated_at: new Date(now).toISOString() };
+      const ids = query.device !== undefined ? [query.device] : latestJson.ids(ingest.devices, ingest.membership);
+      return reply({ body: latestJson.answer(ingest.devices, ids, Date.now(), query.stale), type: 'application/json' });
     });
 
     ctx.routes.handle('GET', '/fleet/mqtt/config', () => {

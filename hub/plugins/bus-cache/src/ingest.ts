@@ -39,6 +39,8 @@ type KnownTopic = TopicContract & { topic: string };
  */
 export class Ingest {
   readonly devices = new Map<string, DeviceCache>();
+  /** Bumped when a device entry is added or removed (the served id list is remade only then). */
+  membership = 0;
   readonly admission = new AdmissionRules();
   private readonly early = new EarlyMessages();
   /** Valid messages of devices that are not known (no hello, no admission rule): dropped. */
@@ -162,6 +164,7 @@ export class Ingest {
         this.invalidOnly.delete(deviceId);
       }
       this.devices.set(deviceId, device);
+      this.membership++;
     }
     this.valid++;
     // A retained message may be old: it dates from its own timestamp, not from when it reached us.
@@ -196,6 +199,7 @@ export class Ingest {
       if (this.devices.size >= this.limits.maxDevices) break;
       if (this.devices.has(d.deviceId)) continue;
       this.devices.set(d.deviceId, d);
+      this.membership++;
       restored++;
     }
     return restored;
@@ -327,6 +331,7 @@ export class Ingest {
     }
     if (!oldest) return false;
     this.devices.delete(oldest.deviceId);
+    this.membership++;
     this.deps.ring?.record({
       kind: 'hub',
       device_id: oldest.deviceId,
