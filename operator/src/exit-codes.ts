@@ -13,7 +13,7 @@ export const EXIT = {
   rolledBack: 8,
 } as const;
 
-export const EXIT_CODES_HELP = `Exit codes:
+export const EXIT_CODES_HELP = `Exit codes (lookout readiness has its own: 0 ready, 1 not ready, 3 degraded):
   0  done (a gate passed)
   1  failed (the message says why)
   2  usage: an unknown option, a missing or bad argument

@@ -28,7 +28,7 @@ export interface OperatorCommand {
   run(args: string[]): Promise<number>;
 }
 
-/** Subcommands of `lookout`; later ones (push-models, soak-gate, tap, prune) join this table. */
+/** Subcommands of `lookout`: the SSH commands first (apply-layer … harness), then the fleet's local tools. */
 export const COMMANDS: Record<string, OperatorCommand> = {
   'apply-layer': applyLayerCommand,
   'push-models': pushModelsCommand,

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, it } from 'node:test';
+import { packageRoot } from '../../../core/src/paths/package-root.js';
+import { COMMANDS } from '../../../operator/src/lookout-cli.js';
+
+const run = promisify(execFile);
+const cli = join(packageRoot(), 'bin', 'lookout.js');
+
+describe('lookout <command> --help', () => {
+  const withHelp = Object.entries(COMMANDS).filter(([, c]) => c.help);
+
+  it('the operator commands each have a full help', () => {
+    assert.deepEqual(withHelp.map(([name]) => name).sort(), [
+      'apply-layer',
+      'deploy',
+      'harness',
+      'orchestrate',
+      'prune-recordings',
+      'push-models',
+      'soak',
+      'soak-gate',
+      'soak-matrix',
+      'tap',
+      'visual-gate',
+    ]);
+  });
+
+  it('prints usage, examples and the exit codes, and exits 0', async () => {
+    for (const [name] of withHelp) {
+      const { stdout } = await run(process.execPath, [cli, name, '--help']);
+      assert.match(stdout, new RegExp(`^lookout ${name} `), name);
+      assert.match(stdout, /\nExamples:\n {2}\S/, name);
+      assert.match(stdout, /\nExit codes .*\n {2}0 {2}done[\s\S]* {2}8 {2}deploy/, name);
+    }
+  });
+});
