@@ -150,7 +150,8 @@ describe('hub replicas on mosquitto and redis-server', () => {
 
   afterEach((t) => {
     // A failure says what the replicas logged (warnings and errors only).
-    if (t.passed === false) for (const r of replicas) console.error(`--- replica ${r.name} stderr ---\n${r.stderr.join('').slice(-4000)}`);
+    if ((t as { passed?: boolean }).passed === false)
+      for (const r of replicas) console.error(`--- replica ${r.name} stderr ---\n${r.stderr.join('').slice(-4000)}`);
   });
 
   after(async () => {

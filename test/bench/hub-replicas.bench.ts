@@ -1,0 +1,235 @@
+/**
+ * Hub replicas (`lookout-hub --mqtt --state redis://…`, real processes) on a real mosquitto and
+ * redis-server, under the same simulated load with one replica and with two:
+ *   - CPU per 1 000 messages of each replica (from /proc: user + system time over the load);
+ *   - latest-cache latency: a probe device publishes every 50 ms, timestamped, and a poller on each
+ *     replica (every 5 ms: its CPU is in the figure above) notes when
+ *     `GET /fleet/mqtt/latest?device=probe` first shows it (p50/p99, to within the 5 ms);
+ * and the hot read `GET /fleet/mqtt/latest` of the whole fleet on a replica with Redis state beside
+ * a single hub with its state in memory holding the same devices (aim: within 1.2×).
+ *
+ *   node dist/test/bench/hub-replicas.bench.js        (npm run bench -- hub-replicas)
+ *   LOOKOUT_BENCH_DEVICES=500 LOOKOUT_BENCH_RATE_HZ=10 LOOKOUT_BENCH_SECONDS=10 node dist/test/bench/hub-replicas.bench.js
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { connect, type MqttClient } from 'mqtt';
+import { packageRoot } from '../../core/src/paths/package-root.js';
+import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
+import { msg, TEST_FLEET_SECRET } from '../integration/hub-helpers.js';
+
+const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 200);
+const RATE_HZ = Number(process.env.LOOKOUT_BENCH_RATE_HZ ?? 10);
+const SECONDS = Number(process.env.LOOKOUT_BENCH_SECONDS ?? 8);
+const READS = 200;
+const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux
+
+const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
+const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+const f = (n: number) => n.toFixed(2);
+
+interface Hub {
+  url: string;
+  child: ChildProcess;
+}
+
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+function get(url: string): Promise<{ ms: number; body: string }> {
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, body: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(s.length * p) - 1))];
+}
+
+async function startHubProcess(args: string[], dataDir: string, setFile: string): Promise<Hub> {
+  const child = spawn(
+    process.execPath,
+    [join(packageRoot(), 'bin', 'lookout-hub.js'), '--port', '0', '--data-dir', dataDir, '--plugin-set', setFile, '--json', '--log-level', 'error', ...args],
+    { env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET, LOOKOUT_HUB_MAX_DEVICES: '20000' }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`hub exited (${code}) before it was ready`)));
+  });
+  return { url: (JSON.parse(line) as { url: string }).url, child };
+}
+
+async function stopHub(h: Hub): Promise<void> {
+  if (h.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => h.child.once('exit', resolve));
+  h.child.kill('SIGTERM');
+  await exited;
+}
+
+function mqttConnect(url: string, clientId: string): Promise<MqttClient> {
+  return new Promise((resolve, reject) => {
+    const c = connect(url, { clientId, protocolVersion: 4, reconnectPeriod: 0 });
+    c.once('connect', () => resolve(c));
+    c.once('error', reject);
+  });
+}
+
+const pub = (c: MqttClient, topic: string, body: unknown, retain = false) =>
+  new Promise<void>((resolve, reject) => c.publish(topic, JSON.stringify(body), { qos: 1, retain }, (err) => (err ? reject(err) : resolve())));
+
+async function announce(c: MqttClient): Promise<void> {
+  for (const id of [...ids, 'probe']) {
+    await pub(c, `devices/${id}/hello`, msg.hello(id, ['127.0.0.1'], 20_000), true);
+    await pub(c, `devices/${id}/status`, msg.status(id), true);
+    await pub(c, `devices/${id}/health`, msg.health(id));
+  }
+}
+
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The load on every device plus the probe; per replica: CPU per 1 000 messages and probe-visible latency. */
+async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number, dir: string, setFile: string) {
+  const prefix = `bench-${replicas}:`;
+  const hubs: Hub[] = [];
+  for (let i = 0; i < replicas; i++) {
+    hubs.push(
+      await startHubProcess(
+        ['--mqtt', broker.url, '--state', redis.url, '--state-prefix', prefix, '--mqtt-group', `bench${replicas}`],
+        join(dir, `r${replicas}-${i}`),
+        setFile,
+      ),
+    );
+  }
+  const publisher = await mqttConnect(broker.url, `bench-publisher-${replicas}`);
+  await announce(publisher);
+  await until(async () => {
+    const counts = await Promise.all(hubs.map(async (h) => (JSON.parse((await get(`${h.url}/fleet/mqtt/latest`)).body) as { count: number }).count));
+    return counts.every((n) => n === DEVICES + 1);
+  }, 'every replica to list the fleet');
+
+  const latencies: number[][] = hubs.map(() => []);
+  let probeSeq = 0;
+  let running = true;
+  const probeAt = new Map<number, number>();
+  const pollers = hubs.map(async (h, i) => {
+    let seen = 0;
+    while (running) {
+      const body = JSON.parse((await get(`${h.url}/fleet/mqtt/latest?device=probe`)).body) as { devices: { probe?: { payload?: { seq?: number } } } };
+      const seq = body.devices.probe?.payload?.seq ?? 0;
+      if (seq > seen) {
+        // Probes overtaken between two polls are not counted (their time is not known).
+        const at = probeAt.get(seq);
+        if (at !== undefined) latencies[i].push(Date.now() - at);
+        seen = seq;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  });
+  const cpuBefore = hubs.map((h) => cpuMs(h.child.pid!));
+  let sent = 0;
+  const started = Date.now();
+  const probe = setInterval(() => {
+    const seq = ++probeSeq;
+    probeAt.set(seq, Date.now());
+    void pub(publisher, 'devices/probe/telemetry', { ...msg.telemetry(), seq });
+  }, 50);
+  for (let tick = 0; Date.now() - started < SECONDS * 1000; tick++) {
+    const t = Date.now();
+    await Promise.all(ids.map((id, k) => pub(publisher, `devices/${id}/telemetry`, { ...msg.telemetry(40 + (k % 10)), seq: tick })));
+    sent += ids.length;
+    await new Promise((r) => setTimeout(r, Math.max(0, 1000 / RATE_HZ - (Date.now() - t))));
+  }
+  clearInterval(probe);
+  const total = sent + probeSeq;
+  // Until every replica has applied everything (the stream is read by each).
+  await until(async () => {
+    const cfgs = await Promise.all(hubs.map(async (h) => JSON.parse((await get(`${h.url}/fleet/mqtt/config`)).body) as { ingest: { valid: number } }));
+    return cfgs.every((c) => c.ingest.valid >= total + 3 * (DEVICES + 1));
+  }, 'every replica to apply every message');
+  running = false;
+  await Promise.all(pollers);
+  const cpu = hubs.map((h, i) => cpuMs(h.child.pid!) - cpuBefore[i]);
+  publisher.end(true);
+  for (const h of hubs) await stopHub(h);
+  return { total, cpu, latencies, elapsedS: (Date.now() - started) / 1000 };
+}
+
+async function hotRead(url: string): Promise<{ p50: number; p99: number }> {
+  for (let i = 0; i < 20; i++) await get(`${url}/fleet/mqtt/latest`);
+  const times: number[] = [];
+  for (let i = 0; i < READS; i++) times.push((await get(`${url}/fleet/mqtt/latest`)).ms);
+  return { p50: pct(times, 0.5), p99: pct(times, 0.99) };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'hub-replicas-bench-'));
+  const setFile = join(dir, 'plugins.json');
+  writeFileSync(
+    setFile,
+    JSON.stringify({ name: 'bench', plugins: ['hub-meta', 'debug-ring', 'bus-cache', 'registry', 'fleet-health'], essential: ['bus-cache'] }),
+  );
+  const [broker, redis] = await Promise.all([startMosquitto({ maxQueuedMessages: 1_000_000, maxInflightMessages: 1000 }), startRedis()]);
+  try {
+    console.log(`load: ${DEVICES} devices × ${RATE_HZ} Hz telemetry (QoS 1) for ${SECONDS} s, one publisher, plus a probe every 50 ms`);
+    for (const n of [1, 2]) {
+      const r = await scenario(broker, redis, n, dir, setFile);
+      for (let i = 0; i < n; i++) {
+        const lat = r.latencies[i];
+        console.log(
+          `${n} replica(s), replica ${i + 1}: CPU ${f((r.cpu[i] / r.total) * 1000)} ms per 1 000 messages (${r.total} messages, each applied by every replica); probe publish-to-visible p50 ${f(pct(lat, 0.5))} ms, p99 ${f(pct(lat, 0.99))} ms (${lat.length} probes)`,
+        );
+      }
+    }
+    // The hot read: a replica with Redis state beside one hub with its state in memory, the same fleet in each.
+    const replica = await startHubProcess(['--mqtt', broker.url, '--state', redis.url, '--state-prefix', 'bench-read:'], join(dir, 'read-replica'), setFile);
+    const single = await startHubProcess(['--mqtt', broker.url], join(dir, 'read-single'), setFile);
+    const publisher = await mqttConnect(broker.url, 'bench-read-publisher');
+    await announce(publisher);
+    for (const id of ids) await pub(publisher, `devices/${id}/telemetry`, msg.telemetry());
+    await until(async () => {
+      const counts = await Promise.all(
+        [replica, single].map(async (h) => (JSON.parse((await get(`${h.url}/fleet/mqtt/latest`)).body) as { count: number }).count),
+      );
+      return counts.every((n) => n === DEVICES + 1);
+    }, 'both hubs to list the fleet');
+    const a = await hotRead(single.url);
+    const b = await hotRead(replica.url);
+    const a2 = await hotRead(single.url);
+    const b2 = await hotRead(replica.url);
+    const mem = { p50: Math.min(a.p50, a2.p50), p99: Math.min(a.p99, a2.p99) };
+    const red = { p50: Math.min(b.p50, b2.p50), p99: Math.min(b.p99, b2.p99) };
+    console.log(`hot read GET /fleet/mqtt/latest (${DEVICES + 1} devices), state in memory (one hub): p50 ${f(mem.p50)} ms, p99 ${f(mem.p99)} ms`);
+    console.log(`hot read GET /fleet/mqtt/latest (${DEVICES + 1} devices), replica with Redis state: p50 ${f(red.p50)} ms, p99 ${f(red.p99)} ms`);
+    console.log(`ratio Redis replica / in memory: ${(red.p50 / mem.p50).toFixed(2)} (p50; aim <= 1.2)`);
+    publisher.end(true);
+    await stopHub(replica);
+    await stopHub(single);
+  } finally {
+    agent.destroy();
+    await broker.stop();
+    await redis.stop();
+  }
+}
+
+await main();
