@@ -64,19 +64,25 @@ export class RedisConnection {
     return () => this.upListeners.delete(listener);
   }
 
-  /** Waits for the first connection (start-up refuses a Redis it never reached). */
+  /** Waits for the first connection: start-up refuses a Redis it cannot reach (the first failure, or none within `timeoutMs`). */
   async ready(timeoutMs = 5_000): Promise<void> {
     if (this.up) return;
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const fail = (why: string): void => {
+        clearTimeout(timer);
         off();
-        reject(new Error(`redis ${redisUrlForLog(this.options.url)} not reachable within ${timeoutMs} ms`));
-      }, timeoutMs);
+        this.client.off('error', onError);
+        reject(new Error(`redis ${redisUrlForLog(this.options.url)} not reachable: ${why}`));
+      };
+      const onError = (err: Error): void => fail(err.message);
+      const timer = setTimeout(() => fail(`no answer within ${timeoutMs} ms`), timeoutMs);
       const off = this.onUp(() => {
         clearTimeout(timer);
         off();
+        this.client.off('error', onError);
         resolve();
       });
+      this.client.once('error', onError);
     });
   }
 

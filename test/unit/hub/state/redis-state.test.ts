@@ -5,6 +5,9 @@ import { RedisConnection } from '../../../../hub/src/state/redis-connection.js';
 import { RedisSharedState, SHARED_RECORD_MAX_BYTES } from '../../../../hub/src/state/redis-shared-state.js';
 import { RedisStateStore } from '../../../../hub/src/state/redis-state-store.js';
 import { startRedis, type RedisServer } from '../../../support/redis.js';
+import { freePort } from '../../../support/free-port.js';
+import { MemoryBus } from '../../../../core/src/bus/memory-bus.js';
+import { startHub } from '../../../../hub/src/start-hub.js';
 
 const logger = createLogger({ level: 'silent' });
 const asObject = (raw: unknown) => {
@@ -84,6 +87,44 @@ describe('Redis hub state (a real redis-server)', () => {
     await until('the reconnect', () => conn.up, 10_000);
     assert.equal(await shared.claimOnce('nonce', 'while-down', 60_000), true);
     assert.deepEqual(await shared.get('presence', 'cam-9'), { online: true }, 'what Redis held survived its restart (append-only file)');
+  });
+
+  it('a hub whose --state Redis cannot be reached does not start, and says which flag', async () => {
+    const closed = await freePort();
+    await assert.rejects(
+      startHub({
+        bus: new MemoryBus(),
+        port: 0,
+        stateUrl: `redis://:secret-pw@127.0.0.1:${closed}`,
+        dataDir: '/tmp/lookout-hub-tests-nonexistent',
+        fleetSecret: 'lookout-test-fleet-secret-7d1c',
+        defaultMetrics: false,
+        logger,
+      }),
+      (err: Error & { code?: string }) =>
+        err.code === 'config_invalid' && /^--state: redis redis:\/\/127\.0\.0\.1:\d+ not reachable/.test(err.message) && !err.message.includes('secret-pw'),
+    );
+  });
+
+  it('a hub with --state keeps its shared state in Redis: /fleet/mqtt/config says so', async () => {
+    const bus = new MemoryBus();
+    const hub = await startHub({
+      bus,
+      port: 0,
+      stateUrl: server.url,
+      statePrefix: 'hub-test:',
+      dataDir: '/tmp/lookout-hub-tests-nonexistent',
+      fleetSecret: 'lookout-test-fleet-secret-7d1c',
+      defaultMetrics: false,
+      logger,
+    });
+    try {
+      const config = (await (await fetch(`${hub.url}/fleet/mqtt/config`)).json()) as { state: Record<string, unknown> };
+      assert.deepEqual(config.state, { backend: 'redis', replica: false, stale: false, stale_since: null });
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
   });
 
   it('RedisStateStore: keeps a key saved once per interval, loads it in another replica, sets a corrupt value aside', async () => {
