@@ -19,6 +19,7 @@ import { visualGateCommand } from './visual-gate-command.js';
 import { soakMatrixCommand } from './soak-matrix-command.js';
 import { harnessCommand } from './harness-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
+import { BROKER_ACL_HELP, DEVICE_CREDENTIALS_HELP, LAYERS_HELP, PLUGINS_HELP, READINESS_HELP, VERIFY_CONTRACT_HELP } from './command-help.js';
 
 export interface OperatorCommand {
   summary: string;
@@ -40,16 +41,17 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'visual-gate': visualGateCommand,
   'soak-matrix': soakMatrixCommand,
   harness: harnessCommand,
-  'verify-contract': verifyContractCommand,
-  'device-credentials': deviceCredentialsCommand,
-  'broker-acl': brokerAclCommand,
-  plugins: pluginsCommand,
+  'verify-contract': { ...verifyContractCommand, help: VERIFY_CONTRACT_HELP },
+  'device-credentials': { ...deviceCredentialsCommand, help: DEVICE_CREDENTIALS_HELP },
+  'broker-acl': { ...brokerAclCommand, help: BROKER_ACL_HELP },
+  plugins: { ...pluginsCommand, help: PLUGINS_HELP },
   'prune-recordings': pruneRecordingsCommand,
-  readiness: readinessCommand,
+  readiness: { ...readinessCommand, help: READINESS_HELP },
   certs: certsCommand,
   layers: {
     summary: 'list the configuration layers and their aliases',
     usage: 'lookout layers',
+    help: LAYERS_HELP,
     async run() {
       for (const id of LAYER_IDS) console.log(`${LAYERS[id].aliases.join(' | ').padEnd(28)} ${LAYERS[id].adds}`);
       return 0;
