@@ -70,6 +70,13 @@ export interface StateLoad<T> {
   warning?: string;
 }
 
+/**
+ * Marks a snapshot its owner serialised itself, `{ [STATE_JSON]: true, json }`, so that a store
+ * writes `json` as the value without serialising the whole again (the bus cache keeps each
+ * device's JSON between saves). A registered symbol: plugins write `Symbol.for('lookout.state-json')`.
+ */
+export const STATE_JSON: unique symbol = Symbol.for('lookout.state-json') as never;
+
 /** Keeps one key saved from its owner's snapshot; see `HubStateStore.keep`. */
 export interface StateKeeper {
   /** The state changed: it is saved within the store's interval (several changes, one write). */

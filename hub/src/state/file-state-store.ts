@@ -4,6 +4,7 @@ import { writeFileAtomic } from '../../../core/src/paths/atomic-write.js';
 import type { HubStateStore, StateKeeper, StateLoad } from '../../../core/src/host/hub-services.js';
 import type { Logger } from '../../../core/src/log/logger.js';
 import { DEFAULT_SAVE_INTERVAL_MS, StateKeepers } from './state-keepers.js';
+import { envelopeJson } from './state-json.js';
 
 /** Bound on one key's file: the owners bound what they save below it; a bigger file is refused, not read. */
 export const DEFAULT_STATE_MAX_BYTES = 32 * 1024 * 1024;
@@ -70,7 +71,7 @@ export class FileStateStore implements HubStateStore {
   }
 
   private async save(key: string, value: unknown): Promise<void> {
-    const text = JSON.stringify({ format: FORMAT, key, saved_at: new Date().toISOString(), value });
+    const text = envelopeJson(FORMAT, key, value);
     const bytes = Buffer.byteLength(text);
     // The owners bound their snapshots below this; past it the previous file stays rather than one that could not be loaded.
     if (bytes > this.maxBytes) throw new Error(`hub state "${key}" is ${bytes} bytes, over the bound of ${this.maxBytes}: not saved`);

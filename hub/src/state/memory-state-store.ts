@@ -1,6 +1,7 @@
 import type { HubStateStore, StateKeeper, StateLoad } from '../../../core/src/host/hub-services.js';
 import { createLogger, type Logger } from '../../../core/src/log/logger.js';
 import { StateKeepers } from './state-keepers.js';
+import { snapshotJson } from './state-json.js';
 
 /**
  * Hub state in this process only (tests, a hub asked to forget): the same contract as the file
@@ -13,7 +14,7 @@ export class MemoryStateStore implements HubStateStore {
   constructor(options: { intervalMs?: number; logger?: Logger } = {}) {
     this.keepers = new StateKeepers(
       async (key, value) => {
-        this.values.set(key, { json: JSON.stringify(value), at: Date.now() });
+        this.values.set(key, { json: snapshotJson(value), at: Date.now() });
       },
       options.intervalMs ?? 1000,
       options.logger ?? createLogger({ level: 'silent' }),

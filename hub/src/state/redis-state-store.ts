@@ -3,6 +3,7 @@ import type { Logger } from '../../../core/src/log/logger.js';
 import { DEFAULT_STATE_MAX_BYTES } from './file-state-store.js';
 import type { RedisConnection } from './redis-connection.js';
 import { DEFAULT_SAVE_INTERVAL_MS, StateKeepers } from './state-keepers.js';
+import { envelopeJson } from './state-json.js';
 
 const FORMAT = 'lookout-hub-state/1';
 const KEY = /^[a-z][a-z0-9-]{0,63}$/;
@@ -81,7 +82,7 @@ export class RedisStateStore implements HubStateStore {
 
   private async save(key: string, saved: unknown): Promise<void> {
     const value = saved instanceof WithCursor ? saved.value : saved;
-    const text = JSON.stringify({ format: FORMAT, key, saved_at: new Date().toISOString(), value });
+    const text = envelopeJson(FORMAT, key, value);
     const bytes = Buffer.byteLength(text);
     if (bytes > this.maxBytes) throw new Error(`hub state "${key}" is ${bytes} bytes, over the bound of ${this.maxBytes}: not saved`);
     const tx = this.redis.client.multi().set(this.keyOf(key), text);

@@ -1,6 +1,7 @@
 import type { HubStateStore, Logger, StateKeeper } from 'lookout/core';
 import type { DebugRing } from '../../debug-ring/src/service.js';
-import { CACHE_STATE_KEY, parseCacheState, restoreDevice, snapshotCache } from './cache-state.js';
+import { CACHE_STATE_KEY, parseCacheState, restoreDevice, serializedCache } from './cache-state.js';
+import type { DeviceCache } from './device-cache.js';
 import type { Ingest } from './ingest.js';
 
 /**
@@ -24,8 +25,10 @@ export async function persistCache(
     if (restored > 0) deps.ring.record({ kind: 'hub', message: `restored ${restored} device(s) of the latest cache saved before the restart` });
   }
   let warnedDrop = false;
+  // Each device's saved form is remade only when it changed since the last save.
+  const memo = new WeakMap<DeviceCache, { version: number; json: string; bytes: number }>();
   return store.keep(CACHE_STATE_KEY, () => {
-    const { dropped, ...state } = snapshotCache(ingest.devices.values());
+    const { dropped, value: state } = serializedCache(ingest.devices.values(), memo);
     if (dropped > 0 && !warnedDrop) {
       warnedDrop = true;
       deps.log.warn({ dropped }, 'the saved latest cache is over its byte bound: the devices heard from longest ago are not saved');

@@ -56,25 +56,60 @@ export function snapshotCache(devices: Iterable<DeviceCache>, maxBytes = CACHE_S
   const out: DeviceState[] = [];
   let bytes = 0;
   for (const d of newestFirst) {
-    const state: DeviceState = {
-      device_id: d.deviceId,
-      newest_at: d.newestAt,
-      latest: [...d.latest].map(([suffix, l]) => ({ suffix, message: l.message, received_at: l.receivedAt, retain: l.retain, count: l.count })),
-      invalid: [...d.invalid].map(([suffix, s]) => ({
-        suffix,
-        count: s.count,
-        last_reason: s.lastReason,
-        last_at: s.lastAt,
-        ...(s.lastIssue !== undefined ? { last_issue: s.lastIssue } : {}),
-      })),
-      recent_chunks: [...d.recentChunks],
-      anomaly_alerts: [...d.anomalyAlerts],
-    };
+    const state = deviceState(d);
     bytes += Buffer.byteLength(JSON.stringify(state)) + 1;
     if (bytes > maxBytes) break;
     out.push(state);
   }
   return { devices: out, dropped: newestFirst.length - out.length };
+}
+
+/** Registered symbol of a value its owner serialised itself (hub-services.ts STATE_JSON); plugins reach it without the host. */
+const STATE_JSON = Symbol.for('lookout.state-json');
+
+/**
+ * The same saved cache as `snapshotCache`, as JSON text made of pieces: each device's state is
+ * serialised once per change (DeviceCache.version, remembered in `memo`) and the pieces joined,
+ * so a save every few seconds costs little more than the devices that changed since, and the
+ * store writes the text as it is (no second serialisation of the whole).
+ */
+export function serializedCache(
+  devices: Iterable<DeviceCache>,
+  memo: WeakMap<DeviceCache, { version: number; json: string; bytes: number }>,
+  maxBytes = CACHE_STATE_MAX_BYTES,
+): { value: { [STATE_JSON]: true; json: string }; dropped: number } {
+  const newestFirst = [...devices].sort((a, b) => b.newestAt - a.newestAt);
+  const parts: string[] = [];
+  let bytes = 0;
+  for (const d of newestFirst) {
+    let m = memo.get(d);
+    if (!m || m.version !== d.version) {
+      const json = JSON.stringify(deviceState(d));
+      m = { version: d.version, json, bytes: Buffer.byteLength(json) };
+      memo.set(d, m);
+    }
+    bytes += m.bytes + 1;
+    if (bytes > maxBytes) break;
+    parts.push(m.json);
+  }
+  return { value: { [STATE_JSON]: true, json: `{"devices":[${parts.join(',')}]}` }, dropped: newestFirst.length - parts.length };
+}
+
+function deviceState(d: DeviceCache): DeviceState {
+  return {
+    device_id: d.deviceId,
+    newest_at: d.newestAt,
+    latest: [...d.latest].map(([suffix, l]) => ({ suffix, message: l.message, received_at: l.receivedAt, retain: l.retain, count: l.count })),
+    invalid: [...d.invalid].map(([suffix, s]) => ({
+      suffix,
+      count: s.count,
+      last_reason: s.lastReason,
+      last_at: s.lastAt,
+      ...(s.lastIssue !== undefined ? { last_issue: s.lastIssue } : {}),
+    })),
+    recent_chunks: [...d.recentChunks],
+    anomaly_alerts: [...d.anomalyAlerts],
+  };
 }
 
 /** A device as it was saved, marked restored (its times are those it was received at before the restart). */
