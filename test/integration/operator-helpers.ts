@@ -34,15 +34,20 @@ export function spawnLookout(args: string[], env: NodeJS.ProcessEnv): ChildProce
 }
 
 export function runLookout(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
+  return runProgram(process.execPath, [LOOKOUT, ...args], env, timeoutMs);
+}
+
+/** Any program, its exit code and output (for `script`, which gives lookout a terminal). */
+export function runProgram(program: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawnLookout(args, env);
+    const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`lookout ${args.join(' ')} ran past ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+      reject(new Error(`${program} ${args.join(' ')} ran past ${timeoutMs} ms:\n${stdout}\n${stderr}`));
     }, timeoutMs);
     child.once('exit', (code) => {
       clearTimeout(timer);

@@ -18,7 +18,7 @@ import { waitFor } from '../support/wait-for.js';
 import { writeManifest } from '../../plugins/recorder/src/manifest-file.js';
 import { readSidecar } from '../../plugins/recorder/src/sidecar.js';
 import { writeChunks } from '../unit/plugins/recorder/chunk-fixtures.js';
-import { cleanEnv, runLookout, spawnLookout } from './operator-helpers.js';
+import { cleanEnv, LOOKOUT, runLookout, runProgram, spawnLookout } from './operator-helpers.js';
 
 const sha = (data: Buffer): string => createHash('sha256').update(data).digest('hex');
 
@@ -135,6 +135,19 @@ describe('lookout over SSH: apply-layer and push-models (real sshd on loopback)'
       names.filter((_, i) => justified(i)),
     );
     assert.equal(readFileSync(join(dir, 'recent_manifest.jsonl'), 'utf8').trim().split('\n').length, 3);
+  });
+
+  it('on a terminal a progress bar shows the copy; piped, the output has none', async () => {
+    const model = join(models, 'progress.dlc');
+    writeFileSync(model, randomBytes(2 * 1024 * 1024));
+    // script(1) gives the command a pseudo-terminal, as an operator's shell would.
+    const command = [process.execPath, LOOKOUT, 'push-models', 'cam-op', model, '--root', root, '--bandwidth', '4000'].map((w) => `'${w}'`).join(' ');
+    const onTty = await runProgram('script', ['-qec', command, '/dev/null'], env);
+    assert.equal(onTty.code, 0, onTty.stdout);
+    assert.match(onTty.stdout, /progress\.dlc \[[█░]+\] 100% \| 2097152\/2097152 bytes/);
+    const piped = await runLookout(['push-models', 'cam-op', model, '--root', root], env);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.doesNotMatch(piped.stdout, /█|\[\d+%/);
   });
 
   it('an interrupted copy resumes where it stopped, and the result is whole', async () => {
