@@ -43,8 +43,8 @@ export function runProgram(program: string, args: string[], env: NodeJS.ProcessE
     const child = spawn(program, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${program} ${args.join(' ')} ran past ${timeoutMs} ms:\n${stdout}\n${stderr}`));
