@@ -154,10 +154,12 @@ export class IngestRelay {
 
   async close(): Promise<void> {
     this.closed = true;
+    // The session first: what it had not acknowledged stays in it for the replica that takes it over,
+    // which it may do at once: the heartbeat goes next.
+    await this.mqttClient?.endAsync().catch(() => undefined);
     await this.adoption?.close(true);
     this.reader?.disconnect();
     await this.reading?.catch(() => undefined);
-    await this.mqttClient?.endAsync().catch(() => undefined);
   }
 
   private async client(): Promise<MqttClient> {
