@@ -42,7 +42,6 @@ export { deviceInfo, surfacePort, type DeviceInfo, type PluginReport, type Plugi
 export { packageRoot, packageVersion } from './paths/package-root.js';
 export { writeFileAtomic } from './paths/atomic-write.js';
 export * from './ssh/index.js';
-export * from './ssh/index.js';
 export { setOwn } from './json/own-key.js';
 export { reply, isRouteReply, ROUTE_REPLY, type TaggedRouteReply } from './hub-routes/route-reply.js';
 export type { RouteEntry } from './hub-routes/route-registry.js';
