@@ -23,7 +23,7 @@ export interface BusValues {
 
 /** A subscription to one device's hello, opened before the restart so the new hello cannot be missed. */
 export interface HelloWatch {
-  /** Resolves with the first hello sent after `sinceMs` that satisfies `accept`; device_not_back after `waitMs`. */
+  /** Resolves with the first hello received after `sinceMs` (this machine's clock) that satisfies `accept`; device_not_back after `waitMs`. */
   next(sinceMs: number, accept: (hello: HelloMessage) => boolean, waitMs: number, expected: string): Promise<HelloMessage>;
   close(): Promise<void>;
 }
@@ -49,13 +49,15 @@ export async function watchHello(deviceId: string, values: BusValues): Promise<H
     ...(username ? { username } : {}),
     ...(password ? { password } : {}),
   });
-  const hellos: HelloMessage[] = [];
+  // Dated by receipt here, not by the device's clock (a device's clock may be off); retained ones are the broker's memory.
+  const hellos: { hello: HelloMessage; receivedAt: number }[] = [];
   const waiters = new Set<() => void>();
-  await bus.subscribe(`devices/${deviceId}/hello`, (_topic, payload) => {
+  await bus.subscribe(`devices/${deviceId}/hello`, (_topic, payload, meta) => {
+    if (meta.retain) return;
     try {
       const parsed = HelloMessageSchema.safeParse(JSON.parse(payload.toString('utf8')));
       if (!parsed.success) return;
-      hellos.push(parsed.data);
+      hellos.push({ hello: parsed.data, receivedAt: Date.now() });
       for (const w of waiters) w();
     } catch {
       // Not JSON: not a hello this command can use.
@@ -65,16 +67,16 @@ export async function watchHello(deviceId: string, values: BusValues): Promise<H
     next(sinceMs, accept, waitMs, expected) {
       return new Promise((resolve, reject) => {
         const check = (): boolean => {
-          const found = hellos.find((h) => Date.parse(h.timestamp) >= sinceMs - 1000 && accept(h));
+          const found = hellos.find((h) => h.receivedAt >= sinceMs && accept(h.hello));
           if (!found) return false;
           clearTimeout(timer);
           waiters.delete(check);
-          resolve(found);
+          resolve(found.hello);
           return true;
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          const last = hellos.at(-1);
+          const last = hellos.at(-1)?.hello;
           reject(
             new LookoutError(
               'device_not_back',
