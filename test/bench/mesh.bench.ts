@@ -1,13 +1,14 @@
 /**
  * Mesh datagrams one device verifies per second, beside a bare HMAC-SHA256 over the same bytes
  * measured in the same run (the floor: any verifier computes that MAC). Three paths: the baseline,
- * the plugin's verifier (framing, constant-time MAC compare, JSON, fields, self check, replay
- * window and per-boot sequence) and the node's whole receive path (per-sender rate, verifier, peer
- * table update). Figures only; nothing here passes or fails on time.
+ * the plugin's verifier (framing, constant-time MAC compare, JSON, fields, self and receiver
+ * checks, replay window and per-boot sequence) and the node's whole receive path (per-sender rate,
+ * verifier with the source-network check, peer table update). Figures only; nothing here passes or fails on time.
  */
 import { createHmac } from 'node:crypto';
 import { createLogger } from '../../core/src/log/logger.js';
 import { encodeDatagram, type MeshMessage } from '../../plugins/peer-mesh/src/datagram.js';
+import { MeshNetworks } from '../../plugins/peer-mesh/src/mesh-networks.js';
 import { MeshNode } from '../../plugins/peer-mesh/src/mesh-node.js';
 import { MeshVerifier } from '../../plugins/peer-mesh/src/mesh-verifier.js';
 
@@ -22,7 +23,7 @@ function datagrams(boot: string): Buffer[] {
   const out: Buffer[] = [];
   for (let seq = 1; seq <= PER_SENDER; seq++) {
     for (let s = 0; s < SENDERS; s++) {
-      const m: MeshMessage = { t: 'ack', from: `cam-${s}`, seq, ts: NOW, boot, echo: seq, mesh_port: 11555, sidecar_port: 8777 };
+      const m: MeshMessage = { t: 'ack', from: `cam-${s}`, to: 'cam-self', seq, ts: NOW, boot, echo: seq, mesh_port: 11555, sidecar_port: 8777 };
       out.push(encodeDatagram(m, KEY));
     }
   }
@@ -59,6 +60,7 @@ for (let round = 0; round < ROUNDS; round++) {
     timings: { heartbeatMs: 2000, suspectMs: 6000, downMs: 10_000, windowMs: 30_000 },
     maxPeers: 64,
     maxRatePerSender: 1e9,
+    networks: new MeshNetworks(['127.0.0.0/8']),
     sidecarPort: () => null,
     now: () => NOW,
     log,

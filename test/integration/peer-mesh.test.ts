@@ -2,8 +2,9 @@
  * The peer mesh between real `lookout-edge` processes on one machine: three devices listening on
  * 127.0.0.2, .3 and .4 (`--tool-host`) on an embedded broker that enforces the bus ACL find each
  * other from their hello and form a mesh (every peer up, round trips measured); a fourth with
- * another mesh key never joins; forged, replayed, stale and malformed datagrams from a raw socket
- * are dropped and counted; each sidecar refuses clients without a fleet-CA certificate and answers
+ * another mesh key never joins; forged, replayed, stale, malformed and misaddressed datagrams from
+ * a raw socket are dropped and counted; a hello claiming another device's id, or announcing no
+ * usable address, is refused and counted; each sidecar refuses clients without a fleet-CA certificate and answers
  * peer_hello to those with one. Nothing is sent beyond loopback, and no broadcast or multicast.
  */
 import assert from 'node:assert/strict';
@@ -23,7 +24,7 @@ import { encodeDatagram, MESH_MAGIC, type MeshMessage } from '../../plugins/peer
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
 import { provisionTestFleetCerts, type TestFleetCerts } from '../support/fleet-certs.js';
 import { sidecarRequest } from '../unit/plugins/peer-mesh/sidecar-client.js';
-import { waitFor } from './hub-helpers.js';
+import { endClient, mqttClient, publish, waitFor } from './hub-helpers.js';
 
 const FLEET_SECRET = 'peer-mesh-test-fleet-secret-41c2';
 const MESH_KEY = 'peer-mesh-test-mesh-key-5be81f0a';
@@ -184,6 +185,7 @@ describe('peer mesh of lookout-edge processes on 127.0.0.x', () => {
     const ack = (over: Partial<MeshMessage>): MeshMessage => ({
       t: 'ack',
       from: 'raw-sender',
+      to: target.id,
       seq: 1,
       ts: Date.now(),
       boot: 'raw1',
@@ -204,11 +206,16 @@ describe('peer mesh of lookout-edge processes on 127.0.0.x', () => {
     await send(Buffer.concat([MESH_MAGIC, createHmac('sha256', key).update(json).digest(), json])); // signed, not JSON
     await send(encodeDatagram(ack({ seq: 103 }), Buffer.from(WRONG_KEY))); // forged
     await send(encodeDatagram(ack({ seq: 104, from: target.id }), key)); // claims to be the device itself
+    await send(encodeDatagram(ack({ seq: 105, to: members[1].id }), key)); // signed for another device: a relayed capture
     const after = await waitFor(
-      'the nine datagrams counted',
+      'the ten datagrams counted',
       async () => {
         const c = (await status(target)).counters;
-        return c.dropped_malformed - before.dropped_malformed === 2 && c.dropped_unknown_sender - before.dropped_unknown_sender === 1 ? c : undefined;
+        return c.dropped_malformed - before.dropped_malformed === 2 &&
+          c.dropped_unknown_sender - before.dropped_unknown_sender === 1 &&
+          Number(c.dropped_misaddressed) - Number(before.dropped_misaddressed) === 1
+          ? c
+          : undefined;
       },
       5_000,
       50,
@@ -217,6 +224,45 @@ describe('peer mesh of lookout-edge processes on 127.0.0.x', () => {
     assert.equal(after.dropped_stale - before.dropped_stale, 2);
     assert.equal(after.dropped_bad_signature - before.dropped_bad_signature, 1);
     assert.ok(!(await status(target)).peers.some((p) => p.device_id === 'raw-sender'));
+  });
+
+  it('a hello claiming another device, or announcing only a multicast address, is refused and counted by every device; no peer moves', async () => {
+    const creds = deviceBusCredentials(FLEET_SECRET, 'cam-9');
+    const bus = await mqttClient(broker.url, { username: creds.username, password: creds.password, clientId: 'cam-9' });
+    const count = (s: PeerMeshStatus, key: string) => Number(s.counters[key]);
+    try {
+      const before = await Promise.all(members.map(status));
+      const hello = {
+        timestamp: new Date().toISOString(),
+        labels: ['front_door'],
+        roles: ['camera'],
+        image: 'camera',
+        layer: 'layer0',
+        versions: { runtime: '0.1.0' },
+      };
+      // The broker lets cam-9 publish only under its own id: the payload claims mesh-b and points at the raw socket.
+      await publish(bus, 'devices/cam-9/hello', { ...hello, device_id: 'mesh-b', ips: ['127.0.0.9'], ports: { tools: 9, mesh: raw.address().port } });
+      await publish(bus, 'devices/cam-9/hello', { ...hello, device_id: 'cam-9', ips: ['224.0.0.251'], ports: { tools: 9, mesh: 11555 } });
+      for (const [i, m] of members.entries()) {
+        const s = await waitFor(
+          `${m.id} to refuse both hellos`,
+          async () => {
+            const s = await status(m);
+            return count(s, 'hellos_refused_topic_mismatch') === count(before[i], 'hellos_refused_topic_mismatch') + 1 &&
+              count(s, 'hellos_refused_address') === count(before[i], 'hellos_refused_address') + 1
+              ? s
+              : undefined;
+          },
+          5_000,
+          50,
+        );
+        assert.ok(!s.peers.some((p) => p.device_id === 'cam-9'), `${m.id} took cam-9 as a peer`);
+        if (m.id !== 'mesh-b') assert.equal(s.peers.find((p) => p.device_id === 'mesh-b')?.address, '127.0.0.3', `${m.id} moved mesh-b`);
+        assert.deepEqual(s.mesh_networks, ['127.0.0.0/8']);
+      }
+    } finally {
+      await endClient(bus);
+    }
   });
 
   it('each sidecar refuses a client without a certificate and one of another CA, and answers peer_hello to a fleet-CA certificate', async () => {

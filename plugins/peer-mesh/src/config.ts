@@ -1,4 +1,5 @@
 import { z } from 'lookout/core';
+import { LOOPBACK_NETWORK, validMeshNetworks } from './mesh-networks.js';
 import { parseMeshPeers } from './peer-address.js';
 
 /** The mesh's well-known ports (spec 01 "Peer mesh"); a simulated device takes free ones. */
@@ -25,9 +26,19 @@ export const PeerMeshConfigSchema = z.object({
       } catch {
         return false;
       }
-    }, 'id@ipv4:port entries, comma separated')
+    }, 'id@ipv4:port entries with unicast addresses, comma separated')
     .optional()
-    .describe('peers beside those found from their hello: id@host:port, comma separated (e.g. cam-2@10.0.0.12:11555)'),
+    .describe(
+      'peers beside those found from their hello: id@host:port, comma separated (e.g. cam-2@10.0.0.12:11555); unicast addresses, not held to MESH_NETWORKS',
+    ),
+  MESH_NETWORKS: z
+    .string()
+    .max(4096)
+    .refine(validMeshNetworks, 'networks in CIDR notation, comma separated (e.g. 127.0.0.0/8,192.168.1.0/24)')
+    .optional()
+    .describe(
+      `networks a peer's address may be in, CIDRs comma separated: a hello's address outside them (or multicast, broadcast, 0.0.0.0) is never used, nor a datagram from outside them; unset: ${LOOPBACK_NETWORK} plus the network of the interface holding the listen address (listening on 0.0.0.0: of every interface)`,
+    ),
   MESH_HEARTBEAT_MS: ms(50, 600_000).default(2000).describe('how often each peer gets a heartbeat'),
   MESH_SUSPECT_MS: ms(100, 3_600_000).optional().describe('a peer silent this long is suspect (default 3 heartbeats)'),
   MESH_DOWN_MS: ms(200, 3_600_000).optional().describe('a peer silent this long is down (default 5 heartbeats, at least the suspect time)'),

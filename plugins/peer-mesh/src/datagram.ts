@@ -14,6 +14,8 @@ export const MESH_MESSAGE_TYPES = ['hello', 'hb', 'ack'] as const;
 export const MeshMessageSchema = z.object({
   t: z.enum(MESH_MESSAGE_TYPES),
   from: DeviceIdSchema.max(128),
+  /** The device it is meant for: signed, so a datagram captured on its way to one peer is refused by every other. */
+  to: DeviceIdSchema.max(128),
   /** Strictly increasing per sender process and boot. */
   seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
   /** Sender's clock, ms since the epoch. */
@@ -31,7 +33,7 @@ export const MeshMessageSchema = z.object({
 export type MeshMessage = z.infer<typeof MeshMessageSchema>;
 
 /** Why a datagram was not accepted; each has its counter. */
-export type DropReason = 'bad_signature' | 'stale' | 'replayed' | 'malformed' | 'unknown_sender';
+export type DropReason = 'bad_signature' | 'stale' | 'replayed' | 'malformed' | 'unknown_sender' | 'misaddressed' | 'foreign_address';
 
 export type Decoded = { ok: true; message: MeshMessage } | { ok: false; reason: 'bad_signature' | 'malformed' };
 

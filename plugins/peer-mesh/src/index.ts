@@ -1,22 +1,13 @@
-import {
-  DEVICE_PATHS,
-  HelloMessageSchema,
-  PeerMeshStatusSchema,
-  definePlugin,
-  devicePath,
-  deviceInfo,
-  surfacePort,
-  toLookoutError,
-  z,
-  type PeerHelloAck,
-} from 'lookout/core';
+import { DEVICE_PATHS, PeerMeshStatusSchema, definePlugin, devicePath, deviceInfo, surfacePort, toLookoutError, z, type PeerHelloAck } from 'lookout/core';
 import { DeviceIdentityToken } from '../../identity/src/service.js';
 import { DEFAULT_MESH_PORT, DEFAULT_SIDECAR_PORT, PeerMeshConfigSchema, meshTimings } from './config.js';
+import { peerFromHello } from './hello-peer.js';
 import { loadMeshKey } from './mesh-key.js';
+import { MeshNetworks } from './mesh-networks.js';
 import { MeshNode } from './mesh-node.js';
 import { commStatus, meshStatus, peerEntries, type MeshView, type SidecarView } from './mesh-status.js';
 import { overlayMount } from './overlay-mount.js';
-import { helloAddress, parseMeshPeers } from './peer-address.js';
+import { parseMeshPeers } from './peer-address.js';
 import { checkSidecarMaterial } from './sidecar-material.js';
 import { SidecarServer } from './sidecar-server.js';
 
@@ -65,12 +56,22 @@ export default definePlugin({
     let node: MeshNode | null = null;
     let sidecar: SidecarServer | null = null;
     let meshProblem: string | null = meshKey.problem;
-    const sidecarView: SidecarView = { listening: false, port: null, problem: null, ca_fingerprint: null, queries_answered: 0, handshakes_refused: 0 };
+    let meshNetworks: MeshNetworks | null = null;
+    const sidecarView: SidecarView = {
+      listening: false,
+      port: null,
+      problem: null,
+      ca_fingerprint: null,
+      queries_answered: 0,
+      handshakes_refused: 0,
+      connections_refused: 0,
+    };
     const view = async (): Promise<MeshView> => ({
       deviceId: runtime.id,
       node,
       keyPresent: meshKey.key !== null,
       problem: meshProblem,
+      networks: meshNetworks?.cidrs ?? null,
       sidecar: sidecar ? { ...sidecarView, listening: sidecar.port !== null, port: sidecar.port, ...sidecar.stats } : sidecarView,
       overlayMount: await overlayMount(dataRoot),
       now: new Date(ctx.clock.now()),
@@ -130,6 +131,7 @@ export default definePlugin({
 
     if (meshKey.key) {
       const timings = meshTimings(config);
+      const networks = MeshNetworks.resolve(config.MESH_NETWORKS, info.listenHost);
       const candidate = new MeshNode({
         deviceId: runtime.id,
         host: info.listenHost,
@@ -138,6 +140,7 @@ export default definePlugin({
         timings,
         maxPeers: config.MESH_MAX_PEERS,
         maxRatePerSender: config.MESH_MAX_RATE,
+        networks,
         sidecarPort: () => sidecar?.port ?? null,
         now: () => ctx.clock.now(),
         log,
@@ -146,18 +149,23 @@ export default definePlugin({
       try {
         const port = await candidate.start();
         node = candidate;
+        meshNetworks = networks;
         ctx.ports.announce('mesh', port);
         ctx.onStop(() => candidate.close());
         for (const p of parseMeshPeers(config.MESH_PEERS)) candidate.addPeer({ deviceId: p.deviceId, address: p.host, meshPort: p.port, source: 'config' });
         ctx.clock.setInterval(() => candidate.tick(), timings.heartbeatMs);
-        await ctx.bus.subscribe(PEER_DIRECTORY, (_topic, payload) => {
-          const hello = parseHello(payload);
-          if (!hello || hello.device_id === runtime.id || hello.ports.mesh === undefined) return;
-          const address = helloAddress(hello.ips, info.listenHost);
-          if (!address) return;
-          candidate.addPeer({ deviceId: hello.device_id, address, meshPort: hello.ports.mesh, sidecarPort: hello.ports.sidecar ?? null, source: 'hello' });
+        await ctx.bus.subscribe(PEER_DIRECTORY, (topic, payload) => {
+          const outcome = peerFromHello(topic, payload, { deviceId: runtime.id, listenHost: info.listenHost, networks });
+          if (outcome.kind === 'peer') candidate.addPeer(outcome.announce);
+          if (outcome.kind !== 'refused') return;
+          if (outcome.reason === 'topic_mismatch') candidate.counters.hellos_refused_topic_mismatch += 1;
+          else candidate.counters.hellos_refused_address += 1;
+          log.debug({ topic, reason: outcome.reason }, 'hello refused by the mesh');
         });
-        log.info({ host: info.listenHost, port, key_source: meshKey.source, heartbeat_ms: timings.heartbeatMs }, 'peer mesh listening');
+        log.info(
+          { host: info.listenHost, port, key_source: meshKey.source, heartbeat_ms: timings.heartbeatMs, networks: networks.cidrs },
+          'peer mesh listening',
+        );
       } catch (err) {
         await candidate.close();
         meshProblem = `the mesh could not listen on UDP ${info.listenHost}:${surfacePort(runtime, 'mesh', DEFAULT_MESH_PORT)}: ${toLookoutError(err).message}`;
@@ -169,13 +177,3 @@ export default definePlugin({
     else ctx.health.set('ok', `mesh on UDP ${node?.port}, sidecar on ${sidecar?.port}`);
   },
 });
-
-/** A hello from the bus, or null when it is not one (anyone on the bus can publish; nothing of a bad one is kept). */
-function parseHello(payload: Buffer) {
-  try {
-    const parsed = HelloMessageSchema.safeParse(JSON.parse(payload.toString('utf8')));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
-}

@@ -4,8 +4,9 @@ import DgramAsPromised, { type RemoteInfo, type SocketAsPromised } from 'dgram-a
 import type { Logger } from 'lookout/core';
 import type { MeshTimings } from './config.js';
 import { encodeDatagram, type MeshMessage } from './datagram.js';
+import type { MeshNetworks } from './mesh-networks.js';
 import { MeshVerifier, type MeshNodeCounters } from './mesh-verifier.js';
-import { PeerTable, type PeerAnnounce, type Transition } from './peer-table.js';
+import { PeerTable, type Peer, type PeerAnnounce, type Transition } from './peer-table.js';
 import { SenderRate } from './sender-rate.js';
 
 export interface MeshNodeOptions {
@@ -16,11 +17,13 @@ export interface MeshNodeOptions {
   timings: MeshTimings;
   maxPeers: number;
   maxRatePerSender: number;
+  /** Where a datagram may come from (a known peer's own address aside): unicast inside MESH_NETWORKS. */
+  networks: MeshNetworks;
   /** The sidecar's port as peers should learn it (null while it does not listen). */
   sidecarPort(): number | null;
-  /** Wall clock (ms): datagram timestamps, last seen, peer states. */
+  /** Wall clock (ms): datagram timestamps (the replay window is reckoned against the sender's) and last seen as shown. */
   now(): number;
-  /** Monotonic clock (ms, fractional) for round-trip times. */
+  /** Monotonic clock (ms, fractional): peer states, greeting spacing, rate windows, round-trip times. Default performance.now. */
   monotonic?: () => number;
   log: Logger;
   onTransition?: (t: Transition) => void;
@@ -29,7 +32,8 @@ export interface MeshNodeOptions {
 /**
  * One device's end of the mesh: a UDP socket on the listen host, the peer table, heartbeats out
  * (`tick`, called on the heartbeat interval) and signed acks back. Every datagram in is rate-checked
- * per sender, then verified (MAC, fields, self, window, sequence); only then does it touch the table.
+ * per sender, then verified (MAC, fields, self, addressed to us, source, window, sequence); only then
+ * does it touch the table. Every datagram out names the peer it is for.
  */
 export class MeshNode {
   readonly table: PeerTable;
@@ -44,11 +48,17 @@ export class MeshNode {
   private readonly monotonic: () => number;
 
   constructor(private readonly o: MeshNodeOptions) {
-    this.table = new PeerTable({ now: () => o.now(), suspectMs: o.timings.suspectMs, downMs: o.timings.downMs, maxPeers: o.maxPeers });
+    this.monotonic = o.monotonic ?? (() => performance.now());
+    this.table = new PeerTable({
+      monotonic: this.monotonic,
+      wallNow: () => o.now(),
+      suspectMs: o.timings.suspectMs,
+      downMs: o.timings.downMs,
+      maxPeers: o.maxPeers,
+    });
     // Replay state for every peer the table can hold and as many again (senders not yet in it).
     this.verifier = new MeshVerifier(o.deviceId, o.key, o.timings.windowMs, 2 * o.maxPeers);
     this.rate = new SenderRate(o.maxRatePerSender);
-    this.monotonic = o.monotonic ?? (() => performance.now());
   }
 
   get counters(): MeshNodeCounters {
@@ -76,7 +86,10 @@ export class MeshNode {
     await this.socket?.close().catch(() => undefined);
   }
 
-  /** A peer from its hello or MESH_PEERS; a new or moved one is greeted at once. */
+  /**
+   * A peer from its hello or MESH_PEERS; a new or moved one is greeted, at most once per heartbeat
+   * (a hello flapping between addresses costs one datagram a heartbeat, the next tick reaches the new address anyway).
+   */
   addPeer(a: PeerAnnounce): void {
     const outcome = this.table.announce(a);
     if (outcome === 'refused') {
@@ -84,29 +97,56 @@ export class MeshNode {
       this.o.log.warn({ peer: a.deviceId, max: this.o.maxPeers }, 'mesh peer table full: peer refused');
       return;
     }
-    if (outcome === 'added' || outcome === 'updated') this.send('hello', a.address, a.meshPort);
+    const peer = this.table.get(a.deviceId);
+    if ((outcome === 'added' || outcome === 'updated') && peer && this.mayGreet(peer)) this.greet(peer, 'hello');
   }
 
-  /** Heartbeat interval: states swept (transitions reported), one heartbeat to every peer, down ones included so they can return. */
+  /**
+   * Heartbeat interval: peers found by hello and never heard within the down time dropped, states
+   * swept (transitions reported), one heartbeat to every peer, down ones included so they can return.
+   */
   tick(): void {
+    for (const deviceId of this.table.dropUnheard()) {
+      this.counters.peers_dropped_unheard += 1;
+      this.o.log.info({ peer: deviceId, down_ms: this.o.timings.downMs }, `mesh peer ${deviceId} never answered: dropped`);
+    }
     for (const t of this.table.sweep()) this.o.onTransition?.(t);
     for (const peer of this.table.list()) {
-      const seq = this.send('hb', peer.address, peer.meshPort);
+      const seq = this.greet(peer, 'hb');
       if (seq !== null) peer.pendingHeartbeat = { seq, sentAt: this.monotonic() };
     }
+  }
+
+  /** No unasked-for datagram to this peer within the last heartbeat. */
+  private mayGreet(peer: Peer): boolean {
+    return peer.greetedAt === null || this.monotonic() - peer.greetedAt >= this.o.timings.heartbeatMs;
+  }
+
+  private greet(peer: Peer, t: 'hello' | 'hb'): number | null {
+    peer.greetedAt = this.monotonic();
+    return this.send(t, peer.deviceId, peer.address, peer.meshPort);
   }
 
   /** One received datagram (public for tests and the bench: the socket calls it). */
   receive(datagram: Buffer, rinfo: Pick<RemoteInfo, 'address' | 'port'>): void {
     if (this.closed) return;
     // Per address and port: simulated devices side by side share 127.0.0.1, each with its own socket.
-    if (!this.rate.allow(`${rinfo.address}:${rinfo.port}`, this.o.now())) {
+    if (!this.rate.allow(`${rinfo.address}:${rinfo.port}`, this.monotonic())) {
       this.counters.dropped_rate_limited += 1;
       return;
     }
-    const message = this.verifier.verify(datagram, this.o.now());
+    const message = this.verifier.verify(datagram, this.o.now(), (m) => this.sourceAdmitted(m, rinfo.address));
     if (!message) return;
     this.believe(message, rinfo);
+  }
+
+  /**
+   * A datagram may move a peer (or add one) only from a unicast address inside the mesh networks;
+   * a configured peer beyond them is still heard at the address the operator gave. The peer's own
+   * address is asked first: it is the common case, and a map lookup where the network test is not.
+   */
+  private sourceAdmitted(m: MeshMessage, address: string): boolean {
+    return this.table.get(m.from)?.address === address || this.o.networks.admits(address);
   }
 
   private believe(m: MeshMessage, rinfo: Pick<RemoteInfo, 'address' | 'port'>): void {
@@ -122,17 +162,18 @@ export class MeshNode {
       }
       return;
     }
-    this.send('ack', rinfo.address, rinfo.port, m.seq);
+    this.send('ack', m.from, rinfo.address, rinfo.port, m.seq);
   }
 
-  /** Signs and sends; returns the seq used (null when nothing could be sent). Failures are counted, never thrown. */
-  private send(t: MeshMessage['t'], address: string, port: number, echo?: number): number | null {
+  /** Signs for `to` and sends; returns the seq used (null when nothing could be sent). Failures are counted, never thrown. */
+  private send(t: MeshMessage['t'], to: string, address: string, port: number, echo?: number): number | null {
     const socket = this.socket;
     if (!socket || this.closed || this.boundPort === null) return null;
     this.seq += 1;
     const message: MeshMessage = {
       t,
       from: this.o.deviceId,
+      to,
       seq: this.seq,
       ts: this.o.now(),
       boot: this.boot,

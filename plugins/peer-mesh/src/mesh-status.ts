@@ -10,6 +10,7 @@ export interface SidecarView {
   ca_fingerprint: string | null;
   queries_answered: number;
   handshakes_refused: number;
+  connections_refused: number;
 }
 
 export interface MeshView {
@@ -19,6 +20,8 @@ export interface MeshView {
   keyPresent: boolean;
   /** Why no node runs (or what is wrong with the key file); null when it runs cleanly. */
   problem: string | null;
+  /** The mesh networks in force (MESH_NETWORKS or its default); null when the mesh does not run. */
+  networks: readonly string[] | null;
   sidecar: SidecarView;
   overlayMount: string | null;
   now: Date;
@@ -64,6 +67,7 @@ export function meshStatus(view: MeshView): PeerMeshStatus {
     reason,
     mesh_key_present: view.keyPresent,
     listen_ports: { mesh: view.node?.port ?? null, sidecar: view.sidecar.port },
+    mesh_networks: view.networks ? [...view.networks] : null,
     overlay_mount: view.overlayMount,
     peers,
     peer_count: peers.length,

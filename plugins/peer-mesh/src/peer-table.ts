@@ -9,7 +9,14 @@ export interface Peer {
   meshPort: number;
   sidecarPort: number | null;
   source: PeerSource;
+  /** Wall clock (ms since the epoch) of its last valid datagram, for the status only. */
   lastSeenAt: number | null;
+  /** Monotonic clock of its last valid datagram: states are reckoned on it, so a wall-clock step neither revives nor kills a peer. */
+  heardAt: number | null;
+  /** Monotonic clock when it entered the table (a peer found by hello and never heard goes after the down time). */
+  addedAt: number;
+  /** Monotonic clock of the last unasked-for datagram sent to it (greeting or heartbeat): at most one per heartbeat. */
+  greetedAt: number | null;
   rttMs: number | null;
   /** The newest heartbeat sent to it and not yet answered: one per peer, so silence costs nothing. */
   pendingHeartbeat: { seq: number; sentAt: number } | null;
@@ -18,7 +25,10 @@ export interface Peer {
 }
 
 export interface PeerTableOptions {
-  now(): number;
+  /** Monotonic clock (ms): liveness and ages. */
+  monotonic(): number;
+  /** Wall clock (ms since the epoch): only what the status shows as last seen. */
+  wallNow(): number;
   suspectMs: number;
   downMs: number;
   maxPeers: number;
@@ -40,9 +50,10 @@ export interface Transition {
 
 /**
  * Known peers and their state: up (a valid datagram within the suspect time), suspect (within the
- * down time), down (silent longer, or never heard). Bounded by `maxPeers`: a newcomer replaces the
- * longest-silent down peer learned from a hello (MESH_PEERS entries are the operator's and stay),
- * or is refused.
+ * down time), down (silent longer, or never heard), on the monotonic clock. Bounded by `maxPeers`: a
+ * newcomer replaces the longest-silent down peer learned from a hello (MESH_PEERS entries are the
+ * operator's and stay), or is refused; a peer learned from a hello and never heard within the down
+ * time leaves (`dropUnheard`), so hellos naming hosts that never answer do not keep being heartbeated.
  */
 export class PeerTable {
   private readonly peers = new Map<string, Peer>();
@@ -50,8 +61,8 @@ export class PeerTable {
   constructor(private readonly o: PeerTableOptions) {}
 
   stateOf(peer: Peer): PeerState {
-    if (peer.lastSeenAt === null) return 'down';
-    const silent = this.o.now() - peer.lastSeenAt;
+    if (peer.heardAt === null) return 'down';
+    const silent = this.o.monotonic() - peer.heardAt;
     if (silent < this.o.suspectMs) return 'up';
     return silent < this.o.downMs ? 'suspect' : 'down';
   }
@@ -84,6 +95,9 @@ export class PeerTable {
         sidecarPort: a.sidecarPort ?? null,
         source: a.source,
         lastSeenAt: null,
+        heardAt: null,
+        addedAt: this.o.monotonic(),
+        greetedAt: null,
         rttMs: null,
         pendingHeartbeat: null,
         lastState: 'down',
@@ -111,7 +125,8 @@ export class PeerTable {
   heard(deviceId: string, address: string, port: number, sidecarPort: number | null): Peer | undefined {
     const peer = this.peers.get(deviceId);
     if (!peer) return undefined;
-    peer.lastSeenAt = this.o.now();
+    peer.lastSeenAt = this.o.wallNow();
+    peer.heardAt = this.o.monotonic();
     peer.address = address;
     peer.meshPort = port;
     peer.sidecarPort = sidecarPort;
@@ -129,11 +144,23 @@ export class PeerTable {
     return out;
   }
 
+  /** Takes out every peer found by hello that has not been heard once within the down time; returns their ids. */
+  dropUnheard(): string[] {
+    const now = this.o.monotonic();
+    const gone: string[] = [];
+    for (const peer of this.peers.values()) {
+      if (peer.source !== 'hello' || peer.heardAt !== null || now - peer.addedAt < this.o.downMs) continue;
+      this.peers.delete(peer.deviceId);
+      gone.push(peer.deviceId);
+    }
+    return gone;
+  }
+
   private evictOne(): boolean {
     let victim: Peer | undefined;
     for (const peer of this.peers.values()) {
       if (peer.source !== 'hello' || this.stateOf(peer) !== 'down') continue;
-      if (!victim || (peer.lastSeenAt ?? -Infinity) < (victim.lastSeenAt ?? -Infinity)) victim = peer;
+      if (!victim || (peer.heardAt ?? -Infinity) < (victim.heardAt ?? -Infinity)) victim = peer;
     }
     if (!victim) return false;
     this.peers.delete(victim.deviceId);

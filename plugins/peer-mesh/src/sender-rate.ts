@@ -2,6 +2,7 @@
  * Datagrams per second per sender (address and port), checked before any work is done on a datagram: a
  * flooding sender costs a map lookup per packet, not an HMAC. Fixed one-second windows; at most
  * `maxSenders` senders are tracked (the oldest forgotten first), so spoofed sources cannot grow it.
+ * Windows are reckoned on the monotonic clock: a wall-clock step back must not hold a sender's window open.
  */
 export class SenderRate {
   private readonly windows = new Map<string, { startMs: number; count: number }>();
@@ -11,7 +12,7 @@ export class SenderRate {
     private readonly maxSenders = 1024,
   ) {}
 
-  /** True when this datagram from `sender` is within the rate (and counts it). */
+  /** True when this datagram from `sender` is within the rate (and counts it). `now`: monotonic ms. */
   allow(sender: string, now: number): boolean {
     let w = this.windows.get(sender);
     if (!w || now - w.startMs >= 1000) {

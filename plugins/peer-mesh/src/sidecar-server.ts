@@ -1,12 +1,25 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Logger, PeerHelloAck } from 'lookout/core';
 import type { SidecarMaterial } from './sidecar-material.js';
 
 /** A peer query carries at most a small JSON body; anything larger is refused before it is read. */
 const MAX_BODY_BYTES = 16 * 1024;
-const MAX_CONNECTIONS = 64;
+
+/**
+ * Connections are taken before anyone is authenticated, so they are what an attacker can hold:
+ * a handshake must finish in a few seconds (a TLS 1.3 handshake on a LAN takes milliseconds), one
+ * address holds only a few connections (peers and the hub each need one or two at a time), and the
+ * total is high enough that it takes that many addresses to fill it.
+ */
+export interface SidecarLimits {
+  handshakeTimeoutMs: number;
+  maxConnections: number;
+  maxConnectionsPerAddress: number;
+}
+export const DEFAULT_SIDECAR_LIMITS: SidecarLimits = { handshakeTimeoutMs: 3000, maxConnections: 512, maxConnectionsPerAddress: 16 };
 
 export interface SidecarOptions {
   host: string;
@@ -15,31 +28,45 @@ export interface SidecarOptions {
   /** The answer to peer_hello for a caller (its client certificate's CN). */
   peerHello(caller: string): PeerHelloAck;
   log: Logger;
+  limits?: Partial<SidecarLimits>;
 }
 
 export interface SidecarStats {
   queries_answered: number;
   handshakes_refused: number;
+  /** Connections closed unread: over the per-address or the total cap. */
+  connections_refused: number;
 }
 
 /**
  * The mTLS sidecar: TLS 1.3 only, a client certificate required and checked against the pinned
  * fleet CA (nothing else is trusted), serving `POST /peer/query?q=<query>`. A refused handshake
- * never reaches the handler; it is counted.
+ * never reaches the handler; it is counted. A plain TCP listener in front admits each connection
+ * under the limits (per address, in total) before TLS sees it, so idle sockets from one address
+ * cannot keep the fleet out.
  */
 export class SidecarServer {
-  readonly stats: SidecarStats = { queries_answered: 0, handshakes_refused: 0 };
+  readonly stats: SidecarStats = { queries_answered: 0, handshakes_refused: 0, connections_refused: 0 };
   private readonly server: Server;
+  private readonly front: TcpServer;
+  private readonly limits: SidecarLimits;
+  /** Open connections, and how many each remote address holds. */
+  private readonly sockets = new Set<Socket>();
+  private readonly perAddress = new Map<string, number>();
   private boundPort: number | null = null;
 
   constructor(private readonly o: SidecarOptions) {
     const { ca, cert, key } = o.material;
-    this.server = createServer({ ca, cert, key, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3', handshakeTimeout: 10_000 }, (req, res) =>
-      this.handle(req, res),
+    this.limits = { ...DEFAULT_SIDECAR_LIMITS, ...o.limits };
+    this.server = createServer(
+      { ca, cert, key, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3', handshakeTimeout: this.limits.handshakeTimeoutMs },
+      (req, res) => this.handle(req, res),
     );
-    this.server.maxConnections = MAX_CONNECTIONS;
-    this.server.requestTimeout = 10_000;
-    this.server.headersTimeout = 10_000;
+    this.front = createTcpServer((socket) => this.admit(socket));
+    // The HTTPS server never listens itself (the front hands it each admitted socket), so its
+    // request and header timeouts, checked by a listening server's sweep, do not apply: a socket
+    // silent this long after its handshake is closed instead (a peer query is one small request).
+    this.server.timeout = 10_000;
     this.server.keepAliveTimeout = 5_000;
     this.server.on('tlsClientError', (err: Error) => {
       this.stats.handshakes_refused += 1;
@@ -53,10 +80,10 @@ export class SidecarServer {
 
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.o.port, this.o.host, () => {
-        this.server.off('error', reject);
-        const address = this.server.address();
+      this.front.once('error', reject);
+      this.front.listen(this.o.port, this.o.host, () => {
+        this.front.off('error', reject);
+        const address = this.front.address();
         this.boundPort = typeof address === 'object' && address ? address.port : this.o.port;
         resolve(this.boundPort);
       });
@@ -66,9 +93,30 @@ export class SidecarServer {
   close(): Promise<void> {
     this.boundPort = null;
     return new Promise((resolve) => {
-      this.server.close(() => resolve());
+      this.front.close(() => resolve());
       this.server.closeAllConnections();
+      for (const socket of this.sockets) socket.destroy();
     });
+  }
+
+  /** A new TCP connection: refused at once over a limit, else handed to TLS (whose handshake timeout then runs). */
+  private admit(socket: Socket): void {
+    const address = socket.remoteAddress ?? '';
+    const held = this.perAddress.get(address) ?? 0;
+    if (held >= this.limits.maxConnectionsPerAddress || this.sockets.size >= this.limits.maxConnections) {
+      this.stats.connections_refused += 1;
+      socket.destroy();
+      return;
+    }
+    this.perAddress.set(address, held + 1);
+    this.sockets.add(socket);
+    socket.once('close', () => {
+      this.sockets.delete(socket);
+      const left = (this.perAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.perAddress.set(address, left);
+      else this.perAddress.delete(address);
+    });
+    this.server.emit('connection', socket);
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

@@ -13,6 +13,7 @@ const WINDOW = 30_000;
 const message = (over: Partial<MeshMessage> = {}): MeshMessage => ({
   t: 'hb',
   from: 'cam-2',
+  to: 'cam-1',
   seq: 1,
   ts: NOW,
   boot: 'boot-a',
@@ -63,6 +64,8 @@ test('framing, JSON and fields that are wrong are malformed', () => {
     ['signed, device id with a slash', signedRaw(JSON.stringify(message({ from: 'a/b' })))],
     ['signed, port out of range', signedRaw(JSON.stringify(message({ mesh_port: 70000 })))],
     ['signed, ack without echo', signedRaw(JSON.stringify(message({ t: 'ack' })))],
+    ['signed, no receiver', signedRaw(JSON.stringify({ ...message(), to: undefined }))],
+    ['signed, receiver with a slash', signedRaw(JSON.stringify(message({ to: 'a/b' })))],
   ];
   for (const [name, d] of cases) assert.deepEqual(decodeDatagram(d, KEY), { ok: false, reason: 'malformed' }, name);
 });
@@ -71,7 +74,7 @@ test('a message that would not fit one datagram is refused when encoded', () => 
   assert.throws(() => encodeDatagram(message({ from: 'x'.repeat(1300) }), KEY), RangeError);
 });
 
-test('the verifier drops and counts each kind: wrong key, stale, replayed, malformed, from itself; accepts the rest', () => {
+test('the verifier drops and counts each kind: wrong key, stale, replayed, malformed, from itself, for another device; accepts the rest', () => {
   const v = new MeshVerifier('cam-1', KEY, WINDOW, 8);
   assert.ok(v.verify(encodeDatagram(message({ seq: 5 }), KEY), NOW));
   assert.equal(v.verify(encodeDatagram(message({ seq: 6 }), OTHER_KEY), NOW), null);
@@ -81,6 +84,7 @@ test('the verifier drops and counts each kind: wrong key, stale, replayed, malfo
   assert.equal(v.verify(encodeDatagram(message({ seq: 4 }), KEY), NOW), null, 'an older sequence number');
   assert.equal(v.verify(signedRaw('not json'), NOW), null);
   assert.equal(v.verify(encodeDatagram(message({ from: 'cam-1', seq: 9 }), KEY), NOW), null);
+  assert.equal(v.verify(encodeDatagram(message({ to: 'cam-3', seq: 10 }), KEY), NOW), null, 'signed for cam-3: a capture relayed to us');
   assert.ok(v.verify(encodeDatagram(message({ seq: 6, ts: NOW - WINDOW }), KEY), NOW), 'the window edge is inside');
   assert.deepEqual(v.counters, {
     sent: 0,
@@ -90,8 +94,13 @@ test('the verifier drops and counts each kind: wrong key, stale, replayed, malfo
     dropped_replayed: 2,
     dropped_malformed: 1,
     dropped_unknown_sender: 1,
+    dropped_misaddressed: 1,
+    dropped_foreign_address: 0,
     dropped_rate_limited: 0,
     peers_refused: 0,
+    peers_dropped_unheard: 0,
+    hellos_refused_topic_mismatch: 0,
+    hellos_refused_address: 0,
     send_errors: 0,
   });
 });
@@ -100,6 +109,13 @@ test('a stale or refused datagram does not move the sequence: the next fresh one
   const v = new MeshVerifier('cam-1', KEY, WINDOW, 8);
   assert.equal(v.verify(encodeDatagram(message({ seq: 50, ts: NOW - 10 * WINDOW }), KEY), NOW), null);
   assert.equal(v.verify(encodeDatagram(message({ seq: 60 }), OTHER_KEY), NOW), null);
+  assert.equal(v.verify(encodeDatagram(message({ seq: 70, to: 'cam-3' }), KEY), NOW), null);
+  assert.equal(
+    v.verify(encodeDatagram(message({ seq: 80 }), KEY), NOW, () => false),
+    null,
+    'source not admitted',
+  );
+  assert.equal(v.counters.dropped_foreign_address, 1);
   assert.ok(v.verify(encodeDatagram(message({ seq: 2 }), KEY), NOW));
 });
 

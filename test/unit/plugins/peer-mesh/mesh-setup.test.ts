@@ -6,15 +6,52 @@ import { test } from 'node:test';
 import { meshTimings, PeerMeshConfigSchema } from '../../../../plugins/peer-mesh/src/config.js';
 import { loadMeshKey } from '../../../../plugins/peer-mesh/src/mesh-key.js';
 import { mountFor, overlayMount, parseMountLine } from '../../../../plugins/peer-mesh/src/overlay-mount.js';
+import { MeshNetworks } from '../../../../plugins/peer-mesh/src/mesh-networks.js';
 import { helloAddress, parseMeshPeers } from '../../../../plugins/peer-mesh/src/peer-address.js';
+
+const LAN = new MeshNetworks(['127.0.0.0/8', '192.168.1.0/24']);
 
 test('a peer from its hello is reached on loopback beside us, else off loopback', () => {
   const hello = ['127.0.0.3', '127.0.0.1', '192.168.1.20', 'fd00::1'];
-  assert.equal(helloAddress(hello, '127.0.0.2'), '127.0.0.3');
-  assert.equal(helloAddress(hello, '192.168.1.21'), '192.168.1.20');
-  assert.equal(helloAddress(['127.0.0.1'], '192.168.1.21'), null, 'a remote device cannot reach its loopback');
-  assert.equal(helloAddress(['127.0.0.1'], '0.0.0.0'), '127.0.0.1');
-  assert.equal(helloAddress(['fd00::1'], '127.0.0.2'), null);
+  assert.equal(helloAddress(hello, '127.0.0.2', LAN), '127.0.0.3');
+  assert.equal(helloAddress(hello, '192.168.1.21', LAN), '192.168.1.20');
+  assert.equal(helloAddress(['127.0.0.1'], '192.168.1.21', LAN), null, 'a remote device cannot reach its loopback');
+  assert.equal(helloAddress(['127.0.0.1'], '0.0.0.0', LAN), '127.0.0.1');
+  assert.equal(helloAddress(['fd00::1'], '127.0.0.2', LAN), null);
+});
+
+test('a hello address that is multicast, broadcast, unspecified or outside the mesh networks is never used', () => {
+  for (const ip of ['224.0.0.251', '239.255.255.250', '255.255.255.255', '0.0.0.0', '192.168.1.255', '192.168.1.0', '10.9.9.9', '8.8.8.8']) {
+    assert.equal(helloAddress([ip], '0.0.0.0', LAN), null, ip);
+    assert.equal(helloAddress([ip], '192.168.1.21', LAN), null, ip);
+  }
+  assert.equal(helloAddress(['224.0.0.1', '10.9.9.9', '192.168.1.20'], '192.168.1.21', LAN), '192.168.1.20', 'the first usable one');
+  assert.equal(helloAddress(['127.255.255.255', '127.0.0.3'], '127.0.0.2', LAN), '127.0.0.3', "loopback's broadcast address is skipped");
+  const wide = new MeshNetworks(['0.0.0.0/0']);
+  for (const ip of ['224.0.0.251', '255.255.255.255', '0.0.0.0', '240.0.0.1']) assert.equal(wide.admits(ip), false, `${ip} even inside 0.0.0.0/0`);
+  assert.equal(wide.admits('8.8.8.8'), true);
+  assert.equal(wide.admits('::ffff:192.168.1.20'), true, 'an IPv4-mapped address is its IPv4 address');
+  assert.equal(new MeshNetworks(['ff00::/8', '::/0']).admits('ff02::1'), false, 'IPv6 multicast neither');
+});
+
+/** The OS's interface list is the edge of the world here: a test double of what os.networkInterfaces() returns. */
+const iface = (address: string, cidr: string, internal = false) => ({ address, cidr, internal, netmask: '', mac: '', family: 'IPv4' as const });
+const INTERFACES = {
+  lo: [iface('127.0.0.1', '127.0.0.1/8', true)],
+  eth0: [iface('192.168.1.21', '192.168.1.21/24')],
+  wlan0: [iface('10.20.30.40', '10.20.30.40/16')],
+};
+
+test('MESH_NETWORKS unset: loopback plus the listen address’s network, or every interface’s when listening on all; set: exactly those', () => {
+  assert.deepEqual(MeshNetworks.resolve(undefined, '127.0.0.2', INTERFACES).cidrs, ['127.0.0.0/8']);
+  assert.deepEqual(MeshNetworks.resolve(undefined, '192.168.1.21', INTERFACES).cidrs, ['127.0.0.0/8', '192.168.1.0/24']);
+  assert.deepEqual(MeshNetworks.resolve(undefined, '0.0.0.0', INTERFACES).cidrs, ['127.0.0.0/8', '192.168.1.0/24', '10.20.0.0/16']);
+  assert.deepEqual(MeshNetworks.resolve(undefined, '192.168.7.7', INTERFACES).cidrs, ['127.0.0.0/8'], 'an address no interface holds adds nothing');
+  const configured = MeshNetworks.resolve(' 10.0.0.0/8 ,172.16.0.0/12', '192.168.1.21', INTERFACES);
+  assert.deepEqual(configured.cidrs, ['10.0.0.0/8', '172.16.0.0/12']);
+  assert.equal(configured.admits('127.0.0.3'), false, 'set, it replaces the default (loopback included)');
+  for (const bad of ['nope', '10.0.0.0/33', '10.0.0/8', '', ' , ']) assert.equal(PeerMeshConfigSchema.safeParse({ MESH_NETWORKS: bad }).success, false, bad);
+  assert.equal(PeerMeshConfigSchema.parse({ MESH_NETWORKS: '10.0.0.0/8,fd00::/8' }).MESH_NETWORKS, '10.0.0.0/8,fd00::/8');
 });
 
 test('MESH_PEERS is id@ipv4:port entries; a bad one fails the config naming the key', () => {
@@ -33,6 +70,10 @@ test('MESH_PEERS is id@ipv4:port entries; a bad one fails the config naming the 
     'cam@999.0.0.1:1',
   ]) {
     assert.throws(() => parseMeshPeers(bad), /is not id@ipv4:port/, bad);
+    assert.equal(PeerMeshConfigSchema.safeParse({ MESH_PEERS: bad }).success, false, bad);
+  }
+  for (const bad of ['cam@224.0.0.251:1', 'cam@255.255.255.255:1', 'cam@0.0.0.0:1']) {
+    assert.throws(() => parseMeshPeers(bad), /is not a unicast address/, bad);
     assert.equal(PeerMeshConfigSchema.safeParse({ MESH_PEERS: bad }).success, false, bad);
   }
 });

@@ -2,13 +2,23 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PeerTable } from '../../../../plugins/peer-mesh/src/peer-table.js';
 
-/** A clock the test moves by hand. */
+/** Monotonic and wall clocks the test moves by hand: `advance` moves both, `stepWall` only the wall clock (an NTP step). */
 function clock(start = 1_000_000) {
-  let t = start;
-  return { now: () => t, advance: (ms: number) => (t += ms) };
+  let mono = start;
+  let wall = 1_800_000_000_000;
+  return {
+    monotonic: () => mono,
+    wallNow: () => wall,
+    advance: (ms: number) => {
+      mono += ms;
+      wall += ms;
+    },
+    stepWall: (ms: number) => (wall += ms),
+  };
 }
 
-const table = (c: ReturnType<typeof clock>, maxPeers = 8) => new PeerTable({ now: c.now, suspectMs: 600, downMs: 1000, maxPeers });
+const table = (c: ReturnType<typeof clock>, maxPeers = 8) =>
+  new PeerTable({ monotonic: c.monotonic, wallNow: c.wallNow, suspectMs: 600, downMs: 1000, maxPeers });
 
 test('a peer is down until heard, up while heard within the suspect time, suspect until the down time, then down; heard again, up', () => {
   const c = clock();
@@ -86,4 +96,44 @@ test('the table is bounded: a newcomer replaces the longest-silent down peer fou
   assert.equal(t.get('new-1'), undefined, 'the down one went');
   for (let i = 0; i < 1000; i++) t.announce({ deviceId: `flood-${i}`, address: '127.0.0.7', meshPort: 1, source: 'hello' });
   assert.equal(t.size, 3);
+});
+
+test('liveness runs on the monotonic clock: a wall-clock step back neither keeps a silent peer up nor a step forward kills a live one', () => {
+  const c = clock();
+  const t = table(c);
+  t.announce({ deviceId: 'cam-2', address: '127.0.0.3', meshPort: 4000, source: 'hello' });
+  t.heard('cam-2', '127.0.0.3', 4000, null);
+  const peer = t.get('cam-2')!;
+  assert.equal(peer.lastSeenAt, c.wallNow(), 'last seen is shown in wall time');
+  c.stepWall(-3_600_000);
+  c.advance(1000);
+  assert.equal(t.stateOf(peer), 'down', 'silent past the down time, whatever the wall clock did');
+  t.heard('cam-2', '127.0.0.3', 4000, null);
+  c.stepWall(3_600_000);
+  assert.equal(t.stateOf(peer), 'up', 'heard just now');
+});
+
+test('a peer found by hello and never heard leaves after the down time; one heard once, or configured, stays', () => {
+  const c = clock();
+  const t = table(c);
+  t.announce({ deviceId: 'ghost', address: '127.0.0.3', meshPort: 1, source: 'hello' });
+  t.announce({ deviceId: 'heard', address: '127.0.0.4', meshPort: 1, source: 'hello' });
+  t.announce({ deviceId: 'conf', address: '127.0.0.5', meshPort: 1, source: 'config' });
+  t.heard('heard', '127.0.0.4', 1, null);
+  c.advance(999);
+  assert.deepEqual(t.dropUnheard(), []);
+  // A hello moving it again does not restart its time.
+  assert.equal(t.announce({ deviceId: 'ghost', address: '127.0.0.6', meshPort: 1, source: 'hello' }), 'updated');
+  c.advance(1);
+  assert.deepEqual(t.dropUnheard(), ['ghost']);
+  assert.deepEqual(
+    t
+      .list()
+      .map((p) => p.deviceId)
+      .sort(),
+    ['conf', 'heard'],
+  );
+  c.advance(60_000);
+  assert.deepEqual(t.dropUnheard(), [], 'down but once heard, and the operator’s, stay');
+  assert.equal(t.announce({ deviceId: 'ghost', address: '127.0.0.3', meshPort: 1, source: 'hello' }), 'added', 'a later hello brings it back');
 });

@@ -8,14 +8,25 @@ export interface Reply {
 
 /** One HTTPS request to a sidecar with the client material given (none: no certificate at all). */
 export function sidecarRequest(
-  o: { host: string; port: number; ca: Buffer | string; cert?: Buffer | string; key?: Buffer | string },
+  o: { host: string; port: number; ca: Buffer | string; cert?: Buffer | string; key?: Buffer | string; localAddress?: string },
   path = '/peer/query?q=peer_hello',
   method = 'POST',
   body = '',
 ): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: o.host, port: o.port, path, method, ca: o.ca, cert: o.cert, key: o.key, agent: false, headers: { 'content-type': 'application/json' } },
+      {
+        host: o.host,
+        port: o.port,
+        localAddress: o.localAddress,
+        path,
+        method,
+        ca: o.ca,
+        cert: o.cert,
+        key: o.key,
+        agent: false,
+        headers: { 'content-type': 'application/json' },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -8,7 +9,18 @@ import { createLogger } from '../../../../core/src/log/logger.js';
 import { checkSidecarMaterial, type SidecarMaterial } from '../../../../plugins/peer-mesh/src/sidecar-material.js';
 import { SidecarServer } from '../../../../plugins/peer-mesh/src/sidecar-server.js';
 import { provisionTestFleetCerts, type TestFleetCerts } from '../../../support/fleet-certs.js';
+import { waitFor } from '../../../integration/hub-helpers.js';
 import { sidecarRequest } from './sidecar-client.js';
+
+/** A TCP connection that never starts its handshake (what an attacker holds open), from `localAddress`. */
+function idleConnection(port: number, localAddress: string): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, localAddress });
+    socket.on('error', () => undefined); // refused ones are reset; the test counts them on the server
+    socket.once('connect', () => resolve(socket));
+    socket.once('close', () => reject(new Error('closed before connecting')));
+  });
+}
 
 describe('the mTLS sidecar', () => {
   let dir: string;
@@ -88,6 +100,44 @@ describe('the mTLS sidecar', () => {
       assert.equal(reply.status, status, `${method} ${path}`);
       assert.equal((reply.body as { error: { code: string } }).error.code, code);
     }
+  });
+
+  it('idle connections from one address cannot starve it: past the per-address cap they are closed unread, another address is answered', async (t) => {
+    const hub = fleet.hub();
+    const idle: Socket[] = [];
+    t.after(() => idle.forEach((s) => s.destroy()));
+    const refusedBefore = server.stats.connections_refused;
+    // More than the old total cap (64), all from 127.0.0.1, none ever starting a handshake.
+    for (let i = 0; i < 80; i++) idle.push(await idleConnection(port, '127.0.0.1'));
+    await waitFor('the idle connections over the per-address cap refused', () => server.stats.connections_refused - refusedBefore >= 80 - 16);
+    const reply = await sidecarRequest({
+      host: '127.0.0.1',
+      port,
+      localAddress: '127.0.0.2',
+      ca: fleet.caCertPem,
+      cert: await readFile(hub.certPath),
+      key: await readFile(hub.keyPath),
+    });
+    assert.equal(reply.status, 200);
+    assert.equal(server.stats.connections_refused - refusedBefore, 80 - 16);
+  });
+
+  it('closes a connection that does not finish its handshake in time, and counts it as refused', async (t) => {
+    const quick = new SidecarServer({
+      host: '127.0.0.1',
+      port: 0,
+      material,
+      log: createLogger({ level: 'silent' }),
+      peerHello: () => assert.fail('no query gets through'),
+      limits: { handshakeTimeoutMs: 200 },
+    });
+    const quickPort = await quick.listen();
+    t.after(() => quick.close());
+    const socket = await idleConnection(quickPort, '127.0.0.1');
+    let closed = false;
+    socket.once('close', () => (closed = true));
+    await waitFor('the server to close the silent connection', () => closed, 5000);
+    await waitFor('the timed-out handshake counted', () => quick.stats.handshakes_refused === 1);
   });
 
   it('checks its material before listening: each refusal says what is wrong and where', async () => {
