@@ -112,6 +112,8 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60
 async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number, dir: string, setFile: string) {
   const prefix = `bench-${replicas}:`;
   const hubs: Hub[] = [];
+  // 0: the baseline, one hub on the same broker with its state in this process (no Redis, no relay).
+  if (replicas === 0) hubs.push(await startHubProcess(['--mqtt', broker.url], join(dir, 'single'), setFile));
   for (let i = 0; i < replicas; i++) {
     hubs.push(
       await startHubProcess(
@@ -192,12 +194,12 @@ async function main(): Promise<void> {
   const [broker, redis] = await Promise.all([startMosquitto({ maxQueuedMessages: 1_000_000, maxInflightMessages: 1000 }), startRedis()]);
   try {
     console.log(`load: ${DEVICES} devices × ${RATE_HZ} Hz telemetry (QoS 1) for ${SECONDS} s, one publisher, plus a probe every 50 ms`);
-    for (const n of [1, 2]) {
+    for (const n of [0, 1, 2]) {
       const r = await scenario(broker, redis, n, dir, setFile);
-      for (let i = 0; i < n; i++) {
+      for (let i = 0; i < Math.max(1, n); i++) {
         const lat = r.latencies[i];
         console.log(
-          `${n} replica(s), replica ${i + 1}: CPU ${f((r.cpu[i] / r.total) * 1000)} ms per 1 000 messages (${r.total} messages, each applied by every replica); probe publish-to-visible p50 ${f(pct(lat, 0.5))} ms, p99 ${f(pct(lat, 0.99))} ms (${lat.length} probes)`,
+          `${n === 0 ? 'baseline: one hub, state in memory' : `${n} replica(s), replica ${i + 1}`}: CPU ${f((r.cpu[i] / r.total) * 1000)} ms per 1 000 messages (${r.total} messages, each applied by every replica); probe publish-to-visible p50 ${f(pct(lat, 0.5))} ms, p99 ${f(pct(lat, 0.99))} ms (${lat.length} probes)`,
         );
       }
     }

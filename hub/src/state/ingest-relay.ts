@@ -16,6 +16,9 @@ export const DEFAULT_MAX_PENDING = 200_000;
 /** Topics whose retained message a fresh hub must see (shared subscriptions never carry retained messages). */
 const RETAINED_FILTERS = new Set(['devices/+/status', 'devices/+/hello']);
 const SHARED_SUB_ID = 1;
+/** Below this many entries a read waits before the next, so that entries gather (adds at most that to the latency). */
+const READ_BATCH_WAIT_BELOW = 50;
+const READ_BATCH_WAIT_MS = 3;
 const RETAINED_SUB_ID = 2;
 
 export interface IngestRelayOptions {
@@ -288,13 +291,17 @@ export class IngestRelay {
         }
         const res = await this.reader.xreadBuffer('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', this.streamKey, this.cursor);
         if (!res) continue;
+        let read = 0;
         for (const [, entries] of res) {
           for (const [id, fields] of entries) {
             this.apply(fields);
             this.cursor = id.toString();
           }
+          read += entries.length;
         }
         if (this.pending.length > 0 && this.options.redis.up) void this.flushPending();
+        // A trickle is read in batches: one round trip per few milliseconds rather than one per message.
+        if (read < READ_BATCH_WAIT_BELOW) await sleep(READ_BATCH_WAIT_MS);
       } catch {
         if (!this.closed) await sleep(200);
       }
