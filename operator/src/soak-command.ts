@@ -38,6 +38,7 @@ Options:
   --out <dir>                where the records go (default soaks/<device>-<time>)
   --mqtt <url>               the broker (default $LOOKOUT_MQTT_URL; user $LOOKOUT_MQTT_USERNAME, password $LOOKOUT_MQTT_PASSWORD)
   --stall-s <s>              the longest the encoder may stand still (default 30)
+  --rate-hz <min-max>        the dets rate accepted once a detector runs (default the wire's 3-15)
   --temp-file, --recordings-dir as for soak-gate
   --json                     the verdict as one JSON object
 
@@ -67,6 +68,7 @@ export const soakCommand: OperatorCommand = {
         mqtt: { type: 'string' },
         'mqtt-username': { type: 'string' },
         'stall-s': { type: 'string', default: '30' },
+        'rate-hz': { type: 'string', default: `${WIRE_LIMITS.acceptedRateHz.min}-${WIRE_LIMITS.acceptedRateHz.max}` },
         'temp-file': { type: 'string', default: '/sys/class/thermal/thermal_zone0/temp' },
         'recordings-dir': { type: 'string', default: '/data/recordings' },
       },
@@ -116,7 +118,11 @@ export const soakCommand: OperatorCommand = {
       const thresholds = { warnPct: Number(env.STORAGE_WARN_PCT ?? 80), criticalPct: Number(env.STORAGE_CRITICAL_PCT ?? 95) };
       const recordings = session.path(values['recordings-dir']);
       const tempFile = session.path(values['temp-file']);
-      const { min, max } = WIRE_LIMITS.acceptedRateHz;
+      const bounds = /^(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)$/.exec(values['rate-hz']);
+      if (!bounds || Number(bounds[1]) > Number(bounds[2])) {
+        throw new LookoutError('config_invalid', `--rate-hz: <min>-<max>, e.g. 3-15, not "${values['rate-hz']}"`, { details: { usage: true } });
+      }
+      const [min, max] = [Number(bounds[1]), Number(bounds[2])];
 
       const started = Date.now();
       let windowStart = started;
@@ -133,7 +139,7 @@ export const soakCommand: OperatorCommand = {
         window = { telemetry: 0, dets: 0 };
         windowStart = now;
         const figures = tap.summary().devices[session.deviceId];
-        const sample = await sampleDevice(session, tempFile, `${recordings}/.h265_status`).catch((err: Error) => {
+        const sample = await sampleDevice(session, { file: tempFile }, `${recordings}/.h265_status`).catch((err: Error) => {
           fail(err.message);
           return undefined;
         });

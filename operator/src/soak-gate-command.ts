@@ -7,6 +7,7 @@ import { EXIT_CODES_HELP } from './exit-codes.js';
 import type { OperatorCommand } from './lookout-cli.js';
 import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
 import type { DeviceSession } from './remote/device-session.js';
+import { BusTemperature } from './remote/bus-temperature.js';
 
 const USAGE = 'lookout soak-gate <device> <minutes> [--interval-s 10] [--warn-c <C>] [--min-rate 0.9] [--root <dir>] [--json]';
 const ZONE = '/sys/class/thermal/thermal_zone0/temp';
@@ -28,6 +29,9 @@ Options:
   --min-rate <r>             the least share of the encoder's fps the frame counter must grow by (default 0.9)
   --stall-s <s>              the longest time the frame counter may stand still (default 30)
   --temp-file <path>         the thermal zone on the device (default ${ZONE})
+  --temp-source zone|bus     zone: that file over SSH (default); bus: the die temperature the device reports in
+                             its telemetry and status (a simulated die, a zone the gate cannot read)
+  --mqtt <url>               the broker for --temp-source bus (default $LOOKOUT_MQTT_URL)
   --recordings-dir <path>    where .h265_status lives on the device (default /data/recordings)
   --json                     the verdict and figures as one JSON object
 
@@ -53,13 +57,19 @@ function numberFlag(text: string, flag: string, min: number, max: number): numbe
   return n;
 }
 
-export async function sampleDevice(session: DeviceSession, tempFile: string, statusFile: string): Promise<Sample> {
-  const [tempText, statusText] = await Promise.all([session.readText(tempFile), session.readText(statusFile)]);
-  if (tempText === undefined)
-    throw new LookoutError('soak_gate_failed', `${session.where}: no die temperature at ${tempFile}`, { details: { file: tempFile } });
+/** Where the die temperature comes from: the thermal zone file over SSH, or a reading taken elsewhere (the bus). */
+export type TemperatureSource = { file: string } | { read: () => number };
+
+export async function sampleDevice(session: DeviceSession, temperature: TemperatureSource, statusFile: string): Promise<Sample> {
+  const [tempText, statusText] = await Promise.all([
+    'file' in temperature ? session.readText(temperature.file) : Promise.resolve(''),
+    session.readText(statusFile),
+  ]);
+  const where = 'file' in temperature ? temperature.file : 'the bus';
+  if (tempText === undefined) throw new LookoutError('soak_gate_failed', `${session.where}: no die temperature at ${where}`, { details: { file: where } });
   if (statusText === undefined)
     throw new LookoutError('soak_gate_failed', `${session.where}: no ${statusFile}: the recorder is not running`, { details: { file: statusFile } });
-  const milli = Number(tempText.trim());
+  const milli = 'file' in temperature ? Number(tempText.trim()) : temperature.read() * 1000;
   let encode: { frames?: unknown; fps?: unknown } | undefined;
   try {
     encode = (JSON.parse(statusText) as { encode?: { frames?: unknown; fps?: unknown } }).encode;
@@ -69,7 +79,7 @@ export async function sampleDevice(session: DeviceSession, tempFile: string, sta
   if (!Number.isFinite(milli) || typeof encode?.frames !== 'number' || typeof encode.fps !== 'number') {
     throw new LookoutError(
       'soak_gate_failed',
-      `${session.where}: ${Number.isFinite(milli) ? statusFile : tempFile} cannot be read as a temperature or encoder status`,
+      `${session.where}: ${Number.isFinite(milli) ? statusFile : where} cannot be read as a temperature or encoder status`,
     );
   }
   return { at: Date.now(), celsius: milli / 1000, frames: encode.frames, fps: encode.fps };
@@ -90,6 +100,8 @@ export const soakGateCommand: OperatorCommand = {
         'min-rate': { type: 'string', default: '0.9' },
         'stall-s': { type: 'string', default: '30' },
         'temp-file': { type: 'string', default: ZONE },
+        'temp-source': { type: 'string', default: 'zone' },
+        mqtt: { type: 'string' },
         'recordings-dir': { type: 'string', default: '/data/recordings' },
       },
     });
@@ -101,13 +113,31 @@ export const soakGateCommand: OperatorCommand = {
     const minRate = numberFlag(values['min-rate'], '--min-rate', 0, 10);
     const stallMs = numberFlag(values['stall-s'], '--stall-s', 1, 3600) * 1000;
 
+    if (values['temp-source'] !== 'zone' && values['temp-source'] !== 'bus') {
+      throw new LookoutError('config_invalid', `--temp-source: zone or bus, not "${values['temp-source']}"`, { details: { usage: true } });
+    }
+    const busUrl = values.mqtt ?? process.env.LOOKOUT_MQTT_URL;
+    if (values['temp-source'] === 'bus' && !busUrl) {
+      throw new LookoutError('config_invalid', '--temp-source bus needs the broker: --mqtt <url> (or LOOKOUT_MQTT_URL)', { details: { usage: true } });
+    }
     const session = await openSession(device, values);
+    const busTemperature =
+      values['temp-source'] === 'bus'
+        ? await BusTemperature.open(session.deviceId, busUrl!).catch((err: unknown) => {
+            session.close();
+            throw err;
+          })
+        : undefined;
     try {
       const durable = await session.readText(session.path(DEVICE_PATHS.durableLayerEnv));
       const layerEnv = durable ? parseEnv(durable, DEVICE_PATHS.durableLayerEnv) : {};
       const warnC = numberFlag(values['warn-c'] ?? layerEnv.THERMAL_WARN_C ?? '75', '--warn-c', -40, 200);
       const layer = layerEnv.EDGE_V3_LAYER ?? null;
-      const tempFile = session.path(values['temp-file']);
+      const temperature: TemperatureSource = busTemperature
+        ? { read: () => busTemperature.read(Math.max(10_000, 3 * intervalMs)) }
+        : { file: session.path(values['temp-file']) };
+      // The first bus reading may take a moment after the subscription.
+      if (busTemperature) await waitForReading(() => busTemperature.read(10_000), 10_000);
       const statusFile = `${session.path(values['recordings-dir'])}/.h265_status`;
 
       const samples: Sample[] = [];
@@ -115,7 +145,7 @@ export const soakGateCommand: OperatorCommand = {
       const started = Date.now();
       let lastGrowthAt = started;
       for (;;) {
-        const s = await sampleDevice(session, tempFile, statusFile);
+        const s = await sampleDevice(session, temperature, statusFile);
         const prev = samples.at(-1);
         samples.push(s);
         if (s.celsius >= warnC) failures.push(`die temperature ${s.celsius.toFixed(1)} C at ${new Date(s.at).toISOString()} reached THERMAL_WARN (${warnC} C)`);
@@ -166,7 +196,21 @@ export const soakGateCommand: OperatorCommand = {
       if (!passed) throw new LookoutError('soak_gate_failed', `${session.deviceId}: ${failures.join('; ')}`, { details: { failures, ...figures } });
       return 0;
     } finally {
+      await busTemperature?.close();
       session.close();
     }
   },
 };
+
+async function waitForReading(read: () => number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      read();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(100);
+    }
+  }
+}

@@ -31,6 +31,7 @@ Options:
   --layers <list>            layers or aliases, comma-separated
   --seconds <s>              watched per cell (default 60)
   --warmup-s <s>             after the device is ready, before watching (default 3)
+  --rate-hz <min-max>        telemetry and dets rates accepted from layer1 (default the wire's 3-15)
   --mqtt <url>               the broker the devices and the watch use (default $LOOKOUT_MQTT_URL, else mqtt://127.0.0.1:1883)
   --json                     the cells as one JSON object
 
@@ -153,6 +154,7 @@ export const soakMatrixCommand: OperatorCommand = {
         layers: { type: 'string' },
         seconds: { type: 'string', default: '60' },
         'warmup-s': { type: 'string', default: '3' },
+        'rate-hz': { type: 'string', default: `${WIRE_LIMITS.acceptedRateHz.min}-${WIRE_LIMITS.acceptedRateHz.max}` },
         mqtt: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
@@ -166,6 +168,11 @@ export const soakMatrixCommand: OperatorCommand = {
         details: { usage: true },
       });
     }
+    const bounds = /^(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)$/.exec(values['rate-hz']);
+    if (!bounds || Number(bounds[1]) > Number(bounds[2])) {
+      throw new LookoutError('config_invalid', `--rate-hz: <min>-<max>, e.g. 3-15, not "${values['rate-hz']}"`, { details: { usage: true } });
+    }
+    const [min, max] = [Number(bounds[1]), Number(bounds[2])];
     const mqtt = values.mqtt ?? process.env.LOOKOUT_MQTT_URL ?? 'mqtt://127.0.0.1:1883';
     const bus = await MqttBus.connect({ url: mqtt, clientId: `lookout-matrix-${randomBytes(4).toString('hex')}`, clean: true, connectTimeoutMs: 10_000 });
     const cells: MatrixCell[] = [];
@@ -204,7 +211,6 @@ export const soakMatrixCommand: OperatorCommand = {
           const summary = recorder.summary();
           const figures = whole.summary().devices[deviceId];
           const rate = (suffix: string) => (watched > 0 ? (summary.topics[`${deviceId} ${suffix}`]?.messages ?? 0) / watched : 0);
-          const { min, max } = WIRE_LIMITS.acceptedRateHz;
           const telemetryHz = rate('telemetry');
           // Detection starts at layer1 (layer0 is encode only).
           const detects = layer !== 'layer0';

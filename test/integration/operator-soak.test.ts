@@ -1,5 +1,5 @@
 /**
- * `lookout soak` of a real simulated lookout-edge (camera image, layer2: detector, encoder, recorder)
+ * `lookout soak` (and soak-gate reading the die on the bus) of a real simulated lookout-edge (camera image, layer2: detector, encoder, recorder)
  * whose data root is reached through a real OpenSSH sshd on loopback, its bus through a real
  * mosquitto: the watchers sample rates, thermal, storage and the recorder; --tap records the bus,
  * --visual takes a snapshot from a real chunk. The thermal zone is a file the test sets (a device's
@@ -71,6 +71,8 @@ describe('lookout soak (real sshd, mosquitto and lookout-edge)', () => {
         '--out',
         out,
         '--json',
+        '--rate-hz',
+        '0.1-100',
         ...extra,
       ],
       env,
@@ -96,6 +98,37 @@ describe('lookout soak (real sshd, mosquitto and lookout-edge)', () => {
     assert.equal(shots.length, 1);
     assert.deepEqual([...readFileSync(join(out, 'snapshots', shots[0])).subarray(0, 2)], [0xff, 0xd8]);
     assert.ok(existsSync(join(out, 'verdict.json')));
+  });
+
+  it('soak-gate --temp-source bus takes the die temperature the device reports and passes on a real encoder', async () => {
+    const r = await runLookout(
+      [
+        'soak-gate',
+        `127.0.0.1:${sshd.port}`,
+        '0.05',
+        '--device-id',
+        'cam-soak',
+        '--root',
+        root,
+        '--interval-s',
+        '1',
+        '--temp-source',
+        'bus',
+        '--min-rate',
+        '0.05',
+        '--json',
+      ],
+      env,
+      60_000,
+    );
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}`);
+    const verdict = JSON.parse(r.stdout) as { passed: boolean; max_celsius: number; frames_grown: number };
+    assert.equal(verdict.passed, true);
+    // The simulated die of people-crossing, not the zone file's 51 C. (--min-rate is low: this test is not about speed,
+    // and a loaded test machine encodes below the nominal fps.)
+    assert.notEqual(verdict.max_celsius, 51);
+    assert.ok(verdict.frames_grown > 0);
+    assert.ok(existsSync(join(root, 'data/config/soak_gate_pass.json')));
   });
 
   it('a die at THERMAL_WARN fails the soak with exit 7 and the reason', async () => {

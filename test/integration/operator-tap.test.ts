@@ -40,7 +40,7 @@ describe('lookout tap (real mosquitto and lookout-edge)', () => {
       topics: Record<string, { messages: number; rate_hz: number }>;
       devices: Record<string, { persons_max: number; thermal_state: string | null; layer: string | null }>;
     };
-    assert.ok(summary.topics['cam-tap dets']?.rate_hz > 1, JSON.stringify(summary.topics));
+    assert.ok(summary.topics['cam-tap dets']?.messages > 0 && summary.topics['cam-tap dets'].rate_hz > 0, JSON.stringify(summary.topics));
     assert.ok(summary.topics['cam-tap telemetry']?.messages > 0, JSON.stringify(summary.topics));
     assert.ok(summary.devices['cam-tap'], JSON.stringify(summary.devices));
     const lines = readFileSync(out, 'utf8').trim().split('\n');
