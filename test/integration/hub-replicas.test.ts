@@ -2,7 +2,8 @@
  * Two `lookout-hub` replicas (real processes) on mosquitto (MQTT 5 shared subscriptions) with their
  * state in a real redis-server: both answer the same fleet; one is SIGKILLed while 500
  * simulated devices publish numbered messages and nothing the broker accepted is missing from the
- * shared state; Redis stopped and started again: the replicas say stale, then catch up.
+ * shared state; Redis stopped and started again: the replicas say stale, then catch up; one stopped
+ * with SIGTERM under load: its session is taken over at once.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -274,6 +275,41 @@ describe('hub replicas on mosquitto and redis-server', () => {
     assert.ok(
       ids.every((id) => [...accepted.get(id)!].every((n) => got.get(id)?.has(n))),
       'what was taken during the outage was written to the stream when Redis returned',
+    );
+  });
+
+  it('a replica stopped with SIGTERM under load: the other takes over its session at once, nothing accepted is missing', async () => {
+    const live = replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+    assert.equal(live.length, 2);
+    const [stays, goes] = live;
+    const before = (await api(stays.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions as number;
+    const load = (async () => {
+      for (let round = 0; round < 6; round++) {
+        await Promise.all(ids.map((id) => publishNumbered(id)));
+        await sleep(100);
+      }
+    })();
+    await sleep(150);
+    goes.child.kill('SIGTERM');
+    await new Promise((resolve) => goes.child.once('exit', resolve));
+    await load;
+    await waitFor(
+      'every accepted sequence number in the shared stream',
+      async () => {
+        const got = await streamSeqs();
+        return ids.every((id) => [...accepted.get(id)!].every((n) => got.get(id)?.has(n)));
+      },
+      20_000,
+      250,
+    );
+    const want = lastAccepted();
+    await waitFor('the remaining replica to show each device’s last accepted message', async () => {
+      const seqs = await latestSeqs(stays.url);
+      return ids.every((id) => seqs[id] === want[id]);
+    });
+    await waitFor(
+      'the stopped replica’s session taken over and ended',
+      async () => (await api(stays.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions === before + 1,
     );
   });
 });
