@@ -122,6 +122,10 @@ export function commandTimeoutMs(values: SshValues): number {
 
 /** Opens the SSH session a command works through. */
 export function openSession(device: string, values: SshValues): Promise<DeviceSession> {
+  // The device's root is a path on the device, where no working folder means anything.
+  if (!values.root.startsWith('/')) {
+    throw new LookoutError('config_invalid', `--root is a path on the device and must be absolute, not "${values.root}"`, { details: { usage: true } });
+  }
   const target = resolveTarget(device, values);
   return DeviceSession.open({
     target,
