@@ -198,6 +198,9 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       await state.close?.();
     });
 
+    const shared = options.sharedState ?? (redis ? new RedisSharedState(redis) : new MemorySharedState());
+    if (shared instanceof RedisSharedState) cleanups.push(() => Promise.resolve(shared.close()));
+
     const set = options.plugins ? { plugins: options.plugins, essential: options.essential ?? [] } : await loadHubPluginSet(options.pluginSet);
     const plugins = set.plugins;
     // Plugins that derive per-device credentials (the tool tokens) read the fleet secret as a config key.
@@ -222,7 +225,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         { token: HUB_ROUTES, value: { list: () => routes.list(), errorCodes: () => errorTable(plugins.map((p) => p.name)) } },
         { token: HUB_INFO, value: info },
         { token: HUB_STATE, value: state },
-        { token: HUB_SHARED, value: options.sharedState ?? (redis ? new RedisSharedState(redis) : new MemorySharedState()) },
+        { token: HUB_SHARED, value: shared },
       ],
     });
     cleanups.push(async () => {

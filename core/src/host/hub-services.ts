@@ -120,6 +120,13 @@ export interface HubSharedState {
   /** Every record of a scope. */
   entries<T = unknown>(scope: string): Promise<Map<string, T>>;
   delete(scope: string, key: string): Promise<void>;
+  /**
+   * Hands `value` (JSON, small) to the other replicas' `onBroadcast(channel)` listeners, never to
+   * this hub's own. Best effort, like a log line: a replica that is away or cut off misses it. With
+   * one hub (in memory) nobody else listens.
+   */
+  broadcast(channel: string, value: unknown): void;
+  onBroadcast(channel: string, listener: (value: unknown) => void): () => void;
 }
 
 export const HUB_INFO: ServiceToken<HubInfo> = serviceToken('hub.info');

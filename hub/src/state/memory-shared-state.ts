@@ -54,4 +54,11 @@ export class MemorySharedState implements HubSharedState {
     this.records.get(scope)?.delete(key);
     return Promise.resolve();
   }
+
+  /** One hub: there is no other replica to tell. */
+  broadcast(): void {}
+
+  onBroadcast(): () => void {
+    return () => undefined;
+  }
 }

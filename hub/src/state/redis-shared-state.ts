@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
 import type { HubSharedState } from '../../../core/src/host/hub-services.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import type { RedisConnection } from './redis-connection.js';
@@ -14,6 +16,10 @@ export const SHARED_RECORD_MAX_BYTES = 64 * 1024;
  */
 export class RedisSharedState implements HubSharedState {
   private readonly copies = new Map<string, Map<string, string>>();
+  private readonly listeners = new Map<string, Set<(value: unknown) => void>>();
+  private subscriber: Redis | undefined;
+  /** This process: its own broadcasts come back from Redis and are skipped. */
+  private readonly origin = randomBytes(8).toString('hex');
 
   constructor(private readonly redis: RedisConnection) {}
 
@@ -76,6 +82,56 @@ export class RedisSharedState implements HubSharedState {
     } catch (err) {
       throw new LookoutError('service_unavailable', `shared state unreachable (redis): ${(err as Error).message}`);
     }
+  }
+
+  broadcast(channel: string, value: unknown): void {
+    const json = JSON.stringify({ o: this.origin, v: value });
+    if (Buffer.byteLength(json) > SHARED_RECORD_MAX_BYTES || !this.redis.up) return;
+    this.redis.client.publish(this.redis.key('broadcast', channel), json).catch(() => undefined);
+  }
+
+  onBroadcast(channel: string, listener: (value: unknown) => void): () => void {
+    const key = this.redis.key('broadcast', channel);
+    let set = this.listeners.get(key);
+    if (!set) {
+      this.listeners.set(key, (set = new Set()));
+      // Subscribed on a connection of its own (a subscribed connection takes no other command); ioredis subscribes again after a reconnect.
+      this.subscriber ??= this.openSubscriber();
+      if (this.subscriber.status === 'ready') void this.subscriber.subscribe(key).catch(() => undefined);
+    }
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /** Closes the broadcast connection (the hub's stop). */
+  close(): void {
+    this.subscriber?.disconnect();
+  }
+
+  private openSubscriber(): Redis {
+    const sub = this.redis.duplicate();
+    sub.on('error', () => undefined); // the main connection logs the outage
+    // Commands are refused while it connects (no offline queue): each (re)connection subscribes to every channel listened to.
+    sub.on('ready', () => {
+      if (this.listeners.size > 0) void sub.subscribe(...this.listeners.keys()).catch(() => undefined);
+    });
+    sub.on('message', (key: string, text: string) => {
+      let parsed: { o?: unknown; v?: unknown };
+      try {
+        parsed = JSON.parse(text) as { o?: unknown; v?: unknown };
+      } catch {
+        return;
+      }
+      if (parsed.o === this.origin) return;
+      for (const l of this.listeners.get(key) ?? []) {
+        try {
+          l(parsed.v);
+        } catch {
+          // A listener's failure is its own; the others still hear.
+        }
+      }
+    });
+    return sub;
   }
 
   private copyOf(scope: string): Map<string, string> {

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { DeviceIdSchema, HUB_STATE, definePlugin, queryInteger, queryList, type StateKeeper } from 'lookout/core';
+import { DeviceIdSchema, HUB_SHARED, HUB_STATE, definePlugin, queryInteger, queryList, type StateKeeper } from 'lookout/core';
+import { sharedRing } from './shared-ring.js';
 import { DEFAULT_RING_MAX_BYTES, MemoryDebugRing } from './debug-ring.js';
 import { RING_STATE_KEY, RING_STATE_MAX_BYTES, RING_STATE_MAX_EVENTS, parseRingState } from './ring-state.js';
-import { DEBUG_RING, EVENT_KINDS } from './service.js';
+import { DEBUG_RING, EVENT_KINDS, type DebugRing } from './service.js';
 
 const EventsQuery = z.object({
   kind: queryList(z.enum(EVENT_KINDS)).optional().describe('only these kinds (comma-separated)'),
@@ -50,7 +51,7 @@ export default definePlugin({
       .max(1024 * 1024 * 1024)
       .default(DEFAULT_RING_MAX_BYTES),
   }),
-  optionalRequires: [HUB_STATE],
+  optionalRequires: [HUB_STATE, HUB_SHARED],
   provides: [DEBUG_RING],
   routes: [
     { method: 'GET', path: '/debug/events', summary: 'Debug event ring: ingested messages and hub failures', query: EventsQuery, response: EventsResponse },
@@ -74,7 +75,11 @@ export default definePlugin({
       const keeper = saved;
       ctx.onStop(() => keeper.flush());
     }
-    ctx.services.provide(DEBUG_RING, ring);
+    // Hub replicas: what this hub records itself (a tool call, a failure) is shown by every replica;
+    // what the shared ingest derives is recorded by each already (those records carry their time).
+    const shared = ctx.services.optional(HUB_SHARED);
+    const service: DebugRing = shared ? sharedRing(ring, shared) : ring;
+    ctx.services.provide(DEBUG_RING, service);
     ctx.routes.handle<z.output<typeof EventsQuery>>('GET', '/debug/events', ({ query }) => {
       const sinceMs = query.since === undefined ? undefined : /^\d+$/.test(query.since) ? Number(query.since) : Date.parse(query.since);
       const filter = {
