@@ -24,6 +24,8 @@ export class RedisConnection {
   private upListeners = new Set<() => void>();
   private downSince: number | undefined;
   private everUp = false;
+  private lastError: string | undefined;
+  private closing = false;
 
   constructor(private readonly options: RedisConnectionOptions) {
     this.prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
@@ -35,13 +37,14 @@ export class RedisConnection {
       this.downSince = undefined;
       for (const l of this.upListeners) l();
     });
+    // ioredis reports every failed reconnect as an error: the outage is logged once, when the connection goes.
     this.client.on('error', (err: Error) => {
-      // ioredis reports every failed reconnect: logged once per outage.
-      if (this.downSince === undefined)
-        options.logger.warn({ err: err.message, url: redisUrlForLog(options.url) }, 'redis unreachable: answering from local copies');
+      this.lastError = err.message;
     });
     this.client.on('close', () => {
-      this.downSince ??= Date.now();
+      if (this.downSince !== undefined || this.closing) return;
+      this.downSince = Date.now();
+      options.logger.warn({ url: redisUrlForLog(options.url), err: this.lastError }, 'redis connection lost: answering from local copies until it returns');
     });
   }
 
@@ -91,6 +94,7 @@ export class RedisConnection {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     this.upListeners.clear();
     await this.client.quit().catch(() => this.client.disconnect());
   }
