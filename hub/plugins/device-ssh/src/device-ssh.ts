@@ -1,9 +1,7 @@
-import { LookoutError, isLookoutError } from 'lookout/core';
+import { LookoutError, isLookoutError, describeTarget, type SshTarget, type SshCredentials } from 'lookout/core';
 import { DEFAULT_RECORDINGS_ROOT, type DeviceRegistry, type DeviceSshAddress } from '../../registry/src/service.js';
 import { checkRecordingFileName, checkRecordingsRoot, remotePathIn } from './recording-names.js';
 import type { DeviceSsh, RemoteFile, RemoteListing } from './service.js';
-import { describeTarget, type SshTarget } from './ssh-connect.js';
-import type { SshCredentials } from './ssh-credentials.js';
 import type { SshPool } from './ssh-pool.js';
 import { shellList } from './shell-listing.js';
 import { sftpDownload, sftpList, sftpRead, type OpContext } from './sftp-ops.js';

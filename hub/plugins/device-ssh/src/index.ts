@@ -1,13 +1,10 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { definePlugin } from 'lookout/core';
+import { definePlugin, KnownHosts, connectSsh, SshCredentials } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { HubDeviceSsh } from './device-ssh.js';
-import { KnownHosts } from './known-hosts.js';
 import { DEVICE_SSH } from './service.js';
-import { connectSsh } from './ssh-connect.js';
-import { SshCredentials } from './ssh-credentials.js';
 import { SshPool } from './ssh-pool.js';
 
 /** OpenSSH's default MaxSessions is 10: stay under it. */

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { rename, rm, stat } from 'node:fs/promises';
 import type { Client, SFTPWrapper, Stats } from 'ssh2';
-import { LookoutError } from 'lookout/core';
-import { guarded } from './op-guard.js';
+import { LookoutError, guarded } from 'lookout/core';
 import { isRecordingFileName } from './recording-names.js';
 import type { RemoteFile } from './service.js';
 

@@ -1,6 +1,5 @@
 import type { Client } from 'ssh2';
-import { LookoutError } from 'lookout/core';
-import { guarded } from './op-guard.js';
+import { LookoutError, guarded } from 'lookout/core';
 import { isRecordingFileName } from './recording-names.js';
 import type { RemoteFile } from './service.js';
 import type { OpContext } from './sftp-ops.js';

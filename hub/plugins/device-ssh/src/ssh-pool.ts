@@ -1,7 +1,5 @@
 import type { Client } from 'ssh2';
-import { AdmissionQueue, LookoutError, isLookoutError, type ReleaseSlot } from 'lookout/core';
-import { abortError } from './op-guard.js';
-import { describeTarget, type SshTarget } from './ssh-connect.js';
+import { AdmissionQueue, LookoutError, isLookoutError, type ReleaseSlot, abortError, describeTarget, type SshTarget } from 'lookout/core';
 
 export interface PoolLimits {
   /** Open connections across all devices. */

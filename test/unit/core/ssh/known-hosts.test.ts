@@ -4,17 +4,9 @@ import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import {
-  fingerprintOf,
-  hostKeyOf,
-  KnownHosts,
-  knownHostsLine,
-  knownHostsName,
-  parseKnownHosts,
-  type HostKey,
-} from '../../../../../hub/plugins/device-ssh/src/known-hosts.js';
-import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
-import { generateKeyPair } from '../../../../support/sshd.js';
+import { fingerprintOf, hostKeyOf, KnownHosts, knownHostsLine, knownHostsName, parseKnownHosts, type HostKey } from '../../../../core/src/ssh/known-hosts.js';
+import { scratchDir, type ScratchDir } from '../../../support/scratch-dir.js';
+import { generateKeyPair } from '../../../support/sshd.js';
 
 const run = promisify(execFile);
 

@@ -4,10 +4,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { inspect, promisify } from 'node:util';
-import { LookoutError } from '../../../../../core/src/index.js';
-import { SshCredentials } from '../../../../../hub/plugins/device-ssh/src/ssh-credentials.js';
-import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
-import { generateKeyPair } from '../../../../support/sshd.js';
+import { LookoutError } from '../../../../core/src/index.js';
+import { SshCredentials } from '../../../../core/src/ssh/ssh-credentials.js';
+import { scratchDir, type ScratchDir } from '../../../support/scratch-dir.js';
+import { generateKeyPair } from '../../../support/sshd.js';
 
 const run = promisify(execFile);
 
