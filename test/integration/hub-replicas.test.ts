@@ -15,6 +15,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { MqttClient } from 'mqtt';
 import { packageRoot } from '../../core/src/paths/package-root.js';
+import { DEFAULT_INGEST_CONNECTIONS } from '../../hub/src/state/ingest-relay.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { api, endClient, mqttClient, msg, publish, sleep, TEST_FLEET_SECRET, waitFor } from './hub-helpers.js';
@@ -228,7 +229,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
     );
     await waitFor(
       'the survivor to have ended the adopted session',
-      async () => (await api(b.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions === 1,
+      async () => (await api(b.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions === DEFAULT_INGEST_CONNECTIONS,
     );
     // Restarted as a supervisor would: it joins the group again with a new session and catches up from the stream.
     const a2 = await startReplica('a-restarted', a.dataDir);
@@ -309,7 +310,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
     });
     await waitFor(
       'the stopped replica’s session taken over and ended',
-      async () => (await api(stays.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions === before + 1,
+      async () => (await api(stays.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions === before + DEFAULT_INGEST_CONNECTIONS,
     );
   });
 });

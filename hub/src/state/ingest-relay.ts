@@ -12,6 +12,8 @@ export const DEFAULT_INGEST_GROUP = 'lookout-hub';
 export const DEFAULT_STREAM_RETENTION_MS = 15 * 60_000;
 /** Messages taken while Redis is down, applied here at once and written to the stream when it returns. */
 export const DEFAULT_MAX_PENDING = 200_000;
+/** Broker connections per replica taking the shared ingest side by side. */
+export const DEFAULT_INGEST_CONNECTIONS = 4;
 
 /** Topics whose retained message a fresh hub must see (shared subscriptions never carry retained messages). */
 const RETAINED_FILTERS = new Set(['devices/+/status', 'devices/+/hello']);
@@ -27,12 +29,14 @@ export interface IngestRelayOptions {
   mqttUrl: string;
   username?: string;
   password?: string;
-  /** Stable across restarts: the broker keeps this replica's session (and what it had not acknowledged) for it. */
+  /** Stable across restarts: the broker keeps this replica's sessions (`<clientId>-<n>`, and what they had not acknowledged) for it. */
   clientId: string;
   group?: string;
   logger: Logger;
   retentionMs?: number;
   maxPending?: number;
+  /** Broker connections taking messages side by side (each one at a time). Default 4. */
+  connections?: number;
   /** How long the broker keeps a replica's session while it is gone. Default one hour. */
   sessionExpirySec?: number;
 }
@@ -55,6 +59,11 @@ export interface RelayStatus {
   applied: number;
   /** Broker sessions of stopped replicas this one took over and ended (SessionAdoption). */
   adopted_sessions: number;
+}
+
+interface Lane {
+  client: MqttClient;
+  adoption: SessionAdoption;
 }
 
 interface Pending {
@@ -81,8 +90,8 @@ export class IngestRelay {
   private readonly subscribed = new Set<string>();
   private readonly pending: Pending[] = [];
   private pendingDropped = 0;
-  private mqttClient: MqttClient | undefined;
-  private adoption: SessionAdoption | undefined;
+  private connecting: Promise<Lane[]> | undefined;
+  private connected_: Lane[] | undefined;
   private reader: Redis | undefined;
   private cursor = '0-0';
   private closed = false;
@@ -111,7 +120,7 @@ export class IngestRelay {
   }
 
   get connected(): boolean {
-    return this.mqttClient?.connected === true;
+    return this.connected_ !== undefined && this.connected_.every((l) => l.client.connected);
   }
 
   status(): RelayStatus {
@@ -130,7 +139,7 @@ export class IngestRelay {
       cursor: this.cursor,
       relayed: this.relayed,
       applied: this.applied,
-      adopted_sessions: this.adoption?.adopted ?? 0,
+      adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),
     };
   }
 
@@ -138,13 +147,15 @@ export class IngestRelay {
   async subscribe(filter: string, handler: MessageHandler): Promise<() => Promise<void>> {
     const entry = { filter, handler };
     this.handlers.push(entry);
-    const client = await this.client();
+    const lanes = await this.lanes();
     if (!this.subscribed.has(filter)) {
       this.subscribed.add(filter);
-      await client.subscribeAsync(`$share/${this.group}/${filter}`, { qos: 1, properties: { subscriptionIdentifier: SHARED_SUB_ID } });
+      for (const lane of lanes) {
+        await lane.client.subscribeAsync(`$share/${this.group}/${filter}`, { qos: 1, properties: { subscriptionIdentifier: SHARED_SUB_ID } });
+      }
       if (RETAINED_FILTERS.has(filter)) {
         // Only the retained messages sent at subscribe are taken from this one; its live copies are the shared group's.
-        await client.subscribeAsync(filter, { qos: 1, rh: 0, properties: { subscriptionIdentifier: RETAINED_SUB_ID } });
+        await lanes[0].client.subscribeAsync(filter, { qos: 1, rh: 0, properties: { subscriptionIdentifier: RETAINED_SUB_ID } });
       }
     }
     this.reading ??= this.readLoop();
@@ -157,20 +168,36 @@ export class IngestRelay {
 
   async close(): Promise<void> {
     this.closed = true;
-    // The session first: what it had not acknowledged stays in it for the replica that takes it over,
-    // which it may do at once: the heartbeat goes next.
-    await this.mqttClient?.endAsync().catch(() => undefined);
-    await this.adoption?.close(true);
+    const lanes = this.connected_ ?? [];
+    // The sessions first: what they had not acknowledged stays in them for the replica that takes
+    // them over, which it may do at once: the heartbeats go next.
+    await Promise.all(lanes.map((l) => l.client.endAsync().catch(() => undefined)));
+    await Promise.all(lanes.map((l) => l.adoption.close(true)));
     this.reader?.disconnect();
     await this.reading?.catch(() => undefined);
   }
 
-  private async client(): Promise<MqttClient> {
-    if (this.mqttClient) return this.mqttClient;
+  /**
+   * The broker connections of this replica, each a member of the shared group with a session of
+   * its own (`<client id>-<n>`). MQTT.js takes one message at a time per connection and the
+   * acknowledgement waits for the stream, so one connection is bound by the Redis round trip:
+   * several take messages side by side.
+   */
+  private lanes(): Promise<Lane[]> {
+    this.connecting ??= (async () => {
+      const count = Math.max(1, this.options.connections ?? DEFAULT_INGEST_CONNECTIONS);
+      const lanes = await Promise.all(Array.from({ length: count }, (_, i) => this.lane(`${this.options.clientId}-${i}`)));
+      this.connected_ = lanes;
+      return lanes;
+    })();
+    return this.connecting;
+  }
+
+  private async lane(clientId: string): Promise<Lane> {
     const o = this.options;
     const client = mqtt.connect(o.mqttUrl, {
       protocolVersion: 5,
-      clientId: o.clientId,
+      clientId,
       clean: false,
       properties: { sessionExpiryInterval: o.sessionExpirySec ?? 3600, receiveMaximum: 1000 },
       reconnectPeriod: 500,
@@ -187,8 +214,7 @@ export class IngestRelay {
           done();
         });
     };
-    client.on('error', (err) => o.logger.warn({ err: err.message }, 'ingest relay: mqtt error'));
-    this.mqttClient = client;
+    client.on('error', (err) => o.logger.warn({ err: err.message, clientId }, 'ingest relay: mqtt error'));
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the ingest relay could not connect to the broker within 10 s`)), 10_000);
       client.once('connect', () => {
@@ -196,16 +222,16 @@ export class IngestRelay {
         resolve();
       });
     });
-    this.adoption = new SessionAdoption({
+    const adoption = new SessionAdoption({
       redis: o.redis,
-      clientId: o.clientId,
+      clientId,
       replicaId: this.replicaId,
       mqttUrl: o.mqttUrl,
       logger: o.logger,
       take: (packet) => this.take(packet),
     });
-    this.adoption.start();
-    return client;
+    adoption.start();
+    return { client, adoption };
   }
 
   private async take(packet: IPublishPacket): Promise<void> {

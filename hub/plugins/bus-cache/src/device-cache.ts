@@ -27,17 +27,18 @@ export class DeviceCache implements DeviceSnapshot {
   ) {}
 
   /**
-   * Stores the message as the latest of its topic; returns the one it replaces. A message received
-   * before the one held (hub replicas: one a replica took while Redis was down reaches the others
-   * after newer ones) is counted but does not replace it, so every replica ends on the same latest
-   * whatever order it applied them in; `wasOlder` then says so.
+   * Stores the message as the latest of its topic; returns the one it replaces. A message older
+   * than the one held (isOlder: hub replicas take a device's messages side by side, and one a
+   * replica took while Redis was down, or had not acknowledged when it stopped, arrives after newer
+   * ones) is counted but does not replace it, so every replica ends on the same latest whatever
+   * order it applied them in; `wasOlder` then says so.
    */
   store(suffix: string, message: Record<string, unknown>, receivedAt: number, retain: boolean, sentAt: number): Record<string, unknown> | undefined {
     const current = this.latest.get(suffix);
     const previous = current?.message;
     this.wasOlder = false;
     this.version++;
-    if (current && receivedAt < current.receivedAt) {
+    if (current && isOlder(message, receivedAt, current)) {
       if (!isRedelivery(current.message, message)) current.count++;
       if (sentAt > this.newestAt) this.newestAt = sentAt;
       this.wasOlder = true;
@@ -105,6 +106,22 @@ export function countInvalid(map: Map<string, InvalidStats>, suffix: string, rea
     // A flood of made-up suffixes stays bounded per device.
     if (map.size < 64) map.set(suffix, fresh);
   }
+}
+
+/** How far back a device's own stamp may go and still be taken for a late arrival rather than a reset clock. */
+const REORDER_WINDOW_MS = 5 * 60_000;
+
+/**
+ * Whether `message` is older than the one held: by the device's own stamps when both have one and
+ * they are within the reorder window (a message a stopped hub replica had not acknowledged comes
+ * back late, after newer ones taken by another; a clock that jumped back further is a reset, and
+ * what it says is new), else by when the hub received them.
+ */
+function isOlder(message: Record<string, unknown>, receivedAt: number, current: { message: Record<string, unknown>; receivedAt: number }): boolean {
+  const stamped = typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
+  const held = typeof current.message.timestamp === 'string' ? Date.parse(current.message.timestamp) : NaN;
+  if (Number.isFinite(stamped) && Number.isFinite(held)) return stamped < held && held - stamped <= REORDER_WINDOW_MS;
+  return receivedAt < current.receivedAt;
 }
 
 /** Devices stamp each message to the millisecond: equal stamps are compared in full (rare, so cheap). */

@@ -4,11 +4,12 @@ import { DeviceCache } from '../../../../../hub/plugins/bus-cache/src/device-cac
 
 const limits = { maxTopics: 8, maxAlerts: 3, maxChunks: 5 };
 const iso = (ms: number) => new Date(ms).toISOString();
+const T0 = Date.parse('2026-11-24T10:00:00.000Z');
 
 /** Hub replicas may apply one device's messages in different orders (one taken while Redis was down arrives late). */
 describe('DeviceCache: the same state whatever order messages are applied in', () => {
   it('the message received last stays the latest; an older one is counted, not stored', () => {
-    const t0 = Date.parse('2026-11-24T10:00:00.000Z');
+    const t0 = T0;
     const inOrder = new DeviceCache('cam-1', limits);
     const late = new DeviceCache('cam-1', limits);
     const m1 = { timestamp: iso(t0), seq: 1 };
@@ -23,6 +24,20 @@ describe('DeviceCache: the same state whatever order messages are applied in', (
       assert.deepEqual(d.latest.get('telemetry'), { message: m2, receivedAt: t0 + 100, retain: false, count: 2 });
       assert.equal(d.newestAt, t0 + 100);
     }
+  });
+
+  it('by the device’s own stamps: a late arrival received after a newer one stays behind it; a clock reset is new', () => {
+    const d = new DeviceCache('cam-1', limits);
+    const newer = { timestamp: iso(T0 + 1_000), seq: 2 };
+    const late = { timestamp: iso(T0), seq: 1 };
+    d.store('telemetry', newer, T0 + 1_000, false, T0 + 1_000);
+    d.store('telemetry', late, T0 + 5_000, false, T0 + 5_000);
+    assert.equal(d.wasOlder, true, 'taken later by another replica, but older');
+    assert.equal(d.latest.get('telemetry')?.message, newer);
+    const rebooted = { timestamp: '1970-01-01T00:00:05.000Z', seq: 3 };
+    d.store('telemetry', rebooted, T0 + 6_000, false, T0 + 6_000);
+    assert.equal(d.wasOlder, false, 'a stamp far behind is a clock that was reset, not a late message');
+    assert.equal(d.latest.get('telemetry')?.message, rebooted);
   });
 
   it('alerts are listed newest first by receipt, whichever was added first', () => {
