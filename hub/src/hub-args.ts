@@ -9,9 +9,9 @@ tool forwarding to devices, the debug ring and fleet health.
 
   --port <n>               HTTP port (default 8788; 0 picks a free one)
   --host <addr>            listen address (default 127.0.0.1; 0.0.0.0 with --token)
-  --mqtt <url>             external broker, e.g. mqtt://user:pass@broker:1883
+  --mqtt <url>             external broker, e.g. mqtt://user:pass@broker:1883, or LOOKOUT_HUB_MQTT
                            (default: the embedded broker)
-  --state <url>            redis://[user:pass@]host:port[/db]: hub state and shared state in Redis.
+  --state <url>            redis://[user:pass@]host:port[/db] (or LOOKOUT_HUB_STATE): hub state and shared state in Redis.
                            With --mqtt (an MQTT 5 broker) the hub runs as one of several replicas
                            sharing the device ingest (default: files under --data-dir, one hub)
   --state-prefix <p>       prefix of the Redis keys, one per fleet (default lookout:)
@@ -85,13 +85,16 @@ export function usageError(message: string): LookoutError {
 /** Parses `lookout-hub` flags; a mistake is a usage error naming the flag. */
 export function parseHubArgs(argv: string[], env: Record<string, string | undefined> = {}): HubArgs {
   let values: {
-    [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+    -readonly [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
   };
   try {
     ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }) as { values: typeof values });
   } catch (err) {
     throw usageError((err as Error).message);
   }
+  // URLs that carry a password may come from the environment instead, out of the process list.
+  values.mqtt ??= env.LOOKOUT_HUB_MQTT || undefined;
+  values.state ??= env.LOOKOUT_HUB_STATE || undefined;
   const int = (flag: keyof typeof OPTIONS, min: number, max: number): number | undefined => {
     const raw = values[flag] as string | undefined;
     if (raw === undefined) return undefined;

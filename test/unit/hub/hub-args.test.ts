@@ -88,6 +88,16 @@ describe('lookout-hub flags', () => {
     assert.equal(replica.mqttGroup, 'hubs.eu');
     assert.equal(parseHubArgs(['--state', 'rediss://r:6380']).options.stateUrl, 'rediss://r:6380', 'Redis state beside the embedded broker');
     assert.equal(parseHubArgs([]).options.stateUrl, undefined, 'the default keeps its state in files');
+    const fromEnv = parseHubArgs([], { LOOKOUT_HUB_MQTT: 'mqtt://hub:pw@b:1883', LOOKOUT_HUB_STATE: 'redis://:pw@r:6379' }).options;
+    assert.equal(fromEnv.mqttUrl, 'mqtt://hub:pw@b:1883', 'a URL with a password may stay out of the process list');
+    assert.equal(fromEnv.stateUrl, 'redis://:pw@r:6379');
+    assert.equal(
+      parseHubArgs(['--state', 'redis://flag:6379'], { LOOKOUT_HUB_STATE: 'redis://env:6379' }).options.stateUrl,
+      'redis://flag:6379',
+      'the flag wins',
+    );
+    assert.throws(() => parseHubArgs(['--broker-port', '1'], { LOOKOUT_HUB_MQTT: 'mqtt://b' }), usage);
+    assert.throws(() => parseHubArgs([], { LOOKOUT_HUB_STATE: 'http://r' }), usage);
     assert.throws(() => parseHubArgs(['--state', 'http://r:6379']), usage);
     assert.throws(() => parseHubArgs(['--state', 'redis://r', '--state-prefix', 'a b']), usage);
     assert.throws(() => parseHubArgs(['--mqtt', 'mqtt://b', '--state', 'redis://r', '--mqtt-group', 'a/#']), usage);
