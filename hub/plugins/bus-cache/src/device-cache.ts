@@ -5,6 +5,8 @@ interface Latest {
   receivedAt: number;
   retain: boolean;
   count: number;
+  /** The message's own stamp (epoch ms, NaN without one), parsed once: each new message is compared with it. */
+  stamp?: number;
 }
 
 /** Per device: the latest valid message per topic, invalid counts per topic, chunks and alerts. */
@@ -38,7 +40,8 @@ export class DeviceCache implements DeviceSnapshot {
     const previous = current?.message;
     this.wasOlder = false;
     this.version++;
-    if (current && isOlder(message, receivedAt, current)) {
+    const stamp = stampOf(message);
+    if (current && isOlder(stamp, receivedAt, current)) {
       if (!isRedelivery(current.message, message)) current.count++;
       if (sentAt > this.newestAt) this.newestAt = sentAt;
       this.wasOlder = true;
@@ -49,11 +52,12 @@ export class DeviceCache implements DeviceSnapshot {
     if (current && previous && isRedelivery(previous, message)) return previous;
     if (current) {
       current.message = message;
+      current.stamp = stamp;
       current.receivedAt = receivedAt;
       current.retain = retain;
       current.count++;
     } else if (this.latest.size < this.limits.maxTopics || !suffix.startsWith('events/')) {
-      this.latest.set(suffix, { message, receivedAt, retain, count: 1 });
+      this.latest.set(suffix, { message, receivedAt, retain, count: 1, stamp });
     }
     if (sentAt > this.newestAt) this.newestAt = sentAt;
     return previous;
@@ -117,11 +121,14 @@ const REORDER_WINDOW_MS = 5 * 60_000;
  * back late, after newer ones taken by another; a clock that jumped back further is a reset, and
  * what it says is new), else by when the hub received them.
  */
-function isOlder(message: Record<string, unknown>, receivedAt: number, current: { message: Record<string, unknown>; receivedAt: number }): boolean {
-  const stamped = typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
-  const held = typeof current.message.timestamp === 'string' ? Date.parse(current.message.timestamp) : NaN;
+function isOlder(stamped: number, receivedAt: number, current: Latest): boolean {
+  const held = (current.stamp ??= stampOf(current.message));
   if (Number.isFinite(stamped) && Number.isFinite(held)) return stamped < held && held - stamped <= REORDER_WINDOW_MS;
   return receivedAt < current.receivedAt;
+}
+
+function stampOf(message: Record<string, unknown>): number {
+  return typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
 }
 
 /** Devices stamp each message to the millisecond: equal stamps are compared in full (rare, so cheap). */
