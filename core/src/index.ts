@@ -54,6 +54,8 @@ export {
   HUB_ROUTES,
   HUB_STATE,
   HUB_SHARED,
+  STATE_JSON,
+  type SharedStateStatus,
   type HubSharedState,
   type HubInfo,
   type HubMetricsPort,

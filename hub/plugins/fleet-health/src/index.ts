@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DeviceIdSchema, definePlugin, setOwn } from 'lookout/core';
+import { DeviceIdSchema, HUB_INFO, definePlugin, setOwn } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { READINESS_GRADES, type ReadinessSnapshot } from '../../readiness/src/service.js';
@@ -65,6 +65,9 @@ const FleetHealthResponse = z.object({
     readiness: z.record(z.string(), z.number().int()),
   }),
   devices: z.record(z.string(), DeviceHealthSchema),
+  state: z
+    .object({ backend: z.enum(['memory', 'redis']), replica: z.boolean(), stale: z.boolean(), stale_since: z.string().nullable() })
+    .describe('where the state hub replicas share lives; stale while this replica answers from its local copy (Redis unreachable)'),
   stale_sec: z.number().int(),
   generated_at: z.string(),
 });
@@ -76,7 +79,7 @@ export default definePlugin({
   core: '^1',
   description: 'Recorder, storage and readiness health per device and for the fleet (GET /fleet/health)',
   requires: [BUS_CACHE, DEVICE_REGISTRY],
-  optionalRequires: [READINESS_GRADES],
+  optionalRequires: [READINESS_GRADES, HUB_INFO],
   routes: [
     {
       method: 'GET',
@@ -104,7 +107,19 @@ export default definePlugin({
         });
       const devices: Record<string, FleetDeviceView> = {};
       for (const v of views) setOwn(devices, v.device_id, v);
-      return { fleet: summarise(views), devices, stale_sec: cache.staleSec, generated_at: new Date(now).toISOString() };
+      const { backend, replica, stale, stale_since } = ctx.services.optional(HUB_INFO)?.sharedState?.() ?? {
+        backend: 'memory' as const,
+        replica: false,
+        stale: false,
+        stale_since: null,
+      };
+      return {
+        fleet: summarise(views),
+        devices,
+        state: { backend, replica, stale, stale_since },
+        stale_sec: cache.staleSec,
+        generated_at: new Date(now).toISOString(),
+      };
     });
   },
 });
