@@ -85,7 +85,11 @@ export function usageError(message: string): LookoutError {
 /** Parses `lookout-hub` flags; a mistake is a usage error naming the flag. */
 export function parseHubArgs(argv: string[], env: Record<string, string | undefined> = {}): HubArgs {
   let values: {
-    -readonly [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string;
+    -readonly [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true }
+      ? string[]
+      : (typeof OPTIONS)[K]['type'] extends 'boolean'
+        ? boolean
+        : string;
   };
   try {
     ({ values } = parseArgs({ args: argv, options: OPTIONS, strict: true, allowPositionals: false }) as { values: typeof values });

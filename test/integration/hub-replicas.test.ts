@@ -253,6 +253,11 @@ describe('hub replicas on mosquitto and redis-server', () => {
       const states = await Promise.all(live.map((r) => api(r.url, '/fleet/mqtt/config')));
       return states.every((s) => s.body.state.stale === true && s.body.state.stale_since !== null);
     });
+    for (const r of live) {
+      const health = await api(r.url, '/fleet/health');
+      assert.equal(health.body.state.stale, true, '/fleet/health says the replica answers from its local copy');
+      assert.equal(health.body.state.backend, 'redis');
+    }
     for (let round = 0; round < 3; round++) await Promise.all(ids.map((id) => publishNumbered(id)));
     for (const r of live) {
       const answer = await api(r.url, '/fleet/mqtt/latest');
