@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { freePort } from './free-port.js';
+import { acceptsTcp, terminate } from './server-process.js';
 
 /**
  * A real mosquitto for integration tests and benches: its own temp dir and config, a free port on
@@ -134,7 +134,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     // Both: our process says it runs (the port could answer for another process) and the port accepts.
     const saysRunning = (): boolean => saidRunning;
     for (;;) {
-      const outcome = await Promise.race([exited.then(() => 'exited' as const), accepts(port).then((ok) => (ok ? 'up' : 'down'))]);
+      const outcome = await Promise.race([exited.then(() => 'exited' as const), acceptsTcp(HOST, port).then((ok) => (ok ? 'up' : 'down'))]);
       if (outcome === 'up' && saysRunning()) return;
       if (outcome === 'exited') throw new Error(`mosquitto exited on start (port ${port}):\n${logLines.slice(-20).join('\n')}`);
       if (Date.now() > deadline) {
@@ -192,32 +192,6 @@ function passwordHash(password: string): string {
   const salt = randomBytes(12);
   const hash = createHash('sha512').update(password).update(salt).digest();
   return `$6$${salt.toString('base64')}$${hash.toString('base64')}`;
-}
-
-function terminate(proc: ChildProcess, timeoutMs: number): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-    proc.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    proc.kill('SIGTERM');
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: HOST, port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => {
-      socket.destroy();
-      resolve(false);
-    });
-  });
 }
 
 function sleep(ms: number): Promise<void> {

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
+import { acceptsTcp, terminate } from './server-process.js';
 
 /**
  * A real redis-server for tests and benches: its own temp dir and config, a free port on
@@ -86,7 +86,7 @@ export async function startRedis(options: { persistence?: boolean; startTimeoutM
     proc.once('exit', () => running.delete(proc));
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const outcome = await Promise.race([exited, accepts(port).then((ok) => (ok ? 'up' : 'down'))]);
+      const outcome = await Promise.race([exited, acceptsTcp(HOST, port).then((ok) => (ok ? 'up' : 'down'))]);
       if (outcome === 'up') return;
       if (outcome === 'exited') throw new Error(`redis-server exited on start (port ${port}):\n${logLines.slice(-20).join('\n')}`);
       if (Date.now() > deadline) {
@@ -142,27 +142,4 @@ export async function startRedis(options: { persistence?: boolean; startTimeoutM
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function terminate(proc: ChildProcess, timeoutMs: number): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-    proc.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    proc.kill('SIGTERM');
-  });
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host: HOST, port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

@@ -4,6 +4,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
+import { terminate } from './server-process.js';
 
 /**
  * A real OpenSSH server for integration tests: `/usr/sbin/sshd -D -e -f <its own config>` on a free
@@ -145,16 +146,4 @@ function handle(proc: ChildProcess, port: number, user: string, dir: string, hos
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function terminate(proc: ChildProcess, timeoutMs: number): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-    proc.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    proc.kill('SIGTERM');
-  });
 }
