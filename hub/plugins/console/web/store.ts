@@ -1,24 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ConnectionState } from './events.js';
+import type { DeviceCard as HubDeviceCard } from '../../fleet-events/src/service.js';
 
-export interface DeviceCard {
-  device_id: string;
-  presence: 'online' | 'offline' | 'stale';
-  online: boolean;
-  offline_since: string | null;
-  last_seen_at: string | null;
-  age_s: number;
-  role: string | null;
-  layer: string | null;
-  image: string | null;
-  labels: string[];
-  thermal_state: string | null;
-  die_temp_c: number | null;
-  camera_fps: number | null;
-  detection_fps: number | null;
-  detection: string | null;
-  person_count: number | null;
-  storage_health: string | null;
+/** The card the hub sends (fleet-events), with when the page got it. */
+export interface DeviceCard extends Omit<HubDeviceCard, 'plugins'> {
   plugins: { name: string; state: string; code?: string | null; message?: string | null }[] | null;
   /** When the page got this card (its age ticks on from there). */
   received_at: number;
