@@ -9,19 +9,22 @@ export interface SelfSignedCertificate {
   fingerprint: string;
 }
 
+/** What a self-signed certificate names and how long it lasts. */
+export interface SelfSignedRequest {
+  commonName: string;
+  dnsNames?: string[];
+  ips?: string[];
+  days?: number;
+  now?: Date;
+}
+
 /**
  * A self-signed certificate on a fresh P-256 key, for a device that was not provisioned by the
  * fleet CA (development): its own CA (CA:TRUE, pathlen 0), so that a peer can pin it as a trust
  * anchor; SAN = the DNS names that are valid ones and the IP addresses. Load it through
  * `createSelfSignedCertificate` (self-signed-lazy.ts), which imports @peculiar/x509 only when called.
  */
-export async function selfSignedCertificate(options: {
-  commonName: string;
-  dnsNames?: string[];
-  ips?: string[];
-  days?: number;
-  now?: Date;
-}): Promise<SelfSignedCertificate> {
+export async function selfSignedCertificate(options: SelfSignedRequest): Promise<SelfSignedCertificate> {
   const name = subjectName(options.commonName, 'Lookout device');
   const names = altNames(options.dnsNames, options.ips);
   const keys = await generateP256();
