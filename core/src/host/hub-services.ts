@@ -103,6 +103,17 @@ export interface HubStateStore {
 }
 
 /**
+ * What `HubSharedState.claimOnce` did:
+ * - `claimed`: this call made the claim (the first while any claim of the key lives);
+ * - `already_claimed`: an earlier claim of the key lives (an A2A nonce seen before: a replay);
+ * - `full` / `unavailable`: no claim could be made, and nothing is known of the key: the in-process
+ *   store holds as many live claims as it may, or the store (Redis) cannot be reached. The caller
+ *   fails closed (a refused request is retried later, a replay let through is not undone) and says
+ *   so as a temporary refusal, never as "seen before".
+ */
+export type ClaimOutcome = 'claimed' | 'already_claimed' | 'full' | 'unavailable';
+
+/**
  * State every hub replica must see alike (DESIGN.md "Hub state behind one interface"): claims that
  * succeed once fleet-wide (the A2A nonce cache) and small JSON records by scope (readiness grades,
  * device presence). In this process by default; scale-out adds a Redis implementation with the same
@@ -110,11 +121,10 @@ export interface HubStateStore {
  */
 export interface HubSharedState {
   /**
-   * True the first time `key` is claimed in `scope` while that claim lives (`ttlMs`); false while an
-   * earlier claim of it lives. When the store holds as many live claims as it may, it fails closed
-   * (false): a refused request is retried with a new nonce, a replay let through is not undone.
+   * Claims `key` in `scope` for `ttlMs`, once fleet-wide. Never rejects; its answer says which of
+   * three things happened, since a caller must tell "seen before" from "could not look": see ClaimOutcome.
    */
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean>;
+  claimOnce(scope: string, key: string, ttlMs: number): Promise<ClaimOutcome>;
   put(scope: string, key: string, value: unknown): Promise<void>;
   get<T = unknown>(scope: string, key: string): Promise<T | undefined>;
   /** Every record of a scope. */

@@ -1,4 +1,4 @@
-import type { HubSharedState } from '../../../core/src/host/hub-services.js';
+import type { ClaimOutcome, HubSharedState } from '../../../core/src/host/hub-services.js';
 
 /** Live claims one scope may hold; at A2A's 300 s window this is about 300 signed requests a second. */
 const DEFAULT_MAX_CLAIMS = 100_000;
@@ -13,23 +13,23 @@ export class MemorySharedState implements HubSharedState {
 
   constructor(private readonly options: { maxClaims?: number; now?: () => number } = {}) {}
 
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
+  claimOnce(scope: string, key: string, ttlMs: number): Promise<ClaimOutcome> {
     const now = this.options.now?.() ?? Date.now();
     let live = this.claims.get(scope);
     if (!live) this.claims.set(scope, (live = new Map<string, number>()));
     const until = live.get(key);
-    if (until !== undefined && until > now) return Promise.resolve(false);
+    if (until !== undefined && until > now) return Promise.resolve('already_claimed');
     if (live.size >= (this.options.maxClaims ?? DEFAULT_MAX_CLAIMS)) {
       // Claims are inserted in time order with one ttl per scope in practice: expired ones are at the front.
       for (const [k, t] of live) {
         if (t > now) break;
         live.delete(k);
       }
-      if (live.size >= (this.options.maxClaims ?? DEFAULT_MAX_CLAIMS)) return Promise.resolve(false);
+      if (live.size >= (this.options.maxClaims ?? DEFAULT_MAX_CLAIMS)) return Promise.resolve('full');
     }
     live.delete(key);
     live.set(key, now + ttlMs);
-    return Promise.resolve(true);
+    return Promise.resolve('claimed');
   }
 
   put(scope: string, key: string, value: unknown): Promise<void> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { HubSharedState } from '../../../core/src/host/hub-services.js';
+import type { ClaimOutcome, HubSharedState } from '../../../core/src/host/hub-services.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import type { RedisConnection } from './redis-connection.js';
 
@@ -10,8 +10,8 @@ export const SHARED_RECORD_MAX_BYTES = 64 * 1024;
 /**
  * HubSharedState in Redis, the meaning of MemorySharedState across replicas: `claimOnce` is
  * `SET key 1 NX PX ttl` (the first replica wins, the claim expires by itself), a scope is a hash.
- * While Redis is down a claim fails closed (false: a refused request is retried, a replay let
- * through is not undone), a write is refused with `unavailable`, and reads answer from the records
+ * While Redis is down a claim fails closed (`unavailable`: a refused request is retried, a replay
+ * let through is not undone), a write is refused with `service_unavailable`, and reads answer from the records
  * this replica read or wrote last (a local copy; stale until Redis returns).
  */
 export class RedisSharedState implements HubSharedState {
@@ -23,13 +23,14 @@ export class RedisSharedState implements HubSharedState {
 
   constructor(private readonly redis: RedisConnection) {}
 
-  async claimOnce(scope: string, key: string, ttlMs: number): Promise<boolean> {
-    if (!this.redis.up) return false;
+  async claimOnce(scope: string, key: string, ttlMs: number): Promise<ClaimOutcome> {
+    if (!this.redis.up) return 'unavailable';
     try {
       const done = await this.redis.client.set(this.redis.key('claim', scope, key), '1', 'PX', Math.max(1, Math.round(ttlMs)), 'NX');
-      return done === 'OK';
+      return done === 'OK' ? 'claimed' : 'already_claimed';
     } catch {
-      return false;
+      // Whether the SET reached Redis is unknown: if it did, the key is claimed, and a retry is a new nonce anyway.
+      return 'unavailable';
     }
   }
 

@@ -11,6 +11,12 @@ export const A2A_ERRORS = [
   { code: 'signature_stale', status: 401, description: 'the timestamp is more than 300 s from the hub’s clock' },
   { code: 'signature_replayed', status: 401, description: 'the nonce was used already (within 600 s); sign again with a new nonce' },
   { code: 'signature_invalid', status: 401, description: 'the HMAC does not match the request (wrong key, or the request changed after signing)' },
+  {
+    code: 'busy',
+    status: 503,
+    description:
+      'the hub could not record the nonce, so it did not run the request: its nonce cache is full, or its shared state (Redis) is unreachable (details.reason); retry after Retry-After seconds with a new signature',
+  },
   { code: 'no_key', status: 503, description: 'the hub has no A2A key: neither A2A_HMAC_KEY nor the fleet secret is set' },
   {
     code: 'no_client_certificate',

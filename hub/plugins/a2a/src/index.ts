@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { definePlugin, HUB_SHARED, hubTlsPaths, PeerHelloAckSchema, type RouteRequest } from 'lookout/core';
+import { definePlugin, HUB_SHARED, hubTlsPaths, isLookoutError, PeerHelloAckSchema, type RouteRequest } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { A2A_ERRORS, a2aError } from './a2a-errors.js';
 import { a2aKey } from './a2a-key.js';
+import { busyReply } from './busy-reply.js';
 import { HubClientMaterial } from './client-material.js';
 import { HubPeerQueries } from './peer-queries.js';
 import { A2A_PEERS } from './service.js';
@@ -30,8 +31,9 @@ const QueryResponse = PeerHelloAckSchema.extend({
  * Signed peer queries (README, "Signed peer queries (A2A)"). POST /a2a/sign gives a bearer-
  * authenticated client the signature headers for a request; POST /a2a/query needs no bearer token
  * but an HMAC-SHA256 signature (verified in constant time, within the timestamp window, its nonce
- * claimed once in HUB_SHARED so that every replica refuses a replay), and forwards the query to the
- * target device's sidecar over mutual TLS with the hub's certificate of the fleet CA.
+ * claimed once in HUB_SHARED so that every replica refuses a replay; a 503 with Retry-After when it
+ * cannot be claimed), and forwards the query to the target device's sidecar over mutual TLS with
+ * the hub's certificate of the fleet CA.
  */
 export default definePlugin({
   name: 'a2a',
@@ -63,7 +65,7 @@ export default definePlugin({
       method: 'POST',
       path: QUERY_PATH,
       summary:
-        'A signed peer query (HMAC-SHA256 headers, no bearer token): the hub verifies it and forwards it to the target’s sidecar over mutual TLS; answers the peer’s acknowledgement. Each bad signature is its own 401 (a2a.signature_*)',
+        'A signed peer query (HMAC-SHA256 headers, no bearer token): the hub verifies it and forwards it to the target’s sidecar over mutual TLS; answers the peer’s acknowledgement. Each bad signature is its own 401 (a2a.signature_*); a nonce the hub cannot record (cache full, Redis down) is 503 a2a.busy with Retry-After',
       query: PeerQuery,
       response: QueryResponse,
       public: true,
@@ -89,11 +91,17 @@ export default definePlugin({
     ctx.routes.handle<unknown, SignInput>('POST', '/a2a/sign', ({ body }) => signDescribedRequest(signingKey(), body, ctx.clock.now()));
 
     ctx.routes.handle<z.output<typeof PeerQuery>>('POST', QUERY_PATH, async (req: RouteRequest<z.output<typeof PeerQuery>>) => {
-      await admitSignedRequest(
-        { key: signingKey(), shared, now: () => ctx.clock.now() },
-        { method: 'POST', path: QUERY_PATH, query: req.rawQuery ?? req.query, body: req.rawBody ?? Buffer.alloc(0) },
-        req.headers,
-      );
+      try {
+        await admitSignedRequest(
+          { key: signingKey(), shared, now: () => ctx.clock.now() },
+          { method: 'POST', path: QUERY_PATH, query: req.rawQuery ?? req.query, body: req.rawBody ?? Buffer.alloc(0) },
+          req.headers,
+        );
+      } catch (err) {
+        if (!isLookoutError(err, 'a2a.busy')) throw err;
+        ctx.log.warn({ code: err.code, details: err.details }, err.message);
+        return busyReply(err);
+      }
       const device = registry.resolve(req.query.target);
       const ack = await peers.peerHello(device, req.signal);
       return { ...ack, target: req.query.target };

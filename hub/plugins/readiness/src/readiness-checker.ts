@@ -57,11 +57,12 @@ export class ReadinessChecker {
 
   /**
    * A scheduled round: skipped when another replica claimed this interval's round, or one is still
-   * running here. A device being checked already is not checked twice.
+   * running here. A device being checked already is not checked twice. When the claim cannot be
+   * made (the shared state unreachable) the round is skipped too: its grades could not be stored.
    */
   async scheduledRound(): Promise<void> {
     const slot = Math.floor(this.o.clock.now() / this.o.intervalMs);
-    if (!(await this.o.shared.claimOnce(ROUND_SCOPE, `round-${slot}`, this.o.intervalMs * 2))) return;
+    if ((await this.o.shared.claimOnce(ROUND_SCOPE, `round-${slot}`, this.o.intervalMs * 2)) !== 'claimed') return;
     await this.runRound();
   }
 

@@ -44,12 +44,12 @@ describe('Redis hub state (a real redis-server)', () => {
   it('claimOnce succeeds once fleet-wide while the claim lives, then again after its ttl', async () => {
     const a = new RedisSharedState(await connect());
     const b = new RedisSharedState(await connect());
-    assert.equal(await a.claimOnce('nonce', 'n-1', 150), true);
-    assert.equal(await b.claimOnce('nonce', 'n-1', 150), false, 'the other replica sees the claim');
-    assert.equal(await a.claimOnce('nonce', 'n-1', 150), false);
-    assert.equal(await b.claimOnce('other-scope', 'n-1', 150), true, 'scopes are apart');
+    assert.equal(await a.claimOnce('nonce', 'n-1', 150), 'claimed');
+    assert.equal(await b.claimOnce('nonce', 'n-1', 150), 'already_claimed', 'the other replica sees the claim');
+    assert.equal(await a.claimOnce('nonce', 'n-1', 150), 'already_claimed');
+    assert.equal(await b.claimOnce('other-scope', 'n-1', 150), 'claimed', 'scopes are apart');
     await new Promise((r) => setTimeout(r, 220));
-    assert.equal(await b.claimOnce('nonce', 'n-1', 150), true, 'an expired claim may be made again');
+    assert.equal(await b.claimOnce('nonce', 'n-1', 150), 'claimed', 'an expired claim may be made again');
   });
 
   it('records by scope are seen by every replica, copied through JSON, and bounded', async () => {
@@ -79,13 +79,13 @@ describe('Redis hub state (a real redis-server)', () => {
     assert.deepEqual(await shared.get('presence', 'cam-9'), { online: true });
     await server.pause();
     await until('the connection to notice', () => !conn.up);
-    assert.equal(await shared.claimOnce('nonce', 'while-down', 60_000), false, 'fails closed');
+    assert.equal(await shared.claimOnce('nonce', 'while-down', 60_000), 'unavailable', 'fails closed, and says it could not look (not "claimed before")');
     assert.deepEqual(await shared.get('presence', 'cam-9'), { online: true }, 'the local copy');
     assert.deepEqual([...(await shared.entries('presence'))], [['cam-9', { online: true }]]);
     await assert.rejects(shared.put('presence', 'cam-9', { online: false }), (err: Error & { code?: string }) => err.code === 'service_unavailable');
     await server.start();
     await until('the reconnect', () => conn.up, 10_000);
-    assert.equal(await shared.claimOnce('nonce', 'while-down', 60_000), true);
+    assert.equal(await shared.claimOnce('nonce', 'while-down', 60_000), 'claimed', 'nothing was claimed while it was down');
     assert.deepEqual(await shared.get('presence', 'cam-9'), { online: true }, 'what Redis held survived its restart (append-only file)');
   });
 

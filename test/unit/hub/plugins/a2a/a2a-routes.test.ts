@@ -174,6 +174,7 @@ describe('the a2a routes', () => {
     for (const c of ['signature_missing', 'signature_malformed', 'signature_stale', 'signature_replayed', 'signature_invalid'])
       assert.equal(codes.get(`a2a.${c}`), 401, c);
     assert.equal(codes.get('a2a.no_client_certificate'), 503);
+    assert.equal(codes.get('a2a.busy'), 503, 'a nonce the hub cannot record');
     assert.equal(codes.get('a2a.peer_unreachable'), 502);
     assert.equal(doc.paths['/a2a/query'].post.security?.length ?? 0, 0);
   });

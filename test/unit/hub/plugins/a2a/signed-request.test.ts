@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import { signA2a, type A2aHeaders, type A2aRequest } from '../../../../../core/src/auth/a2a-signature.js';
-import { isLookoutError } from '../../../../../core/src/errors/lookout-error.js';
-import { admitSignedRequest, NONCE_SCOPE, NONCE_TTL_MS } from '../../../../../hub/plugins/a2a/src/signed-request.js';
+import { isLookoutError, type LookoutError } from '../../../../../core/src/errors/lookout-error.js';
+import { admitSignedRequest, BUSY_RETRY_AFTER_S, NONCE_SCOPE, NONCE_TTL_MS } from '../../../../../hub/plugins/a2a/src/signed-request.js';
 import { MemorySharedState } from '../../../../../hub/src/state/memory-shared-state.js';
 
 const KEY = 'a2a-unit-test-key-0123456789';
@@ -81,9 +82,15 @@ describe('admitting a signed A2A request', () => {
     await assert.rejects(admit(signed({}, 'nonce-remembered-000001', NOW + 290_000), { shared, now }), refusedWith('signature_replayed'));
   });
 
-  it('fails closed when the nonce cache is full: refused as replayed, the client signs again later', async () => {
+  it('fails closed when the nonce cache is full: refused as busy (not as replayed: the nonce was never seen), the client signs again later', async () => {
     const shared = new MemorySharedState({ maxClaims: 1, now: () => NOW });
     await admit(signed({}, 'nonce-first-000000000'), { shared });
-    await assert.rejects(admit(signed({}, 'nonce-second-00000000'), { shared }), refusedWith('signature_replayed'));
+    await assert.rejects(
+      admit(signed({}, 'nonce-second-00000000'), { shared }),
+      (e: unknown) =>
+        refusedWith('busy', /nonce cache is full/)(e) &&
+        isDeepStrictEqual((e as LookoutError).details, { reason: 'nonce_cache_full', retry_after_s: BUSY_RETRY_AFTER_S }),
+    );
+    await assert.rejects(admit(signed({}, 'nonce-first-000000000'), { shared }), refusedWith('signature_replayed'), 'a nonce seen before is still a replay');
   });
 });
