@@ -10,12 +10,14 @@
  *
  *   node dist/test/bench/hub-replicas.bench.js        (npm run bench -- hub-replicas)
  *   LOOKOUT_BENCH_DEVICES=500 LOOKOUT_BENCH_RATE_HZ=10 LOOKOUT_BENCH_SECONDS=10 node dist/test/bench/hub-replicas.bench.js
+ *   LOOKOUT_BENCH_DEVICES=1000 LOOKOUT_BENCH_RATE_HZ=20 LOOKOUT_BENCH_SCENARIOS=0 LOOKOUT_BENCH_HOT_READ=0 node dist/test/bench/hub-replicas.bench.js
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { connect, type MqttClient } from 'mqtt';
 import { packageRoot } from '../../core/src/paths/package-root.js';
@@ -27,6 +29,12 @@ const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 200);
 const RATE_HZ = Number(process.env.LOOKOUT_BENCH_RATE_HZ ?? 10);
 const SECONDS = Number(process.env.LOOKOUT_BENCH_SECONDS ?? 8);
 const READS = 200;
+/** Which scenarios run: 0 is the single hub with its state in memory, n > 0 that many replicas. */
+const SCENARIOS = (process.env.LOOKOUT_BENCH_SCENARIOS ?? '0,1,2').split(',').map(Number);
+/** LOOKOUT_BENCH_HOT_READ=0 leaves out the hot-read comparison. */
+const HOT_READ = process.env.LOOKOUT_BENCH_HOT_READ !== '0';
+/** Node options for the hubs only, e.g. LOOKOUT_BENCH_HUB_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'. */
+const HUB_NODE_ARGS = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux
 
 const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
@@ -64,7 +72,20 @@ function pct(xs: number[], p: number): number {
 async function startHubProcess(args: string[], dataDir: string, setFile: string): Promise<Hub> {
   const child = spawn(
     process.execPath,
-    [join(packageRoot(), 'bin', 'lookout-hub.js'), '--port', '0', '--data-dir', dataDir, '--plugin-set', setFile, '--json', '--log-level', 'error', ...args],
+    [
+      ...HUB_NODE_ARGS,
+      join(packageRoot(), 'bin', 'lookout-hub.js'),
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      '--plugin-set',
+      setFile,
+      '--json',
+      '--log-level',
+      'error',
+      ...args,
+    ],
     { env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET, LOOKOUT_HUB_MAX_DEVICES: '20000' }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const line = await new Promise<string>((resolve, reject) => {
@@ -134,6 +155,7 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
   let probeSeq = 0;
   let running = true;
   const probeAt = new Map<number, number>();
+  const probesSent: Promise<void>[] = [];
   const pollers = hubs.map(async (h, i) => {
     let seen = 0;
     while (running) {
@@ -149,20 +171,24 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
     }
   });
   const cpuBefore = hubs.map((h) => cpuMs(h.child.pid!));
-  let sent = 0;
+  // The load comes from a process of its own, so the probe's messages do not queue behind its bursts
+  // in one client, nor the pollers behind its work in one event loop.
+  const load = spawn(process.execPath, [fileURLToPath(import.meta.url), '--load-publisher', broker.url, String(SECONDS), String(RATE_HZ), prefix], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const loadDone = new Promise<number>((resolve, reject) => {
+    createInterface({ input: load.stdout }).once('line', (line) => resolve((JSON.parse(line) as { sent: number }).sent));
+    load.once('exit', (code) => code !== 0 && reject(new Error(`the load publisher exited with ${code}`)));
+  });
   const started = Date.now();
   const probe = setInterval(() => {
     const seq = ++probeSeq;
     probeAt.set(seq, Date.now());
-    void pub(publisher, 'devices/probe/telemetry', { ...msg.telemetry(), seq });
+    probesSent.push(pub(publisher, 'devices/probe/telemetry', { ...msg.telemetry(), seq }));
   }, 50);
-  for (let tick = 0; Date.now() - started < SECONDS * 1000; tick++) {
-    const t = Date.now();
-    await Promise.all(ids.map((id, k) => pub(publisher, `devices/${id}/telemetry`, { ...msg.telemetry(40 + (k % 10)), seq: tick })));
-    sent += ids.length;
-    await new Promise((r) => setTimeout(r, Math.max(0, 1000 / RATE_HZ - (Date.now() - t))));
-  }
+  const sent = await loadDone;
   clearInterval(probe);
+  await Promise.all(probesSent);
   const total = sent + probeSeq;
   // Until every replica has applied everything (the stream is read by each).
   await until(async () => {
@@ -172,9 +198,19 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
   running = false;
   await Promise.all(pollers);
   const cpu = hubs.map((h, i) => cpuMs(h.child.pid!) - cpuBefore[i]);
+  const loops = await Promise.all(hubs.map(async (h) => loopFigures((await get(`${h.url}/metrics`)).body)));
   publisher.end(true);
   for (const h of hubs) await stopHub(h);
-  return { total, cpu, latencies, elapsedS: (Date.now() - started) / 1000 };
+  return { total, cpu, latencies, loops, elapsedS: (Date.now() - started) / 1000 };
+}
+
+/** The hub's own event-loop delay and GC time (prom-client's default metrics), the usual causes of a latency tail. */
+function loopFigures(metrics: string): string {
+  const value = (name: string) => Number(new RegExp(`^lookout_hub_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN);
+  const gcSum = [...metrics.matchAll(/^lookout_hub_nodejs_gc_duration_seconds_sum\{kind="(\w+)"\} (\S+)$/gm)].map(
+    (m) => `${m[1]} ${f(Number(m[2]) * 1000)} ms`,
+  );
+  return `event-loop delay p99 ${f(value('nodejs_eventloop_lag_p99_seconds') * 1000)} ms, max ${f(value('nodejs_eventloop_lag_max_seconds') * 1000)} ms; GC since start: ${gcSum.join(', ')}`;
 }
 
 async function hotRead(url: string): Promise<{ p50: number; p99: number }> {
@@ -194,15 +230,16 @@ async function main(): Promise<void> {
   const [broker, redis] = await Promise.all([startMosquitto({ maxQueuedMessages: 1_000_000, maxInflightMessages: 1000 }), startRedis()]);
   try {
     console.log(`load: ${DEVICES} devices × ${RATE_HZ} Hz telemetry (QoS 1) for ${SECONDS} s, one publisher, plus a probe every 50 ms`);
-    for (const n of [0, 1, 2]) {
+    for (const n of SCENARIOS) {
       const r = await scenario(broker, redis, n, dir, setFile);
       for (let i = 0; i < Math.max(1, n); i++) {
         const lat = r.latencies[i];
         console.log(
-          `${n === 0 ? 'baseline: one hub, state in memory' : `${n} replica(s), replica ${i + 1}`}: CPU ${f((r.cpu[i] / r.total) * 1000)} ms per 1 000 messages (${r.total} messages, each applied by every replica); probe publish-to-visible p50 ${f(pct(lat, 0.5))} ms, p99 ${f(pct(lat, 0.99))} ms (${lat.length} probes)`,
+          `${n === 0 ? 'baseline: one hub, state in memory' : `${n} replica(s), replica ${i + 1}`}: CPU ${f((r.cpu[i] / r.total) * 1000)} ms per 1 000 messages (${r.total} messages, each applied by every replica); probe publish-to-visible p50 ${f(pct(lat, 0.5))} ms, p99 ${f(pct(lat, 0.99))} ms, max ${f(pct(lat, 1))} ms (${lat.length} probes); ${r.loops[i]}`,
         );
       }
     }
+    if (!HOT_READ) return;
     // The hot read: a replica with Redis state beside one hub with its state in memory, the same fleet in each.
     const replica = await startHubProcess(['--mqtt', broker.url, '--state', redis.url, '--state-prefix', 'bench-read:'], join(dir, 'read-replica'), setFile);
     const single = await startHubProcess(['--mqtt', broker.url], join(dir, 'read-single'), setFile);
@@ -234,4 +271,20 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+/** The simulated fleet's telemetry: every device RATE_HZ times a second for SECONDS, QoS 1; prints how many it sent. */
+async function loadPublisher(url: string, seconds: number, rateHz: number, tag: string): Promise<void> {
+  const c = await mqttConnect(url, `bench-load-${tag}`);
+  let sent = 0;
+  const started = Date.now();
+  for (let tick = 0; Date.now() - started < seconds * 1000; tick++) {
+    const t = Date.now();
+    await Promise.all(ids.map((id, k) => pub(c, `devices/${id}/telemetry`, { ...msg.telemetry(40 + (k % 10)), seq: tick })));
+    sent += ids.length;
+    await new Promise((r) => setTimeout(r, Math.max(0, 1000 / rateHz - (Date.now() - t))));
+  }
+  process.stdout.write(`${JSON.stringify({ sent })}\n`);
+  c.end(false, () => process.exit(0));
+}
+
+if (process.argv[2] === '--load-publisher') await loadPublisher(process.argv[3], Number(process.argv[4]), Number(process.argv[5]), process.argv[6]);
+else await main();

@@ -42,6 +42,34 @@ describe('MqttBus against mosquitto with persistence', () => {
     }
   });
 
+  it('acknowledges every message of a burst: the acknowledgements sent together are never held back', async () => {
+    // mosquitto sends at most 20 unacknowledged messages to a client: an acknowledgement left in a
+    // corked socket would stop the burst there.
+    const mosquitto = await startMosquitto();
+    const buses: MqttBus[] = [];
+    try {
+      const sub = await MqttBus.connect({ url: mosquitto.url, clientId: 'burst-sub', connectTimeoutMs: 3_000 });
+      buses.push(sub);
+      const got: number[] = [];
+      await sub.subscribe('burst/+', (_t, payload) => got.push(Number(payload.toString())));
+      const pub = await MqttBus.connect({ url: mosquitto.url, clientId: 'burst-pub', connectTimeoutMs: 3_000 });
+      buses.push(pub);
+      const n = 2000;
+      await Promise.all(Array.from({ length: n }, (_, i) => pub.publish('burst/a', String(i), { qos: 1 })));
+      await waitFor(() => got.length === n, `all ${n} messages`, 10_000);
+      assert.deepEqual(
+        got,
+        Array.from({ length: n }, (_, i) => i),
+      );
+      // And a lone message after the burst, which no later packet would flush.
+      await pub.publish('burst/a', 'last', { qos: 1 });
+      await waitFor(() => got.length === n + 1, 'the lone message after the burst');
+    } finally {
+      await Promise.all(buses.map((b) => b.close()));
+      await mosquitto.stop();
+    }
+  });
+
   it('starts on a given port, refuses anonymous clients when users are set, and stops only its own process', async () => {
     const mosquitto = await startMosquitto({ users: { dev: 'pw-1' } });
     const port = mosquitto.port;
