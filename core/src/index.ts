@@ -56,6 +56,7 @@ export {
   HUB_SHARED,
   STATE_JSON,
   type SharedStateStatus,
+  type ClaimOutcome,
   type HubSharedState,
   type HubInfo,
   type HubMetricsPort,
