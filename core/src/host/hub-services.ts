@@ -97,7 +97,8 @@ export interface HubStateStore {
   /**
    * Keeps `key` saved from `snapshot()`: after `changed()`, at most once per the store's interval
    * (a few seconds), and a last time when the hub stops. A failed write is logged and retried at
-   * the next change; the previous saved value stays as it was.
+   * the next change; the previous saved value stays as it was. A large state may answer a promise:
+   * what it took at the call is what is saved, and its JSON may be made over later turns.
    */
   keep(key: string, snapshot: () => unknown): StateKeeper;
 }

@@ -58,8 +58,13 @@ export class RedisStateStore implements HubStateStore {
   keep(key: string, snapshot: () => unknown): StateKeeper {
     this.keyOf(key);
     const cursor = this.cursors.get(key);
-    // Taken in the same turn as the snapshot: the saved value is exactly what was applied up to that stream id.
-    return this.keepers.keep(key, cursor ? () => new WithCursor(snapshot(), cursor()) : snapshot);
+    if (!cursor) return this.keepers.keep(key, snapshot);
+    // The cursor is read in the turn the snapshot takes the state: the saved value is exactly what was applied up to that stream id.
+    return this.keepers.keep(key, async () => {
+      const value = snapshot();
+      const at = cursor();
+      return new WithCursor(await value, at);
+    });
   }
 
   /** Saves `cursor()` beside `key` at each save (the ingest stream id the saved cache reflects). Before the key's keeper exists. */

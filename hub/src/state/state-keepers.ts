@@ -74,7 +74,8 @@ class Keeper implements StateKeeper {
 
   private async once(): Promise<void> {
     try {
-      await this.write(this.key, this.snapshot());
+      // A snapshot may be a promise: its owner took the state at the call and finishes its JSON over later turns.
+      await this.write(this.key, await this.snapshot());
     } catch (err) {
       // A full disk must not stop the hub; the state stays in memory and the next change retries.
       this.dirty = true;

@@ -27,12 +27,14 @@ export async function persistCache(
   let warnedDrop = false;
   // Each device's saved form is remade only when it changed since the last save.
   const memo = new WeakMap<DeviceCache, { version: number; json: string; bytes: number }>();
-  return store.keep(CACHE_STATE_KEY, () => {
-    const { dropped, value: state } = serializedCache(ingest.devices.values(), memo);
-    if (dropped > 0 && !warnedDrop) {
-      warnedDrop = true;
-      deps.log.warn({ dropped }, 'the saved latest cache is over its byte bound: the devices heard from longest ago are not saved');
-    }
-    return state;
-  });
+  // The cache is taken at once and its JSON made over the next turns (serializedCache).
+  return store.keep(CACHE_STATE_KEY, () =>
+    serializedCache(ingest.devices.values(), memo).then(({ dropped, value }) => {
+      if (dropped > 0 && !warnedDrop) {
+        warnedDrop = true;
+        deps.log.warn({ dropped }, 'the saved latest cache is over its byte bound: the devices heard from longest ago are not saved');
+      }
+      return value;
+    }),
+  );
 }

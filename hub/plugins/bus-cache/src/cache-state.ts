@@ -67,32 +67,57 @@ export function snapshotCache(devices: Iterable<DeviceCache>, maxBytes = CACHE_S
 /** Registered symbol of a value its owner serialised itself (hub-services.ts STATE_JSON); plugins reach it without the host. */
 const STATE_JSON = Symbol.for('lookout.state-json');
 
+/** Making the saved JSON pauses for a turn of the event loop after this long, so that a save never holds the ingest up. */
+const SLICE_MS = 4;
+
+type Piece = { version: number; json: string; bytes: number };
+type Taken = Piece | { device: DeviceCache; version: number; state: DeviceState };
+
 /**
- * The same saved cache as `snapshotCache`, as JSON text made of pieces: each device's state is
- * serialised once per change (DeviceCache.version, remembered in `memo`) and the pieces joined,
- * so a save every few seconds costs little more than the devices that changed since, and the
- * store writes the text as it is (no second serialisation of the whole).
+ * The same saved cache as `snapshotCache`, as JSON text made of pieces, in two steps so that a save
+ * never stalls the ingest (the JSON of 10 000 devices is over 100 ms of work). What is saved is
+ * taken at the call: each changed device's state (fresh arrays and counts around the stored
+ * messages, which are replaced, never changed in place). Its JSON is made over the following turns,
+ * a few milliseconds at a time. A device's JSON is made once per change (DeviceCache.version,
+ * remembered in `memo`) and the pieces joined, and the store writes the text as it is.
  */
 export function serializedCache(
   devices: Iterable<DeviceCache>,
-  memo: WeakMap<DeviceCache, { version: number; json: string; bytes: number }>,
+  memo: WeakMap<DeviceCache, Piece>,
   maxBytes = CACHE_STATE_MAX_BYTES,
-): { value: { [STATE_JSON]: true; json: string }; dropped: number } {
+): Promise<{ value: { [STATE_JSON]: true; json: string }; dropped: number }> {
   const newestFirst = [...devices].sort((a, b) => b.newestAt - a.newestAt);
+  const taken = newestFirst.map((device): Taken => {
+    const m = memo.get(device);
+    return m && m.version === device.version ? m : { device, version: device.version, state: deviceState(device) };
+  });
+  return joinPieces(taken, memo, maxBytes);
+}
+
+async function joinPieces(
+  taken: Taken[],
+  memo: WeakMap<DeviceCache, Piece>,
+  maxBytes: number,
+): Promise<{ value: { [STATE_JSON]: true; json: string }; dropped: number }> {
   const parts: string[] = [];
   let bytes = 0;
-  for (const d of newestFirst) {
-    let m = memo.get(d);
-    if (!m || m.version !== d.version) {
-      const json = JSON.stringify(deviceState(d));
-      m = { version: d.version, json, bytes: Buffer.byteLength(json) };
-      memo.set(d, m);
-    }
-    bytes += m.bytes + 1;
+  let sliceStart = performance.now();
+  for (const t of taken) {
+    let piece: Piece;
+    if ('state' in t) {
+      const json = JSON.stringify(t.state);
+      piece = { version: t.version, json, bytes: Buffer.byteLength(json) };
+      memo.set(t.device, piece);
+      if (performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    } else piece = t;
+    bytes += piece.bytes + 1;
     if (bytes > maxBytes) break;
-    parts.push(m.json);
+    parts.push(piece.json);
   }
-  return { value: { [STATE_JSON]: true, json: `{"devices":[${parts.join(',')}]}` }, dropped: newestFirst.length - parts.length };
+  return { value: { [STATE_JSON]: true, json: `{"devices":[${parts.join(',')}]}` }, dropped: taken.length - parts.length };
 }
 
 function deviceState(d: DeviceCache): DeviceState {

@@ -17,10 +17,10 @@ function device(id: string, at: number): DeviceCache {
 }
 
 describe('the saved latest cache as pieces (serializedCache)', () => {
-  it('is the same saved cache as snapshotCache, newest first, within the byte bound', () => {
+  it('is the same saved cache as snapshotCache, newest first, within the byte bound', async () => {
     const devices = [device('cam-1', T0), device('cam-2', T0 + 5), device('cam-3', T0 + 2)];
     const memo = new WeakMap();
-    const { value, dropped } = serializedCache(devices, memo);
+    const { value, dropped } = await serializedCache(devices, memo);
     assert.equal(dropped, 0);
     assert.deepEqual(JSON.parse(value.json), JSON.parse(JSON.stringify({ devices: snapshotCache(devices).devices })));
     assert.deepEqual(
@@ -28,17 +28,17 @@ describe('the saved latest cache as pieces (serializedCache)', () => {
       ['cam-2', 'cam-3', 'cam-1'],
     );
     const one = Buffer.byteLength(JSON.stringify(snapshotCache([devices[0]]).devices[0]));
-    const bounded = serializedCache(devices, memo, 2 * (one + 1));
+    const bounded = await serializedCache(devices, memo, 2 * (one + 1));
     assert.equal(bounded.dropped, 1, 'the device heard from longest ago is left out');
   });
 
-  it('a device that changed is saved as it is now; the others reuse their pieces', () => {
+  it('a device that changed is saved as it is now; the others reuse their pieces', async () => {
     const d = device('cam-1', T0);
     const memo = new WeakMap();
-    const first = serializedCache([d], memo).value.json;
-    assert.equal(serializedCache([d], memo).value.json, first);
+    const first = (await serializedCache([d], memo)).value.json;
+    assert.equal((await serializedCache([d], memo)).value.json, first);
     d.store('telemetry', { timestamp: new Date(T0 + 100).toISOString(), telemetry: { fps: 3 } }, T0 + 100, false, T0 + 100);
-    const saved = JSON.parse(serializedCache([d], memo).value.json) as {
+    const saved = JSON.parse((await serializedCache([d], memo)).value.json) as {
       devices: { latest: { suffix: string; message: { telemetry?: { fps: number } } }[] }[];
     };
     assert.equal(saved.devices[0].latest.find((l) => l.suffix === 'telemetry')?.message.telemetry?.fps, 3);
@@ -47,11 +47,25 @@ describe('the saved latest cache as pieces (serializedCache)', () => {
   it('a store writes the pieces as the value, and loads them back', async () => {
     const store = new MemoryStateStore({ intervalMs: 10 });
     const devices = [device('cam-1', T0)];
-    const keeper = store.keep('bus-cache', () => serializedCache(devices, new WeakMap()).value);
+    const keeper = store.keep('bus-cache', async () => (await serializedCache(devices, new WeakMap())).value);
     keeper.changed();
     await keeper.flush();
     const loaded = await store.load('bus-cache', (raw) => parseCacheState(raw, 10));
     assert.deepEqual(loaded.value, { devices: snapshotCache(devices).devices });
     await store.close();
+  });
+
+  it('saves the cache as it was at the call, making its JSON over later turns without holding the event loop long', async () => {
+    const devices = Array.from({ length: 3000 }, (_, i) => device(`cam-${i}`, T0 + i));
+    const expected = JSON.stringify({ devices: snapshotCache(devices).devices });
+    let turns = 0;
+    const ticker = setInterval(() => turns++, 0);
+    const saving = serializedCache(devices, new WeakMap());
+    // Changed right after the call: the save keeps what the devices were when it was asked for.
+    for (const d of devices) d.store('telemetry', { timestamp: new Date(T0 + 10_000).toISOString(), telemetry: { fps: 1 } }, T0 + 10_000, false, T0 + 10_000);
+    const { value } = await saving;
+    clearInterval(ticker);
+    assert.deepEqual(JSON.parse(value.json), JSON.parse(expected));
+    assert.ok(turns > 0, 'timers ran while the JSON was made');
   });
 });
