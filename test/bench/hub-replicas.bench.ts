@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { Redis } from 'ioredis';
 import { connect, type MqttClient } from 'mqtt';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
@@ -170,6 +171,8 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
       await new Promise((r) => setTimeout(r, 5));
     }
   });
+  const redisCalls = () => redisCommandCalls(redis.url);
+  const callsBefore = replicas > 0 ? await redisCalls() : 0;
   // prom-client's event-loop delay figures are since the last scrape: this one leaves the start-up out.
   await Promise.all(hubs.map((h) => get(`${h.url}/metrics`)));
   const cpuBefore = hubs.map((h) => cpuMs(h.child.pid!));
@@ -201,9 +204,22 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
   await Promise.all(pollers);
   const cpu = hubs.map((h, i) => cpuMs(h.child.pid!) - cpuBefore[i]);
   const loops = await Promise.all(hubs.map(async (h) => loopFigures((await get(`${h.url}/metrics`)).body)));
+  const redisCallsPer1000 = replicas > 0 ? ((await redisCalls()) - callsBefore) / (total / 1000) : 0;
   publisher.end(true);
   for (const h of hubs) await stopHub(h);
-  return { total, cpu, latencies, loops, elapsedS: (Date.now() - started) / 1000 };
+  return { total, cpu, latencies, loops, redisCallsPer1000, elapsedS: (Date.now() - started) / 1000 };
+}
+
+/** Commands Redis has run since it started (INFO commandstats), all replicas together. */
+async function redisCommandCalls(url: string): Promise<number> {
+  const client = new Redis(url, { lazyConnect: true });
+  await client.connect();
+  try {
+    const info = await client.info('commandstats');
+    return [...info.matchAll(/calls=(\d+)/g)].reduce((n, m) => n + Number(m[1]), 0);
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** The hub's own event-loop delay over the load and its GC time (prom-client's default metrics), the usual causes of a latency tail. */
@@ -240,6 +256,7 @@ async function main(): Promise<void> {
           `${n === 0 ? 'baseline: one hub, state in memory' : `${n} replica(s), replica ${i + 1}`}: CPU ${f((r.cpu[i] / r.total) * 1000)} ms per 1 000 messages (${r.total} messages, each applied by every replica); probe publish-to-visible p50 ${f(pct(lat, 0.5))} ms, p99 ${f(pct(lat, 0.99))} ms, max ${f(pct(lat, 1))} ms (${lat.length} probes); ${r.loops[i]}`,
         );
       }
+      if (n > 0) console.log(`${n} replica(s): Redis commands per 1 000 messages, all replicas together: ${f(r.redisCallsPer1000)}`);
     }
     if (!HOT_READ) return;
     // The hot read: a replica with Redis state beside one hub with its state in memory, the same fleet in each.

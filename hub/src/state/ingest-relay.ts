@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
+import type { IPublishPacket } from 'mqtt';
 import type { Redis } from 'ioredis';
-import { topicMatches, type MessageHandler } from '../../../core/src/bus/bus-port.js';
+import type { MessageHandler } from '../../../core/src/bus/bus-port.js';
+import { SubscriptionTable } from '../../../core/src/bus/subscription-table.js';
 import type { Logger } from '../../../core/src/log/logger.js';
 import type { RedisConnection } from './redis-connection.js';
 import { SessionAdoption } from './session-adoption.js';
+import { SharedSubscriber } from './shared-subscriber.js';
+import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
 /** The shared-subscription group every replica of one fleet joins (`--mqtt-group`). */
 export const DEFAULT_INGEST_GROUP = 'lookout-hub';
@@ -12,8 +15,10 @@ export const DEFAULT_INGEST_GROUP = 'lookout-hub';
 export const DEFAULT_STREAM_RETENTION_MS = 15 * 60_000;
 /** Messages taken while Redis is down, applied here at once and written to the stream when it returns. */
 export const DEFAULT_MAX_PENDING = 200_000;
-/** Broker connections per replica taking the shared ingest side by side. */
-export const DEFAULT_INGEST_CONNECTIONS = 4;
+/** Broker connections per replica taking the shared ingest side by side: one takes up to RECEIVE_MAXIMUM messages at once. */
+export const DEFAULT_INGEST_CONNECTIONS = 1;
+/** Messages the broker hands a connection before it has their acknowledgements (they wait for the stream). */
+const RECEIVE_MAXIMUM = 1000;
 
 /** Topics whose retained message a fresh hub must see (shared subscriptions never carry retained messages). */
 const RETAINED_FILTERS = new Set(['devices/+/status', 'devices/+/hello']);
@@ -22,6 +27,8 @@ const SHARED_SUB_ID = 1;
 const READ_BATCH_WAIT_BELOW = 50;
 const READ_BATCH_WAIT_MS = 3;
 const RETAINED_SUB_ID = 2;
+/** Messages in one stream entry at most (a few hundred KiB of telemetry). */
+const MAX_ENTRY_MESSAGES = 500;
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -62,16 +69,11 @@ export interface RelayStatus {
 }
 
 interface Lane {
-  client: MqttClient;
+  subscriber: SharedSubscriber;
   adoption: SessionAdoption;
 }
 
-interface Pending {
-  topic: string;
-  payload: Buffer;
-  retain: boolean;
-  at: number;
-}
+type Pending = RelayedMessage;
 
 /**
  * How replicas share the device ingest. Each replica takes its share of the devices' messages
@@ -86,7 +88,9 @@ interface Pending {
  */
 export class IngestRelay {
   readonly replicaId = `${randomBytes(6).toString('hex')}`;
-  private readonly handlers: { filter: string; handler: MessageHandler }[] = [];
+  private readonly handlers = new SubscriptionTable();
+  /** Messages taken from the broker, written to the stream a batch per entry before they are acknowledged. */
+  private readonly commit = new GroupCommit<Pending>((batch) => this.append(batch, false), MAX_ENTRY_MESSAGES);
   private readonly subscribed = new Set<string>();
   private readonly pending: Pending[] = [];
   private pendingDropped = 0;
@@ -120,7 +124,7 @@ export class IngestRelay {
   }
 
   get connected(): boolean {
-    return this.connected_ !== undefined && this.connected_.every((l) => l.client.connected);
+    return this.connected_ !== undefined && this.connected_.every((l) => l.subscriber.connected);
   }
 
   status(): RelayStatus {
@@ -145,23 +149,20 @@ export class IngestRelay {
 
   /** A local handler of `filter` (device topics): fed from the stream, whichever replica took the message. */
   async subscribe(filter: string, handler: MessageHandler): Promise<() => Promise<void>> {
-    const entry = { filter, handler };
-    this.handlers.push(entry);
+    const entry = { filter, handler, qos: 1 as const };
+    this.handlers.add(entry);
     const lanes = await this.lanes();
     if (!this.subscribed.has(filter)) {
       this.subscribed.add(filter);
-      for (const lane of lanes) {
-        await lane.client.subscribeAsync(`$share/${this.group}/${filter}`, { qos: 1, properties: { subscriptionIdentifier: SHARED_SUB_ID } });
-      }
+      for (const lane of lanes) await lane.subscriber.subscribe({ filter: `$share/${this.group}/${filter}`, id: SHARED_SUB_ID });
       if (RETAINED_FILTERS.has(filter)) {
         // Only the retained messages sent at subscribe are taken from this one; its live copies are the shared group's.
-        await lanes[0].client.subscribeAsync(filter, { qos: 1, rh: 0, properties: { subscriptionIdentifier: RETAINED_SUB_ID } });
+        await lanes[0].subscriber.subscribe({ filter, id: RETAINED_SUB_ID, rh: 0 });
       }
     }
     this.reading ??= this.readLoop();
     return () => {
-      const i = this.handlers.indexOf(entry);
-      if (i >= 0) this.handlers.splice(i, 1);
+      this.handlers.remove(entry);
       return Promise.resolve();
     };
   }
@@ -171,7 +172,7 @@ export class IngestRelay {
     const lanes = this.connected_ ?? [];
     // The sessions first: what they had not acknowledged stays in them for the replica that takes
     // them over, which it may do at once: the heartbeats go next.
-    await Promise.all(lanes.map((l) => l.client.endAsync().catch(() => undefined)));
+    await Promise.all(lanes.map((l) => l.subscriber.close()));
     await Promise.all(lanes.map((l) => l.adoption.close(true)));
     this.reader?.disconnect();
     await this.reading?.catch(() => undefined);
@@ -195,32 +196,23 @@ export class IngestRelay {
 
   private async lane(clientId: string): Promise<Lane> {
     const o = this.options;
-    const client = mqtt.connect(o.mqttUrl, {
-      protocolVersion: 5,
+    // A message is acknowledged once it is in the stream (or kept pending); up to RECEIVE_MAXIMUM wait at once.
+    const subscriber = new SharedSubscriber({
+      url: o.mqttUrl,
       clientId,
-      clean: false,
-      properties: { sessionExpiryInterval: o.sessionExpirySec ?? 3600, receiveMaximum: 1000 },
-      reconnectPeriod: 500,
-      connectTimeout: 5_000,
+      sessionExpirySec: o.sessionExpirySec ?? 3600,
+      receiveMaximum: RECEIVE_MAXIMUM,
+      logger: o.logger,
       ...(o.username !== undefined ? { username: o.username } : {}),
       ...(o.password !== undefined ? { password: o.password } : {}),
-    });
-    // The broker's acknowledgement waits for this: a message is acked once it is in the stream (or kept pending).
-    client.handleMessage = (packet, done) => {
-      this.take(packet)
-        .then(() => done())
-        .catch((err: unknown) => {
+      onMessage: (packet) =>
+        this.take(packet).catch((err: unknown) => {
+          // Acknowledged all the same: left unacknowledged it would hold one of the connection's slots until a reconnect.
           o.logger.error({ err, topic: packet.topic }, 'ingest relay failed on a message');
-          done();
-        });
-    };
-    client.on('error', (err) => o.logger.warn({ err: err.message, clientId }, 'ingest relay: mqtt error'));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the ingest relay could not connect to the broker within 10 s`)), 10_000);
-      client.once('connect', () => {
-        clearTimeout(timer);
-        resolve();
-      });
+        }),
+    });
+    await subscriber.start().catch((err: Error) => {
+      throw new Error(`the ingest relay could not connect to the broker: ${err.message}`);
     });
     const adoption = new SessionAdoption({
       redis: o.redis,
@@ -231,7 +223,7 @@ export class IngestRelay {
       take: (packet) => this.take(packet),
     });
     adoption.start();
-    return { client, adoption };
+    return { subscriber, adoption };
   }
 
   private async take(packet: IPublishPacket): Promise<void> {
@@ -243,8 +235,7 @@ export class IngestRelay {
     const m: Pending = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
     if (this.options.redis.up && this.pending.length === 0) {
       try {
-        await this.append(m, false);
-        this.relayed++;
+        await this.commit.add(m);
         return;
       } catch {
         // Redis went away between the check and the write: this message is applied here and kept.
@@ -262,27 +253,11 @@ export class IngestRelay {
     this.pending.push(m);
   }
 
-  private async append(m: Pending, appliedHere: boolean): Promise<void> {
+  /** One stream entry holding `batch` (packed), from this replica; `appliedHere`: applied here already (taken while Redis was down). */
+  private async append(batch: Pending[], appliedHere: boolean): Promise<void> {
     const minId = String(Date.now() - (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS));
-    await this.options.redis.client.xadd(
-      this.streamKey,
-      'MINID',
-      '~',
-      minId,
-      '*',
-      't',
-      m.topic,
-      'p',
-      m.payload,
-      'r',
-      m.retain ? '1' : '0',
-      'a',
-      String(m.at),
-      'o',
-      this.replicaId,
-      'l',
-      appliedHere ? '1' : '0',
-    );
+    await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', minId, '*', 'b', packMessages(batch), 'o', this.replicaId, 'l', appliedHere ? '1' : '0');
+    this.relayed += batch.length;
   }
 
   /** Redis is back: what was taken meanwhile goes to the stream, in order, marked as applied here already. */
@@ -290,9 +265,9 @@ export class IngestRelay {
     this.flushing ??= (async () => {
       try {
         while (this.pending.length > 0 && this.options.redis.up && !this.closed) {
-          await this.append(this.pending[0], true);
-          this.pending.shift();
-          this.relayed++;
+          const batch = this.pending.slice(0, MAX_ENTRY_MESSAGES);
+          await this.append(batch, true);
+          this.pending.splice(0, batch.length);
         }
       } catch (err) {
         this.options.logger.warn(
@@ -335,31 +310,31 @@ export class IngestRelay {
   }
 
   private apply(fields: Buffer[]): void {
-    let topic = '';
-    let payload: Buffer = Buffer.alloc(0);
-    let retain = false;
-    let at = 0;
+    let packed: Buffer | undefined;
     let origin = '';
     let appliedHere = false;
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const name = fields[i].toString();
       const value = fields[i + 1];
-      if (name === 't') topic = value.toString();
-      else if (name === 'p') payload = value;
-      else if (name === 'r') retain = value.toString() === '1';
-      else if (name === 'a') at = Number(value.toString());
+      if (name === 'b') packed = value;
       else if (name === 'o') origin = value.toString();
       else if (name === 'l') appliedHere = value.toString() === '1';
     }
-    if (appliedHere && origin === this.replicaId) return;
-    this.dispatch(topic, payload, retain, at);
+    if (!packed || (appliedHere && origin === this.replicaId)) return;
+    let messages: RelayedMessage[];
+    try {
+      messages = unpackMessages(packed);
+    } catch (err) {
+      this.options.logger.error({ err: (err as Error).message }, 'ingest relay: a stream entry that is not a packed batch was skipped');
+      return;
+    }
+    for (const m of messages) this.dispatch(m.topic, m.payload, m.retain, m.at);
   }
 
   private dispatch(topic: string, payload: Buffer, retain: boolean, receivedAt: number): void {
     this.applied++;
     const meta = { retain, receivedAt };
-    for (const { filter, handler } of this.handlers) {
-      if (!topicMatches(filter, topic)) continue;
+    for (const handler of this.handlers.handlersFor(topic)) {
       try {
         handler(topic, payload, meta);
       } catch (err) {
