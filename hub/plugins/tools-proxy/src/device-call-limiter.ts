@@ -15,8 +15,9 @@ export class DeviceCallLimiter {
   async acquire(deviceId: string, timeoutMs: number, signal: AbortSignal): Promise<ReleaseSlot> {
     let queue = this.queues.get(deviceId);
     if (!queue) this.queues.set(deviceId, (queue = new AdmissionQueue(this.limits)));
-    const waitLimit = AbortSignal.timeout(timeoutMs);
-    const slot = queue.admit(AbortSignal.any([signal, waitLimit]));
+    // A free slot is taken at once: the wait limit (a timer and a combined signal) only for a call that must wait.
+    const waitLimit = queue.active < this.limits.concurrency && queue.waiting === 0 ? undefined : AbortSignal.timeout(timeoutMs);
+    const slot = queue.admit(waitLimit ? AbortSignal.any([signal, waitLimit]) : signal);
     if (!slot) {
       throw busy(deviceId, `${deviceId} has ${queue.active} tool calls running and ${queue.waiting} waiting (the most it takes); retry later`, this.limits);
     }
@@ -28,7 +29,7 @@ export class DeviceCallLimiter {
       };
     } catch (err) {
       if (queue.idle && this.queues.get(deviceId) === queue) this.queues.delete(deviceId);
-      if (signal.aborted || !waitLimit.aborted) throw err;
+      if (signal.aborted || !waitLimit?.aborted) throw err;
       throw busy(deviceId, `${deviceId} had no free tool call slot within ${timeoutMs} ms; retry later`, this.limits);
     }
   }

@@ -1,8 +1,9 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { boundedFetch } from './bounded-fetch.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, ListToolsResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { LookoutError } from 'lookout/core';
+import { DeviceTransport } from './device-transport.js';
+import { DEVICE_TOOL_RESULT } from './device-tool-result.js';
 import { toolTraitsOf, type ToolTraits } from './tool-traits.js';
 
 /** One tool as tools/list gives it (MCP 2025-11-25). */
@@ -51,8 +52,9 @@ const RELIST_MS = 30_000;
 const LIST_TIMEOUT_MS = 10_000;
 
 /**
- * MCP clients (official SDK, streamable HTTP) of device tool servers, one per device and URL, kept
- * between calls so a call costs one round trip instead of an initialize handshake each time. A client
+ * MCP clients (the official SDK's Client on streamable HTTP, device-transport.ts) of device tool
+ * servers, one per device and URL, kept between calls with their keep-alive sockets, so a call costs
+ * one round trip instead of an initialize handshake and a TCP connection each time. A client
  * that failed at the transport level is dropped. A call that failed that way on a reused client (a
  * connection the device had closed) is retried once on a fresh one only when the device declares the
  * tool idempotent or read-only (tools/list annotations, read in the background after connecting):
@@ -75,21 +77,24 @@ export class McpClientPool {
    */
   async call(target: PoolTarget, tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal: AbortSignal }): Promise<ToolCallResult> {
     const { url } = target;
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new Error('deadline')), options.timeoutMs);
-    const signal = AbortSignal.any([deadline.signal, options.signal]);
-    const started = Date.now();
+    const deadline = Date.now() + options.timeoutMs;
+    // A signal of this call alone: the SDK leaves its abort listener on the signal it is given, and a caller's may live long.
+    const own = new AbortController();
+    const forward = (): void => own.abort(options.signal.reason);
+    if (options.signal.aborted) forward();
+    else options.signal.addEventListener('abort', forward, { once: true });
     try {
       const reused = this.clients.get(keyOf(target));
       try {
-        return await this.once(target, tool, args, signal, options.timeoutMs);
+        return await this.once(target, tool, args, own.signal, deadline);
       } catch (err) {
-        if (!reused || deadline.signal.aborted || options.signal.aborted || !isTransportFailure(err) || isAuthRefusal(err)) throw err;
+        if (!reused || Date.now() >= deadline || options.signal.aborted || !isTransportFailure(err) || isAuthRefusal(err)) throw err;
         if (reused.tools?.get(tool)?.retryable !== true) throw err;
-        return await this.once(target, tool, args, signal, Math.max(1, options.timeoutMs - (Date.now() - started)));
+        return await this.once(target, tool, args, own.signal, deadline);
       }
     } catch (err) {
-      if (deadline.signal.aborted || isTimeout(err)) {
+      // The SDK times the call out (McpError RequestTimeout) at the deadline, connect included.
+      if (isTimeout(err)) {
         void this.drop(target);
         throw new LookoutError('device_timeout', `the device at ${url} did not answer ${tool} within ${options.timeoutMs} ms`, {
           cause: err,
@@ -117,7 +122,7 @@ export class McpClientPool {
       }
       throw err;
     } finally {
-      clearTimeout(timer);
+      options.signal.removeEventListener('abort', forward);
     }
   }
 
@@ -129,7 +134,7 @@ export class McpClientPool {
     const signal = AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.signal]);
     try {
       const entry = this.entry(target, signal, options.timeoutMs);
-      const { tools } = await (await entry.client).listTools(undefined, { signal, timeout: options.timeoutMs });
+      const { tools } = await listTools(await entry.client, { signal, timeout: options.timeoutMs });
       entry.tools = new Map(tools.map((t) => [t.name, toolTraitsOf(t)]));
       entry.listedAt = Date.now();
       this.options.onToolsListed?.(target.deviceId, entry.tools);
@@ -158,12 +163,17 @@ export class McpClientPool {
     await Promise.all([...this.clients.keys()].map((key) => this.dropKey(key)));
   }
 
-  private async once(target: PoolTarget, tool: string, args: Record<string, unknown>, signal: AbortSignal, timeout: number): Promise<ToolCallResult> {
-    const entry = this.entry(target, signal, timeout);
+  private async once(target: PoolTarget, tool: string, args: Record<string, unknown>, signal: AbortSignal, deadline: number): Promise<ToolCallResult> {
+    const entry = this.entry(target, signal, Math.max(1, deadline - Date.now()));
     const client = await entry.client;
     if (entry.tools && !entry.tools.has(tool) && Date.now() - entry.listedAt > RELIST_MS) this.relist(target, entry);
     try {
-      return await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout });
+      // Not client.callTool: that parses the answer with the SDK's zod schema (copying it) and checks
+      // structuredContent against the tool's output schema again, which the device did before answering.
+      return await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, DEVICE_TOOL_RESULT, {
+        signal,
+        timeout: Math.max(1, deadline - Date.now()),
+      });
     } catch (err) {
       if (isTransportFailure(err)) void this.drop(target);
       throw err;
@@ -179,11 +189,8 @@ export class McpClientPool {
     }
     const client = new Client(this.options.clientInfo);
     const token = this.options.credential?.(target.deviceId);
-    const transport = new StreamableHTTPClientTransport(new URL(target.url), {
-      fetch: boundedFetch(),
-      // Redirects are refused: the registry decides which hosts are contacted, not the device.
-      requestInit: { redirect: 'error', ...(token !== undefined ? { headers: { authorization: `Bearer ${token}` } } : {}) },
-    });
+    // Redirects are not followed: the registry decides which hosts are contacted, not the device.
+    const transport = new DeviceTransport(new URL(target.url), token !== undefined ? { token } : {});
     const entry: PooledClient = { lastUsed: Date.now(), listedAt: 0, client: undefined as unknown as Promise<Client> };
     entry.client = client.connect(transport, { signal, timeout }).then(
       () => {
@@ -205,7 +212,7 @@ export class McpClientPool {
     if (entry.listing) return;
     entry.listedAt = Date.now();
     entry.listing = entry.client
-      .then((client) => client.listTools(undefined, { timeout: LIST_TIMEOUT_MS }))
+      .then((client) => listTools(client, { timeout: LIST_TIMEOUT_MS }))
       .then(
         ({ tools }) => {
           entry.tools = new Map(tools.map((t) => [t.name, toolTraitsOf(t)]));
@@ -236,6 +243,14 @@ export class McpClientPool {
     const now = Date.now();
     for (const [key, entry] of this.clients) if (now - entry.lastUsed > IDLE_CLOSE_MS) void this.dropKey(key);
   }
+}
+
+/**
+ * tools/list without client.listTools, which compiles a JSON Schema validator for every output
+ * schema listed, for callTool to check answers with: the pool does not call callTool.
+ */
+function listTools(client: Client, options: { signal?: AbortSignal; timeout: number }): Promise<{ tools: ListedTool[] }> {
+  return client.request({ method: 'tools/list' }, ListToolsResultSchema, options);
 }
 
 /** One client per device and URL: the credential belongs to the device, the connection to the URL. */

@@ -1,0 +1,223 @@
+/**
+ * What `POST /tools/call` costs beyond the MCP call it makes. A real `lookout-edge` process (the
+ * mesh-camera test image: identity, system-health, status and the real peer-mesh plugin) serves its
+ * tools over MCP streamable HTTP on 127.0.0.1; a hub runs in this process with its embedded broker,
+ * where the device announces itself. Measured alternately in one run, after a warm-up:
+ *
+ *  (a) the tool called directly from an MCP SDK client, connected once and reused (no tools/list,
+ *      so the SDK validates no output schema: the cheapest direct call);
+ *  (b) the same tool through `POST /tools/call?target=<id>` over keep-alive HTTP;
+ *  (c) the enriched `get_system_health` through the hub (the health call and its two enrichment
+ *      calls, get_device_identity and get_peer_mesh_status, in parallel) beside each of the three
+ *      called directly.
+ *
+ * Overhead (b − a) against the aim of 0.5 ms; the enriched overhead (enriched − direct health)
+ * against the slowest enrichment call's direct time.
+ *
+ *   node dist/test/bench/hub-tools-call.bench.js     (npm run bench -- hub-tools-call)
+ *   LOOKOUT_BENCH_CALLS=1000 LOOKOUT_BENCH_TOOL=get_system_health node dist/test/bench/hub-tools-call.bench.js
+ */
+import { Agent, request } from 'node:http';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createLogger } from '../../core/src/log/logger.js';
+import { packageRoot } from '../../core/src/paths/package-root.js';
+import { startHub } from '../../hub/src/start-hub.js';
+import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
+import { startDeviceProcess } from '../support/device-process.js';
+import { waitFor } from '../integration/hub-helpers.js';
+
+const CALLS = Number(process.env.LOOKOUT_BENCH_CALLS ?? 400);
+const WARMUP = Number(process.env.LOOKOUT_BENCH_WARMUP ?? 100);
+/** The cheap tool of (a) and (b): get_device_identity answers from what the identity plugin holds. */
+const TOOL = process.env.LOOKOUT_BENCH_TOOL ?? 'get_device_identity';
+const DEVICE_ID = 'bench-cam';
+const SECRET = 'hub-tools-call-bench-fleet-secret';
+const AIM_MS = 0.5;
+
+const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+
+// The direct SDK client's fetch warns once per request past 1 500 listeners on its transport's signal: counted, said once at the end.
+let leakWarnings = 0;
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  if (w.name === 'MaxListenersExceededWarning') leakWarnings++;
+  else console.error(w);
+});
+
+interface HubAnswer {
+  status: string;
+  result: Record<string, unknown> | null;
+  error?: { code: string; message: string };
+  _vms_enriched?: boolean;
+  _vms_enrichment_missing?: string[];
+}
+
+/** One POST /tools/call on the kept-alive socket; rejects unless the hub answered 200 with status ok. */
+function hubCall(base: string, tool: string): Promise<{ ms: number; answer: HubAnswer }> {
+  const body = JSON.stringify({ tool, arguments: {} });
+  const started = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${base}/tools/call?target=${DEVICE_ID}`,
+      { agent, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const ms = Number(process.hrtime.bigint() - started) / 1e6;
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode !== 200) return reject(new Error(`POST /tools/call ${tool} answered ${res.statusCode}: ${text}`));
+          const answer = JSON.parse(text) as HubAnswer;
+          if (answer.status !== 'ok') return reject(new Error(`POST /tools/call ${tool}: ${text}`));
+          resolve({ ms, answer });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function directCall(client: Client, tool: string): Promise<number> {
+  const started = process.hrtime.bigint();
+  const r = await client.callTool({ name: tool, arguments: {} });
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  if (r.isError) throw new Error(`${tool} failed on the device: ${JSON.stringify(r.content)}`);
+  return ms;
+}
+
+interface Stats {
+  median: number;
+  p99: number;
+}
+
+function stats(xs: number[]): Stats {
+  const s = [...xs].sort((a, b) => a - b);
+  return { median: s[Math.floor(s.length / 2)], p99: s[Math.min(s.length - 1, Math.ceil(s.length * 0.99) - 1)] };
+}
+
+interface Series {
+  times: number[];
+  /** CPU time of this process (the hub and the callers) per call, in ms. */
+  cpuMs: number;
+}
+
+/**
+ * Runs each step once per round, in turn, the order rotating every round; after the warm-up,
+ * each step's times and the CPU this process spent on it (the hub and the callers both run here;
+ * the device is another process).
+ */
+async function alternate(steps: (() => Promise<number>)[]): Promise<Series[]> {
+  const series = steps.map(() => ({ times: [] as number[], cpuMs: 0 }));
+  for (let round = 0; round < WARMUP + CALLS; round++) {
+    for (let k = 0; k < steps.length; k++) {
+      const i = (round + k) % steps.length;
+      const cpu = process.cpuUsage();
+      const ms = await steps[i]();
+      const used = process.cpuUsage(cpu);
+      if (round >= WARMUP) {
+        series[i].times.push(ms);
+        series[i].cpuMs += (used.user + used.system) / 1000 / CALLS;
+      }
+    }
+  }
+  return series;
+}
+
+/** The median of b − a taken round by round (both ran in the same round, so under the same load). */
+function pairedMedian(a: number[], b: number[]): number {
+  return stats(b.map((x, i) => x - a[i])).median;
+}
+
+const f = (n: number) => n.toFixed(3);
+const line = (name: string, s: Series) => {
+  const t = stats(s.times);
+  return `${name.padEnd(52)} median ${f(t.median)} ms  p99 ${f(t.p99)} ms  cpu ${f(s.cpuMs)} ms/call`;
+};
+
+async function main(): Promise<void> {
+  const hub = await startHub({
+    anonymousBroker: true,
+    fleetSecret: SECRET,
+    port: 0,
+    brokerPort: 0,
+    dataDir: '/tmp/lookout-hub-bench-nonexistent',
+    stateStore: new MemoryStateStore(),
+    defaultMetrics: false,
+    deviceNetworks: ['127.0.0.1/32'],
+    logger: createLogger({ level: 'silent' }),
+    // Readiness checks call the device's tools too: kept out of the measurement.
+    env: { READINESS_RECHECK_ON_CHANGE: '0', READINESS_START_DELAY_MS: '600000' },
+  });
+  const device = await startDeviceProcess({
+    deviceId: DEVICE_ID,
+    mqtt: hub.brokerUrl,
+    image: join(packageRoot(), 'test', 'fixtures', 'images', 'mesh-camera.json'),
+    layer: 'layer0',
+    env: { MESH_KEY: 'hub-tools-call-bench-mesh-key-0001', HEALTH_INTERVAL_MS: '60000', STATUS_INTERVAL_MS: '60000', LOOKOUT_LOG_LEVEL: 'warn' },
+  });
+  const client = new Client({ name: 'hub-tools-call-bench', version: '1.0.0' });
+  try {
+    await waitFor(
+      `${DEVICE_ID} registered with a tool URL`,
+      async () => {
+        try {
+          return (await hubCall(hub.url, TOOL)).answer.status === 'ok';
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+      100,
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(device.ready.tool_url!)));
+
+    const enriched = (await hubCall(hub.url, 'get_system_health')).answer;
+    if (enriched._vms_enriched !== true) throw new Error(`get_system_health through the hub was not enriched: ${JSON.stringify(enriched)}`);
+
+    const [direct, proxied] = await alternate([() => directCall(client, TOOL), async () => (await hubCall(hub.url, TOOL)).ms]);
+    const a = stats(direct.times);
+    const b = stats(proxied.times);
+    const overhead = b.median - a.median;
+    console.log(`${CALLS} calls each after ${WARMUP} warm-up, alternating; the device is a lookout-edge process, the hub in this process`);
+    console.log(line(`(a) ${TOOL} direct (MCP SDK client, pooled)`, direct));
+    console.log(line(`(b) ${TOOL} through POST /tools/call`, proxied));
+    console.log(
+      `overhead (b − a): median ${f(overhead)} ms (round by round ${f(pairedMedian(direct.times, proxied.times))} ms), p99 ${f(b.p99 - a.p99)} ms, cpu ${f(proxied.cpuMs - direct.cpuMs)} ms; aim <= ${AIM_MS} ms: ${overhead <= AIM_MS ? 'met' : 'NOT met'}`,
+    );
+
+    const [enrichedCalls, health, identity, mesh] = await alternate([
+      async () => (await hubCall(hub.url, 'get_system_health')).ms,
+      () => directCall(client, 'get_system_health'),
+      () => directCall(client, 'get_device_identity'),
+      () => directCall(client, 'get_peer_mesh_status'),
+    ]);
+    const e = stats(enrichedCalls.times);
+    const h = stats(health.times);
+    const slowest = Math.max(stats(identity.times).median, stats(mesh.times).median);
+    console.log(line('(c) get_system_health through the hub, enriched', enrichedCalls));
+    console.log(line('    get_system_health direct', health));
+    console.log(line('    get_device_identity direct', identity));
+    console.log(line('    get_peer_mesh_status direct', mesh));
+    console.log(
+      `enriched overhead (enriched − direct health): median ${f(e.median - h.median)} ms (round by round ${f(pairedMedian(health.times, enrichedCalls.times))} ms); slowest enrichment call direct: ${f(slowest)} ms; aim overhead <= slowest: ${
+        e.median - h.median <= slowest ? 'met' : 'NOT met'
+      }`,
+    );
+    if (enriched._vms_enrichment_missing) console.log(`enrichment fields missing (the device's own word): ${enriched._vms_enrichment_missing.join('; ')}`);
+    if (leakWarnings > 0) {
+      console.log(
+        `note: the direct SDK client (global fetch) drew ${leakWarnings} MaxListenersExceededWarning: fetch leaves an abort listener on its transport's lifelong signal per request until GC`,
+      );
+    }
+  } finally {
+    agent.destroy();
+    await client.close().catch(() => undefined);
+    await device.stop();
+    await hub.close();
+  }
+}
+
+await main();
