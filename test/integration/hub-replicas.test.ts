@@ -6,16 +6,15 @@
  * with SIGTERM under load: its session is taken over at once.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { MqttClient } from 'mqtt';
-import { packageRoot } from '../../core/src/paths/package-root.js';
 import { DEFAULT_INGEST_CONNECTIONS } from '../../hub/src/state/ingest-relay.js';
+import { startHubReplica, writeReplicaPluginSet, type HubReplica as Replica } from '../support/hub-replica.js';
+import { unpackMessages } from '../../hub/src/state/ingest-batch.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { api, endClient, mqttClient, msg, publish, sleep, TEST_FLEET_SECRET, waitFor } from './hub-helpers.js';
@@ -25,14 +24,6 @@ const DEVICES = 500;
 const RATE_HZ = 1;
 const LOAD_SECONDS = 8;
 const PREFIX = 'replicas-test:';
-
-interface Replica {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  dataDir: string;
-  stderr: string[];
-}
 
 describe('hub replicas on mosquitto and redis-server', () => {
   let broker: Mosquitto;
@@ -47,44 +38,17 @@ describe('hub replicas on mosquitto and redis-server', () => {
   let seq = 0;
 
   const startReplica = async (name: string, dataDir: string): Promise<Replica> => {
-    const child = spawn(
-      process.execPath,
-      [
-        join(packageRoot(), 'bin', 'lookout-hub.js'),
-        '--port',
-        '0',
-        '--mqtt',
-        broker.url,
-        '--state',
-        redis.url,
-        '--state-prefix',
-        PREFIX,
-        '--mqtt-group',
-        'replicas-test',
-        '--data-dir',
-        dataDir,
-        '--plugin-set',
-        setFile,
-        '--stale-sec',
-        '60',
-        '--json',
-        '--log-level',
-        'warn',
-      ],
-      { env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    const stderr: string[] = [];
-    child.stderr?.on('data', (c: Buffer) => {
-      stderr.push(c.toString());
-      if (stderr.length > 200) stderr.shift();
+    const replica = await startHubReplica({
+      name,
+      brokerUrl: broker.url,
+      stateUrl: redis.url,
+      statePrefix: PREFIX,
+      mqttGroup: 'replicas-test',
+      dataDir,
+      pluginSet: setFile,
+      fleetSecret: TEST_FLEET_SECRET,
+      extraArgs: ['--stale-sec', '60'],
     });
-    const line = await new Promise<string>((resolve, reject) => {
-      const rl = createInterface({ input: child.stdout });
-      rl.once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`replica ${name} exited (${code}) before it was ready:\n${stderr.join('')}`)));
-    });
-    const ready = JSON.parse(line) as { url: string };
-    const replica = { name, url: ready.url, child, dataDir, stderr };
     replicas.push(replica);
     return replica;
   };
@@ -100,19 +64,21 @@ describe('hub replicas on mosquitto and redis-server', () => {
     const out = new Map<string, Set<number>>();
     let from = '-';
     for (;;) {
-      const entries = await inspect.xrange(`${PREFIX}ingest`, from, '+', 'COUNT', 5000);
+      const entries = await inspect.xrangeBuffer(`${PREFIX}ingest`, from, '+', 'COUNT', 5000);
       for (const [, fields] of entries) {
-        const t = fields[fields.indexOf('t') + 1];
-        const m = /^devices\/([^/]+)\/telemetry$/.exec(t);
-        if (!m) continue;
-        const body = JSON.parse(fields[fields.indexOf('p') + 1]) as { seq?: number };
-        if (typeof body.seq !== 'number') continue;
-        let set = out.get(m[1]);
-        if (!set) out.set(m[1], (set = new Set()));
-        set.add(body.seq);
+        const packed = fields[fields.findIndex((f) => f.toString() === 'b') + 1];
+        for (const message of unpackMessages(packed)) {
+          const m = /^devices\/([^/]+)\/telemetry$/.exec(message.topic);
+          if (!m) continue;
+          const body = JSON.parse(message.payload.toString()) as { seq?: number };
+          if (typeof body.seq !== 'number') continue;
+          let set = out.get(m[1]);
+          if (!set) out.set(m[1], (set = new Set()));
+          set.add(body.seq);
+        }
       }
       if (entries.length < 5000) return out;
-      from = `(${entries[entries.length - 1][0]}`;
+      from = `(${entries[entries.length - 1][0].toString()}`;
     }
   };
 
@@ -127,12 +93,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
     inspect = new Redis(redis.url, { maxRetriesPerRequest: 1 });
     inspect.on('error', () => undefined); // down on purpose in the last test
     const dir = mkdtempSync(join(tmpdir(), 'hub-replicas-'));
-    setFile = join(dir, 'plugins.json');
-    // The hub's core plugins that read state; ones that reach out to devices' tool servers are left out (the devices here are simulated on the bus).
-    writeFileSync(
-      setFile,
-      JSON.stringify({ name: 'replicas-test', plugins: ['hub-meta', 'debug-ring', 'bus-cache', 'registry', 'fleet-health'], essential: ['bus-cache'] }),
-    );
+    setFile = writeReplicaPluginSet(dir, 'replicas-test');
     await Promise.all([startReplica('a', join(dir, 'a')), startReplica('b', join(dir, 'b'))]);
     for (const id of ids) {
       devices.set(id, await mqttClient(broker.url, { clientId: id }));

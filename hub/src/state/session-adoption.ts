@@ -31,7 +31,7 @@ export interface SessionAdoptionOptions {
  */
 export class SessionAdoption {
   private timer: NodeJS.Timeout | undefined;
-  private readonly adopting = new Map<string, MqttClient>();
+  private readonly adopting = new Map<string, { client: MqttClient; idle: NodeJS.Timeout }>();
   private closed = false;
   adopted = 0;
 
@@ -53,7 +53,11 @@ export class SessionAdoption {
   async close(graceful: boolean): Promise<void> {
     this.closed = true;
     clearTimeout(this.timer);
-    for (const c of this.adopting.values()) c.end(true);
+    // The drain timers too: the close handler skips them once the client is disconnecting, and a live interval keeps the process up.
+    for (const { client, idle } of this.adopting.values()) {
+      clearInterval(idle);
+      client.end(true);
+    }
     if (graceful && this.options.redis.up) await this.options.redis.client.del(this.heartbeatKey(this.options.clientId)).catch(() => undefined);
   }
 
@@ -88,7 +92,6 @@ export class SessionAdoption {
       reconnectPeriod: 0,
       connectTimeout: 5_000,
     });
-    this.adopting.set(deadClientId, client);
     let lastMessageAt = Date.now();
     let taken = 0;
     client.handleMessage = (packet, done) => {
@@ -118,12 +121,13 @@ export class SessionAdoption {
       clearInterval(idle);
       client.end(false, { properties: { sessionExpiryInterval: 0 } }, () => void finish(true));
     }, 250);
+    this.adopting.set(deadClientId, { client, idle });
     client.on('connect', (connack) => {
       log.info({ session_present: connack.sessionPresent }, 'adopting the broker session of a replica without a heartbeat');
     });
     // Taken back by the replica itself (same client id), or the broker went away: the claim lapses and a later round decides again.
     client.on('close', () => {
-      if (this.adopting.get(deadClientId) === client && !client.disconnecting) void finish(false);
+      if (this.adopting.get(deadClientId)?.client === client && !client.disconnecting) void finish(false);
     });
     client.on('error', (err) => log.warn({ err: err.message }, 'adopting a broker session failed'));
   }
