@@ -20,6 +20,7 @@ import { forwardCall, type ForwardDeps } from './forward-call.js';
 import type { ToolOutcome } from './tool-outcome.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import { ENRICHED_TOOLS, enrichment, IDENTITY_TOOL, PEER_MESH_TOOL, type AuxOutcome } from './health-enrichment.js';
+import { IdentityCache } from './identity-cache.js';
 import { McpClientPool } from './mcp-pool.js';
 import { isObject } from './tool-outcome.js';
 import { DEVICE_TOOLS, type EnrichedOutcome, type ToolFallback } from './service.js';
@@ -36,6 +37,9 @@ const CallResponse = ToolCallResponseSchema.extend({
     .describe('true when the tool server could not answer and the hub answered from another source (an SSH discovery); the result says which'),
 }).extend(HealthEnrichmentSchema.partial().shape);
 
+/** Devices whose identity answer is kept at once (those whose health is read); the oldest go first. */
+const MAX_KEPT_IDENTITIES = 10_000;
+
 /** POST /tools/call: the hub as an MCP client of a registered device's tool server. */
 export default definePlugin({
   name: 'tools-proxy',
@@ -51,6 +55,8 @@ export default definePlugin({
     LOOKOUT_HUB_TOOL_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
     /** Tool calls that may wait for one device; past that, 429 device_busy. */
     LOOKOUT_HUB_TOOL_QUEUE: z.coerce.number().int().min(0).max(10_000).default(64),
+    /** How long a device's get_device_identity answer serves health enrichment (until its next hello at most); 0: asked every time. */
+    LOOKOUT_HUB_IDENTITY_CACHE_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
     /** Devices' tool tokens derive from it (HMAC-SHA256(secret, "tools:<device id>")); the hub host sets it. */
     LOOKOUT_FLEET_SECRET: z.string().min(16).optional(),
   }),
@@ -82,12 +88,18 @@ export default definePlugin({
     const limiter = new DeviceCallLimiter({ concurrency: ctx.config.LOOKOUT_HUB_TOOL_CONCURRENCY, maxWaiting: ctx.config.LOOKOUT_HUB_TOOL_QUEUE });
     const deps: ForwardDeps = { pool, limiter, declared, timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, ring, ...(metrics ? { metrics } : {}) };
     const fallbacks = new Map<string, ToolFallback>();
+    const identities = new IdentityCache(ctx.config.LOOKOUT_HUB_IDENTITY_CACHE_MS, MAX_KEPT_IDENTITIES);
+    // An identity call whose answer other requests share runs to its own timeout, whoever asked first.
+    const unbound = new AbortController().signal;
     /** A health tool and its two helpers in parallel; a helper's failure only makes a field missing. */
     const enrichedCall = async (device: RegisteredDevice, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<EnrichedOutcome> => {
-      const call = (name: string, a: Record<string, unknown>) => forwardCall(deps, device, name, a, signal);
-      const aux = (name: string): Promise<AuxOutcome> =>
-        call(name, {}).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
-      const [outcome, identity, mesh] = await Promise.all([call(tool, args), aux(IDENTITY_TOOL), aux(PEER_MESH_TOOL)]);
+      const aux = (name: string, s: AbortSignal): Promise<AuxOutcome> =>
+        forwardCall(deps, device, name, {}, s).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
+      const [outcome, identity, mesh] = await Promise.all([
+        forwardCall(deps, device, tool, args, signal),
+        identities.get(device, (shared) => aux(IDENTITY_TOOL, shared ? unbound : signal)),
+        aux(PEER_MESH_TOOL, signal),
+      ]);
       if (outcome.status === 'error') return outcome;
       const fields = enrichment(isObject(outcome.result) ? outcome.result : {}, identity, mesh, device);
       return { status: 'ok', ...fields, result: isObject(outcome.result) ? { ...outcome.result, ...fields } : outcome.result };
