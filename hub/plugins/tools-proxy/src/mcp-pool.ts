@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, ListToolsResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { LookoutError } from 'lookout/core';
 import { DeviceTransport } from './device-transport.js';
 import { DEVICE_TOOL_RESULT } from './device-tool-result.js';
@@ -50,6 +51,12 @@ const IDLE_CLOSE_MS = 60_000;
 /** A tool missing from the list is looked up again at most this often (a plugin may have started since). */
 const RELIST_MS = 30_000;
 const LIST_TIMEOUT_MS = 10_000;
+/**
+ * One JSON Schema validator for every pooled client: the SDK's Client makes an Ajv instance of its
+ * own by default (23 KiB each, and a few hundred microseconds to make), for callTool and
+ * elicitation, neither of which the pool uses.
+ */
+const VALIDATOR = new AjvJsonSchemaValidator();
 
 /**
  * MCP clients (the official SDK's Client on streamable HTTP, device-transport.ts) of device tool
@@ -187,7 +194,7 @@ export class McpClientPool {
       existing.lastUsed = Date.now();
       return existing;
     }
-    const client = new Client(this.options.clientInfo);
+    const client = new Client(this.options.clientInfo, { jsonSchemaValidator: VALIDATOR });
     const token = this.options.credential?.(target.deviceId);
     // Redirects are not followed: the registry decides which hosts are contacted, not the device.
     const transport = new DeviceTransport(new URL(target.url), token !== undefined ? { token } : {});

@@ -12,13 +12,9 @@ const ERROR_META_KEY = 'lookout/error';
  * JSON, else the text itself.
  */
 export function outcomeOf(r: ToolCallResult): ToolOutcome {
-  const text = (r.content ?? [])
-    .filter((c): c is { type: 'text'; text: string } => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'text')
-    .map((c) => c.text)
-    .join('\n');
   if (r.isError) {
     const meta = r._meta?.[ERROR_META_KEY] as { code?: unknown } | undefined;
-    const out: ToolOutcome = { status: 'error', error: text || 'the tool failed without a message' };
+    const out: ToolOutcome = { status: 'error', error: textOf(r) || 'the tool failed without a message' };
     if (typeof meta?.code === 'string') out.code = meta.code;
     return out;
   }
@@ -26,13 +22,22 @@ export function outcomeOf(r: ToolCallResult): ToolOutcome {
     const keys = Object.keys(r.structuredContent);
     // MCP wants an object; a tool whose JSON is not one is wrapped as { result }, its text holding the JSON.
     if (keys.length === 1 && keys[0] === 'result') {
-      const fromText = safeJson(text);
+      const fromText = safeJson(textOf(r));
       if (fromText !== undefined && !isObject(fromText)) return { status: 'ok', result: fromText };
     }
     return { status: 'ok', result: r.structuredContent };
   }
+  const text = textOf(r);
   const parsed = safeJson(text);
   return { status: 'ok', result: parsed !== undefined ? parsed : text };
+}
+
+/** The text blocks of an answer, joined: read only when the answer has no structuredContent to give. */
+function textOf(r: ToolCallResult): string {
+  return (r.content ?? [])
+    .filter((c): c is { type: 'text'; text: string } => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'text')
+    .map((c) => c.text)
+    .join('\n');
 }
 
 /**
