@@ -1,13 +1,16 @@
 /**
  * `GET /fleet/mqtt/latest` latency with 1 000 devices in the cache (hello, status, telemetry,
  * dets and health each), over real HTTP on loopback with keep-alive. Baselines measured in the
- * same run: `GET /health` on the same hub (the cost of a route at all) and JSON.stringify of the
- * very answer in process (the least any server must spend to send it).
+ * same run: `GET /health` on the same hub (the cost of a route at all), JSON.stringify of the
+ * very answer in process (the least any server must spend to make it), and a bare node:http server
+ * answering the same bytes already made (the least any server must spend to send it: the transfer
+ * floor, client included).
  *
  *   node dist/test/bench/hub-latest.bench.js     (npm run bench -- hub-latest)
  *   LOOKOUT_BENCH_DEVICES=5000 LOOKOUT_BENCH_REQUESTS=100 node dist/test/bench/hub-latest.bench.js
  */
-import { Agent, request } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { startHub } from '../../hub/src/start-hub.js';
@@ -96,6 +99,7 @@ async function main(): Promise<void> {
       }),
     ) as { count: number };
     if (body.count !== DEVICES) throw new Error(`expected ${DEVICES} devices in the answer, got ${body.count}`);
+    const floor = await transferFloor(JSON.stringify(body));
     const stringify: number[] = [];
     for (let i = 0; i < REQUESTS; i++) {
       const t = process.hrtime.bigint();
@@ -109,6 +113,10 @@ async function main(): Promise<void> {
     );
     console.log(`baseline GET /health on the same hub: median ${f(health.median)} ms, p99 ${f(health.p99)} ms`);
     console.log(`baseline JSON.stringify of the same answer in process: median ${f(s.median)} ms, p99 ${f(s.p99)} ms`);
+    console.log(`baseline bare node:http answering the same bytes, made once (the transfer floor): median ${f(floor.median)} ms, p99 ${f(floor.p99)} ms`);
+    console.log(
+      `ratio latest / transfer floor: ${(latest.median / floor.median).toFixed(2)} (median; 1.00: the route costs nothing beyond sending its bytes, which JSON.stringify alone would take ${(s.median / floor.median).toFixed(2)}× the floor to make)`,
+    );
     console.log(
       `in process, a tenth of the fleet changed between reads: entries made once when they change and joined (LatestJson) median ${f(pieces.median)} ms, p99 ${f(pieces.p99)} ms; JSON.stringify of the same answer, timed alternately, median ${f(pieces.plainMedian)} ms, p99 ${f(pieces.plainP99)} ms; ratio ${(pieces.median / pieces.plainMedian).toFixed(2)} (aim <= 0.5)`,
     );
@@ -122,6 +130,20 @@ async function main(): Promise<void> {
     agent.destroy();
     await hub.close();
     await bus.close();
+  }
+}
+
+/** A bare node:http server on loopback answering `text`, made once, to the same keep-alive client. */
+async function transferFloor(text: string): Promise<{ median: number; p99: number }> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    return await measure(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
   }
 }
 
