@@ -4,6 +4,7 @@ import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_ADMISSION } from '../../registry/src/service.js';
 import { persistCache } from './cache-persistence.js';
 import { entryView, isOnline } from './entry-view.js';
+import { DEFAULT_HOLD_LIMITS } from './early-messages.js';
 import { Ingest } from './ingest.js';
 import { LatestJson } from './latest-json.js';
 import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
@@ -27,6 +28,8 @@ export default definePlugin({
       .default(256 * 1024),
     LOOKOUT_HUB_MAX_JSON_DEPTH: z.coerce.number().int().min(4).max(1000).default(32),
     LOOKOUT_HUB_MAX_DEVICES: z.coerce.number().int().min(1).default(10_000),
+    // How long a valid message of a device not known yet waits for its hello (0: refused at once).
+    LOOKOUT_HUB_REORDER_WINDOW_MS: z.coerce.number().int().min(0).max(600_000).default(DEFAULT_HOLD_LIMITS.windowMs),
   }),
   subscriptions: [...INGEST_SUBSCRIPTIONS],
   provides: [BUS_CACHE, DEVICE_ADMISSION],
@@ -53,6 +56,7 @@ export default definePlugin({
         maxTopicsPerDevice: 64,
         maxAlerts: 20,
         maxChunks: 20,
+        hold: { windowMs: cfg.LOOKOUT_HUB_REORDER_WINDOW_MS },
       },
       { ...(metrics ? { metrics } : {}), ring, log: ctx.log, connected: () => ctx.bus.connected },
     );
@@ -111,6 +115,7 @@ export default definePlugin({
           untracked_invalid: s.untrackedInvalid,
           refused_devices: s.refusedDevices,
           refused_unknown_devices: ingest.refusedUnknown,
+          held_unknown: ingest.heldUnknown,
         },
         state: info?.sharedState?.() ?? { backend: 'memory', replica: false, stale: false, stale_since: null },
         limits: {
@@ -118,6 +123,7 @@ export default definePlugin({
           max_json_depth: cfg.LOOKOUT_HUB_MAX_JSON_DEPTH,
           max_devices: cfg.LOOKOUT_HUB_MAX_DEVICES,
           stale_sec: staleSec,
+          reorder_window_ms: cfg.LOOKOUT_HUB_REORDER_WINDOW_MS,
         },
       };
     });
@@ -136,7 +142,25 @@ export default definePlugin({
     };
     for (const filter of INGEST_SUBSCRIPTIONS) await ctx.bus.subscribe(filter, onMessage);
     // The registry starts after this plugin: only once it has, the devices its file names are known.
-    ctx.onStarted(() => ingest.settle());
+    ctx.onStarted(() => {
+      ingest.settle();
+      saved?.changed();
+      const windowMs = cfg.LOOKOUT_HUB_REORDER_WINDOW_MS;
+      if (windowMs <= 0) return;
+      // A message waits at most a tenth of its window (or 1 s) past it: the count of refusals is that late, no later.
+      const timer = setInterval(
+        () => {
+          try {
+            if (ingest.expireHeld() > 0) saved?.changed();
+          } catch (err) {
+            ctx.log.error({ err }, 'ending the wait of messages of unknown devices failed');
+          }
+        },
+        Math.min(1_000, Math.max(10, Math.ceil(windowMs / 10))),
+      );
+      timer.unref();
+      ctx.onStop(() => clearInterval(timer));
+    });
   },
 });
 

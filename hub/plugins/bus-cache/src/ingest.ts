@@ -1,7 +1,7 @@
 import { BUS_CONTRACTS, contractForTopic, jsonDeeperThan, type BusSuffix, type Logger, type TopicContract, type HubMetricsPort } from 'lookout/core';
 import { compileContract, type ContractCheck } from './compiled-contract.js';
 import { AdmissionRules } from './admission-rules.js';
-import { EarlyMessages } from './early-messages.js';
+import { EarlyMessages, type Early, type HoldLimits } from './early-messages.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { countInvalid, DeviceCache } from './device-cache.js';
 import { MAX_TOPIC_CHARS } from './subscriptions.js';
@@ -14,6 +14,8 @@ export interface IngestLimits {
   maxTopicsPerDevice: number;
   maxAlerts: number;
   maxChunks: number;
+  /** How long, and how many, valid messages of a device not known yet wait for it (early-messages.ts). */
+  hold?: Partial<HoldLimits>;
 }
 
 type Listener = (m: IngestedMessage) => void;
@@ -36,13 +38,18 @@ type KnownTopic = TopicContract & { topic: string };
  * counted and dropped, so a made-up id never appears in /fleet/mqtt/latest. At most `maxDevices`
  * entries are held; when full, a device a rule admits takes the place of the longest-silent one no
  * rule admits (hello-only), so a flood of made-up hellos cannot lock out the operator's devices.
+ *
+ * A valid message of a device not known yet waits a short while (EarlyMessages, bounded): where a
+ * device's messages come through different paths (hub replicas applying one shared stream), its
+ * status can come before its hello. Once the device is known they are applied in their order; when
+ * the wait ends they are refused and counted as any unknown device's message.
  */
 export class Ingest {
   readonly devices = new Map<string, DeviceCache>();
   /** Bumped when a device entry is added or removed (the served id list is remade only then). */
   membership = 0;
   readonly admission = new AdmissionRules();
-  private readonly early = new EarlyMessages();
+  private readonly early: EarlyMessages;
   /** Valid messages of devices that are not known (no hello, no admission rule): dropped. */
   refusedUnknown = 0;
   /** Invalid counts of devices that never sent a valid message; bounded, oldest forgotten first. */
@@ -63,7 +70,19 @@ export class Ingest {
   constructor(
     private readonly limits: IngestLimits,
     private readonly deps: { metrics?: HubMetricsPort; ring?: DebugRing; log: Logger; now?: () => number; connected: () => boolean },
-  ) {}
+  ) {
+    this.early = new EarlyMessages(limits.hold);
+  }
+
+  /** Valid messages of devices not known yet that wait for them now. */
+  get heldUnknown(): number {
+    return this.early.size;
+  }
+
+  /** Bytes of those messages. */
+  get heldBytes(): number {
+    return this.early.heldBytes;
+  }
 
   on(key: BusSuffix | '*', listener: Listener): () => void {
     let set = this.listeners.get(key);
@@ -73,7 +92,7 @@ export class Ingest {
   }
 
   /**
-   * `heldAt`: when a message held back until admission settled arrived (it was counted then).
+   * `heldAt`: when a message that waited for its device to become known arrived (it was counted then).
    * `meta.receivedAt`: when a hub replica took it from the broker (the shared ingest stream), so
    * that every replica dates it alike.
    */
@@ -146,11 +165,12 @@ export class Ingest {
       );
     }
     let device = this.devices.get(deviceId);
+    let waited: Early[] | undefined;
     if (!device) {
       const admitted = this.admission.admits(deviceId);
       if (key !== 'hello' && !admitted) {
-        // The retained messages a subscription brings arrive before the registry has said which devices it names.
-        if (heldAt === undefined && this.early.hold(topic, payload, meta.retain, now)) return;
+        // Its hello (or the registry's word) may still come: at start-up, or from another path (hub replicas).
+        if (heldAt === undefined && this.early.hold(deviceId, topic, payload, meta.retain, now, this.deps.now?.() ?? Date.now())) return;
         return this.unknownDevice(topic, deviceId, key, payload, now);
       }
       if (this.devices.size >= this.limits.maxDevices && !(admitted && this.evictUnadmitted(deviceId))) {
@@ -165,20 +185,32 @@ export class Ingest {
       }
       this.devices.set(deviceId, device);
       this.membership++;
+      // Known from now on: what waited for it is applied, after its hello (which the device sent
+      // first), or else before this message (which came after them).
+      waited = this.early.take(deviceId);
+      if (waited && key !== 'hello') {
+        this.replay(waited);
+        waited = undefined;
+      }
     }
+    this.apply(device, key, suffix, topic, message, meta.retain, now);
+    if (waited) this.replay(waited);
+  }
+
+  private apply(device: DeviceCache, key: BusSuffix, suffix: string, topic: string, message: Record<string, unknown>, retain: boolean, now: number): void {
     this.valid++;
     // A retained message may be old: it dates from its own timestamp, not from when it reached us.
-    const stamped = meta.retain && typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
+    const stamped = retain && typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
     const sentAt = Number.isFinite(stamped) ? Math.min(stamped, now) : now;
-    const previous = device.store(suffix, message, now, meta.retain, sentAt);
+    const previous = device.store(suffix, message, now, retain, sentAt);
     // An older message than the latest held changes nothing but its count, except an event, which is one of its own.
     if (device.wasOlder && key !== 'events/+') return;
     if (key !== 'dets' && key !== 'telemetry') this.sideEffects(device, key, suffix, topic, message, previous, now);
-    this.deps.ring?.ingest(deviceId, topic, suffix, now);
+    this.deps.ring?.ingest(device.deviceId, topic, suffix, now);
     const forKey = this.listeners.get(key);
     const forAll = this.listeners.get('*');
     if ((forKey && forKey.size > 0) || (forAll && forAll.size > 0)) {
-      const event: IngestedMessage = { topic, deviceId, suffix, key, message, receivedAt: now, retain: meta.retain };
+      const event: IngestedMessage = { topic, deviceId: device.deviceId, suffix, key, message, receivedAt: now, retain };
       this.emit(forKey, event);
       this.emit(forAll, event);
     }
@@ -206,11 +238,33 @@ export class Ingest {
   }
 
   /**
-   * Every plugin has started, so every admission rule is in place: the messages held back until
-   * now are judged (in arrival order), and from now on an unknown device's message is refused at once.
+   * Every plugin has started, so every admission rule is in place: the messages of devices a rule
+   * admits are applied (in arrival order); the others wait their window from now.
    */
   settle(): void {
-    for (const m of this.early.drain()) this.handle(m.topic, m.payload, { retain: m.retain }, m.at);
+    const now = this.deps.now?.() ?? Date.now();
+    for (const deviceId of this.early.settle(now)) {
+      if (this.admission.admits(deviceId)) this.replay(this.early.take(deviceId));
+    }
+    // Without a window (0) the others are refused now, as they would be from now on.
+    this.expireHeld(now);
+  }
+
+  /**
+   * Ends the wait of the messages held for a window (called on a timer): refused and counted as an
+   * unknown device's, dated when they arrived, unless a rule admits their device by now. Returns
+   * how many messages it judged.
+   */
+  expireHeld(now = this.deps.now?.() ?? Date.now()): number {
+    const ended = this.early.expire(now, (id) => this.admission.admits(id));
+    this.replay(ended);
+    return ended.length;
+  }
+
+  /** Judges messages that waited, in their order, as they would have been when they arrived. */
+  private replay(messages: readonly Early[] | undefined): void {
+    if (!messages) return;
+    for (const m of messages) this.handle(m.topic, m.payload, { retain: m.retain }, m.at);
   }
 
   /** Topics repeat (a few per device): their contracts are looked up once; a flood of new ones only resets the memo. */

@@ -47,6 +47,12 @@ export const ConfigResponse = z.object({
     untracked_invalid: z.number().int(),
     refused_devices: z.number().int().describe('valid messages of new devices dropped because the cache holds max_devices already'),
     refused_unknown_devices: z.number().int().describe('valid messages dropped because no hello announced their device and the registry does not name it'),
+    held_unknown: z
+      .number()
+      .int()
+      .describe(
+        'valid messages of devices not known yet, waiting (at most reorder_window_ms) for their hello or the registry before they are applied or refused',
+      ),
   }),
   state: z
     .object({
@@ -57,5 +63,11 @@ export const ConfigResponse = z.object({
       details: z.record(z.string(), z.unknown()).optional(),
     })
     .describe('where the state hub replicas share lives (--state), and whether this copy is current'),
-  limits: z.object({ max_message_bytes: z.number().int(), max_json_depth: z.number().int(), max_devices: z.number().int(), stale_sec: z.number().int() }),
+  limits: z.object({
+    max_message_bytes: z.number().int(),
+    max_json_depth: z.number().int(),
+    max_devices: z.number().int(),
+    stale_sec: z.number().int(),
+    reorder_window_ms: z.number().int().describe('how long a valid message of a device not known yet waits for its hello (0: refused at once)'),
+  }),
 });

@@ -12,7 +12,7 @@ import { CacheEntrySchema } from '../../../../../core/src/contracts/cache-entry.
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { jsonDeeperThan } from '../../../../../core/src/json/json-depth.js';
 import { INGEST_SUBSCRIPTIONS, SPEC_DEFAULT_SUBSCRIPTIONS } from '../../../../../hub/plugins/bus-cache/src/subscriptions.js';
-import { api, msg, sleep, testHub } from '../../../../integration/hub-helpers.js';
+import { api, msg, sleep, testHub, waitFor } from '../../../../integration/hub-helpers.js';
 
 const send = (bus: MemoryBus, topic: string, payload: unknown, retain = false) =>
   bus.publish(topic, Buffer.isBuffer(payload) || typeof payload === 'string' ? payload : JSON.stringify(payload), { retain });
@@ -69,6 +69,7 @@ describe('bus cache ingest (in-process bus)', () => {
         );
     }
     assert.equal(c.ingest.connected, true);
+    assert.equal(c.limits.reorder_window_ms, 5000, 'the default wait of an unknown device’s message for its hello');
   });
 
   it('counts each message once, at both levels of telemetry and events', async () => {
@@ -293,16 +294,24 @@ describe('bus cache limits', () => {
 
   it('never creates an entry for a made-up device id, and bounds entries whatever the topic', async () => {
     const bus = new MemoryBus();
-    const hub = await testHub({ bus, registryFile: await registryNaming(['named-1']), env: { LOOKOUT_HUB_MAX_DEVICES: '3' } });
+    const hub = await testHub({
+      bus,
+      registryFile: await registryNaming(['named-1']),
+      env: { LOOKOUT_HUB_MAX_DEVICES: '3', LOOKOUT_HUB_REORDER_WINDOW_MS: '50' },
+    });
     try {
       // Before: one valid status from any client under devices/<any id>/ listed the device.
       for (let i = 0; i < 50; i++) {
         await send(bus, `devices/made-up-${i}/status`, msg.status(`made-up-${i}`), true);
         await send(bus, `devices/made-up-${i}/dets`, msg.dets());
       }
-      let c = (await api(hub.url, '/fleet/mqtt/config')).body;
+      // Refused once they waited their window for a hello that never came.
+      let c = await waitFor('the made-up devices’ messages refused', async () => {
+        const body = (await api(hub.url, '/fleet/mqtt/config')).body;
+        return body.ingest.refused_unknown_devices === 100 && body;
+      });
       assert.equal(c.ingest.device_count, 0);
-      assert.equal(c.ingest.refused_unknown_devices, 100);
+      assert.equal(c.ingest.held_unknown, 0);
       assert.equal((await api(hub.url, '/fleet/mqtt/latest')).body.count, 0);
       assert.deepEqual((await api(hub.url, '/fleet/health')).body.devices['made-up-0'], undefined);
       assert.match((await api(hub.url, '/metrics')).text, /lookout_hub_ingest_invalid_total\{topic="status",reason="unknown_device"\} 50/);
@@ -339,6 +348,47 @@ describe('bus cache limits', () => {
       const c = (await api(hub.url, '/fleet/mqtt/config')).body;
       assert.equal(c.ingest.device_count, 2);
       assert.equal(c.ingest.refused_devices, 1);
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
+  });
+});
+
+describe('messages of a device before its hello (hub replicas apply a shared stream in which another replica’s hello may come later)', () => {
+  it('are in the latest cache once the hello comes, in order and counted; a device that never says hello is refused after the window', async () => {
+    const bus = new MemoryBus();
+    const hub = await testHub({ bus, env: { LOOKOUT_HUB_REORDER_WINDOW_MS: '1000' } });
+    try {
+      await send(bus, 'devices/late-hello/status', msg.status('late-hello'));
+      await send(bus, 'devices/late-hello/telemetry', { ...msg.telemetry(), seq: 1 });
+      await send(bus, 'devices/late-hello/telemetry', { ...msg.telemetry(), seq: 2 });
+      await send(bus, 'devices/no-hello/status', msg.status('no-hello'));
+      const waiting = (await api(hub.url, '/fleet/mqtt/config')).body;
+      assert.equal(waiting.limits.reorder_window_ms, 1000);
+      assert.equal(waiting.ingest.held_unknown, 4);
+      assert.equal(waiting.ingest.refused_unknown_devices, 0);
+      assert.equal((await api(hub.url, '/fleet/mqtt/latest')).body.devices['late-hello'], undefined);
+      await send(bus, 'devices/late-hello/hello', msg.hello('late-hello', ['127.0.0.1'], 9001));
+      const e = (await api(hub.url, '/fleet/mqtt/latest?device=late-hello')).body.devices['late-hello'];
+      assert.equal(e.payload.seq, 2);
+      assert.equal(e.topics.telemetry.count, 2);
+      assert.equal(e.topics.status.count, 1);
+      assert.equal(e.online, true);
+      const c = await waitFor('the silent device’s status refused', async () => {
+        const body = (await api(hub.url, '/fleet/mqtt/config')).body;
+        return body.ingest.refused_unknown_devices === 1 && body;
+      });
+      assert.equal(c.ingest.held_unknown, 0);
+      assert.equal(c.ingest.messages, 5);
+      assert.equal(c.ingest.valid, 4);
+      // The ring never stores an unknown device's id as a device: the topic names it.
+      const events = (await api(hub.url, '/debug/events?kind=ingest_invalid&limit=10')).body.events;
+      const refused = events.filter((ev: { topic: string }) => ev.topic === 'devices/no-hello/status');
+      assert.equal(refused.length, 1);
+      assert.equal(refused[0].details.reason, 'unknown_device');
+      assert.match((await api(hub.url, '/metrics')).text, /lookout_hub_ingest_invalid_total\{topic="status",reason="unknown_device"\} 1/);
+      assert.equal((await api(hub.url, '/fleet/mqtt/latest')).body.devices['no-hello'], undefined);
     } finally {
       await hub.close();
       await bus.close();
