@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect, type MqttClient } from 'mqtt';
-import type { IPublishPacket } from 'mqtt-packet';
+import { createServer, type Server, type Socket } from 'node:net';
+import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
+import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { SharedSubscriber } from '../../hub/src/state/shared-subscriber.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
@@ -152,6 +154,123 @@ describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto
     } finally {
       await sub.close();
       await broker.stop();
+    }
+  });
+});
+
+/**
+ * A broker that misbehaves the way a real one does only under faults (a test peer at the edge:
+ * mosquitto cannot be made to do these): `onConnection(socket, n, packets)` decides what the n-th
+ * connection hears.
+ */
+async function misbehavingBroker(
+  onConnection: (socket: Socket, n: number, packets: Packet[]) => void,
+): Promise<{ url: string; connections: () => number; server: Server }> {
+  let n = 0;
+  const server = createServer((socket) => {
+    const packets: Packet[] = [];
+    const parser = mqttParser({ protocolVersion: 5 });
+    parser.on('packet', (p: Packet) => packets.push(p));
+    socket.on('data', (chunk: Buffer) => parser.parse(chunk));
+    socket.on('error', () => undefined);
+    onConnection(socket, ++n, packets);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `mqtt://127.0.0.1:${port}`, connections: () => n, server };
+}
+
+const v5 = { protocolVersion: 5 } as const;
+
+describe('SharedSubscriber against a broker that misbehaves', () => {
+  it('refuses a WebSocket URL rather than speak MQTT to it in clear over TCP', () => {
+    for (const url of ['ws://u:p@127.0.0.1:9001/mqtt', 'wss://u:p@127.0.0.1/mqtt']) {
+      assert.throws(
+        () => new SharedSubscriber({ url, clientId: 'x', sessionExpirySec: 60, receiveMaximum: 10, logger, onMessage: () => Promise.resolve() }),
+        (e) => isLookoutError(e, 'config_invalid'),
+      );
+    }
+  });
+
+  it('gives up on a reconnect the broker takes and never answers, and tries again', async () => {
+    const broker = await misbehavingBroker((socket, n) => {
+      // The first connection is accepted, then dropped; every later one hears nothing.
+      if (n === 1) setTimeout(() => socket.end(generate({ cmd: 'connack', sessionPresent: false, reasonCode: 0 }, v5)), 20);
+    });
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'misbehaved-a',
+      sessionExpirySec: 60,
+      receiveMaximum: 10,
+      connectTimeoutMs: 200,
+      reconnectMs: 20,
+      logger,
+      onMessage: () => Promise.resolve(),
+    });
+    try {
+      await sub.start();
+      await waitFor(() => broker.connections() >= 4, 'new attempts after silent ones', 5_000);
+    } finally {
+      await sub.close();
+      broker.server.close();
+    }
+  });
+
+  it('a start that fails leaves no client trying again', async () => {
+    // Every connection refused (135: not authorised), as a broker does with a wrong password.
+    const broker = await misbehavingBroker((socket) => socket.write(generate({ cmd: 'connack', sessionPresent: false, reasonCode: 135 }, v5)));
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'misbehaved-b',
+      sessionExpirySec: 60,
+      receiveMaximum: 10,
+      connectTimeoutMs: 150,
+      reconnectMs: 20,
+      logger,
+      onMessage: () => Promise.resolve(),
+    });
+    try {
+      await assert.rejects(sub.start(), /CONNACK reason 135/);
+      const after = broker.connections();
+      await new Promise((r) => setTimeout(r, 400));
+      assert.equal(broker.connections(), after);
+    } finally {
+      broker.server.close();
+    }
+  });
+
+  it('disconnects (0x93) a broker that sends more than the Receive Maximum', async () => {
+    let disconnect: Packet | undefined;
+    const broker = await misbehavingBroker((socket, n, packets) => {
+      if (n > 1) return;
+      socket.write(generate({ cmd: 'connack', sessionPresent: false, reasonCode: 0 }, v5));
+      for (let i = 1; i <= 5; i++)
+        socket.write(
+          generate({ cmd: 'publish', topic: 'devices/x/telemetry', payload: Buffer.from('{}'), qos: 1, messageId: i, retain: false, dup: false }, v5),
+        );
+      socket.on('close', () => (disconnect = packets.find((p) => p.cmd === 'disconnect')));
+    });
+    const handed: IPublishPacket[] = [];
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'misbehaved-c',
+      sessionExpirySec: 60,
+      receiveMaximum: 2,
+      reconnectMs: 5_000,
+      logger,
+      onMessage: (p) => {
+        handed.push(p);
+        return new Promise<void>(() => undefined);
+      },
+    });
+    try {
+      await sub.start();
+      await waitFor(() => disconnect !== undefined, 'the DISCONNECT');
+      assert.equal((disconnect as { reasonCode?: number }).reasonCode, 0x93);
+      assert.equal(handed.length, 2, 'no more than the Receive Maximum handed to the handler');
+    } finally {
+      await sub.close();
+      broker.server.close();
     }
   });
 });

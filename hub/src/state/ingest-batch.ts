@@ -49,8 +49,11 @@ export function unpackMessages(packed: Buffer): RelayedMessage[] {
     // A view, not a copy: the entry's buffer lives as long as the messages do.
     const payload = packed.subarray(o, o + payloadLength);
     o += payloadLength;
-    const retain = packed.readUInt8(o) === 1;
+    const retainByte = packed.readUInt8(o);
     const at = packed.readDoubleBE(o + 1);
+    // A time that is not one would be saved with the cache and make the whole saved cache unreadable.
+    if (retainByte > 1 || !Number.isFinite(at) || at < 0) throw new RangeError('packed ingest entry: not a message (retain flag or time)');
+    const retain = retainByte === 1;
     o += 9;
     out.push({ topic, payload, retain, at });
   }

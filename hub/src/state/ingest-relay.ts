@@ -187,7 +187,15 @@ export class IngestRelay {
   private lanes(): Promise<Lane[]> {
     this.connecting ??= (async () => {
       const count = Math.max(1, this.options.connections ?? DEFAULT_INGEST_CONNECTIONS);
-      const lanes = await Promise.all(Array.from({ length: count }, (_, i) => this.lane(`${this.options.clientId}-${i}`)));
+      const settled = await Promise.allSettled(Array.from({ length: count }, (_, i) => this.lane(`${this.options.clientId}-${i}`)));
+      const lanes = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) {
+        // The lanes that did connect are closed too: a failed start leaves no client or heartbeat running.
+        await Promise.all(lanes.map(async (l) => Promise.all([l.subscriber.close(), l.adoption.close(false)])));
+        this.connecting = undefined;
+        throw failed.reason;
+      }
       this.connected_ = lanes;
       return lanes;
     })();

@@ -1,7 +1,13 @@
-import { connect as netConnect, type Socket } from 'node:net';
+import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
+import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import type { Logger } from '../../../core/src/log/logger.js';
+
+const TLS_SCHEMES = new Set(['mqtts:', 'ssl:', 'tls:']);
+const TCP_SCHEMES = new Set(['mqtt:', 'tcp:']);
+/** MQTT 5 DISCONNECT reason: the server sent more messages than our Receive Maximum. */
+const RECEIVE_MAXIMUM_EXCEEDED = 0x93;
 
 export interface SharedSubscriberOptions {
   /** mqtt://host:port or mqtts://host:port, credentials in the URL or the options. */
@@ -54,8 +60,29 @@ export class SharedSubscriber {
   private connacks = 0;
   /** Subscriptions made while disconnected: sent at the next CONNACK even when it finds a session. */
   private readonly unsent = new Set<SharedSubscription>();
+  private readonly url: URL;
+  private readonly credentials: { username?: string; password?: string };
+  private attemptTimer: NodeJS.Timeout | undefined;
+  private startTimer: NodeJS.Timeout | undefined;
+  /** QoS 1 messages of the current connection handed to the handler and not acknowledged yet. */
+  private inHand = 0;
 
-  constructor(private readonly options: SharedSubscriberOptions) {}
+  constructor(private readonly options: SharedSubscriberOptions) {
+    this.url = new URL(options.url);
+    // Any other scheme (ws://, wss://) would be spoken here as plain TCP, its password in clear.
+    if (!TLS_SCHEMES.has(this.url.protocol) && !TCP_SCHEMES.has(this.url.protocol)) {
+      throw new LookoutError('config_invalid', `the replicas' ingest speaks MQTT over TCP or TLS (mqtt://, mqtts://), not ${this.url.protocol}//`, {
+        details: { scheme: this.url.protocol },
+      });
+    }
+    try {
+      const username = options.username ?? (this.url.username ? decodeURIComponent(this.url.username) : undefined);
+      const password = options.password ?? (this.url.password ? decodeURIComponent(this.url.password) : undefined);
+      this.credentials = { ...(username !== undefined ? { username } : {}), ...(password !== undefined ? { password } : {}) };
+    } catch {
+      throw new LookoutError('config_invalid', 'the broker URL has a malformed %-escape in its credentials');
+    }
+  }
 
   get connected(): boolean {
     return this.connected_;
@@ -64,19 +91,19 @@ export class SharedSubscriber {
   /** Resolves at the broker's first CONNACK; rejects when it refuses, or nothing answers within the connect timeout. */
   start(): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.firstConnect = undefined;
-        reject(new Error(`no MQTT connection to the broker within ${this.timeoutMs} ms`));
-        void this.close();
-      }, this.timeoutMs);
+      this.startTimer = setTimeout(() => this.firstConnect?.reject(new Error(`no MQTT connection to the broker within ${this.timeoutMs} ms`)), this.timeoutMs);
       this.firstConnect = {
         resolve: () => {
-          clearTimeout(timer);
+          clearTimeout(this.startTimer);
+          this.firstConnect = undefined;
           resolve();
         },
         reject: (err) => {
-          clearTimeout(timer);
+          clearTimeout(this.startTimer);
+          this.firstConnect = undefined;
           reject(err);
+          // A start that failed leaves nothing behind: no reconnecting client, no timer.
+          void this.close();
         },
       };
       this.open();
@@ -93,7 +120,9 @@ export class SharedSubscriber {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
+    clearTimeout(this.attemptTimer);
     clearInterval(this.pingTimer);
+    this.firstConnect?.reject(new Error('closed before the broker accepted the connection'));
     const socket = this.socket;
     if (!socket || socket.destroyed) return;
     await new Promise<void>((resolve) => {
@@ -109,11 +138,22 @@ export class SharedSubscriber {
   }
 
   private open(): void {
-    const url = new URL(this.options.url);
-    const port = Number(url.port || (url.protocol === 'mqtts:' ? 8883 : 1883));
-    const socket = url.protocol === 'mqtts:' ? tlsConnect({ host: url.hostname, port, servername: url.hostname }) : netConnect({ host: url.hostname, port });
+    const url = this.url;
+    const tls = TLS_SCHEMES.has(url.protocol);
+    const port = Number(url.port || (tls ? 8883 : 1883));
+    const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+    const socket = tls ? tlsConnect({ host, port, ...(isIP(host) ? {} : { servername: host }) }) : netConnect({ host, port });
     socket.setNoDelay(true);
+    socket.setKeepAlive(true, 10_000);
     this.socket = socket;
+    this.inHand = 0;
+    // Every attempt, not only the first, gives up on a broker that takes the connection and never answers it.
+    clearTimeout(this.attemptTimer);
+    this.attemptTimer = setTimeout(() => {
+      this.options.logger.warn({ clientId: this.options.clientId }, 'shared subscriber: no CONNACK in time; connecting again');
+      socket.destroy();
+    }, this.timeoutMs);
+    this.attemptTimer.unref();
     const parser = mqttParser({ protocolVersion: 5 });
     parser.on('packet', (packet: Packet) => this.onPacket(socket, packet));
     parser.on('error', (err: Error) => {
@@ -121,9 +161,8 @@ export class SharedSubscriber {
       socket.destroy();
     });
     socket.on('data', (chunk: Buffer) => parser.parse(chunk));
-    socket.once(url.protocol === 'mqtts:' ? 'secureConnect' : 'connect', () => {
-      const username = this.options.username ?? (url.username ? decodeURIComponent(url.username) : undefined);
-      const password = this.options.password ?? (url.password ? decodeURIComponent(url.password) : undefined);
+    socket.once(tls ? 'secureConnect' : 'connect', () => {
+      const { username, password } = this.credentials;
       socket.write(
         generate(
           {
@@ -151,6 +190,7 @@ export class SharedSubscriber {
   private onPacket(socket: Socket, packet: Packet): void {
     switch (packet.cmd) {
       case 'connack': {
+        clearTimeout(this.attemptTimer);
         if (packet.reasonCode) {
           const err = new Error(`the broker refused the connection (CONNACK reason ${packet.reasonCode})`);
           this.firstConnect?.reject(err);
@@ -160,13 +200,18 @@ export class SharedSubscriber {
           return;
         }
         this.connected_ = true;
-        this.startPings(socket);
+        // The broker may set a shorter keepalive than asked for (MQTT 5 Server Keep Alive).
+        this.startPings(socket, packet.properties?.serverKeepAlive ?? this.keepaliveSec);
         // Made again at every connection, not only when the broker answers without a session: mosquitto
         // 2.0 restored from its persistence says the session is there without its shared subscriptions.
         // Subscribing again is harmless (the subscription is replaced); the retained messages it brings
         // again are recognised downstream as the messages already held.
-        if (this.connacks++ > 0) for (const s of this.subscriptions) void this.sendSubscribe(s).catch(() => undefined);
-        else for (const s of this.unsent) void this.sendSubscribe(s).catch(() => undefined);
+        const resubscribe = (sub: SharedSubscription) =>
+          void this.sendSubscribe(sub).catch((err: Error) =>
+            this.options.logger.warn({ err: err.message, clientId: this.options.clientId, filter: sub.filter }, 'shared subscriber: subscribing again failed'),
+          );
+        if (this.connacks++ > 0) this.subscriptions.forEach(resubscribe);
+        else this.unsent.forEach(resubscribe);
         this.unsent.clear();
         this.firstConnect?.resolve();
         this.firstConnect = undefined;
@@ -174,16 +219,31 @@ export class SharedSubscriber {
       }
       case 'publish': {
         const publish = packet;
+        if (publish.qos === 1 && ++this.inHand > this.options.receiveMaximum) {
+          // A broker past our Receive Maximum would have this process hold without bound (MQTT 5: disconnect with 0x93).
+          this.options.logger.warn({ clientId: this.options.clientId }, 'shared subscriber: the broker sent more than our Receive Maximum');
+          socket.end(generate({ cmd: 'disconnect', reasonCode: RECEIVE_MAXIMUM_EXCEEDED }, { protocolVersion: 5 }));
+          socket.destroy();
+          return;
+        }
+        const settled = (): void => {
+          if (publish.qos === 1 && socket === this.socket) this.inHand--;
+        };
         this.options.onMessage(publish).then(
           () => {
+            settled();
             // Only on the connection it came by: after a reconnect the broker sends it again under its id.
-            if (publish.qos === 1 && socket === this.socket && !socket.destroyed) {
+            if (publish.qos === 1 && socket === this.socket && !socket.destroyed && !socket.writableEnded) {
               // A batch written to the stream resolves its messages together: their acknowledgements leave in one write.
               this.corkUntilNextTurn(socket);
               socket.write(generate({ cmd: 'puback', messageId: publish.messageId, reasonCode: 0 }, { protocolVersion: 5 }));
             }
           },
-          () => undefined,
+          (err: unknown) => {
+            // Not acknowledged: the broker sends it again on the next connection; meanwhile it holds a slot.
+            settled();
+            this.options.logger.warn({ err: (err as Error).message, clientId: this.options.clientId }, 'shared subscriber: a message was not taken');
+          },
         );
         return;
       }
@@ -238,7 +298,7 @@ export class SharedSubscriber {
   }
 
   /** A PINGREQ at half the keepalive; no answer by the next one and the connection is given up for a new one. */
-  private startPings(socket: Socket): void {
+  private startPings(socket: Socket, keepaliveSec: number): void {
     clearInterval(this.pingTimer);
     this.awaitingPong = false;
     this.pingTimer = setInterval(
@@ -251,7 +311,7 @@ export class SharedSubscriber {
         this.awaitingPong = true;
         socket.write(generate({ cmd: 'pingreq' }, { protocolVersion: 5 }));
       },
-      (this.keepaliveSec * 1000) / 2,
+      (Math.max(1, keepaliveSec) * 1000) / 2,
     );
     this.pingTimer.unref();
   }
@@ -270,6 +330,7 @@ export class SharedSubscriber {
     if (socket !== this.socket) return;
     this.connected_ = false;
     clearInterval(this.pingTimer);
+    clearTimeout(this.attemptTimer);
     for (const waiting of this.pendingSubacks.values()) waiting.reject(new Error('the connection closed before the SUBACK'));
     this.pendingSubacks.clear();
     if (this.closed) return;

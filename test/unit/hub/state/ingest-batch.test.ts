@@ -21,6 +21,19 @@ describe('packed ingest entries', () => {
     const packed = packMessages([{ topic: 'devices/cam-1/telemetry', payload: Buffer.from('{"fps":10}'), retain: false, at: 5 }]);
     for (const cut of [1, 5, packed.length - 1]) assert.throws(() => unpackMessages(packed.subarray(0, cut)), RangeError, `cut at ${cut}`);
   });
+
+  it('refuse a received time that is not one, or a retain flag other than 0 and 1', () => {
+    const packed = packMessages([{ topic: 't', payload: Buffer.from('{}'), retain: false, at: 5 }]);
+    const timeAt = packed.length - 8;
+    for (const bad of [NaN, -1, Infinity]) {
+      const copy = Buffer.from(packed);
+      copy.writeDoubleBE(bad, timeAt);
+      assert.throws(() => unpackMessages(copy), RangeError, String(bad));
+    }
+    const flag = Buffer.from(packed);
+    flag.writeUInt8(7, timeAt - 1);
+    assert.throws(() => unpackMessages(flag), RangeError);
+  });
 });
 
 describe('GroupCommit', () => {
