@@ -176,6 +176,10 @@ export class IngestRelay {
     await Promise.all(lanes.map((l) => l.adoption.close(true)));
     this.reader?.disconnect();
     await this.reading?.catch(() => undefined);
+    // Taken during an outage and acknowledged to the broker: in this process only, and now gone.
+    if (this.pending.length > 0) {
+      this.options.logger.error({ lost: this.pending.length }, 'ingest relay stopped with messages taken during a Redis outage not yet in the shared stream');
+    }
   }
 
   /**

@@ -76,8 +76,10 @@ export class SessionAdoption {
     for (const other of await redis.client.smembers(redis.key('replicas'))) {
       if (other === this.options.clientId || this.adopting.has(other)) continue;
       if ((await redis.client.exists(this.heartbeatKey(other))) === 1) continue;
+      // Stopping: a session taken over now would be acknowledged into a replica that is going away.
+      if (this.closed) return;
       const claimed = await redis.client.set(redis.key('adopt', other), this.options.replicaId, 'PX', 60_000, 'NX');
-      if (claimed === 'OK') this.adopt(other);
+      if (claimed === 'OK' && !this.closed) this.adopt(other);
     }
   }
 
