@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { freePort } from './free-port.js';
+import { launchOnFreePort } from './free-port.js';
 import { acceptsTcp, terminate } from './server-process.js';
 
 /**
@@ -145,19 +145,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     }
   };
 
-  // Another process may take a free port between the probe and mosquitto's bind: try a few.
-  for (let attempt = 0; ; attempt++) {
-    if (options.port === undefined) port = await freePort(HOST);
-    try {
-      await launch();
-      break;
-    } catch (err) {
-      if (options.port !== undefined || attempt >= 3) {
-        rmSync(dir, { recursive: true, force: true });
-        throw err;
-      }
-    }
-  }
+  await launchOnFreePort({ host: HOST, ...(options.port !== undefined ? { fixedPort: options.port } : {}), dir, usePort: (p) => (port = p), launch });
 
   let stopped = false;
   return {

@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import { freePort } from './free-port.js';
+import { launchOnFreePort } from './free-port.js';
 import { acceptsTcp, terminate } from './server-process.js';
 
 /**
@@ -167,19 +167,7 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
     }
   };
 
-  // Another process may take a free port between the probe and nginx's bind: try a few.
-  for (let attempt = 0; ; attempt++) {
-    port = await freePort(HOST);
-    try {
-      await launch();
-      break;
-    } catch (err) {
-      if (attempt >= 3) {
-        rmSync(dir, { recursive: true, force: true });
-        throw err;
-      }
-    }
-  }
+  await launchOnFreePort({ host: HOST, dir, usePort: (p) => (port = p), launch });
 
   let stopped = false;
   return {

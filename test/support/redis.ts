@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './free-port.js';
+import { launchOnFreePort } from './free-port.js';
 import { acceptsTcp, terminate } from './server-process.js';
 
 /**
@@ -50,7 +50,7 @@ export async function startRedis(options: { persistence?: boolean; startTimeoutM
   const dir = mkdtempSync(join(tmpdir(), 'lookout-redis-'));
   const logLines: string[] = [];
   let child: ChildProcess | null = null;
-  let port = await freePort(HOST);
+  let port = 0;
   const timeoutMs = options.startTimeoutMs ?? 5_000;
 
   const config = (): string => {
@@ -97,18 +97,7 @@ export async function startRedis(options: { persistence?: boolean; startTimeoutM
     }
   };
 
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await launch();
-      break;
-    } catch (err) {
-      if (attempt >= 3) {
-        rmSync(dir, { recursive: true, force: true });
-        throw err;
-      }
-      port = await freePort(HOST);
-    }
-  }
+  await launchOnFreePort({ host: HOST, dir, usePort: (p) => (port = p), launch });
 
   let stopped = false;
   return {

@@ -1,6 +1,7 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
+import { corkUntilNextTurn } from '../../../core/src/bus/coalesced-acks.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import type { Logger } from '../../../core/src/log/logger.js';
 
@@ -56,7 +57,6 @@ export class SharedSubscriber {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
   private awaitingPong = false;
-  private corked = false;
   private connacks = 0;
   /** Subscriptions made while disconnected: sent at the next CONNACK even when it finds a session. */
   private readonly unsent = new Set<SharedSubscription>();
@@ -235,7 +235,7 @@ export class SharedSubscriber {
             // Only on the connection it came by: after a reconnect the broker sends it again under its id.
             if (publish.qos === 1 && socket === this.socket && !socket.destroyed && !socket.writableEnded) {
               // A batch written to the stream resolves its messages together: their acknowledgements leave in one write.
-              this.corkUntilNextTurn(socket);
+              corkUntilNextTurn(socket);
               socket.write(generate({ cmd: 'puback', messageId: publish.messageId, reasonCode: 0 }, { protocolVersion: 5 }));
             }
           },
@@ -314,16 +314,6 @@ export class SharedSubscriber {
       (Math.max(1, keepaliveSec) * 1000) / 2,
     );
     this.pingTimer.unref();
-  }
-
-  private corkUntilNextTurn(socket: Socket): void {
-    if (this.corked) return;
-    this.corked = true;
-    socket.cork();
-    setImmediate(() => {
-      this.corked = false;
-      socket.uncork();
-    });
   }
 
   private onClose(socket: Socket): void {
