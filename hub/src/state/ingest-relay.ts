@@ -243,7 +243,8 @@ export class IngestRelay {
     const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
     // The non-shared subscription's live copies are also delivered to one replica of the group.
     if (fromRetained && !packet.retain) return;
-    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : Buffer.from(packet.payload);
+    // A view of the socket's read: the batch write copies it into its entry within milliseconds.
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     const m: Pending = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
     if (this.options.redis.up && this.pending.length === 0) {
       try {
@@ -256,7 +257,9 @@ export class IngestRelay {
     this.keepPending(m);
   }
 
-  private keepPending(m: Pending): void {
+  private keepPending(taken: Pending): void {
+    // Kept for the outage's length: a copy, so that the whole read it came in is not held with it.
+    const m = { ...taken, payload: Buffer.from(taken.payload) };
     this.dispatch(m.topic, m.payload, m.retain, m.at);
     if (this.pending.length >= (this.options.maxPending ?? DEFAULT_MAX_PENDING)) {
       this.pending.shift();
