@@ -26,6 +26,7 @@ import type { DecodeOptions } from '../../plugins/detector/src/model/decode-opti
 import { iou, type Box } from '../../plugins/tracker/src/geometry/box.js';
 import { IouKernel } from '../../plugins/tracker/src/geometry/iou-kernel.js';
 import { seededRandom, testFrameBytes } from '../support/onnx-model.js';
+import { detrOutputSets } from './detr-outputs.js';
 
 interface Stats {
   median: number;
@@ -125,13 +126,7 @@ report(
 
 console.log('\ndecode: Q = 300 queries, sigmoid, top-300 of Q*C, threshold, boxes to 640 pixels, remap');
 for (const C of [23, 15]) {
-  const rnd = seededRandom(C);
-  // RF-DETR logits are mostly strongly negative with a few confident pairs; 8 sets rotate per frame.
-  const sets = Array.from({ length: 8 }, () => ({
-    boxes: Float32Array.from({ length: 300 * 4 }, (_, i) => (i % 4 < 2 ? rnd() : 0.02 + 0.3 * rnd())),
-    logits: Float32Array.from({ length: 300 * C }, () => (rnd() < 0.02 ? rnd() * 6 - 1 : -9 + rnd() * 7)),
-  }));
-  const remap = Int32Array.from({ length: C }, (_, i) => (i < 23 ? i : -1));
+  const { sets, remap } = detrOutputSets(C);
   for (const scoreThreshold of [0.3, 0]) {
     const o: DecodeOptions = { queries: 300, classes: C, frameWidth: 640, frameHeight: 640, topK: 300, scoreThreshold, remap };
     const native = new DetrDecoder(addon);
