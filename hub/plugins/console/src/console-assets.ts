@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync, gzipSync } from 'node:zlib';
 
 export interface ConsoleAsset {
   name: string;
@@ -10,7 +10,7 @@ export interface ConsoleAsset {
   etag: string;
   /** A content-hashed name (`main-2QK7J3.js`): its bytes never change under it. */
   immutable: boolean;
-  /** Compressed once at load, sent to clients that accept it. */
+  /** Compressed at build time (build-web.mjs), sent to clients that accept it. */
   br: Buffer;
   gzip: Buffer;
 }
@@ -34,10 +34,31 @@ export async function loadConsoleAssets(dir: string): Promise<Map<string, Consol
     if (!type) continue;
     const body = await readFile(join(dir, name));
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-    const br = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
-    assets.set(name, { name, body, type, etag, immutable: HASHED.test(name), br, gzip: gzipSync(body, { level: 9 }) });
+    const br =
+      (await prebuilt(dir, `${name}.br`, body, brotliDecompressSync)) ??
+      brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: FALLBACK_BROTLI_QUALITY } });
+    const gzip = (await prebuilt(dir, `${name}.gz`, body, gunzipSync)) ?? gzipSync(body, { level: FALLBACK_GZIP_LEVEL });
+    assets.set(name, { name, body, type, etag, immutable: HASHED.test(name), br, gzip });
   }
   return assets;
+}
+
+/**
+ * Where a build left no twin (or one that is not this file's), the console compresses at load at
+ * levels that take milliseconds, not the seconds quality 11 takes on the source map.
+ */
+const FALLBACK_BROTLI_QUALITY = 5;
+const FALLBACK_GZIP_LEVEL = 6;
+
+/** A compressed twin written by the build, used only when it decodes to the file's own bytes. */
+async function prebuilt(dir: string, name: string, body: Buffer, decode: (b: Buffer) => Buffer): Promise<Buffer | undefined> {
+  const packed = await readFile(join(dir, name)).catch(() => undefined);
+  if (!packed) return undefined;
+  try {
+    return decode(packed).equals(body) ? packed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The body and its Content-Encoding for an Accept-Encoding header: brotli, else gzip, else as it is. */
