@@ -180,7 +180,8 @@ function floodSuite(label: string, brokerUrl: () => string | undefined, setup: (
         const counted = Object.values(afterEntry.invalid as Record<string, { count: number }>).reduce((s, v) => s + v.count, 0);
         assert.ok(counted > 0.5 * TOTAL, `per-topic invalid counts of ${DEVICE}: ${counted}`);
         const ring = (await api(hub.url, '/debug/events?kind=ingest_invalid&limit=10000')).body;
-        assert.equal(ring.events.length, 500, 'the ring stays bounded');
+        assert.ok(ring.events.length <= 500, 'the ring stays bounded');
+        assert.ok(ring.suppressed > 0, "past a device's burst its repeated failures are counted, not kept");
         for (const path of ['/fleet/health', '/fleet/registry', '/debug/events', '/metrics', '/openapi.json'])
           assert.equal((await api(hub.url, path)).status, 200, path);
         // And it still ingests valid messages afterwards.

@@ -1,5 +1,6 @@
 import { sizeEvent } from './event-size.js';
 import { IngestLane } from './ingest-lane.js';
+import { RepeatLimiter, type RepeatLimits } from './repeat-limiter.js';
 import { RingBuffer } from './ring-buffer.js';
 import { EVENT_KINDS, type DebugEvent, type DebugEventFilter, type DebugEventInput, type DebugEventPage, type DebugRing } from './service.js';
 
@@ -14,6 +15,8 @@ interface Stored {
   ms: number;
   /** Reloaded from the hub's saved state: it happened before the last restart. */
   restored?: true;
+  /** Events of the same device and kind left out just before this one (repeat-limiter.ts). */
+  suppressed_before?: number;
 }
 
 /** An event as the hub's saved state holds it (the failures' lane; details as their JSON text). */
@@ -34,6 +37,8 @@ export interface DebugRingOptions {
   now?: () => number;
   /** Called when an event other than a valid ingest is recorded (the part of the ring that is saved). */
   onChange?: () => void;
+  /** Bound on repeated failures of one device and kind (none when absent). */
+  repeats?: RepeatLimits;
 }
 
 export const DEFAULT_RING_MAX_BYTES = 4 * 1024 * 1024;
@@ -53,6 +58,7 @@ export class MemoryDebugRing implements DebugRing {
   private readonly maxEventBytes: number;
   private readonly now: () => number;
   private readonly onChange: (() => void) | undefined;
+  private readonly repeats: RepeatLimiter | undefined;
   private seq = 0;
 
   constructor(
@@ -63,14 +69,19 @@ export class MemoryDebugRing implements DebugRing {
     this.maxEventBytes = Math.min(options.maxEventBytes ?? DEFAULT_RING_MAX_EVENT_BYTES, maxBytes);
     this.now = options.now ?? Date.now;
     this.onChange = options.onChange;
+    this.repeats = options.repeats ? new RepeatLimiter(options.repeats) : undefined;
     this.ingestLane = new IngestLane(capacity);
     this.other = new RingBuffer(capacity, maxBytes);
   }
 
   record(event: DebugEventInput, atMs?: number): void {
+    const ms = atMs ?? this.now();
+    const suppressedBefore = event.kind === 'ingest' || !this.repeats ? 0 : this.repeats.admit(event.device_id, event.kind, ms);
+    if (suppressedBefore === undefined) return;
     const extra = (event.device_id?.length ?? 0) + (event.topic?.length ?? 0) + event.kind.length;
     const sized = sizeEvent(event.message, event.details, extra, this.maxEventBytes);
-    const stored: Stored = { kind: event.kind, message: sized.message, seq: ++this.seq, ms: atMs ?? this.now() };
+    const stored: Stored = { kind: event.kind, message: sized.message, seq: ++this.seq, ms };
+    if (suppressedBefore > 0) stored.suppressed_before = suppressedBefore;
     if (event.device_id !== undefined) stored.device_id = event.device_id;
     if (event.topic !== undefined) stored.topic = event.topic;
     if (sized.details !== undefined) stored.details = sized.details;
@@ -90,7 +101,7 @@ export class MemoryDebugRing implements DebugRing {
     const out: SavedEvent[] = [];
     let bytes = 0;
     for (let i = all.length - 1; i >= 0 && out.length < limit; i--) {
-      const { seq: _seq, restored: _restored, ...saved } = all[i];
+      const { seq: _seq, restored: _restored, suppressed_before: _suppressed, ...saved } = all[i];
       bytes += sizeOfSaved(saved);
       if (bytes > maxBytes) break;
       out.push(saved);
@@ -131,6 +142,7 @@ export class MemoryDebugRing implements DebugRing {
       bytes: this.other.held,
       maxBytes: this.other.maxWeight,
       dropped: this.ingestLane.dropped + this.other.dropped,
+      suppressed: this.repeats?.suppressedTotal ?? 0,
       matched: matching.length,
     };
   }
@@ -157,6 +169,7 @@ function toEvent(s: Stored): DebugEvent {
   if (s.topic !== undefined) e.topic = s.topic;
   if (s.details !== undefined) e.details = JSON.parse(s.details) as unknown;
   if (s.restored) e.restored = true;
+  if (s.suppressed_before !== undefined) e.suppressed_before = s.suppressed_before;
   return e;
 }
 

@@ -23,6 +23,7 @@ const DebugEventSchema = z.looseObject({
   topic: z.string().optional(),
   message: z.string(),
   details: z.unknown().optional(),
+  suppressed_before: z.number().int().optional().describe('events of the same device and kind left out just before this one'),
 });
 
 const EventsResponse = z.object({
@@ -32,6 +33,7 @@ const EventsResponse = z.object({
   bytes: z.number().int().describe('bytes held by the events other than valid ingests (their JSON size)'),
   max_bytes: z.number().int().describe('bound on bytes: the oldest events are dropped first'),
   dropped: z.number().int().describe('events pushed out since start'),
+  suppressed: z.number().int().describe('repeated events of one device and kind left out since start (past LOOKOUT_HUB_RING_REPEAT_BURST)'),
   matched: z.number().int().describe('events matching the filter before limit'),
   kinds: z.array(z.enum(EVENT_KINDS)).describe('kinds that can be asked for'),
 });
@@ -50,6 +52,9 @@ export default definePlugin({
       .min(64 * 1024)
       .max(1024 * 1024 * 1024)
       .default(DEFAULT_RING_MAX_BYTES),
+    /** Failures of one device and kind kept back to back before the rate below applies (0: no bound). */
+    LOOKOUT_HUB_RING_REPEAT_BURST: z.coerce.number().int().min(0).max(1_000_000).default(50),
+    LOOKOUT_HUB_RING_REPEAT_PER_S: z.coerce.number().min(0.001).max(1_000_000).default(1),
   }),
   optionalRequires: [HUB_STATE, HUB_SHARED],
   provides: [DEBUG_RING],
@@ -61,6 +66,7 @@ export default definePlugin({
     const ring = new MemoryDebugRing(ctx.config.LOOKOUT_HUB_RING_SIZE, {
       maxBytes: ctx.config.LOOKOUT_HUB_RING_MAX_BYTES,
       onChange: () => saved?.changed(),
+      repeats: { burst: ctx.config.LOOKOUT_HUB_RING_REPEAT_BURST, perSecond: ctx.config.LOOKOUT_HUB_RING_REPEAT_PER_S },
     });
     // The tail saved before a restart comes first, marked restored; a broken one is a warning in the ring itself.
     const store = ctx.services.optional(HUB_STATE);

@@ -35,6 +35,8 @@ export interface DebugEvent extends DebugEventInput {
   timestamp: string;
   /** Recorded before the hub's last restart and reloaded from its saved state. */
   restored?: boolean;
+  /** Events of the same device and kind left out just before this one: a burst past the ring's repeat bound. */
+  suppressed_before?: number;
 }
 
 export interface DebugEventFilter {
@@ -54,6 +56,8 @@ export interface DebugEventPage {
   bytes: number;
   maxBytes: number;
   dropped: number;
+  /** Repeated failures of one device and kind left out since start (never stored). */
+  suppressed: number;
   /** Events matching the filter before `limit`. */
   matched: number;
 }

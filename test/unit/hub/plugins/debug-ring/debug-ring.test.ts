@@ -114,3 +114,44 @@ describe('debug ring', () => {
     assert.match(String((event.details as { unserialisable: string }).unserialisable), /circular/i);
   });
 });
+
+describe('debug ring: repeated failures of one device', () => {
+  it("a burst of one device's failures does not push out another's: past the burst they are counted, and the next kept says how many", () => {
+    let t = 0;
+    const ring = new MemoryDebugRing(100, { now: () => t, repeats: { burst: 5, perSecond: 1 } });
+    ring.record({ kind: 'tool_error', device_id: 'calm', message: 'the one failure that matters' });
+    for (let i = 0; i < 18_455; i++) ring.record({ kind: 'tool_error', device_id: 'noisy', message: 'device_busy' });
+    const page = ring.query({ limit: 1000 });
+    assert.ok(
+      page.events.some((e) => e.device_id === 'calm'),
+      'the calm device’s failure is still there',
+    );
+    assert.equal(page.events.filter((e) => e.device_id === 'noisy').length, 5);
+    assert.equal(page.suppressed, 18_450);
+    assert.equal(page.dropped, 0);
+    // Another kind of the same device has a bucket of its own.
+    ring.record({ kind: 'snapshot_fail', device_id: 'noisy', message: 'no jpeg' });
+    assert.equal(ring.query({ limit: 1, kinds: ['snapshot_fail'] }).events.length, 1);
+    // Two seconds later two more are kept; the first says how many were left out before it.
+    t += 2000;
+    for (let i = 0; i < 10; i++) ring.record({ kind: 'tool_error', device_id: 'noisy', message: 'device_busy' });
+    const noisy = ring.query({ limit: 1000, device: 'noisy', kinds: ['tool_error'] }).events;
+    assert.equal(noisy.length, 7);
+    assert.equal(noisy[5].suppressed_before, 18_450);
+    assert.equal(noisy[6].suppressed_before, undefined);
+    assert.equal(ring.query({ limit: 1 }).suppressed, 18_458);
+  });
+
+  it('forgets the least recently seen device past its bound on tracked pairs, and a burst of 0 bounds nothing', () => {
+    const ring = new MemoryDebugRing(100, { now: () => 0, repeats: { burst: 1, perSecond: 1, maxKeys: 2 } });
+    for (const d of ['a', 'b', 'a', 'c', 'a']) ring.record({ kind: 'tool_error', device_id: d, message: 'x' });
+    // a kept, b kept, a left out, c kept (b forgotten), a left out again: a was seen more recently than b.
+    assert.deepEqual(
+      ring.query({ limit: 100 }).events.map((e) => e.device_id),
+      ['a', 'b', 'c'],
+    );
+    const open = new MemoryDebugRing(100, { now: () => 0, repeats: { burst: 0, perSecond: 1 } });
+    for (let i = 0; i < 50; i++) open.record({ kind: 'tool_error', device_id: 'a', message: 'x' });
+    assert.equal(open.query({ limit: 100 }).events.length, 50);
+  });
+});
