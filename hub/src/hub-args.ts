@@ -9,8 +9,9 @@ tool forwarding to devices, the debug ring and fleet health.
 
   --port <n>               HTTP port (default 8788; 0 picks a free one)
   --host <addr>            listen address (default 127.0.0.1; 0.0.0.0 with --token)
-  --mqtt <url>             external broker, e.g. mqtt://user:pass@broker:1883, or LOOKOUT_HUB_MQTT
-                           (default: the embedded broker)
+  --mqtt <url>             external broker, e.g. mqtt://broker:1883 (default: the embedded broker);
+                           with a password, LOOKOUT_HUB_MQTT=mqtt://user:pass@broker:1883 instead
+                           (a flag's value is in the process list)
   --state <url>            redis://[user:pass@]host:port[/db] (or LOOKOUT_HUB_STATE): hub state and shared state in Redis.
                            With --mqtt (an MQTT 5 broker) the hub runs as one of several replicas
                            sharing the device ingest (default: files under --data-dir, one hub)
@@ -77,6 +78,36 @@ const OPTIONS = {
   'broker-anonymous': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
+
+/** `env` names the variable to use instead of a flag whose value the process list would show. */
+const SECRET_FLAGS: Record<string, { env: string; secret: (value: string) => boolean }> = {
+  token: { env: 'LOOKOUT_HUB_TOKEN', secret: (v) => v.length > 0 },
+  mqtt: { env: 'LOOKOUT_HUB_MQTT', secret: urlHasPassword },
+  state: { env: 'LOOKOUT_HUB_STATE', secret: urlHasPassword },
+};
+
+function urlHasPassword(value: string): boolean {
+  try {
+    return new URL(value).password !== '';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The flags given a secret on the command line (every local user reads it in the process list), each
+ * with the environment variable that keeps it out: the hub warns at start.
+ */
+export function secretsOnCommandLine(argv: readonly string[]): { flag: string; env: string }[] {
+  const found: { flag: string; env: string }[] = [];
+  argv.forEach((arg, i) => {
+    const m = /^--([a-z-]+)(?:=(.*))?$/s.exec(arg);
+    const rule = m ? SECRET_FLAGS[m[1]] : undefined;
+    const value = m?.[2] ?? argv[i + 1];
+    if (rule && value !== undefined && rule.secret(value)) found.push({ flag: `--${m![1]}`, env: rule.env });
+  });
+  return found;
+}
 
 export function usageError(message: string): LookoutError {
   return new LookoutError('config_invalid', message, { details: { usage: true } });

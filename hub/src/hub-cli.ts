@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { toLookoutError } from '../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../core/src/log/logger.js';
-import { HUB_USAGE, parseHubArgs, type HubArgs } from './hub-args.js';
+import { HUB_USAGE, parseHubArgs, secretsOnCommandLine, type HubArgs } from './hub-args.js';
 import { startHub, type RunningHub } from './start-hub.js';
 
 export interface HubIo {
@@ -63,8 +63,8 @@ export async function runHub(io: HubIo): Promise<number> {
     level: args.logLevel ?? io.env.LOOKOUT_LOG_LEVEL ?? 'info',
     destination: pino.destination({ fd: 2, sync: true }),
   });
-  if (io.argv.some((a) => a === '--token' || a.startsWith('--token='))) {
-    logger.warn('--token on the command line is visible to every local user in the process list: prefer LOOKOUT_HUB_TOKEN');
+  for (const { flag, env } of secretsOnCommandLine(io.argv)) {
+    logger.warn(`${flag} on the command line carries a secret every local user sees in the process list: prefer ${env}`);
   }
   let hub: RunningHub;
   try {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { parseHubArgs } from '../../../hub/src/hub-args.js';
+import { HUB_USAGE, parseHubArgs, secretsOnCommandLine } from '../../../hub/src/hub-args.js';
 import { runHub } from '../../../hub/src/hub-cli.js';
 
 const usage = (err: unknown) => err instanceof LookoutError && (err.details as { usage?: boolean }).usage === true;
@@ -121,5 +121,23 @@ describe('lookout-hub flags', () => {
     assert.match(out, /--device-networks/);
     assert.equal(await runHub(io(['--bogus'])), 2);
     assert.match(err, /Usage: lookout-hub/);
+  });
+});
+
+describe('lookout-hub secrets in flags', () => {
+  it('names each flag whose value carries a secret, with the variable that keeps it out of the process list', () => {
+    assert.deepEqual(secretsOnCommandLine(['--mqtt', 'mqtt://hub:pw@b:1883', '--state=redis://:pw@r:6379', '--token', 't0k']), [
+      { flag: '--mqtt', env: 'LOOKOUT_HUB_MQTT' },
+      { flag: '--state', env: 'LOOKOUT_HUB_STATE' },
+      { flag: '--token', env: 'LOOKOUT_HUB_TOKEN' },
+    ]);
+    assert.deepEqual(secretsOnCommandLine(['--mqtt', 'mqtt://hub@b:1883', '--state', 'redis://r:6379', '--port', '0']), [], 'a user name alone is no secret');
+    assert.deepEqual(secretsOnCommandLine(['--mqtt', 'not a url']), []);
+  });
+
+  it('the usage text shows no password in a flag', () => {
+    const usageText = HUB_USAGE.split('\n').filter((l) => l.includes('--mqtt'));
+    assert.ok(usageText.length > 0);
+    for (const line of usageText) assert.ok(!/--mqtt\s+\S*:\/\/[^\s@]+:[^\s@]+@/.test(line), line);
   });
 });
