@@ -29,6 +29,15 @@ export interface ModelPackage {
 
 export const LABELS_FILE = 'labels.json';
 export const CONFIG_FILE = 'config.json';
+/**
+ * config.json and labels.json are a few kilobytes (a class list, a remap, a hash); one of 500 MB was
+ * read whole (1.6 GB at its peak) and the detector then missed its start timeout with no word why.
+ */
+export const METADATA_MAX_BYTES = 4 * 1024 * 1024;
+
+function tooLarge(path: string, what: string, size: number): LookoutError {
+  return invalid(path, `${what} is ${size} bytes; a package's metadata files are at most ${METADATA_MAX_BYTES} bytes`);
+}
 
 function invalid(path: string, message: string, cause?: unknown): LookoutError {
   return new LookoutError('model_package_invalid', `${path}: ${message}`, { cause });
@@ -84,8 +93,11 @@ async function readBareModel(path: string, format: ModelFormat, size: number): P
   let labels: PackageLabels | null = null;
   let labelsBytes: Uint8Array | null = null;
   try {
+    const { size: labelsSize } = await stat(labelsPath);
+    if (labelsSize > METADATA_MAX_BYTES) throw tooLarge(labelsPath, LABELS_FILE, labelsSize);
     labelsBytes = await readFile(labelsPath);
   } catch (err) {
+    if (err instanceof LookoutError) throw err;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw invalid(labelsPath, 'cannot read labels.json', err);
   }
   if (labelsBytes) labels = parseJson(labelsPath, LABELS_FILE, labelsBytes, PackageLabelsSchema);
@@ -113,8 +125,12 @@ function findConfig(path: string, entries: TarEntry[]): TarEntry {
 }
 
 async function readTarPackage(path: string): Promise<ModelPackage> {
-  // Only these two are read at listing time; the model's bytes wait for readModel().
-  const metadata = (e: TarEntry) => [CONFIG_FILE, LABELS_FILE].includes(posix.basename(e.name));
+  // Only these two are read at listing time, and only up to their bound; the model's bytes wait for readModel().
+  const metadata = (e: TarEntry) => {
+    const wanted = [CONFIG_FILE, LABELS_FILE].includes(posix.basename(e.name));
+    if (wanted && e.size > METADATA_MAX_BYTES) throw tooLarge(path, e.name, e.size);
+    return wanted;
+  };
   const { entries, data } = await readTar(fileSource(path), metadata);
   const configEntry = findConfig(path, entries);
   const folder = posix.dirname(configEntry.name);
