@@ -76,6 +76,7 @@ export { sameSecret } from './auth/device-credentials.js';
 export { recordingsRoot } from './paths/recordings-root.js';
 export { storageHealth, volumeUsage, type StorageThresholds, type VolumeUsage } from './storage/volume-usage.js';
 export { mapBounded } from './util/map-bounded.js';
+export { KeyedRateLimiter, type KeyedRateLimits } from './util/keyed-rate-limiter.js';
 export { PEER_DIRECTORY_FILTER } from './auth/bus-acl.js';
 export { checkIssuedBy, keyMatchesCertificate, commonNameOf, type CertificateCheck } from './tls/certificate-check.js';
 export { createSelfSignedCertificate, type SelfSignedCertificate } from './tls/self-signed-lazy.js';

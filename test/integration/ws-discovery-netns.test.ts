@@ -31,13 +31,14 @@ interface Device {
   stop(): Promise<void>;
 }
 
-async function startDevice(id: string, onvifPort: number): Promise<Device> {
+// The file's probes all come from 127.0.0.1: only the rate test's device keeps the default source rate.
+async function startDevice(id: string, onvifPort: number, env: Record<string, string> = { WS_DISCOVERY_SOURCE_RATE: '1000' }): Promise<Device> {
   const dataDir = await mkdtemp(join(tmpdir(), 'wsd-'));
   const runtime = await loadPlugins({
     plugins: [onvifServiceStub(onvifPort), wsDiscovery],
     runtime: { kind: 'device', id, dataDir, layer: 'layer0', role: 'front_door', device: { source: 'sim', labels: ['front_door'] } },
     bus: new MemoryBus(),
-    env: {},
+    env,
     logger: createLogger({ level: 'silent' }),
   });
   const state = runtime.plugins.find((p) => p.name === 'ws-discovery')!;
@@ -59,12 +60,12 @@ class Udp {
     socket.on('message', (msg, rinfo) => this.received.push({ text: msg.toString('utf8'), from: `${rinfo.address}:${rinfo.port}` }));
   }
 
-  static async open(options: { group?: boolean } = {}): Promise<Udp> {
+  static async open(options: { group?: boolean; address?: string } = {}): Promise<Udp> {
     assertOwnNetns();
     const socket = createSocket({ type: 'udp4', reuseAddr: true });
     await new Promise<void>((resolve, reject) => {
       socket.once('error', reject);
-      socket.bind(options.group ? PORT : 0, '0.0.0.0', () => resolve());
+      socket.bind(options.group ? PORT : 0, options.address ?? '0.0.0.0', () => resolve());
     });
     socket.setMulticastInterface('127.0.0.1');
     if (options.group) socket.addMembership(GROUP, '127.0.0.1');
@@ -256,6 +257,32 @@ if (!INSIDE_NETNS) {
         assert.ok(byeSeq > helloSeq, 'MessageNumber rises');
       } finally {
         await listener.close();
+      }
+    });
+
+    it('reads a bounded rate of datagrams per sender address, whatever its ports, and answers another sender meanwhile', async () => {
+      const limited = await startDevice('cam-disc-rate', 18084, { WS_DISCOVERY_SOURCE_RATE: '1' });
+      const flooders = await Promise.all(Array.from({ length: 8 }, () => Udp.open()));
+      const other = await Udp.open({ address: '127.0.0.2' });
+      try {
+        const started = performance.now();
+        const ids = Array.from({ length: 48 }, uuid);
+        for (const [i, id] of ids.entries()) await flooders[i % flooders.length].send(probe(id));
+        const marker = uuid();
+        await other.send(probe(marker));
+        const fromLimited = (u: Udp, id: string) => u.answersTo(id).filter((m) => text(m, NS.wsa04, 'Address') === endpointAddress('cam-disc-rate'));
+        await waitFor(() => fromLimited(other, marker).length === 1, 'the other sender is answered', 10_000);
+        const seconds = (performance.now() - started) / 1000;
+        const answered = ids.filter((id) => flooders.some((f) => fromLimited(f, id).length > 0)).length;
+        // A burst of 4 (four seconds at 1/s), then one a second: eight ports of one address share it.
+        assert.ok(answered >= 1 && answered <= 4 + Math.ceil(seconds), `${answered} of 48 answered in ${seconds.toFixed(2)} s`);
+        const unlimited = ids.filter((id) =>
+          flooders.some((f) => f.answersTo(id).some((m) => text(m, NS.wsa04, 'Address') === endpointAddress('cam-disc-a'))),
+        ).length;
+        assert.equal(unlimited, 48, 'the device with a high rate answered them all');
+      } finally {
+        for (const u of [...flooders, other]) await u.close();
+        await limited.stop();
       }
     });
 

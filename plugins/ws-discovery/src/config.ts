@@ -16,6 +16,18 @@ export const WsDiscoveryConfigSchema = z.object({
     .max(65_507)
     .default(16_384)
     .describe('datagrams larger than this are dropped unread (a Probe is well under 2 KiB)'),
+  WS_DISCOVERY_SOURCE_RATE: z.coerce
+    .number()
+    .min(0.01)
+    .max(10_000)
+    .default(5)
+    .describe('datagrams per second read from one sender address (a burst of four times as many first); the rest are dropped unread'),
+  WS_DISCOVERY_ANSWER_RATE: z.coerce
+    .number()
+    .min(0.01)
+    .max(100_000)
+    .default(50)
+    .describe('ProbeMatches per second sent in all (a burst of four times as many first): forged senders cannot turn the device into an amplifier'),
   WS_DISCOVERY_LOCATION: z
     .string()
     .regex(/^[\w.~-]+$/, 'letters, digits, . _ ~ -')

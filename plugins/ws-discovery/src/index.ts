@@ -54,6 +54,9 @@ export default definePlugin({
       xaddr: (host) => onvif.xaddr(host),
       dedupMs: config.WS_DISCOVERY_DEDUP_MS,
       maxDatagramBytes: config.WS_DISCOVERY_MAX_DATAGRAM_BYTES,
+      sourceRate: config.WS_DISCOVERY_SOURCE_RATE,
+      answerRate: config.WS_DISCOVERY_ANSWER_RATE,
+      monotonicNow: () => performance.now(),
       now: () => ctx.clock.now(),
       log,
     });

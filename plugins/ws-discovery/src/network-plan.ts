@@ -50,12 +50,18 @@ export function replyHost(plan: NetworkPlan, sender: string, interfaces: Interfa
   if (plan.kind === 'loopback') return plan.host;
   if (plan.kind === 'address') return plan.address;
   const candidates = externalIpv4(interfaces);
+  return onLinkOf(sender, candidates) ?? candidates[0]?.address ?? LOOPBACK;
+}
+
+/** The address of the interface among `candidates` whose subnet holds `sender`. */
+function onLinkOf(sender: string, candidates: NetworkInterfaceInfo[]): string | undefined {
+  if (isIP(sender) !== 4) return undefined;
   for (const a of candidates) {
     const subnet = new BlockList();
     subnet.addSubnet(a.address, Number(a.cidr?.split('/')[1] ?? 32), 'ipv4');
-    if (isIP(sender) === 4 && subnet.check(sender, 'ipv4')) return a.address;
+    if (subnet.check(sender, 'ipv4')) return a.address;
   }
-  return candidates[0]?.address ?? LOOPBACK;
+  return undefined;
 }
 
 /**
@@ -67,9 +73,23 @@ export function replyAddress(sender: string): string {
   return sender === '0.0.0.0' ? LOOPBACK : sender;
 }
 
-/** Whether the plan answers a probe from this sender (the loopback plan never answers beyond the machine). */
-export function answersSender(plan: NetworkPlan, sender: string): boolean {
-  return plan.kind !== 'loopback' || isLoopbackHost(replyAddress(sender));
+/**
+ * Whether the plan answers a probe from this sender. WS-Discovery is a protocol of the local link
+ * (its multicast goes no further than one hop): a probe from beyond the subnets the device speaks on
+ * is either routed unicast or carries a forged source, and an answer (three times the probe's size)
+ * would go to someone who did not ask. The loopback plan never answers beyond the machine; this
+ * machine's own probes are answered on every plan.
+ */
+export function answersSender(plan: NetworkPlan, sender: string, interfaces: Interfaces = networkInterfaces()): boolean {
+  if (isLoopbackHost(replyAddress(sender))) return true;
+  if (plan.kind === 'loopback') return false;
+  const external = externalIpv4(interfaces);
+  if (plan.kind === 'address') {
+    const own = external.filter((a) => a.address === plan.address);
+    // An address no interface lists (it went away under us) leaves nothing to judge the link by.
+    return own.length === 0 || onLinkOf(sender, own) !== undefined;
+  }
+  return onLinkOf(sender, external) !== undefined;
 }
 
 /** The host in the XAddrs of an announcement sent on the interface of `address`. */

@@ -1,5 +1,5 @@
 import DgramAsPromised, { type RemoteInfo, type SocketAsPromised } from 'dgram-as-promised';
-import type { Logger } from 'lookout/core';
+import { KeyedRateLimiter, type Logger } from 'lookout/core';
 import { bye, hello, probeMatch, type AppSequence, type Endpoint } from './messages.js';
 import { matchesProbe } from './matching.js';
 import { announceAddresses, announceHost, answersSender, replyAddress, replyHost, urlHost, type NetworkPlan } from './network-plan.js';
@@ -17,6 +17,12 @@ export interface ResponderOptions {
   xaddr(host: string): string;
   dedupMs: number;
   maxDatagramBytes: number;
+  /** Datagrams per second read from one sender address (4× as many back to back). */
+  sourceRate: number;
+  /** ProbeMatches per second in all (4× as many back to back). */
+  answerRate: number;
+  /** Monotonic milliseconds (the rate limits). */
+  monotonicNow(): number;
   now(): number;
   log: Logger;
 }
@@ -29,7 +35,12 @@ export interface ResponderStats {
   unmatched: number;
   /** Datagrams that are not a Probe: other discovery messages, malformed or oversized ones. */
   ignored: number;
+  /** Datagrams dropped unread past their sender's rate, and probes left unanswered past the answer rate. */
+  limited: number;
 }
+
+/** How many of a rate's datagrams may come back to back (a client probes up to three times, for two types). */
+const BURST_SECONDS = 4;
 
 /**
  * The WS-Discovery target service: answers Probes with one unicast ProbeMatch, announces Hello and
@@ -37,9 +48,11 @@ export interface ResponderStats {
  * selects its outgoing interface on the shared socket first.
  */
 export class WsDiscoveryResponder {
-  readonly stats: ResponderStats = { answered: 0, repeated: 0, unmatched: 0, ignored: 0 };
+  readonly stats: ResponderStats = { answered: 0, repeated: 0, unmatched: 0, ignored: 0, limited: 0 };
   private socket: SocketAsPromised | undefined;
   private readonly recent: RecentIds;
+  private readonly perSource: KeyedRateLimiter;
+  private readonly answers: KeyedRateLimiter;
   private readonly sequence: AppSequence;
   private sending: Promise<void> = Promise.resolve();
   private closed = false;
@@ -48,6 +61,9 @@ export class WsDiscoveryResponder {
 
   constructor(private readonly o: ResponderOptions) {
     this.recent = new RecentIds(o.dedupMs);
+    // Keyed by address, not address and port: one host has 64 000 ports to send from.
+    this.perSource = new KeyedRateLimiter({ burst: Math.ceil(o.sourceRate * BURST_SECONDS), perSecond: o.sourceRate, maxKeys: 4096 });
+    this.answers = new KeyedRateLimiter({ burst: Math.ceil(o.answerRate * BURST_SECONDS), perSecond: o.answerRate });
     this.sequence = { instanceId: Math.floor(o.now() / 1000), messageNumber: 0 };
   }
 
@@ -109,6 +125,10 @@ export class WsDiscoveryResponder {
 
   private onDatagram(msg: Buffer, rinfo: RemoteInfo): void {
     if (this.closed) return;
+    if (this.perSource.take(rinfo.address, this.o.monotonicNow()) === false) {
+      this.stats.limited += 1;
+      return;
+    }
     const probe = msg.length <= this.o.maxDatagramBytes ? parseProbe(msg.toString('utf8')) : null;
     if (!probe) {
       this.stats.ignored += 1;
@@ -120,6 +140,10 @@ export class WsDiscoveryResponder {
     }
     if (!this.recent.firstTime(probe.messageId, this.o.now())) {
       this.stats.repeated += 1;
+      return;
+    }
+    if (this.answers.take('', this.o.monotonicNow()) === false) {
+      this.stats.limited += 1;
       return;
     }
     this.stats.answered += 1;

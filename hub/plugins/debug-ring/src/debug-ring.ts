@@ -1,6 +1,6 @@
+import { KeyedRateLimiter, type KeyedRateLimits } from 'lookout/core';
 import { sizeEvent } from './event-size.js';
 import { IngestLane } from './ingest-lane.js';
-import { RepeatLimiter, type RepeatLimits } from './repeat-limiter.js';
 import { RingBuffer } from './ring-buffer.js';
 import { EVENT_KINDS, type DebugEvent, type DebugEventFilter, type DebugEventInput, type DebugEventPage, type DebugRing } from './service.js';
 
@@ -15,7 +15,7 @@ interface Stored {
   ms: number;
   /** Reloaded from the hub's saved state: it happened before the last restart. */
   restored?: true;
-  /** Events of the same device and kind left out just before this one (repeat-limiter.ts). */
+  /** Events of the same device and kind left out just before this one (`repeats`). */
   suppressed_before?: number;
 }
 
@@ -37,8 +37,12 @@ export interface DebugRingOptions {
   now?: () => number;
   /** Called when an event other than a valid ingest is recorded (the part of the ring that is saved). */
   onChange?: () => void;
-  /** Bound on repeated failures of one device and kind (none when absent). */
-  repeats?: RepeatLimits;
+  /**
+   * Bound on the failures of one device and kind (none when absent): a burst of one device's
+   * `device_busy` (18 455 in one attack) pushed every other device's failures out of the ring. Past
+   * it they are counted, and the next one kept says how many were left out before it.
+   */
+  repeats?: KeyedRateLimits;
 }
 
 export const DEFAULT_RING_MAX_BYTES = 4 * 1024 * 1024;
@@ -58,7 +62,7 @@ export class MemoryDebugRing implements DebugRing {
   private readonly maxEventBytes: number;
   private readonly now: () => number;
   private readonly onChange: (() => void) | undefined;
-  private readonly repeats: RepeatLimiter | undefined;
+  private readonly repeats: KeyedRateLimiter | undefined;
   private seq = 0;
 
   constructor(
@@ -69,15 +73,15 @@ export class MemoryDebugRing implements DebugRing {
     this.maxEventBytes = Math.min(options.maxEventBytes ?? DEFAULT_RING_MAX_EVENT_BYTES, maxBytes);
     this.now = options.now ?? Date.now;
     this.onChange = options.onChange;
-    this.repeats = options.repeats ? new RepeatLimiter(options.repeats) : undefined;
+    this.repeats = options.repeats ? new KeyedRateLimiter(options.repeats) : undefined;
     this.ingestLane = new IngestLane(capacity);
     this.other = new RingBuffer(capacity, maxBytes);
   }
 
   record(event: DebugEventInput, atMs?: number): void {
     const ms = atMs ?? this.now();
-    const suppressedBefore = event.kind === 'ingest' || !this.repeats ? 0 : this.repeats.admit(event.device_id, event.kind, ms);
-    if (suppressedBefore === undefined) return;
+    const suppressedBefore = event.kind === 'ingest' || !this.repeats ? 0 : this.repeats.take(`${event.kind}\u0000${event.device_id ?? ''}`, ms);
+    if (suppressedBefore === false) return;
     const extra = (event.device_id?.length ?? 0) + (event.topic?.length ?? 0) + event.kind.length;
     const sized = sizeEvent(event.message, event.details, extra, this.maxEventBytes);
     const stored: Stored = { kind: event.kind, message: sized.message, seq: ++this.seq, ms };
@@ -142,7 +146,7 @@ export class MemoryDebugRing implements DebugRing {
       bytes: this.other.held,
       maxBytes: this.other.maxWeight,
       dropped: this.ingestLane.dropped + this.other.dropped,
-      suppressed: this.repeats?.suppressedTotal ?? 0,
+      suppressed: this.repeats?.refusedTotal ?? 0,
       matched: matching.length,
     };
   }

@@ -50,7 +50,21 @@ test('a real device speaks on its listen address, or on every external interface
   assert.equal(replyHost(any, '192.168.1.99', interfaces), '192.168.1.20');
   assert.equal(replyHost(any, '172.16.0.1', interfaces), '192.168.1.20', 'never a wildcard');
   assert.deepEqual(announceAddresses(any, { lo: interfaces.lo }), ['127.0.0.1']);
-  assert.equal(answersSender(any, '172.16.0.1'), true);
+});
+
+test('a real device answers only probes from the local link (its subnets) or from the machine itself', () => {
+  const any = networkPlan({ listenHost: '0.0.0.0' });
+  assert.equal(answersSender(any, '192.168.1.99', interfaces), true);
+  assert.equal(answersSender(any, '10.9.200.1', interfaces), true);
+  assert.equal(answersSender(any, '172.16.0.1', interfaces), false, 'routed from elsewhere, or forged');
+  assert.equal(answersSender(any, '8.8.8.8', interfaces), false);
+  assert.equal(answersSender(any, '127.0.0.1', interfaces), true);
+  assert.equal(answersSender(any, '0.0.0.0', interfaces), true);
+  const one = networkPlan({ listenHost: '192.168.1.20' });
+  assert.equal(answersSender(one, '192.168.1.7', interfaces), true);
+  assert.equal(answersSender(one, '10.9.0.8', interfaces), false, 'on another interface than the one it speaks on');
+  assert.equal(answersSender(networkPlan({ listenHost: '192.168.7.7' }), '10.1.1.1', interfaces), true, 'an address no interface lists: nothing to judge by');
+  assert.equal(answersSender(networkPlan({ source: 'sim', listenHost: '0.0.0.0' }), '192.168.1.99', interfaces), false);
 });
 
 test('replies to a sender without address go to loopback; IPv6 hosts are bracketed', () => {
