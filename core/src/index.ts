@@ -73,6 +73,8 @@ export { seededRandom, hashSeed, type Random } from './util/seeded-random.js';
 export { jsonDeeperThan } from './json/json-depth.js';
 export * from './media/index.js';
 export { sameSecret } from './auth/device-credentials.js';
+export { DigestServer, parseDigestHeader } from './auth/http-digest-server.js';
+export type { DigestServerOptions, DigestRequest, DigestVerdict } from './auth/http-digest-server.js';
 export { recordingsRoot } from './paths/recordings-root.js';
 export { storageHealth, volumeUsage, type StorageThresholds, type VolumeUsage } from './storage/volume-usage.js';
 export { mapBounded } from './util/map-bounded.js';

@@ -15,11 +15,55 @@ export const OnvifConfigSchema = z.object({
     .max(4 * 1024 * 1024)
     .default(256 * 1024)
     .describe('largest SOAP request body; more is refused with a fault (413)'),
+  ONVIF_PREAUTH_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(256 * 1024)
+    .default(16 * 1024)
+    .describe('largest body read from a request its headers did not authenticate (no or a wrong HTTP Digest); more is 401 unread'),
+  ONVIF_PREAUTH_MAX_ELEMENTS: z.coerce
+    .number()
+    .int()
+    .min(16)
+    .max(100_000)
+    .default(512)
+    .describe('most XML elements parsed from a request its headers did not authenticate; more is 401 unparsed'),
+  ONVIF_PREAUTH_BODY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(5000)
+    .describe('time a request its headers did not authenticate has to send its body; then the connection is closed'),
+  ONVIF_REQUEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(600_000)
+    .default(30_000)
+    .describe('time any request has to arrive whole (headers and body); then 408 and the connection is closed'),
+  ONVIF_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(500).max(60_000).default(10_000).describe('time a request has to send its headers'),
+  ONVIF_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(10_000).default(128).describe('open ONVIF connections in all; more are closed at once'),
+  ONVIF_MAX_CONNECTIONS_PER_ADDRESS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(16)
+    .describe('open ONVIF connections from one remote address; more are closed at once'),
   ONVIF_CLOCK_SKEW_S: z.coerce.number().int().min(5).max(86_400).default(300).describe('how far a UsernameToken Created may be from the device clock'),
   ONVIF_NONCE_CACHE: z.coerce.number().int().min(64).max(1_000_000).default(10_000).describe('UsernameToken nonces remembered to refuse replays'),
   ONVIF_SNAPSHOT_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(1).describe('snapshot decodes at once'),
   ONVIF_SNAPSHOT_QUEUE: z.coerce.number().int().min(0).max(64).default(4).describe('snapshot requests waiting for a decode; more get 503'),
   ONVIF_SNAPSHOT_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(8000).describe('one snapshot: waiting plus decoding'),
   ONVIF_MAX_SUBSCRIPTIONS: z.coerce.number().int().min(1).max(256).default(16).describe('event pull-point subscriptions at once'),
+  ONVIF_MAX_SUBSCRIPTIONS_PER_CLIENT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .default(4)
+    .describe('event pull-point subscriptions one client (user and remote address) may hold at once'),
 });
 export type OnvifConfig = z.output<typeof OnvifConfigSchema>;

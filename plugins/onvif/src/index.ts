@@ -12,7 +12,7 @@ import { OnvifServer } from './http/onvif-server.js';
 import { Snapshot } from './http/snapshot.js';
 import { encoderState, mediaProfiles, VIDEO_SOURCE_CONFIG_TOKEN } from './media/media-model.js';
 import { onvifScopes } from './scopes.js';
-import { OnvifServiceToken, type OnvifService } from './service.js';
+import { OnvifServiceToken, OnvifStatsToken, type OnvifService, type OnvifStats, type OnvifStatsService } from './service.js';
 import { PATHS, type OnvifSurface } from './surface.js';
 
 /** The device port clients expect ONVIF on; a simulated device takes a free one. */
@@ -34,7 +34,7 @@ export default definePlugin({
   layer: 'layer0',
   requires: [DeviceIdentityToken, CameraProfileToken, EncodedVideoToken],
   optionalRequires: [RtspServiceToken, DetectionPipelineToken],
-  provides: [OnvifServiceToken],
+  provides: [OnvifServiceToken, OnvifStatsToken],
   config: OnvifConfigSchema,
   async start(ctx) {
     const { config, log, runtime } = ctx;
@@ -45,6 +45,8 @@ export default definePlugin({
     const model = runtime.image ?? info.roles[0] ?? 'camera';
     const scopes = onvifScopes({ name: `Lookout ${identity.deviceId}`, hardware: model, location: info.labels[0] });
     let port = 0;
+    // The server's counters once it exists (one-shot mode never starts one).
+    let serverStats = (): OnvifStats => ({ parsedBodies: 0, refusedUnread: 0, refusedConnections: 0, connections: 0 });
     const service: OnvifService = {
       get port() {
         return port;
@@ -52,9 +54,11 @@ export default definePlugin({
       xaddr: (host) => `http://${host}:${port}${PATHS.device}`,
       scopes,
     };
+    const stats: OnvifStatsService = { stats: () => serverStats() };
 
     if (info.oneShot) {
       ctx.services.provide(OnvifServiceToken, service);
+      ctx.services.provide(OnvifStatsToken, stats);
       ctx.health.set('ok', 'one-shot mode: the ONVIF server does not run');
       return;
     }
@@ -73,6 +77,7 @@ export default definePlugin({
     const events = new OnvifEvents({
       now: () => Date.now(),
       maxSubscriptions: config.ONVIF_MAX_SUBSCRIPTIONS,
+      maxSubscriptionsPerClient: config.ONVIF_MAX_SUBSCRIPTIONS_PER_CLIENT,
       subscriptionUrl: (id) => `http://${requestHost}:${port}${PATHS.subscription}${id}`,
       log,
       sourceToken: VIDEO_SOURCE_CONFIG_TOKEN,
@@ -125,10 +130,18 @@ export default definePlugin({
       events: {
         handle: (action, body, path, signal, request) => {
           requestHost = request.host;
-          return events.handle(action, body, path, signal);
+          return events.handle(action, body, path, signal, request.client);
         },
       },
       maxBodyBytes: config.ONVIF_MAX_BODY_BYTES,
+      preAuth: {
+        maxBodyBytes: config.ONVIF_PREAUTH_BODY_BYTES,
+        maxElements: config.ONVIF_PREAUTH_MAX_ELEMENTS,
+        bodyTimeoutMs: config.ONVIF_PREAUTH_BODY_TIMEOUT_MS,
+      },
+      requestTimeoutMs: config.ONVIF_REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: config.ONVIF_HEADERS_TIMEOUT_MS,
+      connections: { perAddress: config.ONVIF_MAX_CONNECTIONS_PER_ADDRESS, total: config.ONVIF_MAX_CONNECTIONS },
       log,
     });
     try {
@@ -137,9 +150,11 @@ export default definePlugin({
       events.close();
       throw toLookoutError(err);
     }
+    serverStats = () => server.stats();
     ctx.onStop(() => server.close());
     ctx.ports.announce('onvif', port);
     ctx.services.provide(OnvifServiceToken, service);
+    ctx.services.provide(OnvifStatsToken, stats);
     const access = auth.required ? `WS-Security UsernameToken or HTTP Digest as ${config.ONVIF_USER}` : 'no credentials (ONVIF_PASSWORD unset): loopback only';
     if (note) ctx.health.set('degraded', note);
     else ctx.health.set('ok', `ONVIF on ${host}:${port}, ${access}`);
@@ -147,4 +162,4 @@ export default definePlugin({
   },
 });
 
-export { OnvifServiceToken, type OnvifService } from './service.js';
+export { OnvifServiceToken, OnvifStatsToken, type OnvifService, type OnvifStatsService, type OnvifStats } from './service.js';

@@ -12,7 +12,24 @@ export interface OnvifService {
   readonly scopes: string[];
 }
 
+/** What strangers were refused before signing in, and what the ONVIF server holds now. */
+export interface OnvifStatsService {
+  stats(): OnvifStats;
+}
+
+export interface OnvifStats {
+  /** Request bodies handed to the XML parser. */
+  parsedBodies: number;
+  /** Requests answered before their body was read or parsed (over a pre-auth bound: size, elements, time). */
+  refusedUnread: number;
+  /** Connections closed at arrival: over the per-address or total cap. */
+  refusedConnections: number;
+  /** Connections open now. */
+  connections: number;
+}
+
 export const OnvifServiceToken = serviceToken<OnvifService>('onvif.device');
+export const OnvifStatsToken = serviceToken<OnvifStatsService>('onvif.stats');
 
 /** The XML namespaces of the ONVIF surface, for WS-Discovery, which speaks the same vocabulary. */
 export { NS, declare, xmlEscape, type Prefix } from './soap/namespaces.js';

@@ -40,6 +40,8 @@ export interface OnvifSurface {
 export interface RequestInfo {
   /** Host part of URIs (IPv6 in brackets). */
   host: string;
+  /** Who asks: the user the request authenticated as ('' without a password) and the remote address, `user@address`. */
+  client: string;
 }
 
 export function baseUrl(surface: OnvifSurface, req: RequestInfo): string {

@@ -1,75 +1,54 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { sameSecret } from 'lookout/core';
+import { randomBytes } from 'node:crypto';
+import { DigestServer } from 'lookout/core';
 
 export const REALM = 'Lookout';
 /** A nonce is good this long; an older one gets 401 with stale=true and the client signs again without asking the user. */
-const NONCE_TTL_MS = 10 * 60_000;
-
-const md5 = (s: string): string => createHash('md5').update(s, 'utf8').digest('hex');
+const NONCE_TTL_MS = 5 * 60_000;
+/** Nonce counts remembered (qop=auth answers), as for ONVIF. */
+const MAX_NONCES = 10_000;
 
 /**
- * HTTP Digest (RFC 2617 / 7616, MD5) for RTSP, as cameras do it. Nonces are stateless: a time and
- * an HMAC over it with a per-process key, so no table grows with the clients; a nonce is checked
- * for its HMAC and its age. Without qop (RFC 2069 style, what most RTSP clients send) or with
- * qop=auth.
+ * HTTP Digest (RFC 2617 / 7616, MD5) for RTSP, on core's DigestServer: the rules of ONVIF's Digest
+ * (uri checked, nc strictly increasing per nonce, constant-time comparisons), and each nonce bound
+ * to the connection it was issued on. Most RTSP clients answer without qop (RFC 2069, no nc to
+ * track), so the challenge offers none; the binding is what makes a captured answer worthless on
+ * any other connection. A client that does send qop=auth has its nc checked.
  */
 export class DigestAuth {
-  private readonly key = randomBytes(32);
+  private readonly digest: DigestServer;
+  /** The binding of each connection (any object standing for it): random, so it says nothing about the peer. */
+  private readonly bindings = new WeakMap<object, string>();
 
-  constructor(
-    private readonly user: string,
-    private readonly password: string,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  challenge(stale = false): string {
-    return `Digest realm="${REALM}", nonce="${this.nonce()}", algorithm=MD5${stale ? ', stale=true' : ''}`;
+  constructor(user: string, password: string, now: () => number = Date.now) {
+    this.digest = new DigestServer({
+      realm: REALM,
+      user,
+      password,
+      lifetimeMs: NONCE_TTL_MS,
+      maxNonces: MAX_NONCES,
+      offerQop: false,
+      allowNoQop: true,
+      now,
+    });
   }
 
-  /** 'ok', 'stale' (a nonce of ours that expired: challenge again with stale=true) or 'denied'. */
-  verify(method: string, authorization: string | undefined): 'ok' | 'stale' | 'denied' {
-    if (!authorization || !/^Digest\s/i.test(authorization)) return 'denied';
-    const p = parseParams(authorization.replace(/^Digest\s+/i, ''));
-    const { username, realm, nonce, uri, response } = p;
-    if (!username || !nonce || !uri || !response || realm !== REALM) return 'denied';
-    if (p.algorithm && p.algorithm.toUpperCase() !== 'MD5') return 'denied';
-    const age = this.nonceAge(nonce);
-    if (age === undefined) return 'denied';
-    const ha1 = md5(`${this.user}:${REALM}:${this.password}`);
-    const ha2 = md5(`${method}:${uri}`);
-    let expected: string;
-    if (p.qop) {
-      if (p.qop !== 'auth' || !p.nc || !p.cnonce) return 'denied';
-      expected = md5(`${ha1}:${nonce}:${p.nc}:${p.cnonce}:${p.qop}:${ha2}`);
-    } else expected = md5(`${ha1}:${nonce}:${ha2}`);
-    // Compared in constant time, the user name included (a wrong name and a wrong password look alike).
-    const nameOk = sameSecret(username, this.user);
-    const responseOk = sameSecret(response.toLowerCase(), expected);
-    if (!nameOk || !responseOk) return 'denied';
-    return age > NONCE_TTL_MS ? 'stale' : 'ok';
+  /** The WWW-Authenticate value for a request on `connection`. */
+  challenge(stale: boolean, connection: object): string {
+    return this.digest.challenge(stale, this.binding(connection));
   }
 
-  private nonce(): string {
-    const t = this.now().toString(16);
-    return `${t}.${this.mac(t)}`;
+  /** 'ok', 'stale' (a nonce of this connection that expired: challenge again with stale=true) or 'denied'. */
+  verify(method: string, uri: string, authorization: string | undefined, connection: object): 'ok' | 'stale' | 'denied' {
+    const verdict = this.digest.verify(authorization, { method, uri, binding: this.binding(connection) });
+    return verdict === 'ok' || verdict === 'stale' ? verdict : 'denied';
   }
 
-  private nonceAge(nonce: string): number | undefined {
-    const [t, mac] = nonce.split('.');
-    if (!t || !mac || !/^[0-9a-f]{1,16}$/.test(t) || !sameSecret(mac, this.mac(t))) return undefined;
-    return this.now() - parseInt(t, 16);
+  private binding(connection: object): string {
+    let b = this.bindings.get(connection);
+    if (!b) {
+      b = randomBytes(12).toString('hex');
+      this.bindings.set(connection, b);
+    }
+    return b;
   }
-
-  private mac(t: string): string {
-    return createHmac('sha256', this.key).update(t).digest('base64url').slice(0, 22);
-  }
-}
-
-/** `name="quoted value", name=token, …` of an Authorization header. */
-export function parseParams(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const re = /([a-zA-Z0-9_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text))) out[m[1].toLowerCase()] = m[2] !== undefined ? m[2].replace(/\\(.)/g, '$1') : m[3];
-  return out;
 }

@@ -184,8 +184,8 @@ export class RtspServer {
     if (req.method === 'OPTIONS') return reply(200, { Public: METHODS });
 
     if (this.o.auth) {
-      const verdict = this.o.auth.verify(req.method, req.headers.get('authorization'));
-      if (verdict !== 'ok') return reply(401, { 'WWW-Authenticate': this.o.auth.challenge(verdict === 'stale') });
+      const verdict = this.o.auth.verify(req.method, req.uri, req.headers.get('authorization'), conn);
+      if (verdict !== 'ok') return reply(401, { 'WWW-Authenticate': this.o.auth.challenge(verdict === 'stale', conn) });
     }
 
     const sessionId = req.headers.get('session')?.split(';')[0].trim();

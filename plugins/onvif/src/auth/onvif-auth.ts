@@ -1,6 +1,6 @@
 import type { Element } from '@xmldom/xmldom';
+import { DigestServer, type DigestVerdict } from 'lookout/core';
 import { SoapFault } from '../soap/soap-fault.js';
-import { HttpDigest } from './http-digest.js';
 import { NonceCache } from './nonce-cache.js';
 import { findUsernameToken, verifyUsernameToken } from './ws-security.js';
 
@@ -17,6 +17,8 @@ export class AuthFault extends SoapFault {
   }
 }
 
+export const DIGEST_REALM = 'Lookout ONVIF';
+
 export interface OnvifAuthOptions {
   user: string;
   /** Unset: no credentials asked (the plugin then listens on loopback only). */
@@ -32,14 +34,29 @@ export interface OnvifAuthOptions {
  */
 export class OnvifAuth {
   private readonly nonces: NonceCache;
-  private readonly digest: HttpDigest | undefined;
+  private readonly digest: DigestServer | undefined;
 
   constructor(private readonly o: OnvifAuthOptions) {
     this.nonces = new NonceCache(o.maxNonces, 2 * o.skewMs);
     this.digest =
       o.password === undefined
         ? undefined
-        : new HttpDigest({ user: o.user, password: o.password, lifetimeMs: o.skewMs, maxNonces: o.maxNonces, now: () => o.now() });
+        : new DigestServer({
+            realm: DIGEST_REALM,
+            user: o.user,
+            password: o.password,
+            lifetimeMs: o.skewMs,
+            maxNonces: o.maxNonces,
+            offerQop: true,
+            // HTTP clients open a connection per request: no binding, so every answer carries an nc.
+            allowNoQop: false,
+            now: () => o.now(),
+          });
+  }
+
+  /** The one user name credentials are checked against. */
+  get user(): string {
+    return this.o.user;
   }
 
   get required(): boolean {
@@ -50,29 +67,50 @@ export class OnvifAuth {
     return this.digest?.challenge(stale);
   }
 
-  /** Throws AuthFault unless the request may run. */
-  checkSoap(action: string, header: Element | null, http: { authorization: string | undefined; method: string; url: string }): void {
-    if (this.o.password === undefined || PRE_AUTH_ACTIONS.has(action)) return;
-    this.checkHttp(http, true);
-    if (http.authorization && /^digest/i.test(http.authorization.trim())) return;
+  /**
+   * What the headers alone say, before any of the body is read. HTTP Digest is decided here (the nc
+   * is spent once); without a Digest header, or with a wrong one, only a small body may follow: a
+   * pre-auth operation or a WS-Security token in it decides (`fault` is then the Digest's own).
+   */
+  checkHeaders(http: HttpRequestLine): HeaderCheck {
+    if (!this.digest) return { authenticated: true };
+    const verdict: DigestVerdict = this.digest.verify(http.authorization, { method: http.method, uri: http.url });
+    if (verdict === 'ok') return { authenticated: true };
+    if (verdict === 'absent') return { authenticated: false };
+    if (verdict === 'stale') return { authenticated: false, fault: new AuthFault('Sender not authorized: the digest nonce expired', true) };
+    return { authenticated: false, fault: new AuthFault('Sender not authorized: wrong HTTP Digest credentials') };
+  }
+
+  /** After the body is parsed, for a request its headers did not authenticate: throws AuthFault unless it may run. */
+  checkSoap(action: string, header: Element | null, headers: HeaderCheck): void {
+    if (headers.authenticated || PRE_AUTH_ACTIONS.has(action)) return;
+    if (headers.fault) throw headers.fault;
     const token = findUsernameToken(header);
     if (!token) throw new AuthFault('Sender not authorized: send a WS-Security UsernameToken (PasswordDigest) or use HTTP Digest');
     try {
-      verifyUsernameToken(token, { user: this.o.user, password: this.o.password, skewMs: this.o.skewMs, nonces: this.nonces, nowMs: this.o.now() });
+      verifyUsernameToken(token, { user: this.o.user, password: this.o.password!, skewMs: this.o.skewMs, nonces: this.nonces, nowMs: this.o.now() });
     } catch (err) {
       throw new AuthFault((err as Error).message);
     }
   }
 
-  /**
-   * HTTP Digest alone (the snapshot). With `optional`, a request without an Authorization header
-   * passes here (the SOAP token is checked next).
-   */
-  checkHttp(http: { authorization: string | undefined; method: string; url: string }, optional = false): void {
-    if (!this.digest) return;
-    const result = this.digest.verify(http.authorization, http.method, http.url);
-    if (result === 'ok' || (result === 'absent' && optional)) return;
-    if (result === 'stale') throw new AuthFault('Sender not authorized: the digest nonce expired', true);
-    throw new AuthFault(result === 'absent' ? 'Sender not authorized: HTTP Digest credentials needed' : 'Sender not authorized: wrong HTTP Digest credentials');
+  /** HTTP Digest alone (the snapshot): throws AuthFault unless the headers authenticate the request. */
+  checkHttp(http: HttpRequestLine): void {
+    const check = this.checkHeaders(http);
+    if (check.authenticated) return;
+    throw check.fault ?? new AuthFault('Sender not authorized: HTTP Digest credentials needed');
   }
+}
+
+export interface HttpRequestLine {
+  authorization: string | undefined;
+  method: string;
+  url: string;
+}
+
+/** The headers' verdict: authenticated, or not yet (the body may still carry a token or ask a pre-auth operation). */
+export interface HeaderCheck {
+  authenticated: boolean;
+  /** A wrong or stale HTTP Digest: the answer unless the operation needs no credentials. */
+  fault?: AuthFault;
 }

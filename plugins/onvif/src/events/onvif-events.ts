@@ -13,6 +13,10 @@ import { child, childElements, textOf } from './xml-read.js';
 export interface OnvifEventsOptions {
   now(): number;
   maxSubscriptions: number;
+  /** Subscriptions one client (`RequestInfo.client`: user and remote address) may hold at once (default: all of them). */
+  maxSubscriptionsPerClient?: number;
+  /** How often expired subscriptions are looked for while nothing else happens (default 5000). */
+  sweepIntervalMs?: number;
   /** The address a subscription's requests go to; its path ends in `/subscription/<id>`. */
   subscriptionUrl(id: string): string;
   log: Logger;
@@ -46,15 +50,25 @@ export class OnvifEvents {
   private readonly holdMs: number;
   private readonly idleMs: number;
   private idleTimer: NodeJS.Timeout | undefined;
+  private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
   constructor(private readonly opts: OnvifEventsOptions) {
     this.holdMs = opts.holdMs ?? 3000;
     this.idleMs = opts.idleMs ?? 10_000;
     this.detections = new DetectionEvents({ holdMs: this.holdMs, sourceToken: opts.sourceToken ?? 'VideoSourceConfig_1' });
+    // An abandoned subscription goes at its termination time even when no request and no event comes to sweep it.
+    this.sweeper = setInterval(() => this.sweep(), opts.sweepIntervalMs ?? 5000);
+    this.sweeper.unref();
   }
 
-  async handle(action: string, body: Element, path: string, signal: AbortSignal): Promise<string> {
+  /** Subscriptions held now. */
+  get size(): number {
+    return this.subscriptions.size;
+  }
+
+  /** `client` identifies who asks (user and remote address): it bounds how many subscriptions one client holds. */
+  async handle(action: string, body: Element, path: string, signal: AbortSignal, client = ''): Promise<string> {
     if (this.closed) throw new SoapFault('Receiver', 'ter:Action', 'the events service is stopped');
     this.sweep();
     switch (action) {
@@ -63,7 +77,7 @@ export class OnvifEvents {
       case 'GetServiceCapabilities':
         return this.getServiceCapabilities();
       case 'CreatePullPointSubscription':
-        return this.create(body);
+        return this.create(body, client);
       case 'PullMessages':
         return this.pullMessages(this.subscriptionAt(path), body, signal);
       case 'Renew':
@@ -101,6 +115,7 @@ export class OnvifEvents {
   close(): void {
     this.closed = true;
     clearTimeout(this.idleTimer);
+    clearInterval(this.sweeper);
     for (const sub of this.subscriptions.values()) sub.end();
     this.subscriptions.clear();
   }
@@ -131,7 +146,7 @@ export class OnvifEvents {
     );
   }
 
-  private create(body: Element): string {
+  private create(body: Element, client: string): string {
     const now = this.opts.now();
     const filter = this.filterOf(body);
     const requested = textOf(child(body, 'InitialTerminationTime'));
@@ -140,8 +155,22 @@ export class OnvifEvents {
       this.opts.log.warn({ max: this.opts.maxSubscriptions }, 'ONVIF pull-point subscription refused: all in use');
       throw new SoapFault('Receiver', 'ter:Action', `too many subscriptions (at most ${this.opts.maxSubscriptions})`, 500, 'ter:TooManySubscriptions');
     }
+    // First come must not mean all taken: one client holds at most its share, the others keep theirs.
+    const perClient = this.opts.maxSubscriptionsPerClient ?? this.opts.maxSubscriptions;
+    let held = 0;
+    for (const s of this.subscriptions.values()) if (s.client === client) held++;
+    if (held >= perClient) {
+      this.opts.log.warn({ client, max: perClient }, 'ONVIF pull-point subscription refused: this client holds its share');
+      throw new SoapFault(
+        'Receiver',
+        'ter:Action',
+        `too many subscriptions for this client (at most ${perClient}; Unsubscribe one or let it expire)`,
+        500,
+        'ter:TooManySubscriptions',
+      );
+    }
     const id = randomBytes(12).toString('hex');
-    const sub = new PullPoint(id, this.opts.subscriptionUrl(id), terminationMs, filter, this.opts.queueLimit ?? 200);
+    const sub = new PullPoint(id, this.opts.subscriptionUrl(id), terminationMs, filter, this.opts.queueLimit ?? 200, client);
     this.subscriptions.set(id, sub);
     // ONVIF: a new subscription first receives the current state of every property (Initialized).
     sub.push(this.detections.states(now));

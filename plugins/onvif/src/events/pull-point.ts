@@ -27,6 +27,8 @@ export class PullPoint {
     public terminationMs: number,
     private readonly filter: TopicFilter | undefined,
     private readonly queueLimit: number,
+    /** Who created it (user and remote address): a client's subscriptions are bounded. */
+    readonly client = '',
   ) {}
 
   get queued(): number {

@@ -2,15 +2,19 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Element } from '@xmldom/xmldom';
 import { isLoopbackHostHeader, toLookoutError, unmapIpv4, type Logger } from 'lookout/core';
-import { AuthFault, type OnvifAuth } from '../auth/onvif-auth.js';
+import { AuthFault, type HeaderCheck, type OnvifAuth } from '../auth/onvif-auth.js';
 import { deviceService } from '../device/device-service.js';
 import { media1 } from '../media/media1-service.js';
 import { media2 } from '../media/media2-service.js';
 import { NS } from '../soap/namespaces.js';
 import { faults, SoapFault } from '../soap/soap-fault.js';
+import { exceedsElementBudget } from '../soap/element-budget.js';
 import { parseSoapRequest } from '../soap/soap-request.js';
 import { SOAP_CONTENT_TYPE, soapEnvelope, soapFaultEnvelope } from '../soap/soap-response.js';
+import type { OnvifStats } from '../service.js';
 import { PATHS, type OnvifSurface, type RequestInfo } from '../surface.js';
+import { BodyTimedOut, BodyTooLarge, readBody } from './body-reader.js';
+import { ConnectionCap, type ConnectionCapOptions } from './connection-cap.js';
 import { SnapshotUnavailable, type Snapshot } from './snapshot.js';
 
 /** The Events service (plugins/onvif/src/events): resolves to the response Body content or rejects with SoapFault. */
@@ -25,16 +29,24 @@ export interface OnvifServerOptions {
   auth: OnvifAuth;
   snapshot: Snapshot;
   events: EventsHandler | undefined;
+  /** Largest body of a request its headers authenticated (or of any request when no password is set). */
   maxBodyBytes: number;
+  /** What a request its headers did not authenticate may send before the SOAP body decides (a token, a pre-auth operation). */
+  preAuth: { maxBodyBytes: number; maxElements: number; bodyTimeoutMs: number };
+  /** Headers and body of any request must have arrived by then (408 and closed). */
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  connections: ConnectionCapOptions;
   log: Logger;
 }
+
+/** How long a refused connection may stay half-closed for its answer to reach the client. */
+const CLOSE_GRACE_MS = 500;
 
 type Service = 'device' | 'media' | 'media2' | 'events';
 
 const BY_NAMESPACE: Record<string, Service> = { [NS.tds]: 'device', [NS.trt]: 'media', [NS.tr2]: 'media2', [NS.tev]: 'events', [NS.wsnt]: 'events' };
 const BY_PATH: Record<string, Service> = { [PATHS.device]: 'device', [PATHS.media]: 'media', [PATHS.media2]: 'media2', [PATHS.events]: 'events' };
-
-class BodyTooLarge extends Error {}
 
 /**
  * The ONVIF HTTP server: SOAP 1.2 over POST on the service paths, the snapshot over GET. Every
@@ -43,19 +55,31 @@ class BodyTooLarge extends Error {}
 export class OnvifServer {
   private readonly server: Server;
   private readonly closing = new AbortController();
+  private readonly cap: ConnectionCap;
+  private parsedBodies = 0;
+  private refusedUnread = 0;
 
   constructor(private readonly o: OnvifServerOptions) {
-    this.server = createServer((req, res) => {
+    // Timeouts are checked this often (Node's default, 30 s, would let a slow body live that long past its limit).
+    const checkEvery = Math.max(250, Math.min(1000, o.headersTimeoutMs / 2));
+    this.server = createServer({ connectionsCheckingInterval: checkEvery }, (req, res) => {
       this.route(req, res).catch((err: unknown) => {
         o.log.error({ err: toLookoutError(err).message }, 'ONVIF request failed');
         if (!res.headersSent) this.fault(res, new SoapFault('Receiver', 'ter:Action', 'internal error', 500));
         else res.destroy();
       });
     });
-    // Slow or stuck clients do not hold sockets forever (PullMessages holds up to its own timeout, well under this).
-    this.server.requestTimeout = 0;
-    this.server.headersTimeout = 15_000;
+    // Slow or stuck clients do not hold sockets: the request (headers and body) must arrive in time. A held
+    // PullMessages is not affected: the timer stops once the request is received, the answer may take longer.
+    this.server.requestTimeout = o.requestTimeoutMs;
+    this.server.headersTimeout = Math.min(o.headersTimeoutMs, o.requestTimeoutMs);
     this.server.keepAliveTimeout = 10_000;
+    this.cap = new ConnectionCap(o.connections);
+    this.server.on('connection', (socket) => this.cap.admit(socket));
+  }
+
+  stats(): OnvifStats {
+    return { parsedBodies: this.parsedBodies, refusedUnread: this.refusedUnread, refusedConnections: this.cap.refused, connections: this.cap.connections };
   }
 
   async listen(): Promise<number> {
@@ -81,8 +105,8 @@ export class OnvifServer {
     const path = (req.url ?? '/').split('?')[0];
     // Without credentials only loopback listens; a page in a browser must not reach it by DNS rebinding.
     if (!this.o.auth.required && !isLoopbackHostHeader(req.headers.host)) {
-      req.resume();
-      return this.fault(
+      return this.refuseAndClose(
+        req,
         res,
         new SoapFault('Sender', 'ter:NotAuthorized', 'Sender not authorized: this device has no ONVIF password and answers loopback names only', 403),
       );
@@ -90,29 +114,43 @@ export class OnvifServer {
     if (path === PATHS.snapshot) return this.snapshot(req, res);
     const known = path in BY_PATH || path.startsWith(PATHS.subscription);
     if (!known) {
-      req.resume();
-      return this.fault(res, new SoapFault('Sender', 'ter:ActionNotSupported', `no ONVIF service at ${path}`, 404));
+      return this.refuseAndClose(req, res, new SoapFault('Sender', 'ter:ActionNotSupported', `no ONVIF service at ${path}`, 404));
     }
     if (req.method !== 'POST') {
-      req.resume();
       res.setHeader('Allow', 'POST');
-      return this.fault(res, new SoapFault('Sender', 'ter:ActionNotSupported', `${req.method ?? ''} ${path}: SOAP requests are POSTed`, 405));
+      return this.refuseAndClose(req, res, new SoapFault('Sender', 'ter:ActionNotSupported', `${req.method ?? ''} ${path}: SOAP requests are POSTed`, 405));
     }
+    const http = { authorization: req.headers.authorization, method: req.method, url: req.url ?? path };
+    // HTTP Digest is decided from the headers: a request it authenticates may send a full body;
+    // any other only a small one, quickly, and with few elements, before its token is checked.
+    const headers = this.o.auth.checkHeaders(http);
+    const pre = this.o.preAuth;
+    const maxBytes = headers.authenticated ? this.o.maxBodyBytes : pre.maxBodyBytes;
     let text: string;
     try {
-      text = await this.readBody(req);
+      text = (await readBody(req, maxBytes, headers.authenticated ? this.o.requestTimeoutMs : pre.bodyTimeoutMs)).toString('utf8');
     } catch (err) {
-      if (err instanceof BodyTooLarge) {
-        res.setHeader('Connection', 'close');
-        return this.fault(res, new SoapFault('Sender', 'ter:WellFormed', `the request is larger than ${this.o.maxBodyBytes} bytes`, 413));
+      if (err instanceof BodyTooLarge && headers.authenticated) {
+        return this.refuseAndClose(req, res, new SoapFault('Sender', 'ter:WellFormed', `the request is larger than ${maxBytes} bytes`, 413));
       }
+      if (err instanceof BodyTooLarge)
+        return this.refuseUnread(req, res, headers, `a request without valid HTTP Digest credentials may carry at most ${maxBytes} bytes`);
+      if (err instanceof BodyTimedOut) {
+        if (!headers.authenticated) return this.refuseUnread(req, res, headers, `the body did not arrive within ${pre.bodyTimeoutMs} ms`);
+        return this.refuseAndClose(req, res, new SoapFault('Sender', 'ter:WellFormed', 'the request body did not arrive in time', 408));
+      }
+      req.socket.destroy();
       return;
     }
+    if (!headers.authenticated && exceedsElementBudget(text, pre.maxElements)) {
+      return this.refuseUnread(req, res, headers, `a request without valid HTTP Digest credentials may hold at most ${pre.maxElements} XML elements`);
+    }
     try {
+      this.parsedBodies++;
       const request = parseSoapRequest(text);
-      this.o.auth.checkSoap(request.action, request.header, { authorization: req.headers.authorization, method: req.method, url: req.url ?? path });
+      this.o.auth.checkSoap(request.action, request.header, headers);
       const service = path.startsWith(PATHS.subscription) ? 'events' : (BY_NAMESPACE[request.namespace] ?? BY_PATH[path]);
-      const info = requestInfo(req);
+      const info = requestInfo(req, this.o.auth.required ? this.o.auth.user : '');
       const content = await this.dispatch(service, request.action, request.body, info, path, res);
       res.writeHead(200, { 'Content-Type': SOAP_CONTENT_TYPE });
       res.end(soapEnvelope(content));
@@ -120,6 +158,30 @@ export class OnvifServer {
       if (err instanceof SoapFault) return this.fault(res, err);
       throw err;
     }
+  }
+
+  /**
+   * A 401 to a request its headers did not authenticate and whose body went past a pre-auth bound:
+   * the Digest's own fault when it had a wrong one, else a challenge. The rest of the body is not read.
+   */
+  private refuseUnread(req: IncomingMessage, res: ServerResponse, headers: HeaderCheck, why: string): void {
+    this.refusedUnread++;
+    this.refuseAndClose(req, res, headers.fault ?? new AuthFault(`Sender not authorized: ${why}; sign in with HTTP Digest first`));
+  }
+
+  /**
+   * Answers, then closes the connection without waiting for what is left of the body. The socket is
+   * half-closed first and destroyed a moment later: destroying it at once, with the stranger's bytes
+   * unread, sends a reset that can overtake the answer.
+   */
+  private refuseAndClose(req: IncomingMessage, res: ServerResponse, fault: SoapFault): void {
+    const socket = req.socket;
+    res.setHeader('Connection', 'close');
+    res.once('finish', () => {
+      socket.end();
+      setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+    });
+    this.fault(res, fault);
   }
 
   private dispatch(
@@ -173,32 +235,6 @@ export class OnvifServer {
     }
   }
 
-  private readBody(req: IncomingMessage): Promise<string> {
-    const max = this.o.maxBodyBytes;
-    return new Promise((resolve, reject) => {
-      const declared = Number(req.headers['content-length'] ?? 0);
-      if (declared > max) {
-        req.resume();
-        return reject(new BodyTooLarge());
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > max) {
-          chunks.length = 0;
-          req.removeAllListeners('data');
-          req.resume();
-          reject(new BodyTooLarge());
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      req.on('error', reject);
-    });
-  }
-
   private fault(res: ServerResponse, fault: SoapFault): void {
     if (res.headersSent || res.destroyed) return;
     const headers: Record<string, string> = { 'Content-Type': SOAP_CONTENT_TYPE };
@@ -212,7 +248,7 @@ export class OnvifServer {
 }
 
 /** The address this client reached the device at: every URI handed back uses it. */
-function requestInfo(req: IncomingMessage): RequestInfo {
+function requestInfo(req: IncomingMessage, user: string): RequestInfo {
   const local = unmapIpv4(req.socket.localAddress ?? '127.0.0.1');
-  return { host: local.includes(':') ? `[${local}]` : local };
+  return { host: local.includes(':') ? `[${local}]` : local, client: `${user}@${unmapIpv4(req.socket.remoteAddress ?? '')}` };
 }

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { DigestAuth, parseParams, REALM } from '../../../../plugins/rtsp/src/digest-auth.js';
+import { parseDigestHeader } from '../../../../core/src/auth/http-digest-server.js';
+import { DigestAuth, REALM } from '../../../../plugins/rtsp/src/digest-auth.js';
 import { packetize, RtpStream } from '../../../../plugins/rtsp/src/rtp-packetizer.js';
 import { RtspReader } from '../../../../plugins/rtsp/src/rtsp-message.js';
 
@@ -60,19 +61,23 @@ test('the request reader: pieces of any size, interleaved frames skipped, malfor
 test('Digest: the right response passes (with and without qop), a wrong password, a forged nonce and an old nonce do not', () => {
   let now = 1_000_000;
   const auth = new DigestAuth('admin', 'pw', () => now);
-  const nonce = parseParams(auth.challenge().replace(/^Digest /, '')).nonce;
+  const conn = {};
+  const nonce = parseDigestHeader(auth.challenge(false, conn)).nonce;
   const md5 = (s: string): string => createHash('md5').update(s).digest('hex');
+  let nc = 0;
   const sign = (password: string, n = nonce, qop = false): string => {
     const ha1 = md5(`admin:${REALM}:${password}`);
     const ha2 = md5('DESCRIBE:rtsp://h/preview');
-    const response = qop ? md5(`${ha1}:${n}:00000001:abc:auth:${ha2}`) : md5(`${ha1}:${n}:${ha2}`);
-    return `Digest username="admin", realm="${REALM}", nonce="${n}", uri="rtsp://h/preview", response="${response}"${qop ? ', qop=auth, nc=00000001, cnonce="abc"' : ''}`;
+    const count = (++nc).toString(16).padStart(8, '0');
+    const response = qop ? md5(`${ha1}:${n}:${count}:abc:auth:${ha2}`) : md5(`${ha1}:${n}:${ha2}`);
+    return `Digest username="admin", realm="${REALM}", nonce="${n}", uri="rtsp://h/preview", response="${response}"${qop ? `, qop=auth, nc=${count}, cnonce="abc"` : ''}`;
   };
-  assert.equal(auth.verify('DESCRIBE', sign('pw')), 'ok');
-  assert.equal(auth.verify('DESCRIBE', sign('pw', nonce, true)), 'ok');
-  assert.equal(auth.verify('DESCRIBE', sign('nope')), 'denied');
-  assert.equal(auth.verify('DESCRIBE', sign('pw', `${nonce.split('.')[0]}.forged`)), 'denied');
-  assert.equal(auth.verify('DESCRIBE', undefined), 'denied');
-  now += 11 * 60_000;
-  assert.equal(auth.verify('DESCRIBE', sign('pw')), 'stale');
+  const verify = (header: string | undefined): string => auth.verify('DESCRIBE', 'rtsp://h/preview', header, conn);
+  assert.equal(verify(sign('pw')), 'ok');
+  assert.equal(verify(sign('pw', nonce, true)), 'ok');
+  assert.equal(verify(sign('nope')), 'denied');
+  assert.equal(verify(sign('pw', `${nonce.slice(0, 12)}${'0'.repeat(32)}`)), 'denied');
+  assert.equal(verify(undefined), 'denied');
+  now += 6 * 60_000;
+  assert.equal(verify(sign('pw')), 'stale');
 });

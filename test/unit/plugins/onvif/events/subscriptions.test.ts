@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SoapFault } from '../../../../../plugins/onvif/src/soap/soap-fault.js';
-import { elements, harness, messages, parse, text, undeclaredPrefixes } from './support.js';
+import { waitFor } from '../../../../support/wait-for.js';
+import { body, elements, harness, messages, parse, text, undeclaredPrefixes } from './support.js';
 
 const pending = Symbol('pending');
 /** Whether a promise is still unsettled once everything already queued has run. */
@@ -223,5 +224,42 @@ test('a topic filter keeps only the topics asked for', async () => {
 test('unknown actions answer ActionNotSupported', async () => {
   const h = harness();
   await assert.rejects(h.call('Subscribe', '<wsnt:Subscribe/>'), isFault('ter:ActionNotSupported'));
+  h.events.close();
+});
+
+test('an abandoned pull point goes at its termination time with no request and no event to sweep it', async () => {
+  const h = harness({ sweepIntervalMs: 10 });
+  const s = await h.subscribe('PT10S');
+  await h.subscribe('PT600S');
+  await h.pull(s.path); // the initial states
+  // A PullMessages held on it (a client that went quiet) learns at once that it is gone.
+  let settled: 'fault' | 'answer' | undefined;
+  h.pull(s.path, 'PT60S').then(
+    () => (settled = 'answer'),
+    (err: unknown) => (settled = isFault('ter:InvalidArgVal')(err) ? 'fault' : 'answer'),
+  );
+  h.clock.ms += 11_000;
+  await waitFor(() => settled !== undefined, 'the held PullMessages to end when its subscription expires');
+  assert.equal(settled, 'fault');
+  assert.equal(h.events.size, 1, 'the other one stays');
+  h.events.close();
+});
+
+test('one client holds at most its share of the pull points; another client still gets one, and so does it after an Unsubscribe', async () => {
+  const h = harness({ maxSubscriptions: 4, maxSubscriptionsPerClient: 2 });
+  const create = (client: string) =>
+    h.events.handle(
+      'CreatePullPointSubscription',
+      body('<tev:CreatePullPointSubscription><tev:InitialTerminationTime>PT600S</tev:InitialTerminationTime></tev:CreatePullPointSubscription>'),
+      '/onvif/events_service',
+      new AbortController().signal,
+      client,
+    );
+  const first = parse(await create('admin@10.0.0.5'));
+  await create('admin@10.0.0.5');
+  await assert.rejects(create('admin@10.0.0.5'), isFault('ter:TooManySubscriptions'));
+  await create('admin@10.0.0.6');
+  await h.call('Unsubscribe', '<wsnt:Unsubscribe/>', new URL(text(first, 'Address')!).pathname);
+  await create('admin@10.0.0.5');
   h.events.close();
 });
