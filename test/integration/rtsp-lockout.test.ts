@@ -27,7 +27,7 @@ const CLOSE_WITHIN_MS = 30_000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
- * `count` sockets from `localAddress` that send nothing, reopened whenever the server closes one
+ * `count` sockets from `localAddresses` (in turn) that send nothing, reopened whenever the server closes one
  * (what an attacker does): the pressure stays on for as long as the holder runs.
  */
 class IdleHolder {
@@ -37,20 +37,20 @@ class IdleHolder {
 
   constructor(
     private readonly port: number,
-    private readonly localAddress: string,
+    private readonly localAddresses: string[],
     count: number,
   ) {
-    for (let i = 0; i < count; i++) this.open();
+    for (let i = 0; i < count; i++) this.open(localAddresses[i % localAddresses.length]);
   }
 
-  private open(): void {
+  private open(localAddress: string): void {
     if (this.stopped) return;
-    const socket = connect({ port: this.port, host: '127.0.0.1', localAddress: this.localAddress }, () => this.connects++);
+    const socket = connect({ port: this.port, host: '127.0.0.1', localAddress }, () => this.connects++);
     this.sockets.add(socket);
     socket.on('error', () => undefined);
     socket.on('close', () => {
       this.sockets.delete(socket);
-      setTimeout(() => this.open(), 200);
+      setTimeout(() => this.open(localAddress), 200);
     });
   }
 
@@ -119,8 +119,9 @@ describe('RTSP before a session: caps per address, pre-session and session timeo
     assert.equal(exit?.code, 0, device?.logs().slice(-2000));
   });
 
-  it(`with the cap's worth (${CAP}) of idle connections held from one address, a client from another address plays the stream`, async () => {
-    const holder = new IdleHolder(port, '127.0.0.2', CAP);
+  /** Holds the cap's worth of idle sockets from `addresses` while ffmpeg plays 2 s of the stream from 127.0.0.1. */
+  const playWhileHeld = async (addresses: string[]): Promise<void> => {
+    const holder = new IdleHolder(port, addresses, CAP);
     try {
       // Every one of them connected at least once: the cap's worth is there (or was refused) before the viewer comes.
       for (let i = 0; holder.connects < CAP; i++) {
@@ -134,6 +135,14 @@ describe('RTSP before a session: caps per address, pre-session and session timeo
     } finally {
       holder.stop();
     }
+  };
+
+  it(`with the cap's worth (${CAP}) of idle connections held from one address, a client from another address plays the stream`, async () => {
+    await playWhileHeld(['127.0.0.2']);
+  });
+
+  it(`with every slot (${CAP}) held by idle connections from many addresses, a new client still plays (the oldest that never asked makes room)`, async () => {
+    await playWhileHeld(Array.from({ length: 10 }, (_, i) => `127.0.2.${i + 1}`));
   });
 
   it('closes connections without a session after the pre-session timeout: idle, sending slowly, or done asking', async () => {

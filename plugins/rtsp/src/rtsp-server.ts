@@ -51,6 +51,8 @@ interface Connection {
   queue: Promise<void>;
   /** Requests read and not yet answered: while any is, the pre-session clock is paused. */
   pending: number;
+  /** Whether a whole request ever came: a connection that never sent one is the first to go when all slots are taken. */
+  asked: boolean;
   clock: PreSessionClock;
   abort: AbortController;
 }
@@ -129,6 +131,7 @@ export class RtspServer {
     connections: number;
     slow_dropped: number;
     refused: { total: number; per_address: number };
+    evicted: number;
     pre_session_closed: number;
     udp_ports: [number, number] | null;
   } {
@@ -139,6 +142,7 @@ export class RtspServer {
       connections: this.connections.size,
       slow_dropped: this.slowDropped,
       refused: { total: this.limits.refused.total, per_address: this.limits.refused.perAddress },
+      evicted: this.limits.evicted,
       pre_session_closed: this.preSessionClosed,
       udp_ports: udp,
     };
@@ -155,7 +159,7 @@ export class RtspServer {
   private accept(socket: Socket): void {
     const address = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
     // Refused before a byte is read: no slot, no buffer, no timer.
-    if (!this.limits.admit(address)) {
+    if (!this.admit(address)) {
       socket.on('error', () => undefined);
       socket.destroy();
       return;
@@ -168,6 +172,7 @@ export class RtspServer {
       sessions: new Map(),
       queue: Promise.resolve(),
       pending: 0,
+      asked: false,
       clock: new PreSessionClock(
         this.o.preSessionTimeoutMs,
         () => {
@@ -216,6 +221,7 @@ export class RtspServer {
       const named = conn.sessions.get(request.headers.get('session')?.split(';')[0].trim() ?? '');
       if (named) named.lastSeen = this.now();
       conn.pending++;
+      conn.asked = true;
       conn.clock.pause();
       conn.queue = conn.queue.then(async () => {
         if (conn.socket.destroyed) return;
@@ -229,6 +235,24 @@ export class RtspServer {
         this.waitForClient(conn);
       });
     }
+  }
+
+  /**
+   * A slot for a new connection from `address`. With every slot taken, the oldest connection that
+   * has not sent one whole request (idle sockets, a request dripped byte by byte) makes room: held
+   * slots cannot lock newcomers out, and a client that asks at once is never the one to go.
+   */
+  private admit(address: string): boolean {
+    if (this.limits.admit(address, false) === undefined) return true;
+    if (this.limits.admit(address, false) === 'full') {
+      for (const c of this.connections) {
+        if (c.asked || c.sessions.size > 0) continue;
+        this.limits.evicted++;
+        this.drop(c);
+        break;
+      }
+    }
+    return this.limits.admit(address) === undefined;
   }
 
   /** Nothing left to answer: a connection without a session spends its pre-session time from here. */

@@ -6,14 +6,15 @@ import { MAX_HEADERS, RtspReader } from '../../../../plugins/rtsp/src/rtsp-messa
 
 test('connection limits: one address gets its own share, the others still get in, slots come back', () => {
   const limits = new ConnectionLimits(5, 2);
-  assert.deepEqual([limits.admit('a'), limits.admit('a'), limits.admit('a')], [true, true, false]);
-  assert.deepEqual([limits.admit('b'), limits.admit('c'), limits.admit('c')], [true, true, true]);
-  assert.equal(limits.admit('d'), false, 'the cap in all');
+  assert.deepEqual([limits.admit('a'), limits.admit('a'), limits.admit('a')], [undefined, undefined, 'per_address']);
+  assert.deepEqual([limits.admit('b'), limits.admit('c'), limits.admit('c')], [undefined, undefined, undefined]);
+  assert.equal(limits.admit('d'), 'full', 'the cap in all');
+  assert.equal(limits.admit('d', false), 'full', 'asked again without counting');
   assert.deepEqual(limits.refused, { total: 1, perAddress: 1 });
   limits.release('a');
-  assert.equal(limits.admit('a'), true);
+  assert.equal(limits.admit('a'), undefined);
   limits.release('zz');
-  assert.equal(limits.admit('e'), false, 'a release of an address that holds nothing frees nothing');
+  assert.equal(limits.admit('e'), 'full', 'a release of an address that holds nothing frees nothing');
 });
 
 test('pre-session clock: runs out while the server waits for the client, not while it answers; a session gives a full budget back', () => {
