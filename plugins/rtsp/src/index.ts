@@ -76,8 +76,11 @@ export default definePlugin({
       sources,
       auth: config.ONVIF_PASSWORD ? new DigestAuth(config.ONVIF_USER, config.ONVIF_PASSWORD) : undefined,
       maxSessions: config.RTSP_MAX_SESSIONS,
+      ...(config.RTSP_MAX_CONNECTIONS !== undefined ? { maxConnections: config.RTSP_MAX_CONNECTIONS } : {}),
+      maxConnectionsPerAddress: config.RTSP_MAX_CONNECTIONS_PER_ADDRESS,
       maxBufferBytes: config.RTSP_MAX_BUFFER_BYTES,
       sessionTimeoutMs: config.RTSP_SESSION_TIMEOUT_S * 1000,
+      preSessionTimeoutMs: config.RTSP_PRE_SESSION_TIMEOUT_MS,
       firstKeyframeWaitMs: config.RTSP_FIRST_KEYFRAME_WAIT_MS,
       log,
     });

@@ -1,5 +1,7 @@
 /** Largest request head (request line and headers) accepted; more is a malformed request. */
 export const MAX_HEAD_BYTES = 16 * 1024;
+/** Most header lines in one request (a real client sends about ten); more is a malformed request. */
+export const MAX_HEADERS = 64;
 /** Largest request body (RTSP requests here carry none worth more; SET_PARAMETER bodies are small). */
 export const MAX_BODY_BYTES = 64 * 1024;
 
@@ -94,6 +96,7 @@ function parseHead(head: string): Omit<RtspRequest, 'body'> | string {
   const lines = head.split(/\r?\n/);
   const m = REQUEST_LINE.exec(lines[0]);
   if (!m) return 'bad request line';
+  if (lines.length - 1 > MAX_HEADERS) return 'too many header lines';
   const headers = new Map<string, string>();
   for (const line of lines.slice(1)) {
     const h = HEADER.exec(line);

@@ -2,8 +2,10 @@ import { randomBytes, randomInt } from 'node:crypto';
 import type { Socket as UdpSocket } from 'node:dgram';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import type { Logger } from 'lookout/core';
+import { ConnectionLimits } from './connection-limits.js';
 import type { DigestAuth } from './digest-auth.js';
 import { RtspReader, rtspResponse, type RtspRequest } from './rtsp-message.js';
+import { PreSessionClock } from './pre-session-clock.js';
 import { RtspSession, type SessionSink, type Transport } from './rtsp-session.js';
 import { sdpFor, TRACK_CONTROL } from './sdp.js';
 import type { StreamSource } from './stream-source.js';
@@ -16,8 +18,14 @@ export interface RtspServerOptions {
   /** Undefined: no credentials asked (the plugin then listens on loopback only). */
   auth: DigestAuth | undefined;
   maxSessions: number;
+  /** Connections at once, in all (default: two per session and eight that only ask, OPTIONS or DESCRIBE). */
+  maxConnections?: number;
+  /** Connections at once from one remote address: below maxConnections, so one address cannot take every slot. */
+  maxConnectionsPerAddress: number;
   maxBufferBytes: number;
   sessionTimeoutMs: number;
+  /** How long a connection without a session may take (its own time, not the server's answers) before it is closed. */
+  preSessionTimeoutMs: number;
   firstKeyframeWaitMs: number;
   log?: Pick<Logger, 'info' | 'warn'>;
   now?: () => number;
@@ -41,6 +49,11 @@ interface Connection {
   sink: SessionSink;
   /** Requests are answered one at a time, in order (a DESCRIBE may wait for the first keyframe). */
   queue: Promise<void>;
+  /** Requests read and not yet answered: while any is, the pre-session clock is paused. */
+  pending: number;
+  /** Whether a whole request ever came: a connection that never sent one is the first to go when all slots are taken. */
+  asked: boolean;
+  clock: PreSessionClock;
   abort: AbortController;
 }
 
@@ -50,13 +63,16 @@ interface Connection {
  * keyframe), TEARDOWN, GET_PARAMETER/SET_PARAMETER as keep-alives. Sessions belong to the
  * connection that made them and end with it, on TEARDOWN, or after the timeout without a sign of
  * life. Bounded sessions; a viewer that lags is dropped; a malformed request gets 400 and only its
- * own connection is closed.
+ * own connection is closed. Before a session a stranger is bounded too: connections in all and per
+ * address, the time a connection may stay without a session, the size of a request's head.
  */
 export class RtspServer {
   private readonly tcp: Server;
   private udp: { rtp: UdpSocket; rtcp: UdpSocket } | undefined;
   private readonly connections = new Set<Connection>();
   private readonly sessions = new Map<string, RtspSession>();
+  private readonly limits: ConnectionLimits;
+  private preSessionClosed = 0;
   private sweep: NodeJS.Timeout | undefined;
   private readonly now: () => number;
   private slowDropped = 0;
@@ -65,8 +81,10 @@ export class RtspServer {
   constructor(private readonly o: RtspServerOptions) {
     this.now = o.now ?? Date.now;
     this.tcp = createServer((socket) => this.accept(socket));
-    // Enough connections for every session plus a few that only ask (OPTIONS, DESCRIBE).
-    this.tcp.maxConnections = o.maxSessions * 2 + 8;
+    // Enough connections for every session plus a few that only ask (OPTIONS, DESCRIBE); one
+    // address gets fewer than all of them, whatever it is configured to (at least one stays for the others).
+    const total = o.maxConnections ?? o.maxSessions * 2 + 8;
+    this.limits = new ConnectionLimits(total, Math.max(1, Math.min(o.maxConnectionsPerAddress, total - 1)));
   }
 
   get port(): number {
@@ -107,9 +125,27 @@ export class RtspServer {
     return out;
   }
 
-  stats(): { sessions: number; viewers: number; connections: number; slow_dropped: number; udp_ports: [number, number] | null } {
+  stats(): {
+    sessions: number;
+    viewers: number;
+    connections: number;
+    slow_dropped: number;
+    refused: { total: number; per_address: number };
+    evicted: number;
+    pre_session_closed: number;
+    udp_ports: [number, number] | null;
+  } {
     const udp = this.udp ? ([this.udp.rtp.address().port, this.udp.rtcp.address().port] as [number, number]) : null;
-    return { sessions: this.sessions.size, viewers: this.viewers(), connections: this.connections.size, slow_dropped: this.slowDropped, udp_ports: udp };
+    return {
+      sessions: this.sessions.size,
+      viewers: this.viewers(),
+      connections: this.connections.size,
+      slow_dropped: this.slowDropped,
+      refused: { total: this.limits.refused.total, per_address: this.limits.refused.perAddress },
+      evicted: this.limits.evicted,
+      pre_session_closed: this.preSessionClosed,
+      udp_ports: udp,
+    };
   }
 
   async close(): Promise<void> {
@@ -121,14 +157,31 @@ export class RtspServer {
   }
 
   private accept(socket: Socket): void {
-    socket.setNoDelay(true);
     const address = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
+    // Refused before a byte is read: no slot, no buffer, no timer.
+    if (!this.admit(address)) {
+      socket.on('error', () => undefined);
+      socket.destroy();
+      return;
+    }
+    socket.setNoDelay(true);
     const conn: Connection = {
       socket,
       address,
       reader: new RtspReader(),
       sessions: new Map(),
       queue: Promise.resolve(),
+      pending: 0,
+      asked: false,
+      clock: new PreSessionClock(
+        this.o.preSessionTimeoutMs,
+        () => {
+          this.preSessionClosed++;
+          this.o.log?.info({ peer: address, afterMs: this.o.preSessionTimeoutMs }, 'RTSP connection closed: no session within the pre-session timeout');
+          this.drop(conn);
+        },
+        this.now,
+      ),
       abort: new AbortController(),
       sink: {
         socket,
@@ -145,6 +198,7 @@ export class RtspServer {
     socket.on('data', (data: Buffer) => this.received(conn, data));
     socket.on('error', () => undefined);
     socket.on('close', () => this.drop(conn));
+    conn.clock.run();
   }
 
   private received(conn: Connection, data: Buffer): void {
@@ -162,6 +216,13 @@ export class RtspServer {
         return;
       }
       const request = item.request;
+      // Any request naming one of this connection's sessions is a sign of life (OPTIONS and
+      // GET_PARAMETER keep-alives included), whatever its answer.
+      const named = conn.sessions.get(request.headers.get('session')?.split(';')[0].trim() ?? '');
+      if (named) named.lastSeen = this.now();
+      conn.pending++;
+      conn.asked = true;
+      conn.clock.pause();
       conn.queue = conn.queue.then(async () => {
         if (conn.socket.destroyed) return;
         const reply: Reply = await this.answer(conn, request).catch((err: Error): Reply => {
@@ -170,8 +231,33 @@ export class RtspServer {
         });
         if (!conn.socket.destroyed) conn.socket.write(reply.response);
         reply.after?.();
+        conn.pending--;
+        this.waitForClient(conn);
       });
     }
+  }
+
+  /**
+   * A slot for a new connection from `address`. With every slot taken, the oldest connection that
+   * has not sent one whole request (idle sockets, a request dripped byte by byte) makes room: held
+   * slots cannot lock newcomers out, and a client that asks at once is never the one to go.
+   */
+  private admit(address: string): boolean {
+    if (this.limits.admit(address, false) === undefined) return true;
+    if (this.limits.admit(address, false) === 'full') {
+      for (const c of this.connections) {
+        if (c.asked || c.sessions.size > 0) continue;
+        this.limits.evicted++;
+        this.drop(c);
+        break;
+      }
+    }
+    return this.limits.admit(address) === undefined;
+  }
+
+  /** Nothing left to answer: a connection without a session spends its pre-session time from here. */
+  private waitForClient(conn: Connection): void {
+    if (conn.pending === 0 && conn.sessions.size === 0 && this.connections.has(conn)) conn.clock.run();
   }
 
   private async answer(conn: Connection, req: RtspRequest): Promise<Reply> {
@@ -226,6 +312,7 @@ export class RtspServer {
         );
         conn.sessions.set(id, created);
         this.sessions.set(id, created);
+        conn.clock.reset();
         return reply(200, { Transport: transport.reply(created.rtp.ssrc), Session: sessionHeader(created) });
       }
       case 'PLAY': {
@@ -332,6 +419,9 @@ export class RtspServer {
     const limit = this.now() - this.o.sessionTimeoutMs;
     for (const conn of this.connections) {
       for (const s of conn.sessions.values()) {
+        // A TCP viewer that takes every byte sent to it is watching: nothing waits in its socket.
+        // One that stops reading keeps a backlog and times out (or is dropped as slow before).
+        if (s.playing && s.transport.kind === 'tcp' && conn.socket.writableLength === 0) s.lastSeen = this.now();
         if (s.lastSeen < limit) {
           this.o.log?.info({ session: s.id }, 'RTSP session timed out');
           this.endSession(conn, s);
@@ -344,10 +434,13 @@ export class RtspServer {
     session.close();
     conn.sessions.delete(session.id);
     this.sessions.delete(session.id);
+    this.waitForClient(conn);
   }
 
   private drop(conn: Connection): void {
     if (!this.connections.delete(conn)) return;
+    conn.clock.stop();
+    this.limits.release(conn.address);
     conn.abort.abort();
     for (const s of [...conn.sessions.values()]) this.endSession(conn, s);
     conn.socket.destroy();

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LookoutError, definePlugin, reply } from 'lookout/core';
 import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/service.js';
 import { LiveFeed } from './live-feed.js';
+import { RTSP_FAILED_DECL } from './rtsp-failure.js';
 
 const LiveQuery = z.object({
   target: z.string().min(1).max(256).describe('device id, address or label'),
@@ -20,6 +21,7 @@ export default definePlugin({
   core: '^1',
   description: "A device's H.264 preview remuxed (not transcoded) into fragmented MP4 for browsers (Media Source Extensions); one RTSP session per device",
   requires: [DEVICE_REGISTRY],
+  errors: [RTSP_FAILED_DECL],
   config: z.object({
     /** The cameras' RTSP user (their ONVIF_USER). */
     LOOKOUT_LIVE_RTSP_USER: z.string().min(1).max(64).default('admin'),

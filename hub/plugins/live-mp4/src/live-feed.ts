@@ -4,6 +4,7 @@ import { codecOf, fragment, initSegment } from './fmp4-muxer.js';
 import { H264Depacketizer, type AccessUnit } from './h264-depacketizer.js';
 import { spsSize } from './h264-sps.js';
 import { rtspPlay, type RtspPlaying } from './rtsp-client.js';
+import { RTSP_FAILED, rtspFailure } from './rtsp-failure.js';
 
 export interface LiveFeedOptions {
   deviceId: string;
@@ -63,14 +64,14 @@ export class LiveFeed {
       ...(o.password !== undefined ? { password: o.password } : {}),
       timeoutMs: o.connectTimeoutMs,
       onRtp: (p) => depacketizer.push(p),
-      onClose: (err) => this.close(err ?? new LookoutError('live_stream_unavailable', `the camera ended the RTSP stream of ${o.deviceId}`)),
+      onClose: (err) => this.close(err ?? new LookoutError(RTSP_FAILED, `the camera ended the RTSP stream of ${o.deviceId}`, { details: { cause: 'closed' } })),
     }).then(
       (playing) => {
         if (this.closed) return playing.close();
         this.rtsp = playing;
         this.fromSdp(playing.sdp);
       },
-      (err: Error) => this.close(err),
+      (err: unknown) => this.close(rtspFailure(err, `the RTSP stream of ${o.deviceId} failed`)),
     );
     this.armIdle();
   }

@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { LookoutError } from 'lookout/core';
 import { digestAuthorization, parseChallenge } from './digest.js';
+import { RTSP_FAILED, rtspFailure } from './rtsp-failure.js';
 
 export interface RtspResponse {
   status: number;
@@ -63,16 +64,16 @@ function open(target: URL, timeoutMs: number): Promise<Socket> {
     const socket = connect({ host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port || 554) });
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new LookoutError('device_timeout', `no RTSP connection to ${target.host} within ${timeoutMs} ms`));
+      reject(new LookoutError('device_unreachable', `no RTSP connection to ${target.host} within ${timeoutMs} ms`, { details: { cause: 'timeout' } }));
     }, timeoutMs);
     socket.once('connect', () => {
       clearTimeout(timer);
       socket.setNoDelay(true);
       resolve(socket);
     });
-    socket.once('error', (err) => {
+    socket.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
-      reject(new LookoutError('device_unreachable', `RTSP connection to ${target.host} failed: ${err.message}`));
+      reject(new LookoutError('device_unreachable', `RTSP connection to ${target.host} failed: ${err.message}`, { details: { cause: err.code ?? 'error' } }));
     });
   });
 }
@@ -93,7 +94,7 @@ class RtspConnection {
     private readonly o: RtspPlayOptions,
   ) {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', (err) => this.end(err));
+    socket.on('error', (err) => this.end(rtspFailure(err, "the camera's RTSP connection failed")));
     socket.on('close', () => this.end(undefined));
   }
 
@@ -105,7 +106,9 @@ class RtspConnection {
       if (this.challenge) res = await this.send(method, url, headers);
     }
     if (res.status !== 200) {
-      const code = res.status === 401 ? 'device_auth_refused' : res.status === 404 ? 'live_stream_unavailable' : 'live_stream_unavailable';
+      // 404: the camera serves no H.264 preview (no live video here); any other refusal (453 at its
+      // session cap, 503 before its first keyframe, 5xx) is the device failing the request.
+      const code = res.status === 401 ? 'device_auth_refused' : res.status === 404 ? 'live_stream_unavailable' : RTSP_FAILED;
       throw new LookoutError(
         code,
         `the camera answered ${method} with ${res.status}${res.status === 401 ? ' (its RTSP credentials: LOOKOUT_LIVE_RTSP_USER, LOOKOUT_LIVE_RTSP_PASSWORD)' : ''}`,
@@ -138,7 +141,7 @@ class RtspConnection {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending = undefined;
-        reject(new LookoutError('device_timeout', `the camera did not answer ${method} within ${this.o.timeoutMs} ms`));
+        reject(new LookoutError(RTSP_FAILED, `the camera did not answer ${method} within ${this.o.timeoutMs} ms`, { details: { method, cause: 'timeout' } }));
         this.close();
       }, this.o.timeoutMs);
       this.pending = { resolve, reject, timer };
@@ -207,7 +210,7 @@ class RtspConnection {
     clearInterval(this.keepalive);
     if (this.pending) {
       clearTimeout(this.pending.timer);
-      this.pending.reject(error ?? new LookoutError('live_stream_unavailable', 'the camera closed the RTSP connection'));
+      this.pending.reject(error ?? new LookoutError(RTSP_FAILED, 'the camera closed the RTSP connection', { details: { cause: 'closed' } }));
       this.pending = undefined;
     }
     this.socket.destroy();

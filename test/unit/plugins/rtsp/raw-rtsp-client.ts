@@ -17,10 +17,14 @@ export class RawRtspViewer {
   private waiter: (() => void) | undefined;
   private playing = false;
   private closed = false;
+  /** Resolves once the server (or close()) ended the connection. */
+  readonly ended: Promise<void>;
+  private onEnded: () => void = () => undefined;
   /** Interleaved bytes received since PLAY. */
   rtpBytes = 0;
 
   private constructor(private readonly socket: Socket) {
+    this.ended = new Promise((resolve) => (this.onEnded = resolve));
     socket.on('data', (chunk: Buffer) => {
       if (this.playing) this.rtpBytes += chunk.length;
       else this.buf = Buffer.concat([this.buf, chunk]);
@@ -29,13 +33,15 @@ export class RawRtspViewer {
     socket.on('close', () => {
       this.closed = true;
       this.waiter?.();
+      this.onEnded();
     });
     socket.on('error', () => undefined);
   }
 
-  static open(port: number, host = '127.0.0.1'): Promise<RawRtspViewer> {
+  /** `localAddress`: another 127.x address to connect from (the server sees another client address). */
+  static open(port: number, host = '127.0.0.1', localAddress?: string): Promise<RawRtspViewer> {
     return new Promise((resolve, reject) => {
-      const socket = connect(port, host, () => {
+      const socket = connect({ port, host, ...(localAddress ? { localAddress } : {}) }, () => {
         socket.off('error', reject);
         resolve(new RawRtspViewer(socket));
       });
@@ -59,7 +65,11 @@ export class RawRtspViewer {
     this.socket.destroy();
   }
 
-  private async request(method: string, url: string, headers: Record<string, string>, timeoutMs: number, thenPlay = false): Promise<RtspReply> {
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  async request(method: string, url: string, headers: Record<string, string>, timeoutMs: number, thenPlay = false): Promise<RtspReply> {
     const lines = [`${method} ${url} RTSP/1.0`, `CSeq: ${++this.cseq}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
     this.socket.write(lines.join('\r\n') + '\r\n\r\n');
     const deadline = Date.now() + timeoutMs;
