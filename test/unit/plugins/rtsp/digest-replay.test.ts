@@ -28,6 +28,8 @@ before(async () => {
     maxBufferBytes: 1 << 20,
     sessionTimeoutMs: 60_000,
     firstKeyframeWaitMs: 1000,
+    maxConnectionsPerAddress: 8,
+    preSessionTimeoutMs: 10_000,
   });
   port = await server.listen();
 });
