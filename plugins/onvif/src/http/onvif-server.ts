@@ -212,16 +212,17 @@ export class OnvifServer {
   }
 
   private async snapshot(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    req.resume();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET');
-      return this.fault(res, new SoapFault('Sender', 'ter:ActionNotSupported', 'the snapshot is fetched with GET', 405));
+      return this.refuseAndClose(req, res, new SoapFault('Sender', 'ter:ActionNotSupported', 'the snapshot is fetched with GET', 405));
     }
     try {
       this.o.auth.checkHttp({ authorization: req.headers.authorization, method: req.method, url: req.url ?? PATHS.snapshot });
     } catch (err) {
-      return this.fault(res, err as SoapFault);
+      // Refused on its headers: whatever body it sends is not waited for.
+      return this.refuseAndClose(req, res, err as SoapFault);
     }
+    req.resume();
     const gone = new AbortController();
     res.once('close', () => gone.abort(new Error('the client went away')));
     try {
