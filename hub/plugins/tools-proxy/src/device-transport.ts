@@ -26,7 +26,15 @@ export interface DeviceTransportOptions {
   /** Sent as `Authorization: Bearer <token>`; never logged. */
   token?: string;
   maxBytes?: number;
+  /**
+   * How long a notification (nothing awaits its answer but the 202) may take before its exchange is
+   * ended: a request is bounded by its caller's timeout, a notification by nothing else, and a
+   * device that hangs would keep the sockets of every cancellation sent to it.
+   */
+  notificationTimeoutMs?: number;
 }
+
+export const NOTIFICATION_TIMEOUT_MS = 10_000;
 
 /**
  * The client side of MCP streamable HTTP (2025-11-25) as the hub speaks it to device tool servers,
@@ -62,6 +70,7 @@ export class DeviceTransport implements Transport {
   private readonly agent: HttpAgent;
   private readonly secure: boolean;
   private readonly maxBytes: number;
+  private readonly notificationTimeoutMs: number;
   private readonly headers: Record<string, string>;
   private readonly inFlight = new Set<ClientRequest>();
   /** Requests awaiting their answer, by JSON-RPC id: what a cancellation ends. */
@@ -76,6 +85,7 @@ export class DeviceTransport implements Transport {
     if (!this.secure && url.protocol !== 'http:') throw new TypeError(`a device tool server is reached over http or https, not ${url.protocol}`);
     this.agent = this.secure ? new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }) : new HttpAgent({ keepAlive: true, scheduling: 'lifo' });
     this.maxBytes = options.maxBytes ?? MAX_DEVICE_RESPONSE_BYTES;
+    this.notificationTimeoutMs = options.notificationTimeoutMs ?? NOTIFICATION_TIMEOUT_MS;
     this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     if (options.token !== undefined) this.headers.authorization = `Bearer ${options.token}`;
   }
@@ -109,6 +119,14 @@ export class DeviceTransport implements Transport {
       this.inFlight.add(req);
       if (awaited !== undefined) this.awaiting.set(awaited, req);
       req.on('error', (err) => finish(this.failure(err)));
+      if (awaited === undefined) {
+        const timer = setTimeout(
+          () => req.destroy(new Error(`no answer to a notification within ${this.notificationTimeoutMs} ms`)),
+          this.notificationTimeoutMs,
+        );
+        timer.unref();
+        req.once('close', () => clearTimeout(timer));
+      }
       req.on('response', (res) => this.answer(res, awaited, finish));
       req.end(body);
     });

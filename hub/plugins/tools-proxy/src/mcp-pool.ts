@@ -86,6 +86,8 @@ const VALIDATOR = new AjvJsonSchemaValidator();
  */
 export class McpClientPool {
   private readonly clients = new Map<string, PooledClient>();
+  /** Every client not closed yet, the retired ones whose calls are still under way too. */
+  private readonly open = new Set<PooledClient>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly options: McpPoolOptions) {
@@ -192,9 +194,8 @@ export class McpClientPool {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    const entries = [...this.clients.values()];
     this.clients.clear();
-    await Promise.all(entries.map((entry) => closeEntry(entry)));
+    await Promise.all([...this.open].map((entry) => this.closeEntry(entry)));
   }
 
   /**
@@ -273,6 +274,7 @@ export class McpClientPool {
     );
     entry.client.catch(() => undefined);
     this.clients.set(key, entry);
+    this.open.add(entry);
     return entry;
   }
 
@@ -304,13 +306,24 @@ export class McpClientPool {
     if (this.clients.get(key) === entry) this.clients.delete(key);
     if (entry.retired) return;
     entry.retired = true;
-    if (entry.inFlight === 0) void closeEntry(entry);
+    if (entry.inFlight === 0) void this.closeEntry(entry);
   }
 
   /** A call on `entry` ended. */
   private settle(entry: PooledClient): void {
     entry.inFlight--;
-    if (entry.retired && entry.inFlight === 0) void closeEntry(entry);
+    if (entry.retired && entry.inFlight === 0) void this.closeEntry(entry);
+  }
+
+  private async closeEntry(entry: PooledClient): Promise<void> {
+    this.open.delete(entry);
+    await entry.client
+      .then(
+        (c) => c.close(),
+        () => undefined,
+      )
+      .catch(() => undefined);
+    await entry.transport.close();
   }
 
   private sweep(): void {
@@ -319,7 +332,7 @@ export class McpClientPool {
       if (entry.inFlight === 0 && now - entry.lastUsed > IDLE_CLOSE_MS) {
         this.clients.delete(key);
         entry.retired = true;
-        void closeEntry(entry);
+        void this.closeEntry(entry);
       }
     }
   }
@@ -333,16 +346,6 @@ class FailedAttempt extends Error {
   ) {
     super('a tool call attempt failed', { cause: err });
   }
-}
-
-async function closeEntry(entry: PooledClient): Promise<void> {
-  await entry.client
-    .then(
-      (c) => c.close(),
-      () => undefined,
-    )
-    .catch(() => undefined);
-  await entry.transport.close();
 }
 
 /** The promise, or the signal's reason once it aborts; the listener goes when either settles. */

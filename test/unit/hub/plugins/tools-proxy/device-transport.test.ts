@@ -271,6 +271,21 @@ describe('DeviceTransport', () => {
     }
   });
 
+  it('ends a notification the device does not answer within its bound, so cancellations to a hung device keep no socket', async () => {
+    handler = () => undefined; // never answers
+    const { transport } = open({ notificationTimeoutMs: 200 });
+    const closedBefore = closed;
+    try {
+      await assert.rejects(
+        transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }),
+        /no answer to a notification within 200 ms/,
+      );
+      await waitUntil(() => closed >= closedBefore + 1);
+    } finally {
+      await transport.close();
+    }
+  });
+
   it('fails a message in flight when it is closed', async () => {
     handler = () => undefined; // never answers
     const { transport } = open();
