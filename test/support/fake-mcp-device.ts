@@ -29,12 +29,17 @@ export interface FakeMcpDevice {
   /** Calls of `tool` wait until `releaseHeld` is called. */
   hold(tool: string): void;
   releaseHeld(): void;
+  /** With `sessions`: every session it gave is forgotten (a restart), so requests that name one get 404. */
+  forgetSessions(): void;
   /** Requests without `Authorization: Bearer <token>` get 401 (undefined: no check). */
   requireToken(token: string | undefined): void;
   close(): Promise<void>;
 }
 
-export async function startFakeMcpDevice(tools: FakeTool[], options: { unknownToolAs?: 'rpc-error' | 'error-result' } = {}): Promise<FakeMcpDevice> {
+export async function startFakeMcpDevice(
+  tools: FakeTool[],
+  options: { unknownToolAs?: 'rpc-error' | 'error-result'; sessions?: boolean } = {},
+): Promise<FakeMcpDevice> {
   const counts = new Map<string, number>();
   const cut = new Set<string>();
   const held = new Set<string>();
@@ -44,6 +49,8 @@ export async function startFakeMcpDevice(tools: FakeTool[], options: { unknownTo
   let lists = 0;
   let initializes = 0;
   let token: string | undefined;
+  /** Sessions given by initialize (with `sessions`), until forgotten. */
+  const sessions = new Set<string>();
   const authorizations: (string | undefined)[] = [];
 
   const answer = (res: ServerResponse, status: number, body?: unknown): void => {
@@ -59,11 +66,20 @@ export async function startFakeMcpDevice(tools: FakeTool[], options: { unknownTo
     const chunks: Buffer[] = [];
     for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
     const msg = JSON.parse(Buffer.concat(chunks).toString()) as { id?: number | string; method: string; params?: Record<string, unknown> };
+    const session = req.headers['mcp-session-id'];
+    if (options.sessions && msg.method !== 'initialize' && (typeof session !== 'string' || !sessions.has(session))) {
+      return answer(res, 404, { jsonrpc: '2.0', id: msg.id ?? null, error: { code: -32001, message: 'Session not found' } });
+    }
     if (msg.id === undefined) return answer(res, 202);
     const reply = (result: unknown) => answer(res, 200, { jsonrpc: '2.0', id: msg.id, result });
     switch (msg.method) {
       case 'initialize':
         initializes++;
+        if (options.sessions) {
+          const id = `session-${initializes}`;
+          sessions.add(id);
+          res.setHeader('mcp-session-id', id);
+        }
         return reply({ protocolVersion: msg.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'fake-device', version: '1.0.0' } });
       case 'tools/list':
         lists++;
@@ -131,6 +147,7 @@ export async function startFakeMcpDevice(tools: FakeTool[], options: { unknownTo
       waiting = [];
       for (const release of all) release();
     },
+    forgetSessions: () => sessions.clear(),
     requireToken: (t) => (token = t),
     close: async () => {
       server.closeAllConnections();

@@ -8,11 +8,33 @@ import { createParser } from 'eventsource-parser';
 /** The most a device's tool server may send back for one request: far beyond any tool result. */
 export const MAX_DEVICE_RESPONSE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * The connection to the device failed under a message (refused, reset, cut before the answer was
+ * complete): the transport's sockets, not the device's answer to one call. The pool takes it as a
+ * broken connection (mcp-pool.ts).
+ */
+export class DeviceConnectionError extends Error {
+  override readonly name = 'DeviceConnectionError';
+}
+
+/** A request the client cancelled (notifications/cancelled): its HTTP exchange was ended on purpose. */
+export class DeviceCallCancelled extends Error {
+  override readonly name = 'DeviceCallCancelled';
+}
+
 export interface DeviceTransportOptions {
   /** Sent as `Authorization: Bearer <token>`; never logged. */
   token?: string;
   maxBytes?: number;
+  /**
+   * How long a notification (nothing awaits its answer but the 202) may take before its exchange is
+   * ended: a request is bounded by its caller's timeout, a notification by nothing else, and a
+   * device that hangs would keep the sockets of every cancellation sent to it.
+   */
+  notificationTimeoutMs?: number;
 }
+
+export const NOTIFICATION_TIMEOUT_MS = 10_000;
 
 /**
  * The client side of MCP streamable HTTP (2025-11-25) as the hub speaks it to device tool servers,
@@ -31,8 +53,13 @@ export interface DeviceTransportOptions {
  *
  * Failures, as the pool tells them apart (mcp-pool.ts): an HTTP status that is not success is a
  * StreamableHTTPError with that status (401: the credential was refused; a redirect is not followed);
- * a socket failure is an Error whose cause is the socket's error (ECONNREFUSED, ECONNRESET); an
- * answer past `maxBytes`, not JSON, or not JSON-RPC is an Error. Every one rejects `send`.
+ * a socket failure is a DeviceConnectionError whose cause is the socket's error (ECONNREFUSED,
+ * ECONNRESET); an answer past `maxBytes`, not JSON, or not JSON-RPC is an Error. Every one rejects `send`.
+ *
+ * Cancelling: the SDK sends `notifications/cancelled` when a request times out or its caller gives
+ * up. The request's own HTTP exchange is ended then (its socket destroyed, no other request's): a
+ * stateless device's tool server stops the tool when its request's connection closes, and knows no
+ * request the notification could name. The notification is still sent, for a server with sessions.
  */
 export class DeviceTransport implements Transport {
   sessionId?: string;
@@ -43,8 +70,11 @@ export class DeviceTransport implements Transport {
   private readonly agent: HttpAgent;
   private readonly secure: boolean;
   private readonly maxBytes: number;
+  private readonly notificationTimeoutMs: number;
   private readonly headers: Record<string, string>;
   private readonly inFlight = new Set<ClientRequest>();
+  /** Requests awaiting their answer, by JSON-RPC id: what a cancellation ends. */
+  private readonly awaiting = new Map<string | number, ClientRequest>();
   private closed = false;
 
   constructor(
@@ -55,6 +85,7 @@ export class DeviceTransport implements Transport {
     if (!this.secure && url.protocol !== 'http:') throw new TypeError(`a device tool server is reached over http or https, not ${url.protocol}`);
     this.agent = this.secure ? new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }) : new HttpAgent({ keepAlive: true, scheduling: 'lifo' });
     this.maxBytes = options.maxBytes ?? MAX_DEVICE_RESPONSE_BYTES;
+    this.notificationTimeoutMs = options.notificationTimeoutMs ?? NOTIFICATION_TIMEOUT_MS;
     this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     if (options.token !== undefined) this.headers.authorization = `Bearer ${options.token}`;
   }
@@ -71,12 +102,14 @@ export class DeviceTransport implements Transport {
     if (this.closed) return Promise.reject(new Error('the transport is closed'));
     const body = JSON.stringify(message);
     const awaited = 'method' in message && 'id' in message ? message.id : undefined;
+    if ('method' in message && message.method === 'notifications/cancelled') this.cancel(message.params?.requestId);
     return new Promise<void>((resolve, reject) => {
       let done = false;
       const finish = (err?: Error): void => {
         if (done) return;
         done = true;
         this.inFlight.delete(req);
+        if (awaited !== undefined && this.awaiting.get(awaited) === req) this.awaiting.delete(awaited);
         if (err) reject(err);
         else resolve();
       };
@@ -84,7 +117,16 @@ export class DeviceTransport implements Transport {
       if (this.sessionId !== undefined) headers['mcp-session-id'] = this.sessionId;
       const req = (this.secure ? httpsRequest : httpRequest)(this.url, { method: 'POST', headers, agent: this.agent });
       this.inFlight.add(req);
+      if (awaited !== undefined) this.awaiting.set(awaited, req);
       req.on('error', (err) => finish(this.failure(err)));
+      if (awaited === undefined) {
+        const timer = setTimeout(
+          () => req.destroy(new Error(`no answer to a notification within ${this.notificationTimeoutMs} ms`)),
+          this.notificationTimeoutMs,
+        );
+        timer.unref();
+        req.once('close', () => clearTimeout(timer));
+      }
       req.on('response', (res) => this.answer(res, awaited, finish));
       req.end(body);
     });
@@ -95,6 +137,7 @@ export class DeviceTransport implements Transport {
     this.closed = true;
     for (const req of this.inFlight) req.destroy(new Error('the transport is closed'));
     this.inFlight.clear();
+    this.awaiting.clear();
     this.agent.destroy();
     this.onclose?.();
     return Promise.resolve();
@@ -181,9 +224,19 @@ export class DeviceTransport implements Transport {
     );
   }
 
+  /** Ends the HTTP exchange of a request whose answer is no longer awaited; its socket goes with it, no other. */
+  private cancel(requestId: unknown): void {
+    if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+    const req = this.awaiting.get(requestId);
+    if (!req) return;
+    this.awaiting.delete(requestId);
+    req.destroy(new DeviceCallCancelled(`request ${requestId} was cancelled`));
+  }
+
   private failure(err: Error): Error {
+    if (err instanceof DeviceCallCancelled) return err;
     if (this.closed) return new Error('the transport is closed', { cause: err });
-    return new Error(`${this.url.host}: ${err.message}`, { cause: err });
+    return new DeviceConnectionError(`${this.url.host}: ${err.message}`, { cause: err });
   }
 }
 

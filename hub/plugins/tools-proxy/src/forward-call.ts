@@ -22,8 +22,10 @@ export interface ForwardDeps {
  * One tool call on one registered device. Resolves with the tool's outcome (its own failure is an
  * outcome, answered 200); rejects with tool_not_found (404) when the device has no such tool,
  * device_busy (429) when the device's call slots and queue are full, device_unreachable or
- * device_auth_refused (502), or device_timeout (504). The tool timeout covers the wait for a slot
- * and the call. Every call is timed by tool and outcome and recorded in the debug ring.
+ * device_auth_refused (502), or device_timeout (504). The wait for a slot is bounded by the tool
+ * timeout (then device_busy: the call never reached the device), and the call, once sent, has the
+ * whole tool timeout of its own: a call queued behind others is not timed out for their time.
+ * Every call is timed by tool and outcome and recorded in the debug ring.
  */
 export async function forwardCall(
   deps: ForwardDeps,
@@ -37,10 +39,9 @@ export async function forwardCall(
   let release: (() => void) | undefined;
   try {
     release = await deps.limiter.acquire(device.deviceId, deps.timeoutMs, signal);
-    const left = Math.max(1, deps.timeoutMs - elapsedMs(started));
     let result: ToolOutcome;
     try {
-      result = outcomeOf(await deps.pool.call({ url: device.toolUrl!, deviceId: device.deviceId }, tool, args, { timeoutMs: left, signal }));
+      result = outcomeOf(await deps.pool.call({ url: device.toolUrl!, deviceId: device.deviceId }, tool, args, { timeoutMs: deps.timeoutMs, signal }));
     } catch (err) {
       if (!(err instanceof McpError)) throw err;
       result = outcomeOfMcpError(err);

@@ -89,15 +89,16 @@ export default definePlugin({
     const deps: ForwardDeps = { pool, limiter, declared, timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, ring, ...(metrics ? { metrics } : {}) };
     const fallbacks = new Map<string, ToolFallback>();
     const identities = new IdentityCache(ctx.config.LOOKOUT_HUB_IDENTITY_CACHE_MS, MAX_KEPT_IDENTITIES);
-    // An identity call whose answer other requests share runs to its own timeout, whoever asked first.
-    const unbound = new AbortController().signal;
     /** A health tool and its two helpers in parallel; a helper's failure only makes a field missing. */
     const enrichedCall = async (device: RegisteredDevice, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<EnrichedOutcome> => {
       const aux = (name: string, s: AbortSignal): Promise<AuxOutcome> =>
         forwardCall(deps, device, name, {}, s).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
       const [outcome, identity, mesh] = await Promise.all([
         forwardCall(deps, device, tool, args, signal),
-        identities.get(device, (shared) => aux(IDENTITY_TOOL, shared ? unbound : signal)),
+        // An identity call whose answer other requests share runs to its own timeout, whoever asked
+        // first: on a signal of its own, never aborted (one signal for every device's call held a
+        // listener per call in flight: MaxListenersExceededWarning with eleven devices at once).
+        identities.get(device, (shared) => aux(IDENTITY_TOOL, shared ? new AbortController().signal : signal)),
         aux(PEER_MESH_TOOL, signal),
       ]);
       if (outcome.status === 'error') return outcome;

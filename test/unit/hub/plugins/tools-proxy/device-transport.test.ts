@@ -12,7 +12,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { DeviceTransport } from '../../../../../hub/plugins/tools-proxy/src/device-transport.js';
+import { DeviceCallCancelled, DeviceConnectionError, DeviceTransport } from '../../../../../hub/plugins/tools-proxy/src/device-transport.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
@@ -201,14 +201,14 @@ describe('DeviceTransport', () => {
       (e: unknown) => e as Error,
     );
     await refused.close();
-    assert.ok(err instanceof Error && !(err instanceof StreamableHTTPError), String(err));
+    assert.ok(err instanceof DeviceConnectionError, String(err));
     assert.equal((err.cause as { code?: string }).code, 'ECONNREFUSED');
     const { transport } = open();
     try {
       handler = (req) => req.socket.destroy();
       await assert.rejects(
         transport.send(request(13)),
-        (e: Error) => ['ECONNRESET', undefined].includes((e.cause as { code?: string })?.code) && !(e instanceof StreamableHTTPError),
+        (e: Error) => ['ECONNRESET', undefined].includes((e.cause as { code?: string })?.code) && e instanceof DeviceConnectionError,
       );
     } finally {
       await transport.close();
@@ -233,6 +233,57 @@ describe('DeviceTransport', () => {
     await waitUntil(() => closed >= closedBefore + 2);
     assert.equal(onclose, 1);
     await assert.rejects(transport.send(request(31)), /closed/);
+  });
+
+  it('ends the exchange of a cancelled request only, and still sends the notification', async () => {
+    const held = new Map<number, ServerResponse>();
+    const ended: number[] = [];
+    handler = (req, body, res) => {
+      const msg = JSON.parse(body) as { id?: number; method: string };
+      if (msg.id === undefined) return json(res, 202, {});
+      held.set(msg.id, res);
+      req.socket.once('close', () => ended.push(msg.id!));
+    };
+    const { transport, messages } = open();
+    try {
+      const cancelled = transport.send(request(50)).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const kept = transport.send(request(51));
+      await waitUntil(() => held.size === 2);
+      await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 50, reason: 'timed out' } });
+      assert.ok((await cancelled) instanceof DeviceCallCancelled);
+      await waitUntil(() => ended.includes(50));
+      assert.ok(
+        seen.some((s) => s.body.includes('notifications/cancelled')),
+        'the notification was sent',
+      );
+      json(held.get(51)!, 200, result(51));
+      await kept;
+      assert.deepEqual(
+        messages.map((m) => (m as { id?: number }).id),
+        [51],
+      );
+      assert.deepEqual(ended, [50], 'the other request’s connection stayed');
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('ends a notification the device does not answer within its bound, so cancellations to a hung device keep no socket', async () => {
+    handler = () => undefined; // never answers
+    const { transport } = open({ notificationTimeoutMs: 200 });
+    const closedBefore = closed;
+    try {
+      await assert.rejects(
+        transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }),
+        /no answer to a notification within 200 ms/,
+      );
+      await waitUntil(() => closed >= closedBefore + 1);
+    } finally {
+      await transport.close();
+    }
   });
 
   it('fails a message in flight when it is closed', async () => {

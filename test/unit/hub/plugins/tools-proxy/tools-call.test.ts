@@ -176,3 +176,24 @@ describe('POST /tools/call: devices that refuse the credential, devices of befor
     }
   });
 });
+
+describe('POST /tools/call: a device that lost the session (restarted)', () => {
+  it('replaces the client when the device no longer knows its session, and retries a read-only call on the fresh one', async () => {
+    const device = await startFakeMcpDevice(TOOLS, { sessions: true });
+    const { hub, dir } = await hubFor([{ id: 'cam-s', device }]);
+    try {
+      await warm(hub, 'cam-s', device);
+      const initializes = device.initializes;
+      device.forgetSessions();
+      const r = await callTool(hub.url, 'cam-s', 'get_thing');
+      assert.equal(r.status, 200, r.text);
+      assert.equal(device.initializes, initializes + 1, 'a fresh session');
+      assert.equal((await callTool(hub.url, 'cam-s', 'set_thing')).status, 200);
+      assert.equal(device.initializes, initializes + 1, 'the fresh session is kept');
+    } finally {
+      await hub.close();
+      await device.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
