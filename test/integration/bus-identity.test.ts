@@ -228,6 +228,8 @@ describe('a hub with per-device identity', () => {
     }
     // Credentials derived by hand from the fleet secret (or issued before) are refused by the broker.
     await assert.rejects(mqttClient(hub.brokerUrl, creds(predictable)), /Bad username or password|Not authorized/i);
+    // Nor may the operator take a client id of the hub's.
+    await assert.rejects(mqttClient(hub.brokerUrl, { ...creds(OPERATOR_BUS_USER), clientId: predictable }), /Not authorized/i);
     assert.equal((await api(hub.url, '/health')).body.bus_connected, true);
   });
 });

@@ -6,7 +6,7 @@ import { connectionAdmission } from './connection-admission.js';
 import { brokerConnectionBudget } from './descriptor-budget.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
-import { busPassword, busRoleOf, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
+import { busPassword, busRoleOf, HUB_BUS_USER, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
 import { sameSecret } from '../../../core/src/auth/device-credentials.js';
 
 /** One shared secret: every client presents it (and the user name, when set). No per-client rights. */
@@ -250,6 +250,12 @@ function fleetAuthenticator(fleetSecret: string, roles: WeakMap<Client, BusRole>
     if (role.kind === 'device' && client.id !== role.id) {
       log.warn({ clientId: client.id, username }, 'broker refused a device whose client id is not its own id');
       done(refusal(NOT_AUTHORIZED, 'a device connects with its own id as client id'), false);
+      return;
+    }
+    // The hub's client ids (hub-bus-client-id.ts) are the hub's alone: the operator cannot end its session either.
+    if (role.kind !== 'hub' && client.id.startsWith(`${HUB_BUS_USER}-`)) {
+      log.warn({ clientId: client.id, username }, 'broker refused a client using a client id reserved for the hub');
+      done(refusal(NOT_AUTHORIZED, 'client ids under lookout-hub- are the hub’s'), false);
       return;
     }
     roles.set(client, role);
