@@ -19,6 +19,11 @@ tool forwarding to devices, the debug ring and fleet health.
   --mqtt-group <name>      shared-subscription group of the replicas (default lookout-hub)
   --broker-port <n>        embedded broker port (default 1883; 0 picks a free one)
   --broker-host <addr>     embedded broker listen address (default as --host)
+  --broker-max-connections <n>   embedded broker connections in all (default: the open-files
+                           limit less a reserve for HTTP and state); more are closed at once
+  --broker-max-per-address <n>   embedded broker connections per remote address
+                           (default a quarter of the total, at most 1024)
+  --broker-connect-timeout-ms <n>  time from accept to a complete CONNECT (default 10000)
   --registry <file>        registry file (JSON; see hub/README.md); must exist when given
   --data-dir <dir>         hub data folder (default .lookout-dev/hub; registry.json there is used)
   --token <secret>         bearer token for every route but /health (or LOOKOUT_HUB_TOKEN).
@@ -61,6 +66,9 @@ const OPTIONS = {
   'mqtt-group': { type: 'string' },
   'broker-port': { type: 'string' },
   'broker-host': { type: 'string' },
+  'broker-max-connections': { type: 'string' },
+  'broker-max-per-address': { type: 'string' },
+  'broker-connect-timeout-ms': { type: 'string' },
   registry: { type: 'string' },
   'data-dir': { type: 'string' },
   token: { type: 'string' },
@@ -146,6 +154,9 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   set('mqttUrl', values.mqtt);
   set('brokerPort', int('broker-port', 0, 65535));
   set('brokerHost', values['broker-host']);
+  set('brokerMaxConnections', int('broker-max-connections', 1, 10_000_000));
+  set('brokerMaxConnectionsPerAddress', int('broker-max-per-address', 1, 10_000_000));
+  set('brokerConnectTimeoutMs', int('broker-connect-timeout-ms', 100, 600_000));
   set('registryFile', values.registry);
   set('dataDir', values['data-dir']);
   set('token', values.token ?? (env.LOOKOUT_HUB_TOKEN || undefined));

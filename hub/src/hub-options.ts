@@ -18,6 +18,12 @@ export interface HubOptions {
   brokerPort?: number;
   /** Embedded broker listen address; default follows `host` rules (loopback without a token). */
   brokerHost?: string;
+  /** Embedded broker: connections held in all (default: the open-files limit less a reserve for HTTP and state). */
+  brokerMaxConnections?: number;
+  /** Embedded broker: connections one remote address may hold (default a quarter of the total, at most 1024). */
+  brokerMaxConnectionsPerAddress?: number;
+  /** Embedded broker: from accept to a complete CONNECT (default 10 000 ms). */
+  brokerConnectTimeoutMs?: number;
   /** A bus to use as is (tests, embedders): no broker is started or connected, and it is not closed at stop. */
   bus?: BusPort;
   /** Registry file; must exist when given. Default `<dataDir>/registry.json`, used when present. */

@@ -18,6 +18,7 @@ import { errorTable } from '../../core/src/errors/error-table.js';
 import { busPassword, HUB_BUS_USER } from '../../core/src/auth/bus-acl.js';
 import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
 import { loadFleetSecret } from '../../core/src/auth/fleet-secret.js';
+import { hubBusClientId } from './hub-bus-client-id.js';
 import { answerClientError } from './http/client-error.js';
 import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
@@ -86,9 +87,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
   }
   // Checked here so that a bad list stops start-up before any socket opens.
   const networks = options.deviceNetworks ? DeviceNetworks.parse(options.deviceNetworks) : undefined;
-  // Stable across restarts (host and data dir, not the pid): on an external broker the hub's
-  // persistent session resumes, with what was published while it was down, instead of a new one
-  // per start left queueing messages for a client that never returns.
+  // Stable across restarts (host and data dir, not the pid); its bus client id derives from it.
   const hubId =
     options.hubId ??
     `lookout-hub-${hostname()}-${createHash('sha256')
@@ -104,6 +103,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
   try {
     const fleet = await loadFleetSecret(dataDir, options.fleetSecret ?? (process.env.LOOKOUT_FLEET_SECRET || undefined));
     if (fleet.source === 'created') logger.info({ path: fleet.path }, 'created the fleet secret (per-device bus passwords and tool tokens derive from it)');
+    const busClientId = hubBusClientId(fleet.secret, hubId);
     let bus: BusPort;
     let brokerUrl: string;
     let brokerPort: number | undefined;
@@ -135,6 +135,9 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           ...(options.anonymousBroker ? {} : { auth: { fleetSecret: fleet.secret } }),
           // Messages a little past the hub's limit still reach it, to be counted as oversized.
           maxPayloadBytes: Math.max(4 * maxMessage, 1024 * 1024),
+          ...(options.brokerMaxConnections ? { maxConnections: options.brokerMaxConnections } : {}),
+          ...(options.brokerMaxConnectionsPerAddress ? { maxConnectionsPerAddress: options.brokerMaxConnectionsPerAddress } : {}),
+          ...(options.brokerConnectTimeoutMs ? { connectTimeoutMs: options.brokerConnectTimeoutMs } : {}),
           logger: logger.child({ component: 'broker' }),
         });
         cleanups.push(() => broker.close());
@@ -142,14 +145,14 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         brokerPort = broker.port;
       }
       const credentials = !options.mqttUrl && !options.anonymousBroker ? { username: HUB_BUS_USER, password: busPassword(fleet.secret, HUB_BUS_USER) } : {};
-      const mqtt = await MqttBus.connect({ url, clientId: hubId, ...credentials, logger: logger.child({ component: 'bus' }) });
+      const mqtt = await MqttBus.connect({ url, clientId: busClientId, ...credentials, logger: logger.child({ component: 'bus' }) });
       cleanups.push(() => mqtt.close());
       bus = mqtt;
       if (redis && options.mqttUrl) {
         const r = new IngestRelay({
           redis,
           mqttUrl: url,
-          clientId: `${hubId}-ingest`,
+          clientId: `${busClientId}-ingest`,
           ...(options.mqttGroup ? { group: options.mqttGroup } : {}),
           logger: logger.child({ component: 'ingest-relay' }),
         });

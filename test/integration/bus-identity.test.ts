@@ -5,9 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { hostname, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { MqttClient } from 'mqtt';
@@ -215,5 +216,20 @@ describe('a hub with per-device identity', () => {
     const cam = await mqttClient(hub.brokerUrl, { username: given.LOOKOUT_MQTT_USERNAME, password: given.LOOKOUT_MQTT_PASSWORD, clientId: 'cam-4' });
     await endClient(cam);
     await assert.rejects(run(process.execPath, [lookout, 'device-credentials', HUB_BUS_USER], { env }), /cannot be a device's bus identity/);
+  });
+
+  it("refuses the hub's and the operator's ids as a device identity, when issued and at the broker", async () => {
+    // What the hub's client id used to be, from its host name and data dir: anyone could compute it.
+    const predictable = `lookout-hub-${hostname()}-${createHash('sha256').update(resolve('/tmp/lookout-hub-tests-nonexistent')).digest('hex').slice(0, 8)}`;
+    const env = { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET };
+    for (const id of [predictable, 'lookout-operator-1', 'Lookout-Tap-1']) {
+      await assert.rejects(run(process.execPath, [lookout, 'device-credentials', id], { env }), /device_id_reserved/);
+      assert.throws(() => hub.deviceCredentials(id), { code: 'device_id_reserved' });
+    }
+    // Credentials derived by hand from the fleet secret (or issued before) are refused by the broker.
+    await assert.rejects(mqttClient(hub.brokerUrl, creds(predictable)), /Bad username or password|Not authorized/i);
+    // Nor may the operator take a client id of the hub's.
+    await assert.rejects(mqttClient(hub.brokerUrl, { ...creds(OPERATOR_BUS_USER), clientId: predictable }), /Not authorized/i);
+    assert.equal((await api(hub.url, '/health')).body.bus_connected, true);
   });
 });

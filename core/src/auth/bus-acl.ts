@@ -15,12 +15,25 @@ import { deriveDeviceSecret } from './device-credentials.js';
 export const HUB_BUS_USER = 'lookout-hub';
 export const OPERATOR_BUS_USER = 'lookout-operator';
 
+/**
+ * Ids under this prefix (any case) belong to the hub's and the operator's own bus clients: the hub's
+ * user name and client ids, the operator's and its tools' (`lookout-tap-…`). A device may not hold one:
+ * its client id is its id, and a client connecting with another's client id ends that one's session.
+ */
+export const RESERVED_BUS_ID_PREFIX = 'lookout-';
+
+/** True for an id no device may hold (see RESERVED_BUS_ID_PREFIX). */
+export function isReservedBusId(id: string): boolean {
+  return id.toLowerCase().startsWith(RESERVED_BUS_ID_PREFIX);
+}
+
 export type BusRole = { kind: 'hub' } | { kind: 'operator' } | { kind: 'device'; id: string };
 
-/** The role of an authenticated user name; undefined for a name that can be none (not a valid device id). */
+/** The role of an authenticated user name; undefined for a name that can be none (not a valid device id, or a reserved one). */
 export function busRoleOf(username: string): BusRole | undefined {
   if (username === HUB_BUS_USER) return { kind: 'hub' };
   if (username === OPERATOR_BUS_USER) return { kind: 'operator' };
+  if (isReservedBusId(username)) return undefined;
   return DeviceIdSchema.safeParse(username).success ? { kind: 'device', id: username } : undefined;
 }
 

@@ -64,6 +64,7 @@ export const ERROR_CODES = {
   bus_subscribe_refused: { status: 503, message: 'the broker refused a subscription' },
   bus_topic_invalid: { status: 400, message: 'an MQTT topic or topic filter is invalid' },
   broker_start_failed: { status: 500, message: 'the embedded broker could not start' },
+  device_id_reserved: { status: 400, message: "the id is reserved for the hub's and the operator's own bus clients" },
   // algorithms (tracker, fusion, governor)
   argument_invalid: { status: 400, message: 'a function was given an invalid argument' },
   internal: { status: 500, message: 'internal error' },

@@ -2,9 +2,11 @@ import { createServer, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import { boundPort, listen } from '../../../core/src/net/listen.js';
 import { guardPacketSizes } from './packet-size-guard.js';
+import { connectionAdmission } from './connection-admission.js';
+import { brokerConnectionBudget } from './descriptor-budget.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
-import { busPassword, busRoleOf, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
+import { busPassword, busRoleOf, HUB_BUS_USER, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
 import { sameSecret } from '../../../core/src/auth/device-credentials.js';
 
 /** One shared secret: every client presents it (and the user name, when set). No per-client rights. */
@@ -36,6 +38,17 @@ export interface EmbeddedBrokerOptions {
   maxPayloadBytes?: number;
   /** Topic filters one client may hold at once (default 256); more are refused in the SUBACK (0x80). */
   maxSubscriptionsPerClient?: number;
+  /**
+   * Connections held in all; more are closed as they are accepted. Default: the process's descriptor
+   * limit less a reserve for the hub's HTTP side and state (descriptor-budget.ts).
+   */
+  maxConnections?: number;
+  /** Connections one remote address may hold (default a quarter of maxConnections, at most 1024). */
+  maxConnectionsPerAddress?: number;
+  /** From accept to a complete CONNECT (default 10 s); a socket still without one is closed. */
+  connectTimeoutMs?: number;
+  /** The largest CONNECT (client id, credentials, a will), read before anything is authenticated (default 8 KiB). */
+  maxConnectBytes?: number;
   logger?: BusLogger;
 }
 
@@ -49,8 +62,13 @@ export interface EmbeddedBroker {
   close(): Promise<void>;
 }
 
-/** A CONNECT (client id, credentials, a will) is small; nothing is authenticated before it. */
-const CONNECT_MAX_BYTES = 64 * 1024;
+/**
+ * A CONNECT (client id, credentials, a will: a device's status) is small, and nothing is
+ * authenticated before it: every socket may hold this much of an unfinished one.
+ */
+const DEFAULT_CONNECT_MAX_BYTES = 8 * 1024;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const MAX_CONNECTIONS_PER_ADDRESS = 1024;
 /** The largest packet an authenticated client may announce, unless maxPayloadBytes asks for more. */
 const DEFAULT_MAX_PACKET_BYTES = 8 * 1024 * 1024;
 
@@ -104,7 +122,12 @@ export const EmbeddedBroker = {
       throw new LookoutError('config_invalid', 'broker auth needs a non-empty secret', { details: { key: 'auth' } });
     }
 
-    const broker = await Aedes.createBroker();
+    const caps = connectionCaps(options);
+    const connectTimeout = positive(options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS, 'connectTimeoutMs');
+    const maxConnectBytes = positive(options.maxConnectBytes ?? DEFAULT_CONNECT_MAX_BYTES, 'maxConnectBytes');
+
+    // aedes closes a client whose CONNECT has not arrived this long after accept.
+    const broker = await Aedes.createBroker({ connectTimeout });
     // The role of each client the fleet identity authenticated; a client without one has every right.
     const roles = new WeakMap<Client, BusRole>();
     const withinRights = (client: Client, filter: string): boolean => {
@@ -129,11 +152,12 @@ export const EmbeddedBroker = {
 
     const sockets = new Set<Socket>();
     const limits = {
-      beforeConnect: CONNECT_MAX_BYTES,
+      beforeConnect: maxConnectBytes,
       // A payload over maxPayloadBytes is still read (then acknowledged and dropped): allow some beyond it.
       afterConnect: Math.max(4 * (options.maxPayloadBytes ?? 0), DEFAULT_MAX_PACKET_BYTES),
     };
     const server = createServer((socket) => {
+      if (!admission.admit(socket)) return;
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
       broker.handle(
@@ -142,6 +166,8 @@ export const EmbeddedBroker = {
         ),
       );
     });
+    // Caps connections in all and per address, before aedes makes a client of them.
+    const admission = connectionAdmission(server, caps, log);
     try {
       await listen(server, options.port, host, { name: 'the embedded broker', code: 'broker_start_failed' });
     } catch (err) {
@@ -150,7 +176,7 @@ export const EmbeddedBroker = {
     }
     const port = boundPort(server, options.port);
     const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    log.info({ host, port, auth: options.auth !== undefined }, 'embedded broker listening');
+    log.info({ host, port, auth: options.auth !== undefined, ...caps }, 'embedded broker listening');
 
     let closing: Promise<void> | null = null;
     return {
@@ -174,6 +200,20 @@ export const EmbeddedBroker = {
     };
   },
 };
+
+function positive(value: number, key: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new LookoutError('config_invalid', `broker ${key} must be a positive integer, got ${String(value)}`, { details: { key } });
+  }
+  return value;
+}
+
+/** The connection caps asked for, or defaults sized from the process's descriptor limit. */
+function connectionCaps(options: EmbeddedBrokerOptions): { maxConnections: number; maxConnectionsPerAddress: number } {
+  const maxConnections = positive(options.maxConnections ?? brokerConnectionBudget(), 'maxConnections');
+  const perAddress = options.maxConnectionsPerAddress ?? Math.min(MAX_CONNECTIONS_PER_ADDRESS, Math.max(1, Math.floor(maxConnections / 4)));
+  return { maxConnections, maxConnectionsPerAddress: positive(perAddress, 'maxConnectionsPerAddress') };
+}
 
 function authenticator(auth: SharedSecretAuth, log: BusLogger): Aedes['authenticate'] {
   return (client, username, password, done) => {
@@ -210,6 +250,12 @@ function fleetAuthenticator(fleetSecret: string, roles: WeakMap<Client, BusRole>
     if (role.kind === 'device' && client.id !== role.id) {
       log.warn({ clientId: client.id, username }, 'broker refused a device whose client id is not its own id');
       done(refusal(NOT_AUTHORIZED, 'a device connects with its own id as client id'), false);
+      return;
+    }
+    // The hub's client ids (hub-bus-client-id.ts) are the hub's alone: the operator cannot end its session either.
+    if (role.kind !== 'hub' && client.id.startsWith(`${HUB_BUS_USER}-`)) {
+      log.warn({ clientId: client.id, username }, 'broker refused a client using a client id reserved for the hub');
+      done(refusal(NOT_AUTHORIZED, 'client ids under lookout-hub- are the hub’s'), false);
       return;
     }
     roles.set(client, role);

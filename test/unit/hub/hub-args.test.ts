@@ -57,6 +57,12 @@ describe('lookout-hub flags', () => {
     assert.equal(a.json, true);
   });
 
+  it('maps the embedded broker connection limits', () => {
+    const a = parseHubArgs(['--broker-max-connections', '5000', '--broker-max-per-address', '100', '--broker-connect-timeout-ms', '3000']);
+    assert.deepEqual(a.options, { brokerMaxConnections: 5000, brokerMaxConnectionsPerAddress: 100, brokerConnectTimeoutMs: 3000 });
+    assert.throws(() => parseHubArgs(['--broker-max-connections', '0']), usage);
+  });
+
   it('takes the token from LOOKOUT_HUB_TOKEN so it stays out of the process list', () => {
     assert.equal(parseHubArgs([], { LOOKOUT_HUB_TOKEN: 'from-env-123' }).options.token, 'from-env-123');
   });

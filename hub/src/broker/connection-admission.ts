@@ -1,0 +1,62 @@
+import type { Server, Socket } from 'node:net';
+import type { BusLogger } from '../../../core/src/bus/bus-logger.js';
+
+export interface ConnectionCaps {
+  /** Connections the server holds in all; more are closed as they are accepted. */
+  maxConnections: number;
+  /** Connections one remote address may hold; more from it are closed at once, other addresses still connect. */
+  maxConnectionsPerAddress: number;
+}
+
+/** A refusal is logged at most this often (with the count since), so a flood does not flood the log. */
+const LOG_EVERY_MS = 10_000;
+
+/** `::ffff:10.0.0.1` and `10.0.0.1` are one client. */
+function addressKey(address: string | undefined): string {
+  return address?.startsWith('::ffff:') ? address.slice(7) : (address ?? '');
+}
+
+/**
+ * Caps the server's connections in all (server.maxConnections: Node closes the extra ones before
+ * any of our code runs, so they cost neither memory nor a parser) and per remote address (checked
+ * first thing for each accepted socket). `admit` is called from the connection listener: false
+ * means the socket was destroyed and must not be handed on.
+ */
+export function connectionAdmission(server: Server, caps: ConnectionCaps, log: BusLogger) {
+  server.maxConnections = caps.maxConnections;
+  const perAddress = new Map<string, number>();
+  let refused = 0;
+  let unlogged = 0;
+  let loggedAt = 0;
+  const refuse = (reason: string, remote: string): void => {
+    refused++;
+    unlogged++;
+    const now = Date.now();
+    if (now - loggedAt < LOG_EVERY_MS) return;
+    log.warn({ reason, remote, refused: unlogged, ...caps }, 'broker refused connections over its cap');
+    loggedAt = now;
+    unlogged = 0;
+  };
+  server.on('drop', (data?: { remoteAddress?: string }) => refuse('total', addressKey(data?.remoteAddress)));
+  return {
+    get refused() {
+      return refused;
+    },
+    admit(socket: Socket): boolean {
+      const key = addressKey(socket.remoteAddress);
+      const held = perAddress.get(key) ?? 0;
+      if (held >= caps.maxConnectionsPerAddress) {
+        socket.destroy();
+        refuse('per_address', key);
+        return false;
+      }
+      perAddress.set(key, held + 1);
+      socket.once('close', () => {
+        const left = (perAddress.get(key) ?? 1) - 1;
+        if (left > 0) perAddress.set(key, left);
+        else perAddress.delete(key);
+      });
+      return true;
+    },
+  };
+}
