@@ -15,6 +15,9 @@ import { api, endClient, mqttClient, msg, publish, testHub, waitFor } from './hu
 
 const SDP = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=x\r\nt=0 0\r\nm=video 0 RTP/AVP 96\r\na=rtpmap:96 H264/90000\r\na=control:trackID=0\r\n';
 
+/** Every camera-side socket, destroyed at the end. */
+const sockets = new Set<Socket>();
+
 /** A camera's RTSP port that does `onRequest` with each request (by method); `onConnect` runs first. */
 async function camera(behaviour: { onConnect?: (s: Socket) => void; onRequest?: (s: Socket, method: string, cseq: string) => void }): Promise<Server> {
   const server = createServer((socket) => {
@@ -42,9 +45,6 @@ const answer = (s: Socket, cseq: string, status: string, headers: Record<string,
   if (body) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
   s.write(`${lines.join('\r\n')}\r\n\r\n${body}`);
 };
-
-/** Every camera-side socket, destroyed at the end. */
-const sockets = new Set<Socket>();
 
 const portOf = (s: Server): number => (s.address() as AddressInfo).port;
 
