@@ -14,6 +14,8 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { Outbox } from '../../core/src/bus/outbox.js';
+import { OutboxBus } from '../../core/src/bus/outbox-bus.js';
 import { importPlugin } from '../../core/src/images/load-image.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
@@ -203,6 +205,34 @@ describe('a camera without its broker', () => {
         await second.stop();
       }
     } finally {
+      await watch.bus.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('while the broker is away QoS 0 is dropped and counted, a retained topic keeps its latest only, and joining publishes before the backlog', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'lookout-outbox-bus-'));
+    const watch = await observer(mosquitto.url, 'watch-bus', ['devices/cam-bus/#']);
+    const inner = MqttBus.create({ url: mosquitto.url, clientId: 'cam-bus', connectTimeoutMs: Infinity, reconnect: { initialMs: 50, maxMs: 300 } });
+    const bus = new OutboxBus(inner, await Outbox.open({ dir: dataDir, flushMs: 100 }));
+    try {
+      await halt();
+      void inner.start().catch(() => undefined);
+      bus.onConnect(() => void bus.publish('devices/cam-bus/hello', 'hello'));
+      await bus.publish('devices/cam-bus/status', 'old', { retain: true });
+      await bus.publish('devices/cam-bus/status', 'current', { retain: true });
+      for (let i = 0; i < 5; i++) await bus.publish('devices/cam-bus/dets', String(i));
+      await bus.publish('devices/cam-bus/events/x', 'lost', { qos: 0 });
+      assert.deepEqual([bus.health().state, bus.health().qos0_dropped, bus.health().retained_waiting, bus.health().outbox.queued], ['down', 1, 1, 5]);
+
+      await resume();
+      await watch.seen.until((m) => m.payload === '4', 'the backlog');
+      const got = watch.seen.messages.map((m) => `${m.topic.slice('devices/cam-bus/'.length)}=${m.payload}`);
+      assert.deepEqual(got, ['status=current', 'hello=hello', 'dets=0', 'dets=1', 'dets=2', 'dets=3', 'dets=4']);
+      await waitFor(() => bus.health().outbox.delivered === 5, 'the broker to acknowledge the backlog');
+      assert.deepEqual([bus.health().state, bus.health().retained_waiting, bus.health().outbox.queued], ['connected', 0, 0]);
+    } finally {
+      await bus.close();
       await watch.bus.close();
       await rm(dataDir, { recursive: true, force: true });
     }
