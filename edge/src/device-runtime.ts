@@ -57,6 +57,11 @@ export interface DeviceOptions {
   mqttOptions?: Partial<Omit<MqttBusOptions, 'url' | 'clientId' | 'will' | 'username' | 'password' | 'connectTimeoutMs'>>;
   /** Bounds and flush period of the outbox (`<dataDir>/data/outbox`) that holds QoS 1 messages while the broker is away. */
   outbox?: Pick<OutboxOptions, 'maxMessages' | 'maxBytes' | 'flushMs'>;
+  /**
+   * How long start waits for the broker before it resolves without it (the device joins whenever
+   * it answers). Default 5 000: with the broker there, a started device is on the bus, subscribed.
+   */
+  busWaitMs?: number;
   /** A bus to use instead of MQTT (MemoryBus in tests and the one-shot modes); not closed at stop. */
   bus?: BusPort;
   /** false: no tool server (one-shot modes). Default true. */
@@ -244,14 +249,26 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
         logger: busLog,
       });
       outboxBus = new OutboxBus(ownedBus, outbox, { logger: busLog });
-      // Neither waits for the broker: subscriptions are acknowledged, and hello and status sent, when it answers.
-      late.attach(outboxBus).catch((err: unknown) => {
-        if (toLookoutError(err).code !== 'bus_closed') log.error({ err }, 'a subscription was not made');
-      });
+      // Subscriptions are acknowledged, and hello and status sent, whenever the broker answers;
+      // start waits for that a little only, so that a device on a working bus is ready subscribed.
+      const attached = late.attach(outboxBus).then(
+        () => true,
+        (err: unknown) => {
+          if (toLookoutError(err).code !== 'bus_closed') log.error({ err }, 'a subscription was not made');
+          return false;
+        },
+      );
+      // What plugins published while they started goes first, before anything published from now on.
+      await late.flush();
       ownedBus.start().then(
         () => log.info('joined the bus'),
         () => undefined, // only at close
       );
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), options.busWaitMs ?? 5_000)));
+      const joined = await Promise.race([attached, waited]);
+      clearTimeout(timer);
+      if (!joined) log.warn({ url: urlForLog(url) }, 'the broker is not reachable: the device works without it and joins when it answers');
     }
     await late.flush();
   } catch (err) {

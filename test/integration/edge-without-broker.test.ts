@@ -53,6 +53,7 @@ function detecting(id: string, url: string, dataDir: string, image: ImageSpec): 
     mqttUrl: url,
     mqttOptions: { reconnect: { initialMs: 50, maxMs: 300 } },
     outbox: { flushMs: 100 },
+    busWaitMs: 200,
     toolPort: 0,
     logger,
     env: { RF_DETR_STRIDE_FPS: String(STRIDE_FPS), SIM_SCENARIO: 'people-crossing', PATH: process.env.PATH },

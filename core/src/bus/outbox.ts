@@ -59,6 +59,7 @@ export class Outbox {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private closed = false;
+  private failing = false;
   private readonly maxMessages: number;
   private readonly maxBytes: number;
   private readonly flushMs: number;
@@ -99,7 +100,18 @@ export class Outbox {
     if (recovered.pending.length > 0 || recovered.torn > 0) {
       outbox.log.info({ dir: options.dir, recovered: recovered.pending.length, torn: recovered.torn }, 'outbox recovered messages from disk');
     }
-    outbox.timer = setInterval(() => void outbox.flush().catch((err: unknown) => outbox.log.error({ err }, 'outbox flush failed')), outbox.flushMs);
+    outbox.timer = setInterval(
+      () =>
+        void outbox.flush().then(
+          () => (outbox.failing = false),
+          (err: unknown) => {
+            // Once per run of failures (a full disk): the messages stay in memory, within the bound, and the next flush tries again.
+            if (!outbox.failing) outbox.log.error({ err }, 'outbox not written to disk; kept in memory and tried again');
+            outbox.failing = true;
+          },
+        ),
+      outbox.flushMs,
+    );
     outbox.timer.unref();
     return outbox;
   }
