@@ -1,5 +1,8 @@
 import type { BusPort } from '../../core/src/bus/bus-port.js';
 import { MqttBus, type MqttBusOptions } from '../../core/src/bus/mqtt-bus.js';
+import { Outbox, type OutboxOptions } from '../../core/src/bus/outbox.js';
+import { OutboxBus, type BusHealth } from '../../core/src/bus/outbox-bus.js';
+import { devicePath } from '../../core/src/paths/device-path.js';
 import { urlForLog } from '../../core/src/bus/bus-logger.js';
 import { DeviceIdSchema } from '../../core/src/contracts/common.js';
 import { LookoutError, toLookoutError } from '../../core/src/errors/lookout-error.js';
@@ -24,6 +27,8 @@ import type { RestartPolicy } from '../../core/src/plugin/plugin-supervisor.js';
 import { LastWillToken, type LastWill } from '../../core/src/plugin/last-will.js';
 
 export const DEFAULT_MQTT_URL = 'mqtt://127.0.0.1:1883';
+/** The outbox of QoS 1 messages waiting for the broker, under the data root. */
+export const OUTBOX_PATH = '/data/outbox';
 
 /** An image already in memory (tests, embedders) instead of a name or file. */
 export interface ImageSpec {
@@ -48,8 +53,15 @@ export interface DeviceOptions {
   mqttUrl?: string;
   mqttUsername?: string;
   mqttPassword?: string;
-  /** Extra MqttBus settings (reconnect backoff, keep-alive, timeouts), mainly for tests. */
-  mqttOptions?: Partial<Omit<MqttBusOptions, 'url' | 'clientId' | 'will' | 'username' | 'password'>>;
+  /** Extra MqttBus settings (reconnect backoff, keep-alive, timeouts), mainly for tests. The device never gives up connecting. */
+  mqttOptions?: Partial<Omit<MqttBusOptions, 'url' | 'clientId' | 'will' | 'username' | 'password' | 'connectTimeoutMs'>>;
+  /** Bounds and flush period of the outbox (`<dataDir>/data/outbox`) that holds QoS 1 messages while the broker is away. */
+  outbox?: Pick<OutboxOptions, 'maxMessages' | 'maxBytes' | 'flushMs'>;
+  /**
+   * How long start waits for the broker before it resolves without it (the device joins whenever
+   * it answers). Default 5 000: with the broker there, a started device is on the bus, subscribed.
+   */
+  busWaitMs?: number;
   /** A bus to use instead of MQTT (MemoryBus in tests and the one-shot modes); not closed at stop. */
   bus?: BusPort;
   /** false: no tool server (one-shot modes). Default true. */
@@ -91,6 +103,8 @@ export interface DeviceHandle {
   readonly toolUrl?: string;
   readonly tools: ToolRegistry;
   readonly bus: BusPort;
+  /** The broker link and the outbox, null on a bus given by the caller. */
+  busHealth(): BusHealth | null;
   /** Layer env keys no plugin declares, with the nearest declared key. */
   readonly unknownKeys: { key: string; hint?: string }[];
   plugins(): PluginReport[];
@@ -151,6 +165,7 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
 
   let loaded: LoadedRuntime | undefined;
   const late = new LateBus();
+  let outboxBus: OutboxBus | undefined;
   // Plugins subscribe while they start, before the loader (and its onChange) exists.
   const pluginListeners = new Set<(p: PluginReport) => void>();
   const reportPlugins = (): PluginReport[] => (loaded ? loaded.plugins.map((p) => ({ ...p })) : []);
@@ -170,6 +185,7 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
       requestedPorts: options.ports ?? {},
       listenHost: options.toolHost ?? DEFAULT_TOOL_HOST,
       oneShot: options.oneShot ?? false,
+      bus: () => outboxBus?.health() ?? null,
       plugins: reportPlugins,
       disabled: () => loaded?.disabled ?? [],
       onPluginChange: (listener) => {
@@ -218,20 +234,41 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
     } else {
       const will = lastWill(loaded, deviceId, log);
       const url = options.mqttUrl ?? DEFAULT_MQTT_URL;
+      const busLog = log.child({ component: 'bus' });
+      const outbox = await Outbox.open({ ...options.outbox, dir: devicePath(options.dataDir, OUTBOX_PATH), logger: busLog });
       ownedBus = MqttBus.create({
         ...options.mqttOptions,
         url,
         clientId: deviceId,
         clean: false,
+        // A camera boots before its network and hub do: it works without the broker and joins when it appears.
+        connectTimeoutMs: Infinity,
         ...(options.mqttUsername !== undefined ? { username: options.mqttUsername } : {}),
         ...(options.mqttPassword !== undefined ? { password: options.mqttPassword } : {}),
         ...(will ? { will } : {}),
-        logger: log.child({ component: 'bus' }),
+        logger: busLog,
       });
-      const attached = late.attach(ownedBus);
-      attached.catch(() => undefined); // rejects with bus_closed when start fails; start's error is the one reported
-      await ownedBus.start();
-      await attached;
+      outboxBus = new OutboxBus(ownedBus, outbox, { logger: busLog });
+      // Subscriptions are acknowledged, and hello and status sent, whenever the broker answers;
+      // start waits for that a little only, so that a device on a working bus is ready subscribed.
+      const attached = late.attach(outboxBus).then(
+        () => true,
+        (err: unknown) => {
+          if (toLookoutError(err).code !== 'bus_closed') log.error({ err }, 'a subscription was not made');
+          return false;
+        },
+      );
+      // What plugins published while they started goes first, before anything published from now on.
+      await late.flush();
+      ownedBus.start().then(
+        () => log.info('joined the bus'),
+        () => undefined, // only at close
+      );
+      let timer: NodeJS.Timeout | undefined;
+      const waited = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), options.busWaitMs ?? 5_000)));
+      const joined = await Promise.race([attached, waited]);
+      clearTimeout(timer);
+      if (!joined) log.warn({ url: urlForLog(url) }, 'the broker is not reachable: the device works without it and joins when it answers');
     }
     await late.flush();
   } catch (err) {
@@ -249,6 +286,7 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
       envSource: selected.source,
       ports: loaded.ports,
       bus: options.bus ? 'in-process' : urlForLog(options.mqttUrl ?? DEFAULT_MQTT_URL),
+      busState: late.connected ? 'connected' : 'down',
       plugins: loaded.plugins.map((p) => p.name),
       disabled: loaded.disabled.map((d) => d.name),
     },
@@ -269,6 +307,7 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
     ...(toolServer ? { toolUrl: toolServer.url } : {}),
     tools,
     bus: late,
+    busHealth: () => outboxBus?.health() ?? null,
     unknownKeys,
     plugins: reportPlugins,
     commands: () => dispatcher.stats(),

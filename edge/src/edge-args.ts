@@ -180,6 +180,13 @@ Environment (secrets only here, never on the command line):
                           (HMAC-SHA256(secret, "tools:<device-id>")); a --tool-host beyond loopback
                           without either refuses to start
 
+The broker may be away: the device works without it (QoS 1 messages wait in an outbox under
+<data-dir>/data/outbox, on disk) and joins whenever it answers, trying again for ever.
+  LOOKOUT_BUS_RECONNECT_MAX_MS   longest wait between two tries (default 30000)
+  LOOKOUT_OUTBOX_MAX_MESSAGES    messages kept at most, the oldest dropped first (default 50000)
+  LOOKOUT_OUTBOX_MAX_BYTES       bytes kept at most (default 33554432)
+  LOOKOUT_OUTBOX_FLUSH_MS        how often what waits is written to disk (default 500)
+
 On start the device prints one JSON line on stdout: {"event":"ready","device_id",...,"ports":{...}}.
 SIGTERM or SIGINT: offline status, plugins stopped, exit 0.
 `;

@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../../core/src/log/logger.js';
 import { startDevice, type DeviceHandle, type DeviceOptions } from './device-runtime.js';
 import { EDGE_USAGE, isUsageError, parseEdgeArgs, type EdgeArgs } from './edge-args.js';
 import { toolTokenFromEnv } from './tool-credential.js';
+import { busSettingsFromEnv } from './bus-env.js';
 
 export interface EdgeIo {
   stdout: (line: string) => void;
@@ -26,6 +27,8 @@ export interface ReadyLine {
   ports: Record<string, number>;
   tool_url: string | null;
   mqtt: string;
+  /** Whether the broker was reached by then: the device works without it and joins when it answers. */
+  bus: 'connected' | 'down';
   data_dir: string;
   pid: number;
 }
@@ -75,6 +78,7 @@ async function runDevice(args: EdgeArgs, common: DeviceOptions, io: EdgeIo, logg
     const toolToken = toolTokenFromEnv(io.env, args.deviceId);
     device = await startDevice({
       ...common,
+      ...busSettingsFromEnv(io.env),
       mqttUrl: args.mqtt,
       ...(args.mqttUsername !== undefined ? { mqttUsername: args.mqttUsername } : {}),
       ...(io.env.LOOKOUT_MQTT_PASSWORD !== undefined ? { mqttPassword: io.env.LOOKOUT_MQTT_PASSWORD } : {}),
@@ -97,6 +101,7 @@ async function runDevice(args: EdgeArgs, common: DeviceOptions, io: EdgeIo, logg
     ports: device.ports,
     tool_url: device.toolUrl ?? null,
     mqtt: urlForLog(args.mqtt),
+    bus: device.bus.connected ? 'connected' : 'down',
     data_dir: device.dataDir,
     pid: process.pid,
   };

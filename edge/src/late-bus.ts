@@ -79,10 +79,14 @@ export class LateBus implements BusPort {
     await Promise.all(acks);
   }
 
-  /** Sends the messages published before the connection, in order. */
+  /**
+   * Sends the messages published before the connection, in order: all handed to the real bus at
+   * once, so that nothing published meanwhile goes between them; resolves when it took them all.
+   */
   async flush(): Promise<void> {
-    if (!this.inner) throw new LookoutError('internal', 'LateBus.flush before attach');
-    for (const p of this.earlyPublishes.splice(0)) await this.inner.publish(p.topic, p.payload, p.options);
+    const inner = this.inner;
+    if (!inner) throw new LookoutError('internal', 'LateBus.flush before attach');
+    await Promise.all(this.earlyPublishes.splice(0).map((p) => inner.publish(p.topic, p.payload, p.options)));
   }
 
   /** Closes the real bus, if any. */

@@ -42,6 +42,9 @@ export interface Mosquitto {
   logs(): string;
   /** Stops and starts again on the same port (sessions survive only with `persistence`). */
   restart(): Promise<void>;
+  /** Stops the broker but keeps its dir and port, for an outage of the test's length; `resume()` ends it. */
+  halt(): Promise<void>;
+  resume(): Promise<void>;
   /** SIGTERM, then SIGKILL after `timeoutMs`; removes the temp dir. */
   stop(timeoutMs?: number): Promise<void>;
 }
@@ -164,6 +167,15 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     async restart() {
       if (stopped) throw new Error('mosquitto was stopped');
       if (child) await terminate(child, 3_000);
+      await launch();
+    },
+    async halt() {
+      if (stopped) throw new Error('mosquitto was stopped');
+      if (child) await terminate(child, 3_000);
+      child = null;
+    },
+    async resume() {
+      if (stopped) throw new Error('mosquitto was stopped');
       await launch();
     },
     async stop(stopTimeoutMs = 3_000) {

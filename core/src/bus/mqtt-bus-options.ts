@@ -24,7 +24,10 @@ export interface MqttBusOptions {
   keepaliveSec?: number;
   /** Delays between reconnect attempts. Default 250 ms doubling up to 30 s, 20 % jitter. */
   reconnect?: BackoffOptions;
-  /** How long `connect()` keeps trying before it rejects with `bus_unreachable`. Default 10 000. */
+  /**
+   * How long `connect()` keeps trying before it rejects with `bus_unreachable`. Default 10 000.
+   * Infinity: for ever, a refused CONNACK included (it resolves at the first connection).
+   */
   connectTimeoutMs?: number;
   /** How long one attempt waits for the broker's CONNACK. Default min(connectTimeoutMs, 10 000). */
   attemptTimeoutMs?: number;

@@ -94,6 +94,10 @@ export class MqttBus implements BusPort {
     if (this.closed) return Promise.reject(closedError());
     const o = this.options;
     const timeoutMs = o.connectTimeoutMs ?? 10_000;
+    if (!(timeoutMs > 0))
+      throw new LookoutError('config_invalid', `connectTimeoutMs must be positive (Infinity: for ever), got ${timeoutMs}`, {
+        details: { key: 'connectTimeoutMs' },
+      });
     const clientOptions: IClientOptions = {
       clientId: o.clientId,
       protocolVersion: 4,
@@ -122,15 +126,19 @@ export class MqttBus implements BusPort {
         this.firstConnect = null;
         void this.close().finally(() => reject(err));
       };
-      const timer = setTimeout(
-        () =>
-          fail(
-            new LookoutError('bus_unreachable', `no connection to ${urlForLog(o.url)} within ${timeoutMs} ms`, {
-              details: { url: urlForLog(o.url), timeoutMs },
-            }),
-          ),
-        timeoutMs,
-      );
+      // Infinity: keep trying for ever (a camera boots before its network and hub do).
+      const forever = timeoutMs === Infinity;
+      const timer = forever
+        ? undefined
+        : setTimeout(
+            () =>
+              fail(
+                new LookoutError('bus_unreachable', `no connection to ${urlForLog(o.url)} within ${timeoutMs} ms`, {
+                  details: { url: urlForLog(o.url), timeoutMs },
+                }),
+              ),
+            timeoutMs,
+          );
       this.firstConnect = {
         resolve: () => {
           if (settled) return;
@@ -139,12 +147,15 @@ export class MqttBus implements BusPort {
           this.firstConnect = null;
           resolve();
         },
-        refused: (code: number) =>
+        // Trying for ever, a refusal is logged and tried again: the broker may learn the credentials later.
+        refused: (code: number) => {
+          if (forever) return;
           fail(
             new LookoutError('bus_auth_refused', `the broker at ${urlForLog(o.url)} refused the connection (CONNACK ${code})`, {
               details: { returnCode: code },
             }),
-          ),
+          );
+        },
         aborted: () => fail(closedError()),
       };
       let client: MqttClient;

@@ -1,3 +1,4 @@
+import type { BusHealth } from '../bus/outbox-bus.js';
 import type { RuntimeInfo } from './context.js';
 import { CORE_VERSION } from './core-version.js';
 
@@ -34,6 +35,8 @@ export interface DeviceInfo {
   listenHost: string;
   /** True in the one-shot modes (`--health`, `--tool`): nothing listens, no bus. */
   oneShot: boolean;
+  /** The broker link and the outbox of a device on MQTT (null on an in-process bus), live. */
+  bus(): BusHealth | null;
   /** Every plugin of the image with its state, live (started, failed, skipped, stopped). */
   plugins(): PluginReport[];
   /** Plugins of the image left off, with why (above the active layer). */
@@ -55,6 +58,7 @@ export function deviceInfo(runtime: RuntimeInfo): DeviceInfo {
     requestedPorts: given?.requestedPorts ?? {},
     listenHost: given?.listenHost ?? '127.0.0.1',
     oneShot: given?.oneShot ?? false,
+    bus: given?.bus ?? (() => null),
     plugins: given?.plugins ?? (() => []),
     disabled: given?.disabled ?? (() => []),
     onPluginChange: given?.onPluginChange ?? (() => () => undefined),

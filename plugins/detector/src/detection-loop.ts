@@ -38,9 +38,6 @@ export class DetectionLoop {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
-  private release: () => void = () => undefined;
-  /** Settles at stop(): a tick waiting on the broker gives up then. */
-  private readonly stopping = new Promise<void>((resolve) => (this.release = resolve));
   private readonly detectionRate = new RateMeter();
   private readonly cameraRate = new CounterRate();
   readonly state: LoopState = { achievedFps: 0, cameraFps: null, skippedFps: null, framesProcessed: 0, lastError: null, latest: null, suspension: null };
@@ -72,7 +69,6 @@ export class DetectionLoop {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) this.deps.clock.clear(this.timer);
-    this.release();
     await this.running;
   }
 
@@ -110,11 +106,11 @@ export class DetectionLoop {
         const person_count = countGatedPersons(dets);
         this.state.latest = { timestamp, dets, person_count, temp_c: celsius };
         this.state.framesProcessed++;
-        await this.delivered(bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true }));
+        this.send(bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true }));
       }
       this.measure(clock.now(), suspended);
       const { achievedFps, cameraFps, skippedFps, suspension } = this.state;
-      await this.delivered(
+      this.send(
         this.deps.telemetry.publishFrame({
           timestamp,
           detections: dets,
@@ -156,13 +152,18 @@ export class DetectionLoop {
   }
 
   /**
-   * Waits for a publish, which keeps frames from running ahead of the broker; but offline a QoS 1
-   * publish stays pending until the broker returns, so stop() does not wait for it. An abandoned
-   * publish settles later (bus_closed when the bus closes) and is ignored then.
+   * Hands a message to the bus without waiting for the broker: detection keeps its rate through a
+   * broker outage (the device's bus keeps QoS 1 messages in its outbox and sends them in order).
+   * A publish that fails (an invalid message, a closed bus) is the frame's error, as a failed frame is.
    */
-  private async delivered(publish: Promise<void>): Promise<void> {
-    publish.catch(() => undefined);
-    await Promise.race([publish, this.stopping]);
+  private send(publish: Promise<void>): void {
+    publish.catch((err: unknown) => {
+      if (this.stopped) return;
+      const { code, message } = toLookoutError(err);
+      if (message !== this.state.lastError?.message) this.deps.log.warn({ err }, 'detection message not published');
+      this.state.lastError = { code, message };
+      this.deps.onError(message);
+    });
   }
 }
 

@@ -70,7 +70,32 @@ function mb(bytes: number): number {
   return Math.round(bytes / 1024 / 1024);
 }
 
+/** The broker link (`down` while the device works without it) and its outbox; null on an in-process bus. */
+export const BusHealthSchema = z.object({
+  state: z.enum(['connected', 'down']),
+  outbox: z.object({
+    queued: z.number(),
+    queued_bytes: z.number(),
+    kept: z.number(),
+    delivered: z.number(),
+    dropped: z.number(),
+    recovered: z.number(),
+    torn: z.number(),
+    written: z.number(),
+    max_messages: z.number(),
+    max_bytes: z.number(),
+  }),
+  qos0_dropped: z.number(),
+  retained_waiting: z.number(),
+});
+
+/** A device that cannot reach its broker still works, but the fleet does not hear it: degraded at worst. */
+export function withBus(status: OverallStatus, bus: z.infer<typeof BusHealthSchema> | null): OverallStatus {
+  return status === 'ok' && bus?.state === 'down' ? 'degraded' : status;
+}
+
 export const SystemHealthResultSchema = HealthMessageSchema.extend({
+  bus: BusHealthSchema.nullable().optional(),
   die_temp_c: z.number().nullable(),
   /** Why die_temp_c is null (the sensor cannot be read), or why the last reading failed. */
   die_temp_reason: z.string().nullable(),
@@ -93,6 +118,7 @@ export const DeviceHealthResultSchema = z.object({
   /** Why die_temp_c is null (the sensor cannot be read), or why the last reading failed. */
   die_temp_reason: z.string().nullable(),
   thermal_state: z.enum(['NORMAL', 'THERMAL_WARN', 'THERMAL_CRITICAL']),
+  bus: BusHealthSchema.nullable().optional(),
   plugins: z.array(PluginReportSchema),
   disabled_plugins: z.array(z.object({ name: z.string(), reason: z.string() })),
   uptime_s: z.number(),

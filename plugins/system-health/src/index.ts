@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ThermalStateSchema, busTopic, definePlugin, deviceInfo, recordingsRoot, toLookoutError } from 'lookout/core';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { DeviceIdentityToken } from '../../identity/src/service.js';
-import { DeviceHealthResultSchema, healthReport, hostFigures, SystemHealthResultSchema, type HealthInputs } from './health-report.js';
+import { DeviceHealthResultSchema, healthReport, hostFigures, SystemHealthResultSchema, withBus, type HealthInputs } from './health-report.js';
 
 /** get_device_health: the thermal state follows the die at every layer, and is null with the reason while unknown. */
 const DeviceHealthToolResultSchema = DeviceHealthResultSchema.extend({
@@ -78,7 +78,11 @@ export default definePlugin({
       const dieTemp = ctx.services.optional(DieTemperatureToken);
       return { die_temp_c: dieTemp ? dieTemp.current() : null, die_temp_reason: dieTemp ? dieTemp.reason() : 'no die-temp plugin is running' };
     };
-    ctx.tools.register('get_system_health', async () => ({ ...(await healthReport(inputs())), ...dieTempFigures(), ...hostFigures(startedAt) }));
+    ctx.tools.register('get_system_health', async () => {
+      const report = await healthReport(inputs());
+      const bus = settings.bus();
+      return { ...report, status: withBus(report.status as 'ok' | 'degraded' | 'critical', bus), bus, ...dieTempFigures(), ...hostFigures(startedAt) };
+    });
     ctx.tools.register('get_device_health', async () => {
       const report = await healthReport(inputs());
       const dieTemp = ctx.services.optional(DieTemperatureToken);
@@ -86,7 +90,8 @@ export default definePlugin({
       return {
         timestamp: report.timestamp,
         device_id: runtime.id,
-        status: report.status as 'ok' | 'degraded' | 'critical',
+        status: withBus(report.status as 'ok' | 'degraded' | 'critical', settings.bus()),
+        bus: settings.bus(),
         storage_health: report.storage_health,
         cert_fingerprint_present: report.cert_fingerprint_present,
         serial: report.serial,
