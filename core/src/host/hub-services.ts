@@ -22,6 +22,12 @@ export interface HubInfo {
   bus: Pick<BusPort, 'connected'>;
   /** Where the state replicas share lives, and whether this replica's copy of it is current. */
   sharedState?(): SharedStateStatus;
+  /**
+   * The address the bus client `clientId` (a device connects with its id) is connected from, as
+   * the embedded broker saw it; undefined when it is not connected, or the broker is external (the
+   * hub cannot know who connects to another broker).
+   */
+  busClientAddress?(clientId: string): string | undefined;
 }
 
 /**
