@@ -110,7 +110,8 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const id = hello.device_id;
     const known = this.hellos.has(id) || this.fileDevices.has(id);
     if (!this.hellos.has(id) && this.hellos.size >= MAX_HELLO_DEVICES) return;
-    const from = plainAddress(this.options.connectedFrom?.(id));
+    // A hello heard while its device is not connected (a retained one delivered again) keeps where it came from before.
+    const from = plainAddress(this.options.connectedFrom?.(id)) ?? this.hellos.get(id)?.from;
     this.hellos.set(id, { hello, at, ...(from !== undefined ? { from } : {}) });
     this.reportRefusals(id, [...this.fileRefusals(hello), ...this.labels.claim(id, this.claimable(hello), at)]);
     const device = this.compute(id)!;

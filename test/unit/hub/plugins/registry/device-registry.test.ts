@@ -207,6 +207,9 @@ describe('device registry', () => {
     assert.equal(r.get('cam-1')?.connectedFrom, '127.0.0.5');
     assert.throws(() => r.resolve('127.0.0.9:9001'), code('target_unknown'), 'its announced address names nothing');
     assert.equal(r.resolve('127.0.0.5:9001').deviceId, 'cam-1');
+    from.delete('cam-1');
+    r.hello(hello('cam-1', ['127.0.0.9'], 9001), 4);
+    assert.equal(r.get('cam-1')?.toolUrl, 'http://127.0.0.5:9001/mcp', 'its retained hello heard again while it is away keeps where it connected from');
     from.set('cam-far', '::ffff:192.0.2.7');
     r.hello(hello('cam-far', ['127.0.0.1'], 9), 2);
     assert.equal(r.get('cam-far')?.toolUrl, null, 'connected from outside the device networks: its loopback claim is not believed');
