@@ -11,9 +11,11 @@ export const SHARED_RECORD_MAX_BYTES = 64 * 1024;
  * A claim counted against its holder, in one script so that no replica claims between the count and
  * the claim. KEYS: the claim, the holder's sorted set (member: claim key, score: its expiry in
  * Redis's own clock, which every replica shares). ARGV: ttl ms, the holder's bound, the member.
- * The set's expired members are dropped first, and the set expires with its newest claim.
+ * The set's expired members are dropped first, and the set expires with its newest claim. TIME before
+ * a write needs effects replication: the default from Redis 5, asked for by replicate_commands before.
  */
 const HELD_CLAIM_LUA = `
+redis.replicate_commands()
 if redis.call('EXISTS', KEYS[1]) == 1 then return 'already_claimed' end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
