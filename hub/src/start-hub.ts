@@ -122,6 +122,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       });
     }
     let relay: IngestRelay | undefined;
+    let busClientAddress: HubInfo['busClientAddress'];
     if (options.bus) {
       bus = options.bus;
       brokerUrl = 'in-process';
@@ -141,6 +142,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           logger: logger.child({ component: 'broker' }),
         });
         cleanups.push(() => broker.close());
+        busClientAddress = (clientId) => broker.remoteAddressOf(clientId);
         url = broker.url;
         brokerPort = broker.port;
       }
@@ -173,6 +175,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       embeddedBroker: !options.mqttUrl && !options.bus,
       tokenRequired: token !== undefined,
       bus,
+      ...(busClientAddress ? { busClientAddress } : {}),
       sharedState: () => {
         if (!redis) return { backend: 'memory', replica: false, stale: false, stale_since: null };
         if (relay) {

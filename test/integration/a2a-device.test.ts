@@ -7,6 +7,7 @@
  * (the device's own count of answered queries says so).
  */
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { packageRoot } from '../../core/src/paths/package-root.js';
@@ -53,7 +54,20 @@ describe('A2A: a signed peer_hello through a real hub to a real device sidecar',
     await provisionTestFleetCerts(join(scratch.dir, 'other-ca'), {
       devices: [{ id: 'other-cam', dataRoot: join(scratch.dir, 'other-cam'), ips: ['127.0.0.3'] }],
     });
-    hub = await a2aTestHub({ dataDir: join(scratch.dir, 'hub') });
+    // Each tool server listens on its own loopback address but connects to the broker from 127.0.0.1:
+    // the registry file names their addresses (the hub uses the address a hello's bus connection
+    // comes from otherwise, not the one it announces).
+    const registryFile = join(scratch.dir, 'registry.json');
+    await writeFile(
+      registryFile,
+      JSON.stringify({
+        devices: [
+          { device_id: 'a2a-cam', ips: ['127.0.0.2'] },
+          { device_id: 'other-cam', ips: ['127.0.0.3'] },
+        ],
+      }),
+    );
+    hub = await a2aTestHub({ dataDir: join(scratch.dir, 'hub'), registryFile });
     devices.push(...(await Promise.all([start('a2a-cam', '127.0.0.2'), start('other-cam', '127.0.0.3')])));
     // Their hello carries the sidecar port (the ready line already says it is listening).
     for (const d of devices) assert.equal(typeof d.ready.ports.sidecar, 'number', d.logs().slice(-2000));

@@ -16,14 +16,34 @@ import { LookoutError } from '../errors/lookout-error.js';
  * - body: the exact bytes sent (the SHA-256 of nothing when there is no body).
  * - timestamp: Unix seconds, decimal; nonce: 16 to 64 of `A-Za-z0-9_-`, never reused.
  * - Headers: `X-Lookout-Timestamp`, `X-Lookout-Nonce`, `X-Lookout-Signature: v1=<64 lower-case hex>`.
+ * - Optional `X-Lookout-Key-Id: <signer>` (1 to 64 of `A-Za-z0-9_.-`): the request is signed under
+ *   that signer's key, derived from the fleet's A2A key (a2aSignerKey), instead of the A2A key itself.
+ *   The verifier bounds the live nonces of each signer, so one signer's flood refuses that signer only.
  */
 export const A2A_SCHEME = 'LOOKOUT-A2A-HMAC-SHA256';
-export const A2A_HEADERS = { timestamp: 'x-lookout-timestamp', nonce: 'x-lookout-nonce', signature: 'x-lookout-signature' } as const;
+export const A2A_HEADERS = {
+  timestamp: 'x-lookout-timestamp',
+  nonce: 'x-lookout-nonce',
+  signature: 'x-lookout-signature',
+  keyId: 'x-lookout-key-id',
+} as const;
 /** How far a timestamp may be from the verifier's clock, either way. */
 export const A2A_WINDOW_S = 300;
 const NONCE = /^[A-Za-z0-9_-]{16,64}$/;
 const SIGNATURE = /^v1=([0-9a-f]{64})$/;
 const TIMESTAMP = /^\d{1,12}$/;
+const KEY_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+/** The signer of a request signed under the A2A key itself (no X-Lookout-Key-Id): `*` is no key id's. */
+export const A2A_FLEET_SIGNER = '*';
+
+/**
+ * A signer's key: base64url(HMAC-SHA256(A2A key, "a2a:signer:" + key id)), no padding, used as the
+ * UTF-8 bytes of that text like the A2A key. A client given it can sign as that signer only.
+ */
+export function a2aSignerKey(key: string | Buffer, keyId: string): string {
+  if (!KEY_ID.test(keyId)) throw new LookoutError('argument_invalid', 'an A2A key id is 1 to 64 of A-Z a-z 0-9 _ . -');
+  return createHmac('sha256', key).update(`a2a:signer:${keyId}`).digest('base64url');
+}
 
 export interface A2aRequest {
   method: string;
@@ -33,12 +53,13 @@ export interface A2aRequest {
   body: Buffer | Uint8Array | string;
 }
 
-export type A2aHeaders = { 'X-Lookout-Timestamp': string; 'X-Lookout-Nonce': string; 'X-Lookout-Signature': string };
+export type A2aHeaders = { 'X-Lookout-Timestamp': string; 'X-Lookout-Nonce': string; 'X-Lookout-Signature': string; 'X-Lookout-Key-Id'?: string };
 
 /** Why a request's signature was refused; each is its own 401 code on the hub. */
 export type A2aRefusal = 'signature_missing' | 'signature_malformed' | 'signature_stale' | 'signature_invalid';
 
-export type A2aVerdict = { ok: true; nonce: string; timestamp: number } | { ok: false; reason: A2aRefusal; message: string };
+/** `signer`: the key id the request was signed as, or A2A_FLEET_SIGNER for the A2A key itself. */
+export type A2aVerdict = { ok: true; nonce: string; timestamp: number; signer: string } | { ok: false; reason: A2aRefusal; message: string };
 
 const rfc3986 = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
@@ -83,13 +104,18 @@ function mac(key: string | Buffer, canonical: string): Buffer {
   return createHmac('sha256', key).update(canonical).digest();
 }
 
-/** The three headers that sign `req` now (or at `nowMs`), with a fresh nonce unless one is given. */
-export function signA2a(key: string | Buffer, req: A2aRequest, nowMs = Date.now(), nonce = randomBytes(18).toString('base64url')): A2aHeaders {
+/**
+ * The headers that sign `req` now (or at `nowMs`), with a fresh nonce unless one is given; with
+ * `keyId`, as that signer (under a2aSignerKey(key, keyId), and the X-Lookout-Key-Id header).
+ */
+export function signA2a(key: string | Buffer, req: A2aRequest, nowMs = Date.now(), nonce = randomBytes(18).toString('base64url'), keyId?: string): A2aHeaders {
   const timestamp = String(Math.floor(nowMs / 1000));
+  const signingKey = keyId === undefined ? key : a2aSignerKey(key, keyId);
   return {
     'X-Lookout-Timestamp': timestamp,
     'X-Lookout-Nonce': nonce,
-    'X-Lookout-Signature': `v1=${mac(key, canonicalA2aString(req, timestamp, nonce)).toString('hex')}`,
+    'X-Lookout-Signature': `v1=${mac(signingKey, canonicalA2aString(req, timestamp, nonce)).toString('hex')}`,
+    ...(keyId === undefined ? {} : { 'X-Lookout-Key-Id': keyId }),
   };
 }
 
@@ -120,6 +146,8 @@ export function verifyA2a(
   if (typeof nonce !== 'string' || !NONCE.test(nonce)) return bad('X-Lookout-Nonce must be 16 to 64 of A-Z a-z 0-9 _ -');
   const hex = typeof signature === 'string' ? SIGNATURE.exec(signature)?.[1] : undefined;
   if (hex === undefined) return bad('X-Lookout-Signature must be v1=<64 lower-case hex digits>');
+  const keyId = get(A2A_HEADERS.keyId);
+  if (keyId !== undefined && (typeof keyId !== 'string' || !KEY_ID.test(keyId))) return bad('X-Lookout-Key-Id must be 1 to 64 of A-Z a-z 0-9 _ . -');
   const unsignable = unsignableQueryParameter(req.query);
   if (unsignable !== null) {
     // No client can have signed it (it has no UTF-8 form), and encoding it would throw.
@@ -129,9 +157,9 @@ export function verifyA2a(
   if (skew > windowS) {
     return { ok: false, reason: 'signature_stale', message: `the timestamp is ${Math.round(skew)} s from the hub's clock (at most ${windowS} s)` };
   }
-  const expected = mac(key, canonicalA2aString(req, timestamp, nonce));
+  const expected = mac(keyId === undefined ? key : a2aSignerKey(key, keyId), canonicalA2aString(req, timestamp, nonce));
   if (!timingSafeEqual(expected, Buffer.from(hex, 'hex'))) {
     return { ok: false, reason: 'signature_invalid', message: 'the signature does not match the request (wrong key, or the request changed after signing)' };
   }
-  return { ok: true, nonce, timestamp: Number(timestamp) };
+  return { ok: true, nonce, timestamp: Number(timestamp), signer: keyId ?? A2A_FLEET_SIGNER };
 }

@@ -22,6 +22,12 @@ export interface HubInfo {
   bus: Pick<BusPort, 'connected'>;
   /** Where the state replicas share lives, and whether this replica's copy of it is current. */
   sharedState?(): SharedStateStatus;
+  /**
+   * The address the bus client `clientId` (a device connects with its id) is connected from, as
+   * the embedded broker saw it; undefined when it is not connected, or the broker is external (the
+   * hub cannot know who connects to another broker).
+   */
+  busClientAddress?(clientId: string): string | undefined;
 }
 
 /**
@@ -110,9 +116,17 @@ export interface HubStateStore {
  * - `full` / `unavailable`: no claim could be made, and nothing is known of the key: the in-process
  *   store holds as many live claims as it may, or the store (Redis) cannot be reached. The caller
  *   fails closed (a refused request is retried later, a replay let through is not undone) and says
- *   so as a temporary refusal, never as "seen before".
+ *   so as a temporary refusal, never as "seen before";
+ * - `holder_full`: the claim's holder (ClaimHolder) holds `max` live claims of the scope already:
+ *   refused for that holder only, the others claim on.
  */
-export type ClaimOutcome = 'claimed' | 'already_claimed' | 'full' | 'unavailable';
+export type ClaimOutcome = 'claimed' | 'already_claimed' | 'full' | 'holder_full' | 'unavailable';
+
+/** Who makes a claim (an A2A signer), and how many live claims of the scope it may hold at once. */
+export interface ClaimHolder {
+  id: string;
+  max: number;
+}
 
 /**
  * State every hub replica must see alike (DESIGN.md "Hub state behind one interface"): claims that
@@ -124,8 +138,10 @@ export interface HubSharedState {
   /**
    * Claims `key` in `scope` for `ttlMs`, once fleet-wide. Never rejects; its answer says which of
    * three things happened, since a caller must tell "seen before" from "could not look": see ClaimOutcome.
+   * With `holder`, the claim also counts against the holder's bound (checked and counted atomically
+   * with the claim), so one holder's flood cannot take the places of the others.
    */
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<ClaimOutcome>;
+  claimOnce(scope: string, key: string, ttlMs: number, holder?: ClaimHolder): Promise<ClaimOutcome>;
   put(scope: string, key: string, value: unknown): Promise<void>;
   get<T = unknown>(scope: string, key: string): Promise<T | undefined>;
   /** Every record of a scope. */

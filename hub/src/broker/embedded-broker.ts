@@ -58,6 +58,8 @@ export interface EmbeddedBroker {
   /** `mqtt://<host>:<port>`, with 127.0.0.1 in place of a wildcard listen address. */
   readonly url: string;
   readonly connectedClients: number;
+  /** The address the connected client `clientId` came from (its socket's remote address), or undefined when none is connected. */
+  remoteAddressOf(clientId: string): string | undefined;
   /** Stops listening, disconnects every client and closes the broker, so the process can exit. */
   close(): Promise<void>;
 }
@@ -151,6 +153,8 @@ export const EmbeddedBroker = {
     broker.on('connectionError', (_client: Client, err: Error) => log.debug({ err: err.message }, 'broker connection error'));
 
     const sockets = new Set<Socket>();
+    // aedes reads each client from the guarded stream, not the socket: the socket's address by stream.
+    const remoteOf = new WeakMap<object, string>();
     const limits = {
       beforeConnect: maxConnectBytes,
       // A payload over maxPayloadBytes is still read (then acknowledged and dropped): allow some beyond it.
@@ -160,11 +164,11 @@ export const EmbeddedBroker = {
       if (!admission.admit(socket)) return;
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
-      broker.handle(
-        guardPacketSizes(socket, limits, (declared) =>
-          log.warn({ remote: socket.remoteAddress, declared }, 'broker dropped a connection announcing an oversized packet'),
-        ),
+      const conn = guardPacketSizes(socket, limits, (declared) =>
+        log.warn({ remote: socket.remoteAddress, declared }, 'broker dropped a connection announcing an oversized packet'),
       );
+      if (socket.remoteAddress) remoteOf.set(conn, socket.remoteAddress);
+      broker.handle(conn);
     });
     // Caps connections in all and per address, before aedes makes a client of them.
     const admission = connectionAdmission(server, caps, log);
@@ -185,6 +189,10 @@ export const EmbeddedBroker = {
       url: `mqtt://${urlHost}:${port}`,
       get connectedClients() {
         return broker.connectedClients;
+      },
+      remoteAddressOf(clientId) {
+        const client = (broker as unknown as { clients: Record<string, Client | undefined> }).clients[clientId];
+        return client ? remoteOf.get(client.conn) : undefined;
       },
       close() {
         closing ??= (async () => {

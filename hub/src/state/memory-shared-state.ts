@@ -1,34 +1,57 @@
-import type { ClaimOutcome, HubSharedState } from '../../../core/src/host/hub-services.js';
+import type { ClaimHolder, ClaimOutcome, HubSharedState } from '../../../core/src/host/hub-services.js';
 
 /** Live claims one scope may hold; at A2A's 300 s window this is about 300 signed requests a second. */
 const DEFAULT_MAX_CLAIMS = 100_000;
+
+/** One scope's live claims (in time order: one ttl per scope in practice) and each holder's share of them. */
+interface ScopeClaims {
+  all: Map<string, { until: number; holder: string | undefined }>;
+  byHolder: Map<string, Map<string, number>>;
+}
 
 /**
  * The shared state of one hub (no replicas): claims and records in this process. Records are
  * copied through JSON so that a stored value shares nothing with its writer, as Redis would.
  */
 export class MemorySharedState implements HubSharedState {
-  private readonly claims = new Map<string, Map<string, number>>();
+  private readonly claims = new Map<string, ScopeClaims>();
   private readonly records = new Map<string, Map<string, string>>();
 
   constructor(private readonly options: { maxClaims?: number; now?: () => number } = {}) {}
 
-  claimOnce(scope: string, key: string, ttlMs: number): Promise<ClaimOutcome> {
+  claimOnce(scope: string, key: string, ttlMs: number, holder?: ClaimHolder): Promise<ClaimOutcome> {
     const now = this.options.now?.() ?? Date.now();
     let live = this.claims.get(scope);
-    if (!live) this.claims.set(scope, (live = new Map<string, number>()));
-    const until = live.get(key);
-    if (until !== undefined && until > now) return Promise.resolve('already_claimed');
-    if (live.size >= (this.options.maxClaims ?? DEFAULT_MAX_CLAIMS)) {
-      // Claims are inserted in time order with one ttl per scope in practice: expired ones are at the front.
-      for (const [k, t] of live) {
-        if (t > now) break;
-        live.delete(k);
+    if (!live) this.claims.set(scope, (live = { all: new Map(), byHolder: new Map() }));
+    const existing = live.all.get(key);
+    if (existing !== undefined && existing.until > now) return Promise.resolve('already_claimed');
+    const max = this.options.maxClaims ?? DEFAULT_MAX_CLAIMS;
+    if (live.all.size >= max) {
+      // Expired claims are at the front.
+      for (const [k, c] of live.all) {
+        if (c.until > now) break;
+        forget(live, k);
       }
-      if (live.size >= (this.options.maxClaims ?? DEFAULT_MAX_CLAIMS)) return Promise.resolve('full');
+      if (live.all.size >= max) return Promise.resolve('full');
     }
-    live.delete(key);
-    live.set(key, now + ttlMs);
+    if (holder) {
+      const held = live.byHolder.get(holder.id);
+      if (held && held.size >= holder.max) {
+        for (const [k, until] of held) {
+          if (until > now) break;
+          forget(live, k);
+        }
+        if (held.size >= holder.max) return Promise.resolve('holder_full');
+      }
+    }
+    forget(live, key);
+    const until = now + ttlMs;
+    live.all.set(key, { until, holder: holder?.id });
+    if (holder) {
+      let held = live.byHolder.get(holder.id);
+      if (!held) live.byHolder.set(holder.id, (held = new Map<string, number>()));
+      held.set(key, until);
+    }
     return Promise.resolve('claimed');
   }
 
@@ -61,4 +84,15 @@ export class MemorySharedState implements HubSharedState {
   onBroadcast(): () => void {
     return () => undefined;
   }
+}
+
+/** Drops a claim from its scope and from its holder's share (a holder with none left is dropped too). */
+function forget(live: ScopeClaims, key: string): void {
+  const claim = live.all.get(key);
+  if (!claim) return;
+  live.all.delete(key);
+  if (claim.holder === undefined) return;
+  const held = live.byHolder.get(claim.holder);
+  held?.delete(key);
+  if (held?.size === 0) live.byHolder.delete(claim.holder);
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { ClaimOutcome, HubSharedState } from '../../../core/src/host/hub-services.js';
+import type { ClaimHolder, ClaimOutcome, HubSharedState } from '../../../core/src/host/hub-services.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import type { RedisConnection } from './redis-connection.js';
 
@@ -8,8 +8,30 @@ import type { RedisConnection } from './redis-connection.js';
 export const SHARED_RECORD_MAX_BYTES = 64 * 1024;
 
 /**
+ * A claim counted against its holder, in one script so that no replica claims between the count and
+ * the claim. KEYS: the claim, the holder's sorted set (member: claim key, score: its expiry in
+ * Redis's own clock, which every replica shares). ARGV: ttl ms, the holder's bound, the member.
+ * The set's expired members are dropped first, and the set expires with its newest claim. TIME before
+ * a write needs effects replication: the default from Redis 5, asked for by replicate_commands before.
+ */
+const HELD_CLAIM_LUA = `
+redis.replicate_commands()
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'already_claimed' end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then return 'holder_full' end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[1]), ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
+return 'claimed'
+`;
+type HeldClaim = (claimKey: string, holderKey: string, ttlMs: number, max: number, member: string) => Promise<string>;
+
+/**
  * HubSharedState in Redis, the meaning of MemorySharedState across replicas: `claimOnce` is
- * `SET key 1 NX PX ttl` (the first replica wins, the claim expires by itself), a scope is a hash.
+ * `SET key 1 NX PX ttl` (the first replica wins, the claim expires by itself), and with a holder a
+ * Lua script that also counts the claim in the holder's sorted set; a scope is a hash.
  * While Redis is down a claim fails closed (`unavailable`: a refused request is retried, a replay
  * let through is not undone), a write is refused with `service_unavailable`, and reads answer from the records
  * this replica read or wrote last (a local copy; stale until Redis returns).
@@ -21,12 +43,25 @@ export class RedisSharedState implements HubSharedState {
   /** This process: its own broadcasts come back from Redis and are skipped. */
   private readonly origin = randomBytes(8).toString('hex');
 
-  constructor(private readonly redis: RedisConnection) {}
+  private readonly heldClaim: HeldClaim;
 
-  async claimOnce(scope: string, key: string, ttlMs: number): Promise<ClaimOutcome> {
+  constructor(private readonly redis: RedisConnection) {
+    // ioredis sends it by its SHA and loads it again after NOSCRIPT (a Redis restart).
+    redis.client.defineCommand('lookoutHeldClaim', { numberOfKeys: 2, lua: HELD_CLAIM_LUA });
+    const client = redis.client as unknown as { lookoutHeldClaim: HeldClaim };
+    this.heldClaim = (...args) => client.lookoutHeldClaim(...args);
+  }
+
+  async claimOnce(scope: string, key: string, ttlMs: number, holder?: ClaimHolder): Promise<ClaimOutcome> {
     if (!this.redis.up) return 'unavailable';
+    const ttl = Math.max(1, Math.round(ttlMs));
+    const claimKey = this.redis.key('claim', scope, key);
     try {
-      const done = await this.redis.client.set(this.redis.key('claim', scope, key), '1', 'PX', Math.max(1, Math.round(ttlMs)), 'NX');
+      if (holder) {
+        const outcome = await this.heldClaim(claimKey, this.redis.key('claim-holder', scope, holder.id), ttl, holder.max, key);
+        return outcome === 'claimed' || outcome === 'already_claimed' || outcome === 'holder_full' ? outcome : 'unavailable';
+      }
+      const done = await this.redis.client.set(claimKey, '1', 'PX', ttl, 'NX');
       return done === 'OK' ? 'claimed' : 'already_claimed';
     } catch {
       // Whether the SET reached Redis is unknown: if it did, the key is claimed, and a retry is a new nonce anyway.

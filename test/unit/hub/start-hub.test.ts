@@ -114,7 +114,9 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/a2a/sign', init: { json: { path: '/a2a/query' } }, field: 'body.method' },
     { path: '/a2a/sign', init: { json: { method: 'POST', path: '/a2a/query?q=peer_hello' } }, field: 'body.path' },
     { path: '/a2a/sign', init: { json: { method: 'POST', path: '/a2a/query', query: { q: 5 } } }, field: 'body.query.q' },
+    { path: '/a2a/sign', init: { json: { method: 'POST', path: '/tools/call' } }, field: 'body.path' },
   ],
+  'DELETE /fleet/registry/labels/:label': [{ path: '/fleet/registry/labels/lobby?to=', init: { method: 'DELETE' }, field: 'query.to' }],
   'POST /a2a/query': [
     { path: '/a2a/query?q=peer_hello', init: { method: 'POST' }, field: 'query.target' },
     { path: '/a2a/query?q=peer_goodbye&target=cam-1', init: { method: 'POST' }, field: 'query.q' },
@@ -142,6 +144,8 @@ const REQUIRED_INPUT: Record<string, string> = {
   '/media/clips/:device/:file': '?',
   '/camera/profile': '?target=cam-404',
   '/stream/live/info': '?target=cam-404',
+  // No device holds a label in a hub that heard no hello: 404.
+  '/fleet/registry/labels/:label': '?',
 };
 
 describe('hub routes: 400s and OpenAPI', () => {

@@ -17,6 +17,12 @@ export const A2A_ERRORS = [
     description:
       'the hub could not record the nonce, so it did not run the request: its nonce cache is full, or its shared state (Redis) is unreachable (details.reason); retry after Retry-After seconds with a new signature',
   },
+  {
+    code: 'signer_busy',
+    status: 429,
+    description:
+      'the request’s signer (its X-Lookout-Key-Id, or the A2A key itself) holds as many live nonces as it may (A2A_NONCES_PER_SIGNER); other signers are not affected; retry after Retry-After seconds with a new signature',
+  },
   { code: 'no_key', status: 503, description: 'the hub has no A2A key: neither A2A_HMAC_KEY nor the fleet secret is set' },
   {
     code: 'no_client_certificate',

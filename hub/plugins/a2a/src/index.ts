@@ -8,8 +8,8 @@ import { busyReply } from './busy-reply.js';
 import { HubClientMaterial } from './client-material.js';
 import { HubPeerQueries } from './peer-queries.js';
 import { A2A_PEERS } from './service.js';
-import { SignBody, SignResponse, signDescribedRequest, type SignInput } from './sign-request.js';
-import { admitSignedRequest } from './signed-request.js';
+import { SIGN_ROUTE_SIGNER, SignBody, SignResponse, signDescribedRequest, type SignInput } from './sign-request.js';
+import { claimNonce, DEFAULT_NONCES_PER_SIGNER, verifySignedRequest } from './signed-request.js';
 
 const QUERY_PATH = '/a2a/query';
 
@@ -29,11 +29,13 @@ const QueryResponse = PeerHelloAckSchema.extend({
 
 /**
  * Signed peer queries (README, "Signed peer queries (A2A)"). POST /a2a/sign gives a bearer-
- * authenticated client the signature headers for a request; POST /a2a/query needs no bearer token
- * but an HMAC-SHA256 signature (verified in constant time, within the timestamp window, its nonce
- * claimed once in HUB_SHARED so that every replica refuses a replay; a 503 with Retry-After when it
- * cannot be claimed), and forwards the query to the target device's sidecar over mutual TLS with
- * the hub's certificate of the fleet CA.
+ * authenticated client the signature headers for a request to an A2A route (and nothing else);
+ * POST /a2a/query needs no bearer token but an HMAC-SHA256 signature (verified in constant time,
+ * within the timestamp window), then the target (registered, contactable, a sidecar announced) and
+ * the hub's certificate are checked, and only then is its nonce claimed once in HUB_SHARED, within
+ * its signer's bound, so that every replica refuses a replay and queries that would fail anyway
+ * take no place in the cache (a 503/429 with Retry-After when it cannot be claimed); it is forwarded
+ * to the target device's sidecar over mutual TLS with the hub's certificate of the fleet CA.
  */
 export default definePlugin({
   name: 'a2a',
@@ -50,6 +52,8 @@ export default definePlugin({
     LOOKOUT_FLEET_SECRET: z.string().min(16).optional(),
     /** A peer query (dial, handshake, answer) may take this long. */
     A2A_PEER_TIMEOUT_MS: z.coerce.number().int().min(50).max(60_000).default(5000),
+    /** Live nonces (600 s each) one signer may hold: a signer's flood is refused (429 a2a.signer_busy) for that signer only. */
+    A2A_NONCES_PER_SIGNER: z.coerce.number().int().min(1).max(1_000_000).default(DEFAULT_NONCES_PER_SIGNER),
   }),
   errors: [...A2A_ERRORS],
   routes: [
@@ -57,7 +61,7 @@ export default definePlugin({
       method: 'POST',
       path: '/a2a/sign',
       summary:
-        'The signature headers (X-Lookout-Timestamp, X-Lookout-Nonce, X-Lookout-Signature) for a request {method, path, query, body}, with the canonical string signed',
+        'The signature headers (X-Lookout-Timestamp, X-Lookout-Nonce, X-Lookout-Signature, X-Lookout-Key-Id) for a request {method, path, query, body} to an A2A route (POST /a2a/query; anything else is 400), with the canonical string signed',
       body: SignBody,
       response: SignResponse,
     },
@@ -65,7 +69,7 @@ export default definePlugin({
       method: 'POST',
       path: QUERY_PATH,
       summary:
-        'A signed peer query (HMAC-SHA256 headers, no bearer token): the hub verifies it and forwards it to the target’s sidecar over mutual TLS; answers the peer’s acknowledgement. Each bad signature is its own 401 (a2a.signature_*); a nonce the hub cannot record (cache full, Redis down) is 503 a2a.busy with Retry-After',
+        'A signed peer query (HMAC-SHA256 headers, no bearer token): the hub verifies it, checks the target, claims the nonce and forwards it to the target’s sidecar over mutual TLS; answers the peer’s acknowledgement. Each bad signature is its own 401 (a2a.signature_*); a signer over its nonce bound is 429 a2a.signer_busy, a nonce the hub cannot record (cache full, Redis down) 503 a2a.busy, both with Retry-After',
       query: PeerQuery,
       response: QueryResponse,
       public: true,
@@ -88,21 +92,25 @@ export default definePlugin({
     const problem = peers.problem();
     if (problem) ctx.log.warn({ problem }, 'the hub cannot make peer queries until it has a client certificate of the fleet CA');
 
-    ctx.routes.handle<unknown, SignInput>('POST', '/a2a/sign', ({ body }) => signDescribedRequest(signingKey(), body, ctx.clock.now()));
+    ctx.routes.handle<unknown, SignInput>('POST', '/a2a/sign', ({ body }) => signDescribedRequest(signingKey(), body, ctx.clock.now(), SIGN_ROUTE_SIGNER));
 
     ctx.routes.handle<z.output<typeof PeerQuery>>('POST', QUERY_PATH, async (req: RouteRequest<z.output<typeof PeerQuery>>) => {
+      const verified = verifySignedRequest(
+        { key: signingKey(), now: () => ctx.clock.now() },
+        { method: 'POST', path: QUERY_PATH, query: req.rawQuery ?? req.query, body: req.rawBody ?? Buffer.alloc(0) },
+        req.headers,
+      );
+      // What would refuse the query anyway is checked before its nonce takes a place in the cache:
+      // signed queries for a device that does not exist (or is not contacted) cannot fill it.
+      const device = registry.resolve(req.query.target);
+      peers.check(device);
       try {
-        await admitSignedRequest(
-          { key: signingKey(), shared, now: () => ctx.clock.now() },
-          { method: 'POST', path: QUERY_PATH, query: req.rawQuery ?? req.query, body: req.rawBody ?? Buffer.alloc(0) },
-          req.headers,
-        );
+        await claimNonce({ shared, noncesPerSigner: ctx.config.A2A_NONCES_PER_SIGNER }, verified);
       } catch (err) {
-        if (!isLookoutError(err, 'a2a.busy')) throw err;
+        if (!isLookoutError(err, 'a2a.busy') && !isLookoutError(err, 'a2a.signer_busy')) throw err;
         ctx.log.warn({ code: err.code, details: err.details }, err.message);
         return busyReply(err);
       }
-      const device = registry.resolve(req.query.target);
       const ack = await peers.peerHello(device, req.signal);
       return { ...ack, target: req.query.target };
     });

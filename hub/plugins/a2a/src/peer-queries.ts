@@ -47,6 +47,16 @@ export class HubPeerQueries implements PeerQueries {
     }
   }
 
+  /**
+   * Throws what peerHello would refuse before dialling (no sidecar port or address, no hub
+   * certificate): checked before a signed query's nonce is claimed. Cheap: a few stats, no I/O.
+   */
+  check(device: RegisteredDevice): void {
+    sidecarAddress(device);
+    const tls = this.o.material.current();
+    if (!tls.ok) throw a2aError('no_client_certificate', `the hub cannot make peer queries: ${tls.problem}`);
+  }
+
   problem(): string | null {
     const tls = this.o.material.current();
     return tls.ok ? null : tls.problem;

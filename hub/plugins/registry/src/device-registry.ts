@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { LookoutError, type DeviceNetworks, type HelloMessage } from 'lookout/core';
+import { LabelClaims, type LabelBinding, type LabelRefusal } from './label-claims.js';
 import { readRegistryFile, type RegistryFileDevice } from './registry-file.js';
 import { DEFAULT_RECORDINGS_ROOT, type DeviceRegistry, type DeviceSshAddress, type RegisteredDevice } from './service.js';
 
@@ -21,20 +22,36 @@ export interface RegistryOptions {
   lanIp: string;
   /** Whether the bus cache sees the device online; preferred when a label names several devices. */
   isOnline(deviceId: string): boolean;
+  /**
+   * The address a device's bus connection comes from (the embedded broker knows it; an external
+   * broker does not: undefined), asked when its hello arrives.
+   */
+  connectedFrom?(deviceId: string): string | undefined;
   onEvent(event: { kind: 'registry'; device_id: string; message: string; details?: unknown }): void;
+}
+
+/** A hello as the registry keeps it: when it came, and where its device's bus connection came from. */
+export interface KeptHello {
+  hello: HelloMessage;
+  at: number;
+  from?: string;
 }
 
 /**
  * The registry file merged with hello announcements. Only what this says is reachable is ever
- * contacted: a device named in the file at the file's addresses, and any device at an address
- * its hello announces inside the device networks (the file naming a device vouches for it, not
- * for wherever a hello says it is).
+ * contacted: a device named in the file at the file's addresses, and any device at the address its
+ * bus connection comes from (or, where the hub cannot know it, the address its hello announces)
+ * inside the device networks (the file naming a device vouches for it, not for wherever a hello
+ * says it is). A label only hellos announce belongs to the first device that claimed it.
  */
 export class HubDeviceRegistry implements DeviceRegistry {
   private fileDevices = new Map<string, RegistryFileDevice>();
   private fileBusId: string | undefined;
   private fileLanIp: string | undefined;
-  private readonly hellos = new Map<string, { hello: HelloMessage; at: number; restored?: true }>();
+  private readonly hellos = new Map<string, KeptHello & { restored?: true }>();
+  readonly labels = new LabelClaims();
+  /** Each label the file gives, to the devices it gives it to. */
+  private fileLabels = new Map<string, string[]>();
   /** mtime, size and inode of the file last read: a stat that differs means an edit (an editor's rename changes the inode). */
   private fileStamp = '';
   private lastCheck = 0;
@@ -67,40 +84,95 @@ export class HubDeviceRegistry implements DeviceRegistry {
   }
 
   /** The hellos to keep across a restart (their own times), newest first, at most the bound. */
-  savedHellos(): { hello: HelloMessage; at: number }[] {
-    return [...this.hellos.values()].sort((a, b) => b.at - a.at).map(({ hello, at }) => ({ hello, at }));
+  savedHellos(): KeptHello[] {
+    return [...this.hellos.values()].sort((a, b) => b.at - a.at).map(({ hello, at, from }) => (from === undefined ? { hello, at } : { hello, at, from }));
   }
 
-  /** Hellos saved before a restart, taken in silently (they were announced and reported then); a newer hello replaces one. */
-  restore(saved: readonly { hello: HelloMessage; at: number }[]): number {
+  /**
+   * Hellos saved before a restart, taken in silently (they were announced and reported then); a
+   * newer hello replaces one. The label bindings saved with them are restored as they were; saved
+   * before bindings existed, they are made again from the hellos, oldest first.
+   */
+  restore(saved: readonly KeptHello[], bindings?: readonly LabelBinding[]): number {
     let restored = 0;
-    for (const { hello, at } of saved) {
+    for (const { hello, at, from } of saved) {
       const current = this.hellos.get(hello.device_id);
       if ((current && current.at >= at) || (!current && this.hellos.size >= MAX_HELLO_DEVICES)) continue;
-      this.hellos.set(hello.device_id, { hello, at, restored: true });
+      this.hellos.set(hello.device_id, { hello, at, ...(from !== undefined ? { from } : {}), restored: true });
       restored++;
     }
+    if (bindings) this.labels.restore(bindings);
+    else for (const { hello, at } of [...saved].sort((a, b) => a.at - b.at)) this.labels.claim(hello.device_id, this.claimable(hello), at, true);
     return restored;
   }
 
   hello(hello: HelloMessage, at: number): void {
-    const known = this.hellos.has(hello.device_id) || this.fileDevices.has(hello.device_id);
-    if (!this.hellos.has(hello.device_id) && this.hellos.size >= MAX_HELLO_DEVICES) return;
-    this.hellos.set(hello.device_id, { hello, at });
-    const device = this.compute(hello.device_id)!;
+    const id = hello.device_id;
+    const known = this.hellos.has(id) || this.fileDevices.has(id);
+    if (!this.hellos.has(id) && this.hellos.size >= MAX_HELLO_DEVICES) return;
+    // A hello heard while its device is not connected (a retained one delivered again) keeps where it came from before.
+    const from = plainAddress(this.options.connectedFrom?.(id)) ?? this.hellos.get(id)?.from;
+    this.hellos.set(id, { hello, at, ...(from !== undefined ? { from } : {}) });
+    this.reportRefusals(id, [...this.fileRefusals(hello), ...this.labels.claim(id, this.claimable(hello), at)]);
+    const device = this.compute(id)!;
     if (device.toolUrl === null) {
       this.options.onEvent({
         kind: 'registry',
-        device_id: hello.device_id,
-        message: `hello from ${hello.device_id} not trusted: ${device.unreachableReason}`,
-        details: { ips: hello.ips },
+        device_id: id,
+        message: `hello from ${id} not trusted: ${device.unreachableReason}`,
+        details: { ips: hello.ips, ...(from !== undefined ? { connected_from: from } : {}) },
       });
     } else if (!known) {
       this.options.onEvent({
         kind: 'registry',
-        device_id: hello.device_id,
-        message: `${hello.device_id} registered by hello at ${device.toolUrl}`,
-        details: { ips: hello.ips, ports: hello.ports },
+        device_id: id,
+        message: `${id} registered by hello at ${device.toolUrl}`,
+        details: { ips: hello.ips, ports: hello.ports, ...(from !== undefined ? { connected_from: from } : {}) },
+      });
+    }
+  }
+
+  /** Frees a label a hello claimed (the operator's word); the next hello announcing it takes it. Answers who held it. */
+  releaseLabel(label: string): string | undefined {
+    return this.labels.release(label);
+  }
+
+  /** Gives a label to a device whose hello announces it, whoever held it (the operator's approval). */
+  assignLabel(label: string, deviceId: string, at: number): string | undefined {
+    const hello = this.hellos.get(deviceId)?.hello;
+    if (!hello?.labels.includes(label)) {
+      throw new LookoutError('bad_request', `${deviceId} announces no label ${label} in its hello: only a label a device announces is given to it`, {
+        details: { field: 'query.to', device_id: deviceId, label },
+      });
+    }
+    return this.labels.assign(label, deviceId, at);
+  }
+
+  /** The hello's labels that need a claim: those the registry file gives no device. */
+  private claimable(hello: HelloMessage): string[] {
+    return hello.labels.filter((l) => !this.fileLabels.has(l));
+  }
+
+  /** The hello's labels that the file gives other devices only: never the hello's device's. */
+  private fileRefusals(hello: HelloMessage): LabelRefusal[] {
+    const refused: LabelRefusal[] = [];
+    for (const l of new Set(hello.labels)) {
+      const holders = this.fileLabels.get(l);
+      if (holders && !holders.includes(hello.device_id)) refused.push({ label: l, held_by: holders[0], reason: 'held' });
+    }
+    return refused;
+  }
+
+  private reportRefusals(deviceId: string, refused: readonly LabelRefusal[]): void {
+    for (const r of refused) {
+      this.options.onEvent({
+        kind: 'registry',
+        device_id: deviceId,
+        message:
+          r.reason === 'held'
+            ? `hello from ${deviceId} claims the label ${r.label}, held by ${r.held_by}: refused (a label only hellos announce stays with the first device; the operator releases it with DELETE /fleet/registry/labels/${r.label} or gives it in the registry file)`
+            : `hello from ${deviceId} claims the label ${r.label}: refused, the registry holds as many hello labels as it may`,
+        details: r,
       });
     }
   }
@@ -177,11 +249,15 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const h = this.hellos.get(id);
     if (!file && !h) return undefined;
     const hello = h?.hello;
-    const ips = file && file.ips.length > 0 ? file.ips : (hello?.ips ?? []);
+    // A hello's addresses are its device's word: where its bus connection came from is the hub's own.
+    const fromHello = h?.from !== undefined ? [h.from] : (hello?.ips ?? []);
+    const ips = file && file.ips.length > 0 ? file.ips : fromHello;
+    // A hello's label counts only where the file gives it to no device and this device holds it.
+    const helloLabels = (hello?.labels ?? []).filter((l) => !this.fileLabels.has(l) && this.labels.holder(l) === id);
     const device: RegisteredDevice = {
       deviceId: id,
       ips: [...ips],
-      labels: union(file?.labels, hello?.labels),
+      labels: union(file?.labels, helloLabels),
       roles: union(file?.roles, hello?.roles),
       ports: hello?.ports ?? (file?.tool_port ? { tools: file.tool_port } : null),
       source: file && hello ? 'file+hello' : file ? 'file' : 'hello',
@@ -190,6 +266,9 @@ export class HubDeviceRegistry implements DeviceRegistry {
       lastHelloAt: h?.at ?? null,
     };
     if (h?.restored) device.restored = true;
+    if (h?.from !== undefined) device.connectedFrom = h.from;
+    const refusedLabels = (hello?.labels ?? []).filter((l) => !device.labels.includes(l));
+    if (refusedLabels.length > 0) device.refusedLabels = refusedLabels;
     if (hello?.image) device.image = hello.image;
     if (hello?.layer) device.layer = hello.layer;
     const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
@@ -208,7 +287,7 @@ export class HubDeviceRegistry implements DeviceRegistry {
     if (ip) device.toolUrl = mcpUrl(ip, port);
     else if (!hello) device.unreachableReason = 'the registry file gives no address and no hello announced one';
     else
-      device.unreachableReason = `its hello announces no address inside the device networks (${this.options.networks.cidrs.join(', ')})${file ? ' and the registry file gives none' : ' and the registry file does not name it'}`;
+      device.unreachableReason = `${h?.from !== undefined ? `its bus connection comes from ${h.from}, outside` : 'its hello announces no address inside'} the device networks (${this.options.networks.cidrs.join(', ')})${file ? ' and the registry file gives none' : ' and the registry file does not name it'}`;
     return device;
   }
 
@@ -216,6 +295,8 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const stamp = stampOf(this.options.path);
     const file = readRegistryFile(this.options.path, this.options.required);
     this.fileDevices = new Map(file.devices.map((d) => [d.device_id, d]));
+    this.fileLabels = new Map();
+    for (const d of file.devices) for (const l of d.labels) this.fileLabels.set(l, [...(this.fileLabels.get(l) ?? []), d.device_id]);
     this.fileBusId = file.bus_id;
     this.fileLanIp = file.vms_lan_ip;
     this.fileStamp = stamp;
@@ -253,6 +334,13 @@ function sshAddress(file: RegistryFileDevice | undefined, host: string, hostFrom
     recordingsRoot: file?.recordings_root ?? DEFAULT_RECORDINGS_ROOT,
     hostFromFile,
   };
+}
+
+/** An address as the hub contacts it: an IPv4-mapped IPv6 address (`::ffff:10.0.0.5`, a dual-stack listener's) as IPv4. */
+function plainAddress(address: string | undefined): string | undefined {
+  if (address === undefined || isIP(address) === 0) return undefined;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  return mapped ? mapped[1] : address;
 }
 
 /** A URL's host name without the brackets of an IPv6 literal. */

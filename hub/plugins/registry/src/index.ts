@@ -3,8 +3,10 @@ import { z } from 'zod';
 import {
   DeviceIdSchema,
   DeviceNetworks,
+  HUB_INFO,
   HUB_STATE,
   HelloMessageSchema,
+  LookoutError,
   RegistryRecordSchema,
   RegistryShadowSchema,
   RoleLabelSchema,
@@ -27,6 +29,14 @@ const HubShadowSchema = RegistryShadowSchema.extend({
   online: z.boolean(),
   last_hello_at: z.string().nullable(),
   restored: z.boolean().optional().describe('its hello was announced before the hub restarted (reloaded from the hub state), none since'),
+  connected_from: z
+    .string()
+    .optional()
+    .describe('the address its bus connection came from when it said hello (embedded broker): the hub contacts it there, not at the hello’s ips'),
+  refused_labels: z
+    .array(z.string())
+    .optional()
+    .describe('labels its hello announces that it does not hold: another device claimed them first, or the registry file gives them'),
   image: z.string().optional(),
   layer: z.string().optional(),
   ssh: z
@@ -40,6 +50,29 @@ const RegistryResponse = RegistryRecordSchema.extend({
   shadows: z.array(HubShadowSchema),
   device_networks: z.array(z.string()),
   warnings: z.array(z.string()).optional().describe('present when the registry file on disk is not the one in use (a broken edit)'),
+  label_claims: z
+    .object({
+      holders: z
+        .array(z.object({ label: z.string(), device_id: z.string(), since: z.string() }))
+        .describe('labels only hellos announce, each held by the first device that claimed it'),
+      refused: z.number().int().describe('hello labels refused since the hub started (held by another device, or given by the registry file)'),
+      recent_refusals: z
+        .array(
+          z.object({ device_id: z.string(), label: z.string(), held_by: z.string().optional(), reason: z.enum(['held', 'bound_reached']), at: z.string() }),
+        )
+        .describe('the latest refusal of each device and label, newest last (at most 50)'),
+    })
+    .describe('DELETE /fleet/registry/labels/:label releases a label (or ?to=<device> gives it to that device)'),
+});
+
+const LabelReleaseQuery = z.object({
+  to: DeviceIdSchema.optional().describe('give the label to this device (its hello must announce it) instead of freeing it'),
+});
+
+const LabelReleaseResponse = z.object({
+  label: z.string(),
+  released_from: z.string().nullable().describe('the device that held it, null when none did'),
+  holder: z.string().nullable().describe('the device holding it now (`to`), null when free: the next hello announcing it claims it'),
 });
 
 const RegistryQuery = z.object({
@@ -54,7 +87,7 @@ export default definePlugin({
   core: '^1',
   description: 'Registry file merged with hello announcements; who the hub may contact (GET /fleet/registry)',
   requires: [BUS_CACHE, DEBUG_RING, DEVICE_ADMISSION],
-  optionalRequires: [HUB_STATE],
+  optionalRequires: [HUB_STATE, HUB_INFO],
   config: z.object({
     /** Set: the file must exist. Unset: `<data dir>/registry.json`, used when present. */
     LOOKOUT_HUB_REGISTRY: z.string().min(1).optional(),
@@ -70,6 +103,14 @@ export default definePlugin({
       summary: 'Registry record: registry (bus_id, devices), vms_lan_ip, shadows, path',
       query: RegistryQuery,
       response: RegistryResponse,
+    },
+    {
+      method: 'DELETE',
+      path: '/fleet/registry/labels/:label',
+      summary:
+        'Releases a label a hello claimed (the first device to claim a label only hellos announce keeps it): free for the next hello, or given to ?to=<device>',
+      query: LabelReleaseQuery,
+      response: LabelReleaseResponse,
     },
   ],
   async start(ctx) {
@@ -87,14 +128,19 @@ export default definePlugin({
       busId: cfg.LOOKOUT_HUB_BUS_ID,
       lanIp: cfg.LOOKOUT_HUB_LAN_IP ?? lanAddress(),
       isOnline,
+      // The embedded broker knows where each client connects from; with an external broker this is undefined.
+      connectedFrom: (id) => ctx.services.optional(HUB_INFO)?.busClientAddress?.(id),
       onEvent: (e) => ring.record(e.device_id ? e : { kind: e.kind, message: e.message }),
     });
     // The hellos announced before a restart (the cache restores its entries; this, who they are and where).
     const store = ctx.services.optional(HUB_STATE);
-    const saved = store?.keep(REGISTRY_STATE_KEY, () => ({ hellos: registry.savedHellos().slice(0, REGISTRY_STATE_MAX_DEVICES) }));
+    const saved = store?.keep(REGISTRY_STATE_KEY, () => ({
+      hellos: registry.savedHellos().slice(0, REGISTRY_STATE_MAX_DEVICES),
+      labels: registry.labels.bindings(),
+    }));
     if (store) {
       const loaded = await store.load(REGISTRY_STATE_KEY, parseRegistryState);
-      if (loaded.value) registry.restore(loaded.value.hellos);
+      if (loaded.value) registry.restore(loaded.value.hellos, loaded.value.labels);
       if (loaded.warning) {
         ctx.log.warn(loaded.warning);
         ring.record({ kind: 'hub', message: loaded.warning });
@@ -144,7 +190,33 @@ export default definePlugin({
         path: registry.path,
         device_networks: [...registry.networks.cidrs],
         ...(warning !== undefined ? { warnings: [warning] } : {}),
+        label_claims: {
+          holders: registry.labels.bindings().map((b) => ({ label: b.label, device_id: b.device_id, since: new Date(b.at).toISOString() })),
+          refused: registry.labels.refused,
+          recent_refusals: registry.labels
+            .recentRefusals()
+            .slice(-50)
+            .map((r) => ({ ...r, at: new Date(r.at).toISOString() })),
+        },
       };
+    });
+
+    ctx.routes.handle<z.output<typeof LabelReleaseQuery>>('DELETE', '/fleet/registry/labels/:label', ({ params, query }) => {
+      const label = params.label ?? '';
+      const before = registry.labels.holder(label);
+      if (query.to === undefined && before === undefined) {
+        throw new LookoutError('not_found', `no device holds the label ${label} by hello`, { details: { label } });
+      }
+      const releasedFrom = query.to === undefined ? registry.releaseLabel(label) : registry.assignLabel(label, query.to, ctx.clock.now());
+      ring.record({
+        kind: 'registry',
+        message:
+          query.to === undefined
+            ? `label ${label} released from ${releasedFrom}`
+            : `label ${label} given to ${query.to}${releasedFrom ? ` (was ${releasedFrom})` : ''}`,
+      });
+      saved?.changed();
+      return { label, released_from: releasedFrom ?? null, holder: query.to ?? null };
     });
   },
 });
@@ -165,6 +237,8 @@ function shadow(d: RegisteredDevice, busId: string, online: boolean): z.output<t
   };
   if (d.unreachableReason) s.unreachable_reason = d.unreachableReason;
   if (d.restored) s.restored = true;
+  if (d.connectedFrom) s.connected_from = d.connectedFrom;
+  if (d.refusedLabels) s.refused_labels = d.refusedLabels;
   if (d.image) s.image = d.image;
   if (d.layer) s.layer = d.layer;
   if (d.ssh !== undefined) s.ssh = d.ssh && { host: d.ssh.host, port: d.ssh.port, user: d.ssh.user, recordings_root: d.ssh.recordingsRoot };

@@ -18,6 +18,10 @@ export interface RegisteredDevice {
   lastHelloAt: number | null;
   /** Its hello was reloaded from the hub's saved state: announced before the last restart, none since. */
   restored?: boolean;
+  /** The address its bus connection came from when it said hello (embedded broker): used in place of the hello's. */
+  connectedFrom?: string;
+  /** Labels its hello announces that it does not hold (another device claimed them first, or the registry file gives them). */
+  refusedLabels?: string[];
   image?: string;
   layer?: string;
   /**

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalQuery, signA2a, verifyA2a, type A2aRequest } from '../../../../core/src/auth/a2a-signature.js';
+import { a2aSignerKey, A2A_FLEET_SIGNER, canonicalQuery, signA2a, verifyA2a, type A2aRequest } from '../../../../core/src/auth/a2a-signature.js';
 import { isLookoutError } from '../../../../core/src/errors/lookout-error.js';
 
 const KEY = 'a2a-signature-test-key-0123456789';
@@ -29,7 +29,22 @@ describe('the A2A canonical query and a lone surrogate', () => {
       ok: true,
       nonce: 'nonce-0123456789abcdef',
       timestamp: NOW / 1000,
+      signer: A2A_FLEET_SIGNER,
     });
+  });
+
+  it('a key id signs under the signer’s key derived from the A2A key; the verdict names the signer', () => {
+    const request: A2aRequest = { method: 'POST', path: '/a2a/query', query: { q: 'peer_hello', target: 'cam-1' }, body: '' };
+    const headers = signA2a(KEY, request, NOW, 'nonce-0123456789abcdef', 'ops-1');
+    assert.equal(headers['X-Lookout-Key-Id'], 'ops-1');
+    const fleet = signA2a(KEY, request, NOW, 'nonce-0123456789abcdef');
+    assert.notEqual(headers['X-Lookout-Signature'], fleet['X-Lookout-Signature'], 'another key');
+    assert.deepEqual(verifyA2a(KEY, request, lower(headers), NOW), { ok: true, nonce: 'nonce-0123456789abcdef', timestamp: NOW / 1000, signer: 'ops-1' });
+    // A client given only its signer key signs as that signer with a bare HMAC, as with the A2A key.
+    const own = signA2a(a2aSignerKey(KEY, 'ops-1'), request, NOW, 'nonce-0123456789abcdef');
+    assert.equal(own['X-Lookout-Signature'], headers['X-Lookout-Signature']);
+    const asOther = verifyA2a(KEY, request, { ...lower(headers), 'x-lookout-key-id': 'ops-2' }, NOW);
+    assert.equal(asOther.ok ? 'ok' : asOther.reason, 'signature_invalid');
   });
 
   it('verifying a request whose query has a lone surrogate is a signature_malformed verdict, never a throw', () => {

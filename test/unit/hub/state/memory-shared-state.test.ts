@@ -27,4 +27,21 @@ describe('MemorySharedState claims', () => {
     assert.equal(await shared.claimOnce('nonce', 'd', 100), 'full', 'b and c live');
     assert.equal(await shared.claimOnce('nonce', 'c', 100), 'already_claimed', 'the one that was refused as full is claimed now');
   });
+
+  it('a holder over its bound is holder_full, alone: another holder and holderless claims go on; its place frees as its claims expire', async () => {
+    let now = 1_000;
+    const shared = new MemorySharedState({ maxClaims: 10, now: () => now });
+    const noisy = { id: 'noisy', max: 2 };
+    assert.equal(await shared.claimOnce('nonce', 'n-1', 100, noisy), 'claimed');
+    now += 10;
+    assert.equal(await shared.claimOnce('nonce', 'n-2', 100, noisy), 'claimed');
+    assert.equal(await shared.claimOnce('nonce', 'n-3', 100, noisy), 'holder_full');
+    assert.equal(await shared.claimOnce('nonce', 'n-1', 100, noisy), 'already_claimed', 'a live claim is still a replay');
+    assert.equal(await shared.claimOnce('nonce', 'q-1', 100, { id: 'quiet', max: 2 }), 'claimed', 'another holder');
+    assert.equal(await shared.claimOnce('nonce', 'x-1', 100), 'claimed', 'no holder');
+    assert.equal(await shared.claimOnce('other', 'n-3', 100, noisy), 'claimed', 'the bound is per scope');
+    now = 1_100;
+    assert.equal(await shared.claimOnce('nonce', 'n-3', 100, noisy), 'claimed', 'n-1 expired: its place is the holder’s again');
+    assert.equal(await shared.claimOnce('nonce', 'n-4', 100, noisy), 'holder_full', 'n-2 and n-3 live');
+  });
 });

@@ -41,6 +41,27 @@ describe('Redis hub state (a real redis-server)', () => {
     await server.stop();
   });
 
+  it('claimOnce with a holder: its bound is shared by the replicas, holder_full for it alone, freed as its claims expire', async () => {
+    const a = new RedisSharedState(await connect('held:'));
+    const b = new RedisSharedState(await connect('held:'));
+    const noisy = { id: 'noisy', max: 3 };
+    assert.equal(await a.claimOnce('nonce', 'n-1', 300, noisy), 'claimed');
+    assert.equal(await b.claimOnce('nonce', 'n-2', 300, noisy), 'claimed', 'the other replica counts against the same bound');
+    assert.equal(await a.claimOnce('nonce', 'n-3', 60_000, noisy), 'claimed');
+    assert.equal(await b.claimOnce('nonce', 'n-4', 60_000, noisy), 'holder_full');
+    assert.equal(await a.claimOnce('nonce', 'n-1', 60_000, noisy), 'already_claimed', 'a live claim is a replay, full or not');
+    assert.equal(await b.claimOnce('nonce', 'q-1', 60_000, { id: 'quiet', max: 3 }), 'claimed', 'another holder goes on');
+    assert.equal(await b.claimOnce('nonce', 'x-1', 60_000), 'claimed', 'a claim without a holder goes on');
+    assert.equal(await b.claimOnce('nonce', 'n-4', 60_000), 'claimed', 'refused as holder_full, the key was not claimed');
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(await a.claimOnce('nonce', 'n-5', 60_000, noisy), 'claimed', 'expired claims leave the holder’s set');
+    assert.equal(await b.claimOnce('nonce', 'n-6', 60_000, noisy), 'claimed');
+    assert.equal(await a.claimOnce('nonce', 'n-7', 60_000, noisy), 'holder_full', 'n-3, n-5, n-6 live');
+    const conn = connections.at(-1)!;
+    const ttl = await conn.client.pttl(conn.key('claim-holder', 'nonce', 'noisy'));
+    assert.ok(ttl > 0 && ttl <= 60_000, `the holder’s set expires with its newest claim (pttl ${ttl})`);
+  });
+
   it('claimOnce succeeds once fleet-wide while the claim lives, then again after its ttl', async () => {
     const a = new RedisSharedState(await connect());
     const b = new RedisSharedState(await connect());

@@ -5,6 +5,8 @@
  * (one let through unclaimed could be replayed); a nonce seen before is still the 401.
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../../../../core/src/log/logger.js';
@@ -15,13 +17,32 @@ import { MemorySharedState } from '../../../../../hub/src/state/memory-shared-st
 import { RedisConnection } from '../../../../../hub/src/state/redis-connection.js';
 import { RedisSharedState } from '../../../../../hub/src/state/redis-shared-state.js';
 import { a2aTestHub } from '../../../../integration/a2a-helpers.js';
-import { api, waitFor, type Answer } from '../../../../integration/hub-helpers.js';
+import { api, msg, waitFor, type Answer } from '../../../../integration/hub-helpers.js';
 import { startRedis, type RedisServer } from '../../../../support/redis.js';
+import { provisionTestFleetCerts } from '../../../../support/fleet-certs.js';
+import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
 
 const KEY = 'a2a-busy-test-key-0123456789';
 const TOKEN = 'a2a-busy-bearer-token-0123456789';
-// No device is registered: an admitted query ends at 404 target_unknown, after the nonce was claimed.
-const QUERY = { q: 'peer_hello', target: 'cam-404' };
+// cam-1 is registered with a sidecar port where nothing listens: an admitted query (its nonce
+// claimed) ends at 502 peer_unreachable. A query for an unknown target is refused before the claim.
+const QUERY = { q: 'peer_hello', target: 'cam-1' };
+const ADMITTED = [502, 'a2a.peer_unreachable'];
+
+let scratch: ScratchDir;
+before(async () => {
+  scratch = await scratchDir('lookout-a2a-busy-');
+});
+after(async () => scratch?.cleanup());
+
+/** A port of 127.0.0.1 nobody listens on (taken, then given back). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 interface Signed {
   path: string;
@@ -31,7 +52,11 @@ interface Signed {
 
 async function busyHub(sharedState: HubSharedState): Promise<{ hub: RunningHub; bus: MemoryBus }> {
   const bus = new MemoryBus();
-  const hub = await a2aTestHub({ bus, sharedState, token: TOKEN, host: '127.0.0.1', env: { A2A_HMAC_KEY: KEY } });
+  const dataDir = join(scratch.dir, `hub-${Math.random().toString(36).slice(2)}`);
+  await provisionTestFleetCerts(join(scratch.dir, 'ca'), { hubDataDir: dataDir });
+  const hub = await a2aTestHub({ bus, dataDir, sharedState, token: TOKEN, host: '127.0.0.1', env: { A2A_HMAC_KEY: KEY, A2A_PEER_TIMEOUT_MS: '3000' } });
+  await bus.publish('devices/cam-1/hello', JSON.stringify({ ...msg.hello('cam-1', ['127.0.0.1'], 9), ports: { tools: 9, sidecar: await closedPort() } }));
+  await waitFor('the hello of cam-1', async () => (await api(hub.url, '/fleet/registry', { token: TOKEN })).body.registry.devices.length === 1);
   return { hub, bus };
 }
 
@@ -65,7 +90,7 @@ describe('a2a: a nonce the hub cannot record', () => {
 
     it('a new nonce is 503 a2a.busy with Retry-After; the nonce that filled it is still a replay (401)', async () => {
       const first = await sign(hub);
-      assert.deepEqual(error(await send(hub, first)), [404, 'target_unknown'], 'admitted: its nonce took the one place');
+      assert.deepEqual(error(await send(hub, first)), ADMITTED, 'admitted: its nonce took the one place');
       assertBusy(await send(hub, await sign(hub)), 'nonce_cache_full');
       assert.deepEqual(error(await send(hub, first)), [401, 'a2a.signature_replayed'], 'a nonce seen before is a replay, full or not');
     });
@@ -102,7 +127,7 @@ describe('a2a: a nonce the hub cannot record', () => {
 
     it('503 a2a.busy while Redis is away, neither a replay nor admitted; admitted again, and replays refused, once it is back', async () => {
       const seen = await sign(hub);
-      assert.deepEqual(error(await send(hub, seen)), [404, 'target_unknown']);
+      assert.deepEqual(error(await send(hub, seen)), ADMITTED);
       assert.deepEqual(error(await send(hub, seen)), [401, 'a2a.signature_replayed']);
 
       await server.pause();
@@ -113,7 +138,7 @@ describe('a2a: a nonce the hub cannot record', () => {
 
       await server.start();
       await waitFor('the reconnect', () => conn.up, 10_000);
-      assert.deepEqual(error(await send(hub, whileDown)), [404, 'target_unknown'], 'the refused nonce was never claimed: it is good once');
+      assert.deepEqual(error(await send(hub, whileDown)), ADMITTED, 'the refused nonce was never claimed: it is good once');
       assert.deepEqual(error(await send(hub, whileDown)), [401, 'a2a.signature_replayed']);
     });
   });

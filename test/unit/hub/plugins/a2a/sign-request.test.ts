@@ -18,7 +18,7 @@ describe('POST /a2a/sign: signing a described request', () => {
     assert.match(out.headers['X-Lookout-Signature'], /^v1=[0-9a-f]{64}$/);
     const sent = { method: 'POST', path: '/a2a/query', query: Object.fromEntries(new URLSearchParams(out.query_string)), body: Buffer.from(out.body) };
     assert.equal(out.canonical, canonicalA2aString(sent, out.headers['X-Lookout-Timestamp'], out.headers['X-Lookout-Nonce']));
-    assert.deepEqual(verifyA2a(KEY, sent, lower(out.headers), NOW), { ok: true, nonce: out.headers['X-Lookout-Nonce'], timestamp: NOW / 1000 });
+    assert.deepEqual(verifyA2a(KEY, sent, lower(out.headers), NOW), { ok: true, nonce: out.headers['X-Lookout-Nonce'], timestamp: NOW / 1000, signer: '*' });
     assert.equal(out.expires_at, new Date(NOW + 300_000).toISOString());
   });
 

@@ -21,7 +21,7 @@ describe('admitting a signed A2A request', () => {
 
   it('admits a request signed with the key, inside the window, once', async () => {
     const shared = new MemorySharedState({ now: () => NOW });
-    assert.deepEqual(await admit(signed(), { shared }), { nonce: 'nonce-0123456789abcdef', timestamp: NOW / 1000 });
+    assert.deepEqual(await admit(signed(), { shared }), { nonce: 'nonce-0123456789abcdef', timestamp: NOW / 1000, signer: '*' });
     await assert.rejects(admit(signed(), { shared }), refusedWith('signature_replayed', /new nonce/));
   });
 

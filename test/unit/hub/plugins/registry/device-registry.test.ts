@@ -125,11 +125,8 @@ describe('device registry', () => {
       () => r.resolve('127.0.0.1'),
       (e: LookoutError) => e.code === 'bad_request' && /shared by a, b/.test(e.message),
     );
-    // Both announce the label in their hello, which is a device's own word: the hub refuses to guess.
-    assert.throws(
-      () => r.resolve('canary'),
-      (e: LookoutError) => e.code === 'bad_request' && /several devices announce the label canary \(a, b\)/.test(e.message),
-    );
+    // Both announce the label in their hello, which is a device's own word: the first to claim it keeps it.
+    assert.equal(r.resolve('canary').deviceId, 'a');
     assert.equal(r.resolve('yard').deviceId, 'c');
     assert.throws(() => r.resolve('nobody'), code('target_unknown'));
     assert.throws(() => r.resolve('10.0.0.1'), code('target_unknown'));
@@ -140,6 +137,89 @@ describe('device registry', () => {
     r.hello(hello('cam-1', ['127.0.0.1'], 9001, ['canary']), 5);
     r.hello(hello('evil-1', ['127.0.0.2'], 9002, ['canary']), 50);
     assert.equal(r.resolve('canary').deviceId, 'cam-1');
+  });
+
+  it('a label only hellos announce stays with the first device that claimed it: a second device’s hello is refused it, said and counted', () => {
+    const { r, events } = registry(file({}), ['127.0.0.0/8'], ['evil-1']);
+    r.hello(hello('cam-1', ['127.0.0.11'], 9001, ['lobby', 'cam-1-only']), 5);
+    r.hello(hello('evil-1', ['127.0.0.9'], 9, ['lobby', 'evil-own']), 50);
+    assert.equal(r.resolve('lobby').deviceId, 'cam-1', 'online or newer, the second device does not take it');
+    assert.deepEqual(r.get('evil-1')?.labels, ['evil-own']);
+    assert.deepEqual(r.get('evil-1')?.refusedLabels, ['lobby']);
+    assert.equal(r.labels.refused, 1);
+    assert.ok(
+      events.some((e) => /hello from evil-1 claims the label lobby, held by cam-1: refused/.test(e)),
+      events.join('\n'),
+    );
+    // Its next hello (a reconnect) is refused alike; the first device's own hellos keep it.
+    r.hello(hello('evil-1', ['127.0.0.9'], 9, ['lobby']), 60);
+    r.hello(hello('cam-1', ['127.0.0.11'], 9001, ['lobby']), 70);
+    assert.equal(r.resolve('lobby').deviceId, 'cam-1');
+    assert.equal(r.labels.refused, 2);
+  });
+
+  it('the operator releases a label, or gives it to a device whose hello announces it; the registry file’s labels need no claim', () => {
+    const path = file({});
+    const { r } = registry(path, ['127.0.0.0/8']);
+    r.hello(hello('evil-1', ['127.0.0.9'], 9, ['lobby']), 5);
+    r.hello(hello('cam-1', ['127.0.0.11'], 9001, ['lobby']), 50);
+    assert.equal(r.resolve('lobby').deviceId, 'evil-1', 'the hostile device came first');
+    assert.throws(() => r.assignLabel('lobby', 'cam-2', 60), code('bad_request'));
+    assert.equal(r.assignLabel('lobby', 'cam-1', 60), 'evil-1');
+    assert.equal(r.resolve('lobby').deviceId, 'cam-1');
+    assert.equal(r.releaseLabel('lobby'), 'cam-1');
+    assert.throws(() => r.resolve('lobby'), code('target_unknown'), 'free: nobody holds it until a hello claims it');
+    r.hello(hello('evil-1', ['127.0.0.9'], 9, ['lobby']), 70);
+    assert.equal(r.resolve('lobby').deviceId, 'evil-1', 'free, the next hello claims it');
+    // The registry file gives it: the file's device holds it, no hello does.
+    writeFileSync(path, JSON.stringify({ devices: [{ device_id: 'cam-1', labels: ['lobby'] }] }));
+    utimesSync(path, new Date(), new Date(Date.now() + 5_000));
+    assert.equal(r.resolve('lobby').deviceId, 'cam-1');
+    assert.deepEqual(r.get('evil-1')?.labels, []);
+  });
+
+  it('label holders survive a restart (saved with the hellos); a state saved before them binds them again, oldest hello first', () => {
+    const { r } = registry(file({}), ['127.0.0.0/8']);
+    r.hello(hello('cam-1', ['127.0.0.11'], 9001, ['lobby']), 5);
+    r.hello(hello('evil-1', ['127.0.0.9'], 9, ['lobby']), 50);
+    const { r: again } = registry(file({}), ['127.0.0.0/8']);
+    again.restore(r.savedHellos(), r.labels.bindings());
+    assert.equal(again.resolve('lobby').deviceId, 'cam-1');
+    const { r: old } = registry(file({}), ['127.0.0.0/8']);
+    old.restore(r.savedHellos());
+    assert.equal(old.resolve('lobby').deviceId, 'cam-1', 'the older hello binds first');
+  });
+
+  it('a hello’s tool address is the address its bus connection came from, when the hub knows it', () => {
+    const from = new Map([['cam-1', '127.0.0.5']]);
+    const r = new HubDeviceRegistry({
+      path: file({}),
+      required: true,
+      networks: DeviceNetworks.parse(['127.0.0.0/8']),
+      busId: 'bus-x',
+      lanIp: '10.1.1.1',
+      isOnline: () => true,
+      connectedFrom: (id) => from.get(id),
+      onEvent: () => undefined,
+    });
+    r.hello(hello('cam-1', ['127.0.0.9'], 9001), 1);
+    assert.equal(r.get('cam-1')?.toolUrl, 'http://127.0.0.5:9001/mcp', 'not the 127.0.0.9 it announced');
+    assert.equal(r.get('cam-1')?.connectedFrom, '127.0.0.5');
+    assert.throws(() => r.resolve('127.0.0.9:9001'), code('target_unknown'), 'its announced address names nothing');
+    assert.equal(r.resolve('127.0.0.5:9001').deviceId, 'cam-1');
+    from.delete('cam-1');
+    r.hello(hello('cam-1', ['127.0.0.9'], 9001), 4);
+    assert.equal(r.get('cam-1')?.toolUrl, 'http://127.0.0.5:9001/mcp', 'its retained hello heard again while it is away keeps where it connected from');
+    from.set('cam-far', '::ffff:192.0.2.7');
+    r.hello(hello('cam-far', ['127.0.0.1'], 9), 2);
+    assert.equal(r.get('cam-far')?.toolUrl, null, 'connected from outside the device networks: its loopback claim is not believed');
+    assert.match(r.get('cam-far')?.unreachableReason ?? '', /its bus connection comes from 192\.0\.2\.7, outside the device networks/);
+    r.hello(hello('cam-ext', ['127.0.0.3'], 9003), 3);
+    assert.equal(
+      r.get('cam-ext')?.toolUrl,
+      'http://127.0.0.3:9003/mcp',
+      'the hub cannot tell (external broker): the hello’s address inside the device networks',
+    );
   });
 
   it('picks up an edited file and keeps the last good one when an edit is broken', async () => {
