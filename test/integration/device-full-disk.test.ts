@@ -80,11 +80,10 @@ describe('a device whose data filesystem is full', { skip: cannotMount() }, () =
     const first = (await latest()).payload.timestamp as string;
     await waitFor('newer telemetry', async () => (await latest()).payload.timestamp !== first);
 
-    // Nothing of the key on disk: no half-written file, no temp file.
-    assert.deepEqual(
-      filesIn(configDir()).filter((f) => f.includes('shadow_peer')),
-      [],
-    );
+    // Nothing of the key stays on disk: no half-written file, no temp file. A retry (every 200 ms
+    // here) has its temp file for the moment between its open and the ENOSPC that removes it, so a
+    // listing on a loaded machine may catch one: what must hold is that none is left.
+    await waitFor('no key file left in the config folder', async () => filesIn(configDir()).filter((f) => f.includes('shadow_peer')).length === 0);
   });
 
   it('answers get_device_identity through the hub: a fingerprint, key not durable and why, no key material', async () => {
