@@ -65,6 +65,7 @@ export default definePlugin({
       queries_answered: 0,
       handshakes_refused: 0,
       connections_refused: 0,
+      handshakes_timed_out: 0,
     };
     const view = async (): Promise<MeshView> => ({
       deviceId: runtime.id,
