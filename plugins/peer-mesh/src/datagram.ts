@@ -54,8 +54,8 @@ export type DropReason = 'bad_signature' | 'bad_certificate' | 'stale' | 'replay
 
 /** A frame split into its parts; nothing in it is checked yet but its framing. */
 export type Frame =
-  | { kind: 'sealed'; sender: string; signed: Buffer; mac: Buffer; json: Buffer }
-  | { kind: 'intro'; sender: string; signed: Buffer; mac: Buffer; signature: Buffer; toSign: Buffer; certificate: Buffer; json: Buffer };
+  | { kind: 'sealed'; sender: string; signed: readonly Buffer[]; mac: Buffer; json: Buffer }
+  | { kind: 'intro'; sender: string; signed: readonly Buffer[]; mac: Buffer; signature: Buffer; toSign: Buffer; certificate: Buffer; json: Buffer };
 
 /** Splits a datagram into its frame: no crypto, no JSON; null when it is not a well-formed frame. */
 export function readFrame(datagram: Buffer): Frame | null {
@@ -70,7 +70,8 @@ export function readFrame(datagram: Buffer): Frame | null {
   const header = datagram.subarray(0, macAt);
   const mac = datagram.subarray(macAt, macAt + MAC_BYTES);
   const rest = datagram.subarray(macAt + MAC_BYTES);
-  const signed = Buffer.concat([header, rest]);
+  // What the MAC covers, in its two parts (hashed one after the other: no copy per datagram).
+  const signed = [header, rest];
   if (sealed) return { kind: 'sealed', sender, signed, mac, json: rest };
   if (rest.length < SIGNATURE_BYTES + 2) return null;
   const signature = rest.subarray(0, SIGNATURE_BYTES);
@@ -83,9 +84,11 @@ export function readFrame(datagram: Buffer): Frame | null {
   return { kind: 'intro', sender, signed, mac, signature, toSign, certificate, json };
 }
 
-/** Whether `mac` is HMAC-SHA256(key, signed), in constant time. */
-export function macMatches(key: Buffer, signed: Buffer, mac: Buffer): boolean {
-  return timingSafeEqual(createHmac('sha256', key).update(signed).digest(), mac);
+/** Whether `mac` is HMAC-SHA256(key, the parts of `signed` in order), in constant time. */
+export function macMatches(key: Buffer, signed: readonly Buffer[], mac: Buffer): boolean {
+  const hmac = createHmac('sha256', key);
+  for (const part of signed) hmac.update(part);
+  return timingSafeEqual(hmac.digest(), mac);
 }
 
 /** The JSON of a frame whose MAC held: parsed and checked against the schema and the id in the header. */
