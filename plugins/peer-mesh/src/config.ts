@@ -15,7 +15,9 @@ export const PeerMeshConfigSchema = z.object({
     .min(16)
     .max(512)
     .optional()
-    .describe('HMAC-SHA256 key every mesh datagram is signed with (at least 16 characters); unset: the file /data/config/mesh.key; never logged'),
+    .describe(
+      'the fleet mesh key (at least 16 characters): introductions are HMAC-SHA256 signed with it and every pair key is derived under it; each device also needs its fleet certificate (shadow_peer.crt/.key, fleet_ca.crt), which proves who it is; unset: the file /data/config/mesh.key; never logged',
+    ),
   MESH_PEERS: z
     .string()
     .max(8192)
@@ -42,9 +44,16 @@ export const PeerMeshConfigSchema = z.object({
   MESH_HEARTBEAT_MS: ms(50, 600_000).default(2000).describe('how often each peer gets a heartbeat'),
   MESH_SUSPECT_MS: ms(100, 3_600_000).optional().describe('a peer silent this long is suspect (default 3 heartbeats)'),
   MESH_DOWN_MS: ms(200, 3_600_000).optional().describe('a peer silent this long is down (default 5 heartbeats, at least the suspect time)'),
+  MESH_DROP_MS: ms(200, 86_400_000)
+    .optional()
+    .describe(
+      'a peer found by hello and silent this long leaves the table until it speaks again (default 30 heartbeats, at least the down time); configured peers stay',
+    ),
   MESH_WINDOW_MS: ms(1000, 600_000).default(30_000).describe('a datagram whose timestamp is further than this from the clock is stale'),
   MESH_MAX_PEERS: ms(1, 4096).default(64).describe('peer table size; past it a new peer replaces the longest-down one learned from a hello, or is refused'),
-  MESH_MAX_RATE: ms(1, 100_000).default(50).describe('datagrams per second one sender (address and port) may have read; the rest are dropped unread'),
+  MESH_MAX_RATE: ms(1, 100_000)
+    .default(50)
+    .describe('datagrams per second one source address (all its ports together) may have read; the rest are dropped unread, before any HMAC'),
 });
 export type PeerMeshConfig = z.output<typeof PeerMeshConfigSchema>;
 
@@ -53,6 +62,7 @@ export interface MeshTimings {
   heartbeatMs: number;
   suspectMs: number;
   downMs: number;
+  dropMs: number;
   windowMs: number;
 }
 
@@ -60,5 +70,6 @@ export function meshTimings(config: PeerMeshConfig): MeshTimings {
   const heartbeatMs = config.MESH_HEARTBEAT_MS;
   const suspectMs = config.MESH_SUSPECT_MS ?? 3 * heartbeatMs;
   const downMs = Math.max(config.MESH_DOWN_MS ?? 5 * heartbeatMs, suspectMs);
-  return { heartbeatMs, suspectMs, downMs, windowMs: config.MESH_WINDOW_MS };
+  const dropMs = Math.max(config.MESH_DROP_MS ?? 30 * heartbeatMs, downMs);
+  return { heartbeatMs, suspectMs, downMs, dropMs, windowMs: config.MESH_WINDOW_MS };
 }

@@ -2,6 +2,7 @@ import { DEVICE_PATHS, PeerMeshStatusSchema, definePlugin, devicePath, deviceInf
 import { DeviceIdentityToken } from '../../identity/src/service.js';
 import { DEFAULT_MESH_PORT, DEFAULT_SIDECAR_PORT, PeerMeshConfigSchema, meshTimings } from './config.js';
 import { peerFromHello } from './hello-peer.js';
+import { MeshIdentity } from './mesh-identity.js';
 import { loadMeshKey } from './mesh-key.js';
 import { MeshNetworks } from './mesh-networks.js';
 import { MeshNode } from './mesh-node.js';
@@ -15,17 +16,18 @@ import { SidecarServer } from './sidecar-server.js';
 export const PEER_DIRECTORY = 'devices/+/hello';
 
 /**
- * The peer mesh (layer 0): signed UDP heartbeats between the devices of a fleet (HMAC-SHA256 under
- * the mesh key; replay window and per-boot sequence), peers found from each other's hello and from
+ * The peer mesh (layer 0): UDP heartbeats between the devices of a fleet, each pair's sealed under a key
+ * only those two devices can derive (from their fleet certificates' keys, under the fleet mesh key;
+ * replay window and per-boot sequence), peers only from each other's hello on the bus and from
  * MESH_PEERS, never by broadcast; and the mTLS sidecar that answers peer queries from holders of a
- * fleet-CA certificate. Either half runs without the other: a device without a fleet certificate
- * still meshes, and one without a key still answers on its sidecar. get_peer_mesh_status reports both.
+ * fleet-CA certificate. The mesh needs the mesh key and the device's fleet certificate (a device without
+ * one could only speak for nobody); the sidecar runs without the key. get_peer_mesh_status reports both.
  */
 export default definePlugin({
   name: 'peer-mesh',
   version: '1.0.0',
   core: '^1',
-  description: 'peer mesh: HMAC-signed UDP heartbeats (11555) with peers from their hello, and the mTLS sidecar (8777) for peer queries',
+  description: 'peer mesh: UDP heartbeats (11555) sealed per device pair, with peers from their hello, and the mTLS sidecar (8777) for peer queries',
   layer: 'layer0',
   requires: [DeviceIdentityToken],
   config: PeerMeshConfigSchema,
@@ -65,6 +67,7 @@ export default definePlugin({
       queries_answered: 0,
       handshakes_refused: 0,
       connections_refused: 0,
+      handshakes_timed_out: 0,
     };
     const view = async (): Promise<MeshView> => ({
       deviceId: runtime.id,
@@ -129,7 +132,10 @@ export default definePlugin({
     }
     if (sidecarView.problem) log.warn({ problem: sidecarView.problem }, 'peer sidecar not serving');
 
-    if (meshKey.key) {
+    if (meshKey.key && !material.ok) {
+      // Protocol 1 meshed on the fleet key alone, which let any device sign as any other; a device now proves who it is with its certificate.
+      meshProblem = `the mesh needs this device's fleet certificate: ${material.problem}`;
+    } else if (meshKey.key && material.ok) {
       const timings = meshTimings(config);
       const networks = MeshNetworks.resolve(config.MESH_NETWORKS, info.listenHost);
       const candidate = new MeshNode({
@@ -137,6 +143,7 @@ export default definePlugin({
         host: info.listenHost,
         port: surfacePort(runtime, 'mesh', DEFAULT_MESH_PORT),
         key: meshKey.key,
+        identity: new MeshIdentity(runtime.id, material.material),
         timings,
         maxPeers: config.MESH_MAX_PEERS,
         maxRatePerSender: config.MESH_MAX_RATE,
@@ -163,7 +170,7 @@ export default definePlugin({
           log.debug({ topic, reason: outcome.reason }, 'hello refused by the mesh');
         });
         log.info(
-          { host: info.listenHost, port, key_source: meshKey.source, heartbeat_ms: timings.heartbeatMs, networks: networks.cidrs },
+          { host: info.listenHost, port, key_source: meshKey.source, heartbeat_ms: timings.heartbeatMs, drop_ms: timings.dropMs, networks: networks.cidrs },
           'peer mesh listening',
         );
       } catch (err) {

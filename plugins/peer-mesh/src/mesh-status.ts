@@ -11,6 +11,7 @@ export interface SidecarView {
   queries_answered: number;
   handshakes_refused: number;
   connections_refused: number;
+  handshakes_timed_out: number;
 }
 
 export interface MeshView {

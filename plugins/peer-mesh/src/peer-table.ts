@@ -22,6 +22,10 @@ export interface Peer {
   pendingHeartbeat: { seq: number; sentAt: number } | null;
   /** State as of the last sweep (for transitions); read `stateOf` for the current one. */
   lastState: PeerState;
+  /** The key this device and the peer share (mesh-identity.ts); null until one of them introduced itself. */
+  pairKey: Buffer | null;
+  /** Fingerprint of the certificate the pair key was derived from: a new certificate means a new key. */
+  certFingerprint: string | null;
 }
 
 export interface PeerTableOptions {
@@ -31,6 +35,8 @@ export interface PeerTableOptions {
   wallNow(): number;
   suspectMs: number;
   downMs: number;
+  /** A peer found by hello and silent this long leaves the table (it returns when it speaks again). */
+  dropMs: number;
   maxPeers: number;
 }
 
@@ -53,7 +59,8 @@ export interface Transition {
  * down time), down (silent longer, or never heard), on the monotonic clock. Bounded by `maxPeers`: a
  * newcomer replaces the longest-silent down peer learned from a hello (MESH_PEERS entries are the
  * operator's and stay), or is refused; a peer learned from a hello and never heard within the down
- * time leaves (`dropUnheard`), so hellos naming hosts that never answer do not keep being heartbeated.
+ * time leaves (`dropUnheard`), so hellos naming hosts that never answer do not keep being heartbeated,
+ * and one silent past the drop time leaves too (`dropSilent`).
  */
 export class PeerTable {
   private readonly peers = new Map<string, Peer>();
@@ -101,6 +108,8 @@ export class PeerTable {
         rttMs: null,
         pendingHeartbeat: null,
         lastState: 'down',
+        pairKey: null,
+        certFingerprint: null,
       });
       return 'added';
     }
@@ -150,6 +159,22 @@ export class PeerTable {
     const gone: string[] = [];
     for (const peer of this.peers.values()) {
       if (peer.source !== 'hello' || peer.heardAt !== null || now - peer.addedAt < this.o.downMs) continue;
+      this.peers.delete(peer.deviceId);
+      gone.push(peer.deviceId);
+    }
+    return gone;
+  }
+
+  /**
+   * Takes out every peer found by hello that was heard but has been silent for the drop time; returns
+   * their ids. A device that left (or one heard once and never again) would otherwise stay down in the
+   * table for good and keep the mesh graded degraded; a configured peer is the operator's and stays.
+   */
+  dropSilent(): string[] {
+    const now = this.o.monotonic();
+    const gone: string[] = [];
+    for (const peer of this.peers.values()) {
+      if (peer.source !== 'hello' || peer.heardAt === null || now - peer.heardAt < this.o.dropMs) continue;
       this.peers.delete(peer.deviceId);
       gone.push(peer.deviceId);
     }

@@ -19,12 +19,16 @@ export class ReplayGuard {
 
   /** 'ok' records the datagram as accepted; 'stale' and 'replayed' record nothing. */
   admit(message: Pick<MeshMessage, 'from' | 'boot' | 'seq' | 'ts'>, now: number): 'ok' | 'stale' | 'replayed' {
+    const verdict = this.check(message, now);
+    if (verdict === 'ok') this.record(message.from, message.boot, message.seq, this.senders.get(message.from));
+    return verdict;
+  }
+
+  /** The verdict `admit` would give, recording nothing: checked before a signature is verified, so a stale or replayed one costs none. */
+  check(message: Pick<MeshMessage, 'from' | 'boot' | 'seq' | 'ts'>, now: number): 'ok' | 'stale' | 'replayed' {
     if (Math.abs(now - message.ts) > this.windowMs) return 'stale';
-    const boots = this.senders.get(message.from);
-    const last = boots?.get(message.boot);
-    if (last !== undefined && message.seq <= last) return 'replayed';
-    this.record(message.from, message.boot, message.seq, boots);
-    return 'ok';
+    const last = this.senders.get(message.from)?.get(message.boot);
+    return last !== undefined && message.seq <= last ? 'replayed' : 'ok';
   }
 
   get size(): number {

@@ -1,6 +1,7 @@
 /**
- * Datagrams per second per sender (address and port), checked before any work is done on a datagram: a
- * flooding sender costs a map lookup per packet, not an HMAC. Fixed one-second windows; at most
+ * Datagrams per second per sender, checked before any work is done on a datagram: a flooding sender
+ * costs a map lookup per packet, not an HMAC. The node keys it on the source address alone (ports are free
+ * to an attacker). Fixed one-second windows; at most
  * `maxSenders` senders are tracked (the oldest forgotten first), so spoofed sources cannot grow it.
  * Windows are reckoned on the monotonic clock: a wall-clock step back must not hold a sender's window open.
  */

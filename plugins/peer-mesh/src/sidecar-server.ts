@@ -13,13 +13,22 @@ const MAX_BODY_BYTES = 16 * 1024;
  * a handshake must finish in a few seconds (a TLS 1.3 handshake on a LAN takes milliseconds), one
  * address holds only a few connections (peers and the hub each need one or two at a time), and the
  * total is high enough that it takes that many addresses to fill it.
+ *
+ * Connections not yet through their handshake are capped per address on their own, and a new one
+ * over that cap closes the oldest of them rather than being refused: an address (127.0.0.1 on a
+ * shared machine, a NAT) holding idle sockets then cannot keep out a real client from the same
+ * address, whose handshake finishes in milliseconds, long before the sockets it evicts could.
+ * Refusing the newcomer instead (the rule before) let 16 idle sockets lock the address out for as
+ * long as they were renewed.
  */
 export interface SidecarLimits {
   handshakeTimeoutMs: number;
   maxConnections: number;
   maxConnectionsPerAddress: number;
+  /** Connections from one address still in (or before) their handshake. */
+  maxPendingPerAddress: number;
 }
-export const DEFAULT_SIDECAR_LIMITS: SidecarLimits = { handshakeTimeoutMs: 3000, maxConnections: 512, maxConnectionsPerAddress: 16 };
+export const DEFAULT_SIDECAR_LIMITS: SidecarLimits = { handshakeTimeoutMs: 3000, maxConnections: 512, maxConnectionsPerAddress: 16, maxPendingPerAddress: 4 };
 
 export interface SidecarOptions {
   host: string;
@@ -34,8 +43,10 @@ export interface SidecarOptions {
 export interface SidecarStats {
   queries_answered: number;
   handshakes_refused: number;
-  /** Connections closed unread: over the per-address or the total cap. */
+  /** Connections closed unread: over the per-address or the total cap, or evicted before their handshake by a newer one from the same address. */
   connections_refused: number;
+  /** Connections closed because their handshake had not finished by the deadline (also counted in handshakes_refused). */
+  handshakes_timed_out: number;
 }
 
 /**
@@ -46,20 +57,33 @@ export interface SidecarStats {
  * cannot keep the fleet out.
  */
 export class SidecarServer {
-  readonly stats: SidecarStats = { queries_answered: 0, handshakes_refused: 0, connections_refused: 0 };
+  readonly stats: SidecarStats = { queries_answered: 0, handshakes_refused: 0, connections_refused: 0, handshakes_timed_out: 0 };
   private readonly server: Server;
   private readonly front: TcpServer;
   private readonly limits: SidecarLimits;
   /** Open connections, and how many each remote address holds. */
   private readonly sockets = new Set<Socket>();
   private readonly perAddress = new Map<string, number>();
+  /** Per address, its connections not yet through the handshake, oldest first, each with its deadline timer. */
+  private readonly pending = new Map<string, Map<Socket, { timer: NodeJS.Timeout; peerKey: string }>>();
+  /** remote address:port of a pending connection → its socket (the TLS socket names the same pair). */
+  private readonly pendingByPeer = new Map<string, Socket>();
   private boundPort: number | null = null;
 
   constructor(private readonly o: SidecarOptions) {
     const { ca, cert, key } = o.material;
     this.limits = { ...DEFAULT_SIDECAR_LIMITS, ...o.limits };
     this.server = createServer(
-      { ca, cert, key, requestCert: true, rejectUnauthorized: true, minVersion: 'TLSv1.3', handshakeTimeout: this.limits.handshakeTimeoutMs },
+      {
+        ca,
+        cert,
+        key,
+        requestCert: true,
+        rejectUnauthorized: true,
+        minVersion: 'TLSv1.3',
+        // A backstop only: the front's own deadline (admit) closes a pending connection first and counts it once.
+        handshakeTimeout: 2 * this.limits.handshakeTimeoutMs,
+      },
       (req, res) => this.handle(req, res),
     );
     this.front = createTcpServer((socket) => this.admit(socket));
@@ -68,6 +92,11 @@ export class SidecarServer {
     // silent this long after its handshake is closed instead (a peer query is one small request).
     this.server.timeout = 10_000;
     this.server.keepAliveTimeout = 5_000;
+    // Through the handshake: no longer pending, so no longer evictable nor on the deadline.
+    this.server.on('secureConnection', (tls: TLSSocket) => {
+      const socket = this.pendingByPeer.get(`${tls.remoteAddress}:${tls.remotePort}`);
+      if (socket) this.settle(socket);
+    });
     this.server.on('tlsClientError', (err: Error) => {
       this.stats.handshakes_refused += 1;
       o.log.debug({ err: err.message }, 'sidecar handshake refused');
@@ -99,9 +128,14 @@ export class SidecarServer {
     });
   }
 
-  /** A new TCP connection: refused at once over a limit, else handed to TLS (whose handshake timeout then runs). */
+  /**
+   * A new TCP connection: an address at its pending cap first loses its oldest pending connection;
+   * then one over a cap is refused at once, else handed to TLS with a deadline for its handshake.
+   */
   private admit(socket: Socket): void {
     const address = socket.remoteAddress ?? '';
+    const pending = this.pending.get(address);
+    if (pending && pending.size >= this.limits.maxPendingPerAddress) this.evictOldest(pending);
     const held = this.perAddress.get(address) ?? 0;
     if (held >= this.limits.maxConnectionsPerAddress || this.sockets.size >= this.limits.maxConnections) {
       this.stats.connections_refused += 1;
@@ -110,13 +144,44 @@ export class SidecarServer {
     }
     this.perAddress.set(address, held + 1);
     this.sockets.add(socket);
+    const peerKey = `${address}:${socket.remotePort}`;
+    const timer = setTimeout(() => {
+      // Silent or slow past the deadline: closed whatever TLS's own timer does (it runs only once bytes flow).
+      this.stats.handshakes_timed_out += 1;
+      socket.destroy();
+    }, this.limits.handshakeTimeoutMs);
+    timer.unref();
+    const mine = pending ?? new Map<Socket, { timer: NodeJS.Timeout; peerKey: string }>();
+    mine.set(socket, { timer, peerKey });
+    this.pending.set(address, mine);
+    this.pendingByPeer.set(peerKey, socket);
     socket.once('close', () => {
+      this.settle(socket, address);
       this.sockets.delete(socket);
       const left = (this.perAddress.get(address) ?? 1) - 1;
       if (left > 0) this.perAddress.set(address, left);
       else this.perAddress.delete(address);
     });
     this.server.emit('connection', socket);
+  }
+
+  /** Out of the pending set (handshake done, or closed): its deadline stops. */
+  private settle(socket: Socket, address = socket.remoteAddress ?? ''): void {
+    const list = this.pending.get(address);
+    const entry = list?.get(socket);
+    if (!list || !entry) return;
+    clearTimeout(entry.timer);
+    list.delete(socket);
+    if (list.size === 0) this.pending.delete(address);
+    this.pendingByPeer.delete(entry.peerKey);
+  }
+
+  private evictOldest(list: Map<Socket, { timer: NodeJS.Timeout; peerKey: string }>): void {
+    const oldest = list.keys().next().value;
+    if (!oldest) return;
+    this.settle(oldest);
+    this.stats.connections_refused += 1;
+    oldest.destroy();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

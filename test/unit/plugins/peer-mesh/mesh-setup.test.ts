@@ -78,10 +78,17 @@ test('MESH_PEERS is id@ipv4:port entries; a bad one fails the config naming the 
   }
 });
 
-test('timings: suspect defaults to 3 heartbeats, down to 5 and never below suspect; a short key is refused', () => {
+test('timings: suspect defaults to 3 heartbeats, down to 5 and never below suspect, drop to 30 and never below down; a short key is refused', () => {
   const parse = (env: Record<string, string>) => meshTimings(PeerMeshConfigSchema.parse(env));
-  assert.deepEqual(parse({}), { heartbeatMs: 2000, suspectMs: 6000, downMs: 10_000, windowMs: 30_000 });
-  assert.deepEqual(parse({ MESH_HEARTBEAT_MS: '200', MESH_SUSPECT_MS: '5000' }), { heartbeatMs: 200, suspectMs: 5000, downMs: 5000, windowMs: 30_000 });
+  assert.deepEqual(parse({}), { heartbeatMs: 2000, suspectMs: 6000, downMs: 10_000, dropMs: 60_000, windowMs: 30_000 });
+  assert.deepEqual(parse({ MESH_HEARTBEAT_MS: '200', MESH_SUSPECT_MS: '5000' }), {
+    heartbeatMs: 200,
+    suspectMs: 5000,
+    downMs: 5000,
+    dropMs: 6000,
+    windowMs: 30_000,
+  });
+  assert.equal(parse({ MESH_DOWN_MS: '9000', MESH_DROP_MS: '1000' }).dropMs, 9000, 'never below the down time');
   assert.equal(PeerMeshConfigSchema.safeParse({ MESH_KEY: 'too-short' }).success, false);
 });
 

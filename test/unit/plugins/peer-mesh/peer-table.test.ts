@@ -18,7 +18,7 @@ function clock(start = 1_000_000) {
 }
 
 const table = (c: ReturnType<typeof clock>, maxPeers = 8) =>
-  new PeerTable({ monotonic: c.monotonic, wallNow: c.wallNow, suspectMs: 600, downMs: 1000, maxPeers });
+  new PeerTable({ monotonic: c.monotonic, wallNow: c.wallNow, suspectMs: 600, downMs: 1000, dropMs: 5000, maxPeers });
 
 test('a peer is down until heard, up while heard within the suspect time, suspect until the down time, then down; heard again, up', () => {
   const c = clock();
@@ -136,4 +136,26 @@ test('a peer found by hello and never heard leaves after the down time; one hear
   c.advance(60_000);
   assert.deepEqual(t.dropUnheard(), [], 'down but once heard, and the operator’s, stay');
   assert.equal(t.announce({ deviceId: 'ghost', address: '127.0.0.3', meshPort: 1, source: 'hello' }), 'added', 'a later hello brings it back');
+});
+
+test('a peer found by hello, heard and then silent past the drop time leaves (a phantom heard once does not stay down for good); configured peers stay', () => {
+  const c = clock();
+  const t = table(c);
+  t.announce({ deviceId: 'phantom', address: '127.0.0.3', meshPort: 1, source: 'hello' });
+  t.announce({ deviceId: 'live', address: '127.0.0.4', meshPort: 1, source: 'hello' });
+  t.announce({ deviceId: 'conf', address: '127.0.0.5', meshPort: 1, source: 'config' });
+  for (const id of ['phantom', 'live', 'conf']) t.heard(id, '127.0.0.9', 1, null);
+  c.advance(4000);
+  t.heard('live', '127.0.0.4', 1, null);
+  assert.deepEqual(t.dropSilent(), []);
+  assert.equal(t.stateOf(t.get('phantom')!), 'down');
+  c.advance(1000);
+  assert.deepEqual(t.dropSilent(), ['phantom']);
+  c.advance(60_000);
+  assert.deepEqual(t.dropSilent(), ['live'], 'silent past the drop time in its turn');
+  assert.deepEqual(
+    t.list().map((p) => p.deviceId),
+    ['conf'],
+    'the operator’s peer stays, down',
+  );
 });

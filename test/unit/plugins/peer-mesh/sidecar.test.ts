@@ -102,14 +102,14 @@ describe('the mTLS sidecar', () => {
     }
   });
 
-  it('idle connections from one address cannot starve it: past the per-address cap they are closed unread, another address is answered', async (t) => {
+  it('idle connections from one address cannot starve it: past the pending cap the oldest are closed unread, another address is answered', async (t) => {
     const hub = fleet.hub();
     const idle: Socket[] = [];
     t.after(() => idle.forEach((s) => s.destroy()));
     const refusedBefore = server.stats.connections_refused;
     // More than the old total cap (64), all from 127.0.0.1, none ever starting a handshake.
     for (let i = 0; i < 80; i++) idle.push(await idleConnection(port, '127.0.0.1'));
-    await waitFor('the idle connections over the per-address cap refused', () => server.stats.connections_refused - refusedBefore >= 80 - 16);
+    await waitFor('the idle connections over the pending cap closed', () => server.stats.connections_refused - refusedBefore >= 80 - 4);
     const reply = await sidecarRequest({
       host: '127.0.0.1',
       port,
@@ -119,7 +119,67 @@ describe('the mTLS sidecar', () => {
       key: await readFile(hub.keyPath),
     });
     assert.equal(reply.status, 200);
-    assert.equal(server.stats.connections_refused - refusedBefore, 80 - 16);
+    assert.equal(server.stats.connections_refused - refusedBefore, 80 - 4);
+  });
+
+  it('16 idle connections from one address do not keep out a real client from that address: the oldest pending ones give way, the rest time out', async (t) => {
+    const quick = new SidecarServer({
+      host: '127.0.0.1',
+      port: 0,
+      material,
+      log: createLogger({ level: 'silent' }),
+      peerHello: (caller) => ({
+        q: 'peer_hello',
+        ack: true,
+        device_id: 'cam-s',
+        cert_fingerprint: device().fingerprint,
+        peer_comm_status: 'ok',
+        peers_up: 0,
+        caller,
+        received_at: new Date().toISOString(),
+      }),
+      // A deadline far beyond the test: the real query must get through while all 16 are still held, not after they time out.
+      limits: { handshakeTimeoutMs: 60_000 },
+    });
+    const quickPort = await quick.listen();
+    const idle: Socket[] = [];
+    t.after(async () => {
+      idle.forEach((s) => s.destroy());
+      await quick.close();
+    });
+    for (let i = 0; i < 16; i++) idle.push(await idleConnection(quickPort, '127.0.0.3'));
+    const hub = fleet.hub();
+    const reply = await sidecarRequest({
+      host: '127.0.0.1',
+      port: quickPort,
+      localAddress: '127.0.0.3',
+      ca: fleet.caCertPem,
+      cert: await readFile(hub.certPath),
+      key: await readFile(hub.keyPath),
+    });
+    assert.equal(reply.status, 200);
+    assert.equal(PeerHelloAckSchema.parse(reply.body).caller, 'lookout-hub');
+    // Every idle one was still open when it came, or closed to make room for a newer one: none timed out.
+    assert.equal(quick.stats.handshakes_timed_out, 0);
+    assert.ok(quick.stats.connections_refused >= 16 - 4 + 1 - 1);
+  });
+
+  it('closes idle connections that never start a handshake after the deadline, and counts them', async (t) => {
+    const quick = new SidecarServer({
+      host: '127.0.0.1',
+      port: 0,
+      material,
+      log: createLogger({ level: 'silent' }),
+      peerHello: () => assert.fail('no query gets through'),
+      limits: { handshakeTimeoutMs: 300 },
+    });
+    const quickPort = await quick.listen();
+    t.after(() => quick.close());
+    const sockets = await Promise.all([1, 2, 3].map(() => idleConnection(quickPort, '127.0.0.4')));
+    const closed = new Set<Socket>();
+    for (const s of sockets) s.once('close', () => closed.add(s));
+    await waitFor('the server to close the three silent connections', () => closed.size === 3, 10_000);
+    await waitFor('the three timed out', () => quick.stats.handshakes_timed_out === 3);
   });
 
   it('closes a connection that does not finish its handshake in time, and counts it as refused', async (t) => {
