@@ -31,6 +31,12 @@ export interface ToolDecl {
   idempotent?: boolean;
   /** It changes nothing on the device (a read): implies idempotent. Default false. */
   readOnly?: boolean;
+  /**
+   * Its result carries a picture: the names of the result's fields holding the base64 bytes and
+   * their MIME type. The MCP answer then adds an image content block beside `structuredContent`,
+   * so that MCP clients show the picture; the structured result stays as it is.
+   */
+  imageContent?: { dataField: string; mimeTypeField: string };
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -141,6 +147,7 @@ export const ManifestSchema = z.object({
         output: zodSchema.optional(),
         idempotent: z.boolean().optional(),
         readOnly: z.boolean().optional(),
+        imageContent: z.object({ dataField: z.string().min(1), mimeTypeField: z.string().min(1) }).optional(),
       }),
     )
     .optional(),
