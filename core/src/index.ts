@@ -84,6 +84,7 @@ export { checkIssuedBy, keyMatchesCertificate, commonNameOf, type CertificateChe
 export { createSelfSignedCertificate, type SelfSignedCertificate } from './tls/self-signed-lazy.js';
 export { deviceTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls/tls-paths.js';
 export { fleetMeshKey, fleetA2aKey } from './auth/fleet-keys.js';
+export { signedUrlKey, signUrl, verifySignedUrl, SIGNED_URL_MAX_TTL_S, SIGNED_URL_DEFAULT_TTL_S } from './auth/signed-url.js';
 export { signA2a, verifyA2a, canonicalA2aString, canonicalQuery, A2A_HEADERS, A2A_SCHEME, A2A_WINDOW_S } from './auth/a2a-signature.js';
 export type { A2aRequest, A2aHeaders, A2aRefusal, A2aVerdict } from './auth/a2a-signature.js';
 export * from './native/index.js';

@@ -54,6 +54,12 @@ export interface RouteDecl {
   /** Reachable without the bearer token: liveness, and routes that authenticate each request themselves (signed A2A queries). */
   public?: boolean;
   /**
+   * GET (and HEAD) also accept a signed, expiring URL (`exp`, `sig`; core/src/auth/signed-url.ts)
+   * without the bearer token, for players that cannot send a header. A request that carries a
+   * signature is judged by it alone.
+   */
+  signedUrl?: boolean;
+  /**
    * The handler gets the body's exact bytes as `rawBody` (a signature covers them) and validates it
    * when it chooses, with `parseBody()`; `body` then describes it (OpenAPI) and is not checked first.
    */
@@ -162,6 +168,7 @@ export const ManifestSchema = z.object({
         response: zodSchema.optional(),
         produces: z.string().optional(),
         public: z.boolean().optional(),
+        signedUrl: z.boolean().optional(),
         rawBody: z.boolean().optional(),
       }),
     )
