@@ -187,4 +187,18 @@ describe('media: signed clip URLs for players without headers', () => {
       assert.equal(played.frames, 0);
     }
   });
+
+  it('is in the OpenAPI: the sign route, and exp/sig with the signedUrl scheme and both refusals on the clip route', async () => {
+    const doc = (await api(hub.url, '/openapi.json', { token: TOKEN })).body as {
+      paths: Record<string, Record<string, { security?: unknown; parameters: { name: string }[]; responses: Record<string, { description: string }> }>>;
+      components: { securitySchemes: Record<string, { type: string; in?: string; name?: string }> };
+    };
+    const clip = doc.paths['/media/clips/{device}/{file}'].get;
+    assert.deepEqual(clip.security, [{ bearer: [] }, { signedUrl: [] }]);
+    assert.ok(['exp', 'sig'].every((n) => clip.parameters.some((p) => p.name === n)));
+    assert.match(clip.responses['401'].description, /signed_url_expired/);
+    assert.match(clip.responses['403'].description, /signed_url_invalid/);
+    assert.deepEqual([doc.components.securitySchemes.signedUrl.type, doc.components.securitySchemes.signedUrl.in], ['apiKey', 'query']);
+    assert.ok(doc.paths['/media/clips/sign'].post, 'POST /media/clips/sign is documented');
+  });
 });
