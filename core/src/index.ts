@@ -85,6 +85,7 @@ export { checkIssuedBy, keyMatchesCertificate, commonNameOf, type CertificateChe
 export { createSelfSignedCertificate, type SelfSignedCertificate } from './tls/self-signed-lazy.js';
 export { deviceTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls/tls-paths.js';
 export { fleetMeshKey, fleetA2aKey } from './auth/fleet-keys.js';
+export { signedUrlKey, signUrl, verifySignedUrl, SIGNED_URL_MAX_TTL_S, SIGNED_URL_DEFAULT_TTL_S } from './auth/signed-url.js';
 export {
   signA2a,
   verifyA2a,

@@ -77,7 +77,8 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
       try {
         const result = await tools.call(name, request.params.arguments ?? {}, { signal: extra.signal });
         logger.debug({ tool: name, ms: Date.now() - started }, 'tool call');
-        return toolSuccess(result);
+        // A tool that declares imageContent (get_live_jpeg) also answers its picture as an MCP image block.
+        return toolSuccess(result, tools.get(name)?.decl);
       } catch (err) {
         const e = toLookoutError(err);
         // MCP 2025-11-25: an unknown tool is a protocol error (-32602), not a tool's own failure.

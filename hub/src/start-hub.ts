@@ -19,6 +19,7 @@ import { busPassword, HUB_BUS_USER } from '../../core/src/auth/bus-acl.js';
 import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
 import { loadFleetSecret } from '../../core/src/auth/fleet-secret.js';
 import { hubBusClientId } from './hub-bus-client-id.js';
+import { signedUrlKey } from '../../core/src/auth/signed-url.js';
 import { answerClientError } from './http/client-error.js';
 import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
@@ -244,6 +245,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       logger,
       bodyLimitBytes: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
       ...(token ? { token } : {}),
+      // The media plugin signs clip URLs under the same key (derived from the fleet secret it reads).
+      urlKey: signedUrlKey(fleet.secret),
       ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
       ...(options.hostNames ? { hostNames: options.hostNames } : {}),
     });

@@ -83,6 +83,8 @@ export const ERROR_CODES = {
   recordings_unavailable: { status: 502, message: 'recordings could not be listed: the tool server and SSH both failed' },
   transcode_failed: { status: 502, message: 'the recording could not be turned into an mp4' },
   range_not_satisfiable: { status: 416, message: 'the requested byte range is outside the file' },
+  signed_url_expired: { status: 401, message: 'the signed URL has expired; ask the hub for a new one' },
+  signed_url_invalid: { status: 403, message: 'the URL signature does not match its method, path and query (forged, altered, or made for another clip)' },
   live_stream_unavailable: { status: 503, message: 'the device has no live video right now' },
   encoder_unavailable: { status: 503, message: 'the encoder is not running' },
   ssh_not_configured: { status: 503, message: 'no SSH credentials are configured for devices (DEVICE_PASSWORD or a key file)' },

@@ -31,6 +31,12 @@ export interface ToolDecl {
   idempotent?: boolean;
   /** It changes nothing on the device (a read): implies idempotent. Default false. */
   readOnly?: boolean;
+  /**
+   * Its result carries a picture: the names of the result's fields holding the base64 bytes and
+   * their MIME type. The MCP answer then adds an image content block beside `structuredContent`,
+   * so that MCP clients show the picture; the structured result stays as it is.
+   */
+  imageContent?: { dataField: string; mimeTypeField: string };
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -47,6 +53,12 @@ export interface RouteDecl {
   produces?: string;
   /** Reachable without the bearer token: liveness, and routes that authenticate each request themselves (signed A2A queries). */
   public?: boolean;
+  /**
+   * GET (and HEAD) also accept a signed, expiring URL (`exp`, `sig`; core/src/auth/signed-url.ts)
+   * without the bearer token, for players that cannot send a header. A request that carries a
+   * signature is judged by it alone.
+   */
+  signedUrl?: boolean;
   /**
    * The handler gets the body's exact bytes as `rawBody` (a signature covers them) and validates it
    * when it chooses, with `parseBody()`; `body` then describes it (OpenAPI) and is not checked first.
@@ -141,6 +153,7 @@ export const ManifestSchema = z.object({
         output: zodSchema.optional(),
         idempotent: z.boolean().optional(),
         readOnly: z.boolean().optional(),
+        imageContent: z.object({ dataField: z.string().min(1), mimeTypeField: z.string().min(1) }).optional(),
       }),
     )
     .optional(),
@@ -155,6 +168,7 @@ export const ManifestSchema = z.object({
         response: zodSchema.optional(),
         produces: z.string().optional(),
         public: z.boolean().optional(),
+        signedUrl: z.boolean().optional(),
         rawBody: z.boolean().optional(),
       }),
     )

@@ -6,6 +6,7 @@ import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js'
 import type { Logger } from '../../../core/src/log/logger.js';
 import type { HubMetrics } from '../hub-metrics.js';
 import { bearerChecker } from './bearer-auth.js';
+import { signedUrlChecker } from './signed-url-auth.js';
 import { applyCors } from './cors.js';
 import { checkOrigin, hostChecker } from './host-check.js';
 import { routeDispatcher } from './dispatch-route.js';
@@ -18,6 +19,8 @@ export interface HubAppOptions {
   logger: Logger;
   /** When set, every route but the public ones needs `Authorization: Bearer <token>`. */
   token?: string;
+  /** Key of signed URLs (derived from the fleet secret): routes declaring `signedUrl` accept them for GET/HEAD. */
+  urlKey?: string;
   corsOrigins?: readonly string[];
   /** Host names the hub answers to besides loopback ones (checked always without a token, else only when given). */
   hostNames?: readonly string[];
@@ -38,12 +41,15 @@ export function createHubApp(options: HubAppOptions): Koa {
   app.silent = true;
   const router = new Router();
   const publicRoutes = new Set<string>();
+  const signedRoutes = new Set<string>();
   for (const entry of options.routes) {
     const { method, path } = entry.decl;
     if (entry.decl.public) publicRoutes.add(`${method} ${path}`);
+    if (entry.decl.signedUrl && method === 'GET') signedRoutes.add(`${method} ${path}`);
     router.register(path, [method], routeDispatcher(entry, options.bodyLimitBytes));
   }
   const authorized = options.token ? bearerChecker(options.token) : () => true;
+  const signedUrl = signedUrlChecker(options.urlKey);
   const corsOrigins = options.corsOrigins ?? [];
   const checkHost = hostChecker(options.token, options.hostNames ?? []);
 
@@ -70,7 +76,12 @@ export function createHubApp(options: HubAppOptions): Koa {
       return;
     }
     checkOrigin(ctx, corsOrigins);
-    if (!isPublic(router, publicRoutes, ctx) && !authorized(ctx.get('Authorization') || undefined)) {
+    // A signed URL (a player without headers) is judged by its signature alone: valid, or refused.
+    if (isListed(router, signedRoutes, ctx) && signedUrl(ctx)) {
+      await next();
+      return;
+    }
+    if (!isListed(router, publicRoutes, ctx) && !authorized(ctx.get('Authorization') || undefined)) {
       throw new LookoutError('unauthorized', 'this route needs Authorization: Bearer <token>');
     }
     await next();
@@ -80,10 +91,12 @@ export function createHubApp(options: HubAppOptions): Koa {
   return app;
 }
 
-function isPublic(router: Router, publicRoutes: Set<string>, ctx: Context): boolean {
+/** Whether the request's route (HEAD as its GET) is one of `routes`. */
+function isListed(router: Router, routes: Set<string>, ctx: Context): boolean {
+  if (routes.size === 0) return false;
   const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
   const match = router.match(ctx.path, ctx.method);
-  return match.pathAndMethod.some((layer) => publicRoutes.has(`${method} ${String(layer.path)}`));
+  return match.pathAndMethod.some((layer) => routes.has(`${method} ${String(layer.path)}`));
 }
 
 function unmatched(router: Router, ctx: Context): LookoutError {

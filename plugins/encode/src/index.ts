@@ -37,6 +37,8 @@ export default definePlugin({
       description: 'The newest picture of the live H.265 stream as a JPEG (base64), w pixels wide (the height keeps the aspect), quality q',
       input: LiveJpegArgsSchema,
       output: LiveJpegResultSchema,
+      // MCP clients (Claude, the Inspector) show an image block; the hub reads structuredContent.
+      imageContent: { dataField: 'jpeg_base64', mimeTypeField: 'content_type' },
     },
   ],
   async start(ctx) {

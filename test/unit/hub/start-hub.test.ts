@@ -85,6 +85,11 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/media/clips/cam-1/..%2F..%2Fetc%2Fpasswd.mp4', field: 'params.file' },
     { path: '/media/clips/cam-1/a.h265.avi', field: 'params.file' },
   ],
+  'POST /media/clips/sign': [
+    { path: '/media/clips/sign', init: { json: { device: 'cam-1', file: '../etc/passwd' } }, field: 'body.file' },
+    { path: '/media/clips/sign', init: { json: { device: 'a/b', file: 'x.mp4' } }, field: 'body.device' },
+    { path: '/media/clips/sign', init: { json: { device: 'cam-1', file: 'x.mp4', ttl_s: 86_401 } }, field: 'body.ttl_s' },
+  ],
   'GET /stream/snapshot': [
     { path: '/stream/snapshot?w=100', field: 'query.target' },
     { path: '/stream/snapshot?target=cam-1&w=4000', field: 'query.w' },
@@ -198,7 +203,9 @@ describe('hub routes: 400s and OpenAPI', () => {
             ? { fps: 5 }
             : decl.path === '/a2a/sign'
               ? { method: 'POST', path: '/a2a/query' }
-              : { tool: 'get_system_health', arguments: {} };
+              : decl.path === '/media/clips/sign'
+                ? { device: 'cam-404', file: 'x.mp4' }
+                : { tool: 'get_system_health', arguments: {} };
         // An unsigned /a2a/query answers 401 (not 400) once its own parameters are there.
         const query = decl.path === '/a2a/query' ? 'q=peer_hello&target=cam-404' : 'target=cam-404';
         const r = await api(hub.url, `${decl.path}?${query}&${extra}`, { method: decl.method, json });
@@ -240,7 +247,8 @@ describe('hub routes: 400s and OpenAPI', () => {
         .filter((p) => p.in === 'query')
         .map((p) => p.name)
         .sort();
-      assert.deepEqual(names, Object.keys(decl.query?.shape ?? {}).sort(), decl.path);
+      // A route that takes signed URLs also documents their exp and sig.
+      assert.deepEqual(names, [...Object.keys(decl.query?.shape ?? {}), ...(decl.signedUrl ? ['exp', 'sig'] : [])].sort(), decl.path);
     }
     const call = doc.paths['/tools/call'].post;
     assert.equal(call.parameters.find((p: { name: string }) => p.name === 'target').required, true);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorBodySchema, type ErrorTableEntry, type RouteEntry } from 'lookout/core';
+import { documentSignedUrl, SIGNED_URL_SCHEME } from './signed-url-openapi.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -50,6 +51,7 @@ export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], in
     }
     op.responses = responses;
     if (decl.public || !info.tokenRequired) op.security = [];
+    if (decl.signedUrl) documentSignedUrl(op, info.tokenRequired);
     (paths[path] ??= {})[decl.method.toLowerCase()] = op;
   }
   const doc: JsonSchema = {
@@ -64,7 +66,7 @@ export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], in
     paths,
     components: {
       schemas: { ErrorBody: errorBodySchema(), ErrorCode: errorCodeSchema(errors) },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' }, signedUrl: SIGNED_URL_SCHEME },
     },
   };
   if (info.tokenRequired) doc.security = [{ bearer: [] }];

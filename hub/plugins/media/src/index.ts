@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { definePlugin, type RouteRequest } from 'lookout/core';
+import { definePlugin, LookoutError, signedUrlKey, type RouteRequest } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH } from '../../device-ssh/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
 import { serveClip } from './clip-route.js';
+import { ClipSignBody, ClipSignResponse, signClip } from './clip-sign.js';
 import { sourcesDirOf, sweepSources } from './chunk-fetcher.js';
 import { IncidentWatcher } from './incidents.js';
 import { Media } from './media.js';
@@ -58,14 +59,25 @@ export default definePlugin({
     LOOKOUT_MEDIA_INCIDENT_WINDOW_S: z.coerce.number().int().min(1).max(600).default(15),
     LOOKOUT_MEDIA_INCIDENT_WAIT_MS: z.coerce.number().int().min(0).max(900_000).default(120_000),
     LOOKOUT_MEDIA_INCIDENT_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
+    /** The hub sets it; signed clip URLs are made under a key derived from it (the hub checks them under the same). */
+    LOOKOUT_FLEET_SECRET: z.string().min(16).optional(),
   }),
   routes: [
     {
       method: 'GET',
       path: '/media/clips/:device/:file',
       summary:
-        'A chunk as mp4: <chunk>.mp4 (H.264, faststart, transcoded once into the cache) or <chunk>.hevc.mp4 (the original remuxed, hvc1); Range and ETag',
+        'A chunk as mp4: <chunk>.mp4 (H.264, faststart, transcoded once into the cache) or <chunk>.hevc.mp4 (the original remuxed, hvc1); Range and ETag. With the bearer token, or without it by a signed URL (exp, sig) from POST /media/clips/sign',
       produces: 'video/mp4',
+      signedUrl: true,
+    },
+    {
+      method: 'POST',
+      path: '/media/clips/sign',
+      summary:
+        'A signed, expiring URL of one clip (exp, sig: HMAC-SHA256 under a key derived from the fleet secret, never the token) that a player without headers (<video src>, VLC) opens with GET/HEAD and Range until it expires (default 1 h, at most 24 h)',
+      body: ClipSignBody,
+      response: ClipSignResponse,
     },
     {
       method: 'GET',
@@ -145,6 +157,11 @@ export default definePlugin({
     ctx.onStop(media.deps.cache.on('data_manifest', (m) => media.recorder.fromManifest(m.deviceId, m.message, m.receivedAt)));
 
     ctx.routes.handle('GET', '/media/clips/:device/:file', (req: RouteRequest) => serveClip(media, req));
+    const urlKey = cfg.LOOKOUT_FLEET_SECRET === undefined ? undefined : signedUrlKey(cfg.LOOKOUT_FLEET_SECRET);
+    ctx.routes.handle<unknown, z.output<typeof ClipSignBody>>('POST', '/media/clips/sign', (req) => {
+      if (urlKey === undefined) throw new LookoutError('service_unavailable', 'no fleet secret: this hub cannot sign clip URLs');
+      return signClip(media, urlKey, req, ctx.clock.now());
+    });
     ctx.routes.handle<z.output<typeof PlaybackQuery>>('GET', '/fleet/playback-ready', ({ query, signal }) => playbackReady(media, query, signal));
     ctx.routes.handle<z.output<typeof PullQuery>>('GET', '/pull-recording', (req) => pullRecording(media, req));
     ctx.routes.handle<z.output<typeof InventoryQuery>>('GET', '/fleet/recorder-inventory', ({ query, signal }) => recorderInventory(media, query, signal));
