@@ -3,6 +3,7 @@ import { declare, NS, xmlEscape } from '../soap/namespaces.js';
 import { descendants, text } from '../soap/soap-request.js';
 import { faults, SoapFault } from '../soap/soap-fault.js';
 import { baseUrl, PATHS, type OnvifSurface, type RequestInfo } from '../surface.js';
+import { deviceSettings } from './device-settings.js';
 import { networkInterfacesXml } from './network-interfaces.js';
 
 const ns = declare('tds', 'tt');
@@ -19,16 +20,21 @@ const deviceServiceCapabilities = (el: string, attrs = ''): string =>
   `<tds:Security TLS1.0="false" TLS1.1="false" TLS1.2="false" OnboardKeyGeneration="false" AccessPolicyConfig="false" DefaultAccessPolicy="false" Dot1X="false" RemoteUserHandling="false" X.509Token="false" SAMLToken="false" KerberosToken="false" UsernameToken="true" HttpDigest="true" RELToken="false"/>` +
   `<tds:System DiscoveryResolve="true" DiscoveryBye="true" RemoteDiscovery="false" SystemBackup="false" SystemLogging="false" FirmwareUpgrade="false" HttpFirmwareUpgrade="false" HttpSystemBackup="false" HttpSystemLogging="false" HttpSupportInformation="false"/></${el}>`;
 
-/** Device service (ver10): date and time, capabilities, services, information, interfaces, scopes, hostname. */
-export function deviceService(surface: OnvifSurface, action: string, body: Element, req: RequestInfo): string {
+/**
+ * Device service (ver10): date and time, capabilities, services, information, interfaces, hostname;
+ * the settings (users, scopes, NTP, DNS, protocols, reboot) are device-settings.ts's.
+ */
+export async function deviceService(surface: OnvifSurface, action: string, body: Element, req: RequestInfo): Promise<string> {
   const base = baseUrl(surface, req);
+  const settings = await deviceSettings(surface, action, body);
+  if (settings !== undefined) return settings;
   switch (action) {
     case 'GetSystemDateAndTime': {
       // UTC, kept by NTP on the host: clients use it to compute the offset of their UsernameToken Created.
       const now = new Date(surface.now());
       return (
         `<tds:GetSystemDateAndTimeResponse ${ns}><tds:SystemDateAndTime><tt:DateTimeType>NTP</tt:DateTimeType><tt:DaylightSavings>false</tt:DaylightSavings>` +
-        `<tt:TimeZone><tt:TZ>UTC0</tt:TZ></tt:TimeZone>${dateTime('tt:UTCDateTime', now)}${dateTime('tt:LocalDateTime', now)}</tds:SystemDateAndTime></tds:GetSystemDateAndTimeResponse>`
+        `<tt:TimeZone><tt:TZ>${xmlEscape(surface.store.timeZone())}</tt:TZ></tt:TimeZone>${dateTime('tt:UTCDateTime', now)}${dateTime('tt:LocalDateTime', now)}</tds:SystemDateAndTime></tds:GetSystemDateAndTimeResponse>`
       );
     }
     case 'GetCapabilities': {
@@ -96,12 +102,7 @@ export function deviceService(surface: OnvifSurface, action: string, body: Eleme
       );
     }
     case 'GetNetworkInterfaces':
-      return `<tds:GetNetworkInterfacesResponse ${ns}>${networkInterfacesXml('tds:NetworkInterfaces')}</tds:GetNetworkInterfacesResponse>`;
-    case 'GetScopes':
-      return `<tds:GetScopesResponse ${ns}>${surface
-        .scopes()
-        .map((s) => `<tds:Scopes><tt:ScopeDef>Fixed</tt:ScopeDef><tt:ScopeItem>${xmlEscape(s)}</tt:ScopeItem></tds:Scopes>`)
-        .join('')}</tds:GetScopesResponse>`;
+      return `<tds:GetNetworkInterfacesResponse ${ns}>${networkInterfacesXml('tds:NetworkInterfaces', surface.serial)}</tds:GetNetworkInterfacesResponse>`;
     case 'GetHostname':
       return `<tds:GetHostnameResponse ${ns}><tds:HostnameInformation><tt:FromDHCP>false</tt:FromDHCP><tt:Name>${xmlEscape(surface.hostname())}</tt:Name></tds:HostnameInformation></tds:GetHostnameResponse>`;
     case 'GetDiscoveryMode':

@@ -148,12 +148,11 @@ export class OnvifServer {
     try {
       this.parsedBodies++;
       const request = parseSoapRequest(text);
-      this.o.auth.checkSoap(request.action, request.header, headers);
+      const user = this.o.auth.checkSoap(request.action, request.header, headers);
       const service = path.startsWith(PATHS.subscription) ? 'events' : (BY_NAMESPACE[request.namespace] ?? BY_PATH[path]);
-      const info = requestInfo(req, this.o.auth.required ? this.o.auth.user : '');
+      const info = requestInfo(req, user);
       const content = await this.dispatch(service, request.action, request.body, info, path, res);
-      res.writeHead(200, { 'Content-Type': SOAP_CONTENT_TYPE });
-      res.end(soapEnvelope(content));
+      sendXml(res, 200, {}, soapEnvelope(content));
     } catch (err) {
       if (err instanceof SoapFault) return this.fault(res, err);
       throw err;
@@ -238,14 +237,20 @@ export class OnvifServer {
 
   private fault(res: ServerResponse, fault: SoapFault): void {
     if (res.headersSent || res.destroyed) return;
-    const headers: Record<string, string> = { 'Content-Type': SOAP_CONTENT_TYPE };
+    const headers: Record<string, string> = {};
     if (fault instanceof AuthFault) {
       const challenge = this.o.auth.challenge(fault.stale);
       if (challenge) headers['WWW-Authenticate'] = challenge;
     }
-    res.writeHead(fault.status, headers);
-    res.end(soapFaultEnvelope(fault));
+    sendXml(res, fault.status, headers, soapFaultEnvelope(fault));
   }
+}
+
+/** Every SOAP answer with its Content-Length: libonvif's onvif-util cannot read a chunked reply. */
+function sendXml(res: ServerResponse, status: number, headers: Record<string, string>, xml: string): void {
+  const body = Buffer.from(xml, 'utf8');
+  res.writeHead(status, { 'Content-Type': SOAP_CONTENT_TYPE, ...headers, 'Content-Length': String(body.length) });
+  res.end(body);
 }
 
 /** The address this client reached the device at: every URI handed back uses it. */
