@@ -65,21 +65,20 @@ export class OnvifAuth {
 
   constructor(private readonly o: OnvifAuthOptions) {
     this.nonces = new NonceCache(o.maxNonces, 2 * o.skewMs);
-    this.digest =
-      !o.required
-        ? undefined
-        : new DigestServer({
-            realm: DIGEST_REALM,
-            user: '',
-            password: '',
-            passwordFor: (user) => o.lookup(user)?.password,
-            lifetimeMs: o.skewMs,
-            maxNonces: o.maxNonces,
-            offerQop: true,
-            // HTTP clients open a connection per request: no binding, so every answer carries an nc.
-            allowNoQop: false,
-            now: () => o.now(),
-          });
+    this.digest = !o.required
+      ? undefined
+      : new DigestServer({
+          realm: DIGEST_REALM,
+          user: '',
+          password: '',
+          passwordFor: (user) => o.lookup(user)?.password,
+          lifetimeMs: o.skewMs,
+          maxNonces: o.maxNonces,
+          offerQop: true,
+          // HTTP clients open a connection per request: no binding, so every answer carries an nc.
+          allowNoQop: false,
+          now: () => o.now(),
+        });
   }
 
   get required(): boolean {

@@ -30,18 +30,24 @@ export async function deviceSettings(surface: OnvifSurface, action: string, body
         .join('')}</tds:GetUsersResponse>`;
     case 'CreateUsers':
       await store.createUsers(usersOf(body).map((u) => ({ name: u.name, password: u.password ?? '', level: u.level })));
-      return `<tds:CreateUsersResponse ${ns}/>`;
+      return `<tds:CreateUsersResponse/>`;
     case 'SetUser':
       await store.setUsers(usersOf(body));
-      return `<tds:SetUserResponse ${ns}/>`;
+      return `<tds:SetUserResponse/>`;
     case 'DeleteUsers':
-      await store.deleteUsers(childElements(body).filter((c) => c.localName === 'Username').map((c) => (c.textContent ?? '').trim()));
-      return `<tds:DeleteUsersResponse ${ns}/>`;
+      await store.deleteUsers(
+        childElements(body)
+          .filter((c) => c.localName === 'Username')
+          .map((c) => (c.textContent ?? '').trim()),
+      );
+      return `<tds:DeleteUsersResponse/>`;
     case 'GetScopes': {
       const fixed = new Set(surface.fixedScopes());
       return `<tds:GetScopesResponse ${ns}>${surface
         .scopes()
-        .map((s) => `<tds:Scopes><tt:ScopeDef>${fixed.has(s) ? 'Fixed' : 'Configurable'}</tt:ScopeDef><tt:ScopeItem>${xmlEscape(s)}</tt:ScopeItem></tds:Scopes>`)
+        .map(
+          (s) => `<tds:Scopes><tt:ScopeDef>${fixed.has(s) ? 'Fixed' : 'Configurable'}</tt:ScopeDef><tt:ScopeItem>${xmlEscape(s)}</tt:ScopeItem></tds:Scopes>`,
+        )
         .join('')}</tds:GetScopesResponse>`;
     }
     case 'SetScopes': {
@@ -54,12 +60,15 @@ export async function deviceSettings(surface: OnvifSurface, action: string, body
         if (fixed.includes(s)) throw new SoapFault('Sender', 'ter:OperationProhibited', `"${s}" is a fixed scope`, 400, 'ter:ScopeOverwrite');
       }
       await store.setScopes(wanted);
-      return `<tds:SetScopesResponse ${ns}/>`;
+      return `<tds:SetScopesResponse/>`;
     }
     case 'GetNTP': {
       const ntp = store.ntp();
       const manual = ntp.servers
-        .map((s) => `<tt:NTPManual><tt:Type>${s.type}</tt:Type>${s.type === 'DNS' ? `<tt:DNSname>${xmlEscape(s.value)}</tt:DNSname>` : `<tt:${s.type}Address>${xmlEscape(s.value)}</tt:${s.type}Address>`}</tt:NTPManual>`)
+        .map(
+          (s) =>
+            `<tt:NTPManual><tt:Type>${s.type}</tt:Type>${s.type === 'DNS' ? `<tt:DNSname>${xmlEscape(s.value)}</tt:DNSname>` : `<tt:${s.type}Address>${xmlEscape(s.value)}</tt:${s.type}Address>`}</tt:NTPManual>`,
+        )
         .join('');
       return `<tds:GetNTPResponse ${ns}><tds:NTPInformation><tt:FromDHCP>${ntp.fromDhcp}</tt:FromDHCP>${manual}</tds:NTPInformation></tds:GetNTPResponse>`;
     }
@@ -75,27 +84,39 @@ export async function deviceSettings(surface: OnvifSurface, action: string, body
           return { type, value } as const;
         });
       await store.setNtp({ fromDhcp, servers });
-      return `<tds:SetNTPResponse ${ns}/>`;
+      return `<tds:SetNTPResponse/>`;
     }
     case 'SetSystemDateAndTime': {
       // The clock is the host's, kept by NTP: a client may keep it so (and set the time zone it is shown in),
       // but a manual time would make this camera lie about when its recordings and events happened.
       const type = text(body, 'DateTimeType');
       if (type !== 'NTP')
-        throw new SoapFault('Sender', 'ter:InvalidArgVal', 'this camera keeps its clock by NTP; set DateTimeType NTP (manual time is not supported)', 400, 'ter:NtpServerUndefined');
+        throw new SoapFault(
+          'Sender',
+          'ter:InvalidArgVal',
+          'this camera keeps its clock by NTP; set DateTimeType NTP (manual time is not supported)',
+          400,
+          'ter:NtpServerUndefined',
+        );
       const tz = text(body, 'TimeZone', 'TZ');
       if (tz !== undefined) {
-        if (!/^[A-Za-z<>+\-0-9,.:/]{1,64}$/.test(tz)) throw new SoapFault('Sender', 'ter:InvalidArgVal', `"${tz}" is not a POSIX time zone`, 400, 'ter:InvalidTimeZone');
+        if (!/^[A-Za-z<>+\-0-9,.:/]{1,64}$/.test(tz))
+          throw new SoapFault('Sender', 'ter:InvalidArgVal', `"${tz}" is not a POSIX time zone`, 400, 'ter:InvalidTimeZone');
         await store.setTimeZone(tz);
       }
-      return `<tds:SetSystemDateAndTimeResponse ${ns}/>`;
+      return `<tds:SetSystemDateAndTimeResponse/>`;
     }
     case 'GetDNS': {
       const dns = resolvConf();
       return (
         `<tds:GetDNSResponse ${ns}><tds:DNSInformation><tt:FromDHCP>false</tt:FromDHCP>` +
         dns.search.map((d) => `<tt:SearchDomain>${xmlEscape(d)}</tt:SearchDomain>`).join('') +
-        dns.servers.map((a) => `<tt:DNSManual><tt:Type>${a.includes(':') ? 'IPv6' : 'IPv4'}</tt:Type><tt:${a.includes(':') ? 'IPv6' : 'IPv4'}Address>${xmlEscape(a)}</tt:${a.includes(':') ? 'IPv6' : 'IPv4'}Address></tt:DNSManual>`).join('') +
+        dns.servers
+          .map(
+            (a) =>
+              `<tt:DNSManual><tt:Type>${a.includes(':') ? 'IPv6' : 'IPv4'}</tt:Type><tt:${a.includes(':') ? 'IPv6' : 'IPv4'}Address>${xmlEscape(a)}</tt:${a.includes(':') ? 'IPv6' : 'IPv4'}Address></tt:DNSManual>`,
+          )
+          .join('') +
         `</tds:DNSInformation></tds:GetDNSResponse>`
       );
     }

@@ -24,9 +24,7 @@ const StoredSchema = z.object({
     .default([]),
   /** Scopes set with SetScopes (the configurable ones), replacing the defaults. */
   scopes: z.array(z.string()).max(64).optional(),
-  ntp: z
-    .object({ fromDhcp: z.boolean(), servers: z.array(z.object({ type: z.enum(['IPv4', 'IPv6', 'DNS']), value: z.string() })).max(8) })
-    .optional(),
+  ntp: z.object({ fromDhcp: z.boolean(), servers: z.array(z.object({ type: z.enum(['IPv4', 'IPv6', 'DNS']), value: z.string() })).max(8) }).optional(),
   timeZone: z.string().max(64).optional(),
 });
 export type StoredState = z.output<typeof StoredSchema>;
@@ -71,7 +69,10 @@ export class DeviceStore {
 
   /** All users, the configured one first. */
   users(): { name: string; level: UserLevel; fixed: boolean }[] {
-    return [{ name: this.fixed.name, level: 'Administrator' as UserLevel, fixed: true }, ...this.state.users.map((u) => ({ name: u.name, level: u.level, fixed: false }))];
+    return [
+      { name: this.fixed.name, level: 'Administrator', fixed: true },
+      ...this.state.users.map((u) => ({ name: u.name, level: u.level, fixed: false })),
+    ];
   }
 
   /** The password and level of a user name, for the authentication checks. */
@@ -106,7 +107,8 @@ export class DeviceStore {
   async setUsers(list: { name: string; password?: string; level: UserLevel }[]): Promise<void> {
     const users = this.state.users.map((u) => ({ ...u }));
     for (const change of list) {
-      if (change.name === this.fixed.name) throw userFault('ter:FixedUser', `"${change.name}" is the configured user (ONVIF_USER); it is changed in the configuration`);
+      if (change.name === this.fixed.name)
+        throw userFault('ter:FixedUser', `"${change.name}" is the configured user (ONVIF_USER); it is changed in the configuration`);
       const u = users.find((x) => x.name === change.name);
       if (!u) throw new SoapFault('Sender', 'ter:InvalidArgVal', `no user "${change.name}"`, 400, 'ter:UsernameMissing');
       if (change.password !== undefined) u.password = change.password;
@@ -134,7 +136,8 @@ export class DeviceStore {
   }
 
   async setNtp(ntp: NonNullable<StoredState['ntp']>): Promise<void> {
-    if (ntp.servers.length > LIMITS.ntpServers) throw new SoapFault('Sender', 'ter:InvalidArgs', `at most ${LIMITS.ntpServers} NTP servers`, 400, 'ter:InvalidArgVal');
+    if (ntp.servers.length > LIMITS.ntpServers)
+      throw new SoapFault('Sender', 'ter:InvalidArgs', `at most ${LIMITS.ntpServers} NTP servers`, 400, 'ter:InvalidArgVal');
     await this.save({ ...this.state, ntp });
   }
 
@@ -151,7 +154,8 @@ function checkUser(u: OnvifUser): void {
   if (u.name.length === 0) throw new SoapFault('Sender', 'ter:InvalidArgVal', 'a user needs a name', 400, 'ter:UsernameMissing');
   if (u.name.length > LIMITS.nameLength) throw userFault('ter:UsernameTooLong', `a user name has at most ${LIMITS.nameLength} characters`);
   // A ':' would make HTTP Digest's HA1 (user:realm:password) ambiguous.
-  if (!/^[\x21-\x7e]+$/.test(u.name) || u.name.includes(':')) throw new SoapFault('Sender', 'ter:InvalidArgs', 'a user name is printable ASCII without spaces or ":"', 400, 'ter:InvalidArgVal');
+  if (!/^[\x21-\x7e]+$/.test(u.name) || u.name.includes(':'))
+    throw new SoapFault('Sender', 'ter:InvalidArgs', 'a user name is printable ASCII without spaces or ":"', 400, 'ter:InvalidArgVal');
   if (u.password.length === 0) throw userFault('ter:PasswordTooWeak', 'a user needs a password');
   if (u.password.length > LIMITS.passwordLength) throw userFault('ter:PasswordTooLong', `a password has at most ${LIMITS.passwordLength} characters`);
 }

@@ -67,7 +67,7 @@ export async function media1(surface: OnvifSurface, action: string, body: Elemen
     }
     case 'SetVideoEncoderConfiguration':
       await setVideoEncoderConfiguration(surface, body);
-      return `<trt:SetVideoEncoderConfigurationResponse ${ns}/>`;
+      return `<trt:SetVideoEncoderConfigurationResponse/>`;
     case 'GetStreamUri': {
       const profile = findMedia1Profile(text(body, 'ProfileToken'));
       const stream = text(body, 'StreamSetup', 'Stream');
@@ -86,7 +86,7 @@ export async function media1(surface: OnvifSurface, action: string, body: Elemen
         `</trt:Capabilities></trt:GetServiceCapabilitiesResponse>`
       );
     case 'GetAudioSources':
-      return `<trt:GetAudioSourcesResponse ${ns}/>`;
+      return `<trt:GetAudioSourcesResponse/>`;
     default:
       throw faults.actionNotSupported(action);
   }
