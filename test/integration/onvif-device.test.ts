@@ -165,6 +165,7 @@ test('node-onvif-ts fails with a wrong password; the pre-auth operations still a
   assert.deepEqual(texts(anonymous.body, NS.tt, 'XAddr'), [
     `http://127.0.0.1:${port}/onvif/device_service`,
     `http://127.0.0.1:${port}/onvif/events_service`,
+    `http://127.0.0.1:${port}/onvif/imaging_service`,
     `http://127.0.0.1:${port}/onvif/media_service`,
   ]);
   // A pre-auth operation with a (wrong) token still answers.

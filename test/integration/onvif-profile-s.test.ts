@@ -27,6 +27,7 @@ const NS = {
   tds: 'http://www.onvif.org/ver10/device/wsdl',
   trt: 'http://www.onvif.org/ver10/media/wsdl',
   tt: 'http://www.onvif.org/ver10/schema',
+  timg: 'http://www.onvif.org/ver20/imaging/wsdl',
 };
 
 let broker: EmbeddedBroker;
@@ -302,4 +303,35 @@ test('npm onvif: GetUsers, CreateUsers, SetUser, DeleteUsers; a created user sig
     saved.users.map((u) => u.name),
     ['ops'],
   );
+});
+
+test('npm onvif: Imaging GetImagingSettings, GetOptions, GetMoveOptions, GetStatus of the one source; SetImagingSettings refuses each setting the source cannot honour', async () => {
+  const call = await connect();
+  const services = await post('/onvif/device_service', envelope('<d:GetServices><d:IncludeCapability>false</d:IncludeCapability></d:GetServices>'));
+  assert.ok(texts(services.body, NS.tds, 'Namespace').includes(NS.timg));
+  const settings = (await call('getImagingSettings', { token: 'video_source' })) as Record<string, unknown>;
+  assert.equal(settings.brightness, undefined, 'no brightness is claimed');
+  const timg = (body: string): Promise<Reply> =>
+    post('/onvif/imaging_service', envelope(`<i:${body} xmlns:i="${NS.timg}"><i:VideoSourceToken>video_source</i:VideoSourceToken></i:${body}>`, [USER, PASS]));
+  for (const action of ['GetOptions', 'GetMoveOptions', 'GetStatus']) {
+    const r = await timg(action);
+    assert.equal(r.status, 200, `${action}: ${r.body}`);
+  }
+  await call('imagingGetStatus', { token: 'video_source' });
+  const set = await post(
+    '/onvif/imaging_service',
+    envelope(
+      `<i:SetImagingSettings xmlns:i="${NS.timg}"><i:VideoSourceToken>video_source</i:VideoSourceToken><i:ImagingSettings><t:Brightness>60</t:Brightness><t:Exposure><t:Mode>AUTO</t:Mode></t:Exposure></i:ImagingSettings></i:SetImagingSettings>`,
+      [USER, PASS],
+    ),
+  );
+  assert.equal(set.status, 400);
+  assert.deepEqual(faultSubcodes(set.body), ['ter:InvalidArgVal', 'ter:SettingsInvalid']);
+  assert.match(texts(set.body, NS.env, 'Text')[0], /Brightness \(not supported\), Exposure \(not supported\)/);
+  await assert.rejects(call('setImagingSettings', { token: 'video_source', brightness: 60 }));
+  const noSource = await post(
+    '/onvif/imaging_service',
+    envelope(`<i:GetImagingSettings xmlns:i="${NS.timg}"><i:VideoSourceToken>nope</i:VideoSourceToken></i:GetImagingSettings>`, [USER, PASS]),
+  );
+  assert.deepEqual(faultSubcodes(noSource.body), ['ter:InvalidArgVal', 'ter:NoSource']);
 });

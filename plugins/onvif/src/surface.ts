@@ -8,6 +8,7 @@ export const PATHS = {
   media: '/onvif/media_service',
   media2: '/onvif/media2_service',
   events: '/onvif/events_service',
+  imaging: '/onvif/imaging_service',
   subscription: '/onvif/subscription/',
   snapshot: '/onvif/snapshot.jpg',
 } as const;

@@ -42,7 +42,7 @@ export async function deviceService(surface: OnvifSurface, action: string, body:
       const all = categories.size === 0 || categories.has('All');
       const want = (c: string): boolean => all || categories.has(c);
       for (const c of categories) {
-        if (!['All', 'Device', 'Media', 'Events'].includes(c))
+        if (!['All', 'Device', 'Media', 'Events', 'Imaging'].includes(c))
           throw new SoapFault('Receiver', 'ter:ActionNotSupported', `no ${c} service on this device`, 400, 'ter:NoSuchService');
       }
       const device = want('Device')
@@ -57,7 +57,8 @@ export async function deviceService(surface: OnvifSurface, action: string, body:
       const media = want('Media')
         ? `<tt:Media><tt:XAddr>${base}${PATHS.media}</tt:XAddr><tt:StreamingCapabilities><tt:RTPMulticast>false</tt:RTPMulticast><tt:RTP_TCP>true</tt:RTP_TCP><tt:RTP_RTSP_TCP>true</tt:RTP_RTSP_TCP></tt:StreamingCapabilities></tt:Media>`
         : '';
-      return `<tds:GetCapabilitiesResponse ${ns}><tds:Capabilities>${device}${events}${media}</tds:Capabilities></tds:GetCapabilitiesResponse>`;
+      const imaging = want('Imaging') ? `<tt:Imaging><tt:XAddr>${base}${PATHS.imaging}</tt:XAddr></tt:Imaging>` : '';
+      return `<tds:GetCapabilitiesResponse ${ns}><tds:Capabilities>${device}${events}${imaging}${media}</tds:Capabilities></tds:GetCapabilitiesResponse>`;
     }
     case 'GetServices': {
       const withCaps = text(body, 'IncludeCapability') === 'true';
@@ -88,6 +89,7 @@ export async function deviceService(surface: OnvifSurface, action: string, body:
           2,
           60,
         ) +
+        service(NS.timg, PATHS.imaging, `<timg:Capabilities ${declare('timg')} ImageStabilization="false" Presets="false" AdaptablePreset="false"/>`, 2, 60) +
         `</tds:GetServicesResponse>`
       );
     }

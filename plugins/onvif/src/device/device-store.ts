@@ -69,10 +69,7 @@ export class DeviceStore {
 
   /** All users, the configured one first. */
   users(): { name: string; level: UserLevel; fixed: boolean }[] {
-    return [
-      { name: this.fixed.name, level: 'Administrator', fixed: true },
-      ...this.state.users.map((u) => ({ name: u.name, level: u.level, fixed: false })),
-    ];
+    return [{ name: this.fixed.name, level: 'Administrator', fixed: true }, ...this.state.users.map((u) => ({ name: u.name, level: u.level, fixed: false }))];
   }
 
   /** The password and level of a user name, for the authentication checks. */

@@ -4,6 +4,7 @@ import type { Element } from '@xmldom/xmldom';
 import { isLoopbackHostHeader, toLookoutError, unmapIpv4, type Logger } from 'lookout/core';
 import { AuthFault, type HeaderCheck, type OnvifAuth } from '../auth/onvif-auth.js';
 import { deviceService } from '../device/device-service.js';
+import { imagingService } from '../imaging/imaging-service.js';
 import { media1 } from '../media/media1-service.js';
 import { media2 } from '../media/media2-service.js';
 import { NS } from '../soap/namespaces.js';
@@ -43,10 +44,23 @@ export interface OnvifServerOptions {
 /** How long a refused connection may stay half-closed for its answer to reach the client. */
 const CLOSE_GRACE_MS = 500;
 
-type Service = 'device' | 'media' | 'media2' | 'events';
+type Service = 'device' | 'media' | 'media2' | 'events' | 'imaging';
 
-const BY_NAMESPACE: Record<string, Service> = { [NS.tds]: 'device', [NS.trt]: 'media', [NS.tr2]: 'media2', [NS.tev]: 'events', [NS.wsnt]: 'events' };
-const BY_PATH: Record<string, Service> = { [PATHS.device]: 'device', [PATHS.media]: 'media', [PATHS.media2]: 'media2', [PATHS.events]: 'events' };
+const BY_NAMESPACE: Record<string, Service> = {
+  [NS.tds]: 'device',
+  [NS.trt]: 'media',
+  [NS.tr2]: 'media2',
+  [NS.tev]: 'events',
+  [NS.wsnt]: 'events',
+  [NS.timg]: 'imaging',
+};
+const BY_PATH: Record<string, Service> = {
+  [PATHS.device]: 'device',
+  [PATHS.media]: 'media',
+  [PATHS.media2]: 'media2',
+  [PATHS.events]: 'events',
+  [PATHS.imaging]: 'imaging',
+};
 
 /**
  * The ONVIF HTTP server: SOAP 1.2 over POST on the service paths, the snapshot over GET. Every
@@ -198,6 +212,8 @@ export class OnvifServer {
         return media1(this.o.surface, action, body, info);
       case 'media2':
         return media2(this.o.surface, action, body, info);
+      case 'imaging':
+        return imagingService(action, body);
       case 'events': {
         if (!this.o.events) throw faults.actionNotSupported(action);
         // A PullMessages held open ends when its client goes away or the server stops.
