@@ -8,6 +8,7 @@ import { DeviceIdentityToken } from '../../identity/src/service.js';
 import { RtspServiceToken } from '../../rtsp/src/service.js';
 import { OnvifAuth } from './auth/onvif-auth.js';
 import { OnvifConfigSchema } from './config.js';
+import { consumerPolicy } from './events/notify-delivery.js';
 import { OnvifEvents } from './events/onvif-events.js';
 import { OnvifServer } from './http/onvif-server.js';
 import { Snapshot } from './http/snapshot.js';
@@ -104,6 +105,8 @@ export default definePlugin({
       subscriptionUrl: (id) => `http://${requestHost}:${port}${PATHS.subscription}${id}`,
       log,
       sourceToken: VIDEO_SOURCE_CONFIG_TOKEN,
+      consumerAllowed: consumerPolicy(config.ONVIF_NOTIFY_NETWORKS),
+      delivery: { retries: config.ONVIF_NOTIFY_RETRIES, retryDelayMs: config.ONVIF_NOTIFY_RETRY_DELAY_MS, timeoutMs: config.ONVIF_NOTIFY_TIMEOUT_MS },
     });
     ctx.onStop(() => events.close());
     const offDetections = ctx.services.optional(DetectionPipelineToken)?.onResult((dets, frame) => events.onDetections(dets, frame.timestampMs));
