@@ -85,9 +85,7 @@ function post(path: string, xml: string, headers: Record<string, string> = {}): 
   });
 }
 
-function usernameToken(user: string, pass: string): string {
-  const nonce = randomBytes(16);
-  const created = new Date().toISOString();
+function usernameToken(user: string, pass: string, nonce: Buffer = randomBytes(16), created = new Date().toISOString()): string {
   const digest = createHash('sha1')
     .update(Buffer.concat([nonce, Buffer.from(created), Buffer.from(pass)]))
     .digest('base64');
@@ -98,8 +96,8 @@ function usernameToken(user: string, pass: string): string {
   );
 }
 
-const envelope = (body: string, token?: [string, string]): string =>
-  `<?xml version="1.0"?><s:Envelope xmlns:s="${NS.env}" xmlns:d="${NS.tds}" xmlns:t="${NS.tt}"><s:Header>${token ? usernameToken(...token) : ''}</s:Header><s:Body>${body}</s:Body></s:Envelope>`;
+const envelope = (body: string, token?: [string, string] | [string, string, Buffer, string]): string =>
+  `<?xml version="1.0"?><s:Envelope xmlns:s="${NS.env}" xmlns:d="${NS.tds}" xmlns:t="${NS.tt}"><s:Header>${token ? usernameToken(token[0], token[1], token[2], token[3]) : ''}</s:Header><s:Body>${body}</s:Body></s:Envelope>`;
 
 const parse = (xml: string) => new DOMParser().parseFromString(xml, 'text/xml');
 function texts(xml: string, ns: string, local: string): string[] {
@@ -334,4 +332,15 @@ test('npm onvif: Imaging GetImagingSettings, GetOptions, GetMoveOptions, GetStat
     envelope(`<i:GetImagingSettings xmlns:i="${NS.timg}"><i:VideoSourceToken>nope</i:VideoSourceToken></i:GetImagingSettings>`, [USER, PASS]),
   );
   assert.deepEqual(faultSubcodes(noSource.body), ['ter:InvalidArgVal', 'ter:NoSource']);
+});
+
+test('WS-Security: one nonce with a fresh Created each time (as libonvif signs) passes; the same nonce and Created again is a replay', async () => {
+  const nonce = randomBytes(16);
+  const t0 = Date.now();
+  const first = new Date(t0).toISOString();
+  assert.equal((await post('/onvif/device_service', envelope('<d:GetNTP/>', [USER, PASS, nonce, first]))).status, 200);
+  assert.equal((await post('/onvif/device_service', envelope('<d:GetNTP/>', [USER, PASS, nonce, new Date(t0 + 2).toISOString()]))).status, 200);
+  const replay = await post('/onvif/device_service', envelope('<d:GetNTP/>', [USER, PASS, nonce, first]));
+  assert.equal(replay.status, 401);
+  assert.match(texts(replay.body, NS.env, 'Text')[0], /already used/);
 });

@@ -70,7 +70,9 @@ export function verifyUsernameToken(token: Element, check: UsernameTokenCheck): 
   const userOk = password !== undefined;
   const digestOk = sameSecret(given, expected);
   if (!userOk || !digestOk) throw refused('wrong user name or password');
-  // Only a valid token spends its nonce: garbage cannot fill the cache.
-  if (!check.nonces.use(nonce.toString('base64'), createdMs, check.nowMs)) throw refused('the nonce was already used');
+  // Only a valid token spends its nonce: garbage cannot fill the cache. The key is the nonce with the
+  // exact Created: the digest covers both, so a captured token cannot be sent again, while a client that
+  // keeps one nonce for a session and signs each request with a fresh Created (libonvif) still signs in.
+  if (!check.nonces.use(`${nonce.toString('base64')} ${created}`, createdMs, check.nowMs)) throw refused('the nonce was already used with this Created');
   return username;
 }
