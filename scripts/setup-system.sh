@@ -31,6 +31,7 @@ declare -A PROVIDER=(
   [make]=make
   [python3]=python3
   [chromium]=chromium
+  [onvif-util]=onvif-tools
 )
 
 have() {

@@ -5,6 +5,11 @@ export interface DigestServerOptions {
   realm: string;
   user: string;
   password: string;
+  /**
+   * Several users (ONVIF's user list): the password of a user name, undefined for an unknown one.
+   * When given, `user` and `password` are not used.
+   */
+  passwordFor?: (user: string) => string | undefined;
   /** A nonce is good this long; an answer to an older one of ours is 'stale' (the client signs again without asking the user). */
   lifetimeMs: number;
   /** Nonces whose nonce count (nc) is remembered; the oldest is forgotten first. */
@@ -49,6 +54,8 @@ export class DigestServer {
    */
   private floorMs = -Infinity;
   private readonly ha1: string;
+  /** Compared against when the user is unknown, so that the work done does not tell which part was wrong. */
+  private readonly unknownPassword = randomBytes(16).toString('hex');
   private readonly now: () => number;
 
   constructor(private readonly o: DigestServerOptions) {
@@ -70,19 +77,22 @@ export class DigestServer {
     if (realm !== this.o.realm || (p.algorithm && p.algorithm.toUpperCase() !== 'MD5')) return 'refused';
     // The digested uri must be the one requested (a header lifted from another request is worthless).
     if (uri !== req.uri) return 'refused';
+    // One user: its HA1, computed once; several: the HA1 of the user named (a random password for an unknown one).
+    const password = this.o.passwordFor?.(username);
+    const ha1 = this.o.passwordFor ? md5(`${username}:${this.o.realm}:${password ?? this.unknownPassword}`) : this.ha1;
     let expected: string;
     const ha2 = md5(`${req.method}:${uri}`);
     if (qop !== undefined) {
       if (qop !== 'auth' || !/^[0-9a-f]{8}$/i.test(nc) || !cnonce) return 'refused';
-      expected = md5(`${this.ha1}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`);
+      expected = md5(`${ha1}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`);
     } else {
       if (!this.o.allowNoQop) return 'refused';
-      expected = md5(`${this.ha1}:${nonce}:${ha2}`);
+      expected = md5(`${ha1}:${nonce}:${ha2}`);
     }
     const issued = this.issuedAt(nonce, req.binding ?? '');
     if (issued === undefined) return 'refused';
     // Both compared whatever the first says, so the timing tells nothing about which one was wrong.
-    const userOk = sameSecret(username, this.o.user);
+    const userOk = this.o.passwordFor ? password !== undefined : sameSecret(username, this.o.user);
     const responseOk = sameSecret(response.toLowerCase(), expected);
     if (!userOk || !responseOk) return 'refused';
     if (this.now() - issued > this.o.lifetimeMs || issued <= this.floorMs) return 'stale';

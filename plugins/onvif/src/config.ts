@@ -65,5 +65,26 @@ export const OnvifConfigSchema = z.object({
     .max(256)
     .default(4)
     .describe('event pull-point subscriptions one client (user and remote address) may hold at once'),
+  ONVIF_NOTIFY_NETWORKS: z
+    .string()
+    .max(1024)
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^\d{1,3}(\.\d{1,3}){3}\/\d{1,2}$/, 'an IPv4 CIDR such as 10.0.0.0/8')).max(16))
+    .describe('IPv4 networks (comma-separated CIDRs) Notify may be sent to beside loopback and the networks of the device interfaces'),
+  ONVIF_NOTIFY_RETRIES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10)
+    .default(3)
+    .describe('Notify tries after a failed one, per batch of messages; then the batch is dropped'),
+  ONVIF_NOTIFY_RETRY_DELAY_MS: z.coerce.number().int().min(10).max(60_000).default(500).describe('delay before the first Notify retry, doubled at each'),
+  ONVIF_NOTIFY_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000).describe('one Notify POST to a consumer'),
 });
 export type OnvifConfig = z.output<typeof OnvifConfigSchema>;

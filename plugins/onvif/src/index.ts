@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
-import { definePlugin, deviceInfo, isLoopbackHost, surfacePort, toLookoutError } from 'lookout/core';
+import { definePlugin, devicePath, deviceInfo, isLoopbackHost, surfacePort, toLookoutError } from 'lookout/core';
 import { CameraProfileToken } from '../../camera-profile/src/service.js';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { EncodedVideoToken } from '../../encode/src/service.js';
@@ -7,16 +8,33 @@ import { DeviceIdentityToken } from '../../identity/src/service.js';
 import { RtspServiceToken } from '../../rtsp/src/service.js';
 import { OnvifAuth } from './auth/onvif-auth.js';
 import { OnvifConfigSchema } from './config.js';
+import { consumerPolicy } from './events/notify-delivery.js';
 import { OnvifEvents } from './events/onvif-events.js';
 import { OnvifServer } from './http/onvif-server.js';
 import { Snapshot } from './http/snapshot.js';
 import { encoderState, mediaProfiles, VIDEO_SOURCE_CONFIG_TOKEN } from './media/media-model.js';
-import { onvifScopes } from './scopes.js';
+import { DeviceStore } from './device/device-store.js';
+import { isFixedScope, onvifScopes } from './scopes.js';
 import { OnvifServiceToken, OnvifStatsToken, type OnvifService, type OnvifStats, type OnvifStatsService } from './service.js';
 import { PATHS, type OnvifSurface } from './surface.js';
 
 /** The device port clients expect ONVIF on; a simulated device takes a free one. */
 export const DEFAULT_ONVIF_PORT = 80;
+/** Users, configurable scopes, NTP and time zone set by ONVIF clients (mode 0600: it holds passwords). */
+export const ONVIF_DEVICE_PATH = '/data/config/onvif_device.json';
+
+/**
+ * The WS-Discovery endpoint address of the device (the ws-discovery plugin computes the same from the
+ * device id): a name-based UUID, stable across restarts; GetEndpointReference answers it.
+ */
+function endpointAddress(deviceId: string): string {
+  const hash = createHash('sha1').update('lookout:ws-discovery:').update(deviceId).digest();
+  hash[6] = (hash[6] & 0x0f) | 0x50;
+  hash[8] = (hash[8] & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `urn:uuid:${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 /** Where the RTSP server listens when the rtsp plugin does not say (its default). */
 export const DEFAULT_RTSP_PORT = 8554;
 
@@ -43,7 +61,10 @@ export default definePlugin({
     const video = ctx.services.get(EncodedVideoToken);
     const info = deviceInfo(runtime);
     const model = runtime.image ?? info.roles[0] ?? 'camera';
-    const scopes = onvifScopes({ name: `Lookout ${identity.deviceId}`, hardware: model, location: info.labels[0] });
+    const defaultScopes = onvifScopes({ name: `Lookout ${identity.deviceId}`, hardware: model, location: info.labels[0] });
+    const fixedScopes = defaultScopes.filter(isFixedScope);
+    const store = new DeviceStore(devicePath(runtime.dataDir, ONVIF_DEVICE_PATH), { name: config.ONVIF_USER, password: config.ONVIF_PASSWORD });
+    const scopes = (): string[] => [...fixedScopes, ...store.scopes(defaultScopes.filter((s) => !isFixedScope(s)))];
     let port = 0;
     // The server's counters once it exists (one-shot mode never starts one).
     let serverStats = (): OnvifStats => ({ parsedBodies: 0, refusedUnread: 0, refusedConnections: 0, connections: 0 });
@@ -52,7 +73,9 @@ export default definePlugin({
         return port;
       },
       xaddr: (host) => `http://${host}:${port}${PATHS.device}`,
-      scopes,
+      get scopes() {
+        return scopes();
+      },
     };
     const stats: OnvifStatsService = { stats: () => serverStats() };
 
@@ -63,6 +86,7 @@ export default definePlugin({
       return;
     }
 
+    await store.load();
     let host = info.listenHost;
     let note: string | undefined;
     if (config.ONVIF_PASSWORD === undefined && !isLoopbackHost(host)) {
@@ -81,6 +105,8 @@ export default definePlugin({
       subscriptionUrl: (id) => `http://${requestHost}:${port}${PATHS.subscription}${id}`,
       log,
       sourceToken: VIDEO_SOURCE_CONFIG_TOKEN,
+      consumerAllowed: consumerPolicy(config.ONVIF_NOTIFY_NETWORKS),
+      delivery: { retries: config.ONVIF_NOTIFY_RETRIES, retryDelayMs: config.ONVIF_NOTIFY_RETRY_DELAY_MS, timeoutMs: config.ONVIF_NOTIFY_TIMEOUT_MS },
     });
     ctx.onStop(() => events.close());
     const offDetections = ctx.services.optional(DetectionPipelineToken)?.onResult((dets, frame) => events.onDetections(dets, frame.timestampMs));
@@ -104,14 +130,18 @@ export default definePlugin({
           hardwareId: fingerprint ? `${identity.deviceId} sha256:${fingerprint}` : identity.deviceId,
         };
       },
-      scopes: () => scopes,
+      scopes,
+      fixedScopes: () => fixedScopes,
       hostname: () => hostname(),
+      store,
+      endpointReference: endpointAddress(runtime.id),
+      serial: identity.serial,
       configurationChanged: (token, type) => events.configurationChanged(token, type),
       now: () => Date.now(),
     };
     const auth = new OnvifAuth({
-      user: config.ONVIF_USER,
-      password: config.ONVIF_PASSWORD,
+      required: config.ONVIF_PASSWORD !== undefined,
+      lookup: (user) => store.lookup(user),
       skewMs: config.ONVIF_CLOCK_SKEW_S * 1000,
       maxNonces: config.ONVIF_NONCE_CACHE,
       now: () => Date.now(),

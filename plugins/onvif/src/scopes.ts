@@ -13,3 +13,8 @@ export function onvifScopes(o: { name: string; hardware: string; location?: stri
     ...(o.location ? [scope(`location/${encodeURIComponent(o.location)}`)] : []),
   ];
 }
+
+/** The scopes a client may not change (SetScopes replaces only the others: name and location). */
+export function isFixedScope(scope: string): boolean {
+  return !/^onvif:\/\/www\.onvif\.org\/(name|location)\//.test(scope);
+}

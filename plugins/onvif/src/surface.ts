@@ -1,4 +1,5 @@
 import type { CameraProfileService } from '../../camera-profile/src/service.js';
+import type { DeviceStore } from './device/device-store.js';
 import type { EncoderState, MediaProfile } from './media/media-model.js';
 
 /** The ONVIF service paths (ONVIF Device Manager-style clients need exactly `onvif/device_service`). */
@@ -7,6 +8,7 @@ export const PATHS = {
   media: '/onvif/media_service',
   media2: '/onvif/media2_service',
   events: '/onvif/events_service',
+  imaging: '/onvif/imaging_service',
   subscription: '/onvif/subscription/',
   snapshot: '/onvif/snapshot.jpg',
 } as const;
@@ -29,8 +31,16 @@ export interface OnvifSurface {
   /** The RTSP server's port. */
   rtspPort(): number;
   information(): DeviceInformation;
+  /** All scopes now: the fixed ones, then the configurable ones (SetScopes's, else the defaults). */
   scopes(): string[];
+  fixedScopes(): string[];
   hostname(): string;
+  /** The users, the configurable scopes, NTP and time zone clients set, persisted. */
+  store: DeviceStore;
+  /** The device's WS-Discovery endpoint address (`urn:uuid:…`), GetEndpointReference's GUID. */
+  endpointReference: string;
+  /** Stable per device: the MAC of a simulated interface derives from it. */
+  serial: string;
   /** Raised after SetVideoEncoderConfiguration changed the profile. */
   configurationChanged(token: string, type: string): void;
   now(): number;

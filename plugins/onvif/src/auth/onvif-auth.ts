@@ -1,11 +1,37 @@
 import type { Element } from '@xmldom/xmldom';
-import { DigestServer, type DigestVerdict } from 'lookout/core';
+import { DigestServer, parseDigestHeader, type DigestVerdict } from 'lookout/core';
+import type { UserLevel } from '../device/device-store.js';
 import { SoapFault } from '../soap/soap-fault.js';
 import { NonceCache } from './nonce-cache.js';
 import { findUsernameToken, verifyUsernameToken } from './ws-security.js';
 
-/** Operations every ONVIF client calls before it knows the clock or the credentials (they also accept a token when sent). */
-export const PRE_AUTH_ACTIONS = new Set(['GetSystemDateAndTime', 'GetCapabilities', 'GetServices', 'GetServiceCapabilities']);
+/**
+ * The ONVIF Core default access policy's PRE_AUTH class: what a client may ask before it knows the
+ * clock or the credentials (each also accepts a token when one is sent).
+ */
+export const PRE_AUTH_ACTIONS = new Set([
+  'GetSystemDateAndTime',
+  'GetCapabilities',
+  'GetServices',
+  'GetServiceCapabilities',
+  'GetWsdlUrl',
+  'GetHostname',
+  'GetEndpointReference',
+]);
+
+/** Operations only an Administrator may call (the default access policy's WRITE_SYSTEM and UNRECOVERABLE classes). */
+const ADMINISTRATOR_ACTIONS = new Set(['CreateUsers', 'DeleteUsers', 'SetUser', 'GetUsers', 'SystemReboot', 'SetScopes', 'SetNTP', 'SetSystemDateAndTime']);
+/** What a User (the lowest level) may call beyond the Get… operations: reading events. */
+const USER_ACTIONS = new Set(['CreatePullPointSubscription', 'PullMessages', 'SetSynchronizationPoint', 'Renew', 'Unsubscribe', 'Subscribe', 'Seek']);
+
+/** Whether a user of `level` may call `action`; throws ter:NotAuthorized (403) otherwise. */
+export function authorize(action: string, level: UserLevel): void {
+  if (level === 'Administrator') return;
+  if (ADMINISTRATOR_ACTIONS.has(action)) throw new SoapFault('Sender', 'ter:NotAuthorized', `Sender not authorized: ${action} needs an Administrator`, 403);
+  if (level === 'Operator') return;
+  if (action.startsWith('Get') || USER_ACTIONS.has(action)) return;
+  throw new SoapFault('Sender', 'ter:NotAuthorized', `Sender not authorized: ${action} needs an Operator or Administrator`, 403);
+}
 
 /** A 401: the server answers it with a Digest challenge beside the SOAP fault. */
 export class AuthFault extends SoapFault {
@@ -20,9 +46,10 @@ export class AuthFault extends SoapFault {
 export const DIGEST_REALM = 'Lookout ONVIF';
 
 export interface OnvifAuthOptions {
-  user: string;
-  /** Unset: no credentials asked (the plugin then listens on loopback only). */
-  password: string | undefined;
+  /** Unset (no ONVIF_PASSWORD): no credentials asked (the plugin then listens on loopback only). */
+  required: boolean;
+  /** The device's ONVIF users (the configured one and those CreateUsers added). */
+  lookup(user: string): { password: string; level: UserLevel } | undefined;
   skewMs: number;
   maxNonces: number;
   now(): number;
@@ -38,29 +65,24 @@ export class OnvifAuth {
 
   constructor(private readonly o: OnvifAuthOptions) {
     this.nonces = new NonceCache(o.maxNonces, 2 * o.skewMs);
-    this.digest =
-      o.password === undefined
-        ? undefined
-        : new DigestServer({
-            realm: DIGEST_REALM,
-            user: o.user,
-            password: o.password,
-            lifetimeMs: o.skewMs,
-            maxNonces: o.maxNonces,
-            offerQop: true,
-            // HTTP clients open a connection per request: no binding, so every answer carries an nc.
-            allowNoQop: false,
-            now: () => o.now(),
-          });
-  }
-
-  /** The one user name credentials are checked against. */
-  get user(): string {
-    return this.o.user;
+    this.digest = !o.required
+      ? undefined
+      : new DigestServer({
+          realm: DIGEST_REALM,
+          user: '',
+          password: '',
+          passwordFor: (user) => o.lookup(user)?.password,
+          lifetimeMs: o.skewMs,
+          maxNonces: o.maxNonces,
+          offerQop: true,
+          // HTTP clients open a connection per request: no binding, so every answer carries an nc.
+          allowNoQop: false,
+          now: () => o.now(),
+        });
   }
 
   get required(): boolean {
-    return this.o.password !== undefined;
+    return this.o.required;
   }
 
   challenge(stale = false): string | undefined {
@@ -73,25 +95,41 @@ export class OnvifAuth {
    * pre-auth operation or a WS-Security token in it decides (`fault` is then the Digest's own).
    */
   checkHeaders(http: HttpRequestLine): HeaderCheck {
-    if (!this.digest) return { authenticated: true };
+    if (!this.digest) return { authenticated: true, user: '', level: 'Administrator' };
     const verdict: DigestVerdict = this.digest.verify(http.authorization, { method: http.method, uri: http.url });
-    if (verdict === 'ok') return { authenticated: true };
+    if (verdict === 'ok') {
+      const user = parseDigestHeader(http.authorization ?? '').username ?? '';
+      const found = this.o.lookup(user);
+      if (found) return { authenticated: true, user, level: found.level };
+      return { authenticated: false, fault: new AuthFault('Sender not authorized: wrong HTTP Digest credentials') };
+    }
     if (verdict === 'absent') return { authenticated: false };
     if (verdict === 'stale') return { authenticated: false, fault: new AuthFault('Sender not authorized: the digest nonce expired', true) };
     return { authenticated: false, fault: new AuthFault('Sender not authorized: wrong HTTP Digest credentials') };
   }
 
-  /** After the body is parsed, for a request its headers did not authenticate: throws AuthFault unless it may run. */
-  checkSoap(action: string, header: Element | null, headers: HeaderCheck): void {
-    if (headers.authenticated || PRE_AUTH_ACTIONS.has(action)) return;
+  /**
+   * After the body is parsed, for a request its headers did not authenticate: throws AuthFault unless
+   * it may run, then ter:NotAuthorized (403) when the user's level does not allow the operation.
+   * Answers who asks ('' for a pre-auth operation without credentials).
+   */
+  checkSoap(action: string, header: Element | null, headers: HeaderCheck): string {
+    if (headers.authenticated) {
+      authorize(action, headers.level ?? 'User');
+      return headers.user ?? '';
+    }
+    if (PRE_AUTH_ACTIONS.has(action)) return '';
     if (headers.fault) throw headers.fault;
     const token = findUsernameToken(header);
     if (!token) throw new AuthFault('Sender not authorized: send a WS-Security UsernameToken (PasswordDigest) or use HTTP Digest');
+    let user: string;
     try {
-      verifyUsernameToken(token, { user: this.o.user, password: this.o.password!, skewMs: this.o.skewMs, nonces: this.nonces, nowMs: this.o.now() });
+      user = verifyUsernameToken(token, { passwordFor: (u) => this.o.lookup(u)?.password, skewMs: this.o.skewMs, nonces: this.nonces, nowMs: this.o.now() });
     } catch (err) {
       throw new AuthFault((err as Error).message);
     }
+    authorize(action, this.o.lookup(user)?.level ?? 'User');
+    return user;
   }
 
   /** HTTP Digest alone (the snapshot): throws AuthFault unless the headers authenticate the request. */
@@ -111,6 +149,9 @@ export interface HttpRequestLine {
 /** The headers' verdict: authenticated, or not yet (the body may still carry a token or ask a pre-auth operation). */
 export interface HeaderCheck {
   authenticated: boolean;
+  /** Who the headers authenticated, and their level (when authenticated). */
+  user?: string;
+  level?: UserLevel;
   /** A wrong or stale HTTP Digest: the answer unless the operation needs no credentials. */
   fault?: AuthFault;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Element } from '@xmldom/xmldom';
 import { sameSecret } from 'lookout/core';
 import { NS } from '../soap/namespaces.js';
@@ -26,8 +26,8 @@ export function parseDateTime(value: string): number {
 }
 
 export interface UsernameTokenCheck {
-  user: string;
-  password: string;
+  /** The password of a user name (undefined: no such user). */
+  passwordFor(user: string): string | undefined;
   skewMs: number;
   nonces: NonceCache;
   nowMs: number;
@@ -47,7 +47,7 @@ const refused = (why: string): SoapFault => new SoapFault('Sender', 'ter:NotAuth
  * over the exact Created text received; Created within the skew of the device clock; each nonce once.
  * Throws ter:NotAuthorized.
  */
-export function verifyUsernameToken(token: Element, check: UsernameTokenCheck): void {
+export function verifyUsernameToken(token: Element, check: UsernameTokenCheck): string {
   const username = text(token, 'Username') ?? '';
   const passwordEl = child(token, 'Password');
   const nonceText = text(token, 'Nonce');
@@ -60,14 +60,19 @@ export function verifyUsernameToken(token: Element, check: UsernameTokenCheck): 
   if (Math.abs(createdMs - check.nowMs) > check.skewMs) throw refused('Created is outside the allowed clock skew (see GetSystemDateAndTime)');
   const nonce = Buffer.from(nonceText, 'base64');
   if (nonce.length < 8) throw refused('the Nonce is too short');
+  const password = check.passwordFor(username);
+  // An unknown user is checked against a random password: the same work, the same answer.
   const expected = createHash('sha1')
-    .update(Buffer.concat([nonce, Buffer.from(created, 'utf8'), Buffer.from(check.password, 'utf8')]))
+    .update(Buffer.concat([nonce, Buffer.from(created, 'utf8'), Buffer.from(password ?? randomBytes(16).toString('hex'), 'utf8')]))
     .digest('base64');
   const given = (passwordEl.textContent ?? '').trim();
   // Both compared whatever the first says, so the timing tells nothing about which one was wrong.
-  const userOk = sameSecret(username, check.user);
+  const userOk = password !== undefined;
   const digestOk = sameSecret(given, expected);
   if (!userOk || !digestOk) throw refused('wrong user name or password');
-  // Only a valid token spends its nonce: garbage cannot fill the cache.
-  if (!check.nonces.use(nonce.toString('base64'), createdMs, check.nowMs)) throw refused('the nonce was already used');
+  // Only a valid token spends its nonce: garbage cannot fill the cache. The key is the nonce with the
+  // exact Created: the digest covers both, so a captured token cannot be sent again, while a client that
+  // keeps one nonce for a session and signs each request with a fresh Created (libonvif) still signs in.
+  if (!check.nonces.use(`${nonce.toString('base64')} ${created}`, createdMs, check.nowMs)) throw refused('the nonce was already used with this Created');
+  return username;
 }

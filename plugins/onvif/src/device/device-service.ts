@@ -3,6 +3,7 @@ import { declare, NS, xmlEscape } from '../soap/namespaces.js';
 import { descendants, text } from '../soap/soap-request.js';
 import { faults, SoapFault } from '../soap/soap-fault.js';
 import { baseUrl, PATHS, type OnvifSurface, type RequestInfo } from '../surface.js';
+import { deviceSettings } from './device-settings.js';
 import { networkInterfacesXml } from './network-interfaces.js';
 
 const ns = declare('tds', 'tt');
@@ -19,16 +20,21 @@ const deviceServiceCapabilities = (el: string, attrs = ''): string =>
   `<tds:Security TLS1.0="false" TLS1.1="false" TLS1.2="false" OnboardKeyGeneration="false" AccessPolicyConfig="false" DefaultAccessPolicy="false" Dot1X="false" RemoteUserHandling="false" X.509Token="false" SAMLToken="false" KerberosToken="false" UsernameToken="true" HttpDigest="true" RELToken="false"/>` +
   `<tds:System DiscoveryResolve="true" DiscoveryBye="true" RemoteDiscovery="false" SystemBackup="false" SystemLogging="false" FirmwareUpgrade="false" HttpFirmwareUpgrade="false" HttpSystemBackup="false" HttpSystemLogging="false" HttpSupportInformation="false"/></${el}>`;
 
-/** Device service (ver10): date and time, capabilities, services, information, interfaces, scopes, hostname. */
-export function deviceService(surface: OnvifSurface, action: string, body: Element, req: RequestInfo): string {
+/**
+ * Device service (ver10): date and time, capabilities, services, information, interfaces, hostname;
+ * the settings (users, scopes, NTP, DNS, protocols, reboot) are device-settings.ts's.
+ */
+export async function deviceService(surface: OnvifSurface, action: string, body: Element, req: RequestInfo): Promise<string> {
   const base = baseUrl(surface, req);
+  const settings = await deviceSettings(surface, action, body);
+  if (settings !== undefined) return settings;
   switch (action) {
     case 'GetSystemDateAndTime': {
       // UTC, kept by NTP on the host: clients use it to compute the offset of their UsernameToken Created.
       const now = new Date(surface.now());
       return (
         `<tds:GetSystemDateAndTimeResponse ${ns}><tds:SystemDateAndTime><tt:DateTimeType>NTP</tt:DateTimeType><tt:DaylightSavings>false</tt:DaylightSavings>` +
-        `<tt:TimeZone><tt:TZ>UTC0</tt:TZ></tt:TimeZone>${dateTime('tt:UTCDateTime', now)}${dateTime('tt:LocalDateTime', now)}</tds:SystemDateAndTime></tds:GetSystemDateAndTimeResponse>`
+        `<tt:TimeZone><tt:TZ>${xmlEscape(surface.store.timeZone())}</tt:TZ></tt:TimeZone>${dateTime('tt:UTCDateTime', now)}${dateTime('tt:LocalDateTime', now)}</tds:SystemDateAndTime></tds:GetSystemDateAndTimeResponse>`
       );
     }
     case 'GetCapabilities': {
@@ -36,7 +42,7 @@ export function deviceService(surface: OnvifSurface, action: string, body: Eleme
       const all = categories.size === 0 || categories.has('All');
       const want = (c: string): boolean => all || categories.has(c);
       for (const c of categories) {
-        if (!['All', 'Device', 'Media', 'Events'].includes(c))
+        if (!['All', 'Device', 'Media', 'Events', 'Imaging'].includes(c))
           throw new SoapFault('Receiver', 'ter:ActionNotSupported', `no ${c} service on this device`, 400, 'ter:NoSuchService');
       }
       const device = want('Device')
@@ -51,7 +57,8 @@ export function deviceService(surface: OnvifSurface, action: string, body: Eleme
       const media = want('Media')
         ? `<tt:Media><tt:XAddr>${base}${PATHS.media}</tt:XAddr><tt:StreamingCapabilities><tt:RTPMulticast>false</tt:RTPMulticast><tt:RTP_TCP>true</tt:RTP_TCP><tt:RTP_RTSP_TCP>true</tt:RTP_RTSP_TCP></tt:StreamingCapabilities></tt:Media>`
         : '';
-      return `<tds:GetCapabilitiesResponse ${ns}><tds:Capabilities>${device}${events}${media}</tds:Capabilities></tds:GetCapabilitiesResponse>`;
+      const imaging = want('Imaging') ? `<tt:Imaging><tt:XAddr>${base}${PATHS.imaging}</tt:XAddr></tt:Imaging>` : '';
+      return `<tds:GetCapabilitiesResponse ${ns}><tds:Capabilities>${device}${events}${imaging}${media}</tds:Capabilities></tds:GetCapabilitiesResponse>`;
     }
     case 'GetServices': {
       const withCaps = text(body, 'IncludeCapability') === 'true';
@@ -82,6 +89,7 @@ export function deviceService(surface: OnvifSurface, action: string, body: Eleme
           2,
           60,
         ) +
+        service(NS.timg, PATHS.imaging, `<timg:Capabilities ${declare('timg')} ImageStabilization="false" Presets="false" AdaptablePreset="false"/>`, 2, 60) +
         `</tds:GetServicesResponse>`
       );
     }
@@ -96,12 +104,7 @@ export function deviceService(surface: OnvifSurface, action: string, body: Eleme
       );
     }
     case 'GetNetworkInterfaces':
-      return `<tds:GetNetworkInterfacesResponse ${ns}>${networkInterfacesXml('tds:NetworkInterfaces')}</tds:GetNetworkInterfacesResponse>`;
-    case 'GetScopes':
-      return `<tds:GetScopesResponse ${ns}>${surface
-        .scopes()
-        .map((s) => `<tds:Scopes><tt:ScopeDef>Fixed</tt:ScopeDef><tt:ScopeItem>${xmlEscape(s)}</tt:ScopeItem></tds:Scopes>`)
-        .join('')}</tds:GetScopesResponse>`;
+      return `<tds:GetNetworkInterfacesResponse ${ns}>${networkInterfacesXml('tds:NetworkInterfaces', surface.serial)}</tds:GetNetworkInterfacesResponse>`;
     case 'GetHostname':
       return `<tds:GetHostnameResponse ${ns}><tds:HostnameInformation><tt:FromDHCP>false</tt:FromDHCP><tt:Name>${xmlEscape(surface.hostname())}</tt:Name></tds:HostnameInformation></tds:GetHostnameResponse>`;
     case 'GetDiscoveryMode':

@@ -5,6 +5,7 @@ import { declare, xmlEscape } from '../soap/namespaces.js';
 import { faults, SoapFault } from '../soap/soap-fault.js';
 import { DetectionEvents } from './detection-events.js';
 import { CONCRETE_SET, notificationXml, type EventMessage } from './event-message.js';
+import { deliverLoop, type DeliveryOptions } from './notify-delivery.js';
 import { PullPoint, subscriptionGone } from './pull-point.js';
 import { parseDuration, parseTerminationTime, utc } from './times.js';
 import { topicFilter, topicSetDeclarations, topicSetXml, TOPIC, type TopicFilter } from './topics.js';
@@ -34,6 +35,10 @@ export interface OnvifEventsOptions {
   maxLifetimeMs?: number;
   /** VideoSourceConfigurationToken in rule-engine events' Source (default "VideoSourceConfig_1"). */
   sourceToken?: string;
+  /** Basic Notification (Subscribe): the consumer address as a URL, or a fault when Notify may not go there. Unset: Subscribe is refused. */
+  consumerAllowed?: (address: string) => URL;
+  /** How Notify is delivered (default: 3 retries from 500 ms, 5 s per POST). */
+  delivery?: Omit<DeliveryOptions, 'log'>;
 }
 
 const DEFAULT_MESSAGE_LIMIT = 100;
@@ -46,6 +51,8 @@ const DEFAULT_MESSAGE_LIMIT = 100;
  */
 export class OnvifEvents {
   private readonly subscriptions = new Map<string, PullPoint>();
+  /** Basic Notification subscriptions: their delivery loop, stopped when they end. */
+  private readonly pushers = new Map<string, AbortController>();
   private readonly detections: DetectionEvents;
   private readonly holdMs: number;
   private readonly idleMs: number;
@@ -78,8 +85,13 @@ export class OnvifEvents {
         return this.getServiceCapabilities();
       case 'CreatePullPointSubscription':
         return this.create(body, client);
-      case 'PullMessages':
-        return this.pullMessages(this.subscriptionAt(path), body, signal);
+      case 'Subscribe':
+        return this.subscribe(body, client);
+      case 'PullMessages': {
+        const sub = this.subscriptionAt(path);
+        if (this.pushers.has(sub.id)) throw faults.invalidArg('this subscription delivers by Notify; it has no pull point');
+        return this.pullMessages(sub, body, signal);
+      }
       case 'Renew':
         return this.renew(this.subscriptionAt(path), body);
       case 'Unsubscribe':
@@ -117,7 +129,9 @@ export class OnvifEvents {
     clearTimeout(this.idleTimer);
     clearInterval(this.sweeper);
     for (const sub of this.subscriptions.values()) sub.end();
+    for (const p of this.pushers.values()) p.abort();
     this.subscriptions.clear();
+    this.pushers.clear();
   }
 
   // --- operations ---
@@ -151,6 +165,57 @@ export class OnvifEvents {
     const filter = this.filterOf(body);
     const requested = textOf(child(body, 'InitialTerminationTime'));
     const terminationMs = this.terminationFrom(requested, now, 'InitialTerminationTime');
+    this.admit(client);
+    const id = randomBytes(12).toString('hex');
+    const sub = new PullPoint(id, this.opts.subscriptionUrl(id), terminationMs, filter, this.opts.queueLimit ?? 200, client);
+    this.subscriptions.set(id, sub);
+    // ONVIF: a new subscription first receives the current state of every property (Initialized).
+    sub.push(this.detections.states(now));
+    this.opts.log.debug({ id, terminationTime: utc(terminationMs) }, 'ONVIF pull-point subscription created');
+    return (
+      `<tev:CreatePullPointSubscriptionResponse ${declare('tev', 'wsa', 'wsnt')}>` +
+      `<tev:SubscriptionReference><wsa:Address>${xmlEscape(sub.url)}</wsa:Address></tev:SubscriptionReference>` +
+      `<wsnt:CurrentTime>${utc(now)}</wsnt:CurrentTime><wsnt:TerminationTime>${utc(terminationMs)}</wsnt:TerminationTime>` +
+      `</tev:CreatePullPointSubscriptionResponse>`
+    );
+  }
+
+  /**
+   * WS-BaseNotification Subscribe: the same queue as a pull point, emptied by POSTing wsnt:Notify to
+   * the consumer (only to an address the policy allows), with retries; Renew and Unsubscribe at the
+   * subscription's address. Pull and push subscriptions share the bounds.
+   */
+  private subscribe(body: Element, client: string): string {
+    if (!this.opts.consumerAllowed) throw faults.actionNotSupported('Subscribe');
+    const now = this.opts.now();
+    const reference = child(body, 'ConsumerReference');
+    const address = reference ? textOf(child(reference, 'Address')) : undefined;
+    if (!address) throw faults.invalidArg('Subscribe needs ConsumerReference/Address');
+    const consumer = this.opts.consumerAllowed(address);
+    const filter = this.filterOf(body);
+    const terminationMs = this.terminationFrom(textOf(child(body, 'InitialTerminationTime')), now, 'InitialTerminationTime');
+    this.admit(client);
+    const id = randomBytes(12).toString('hex');
+    const sub = new PullPoint(id, this.opts.subscriptionUrl(id), terminationMs, filter, this.opts.queueLimit ?? 200, client);
+    this.subscriptions.set(id, sub);
+    const stop = new AbortController();
+    this.pushers.set(id, stop);
+    sub.push(this.detections.states(now));
+    const d = this.opts.delivery ?? { retries: 3, retryDelayMs: 500, timeoutMs: 5000 };
+    void deliverLoop(sub, consumer, { ...d, log: this.opts.log }, stop.signal).then((r) =>
+      this.opts.log.debug({ id, ...r }, 'ONVIF Notify subscription ended'),
+    );
+    this.opts.log.debug({ id, consumer: consumer.origin, terminationTime: utc(terminationMs) }, 'ONVIF Notify subscription created');
+    return (
+      `<wsnt:SubscribeResponse ${declare('wsa', 'wsnt')}>` +
+      `<wsnt:SubscriptionReference><wsa:Address>${xmlEscape(sub.url)}</wsa:Address></wsnt:SubscriptionReference>` +
+      `<wsnt:CurrentTime>${utc(now)}</wsnt:CurrentTime><wsnt:TerminationTime>${utc(terminationMs)}</wsnt:TerminationTime>` +
+      `</wsnt:SubscribeResponse>`
+    );
+  }
+
+  /** Throws unless another subscription fits: all of them, and this client's share. */
+  private admit(client: string): void {
     if (this.subscriptions.size >= this.opts.maxSubscriptions) {
       this.opts.log.warn({ max: this.opts.maxSubscriptions }, 'ONVIF pull-point subscription refused: all in use');
       throw new SoapFault('Receiver', 'ter:Action', `too many subscriptions (at most ${this.opts.maxSubscriptions})`, 500, 'ter:TooManySubscriptions');
@@ -169,18 +234,6 @@ export class OnvifEvents {
         'ter:TooManySubscriptions',
       );
     }
-    const id = randomBytes(12).toString('hex');
-    const sub = new PullPoint(id, this.opts.subscriptionUrl(id), terminationMs, filter, this.opts.queueLimit ?? 200, client);
-    this.subscriptions.set(id, sub);
-    // ONVIF: a new subscription first receives the current state of every property (Initialized).
-    sub.push(this.detections.states(now));
-    this.opts.log.debug({ id, terminationTime: utc(terminationMs) }, 'ONVIF pull-point subscription created');
-    return (
-      `<tev:CreatePullPointSubscriptionResponse ${declare('tev', 'wsa', 'wsnt')}>` +
-      `<tev:SubscriptionReference><wsa:Address>${xmlEscape(sub.url)}</wsa:Address></tev:SubscriptionReference>` +
-      `<wsnt:CurrentTime>${utc(now)}</wsnt:CurrentTime><wsnt:TerminationTime>${utc(terminationMs)}</wsnt:TerminationTime>` +
-      `</tev:CreatePullPointSubscriptionResponse>`
-    );
   }
 
   private async pullMessages(sub: PullPoint, body: Element, signal: AbortSignal): Promise<string> {
@@ -272,6 +325,8 @@ export class OnvifEvents {
   private remove(sub: PullPoint, why: string): void {
     this.subscriptions.delete(sub.id);
     sub.end();
+    this.pushers.get(sub.id)?.abort();
+    this.pushers.delete(sub.id);
     this.opts.log.debug({ id: sub.id, dropped: sub.dropped }, `ONVIF pull-point subscription ${why}`);
   }
 

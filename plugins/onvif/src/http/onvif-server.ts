@@ -4,6 +4,7 @@ import type { Element } from '@xmldom/xmldom';
 import { isLoopbackHostHeader, toLookoutError, unmapIpv4, type Logger } from 'lookout/core';
 import { AuthFault, type HeaderCheck, type OnvifAuth } from '../auth/onvif-auth.js';
 import { deviceService } from '../device/device-service.js';
+import { imagingService } from '../imaging/imaging-service.js';
 import { media1 } from '../media/media1-service.js';
 import { media2 } from '../media/media2-service.js';
 import { NS } from '../soap/namespaces.js';
@@ -43,10 +44,23 @@ export interface OnvifServerOptions {
 /** How long a refused connection may stay half-closed for its answer to reach the client. */
 const CLOSE_GRACE_MS = 500;
 
-type Service = 'device' | 'media' | 'media2' | 'events';
+type Service = 'device' | 'media' | 'media2' | 'events' | 'imaging';
 
-const BY_NAMESPACE: Record<string, Service> = { [NS.tds]: 'device', [NS.trt]: 'media', [NS.tr2]: 'media2', [NS.tev]: 'events', [NS.wsnt]: 'events' };
-const BY_PATH: Record<string, Service> = { [PATHS.device]: 'device', [PATHS.media]: 'media', [PATHS.media2]: 'media2', [PATHS.events]: 'events' };
+const BY_NAMESPACE: Record<string, Service> = {
+  [NS.tds]: 'device',
+  [NS.trt]: 'media',
+  [NS.tr2]: 'media2',
+  [NS.tev]: 'events',
+  [NS.wsnt]: 'events',
+  [NS.timg]: 'imaging',
+};
+const BY_PATH: Record<string, Service> = {
+  [PATHS.device]: 'device',
+  [PATHS.media]: 'media',
+  [PATHS.media2]: 'media2',
+  [PATHS.events]: 'events',
+  [PATHS.imaging]: 'imaging',
+};
 
 /**
  * The ONVIF HTTP server: SOAP 1.2 over POST on the service paths, the snapshot over GET. Every
@@ -148,12 +162,11 @@ export class OnvifServer {
     try {
       this.parsedBodies++;
       const request = parseSoapRequest(text);
-      this.o.auth.checkSoap(request.action, request.header, headers);
+      const user = this.o.auth.checkSoap(request.action, request.header, headers);
       const service = path.startsWith(PATHS.subscription) ? 'events' : (BY_NAMESPACE[request.namespace] ?? BY_PATH[path]);
-      const info = requestInfo(req, this.o.auth.required ? this.o.auth.user : '');
+      const info = requestInfo(req, user);
       const content = await this.dispatch(service, request.action, request.body, info, path, res);
-      res.writeHead(200, { 'Content-Type': SOAP_CONTENT_TYPE });
-      res.end(soapEnvelope(content));
+      sendXml(res, 200, {}, soapEnvelope(content));
     } catch (err) {
       if (err instanceof SoapFault) return this.fault(res, err);
       throw err;
@@ -199,6 +212,8 @@ export class OnvifServer {
         return media1(this.o.surface, action, body, info);
       case 'media2':
         return media2(this.o.surface, action, body, info);
+      case 'imaging':
+        return imagingService(action, body);
       case 'events': {
         if (!this.o.events) throw faults.actionNotSupported(action);
         // A PullMessages held open ends when its client goes away or the server stops.
@@ -238,14 +253,20 @@ export class OnvifServer {
 
   private fault(res: ServerResponse, fault: SoapFault): void {
     if (res.headersSent || res.destroyed) return;
-    const headers: Record<string, string> = { 'Content-Type': SOAP_CONTENT_TYPE };
+    const headers: Record<string, string> = {};
     if (fault instanceof AuthFault) {
       const challenge = this.o.auth.challenge(fault.stale);
       if (challenge) headers['WWW-Authenticate'] = challenge;
     }
-    res.writeHead(fault.status, headers);
-    res.end(soapFaultEnvelope(fault));
+    sendXml(res, fault.status, headers, soapFaultEnvelope(fault));
   }
+}
+
+/** Every SOAP answer with its Content-Length: libonvif's onvif-util cannot read a chunked reply. */
+function sendXml(res: ServerResponse, status: number, headers: Record<string, string>, xml: string): void {
+  const body = Buffer.from(xml, 'utf8');
+  res.writeHead(status, { 'Content-Type': SOAP_CONTENT_TYPE, ...headers, 'Content-Length': String(body.length) });
+  res.end(body);
 }
 
 /** The address this client reached the device at: every URI handed back uses it. */

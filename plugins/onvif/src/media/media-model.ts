@@ -34,6 +34,14 @@ export const RESOLUTIONS: readonly [number, number][] = [
   [1920, 1080],
 ];
 
+/**
+ * The H.264 stream's profile as ONVIF names it (tt:H264Profile): the encoder runs libx264 with
+ * `-profile:v baseline`, which writes Constrained Baseline (profile_idc 66, constraint_set1); ONVIF's
+ * enumeration has no "Constrained" variant, Baseline is the honest name. The H.265 stream is Main.
+ */
+export const H264_PROFILE = 'Baseline';
+export const H265_PROFILE = 'Main';
+
 /** Default RTSP paths when the rtsp plugin does not run (its defaults). */
 const DEFAULT_PATHS = { h265: '/preview', h264: '/preview_h264' };
 
@@ -46,6 +54,14 @@ export function mediaProfiles(rtsp: RtspService | undefined): MediaProfile[] {
   const out: MediaProfile[] = [{ token: 'profile_h265', name: 'MainStream H.265', encoding: 'H265', encoderToken: 'encoder_h265', rtspPath: paths.h265 }];
   if (paths.h264) out.push({ token: 'profile_h264', name: 'MainStream H.264', encoding: 'H264', encoderToken: 'encoder_h264', rtspPath: paths.h264 });
   return out;
+}
+
+/**
+ * The profiles Media (ver10) may list: tt:VideoEncoding there is JPEG, MPEG4 or H264 only, so the
+ * H.265 profile is Media2's alone.
+ */
+export function media1Profiles(profiles: MediaProfile[]): MediaProfile[] {
+  return profiles.filter((p) => p.encoding === 'H264');
 }
 
 /**

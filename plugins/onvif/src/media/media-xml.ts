@@ -1,5 +1,5 @@
 import { xmlEscape } from '../soap/namespaces.js';
-import { RESOLUTIONS, VIDEO_SOURCE_CONFIG_TOKEN, VIDEO_SOURCE_TOKEN, type EncoderState, type MediaProfile } from './media-model.js';
+import { H264_PROFILE, H265_PROFILE, RESOLUTIONS, VIDEO_SOURCE_CONFIG_TOKEN, VIDEO_SOURCE_TOKEN, type EncoderState, type MediaProfile } from './media-model.js';
 
 /** tt: fragments shared by Media (ver10) and Media2 (ver20). The caller declares tt. */
 
@@ -23,7 +23,7 @@ const resolution = (e: { width: number; height: number }): string =>
 
 /** Media ver10 tt:VideoEncoderConfiguration (RateControl always: node-onvif-ts throws without it). */
 export function videoEncoderConfiguration(el: string, p: MediaProfile, e: EncoderState): string {
-  const h264 = p.encoding === 'H264' ? `<tt:H264><tt:GovLength>${e.gop}</tt:GovLength><tt:H264Profile>Main</tt:H264Profile></tt:H264>` : '';
+  const h264 = p.encoding === 'H264' ? `<tt:H264><tt:GovLength>${e.gop}</tt:GovLength><tt:H264Profile>${H264_PROFILE}</tt:H264Profile></tt:H264>` : '';
   return (
     `<${el} token="${xmlEscape(p.encoderToken)}"><tt:Name>${xmlEscape(p.name)}</tt:Name><tt:UseCount>1</tt:UseCount>` +
     `<tt:Encoding>${p.encoding}</tt:Encoding>${resolution(e)}<tt:Quality>5</tt:Quality>` +
@@ -37,7 +37,7 @@ export function videoEncoderConfiguration(el: string, p: MediaProfile, e: Encode
 /** Media2 tt:VideoEncoder2Configuration. */
 export function videoEncoder2Configuration(el: string, p: MediaProfile, e: EncoderState): string {
   return (
-    `<${el} token="${xmlEscape(p.encoderToken)}" GovLength="${e.gop}" Profile="Main"><tt:Name>${xmlEscape(p.name)}</tt:Name><tt:UseCount>1</tt:UseCount>` +
+    `<${el} token="${xmlEscape(p.encoderToken)}" GovLength="${e.gop}" Profile="${p.encoding === 'H264' ? H264_PROFILE : H265_PROFILE}"><tt:Name>${xmlEscape(p.name)}</tt:Name><tt:UseCount>1</tt:UseCount>` +
     `<tt:Encoding>${p.encoding}</tt:Encoding>${resolution(e)}` +
     `<tt:RateControl ConstantBitRate="${e.cbr}"><tt:FrameRateLimit>${e.fps}</tt:FrameRateLimit><tt:BitrateLimit>${e.bitrateKbps}</tt:BitrateLimit></tt:RateControl>` +
     `<tt:Quality>5</tt:Quality></${el}>`
@@ -56,7 +56,7 @@ export function videoEncoderOptions(el: string): string {
     `<${el}><tt:QualityRange><tt:Min>${RANGES.quality[0]}</tt:Min><tt:Max>${RANGES.quality[1]}</tt:Max></tt:QualityRange>` +
     `<tt:H264>${resolutionsAvailable()}<tt:GovLengthRange><tt:Min>${RANGES.gop[0]}</tt:Min><tt:Max>${RANGES.gop[1]}</tt:Max></tt:GovLengthRange>` +
     `<tt:FrameRateRange><tt:Min>${RANGES.fps[0]}</tt:Min><tt:Max>${RANGES.fps[1]}</tt:Max></tt:FrameRateRange>` +
-    `<tt:EncodingIntervalRange><tt:Min>1</tt:Min><tt:Max>1</tt:Max></tt:EncodingIntervalRange><tt:H264ProfilesSupported>Main</tt:H264ProfilesSupported></tt:H264>` +
+    `<tt:EncodingIntervalRange><tt:Min>1</tt:Min><tt:Max>1</tt:Max></tt:EncodingIntervalRange><tt:H264ProfilesSupported>${H264_PROFILE}</tt:H264ProfilesSupported></tt:H264>` +
     `</${el}>`
   );
 }
@@ -64,7 +64,7 @@ export function videoEncoderOptions(el: string): string {
 /** Media2 tt:VideoEncoder2ConfigurationOptions, one per encoding. */
 export function videoEncoder2Options(el: string, encoding: 'H265' | 'H264'): string {
   return (
-    `<${el} GovLengthRange="${RANGES.gop[0]} ${RANGES.gop[1]}" FrameRatesSupported="1 2 5 10 12 15 20 25 30" ProfilesSupported="Main" ConstantBitRateSupported="true">` +
+    `<${el} GovLengthRange="${RANGES.gop[0]} ${RANGES.gop[1]}" FrameRatesSupported="1 2 5 10 12 15 20 25 30" ProfilesSupported="${encoding === 'H264' ? H264_PROFILE : H265_PROFILE}" ConstantBitRateSupported="true">` +
     `<tt:Encoding>${encoding}</tt:Encoding><tt:QualityRange><tt:Min>${RANGES.quality[0]}</tt:Min><tt:Max>${RANGES.quality[1]}</tt:Max></tt:QualityRange>` +
     `${resolutionsAvailable()}<tt:BitrateRange><tt:Min>${RANGES.bitrate[0]}</tt:Min><tt:Max>${RANGES.bitrate[1]}</tt:Max></tt:BitrateRange></${el}>`
   );

@@ -3,7 +3,7 @@ import { declare } from '../soap/namespaces.js';
 import { text } from '../soap/soap-request.js';
 import { faults } from '../soap/soap-fault.js';
 import { baseUrl, PATHS, type OnvifSurface, type RequestInfo } from '../surface.js';
-import { VIDEO_SOURCE_CONFIG_TOKEN, VIDEO_SOURCE_TOKEN, type MediaProfile } from './media-model.js';
+import { media1Profiles, VIDEO_SOURCE_CONFIG_TOKEN, VIDEO_SOURCE_TOKEN, type MediaProfile } from './media-model.js';
 import { mediaUri, videoEncoderConfiguration, videoEncoderOptions, videoSource, videoSourceConfiguration } from './media-xml.js';
 import { setVideoEncoderConfiguration } from './set-encoder.js';
 
@@ -26,7 +26,12 @@ export function findProfile(surface: OnvifSurface, token: string | undefined): M
 /** Media (ver10): what node-onvif-ts, Home Assistant and most clients speak. Resolves to the response Body content. */
 export async function media1(surface: OnvifSurface, action: string, body: Element, req: RequestInfo): Promise<string> {
   const e = surface.encoder();
-  const profiles = surface.profiles();
+  const profiles = media1Profiles(surface.profiles());
+  const findMedia1Profile = (token: string | undefined): MediaProfile => {
+    const profile = profiles.find((p) => p.token === token);
+    if (!profile) throw faults.noProfile(token ?? '');
+    return profile;
+  };
   const profileXml = (el: string, p: MediaProfile): string =>
     `<${el} token="${p.token}" fixed="true"><tt:Name>${p.name}</tt:Name>${videoSourceConfiguration('tt:VideoSourceConfiguration', e, profiles.length)}` +
     `${videoEncoderConfiguration('tt:VideoEncoderConfiguration', p, e)}</${el}>`;
@@ -39,7 +44,7 @@ export async function media1(surface: OnvifSurface, action: string, body: Elemen
     case 'GetProfiles':
       return `<trt:GetProfilesResponse ${ns}>${profiles.map((p) => profileXml('trt:Profiles', p)).join('')}</trt:GetProfilesResponse>`;
     case 'GetProfile':
-      return `<trt:GetProfileResponse ${ns}>${profileXml('trt:Profile', findProfile(surface, text(body, 'ProfileToken')))}</trt:GetProfileResponse>`;
+      return `<trt:GetProfileResponse ${ns}>${profileXml('trt:Profile', findMedia1Profile(text(body, 'ProfileToken')))}</trt:GetProfileResponse>`;
     case 'GetVideoSources':
       return `<trt:GetVideoSourcesResponse ${ns}>${videoSource('trt:VideoSources', e)}</trt:GetVideoSourcesResponse>`;
     case 'GetVideoSourceConfigurations':
@@ -55,23 +60,23 @@ export async function media1(surface: OnvifSurface, action: string, body: Elemen
       return `<trt:GetVideoEncoderConfigurationResponse ${ns}>${videoEncoderConfiguration('trt:Configuration', encoderFor(text(body, 'ConfigurationToken')), e)}</trt:GetVideoEncoderConfigurationResponse>`;
     case 'GetVideoEncoderConfigurationOptions': {
       const profileToken = text(body, 'ProfileToken');
-      if (profileToken) findProfile(surface, profileToken);
+      if (profileToken) findMedia1Profile(profileToken);
       const configToken = text(body, 'ConfigurationToken');
       if (configToken) encoderFor(configToken);
       return `<trt:GetVideoEncoderConfigurationOptionsResponse ${ns}>${videoEncoderOptions('trt:Options')}</trt:GetVideoEncoderConfigurationOptionsResponse>`;
     }
     case 'SetVideoEncoderConfiguration':
       await setVideoEncoderConfiguration(surface, body);
-      return `<trt:SetVideoEncoderConfigurationResponse ${ns}/>`;
+      return `<trt:SetVideoEncoderConfigurationResponse/>`;
     case 'GetStreamUri': {
-      const profile = findProfile(surface, text(body, 'ProfileToken'));
+      const profile = findMedia1Profile(text(body, 'ProfileToken'));
       const stream = text(body, 'StreamSetup', 'Stream');
       if (stream === 'RTP-Multicast') throw faults.invalidArg('multicast streaming is not offered');
       // UDP, TCP, RTSP and HTTP setups all get the RTSP URI: the server speaks RTP over UDP and interleaved over TCP.
       return `<trt:GetStreamUriResponse ${ns}>${mediaUri('trt:MediaUri', rtspUri(surface, req, profile))}</trt:GetStreamUriResponse>`;
     }
     case 'GetSnapshotUri':
-      findProfile(surface, text(body, 'ProfileToken'));
+      findMedia1Profile(text(body, 'ProfileToken'));
       return `<trt:GetSnapshotUriResponse ${ns}>${mediaUri('trt:MediaUri', snapshotUri(surface, req))}</trt:GetSnapshotUriResponse>`;
     case 'GetServiceCapabilities':
       return (
@@ -81,7 +86,7 @@ export async function media1(surface: OnvifSurface, action: string, body: Elemen
         `</trt:Capabilities></trt:GetServiceCapabilitiesResponse>`
       );
     case 'GetAudioSources':
-      return `<trt:GetAudioSourcesResponse ${ns}/>`;
+      return `<trt:GetAudioSourcesResponse/>`;
     default:
       throw faults.actionNotSupported(action);
   }

@@ -62,7 +62,7 @@ export async function media2(surface: OnvifSurface, action: string, body: Elemen
     }
     case 'SetVideoEncoderConfiguration':
       await setVideoEncoderConfiguration(surface, body);
-      return `<tr2:SetVideoEncoderConfigurationResponse ${ns}/>`;
+      return `<tr2:SetVideoEncoderConfigurationResponse/>`;
     case 'GetStreamUri': {
       const profile = findProfile(surface, text(body, 'ProfileToken'));
       const protocol = text(body, 'Protocol') ?? 'RTSP';

@@ -12,6 +12,7 @@ export const NS = {
   trt: 'http://www.onvif.org/ver10/media/wsdl',
   tr2: 'http://www.onvif.org/ver20/media/wsdl',
   tev: 'http://www.onvif.org/ver10/events/wsdl',
+  timg: 'http://www.onvif.org/ver20/imaging/wsdl',
   ter: 'http://www.onvif.org/ver10/error',
   tns1: 'http://www.onvif.org/ver10/topics',
   dn: 'http://www.onvif.org/ver10/network/wsdl',

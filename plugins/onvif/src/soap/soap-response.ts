@@ -3,9 +3,13 @@ import type { SoapFault } from './soap-fault.js';
 
 export const SOAP_CONTENT_TYPE = 'application/soap+xml; charset=utf-8';
 
-/** A response envelope around body content whose prefixes are declared on its own elements. */
+/**
+ * A response envelope around body content. The service prefixes are declared on the Envelope too, so
+ * an empty response is a bare element (`<tds:SetScopesResponse/>`): clients built on xml2js (npm
+ * onvif, UniFi Protect) take one with attributes, even xmlns ones, for a wrong answer.
+ */
 export function soapEnvelope(bodyContent: string): string {
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<env:Envelope ${declare('env')}><env:Body>${bodyContent}</env:Body></env:Envelope>`;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<env:Envelope ${declare('env', 'tds', 'trt', 'tr2', 'tev', 'wsnt', 'timg', 'tt')}><env:Body>${bodyContent}</env:Body></env:Envelope>`;
 }
 
 /** A SOAP 1.2 Fault: env:Sender/env:Receiver, the ONVIF subcode(s) (ter:…), the reason. */
