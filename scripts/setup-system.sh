@@ -12,6 +12,8 @@
 #   nginx           the load balancer in front of hub replicas in tests: Debian's package is only
 #                   unpacked (apt-get download, dpkg -x) into .lookout-dev/nginx, never installed, so
 #                   no service is set up and nothing listens on :80; its shared libraries come by apt
+#   promtool        checks the /metrics of the hub and the device (`promtool check metrics`): only the
+#                   binary of Debian's prometheus package, unpacked into .lookout-dev/promtool (no server)
 # Idempotent: when every binary is there it prints one line and changes nothing. Package installs
 # never start daemons (tests start their own mosquitto and sshd): a temporary policy-rc.d refuses
 # them and the one that was there before, if any, is put back. Needs no stdin (CI).
@@ -126,9 +128,34 @@ unpack_nginx() {
   echo "setup-system: nginx unpacked into $NGINX_DIR"
 }
 
+# promtool is a static binary: taken from the prometheus package (apt-get download, dpkg -x) into
+# .lookout-dev/promtool, so that no Prometheus server is installed or enabled.
+PROMTOOL_BIN="$ROOT/.lookout-dev/promtool/promtool"
+unpack_promtool() {
+  "$PROMTOOL_BIN" --version >/dev/null 2>&1 && return 0
+  local tmp deb
+  tmp="$(mktemp -d)"
+  if [[ "$(id -u)" == 0 ]] && id -u _apt >/dev/null 2>&1; then chown _apt "$tmp"; fi
+  (cd "$tmp" && apt-get "${APT_OPTS[@]}" download prometheus </dev/null) ||
+    { [[ "$(id -u)" == 0 ]] && apt_update && (cd "$tmp" && apt-get "${APT_OPTS[@]}" download prometheus </dev/null); } || {
+    rm -rf "$tmp"
+    echo "setup-system: apt-get download prometheus failed (for promtool); run as root after apt-get update" >&2
+    exit 1
+  }
+  deb="$(find "$tmp" -maxdepth 1 -name 'prometheus_*.deb' -print -quit)"
+  dpkg -x "$deb" "$tmp/x"
+  mkdir -p "$(dirname "$PROMTOOL_BIN")"
+  install -m 0755 "$tmp/x/usr/bin/promtool" "$PROMTOOL_BIN"
+  [[ "$(id -u)" != 0 ]] || chown -R "$(stat -c %u:%g "$ROOT")" "$ROOT/.lookout-dev/promtool"
+  rm -rf "$tmp"
+  "$PROMTOOL_BIN" --version >/dev/null
+  echo "setup-system: promtool unpacked into $PROMTOOL_BIN"
+}
+
 export DEBIAN_FRONTEND=noninteractive
 APT_OPTS=(-o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
 
+unpack_promtool
 mapfile -t packages < <(missing_packages)
 need_nginx=0
 nginx_runs || need_nginx=1

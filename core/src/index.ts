@@ -31,6 +31,7 @@ export { ERROR_CODES, type ErrorCode } from './errors/codes.js';
 export { errorTable, errorInfo, type AnyErrorCode, type PluginErrorCode, type ErrorTableEntry } from './errors/error-table.js';
 export { redactSecrets } from './log/logger.js';
 export { topicMatches } from './bus/bus-port.js';
+export { sampleFromMessages, type DeviceGaugeSample } from './metrics/device-gauges.js';
 export * from './contracts/index.js';
 export { resolveLayer, layersUpTo } from './layers/layers.js';
 export { parseEnv } from './layers/env-file.js';

@@ -22,6 +22,7 @@ import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, startToolServer, type ToolServer 
 import { startCommandDispatcher, type CommandDispatcher, type CommandStats } from './command-dispatcher.js';
 import type { PluginReport } from '../../core/src/plugin/device-info.js';
 import { LateBus } from './late-bus.js';
+import { DeviceMetrics } from './device-metrics.js';
 import { declareHostTools, registerHostTools } from './host-tools.js';
 import type { RestartPolicy } from '../../core/src/plugin/plugin-supervisor.js';
 import { LastWillToken, type LastWill } from '../../core/src/plugin/last-will.js';
@@ -151,6 +152,10 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   const tools = new ToolRegistry();
   const runtimeVersion = packageVersion();
   let toolServer: ToolServer | undefined;
+  let loaded: LoadedRuntime | undefined;
+  const late = new LateBus();
+  // The tool server's /metrics: what this device publishes, its recorder, its plugins.
+  const metrics = new DeviceMetrics({ deviceId, tools, connected: () => late.connected, plugins: () => loaded?.plugins ?? [] });
   if (options.toolServer !== false) {
     toolServer = await startToolServer({
       tools,
@@ -160,11 +165,10 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
       ...(options.toolToken !== undefined ? { token: options.toolToken } : {}),
       ...(options.toolAllowedOrigins ? { allowedOrigins: options.toolAllowedOrigins } : {}),
       serverInfo: { name: `lookout-device ${deviceId}`, version: runtimeVersion },
+      metrics: () => metrics.text(),
     });
   }
 
-  let loaded: LoadedRuntime | undefined;
-  const late = new LateBus();
   let outboxBus: OutboxBus | undefined;
   // Plugins subscribe while they start, before the loader (and its onChange) exists.
   const pluginListeners = new Set<(p: PluginReport) => void>();
@@ -200,7 +204,7 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
     loaded = await loadPlugins({
       plugins: image.plugins,
       runtime,
-      bus: late,
+      bus: metrics.observe(late),
       env,
       envSource: selected.source,
       logger: log,

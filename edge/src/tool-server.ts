@@ -20,6 +20,7 @@ import { toolAccessGuard } from './tool-access.js';
 export const DEFAULT_TOOL_PORT = 8765;
 export const DEFAULT_TOOL_HOST = '127.0.0.1';
 export const MCP_PATH = '/mcp';
+export const METRICS_PATH = '/metrics';
 /** One tool call: arguments up to the shared tool limit plus the JSON-RPC envelope (core/src/tools/tool-limits.ts). */
 export const DEFAULT_MAX_BODY_BYTES = MAX_TOOL_MESSAGE_BYTES;
 
@@ -40,6 +41,8 @@ export interface ToolServerOptions {
   maxBodyBytes?: number;
   /** Reported in the MCP `initialize` answer. */
   serverInfo?: { name: string; version: string };
+  /** The Prometheus exposition `GET /metrics` answers (behind the same access rules as /mcp); absent: 404. */
+  metrics?: () => Promise<{ body: string; contentType: string }>;
 }
 
 export interface ToolServer {
@@ -95,6 +98,7 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
     const refusal = guard(req);
     if (refusal) return sendJson(res, refusal.status, refusal.error.toBody(), true, refusal.headers);
     const path = (req.url ?? '/').split('?')[0];
+    if (path === METRICS_PATH && options.metrics) return sendMetrics(req, res, options.metrics);
     if (path !== MCP_PATH) return sendJson(res, 404, new LookoutError('not_found', `no route ${path}; the tool server answers at ${MCP_PATH}`).toBody());
     if (req.method !== 'POST') {
       // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).
@@ -164,6 +168,17 @@ function checkCredential(host: string, token: string | undefined): void {
       { details: { key: '--tool-host', value: host, usage: true } },
     );
   }
+}
+
+/** `GET /metrics`: the device's gauges as Prometheus text (GET and HEAD only: nothing to post). */
+async function sendMetrics(req: IncomingMessage, res: ServerResponse, metrics: NonNullable<ToolServerOptions['metrics']>): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.setHeader('Allow', 'GET, HEAD');
+    return sendJson(res, 405, new LookoutError('method_not_allowed', `${req.method ?? ''} ${METRICS_PATH}: GET only`).toBody());
+  }
+  const { body, contentType } = await metrics();
+  res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+  res.end(req.method === 'HEAD' ? undefined : body);
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, closeConnection = false, headers: Record<string, string> = {}): void {

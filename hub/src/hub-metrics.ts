@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerDeviceGauges, type DeviceGaugeSample } from '../../core/src/metrics/device-gauges.js';
 
 type IncOnly = { inc(value?: number): void };
 type ObserveOnly = { observe(value: number): void };
@@ -37,6 +38,8 @@ export class HubMetrics {
   /** Messages per second over the last seconds, for a rate without a Prometheus server. */
   private readonly buckets = new Float64Array(RATE_WINDOW_SEC + 1);
   private bucketSecond = 0;
+  /** Where the per-device gauges read the known devices (the fleet-health plugin sets it). */
+  private deviceSource: (() => Iterable<DeviceGaugeSample>) | undefined;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -86,6 +89,14 @@ export class HubMetrics {
       labelNames: ['tool', 'outcome'],
       registers,
     });
+    registerDeviceGauges(this.registry, () => this.deviceSource?.() ?? []);
+  }
+
+  setDeviceSource(source: () => Iterable<DeviceGaugeSample>): () => void {
+    this.deviceSource = source;
+    return () => {
+      if (this.deviceSource === source) this.deviceSource = undefined;
+    };
   }
 
   /** Per bus message: a map lookup and two additions (`now` is the caller's clock reading). */

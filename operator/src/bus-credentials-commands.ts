@@ -9,6 +9,7 @@ import { fleetMeshKey } from '../../core/src/auth/fleet-keys.js';
 import { mosquittoPasswordLine } from '../../core/src/auth/mosquitto-password.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import type { OperatorCommand } from './lookout-cli.js';
+import { mosquittoConf, type MosquittoConfOptions } from './mosquitto-conf.js';
 
 const HUB_DATA_DIR = { 'hub-data-dir': { type: 'string', default: '.lookout-dev/hub' } } as const;
 
@@ -45,47 +46,153 @@ export const deviceCredentialsCommand: OperatorCommand = {
   },
 };
 
-/**
- * The broker settings the ACL needs: no anonymous clients, and the user name as client id, so that
- * a device connecting with another device's client id cannot end that device's session (mosquitto
- * would publish the other device's offline last will).
- */
-function mosquittoConf(aclFile: string | undefined, passwordFile: string | undefined): string {
-  return [
-    'allow_anonymous false',
-    'use_username_as_clientid true',
-    ...(passwordFile ? [`password_file ${resolve(passwordFile)}`] : []),
-    ...(aclFile ? [`acl_file ${resolve(aclFile)}`] : []),
-    '',
-  ].join('\n');
+/** The bus user a `bus-credentials` argument names: `hub` and `operator` as short forms of their user names. */
+function busUserOf(name: string): { username: string; clientIds: string } {
+  if (name === 'hub' || name === HUB_BUS_USER) return { username: HUB_BUS_USER, clientIds: `its own (${HUB_BUS_USER}-…, derived from the fleet secret)` };
+  if (name === 'operator' || name === OPERATOR_BUS_USER) {
+    return { username: OPERATOR_BUS_USER, clientIds: `one per tool, under ${OPERATOR_BUS_USER}- or lookout-tap-` };
+  }
+  return { username: name, clientIds: `${name} (a device's client id is its id)` };
 }
 
-/** `lookout broker-acl`: the bus ACL as a mosquitto acl_file, and optionally its password_file. */
-export const brokerAclCommand: OperatorCommand = {
-  summary: 'write the bus ACL as a mosquitto acl_file (and a password_file for the hub, the operator and the given devices)',
-  usage: 'lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--conf <mosquitto.conf snippet>] [--hub-data-dir <dir>]',
+/**
+ * `lookout bus-credentials <user>`: the bus user and password of the hub, the operator or a device.
+ * The password is printed only with --reveal, to stdout (never to a log), so that a plain call
+ * shows who connects how without putting a secret on the screen or in a terminal's scrollback.
+ */
+export const busCredentialsCommand: OperatorCommand = {
+  summary: 'print the bus user of the hub, the operator or a device (its password only with --reveal), derived from the fleet secret',
+  usage: 'lookout bus-credentials <hub|operator|device-id> [--reveal] [--url <mqtt-url>] [--json] [--hub-data-dir <dir>]',
   async run(args) {
-    const { values } = parseArgs({
+    const { values, positionals } = parseArgs({
       args,
-      options: { ...HUB_DATA_DIR, out: { type: 'string' }, 'password-file': { type: 'string' }, devices: { type: 'string' }, conf: { type: 'string' } },
+      allowPositionals: true,
+      options: { ...HUB_DATA_DIR, reveal: { type: 'boolean' }, url: { type: 'string' }, json: { type: 'boolean' } },
     });
-    const acl = mosquittoAcl();
-    if (values.out) await writeFile(values.out, acl, { mode: 0o644 });
-    else process.stdout.write(acl);
-    if (values['password-file']) {
-      const secret = await fleetSecret(values['hub-data-dir']);
-      const devices = (values.devices ?? '')
-        .split(',')
-        .map((d) => d.trim())
-        .filter(Boolean);
-      const lines = [HUB_BUS_USER, OPERATOR_BUS_USER].map((u) => mosquittoPasswordLine(u, busPassword(secret, u)));
-      for (const id of devices) {
-        const { username, password } = deviceBusCredentials(secret, id);
-        lines.push(mosquittoPasswordLine(username, password));
-      }
-      await writeFile(values['password-file'], `${lines.join('\n')}\n`, { mode: 0o600 });
+    const name = positionals[0];
+    if (!name || positionals.length > 1) {
+      throw new LookoutError('config_invalid', 'bus-credentials takes one user: hub, operator or a device id', { details: { usage: true } });
     }
-    if (values.conf) await writeFile(values.conf, mosquittoConf(values.out, values['password-file']), { mode: 0o644 });
+    const { username, clientIds } = busUserOf(name);
+    const secret = await fleetSecret(values['hub-data-dir']);
+    // deviceBusCredentials refuses the reserved ids and what is no device id, with its typed error.
+    const password =
+      username === HUB_BUS_USER || username === OPERATOR_BUS_USER ? busPassword(secret, username) : deviceBusCredentials(secret, username).password;
+    const reveal = values.reveal === true;
+    let url: string | undefined;
+    if (values.url !== undefined) {
+      let parsed: URL;
+      try {
+        parsed = new URL(values.url);
+      } catch {
+        throw new LookoutError('config_invalid', `--url: an mqtt:// or mqtts:// URL, not "${values.url}"`, { details: { usage: true } });
+      }
+      if (!/^mqtts?:$/.test(parsed.protocol))
+        throw new LookoutError('config_invalid', `--url: an mqtt:// or mqtts:// URL, not "${values.url}"`, { details: { usage: true } });
+      parsed.username = username;
+      parsed.password = reveal ? password : '';
+      url = parsed.toString();
+    }
+    if (values.json) {
+      console.log(JSON.stringify({ username, client_ids: clientIds, ...(reveal ? { password } : {}), ...(url ? { url } : {}) }));
+    } else if (url) {
+      console.log(url);
+    } else {
+      console.log(`LOOKOUT_MQTT_USERNAME=${username}`);
+      if (reveal) console.log(`LOOKOUT_MQTT_PASSWORD=${password}`);
+    }
+    if (!reveal) console.error(`client ids: ${clientIds}; the password is not shown: --reveal prints it`);
     return 0;
   },
 };
+
+/** `lookout broker-acl`: the bus ACL as a mosquitto acl_file, its password_files and the mosquitto.conf lines that use them. */
+export const brokerAclCommand: OperatorCommand = {
+  summary: 'write the bus ACL as a mosquitto acl_file (and the password_files of the devices and of the hub and operator, and the listeners that use them)',
+  usage:
+    'lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--admin-password-file <file>] [--conf <snippet> [--bind <ip>] [--port <n>] [--admin-port <n>] [--certfile <f> --keyfile <f> [--cafile <f>]]] [--hub-data-dir <dir>]',
+  async run(args) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        ...HUB_DATA_DIR,
+        out: { type: 'string' },
+        'password-file': { type: 'string' },
+        'admin-password-file': { type: 'string' },
+        devices: { type: 'string' },
+        conf: { type: 'string' },
+        bind: { type: 'string' },
+        port: { type: 'string' },
+        'admin-port': { type: 'string' },
+        certfile: { type: 'string' },
+        keyfile: { type: 'string' },
+        cafile: { type: 'string' },
+      },
+    });
+    // Checked before anything is written: a half-written broker setup is worse than none.
+    const conf = values.conf ? confOptions(values) : undefined;
+    const acl = mosquittoAcl();
+    if (values.out) await writeFile(values.out, acl, { mode: 0o644 });
+    else process.stdout.write(acl);
+    const devicesFile = values['password-file'];
+    const adminFile = values['admin-password-file'];
+    if (devicesFile || adminFile) {
+      const secret = await fleetSecret(values['hub-data-dir']);
+      if (devicesFile) {
+        const devices = (values.devices ?? '')
+          .split(',')
+          .map((d) => d.trim())
+          .filter(Boolean);
+        const lines = devices.map((id) => {
+          const { username, password } = deviceBusCredentials(secret, id);
+          return mosquittoPasswordLine(username, password);
+        });
+        await writeFile(devicesFile, lines.length ? `${lines.join('\n')}\n` : '', { mode: 0o600 });
+      }
+      if (adminFile) {
+        const lines = [HUB_BUS_USER, OPERATOR_BUS_USER].map((u) => mosquittoPasswordLine(u, busPassword(secret, u)));
+        await writeFile(adminFile, `${lines.join('\n')}\n`, { mode: 0o600 });
+      }
+    }
+    if (values.conf && conf) await writeFile(values.conf, mosquittoConf(conf), { mode: 0o644 });
+    return 0;
+  },
+};
+
+/** The --conf options, refused as a usage error when a file the snippet names is not being written or a port is bad. */
+function confOptions(values: Record<string, string | boolean | undefined>): MosquittoConfOptions {
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k]) : undefined);
+  const aclFile = str('out');
+  const devicePasswordFile = str('password-file');
+  const adminPasswordFile = str('admin-password-file');
+  if (!aclFile || !devicePasswordFile || !adminPasswordFile) {
+    throw new LookoutError('config_invalid', '--conf names the files it uses: give --out, --password-file and --admin-password-file with it', {
+      details: { usage: true },
+    });
+  }
+  const port = (k: string): number | undefined => {
+    const v = str(k);
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1 || n > 65_535) throw new LookoutError('config_invalid', `--${k}: a TCP port, not "${v}"`, { details: { usage: true } });
+    return n;
+  };
+  const certfile = str('certfile');
+  const keyfile = str('keyfile');
+  const cafile = str('cafile');
+  if (Boolean(certfile) !== Boolean(keyfile) || (cafile && !certfile)) {
+    throw new LookoutError('config_invalid', 'TLS needs --certfile and --keyfile together (--cafile with them)', { details: { usage: true } });
+  }
+  const devicePort = port('port');
+  const adminPort = port('admin-port');
+  const bind = str('bind');
+  return {
+    aclFile,
+    devicePasswordFile,
+    adminPasswordFile,
+    ...(bind !== undefined ? { bind } : {}),
+    ...(devicePort !== undefined ? { devicePort } : {}),
+    ...(adminPort !== undefined ? { adminPort } : {}),
+    ...(certfile && keyfile ? { tls: { certfile, keyfile, ...(cafile ? { cafile } : {}) } } : {}),
+  };
+}

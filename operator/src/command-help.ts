@@ -40,16 +40,43 @@ Examples:
 
 ${GENERIC_EXIT}`;
 
-export const BROKER_ACL_HELP = `lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--conf <snippet>] [--hub-data-dir <dir>]
+export const BUS_CREDENTIALS_HELP = `lookout bus-credentials <hub|operator|device-id> [--reveal] [--url <mqtt-url>] [--json] [--hub-data-dir <dir>]
 
-Writes the bus ACL as a mosquitto acl_file (each device writes only its own topics; the hub and the
-operator read all), and with --password-file a mosquitto password_file for the hub, the operator and
-the given devices, their passwords derived from the hub's fleet secret. --conf writes the
-mosquitto.conf lines that use them. Without --out the ACL goes to stdout.
+Prints a bus user derived from the hub's fleet secret (LOOKOUT_FLEET_SECRET, else
+<hub-data-dir>/fleet-secret; never created here): the hub (lookout-hub), the operator and its tools
+(lookout-operator), or a device (its id). The password is printed only with --reveal; without it
+stderr says which client ids the user connects with.
+
+Options:
+  --reveal               print the password (LOOKOUT_MQTT_PASSWORD=…, or inside --url)
+  --url <mqtt-url>       print this broker URL with the user (and with --reveal the password) in it
+  --json                 one JSON object {username, client_ids, password?, url?}
+  --hub-data-dir <dir>   the hub's data folder (default .lookout-dev/hub)
 
 Examples:
-  lookout broker-acl --out /etc/mosquitto/lookout.acl --password-file /etc/mosquitto/lookout.passwd --devices cam-1,cam-2
-  lookout broker-acl --conf /etc/mosquitto/conf.d/lookout.conf --out /etc/mosquitto/lookout.acl
+  export LOOKOUT_HUB_MQTT=$(lookout bus-credentials hub --reveal --url mqtt://broker.lan:1884)
+  env $(lookout bus-credentials operator --reveal) lookout tap all --mqtt mqtt://broker.lan:1884
+  lookout bus-credentials cam-1
+
+${GENERIC_EXIT}`;
+
+export const BROKER_ACL_HELP = `lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--admin-password-file <file>]
+                   [--conf <snippet> [--bind <ip>] [--port <n>] [--admin-port <n>] [--certfile <f> --keyfile <f> [--cafile <f>]]] [--hub-data-dir <dir>]
+
+Writes the bus ACL as a mosquitto acl_file (each device writes only its own topics; the hub and the
+operator read all). --password-file writes the devices' password_file (the given devices), and
+--admin-password-file the one of the hub and the operator, their passwords derived from the hub's
+fleet secret. --conf writes the mosquitto.conf lines that use them: two listeners with their own
+settings, the devices' (port 1883; 8883 with TLS), where a device's client id is its user name so
+that no device can take another's session, and the hub's and operator tools' (1884; 8884 with TLS),
+where each client keeps a client id of its own (two hubs, a hub's replicas, several lookout tap).
+Plain MQTT listens on 127.0.0.1 unless --bind gives another address; with --certfile and --keyfile
+the listeners are TLS and serve every interface (or --bind). Without --out the ACL goes to stdout.
+
+Examples:
+  lookout broker-acl --out /etc/mosquitto/lookout/acl --password-file /etc/mosquitto/lookout/passwd --devices cam-1,cam-2 \\
+    --admin-password-file /etc/mosquitto/lookout/passwd-admin --conf /etc/mosquitto/conf.d/lookout.conf \\
+    --certfile /etc/mosquitto/certs/broker.crt --keyfile /etc/mosquitto/certs/broker.key
 
 ${GENERIC_EXIT}`;
 

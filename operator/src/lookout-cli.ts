@@ -3,7 +3,7 @@ import { LAYERS } from '../../core/src/layers/layers.js';
 import { LAYER_IDS } from '../../core/src/plugin/manifest.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
 import { verifyContractCommand } from './verify-contract-command.js';
-import { brokerAclCommand, deviceCredentialsCommand } from './bus-credentials-commands.js';
+import { brokerAclCommand, busCredentialsCommand, deviceCredentialsCommand } from './bus-credentials-commands.js';
 import { pluginsCommand } from './plugins-command.js';
 import { pruneRecordingsCommand } from './prune-recordings-command.js';
 import { readinessCommand } from './readiness-command.js';
@@ -19,7 +19,15 @@ import { visualGateCommand } from './visual-gate-command.js';
 import { soakMatrixCommand } from './soak-matrix-command.js';
 import { harnessCommand } from './harness-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
-import { BROKER_ACL_HELP, DEVICE_CREDENTIALS_HELP, LAYERS_HELP, PLUGINS_HELP, READINESS_HELP, VERIFY_CONTRACT_HELP } from './command-help.js';
+import {
+  BROKER_ACL_HELP,
+  BUS_CREDENTIALS_HELP,
+  DEVICE_CREDENTIALS_HELP,
+  LAYERS_HELP,
+  PLUGINS_HELP,
+  READINESS_HELP,
+  VERIFY_CONTRACT_HELP,
+} from './command-help.js';
 
 export interface OperatorCommand {
   summary: string;
@@ -43,6 +51,7 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   harness: harnessCommand,
   'verify-contract': { ...verifyContractCommand, help: VERIFY_CONTRACT_HELP },
   'device-credentials': { ...deviceCredentialsCommand, help: DEVICE_CREDENTIALS_HELP },
+  'bus-credentials': { ...busCredentialsCommand, help: BUS_CREDENTIALS_HELP },
   'broker-acl': { ...brokerAclCommand, help: BROKER_ACL_HELP },
   plugins: { ...pluginsCommand, help: PLUGINS_HELP },
   'prune-recordings': pruneRecordingsCommand,

@@ -15,6 +15,7 @@ import type { MqttClient } from 'mqtt';
 import { HUB_BUS_USER, OPERATOR_BUS_USER, busPassword } from '../../core/src/auth/bus-acl.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
+import { freePort } from '../support/free-port.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { api, callTool, endClient, mqttClient, msg, publish, sleep, testHub, TEST_FLEET_SECRET, waitFor } from './hub-helpers.js';
 
@@ -42,12 +43,21 @@ async function tryPublish(client: MqttClient, topic: string, payload: unknown, r
   await Promise.race([publish(client, topic, payload, { retain }).catch(() => undefined), sleep(500)]);
 }
 
-function identitySuite(name: string, setup: () => Promise<{ url: string; close(): Promise<void> }>) {
+/** A broker under test: where devices connect, and where the hub and operator tools do (the same URL on the embedded broker). */
+interface BrokerUnderTest {
+  url: string;
+  adminUrl: string;
+  close(): Promise<void>;
+}
+
+const isAdmin = (username: string | undefined) => username === HUB_BUS_USER || username === OPERATOR_BUS_USER;
+
+function identitySuite(name: string, setup: () => Promise<BrokerUnderTest>) {
   describe(`bus identity on ${name}`, () => {
-    let broker: { url: string; close(): Promise<void> };
+    let broker: BrokerUnderTest;
     const clients: MqttClient[] = [];
     const open = async (options: Parameters<typeof mqttClient>[1]) => {
-      const c = await mqttClient(broker.url, options);
+      const c = await mqttClient(isAdmin(options?.username) ? broker.adminUrl : broker.url, options);
       clients.push(c);
       return c;
     };
@@ -64,6 +74,11 @@ function identitySuite(name: string, setup: () => Promise<{ url: string; close()
       await assert.rejects(mqttClient(broker.url, { ...creds('cam-1'), password: 'not-the-password' }));
       await assert.rejects(mqttClient(broker.url, { username: 'cam-1', password: busPassword(TEST_FLEET_SECRET, 'cam-2'), clientId: 'cam-1' }));
       if (name === 'the embedded broker') await assert.rejects(mqttClient(broker.url, { ...creds('cam-1'), clientId: 'cam-2' }));
+      if (broker.adminUrl !== broker.url) {
+        // mosquitto: a device cannot log in where client ids are free, nor the hub where they are bound to the user.
+        await assert.rejects(mqttClient(broker.adminUrl, { ...creds('cam-1'), clientId: 'cam-2' }));
+        await assert.rejects(mqttClient(broker.url, creds(HUB_BUS_USER)));
+      }
     });
 
     it("a device using another device's client id does not end that device's session", async () => {
@@ -82,6 +97,67 @@ function identitySuite(name: string, setup: () => Promise<{ url: string; close()
       assert.equal(kicked, false);
       assert.equal(victim.connected, true);
     });
+
+    it('two operator tools and two hubs connect at once, each with its own client id, and all keep their sessions', async () => {
+      const tools = [
+        await open({ ...creds(OPERATOR_BUS_USER), clientId: 'lookout-tap-a' }),
+        await open({ ...creds(OPERATOR_BUS_USER), clientId: 'lookout-tap-b' }),
+        await open({ ...creds(HUB_BUS_USER), clientId: 'lookout-hub-one' }),
+        await open({ ...creds(HUB_BUS_USER), clientId: 'lookout-hub-two' }),
+      ];
+      const closed = new Set<number>();
+      tools.forEach((c, i) => c.on('close', () => closed.add(i)));
+      const heard = tools.map(() => [] as string[]);
+      await Promise.all(
+        tools.map(
+          (c, i) =>
+            new Promise<void>((resolve) => {
+              c.on('message', (topic) => heard[i].push(topic));
+              c.subscribe('devices/cam-1/cmd/#', { qos: 1 }, () => resolve());
+            }),
+        ),
+      );
+      await publish(tools[0], 'devices/cam-1/cmd/ping', {});
+      await waitFor('every tool and hub heard the command', () => heard.every((h) => h.includes('devices/cam-1/cmd/ping')));
+      await sleep(300);
+      assert.deepEqual([...closed], []);
+      assert.ok(tools.every((c) => c.connected));
+    });
+
+    // On mosquitto only: the CLI's starts are slow on a loaded machine, and the embedded broker takes the same derived passwords.
+    if (name !== 'the embedded broker')
+      it('hands out the hub’s, the operator’s and a device’s bus passwords through `lookout bus-credentials --reveal`, and only then', async () => {
+        const env = { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET };
+        const cli = (...args: string[]) => run(process.execPath, [lookout, 'bus-credentials', ...args], { env });
+        // One CLI start each, side by side: the CLI's start dominates this test.
+        const [hidden, operator, device, hubUrl, reserved] = await Promise.all([
+          cli('hub'),
+          cli('operator', '--reveal', '--json'),
+          cli('cam-2', '--reveal'),
+          cli('hub', '--reveal', '--url', broker.adminUrl),
+          cli('lookout-tap-1', '--reveal').then(
+            () => 'issued',
+            (err: Error) => err.message,
+          ),
+        ]);
+        assert.equal(hidden.stdout, `LOOKOUT_MQTT_USERNAME=${HUB_BUS_USER}\n`);
+        assert.ok(!`${hidden.stdout}${hidden.stderr}`.includes(busPassword(TEST_FLEET_SECRET, HUB_BUS_USER)));
+        assert.match(hidden.stderr, /--reveal prints it/);
+        assert.match(reserved, /device_id_reserved/);
+        const op = JSON.parse(operator.stdout) as { username: string; password: string };
+        assert.equal(op.username, OPERATOR_BUS_USER);
+        await endClient(await open({ ...op, clientId: 'lookout-tap-cli' }));
+        const env2 = Object.fromEntries(
+          device.stdout
+            .trim()
+            .split('\n')
+            .map((l) => l.split('=') as [string, string]),
+        );
+        await endClient(await open({ username: env2.LOOKOUT_MQTT_USERNAME, password: env2.LOOKOUT_MQTT_PASSWORD, clientId: 'cam-2' }));
+        const url = new URL(hubUrl.stdout.trim());
+        assert.equal(url.username, HUB_BUS_USER);
+        await endClient(await open({ username: url.username, password: decodeURIComponent(url.password), clientId: 'lookout-hub-cli' }));
+      });
 
     it("a device cannot overwrite another device's retained status, nor publish under its topics", async () => {
       const cam2 = await open(creds('cam-2'));
@@ -150,38 +226,36 @@ function identitySuite(name: string, setup: () => Promise<{ url: string; close()
 
 identitySuite('the embedded broker', async () => {
   const hub = await testHub({ anonymousBroker: false });
-  return { url: hub.brokerUrl, close: () => hub.close() };
+  return { url: hub.brokerUrl, adminUrl: hub.brokerUrl, close: () => hub.close() };
 });
 
-identitySuite('mosquitto with the ACL and passwords of `lookout broker-acl`', async () => {
+identitySuite('mosquitto with the listeners, ACL and passwords of `lookout broker-acl`', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lookout-acl-'));
   const env = { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET };
+  const file = (name: string) => join(dir, name);
   await run(
     process.execPath,
     [
       lookout,
       'broker-acl',
-      '--out',
-      join(dir, 'acl'),
-      '--password-file',
-      join(dir, 'passwd'),
-      '--conf',
-      join(dir, 'lookout.conf'),
-      '--devices',
-      'cam-1,cam-2,cam-5',
+      ...['--out', file('acl'), '--password-file', file('passwd'), '--admin-password-file', file('passwd-admin'), '--conf', file('lookout.conf')],
+      ...['--devices', 'cam-1,cam-2,cam-5'],
     ],
-    {
-      env,
-    },
+    { env },
   );
-  assert.match(readFileSync(join(dir, 'lookout.conf'), 'utf8'), /use_username_as_clientid true/);
+  const snippet = readFileSync(file('lookout.conf'), 'utf8');
+  // The snippet as written, its default ports swapped for free ones.
+  const adminPort = await freePort();
   const mosquitto: Mosquitto = await startMosquitto({
-    passwordFile: join(dir, 'passwd'),
-    aclFile: join(dir, 'acl'),
-    extraConfig: ['use_username_as_clientid true'],
+    listeners: (port) =>
+      snippet
+        .replace(/^listener 1883 /m, `listener ${port} `)
+        .replace(/^listener 1884 /m, `listener ${adminPort} `)
+        .split('\n'),
   });
   return {
     url: mosquitto.url,
+    adminUrl: `mqtt://127.0.0.1:${adminPort}`,
     close: async () => {
       await mosquitto.stop();
       rmSync(dir, { recursive: true, force: true });

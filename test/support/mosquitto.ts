@@ -25,6 +25,12 @@ export interface MosquittoOptions {
   maxQueuedMessages?: number;
   /** Per-client in-flight QoS 1/2 messages (mosquitto's default is 20). */
   maxInflightMessages?: number;
+  /**
+   * The listener and authentication lines, given the port the broker is waited on (e.g. a
+   * `lookout broker-acl --conf` snippet with its ports replaced): they replace this file's own
+   * listener, users, password_file and acl_file lines.
+   */
+  listeners?: (port: number) => string[];
   /** Extra lines appended to the generated config. */
   extraConfig?: string[];
   /** How long to wait for the listener. Default 5 000 ms. */
@@ -81,7 +87,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
 
   const writeConfig = (): string => {
     const lines = [
-      `listener ${port} ${HOST}`,
+      ...(options.listeners ? [] : [`listener ${port} ${HOST}`]),
       // Running as root, mosquitto switches to its own user and could not read our temp dir.
       `user ${userInfo().username}`,
       `persistence ${options.persistence ? 'true' : 'false'}`,
@@ -94,7 +100,9 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
       `max_queued_messages ${options.maxQueuedMessages ?? 1000}`,
     ];
     if (options.maxInflightMessages !== undefined) lines.push(`max_inflight_messages ${options.maxInflightMessages}`);
-    if (options.users) {
+    if (options.listeners) {
+      lines.push(...options.listeners(port));
+    } else if (options.users) {
       const passwd = join(dir, 'passwd');
       writeFileSync(
         passwd,
@@ -109,7 +117,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     } else {
       lines.push('allow_anonymous true');
     }
-    if (options.aclFile) lines.push(`acl_file ${options.aclFile}`);
+    if (options.aclFile && !options.listeners) lines.push(`acl_file ${options.aclFile}`);
     lines.push(...(options.extraConfig ?? []));
     const config = join(dir, 'mosquitto.conf');
     writeFileSync(config, lines.join('\n') + '\n');

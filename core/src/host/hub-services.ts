@@ -1,4 +1,5 @@
 import type { BusPort } from '../bus/bus-port.js';
+import type { DeviceGaugeSample } from '../metrics/device-gauges.js';
 import type { RouteEntry } from '../hub-routes/route-registry.js';
 import type { ErrorTableEntry } from '../errors/error-table.js';
 import { serviceToken, type ServiceToken } from '../plugin/service-token.js';
@@ -57,6 +58,12 @@ export interface HubMetricsPort {
   ingestRate(): number;
   /** The exposition for `GET /metrics`. */
   text(): Promise<{ body: string; contentType: string }>;
+  /**
+   * The per-device gauges (`lookout_device_*`) read `source` at each scrape: its devices are the
+   * series, so one that leaves leaves /metrics. A later call replaces the source; the returned
+   * function removes it (no device series until another is set).
+   */
+  setDeviceSource(source: () => Iterable<DeviceGaugeSample>): () => void;
 }
 
 /** The routes the hub serves (those with a handler), for plugins that describe them (OpenAPI). */

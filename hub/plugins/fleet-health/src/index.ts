@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { DeviceIdSchema, HUB_INFO, definePlugin, setOwn } from 'lookout/core';
+import { DeviceIdSchema, HUB_INFO, HUB_METRICS, definePlugin, setOwn } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { READINESS_GRADES, type ReadinessSnapshot } from '../../readiness/src/service.js';
 import { deviceHealth, type DeviceHealthView } from './device-health.js';
 import { readinessOf, type ReadinessView } from './shared-readiness.js';
+import { deviceGaugeSamples } from './device-gauge-samples.js';
 
 /** A device in /fleet/health: its readiness is the readiness plugin's grade when that runs. */
 type FleetDeviceView = Omit<DeviceHealthView, 'readiness'> & { readiness: ReadinessView };
@@ -79,7 +80,7 @@ export default definePlugin({
   core: '^1',
   description: 'Recorder, storage and readiness health per device and for the fleet (GET /fleet/health)',
   requires: [BUS_CACHE, DEVICE_REGISTRY],
-  optionalRequires: [READINESS_GRADES, HUB_INFO],
+  optionalRequires: [READINESS_GRADES, HUB_INFO, HUB_METRICS],
   routes: [
     {
       method: 'GET',
@@ -93,6 +94,9 @@ export default definePlugin({
   start(ctx) {
     const cache = ctx.services.get(BUS_CACHE);
     const registry = ctx.services.get(DEVICE_REGISTRY);
+    // The hub's /metrics per-device gauges: the devices of /fleet/health, read at each scrape.
+    const unsetGauges = ctx.services.optional(HUB_METRICS)?.setDeviceSource(() => deviceGaugeSamples(cache, registry, Date.now()));
+    if (unsetGauges) ctx.onStop(unsetGauges);
     ctx.routes.handle<z.output<typeof HealthQuery>>('GET', '/fleet/health', async ({ query }) => {
       const grades = ctx.services.optional(READINESS_GRADES);
       const snapshot: ReadinessSnapshot | undefined = grades ? await grades.snapshot() : undefined;
