@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 /**
  * One detection (spec 01, "Detection"). `b` is [x1, y1, x2, y2, …] in pixels of the frame the
- * detector saw (the 640×640 substream); more numbers may follow and readers ignore them (DESIGN.md).
+ * detector saw (the 640×640 substream, or the dets message's frame_width × frame_height); more
+ * numbers may follow and readers ignore them (DESIGN.md). boxOnPicture (detection-frame.ts) puts it on a picture.
  */
 export const DetectionSchema = z
   .looseObject({

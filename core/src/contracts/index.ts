@@ -2,6 +2,7 @@
 export * from './common.js';
 export * from './limits.js';
 export * from './detection.js';
+export * from './detection-frame.js';
 export * from './dets-message.js';
 export * from './telemetry-message.js';
 export * from './telemetry-wifi-message.js';

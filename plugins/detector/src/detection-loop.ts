@@ -106,7 +106,9 @@ export class DetectionLoop {
         const person_count = countGatedPersons(dets);
         this.state.latest = { timestamp, dets, person_count, temp_c: celsius };
         this.state.framesProcessed++;
-        this.send(bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true }));
+        // captured_at and the frame's size let a reader pair the boxes with a picture of the same instant and put them on it (DESIGN.md).
+        const frameFacts = { captured_at: new Date(frame.timestampMs).toISOString(), frame_width: frame.width, frame_height: frame.height };
+        this.send(bus.publish('dets', { timestamp, camera_id: cameraId, dets, person_count, rf_detr_precomputed: true, ...frameFacts }));
       }
       this.measure(clock.now(), suspended);
       const { achievedFps, cameraFps, skippedFps, suspension } = this.state;

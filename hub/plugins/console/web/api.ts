@@ -45,8 +45,8 @@ export function postJson<T>(path: string, json: unknown): Promise<T> {
   return getJson<T>(path, { method: 'POST', body: JSON.stringify(json), headers: { 'content-type': 'application/json' } });
 }
 
-/** A binary answer (a snapshot, a clip) as an object URL: an <img>/<video> cannot send the token itself. Revoke it when done. */
-export async function blobUrl(path: string, signal?: AbortSignal): Promise<string> {
+/** The response to GET `path`, or the hub's error as a HubError. */
+async function okResponse(path: string, signal?: AbortSignal): Promise<Response> {
   const res = await hubFetch(path, signal ? { signal } : {});
   if (!res.ok) {
     let message = `${res.status}`;
@@ -57,7 +57,18 @@ export async function blobUrl(path: string, signal?: AbortSignal): Promise<strin
     }
     throw new HubError(res.status, 'http_error', message);
   }
-  return URL.createObjectURL(await res.blob());
+  return res;
+}
+
+/** A binary answer (a snapshot, a clip) as an object URL: an <img>/<video> cannot send the token itself. Revoke it when done. */
+export async function blobUrl(path: string, signal?: AbortSignal): Promise<string> {
+  return URL.createObjectURL(await (await okResponse(path, signal)).blob());
+}
+
+/** A picture as an object URL with its capture time (the hub's X-Lookout-Captured-At, null when unknown). */
+export async function pictureUrl(path: string): Promise<{ url: string; capturedAt: string | null }> {
+  const res = await okResponse(path);
+  return { url: URL.createObjectURL(await res.blob()), capturedAt: res.headers.get('X-Lookout-Captured-At') };
 }
 
 export const q = encodeURIComponent;

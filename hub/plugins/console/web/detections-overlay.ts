@@ -2,16 +2,18 @@ import { html } from 'htm/preact';
 import type { Detection } from './store.js';
 
 /**
- * The spec's detection boxes are in pixels of the detector frame, the 640×640 substream, whatever
- * the stream's own size: the overlay's coordinate system is that frame, stretched over the picture
- * as the substream is.
+ * The project's one coordinate rule (core's contracts/detection-frame.ts, DESIGN.md): boxes are in
+ * pixels of the detector frame (the dets message's frame_width × frame_height, else 640×640), and
+ * that frame is the whole picture stretched on each axis on its own. The overlay's viewBox is that
+ * frame and it is stretched over the picture (preserveAspectRatio none, as the picture's object-fit
+ * fill), so x lands at x · picture width / frame width, y at y · picture height / frame height.
  */
-export const DETECTOR_FRAME = 640;
 
 const COLOURS = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#46f0f0', '#f032e6', '#bcf60c'];
 
-export function DetectionsOverlay(props: { dets: Detection[]; classNames: Record<number, string> }) {
-  return html`<svg class="overlay" viewBox=${`0 0 ${DETECTOR_FRAME} ${DETECTOR_FRAME}`} preserveAspectRatio="none" data-testid="dets-overlay">
+export function DetectionsOverlay(props: { dets: Detection[]; frame: { width: number; height: number }; classNames: Record<number, string> }) {
+  const { width, height } = props.frame;
+  return html`<svg class="overlay" viewBox=${`0 0 ${width} ${height}`} preserveAspectRatio="none" data-testid="dets-overlay">
     ${props.dets.map((d, i) => {
       const [x1, y1, x2, y2] = d.b;
       const colour = COLOURS[(d.track_id ?? d.c) % COLOURS.length];

@@ -1,13 +1,14 @@
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { blobUrl, postJson, q } from './api.js';
+import { pictureUrl, postJson, q } from './api.js';
 import { Clips } from './clips.js';
 import { DetectionsOverlay } from './detections-overlay.js';
+import { detectorFrameOf, detsForPicture, withRecent, type DetsFrame } from './dets-pairing.js';
 import { openEventStream } from './events.js';
 import { ago, clock, gradeClass, num, storageClass, thermalClass } from './format.js';
 import { LivePlayer, type LiveState } from './live-player.js';
 import { Plots } from './plots.js';
-import { setState, useStore, type Detection } from './store.js';
+import { setState, useStore } from './store.js';
 import { ToolForm } from './tool-form.js';
 
 /** Class names the device's detector publishes (get_rfdetr_status `classes`), for the box labels. */
@@ -37,15 +38,15 @@ function useDetections(deviceId: string): void {
         onState: () => undefined,
         onEvent: (name, data) => {
           if (name !== 'dets') return;
-          const d = data as { device_id: string; timestamp: string; dets: Detection[]; person_count: number };
-          setState((s) => ({ dets: { ...s.dets, [d.device_id]: { timestamp: d.timestamp, dets: d.dets, person_count: d.person_count } } }));
+          const { device_id: id, ...d } = data as DetsFrame & { device_id: string };
+          setState((s) => ({ dets: { ...s.dets, [id]: d }, detsRecent: { ...s.detsRecent, [id]: withRecent(s.detsRecent[id] ?? [], d, Date.now()) } }));
         },
       }),
     [deviceId],
   );
 }
 
-function LiveView(props: { deviceId: string; dets: Detection[]; classNames: Record<number, string> }) {
+function LiveView(props: { deviceId: string; dets: DetsFrame | null; classNames: Record<number, string> }) {
   const video = useRef<HTMLVideoElement>(null);
   const [state, setLiveState] = useState<{ state: LiveState; detail?: string }>({ state: 'connecting' });
   useEffect(() => {
@@ -55,7 +56,7 @@ function LiveView(props: { deviceId: string; dets: Detection[]; classNames: Reco
   return html`<figure class="media">
     <div class="stage">
       <video ref=${video} data-testid="live-video" muted playsinline autoplay></video>
-      <${DetectionsOverlay} dets=${props.dets} classNames=${props.classNames} />
+      ${props.dets ? html`<${DetectionsOverlay} dets=${props.dets.dets} frame=${detectorFrameOf(props.dets)} classNames=${props.classNames} />` : null}
     </div>
     <figcaption>
       Live <span class=${`badge ${state.state === 'playing' ? 'ok' : 'warn'}`} data-testid="live-state">${state.state}</span>
@@ -64,38 +65,42 @@ function LiveView(props: { deviceId: string; dets: Detection[]; classNames: Reco
   </figure>`;
 }
 
-/** A snapshot with the detections that were newest when it was taken drawn over it. */
-function SnapshotView(props: { deviceId: string; dets: Detection[]; classNames: Record<number, string> }) {
-  const [shot, setShot] = useState<{ url: string; dets: Detection[]; at: string } | null>(null);
+/**
+ * A snapshot with the detections of its own instant drawn over it: the dets whose frame was captured
+ * nearest the picture (X-Lookout-Captured-At against the dets' captured_at). The picture may be
+ * seconds older than the newest boxes (encode, the GOP's decode, the hub): the newest boxes would sit
+ * beside moving figures. Until the dets of that instant are here, the picture has no boxes.
+ */
+function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; classNames: Record<number, string> }) {
+  const [shot, setShot] = useState<{ url: string; capturedAt: string | null; at: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const latest = useRef(props.dets);
-  latest.current = props.dets;
   const take = async () => {
     try {
-      const url = await blobUrl(`/stream/snapshot?target=${q(props.deviceId)}&w=640`);
+      const picture = await pictureUrl(`/stream/snapshot?target=${q(props.deviceId)}&w=640`);
       setShot((old) => {
         if (old) URL.revokeObjectURL(old.url);
-        return { url, dets: latest.current, at: new Date().toISOString() };
+        return { ...picture, at: new Date().toISOString() };
       });
       setError(null);
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
     }
   };
+  const paired = shot ? detsForPicture(props.recent, shot.capturedAt) : null;
   // The first snapshot waits (3 s at most) for the detections stream, so that its boxes are there.
   const [ready, setReady] = useState(false);
   useEffect(() => {
     const t = window.setTimeout(() => setReady(true), 3000);
     return () => clearTimeout(t);
   }, [props.deviceId]);
-  if (!ready && props.dets.length > 0) setReady(true);
+  if (!ready && props.recent.length > 0) setReady(true);
   useEffect(() => {
     if (ready) void take();
   }, [props.deviceId, ready]);
   return html`<figure class="media">
     <div class="stage">
       ${shot ? html`<img src=${shot.url} data-testid="snapshot" alt="snapshot" />` : html`<div class="thumb empty">${error ?? 'loading…'}</div>`}
-      ${shot ? html`<${DetectionsOverlay} dets=${shot.dets} classNames=${props.classNames} />` : null}
+      ${paired ? html`<${DetectionsOverlay} dets=${paired.dets} frame=${detectorFrameOf(paired)} classNames=${props.classNames} />` : null}
     </div>
     <figcaption>
       Snapshot ${shot ? clock(shot.at) : ''} <button class="small" data-testid="snapshot-refresh" onClick=${() => void take()}>new snapshot</button>
@@ -107,7 +112,8 @@ export function DeviceView(props: { deviceId: string }) {
   const s = useStore();
   const card = s.cards[props.deviceId];
   const health = s.health?.devices[props.deviceId];
-  const dets = s.dets[props.deviceId]?.dets ?? [];
+  const dets = s.dets[props.deviceId] ?? null;
+  const recent = s.detsRecent[props.deviceId] ?? [];
   const classNames = useClassNames(props.deviceId);
   useDetections(props.deviceId);
   const recorder = health?.recorder;
@@ -121,7 +127,7 @@ export function DeviceView(props: { deviceId: string }) {
     </header>
     <div class="media-row">
       <${LiveView} deviceId=${props.deviceId} dets=${dets} classNames=${classNames} />
-      <${SnapshotView} deviceId=${props.deviceId} dets=${dets} classNames=${classNames} />
+      <${SnapshotView} deviceId=${props.deviceId} recent=${recent} classNames=${classNames} />
     </div>
     <div class="columns">
       <section class="panel">

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { ConnectionState } from './events.js';
 import type { DeviceCard as HubDeviceCard } from '../../fleet-events/src/service.js';
+import type { DetsFrame } from './dets-pairing.js';
 
 /** The card the hub sends (fleet-events), with when the page got it. */
 export interface DeviceCard extends Omit<HubDeviceCard, 'plugins'> {
@@ -61,7 +62,9 @@ export interface State {
   cards: Record<string, DeviceCard>;
   health: FleetHealth | null;
   ring: RingEvent[];
-  dets: Record<string, { timestamp: string; dets: Detection[]; person_count: number }>;
+  dets: Record<string, DetsFrame>;
+  /** Each device's dets of the last RECENT_DETS_MS, oldest first: a snapshot takes those of its own instant. */
+  detsRecent: Record<string, (DetsFrame & { received: number })[]>;
   /** Newest first. */
   incidents: { device_id: string; at: string; message: string }[];
 }
@@ -77,6 +80,7 @@ let state: State = {
   health: null,
   ring: [],
   dets: {},
+  detsRecent: {},
   incidents: [],
 };
 const listeners = new Set<() => void>();

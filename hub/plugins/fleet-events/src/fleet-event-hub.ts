@@ -187,8 +187,10 @@ export class FleetEventHub {
     const last = this.detsAt.get(m.deviceId) ?? 0;
     if (m.receivedAt - last < this.o.detsIntervalMs || !this.wanted('dets', m.deviceId)) return;
     this.detsAt.set(m.deviceId, m.receivedAt);
-    const { timestamp, dets, person_count } = m.message;
-    this.emit({ kind: 'dets', deviceId: m.deviceId, data: { device_id: m.deviceId, timestamp, dets, person_count } });
+    const { timestamp, dets, person_count, captured_at, frame_width, frame_height } = m.message;
+    // The frame's capture time and size go along when the device says them: the console pairs boxes with a snapshot by the one and maps them by the other.
+    const frame = captured_at === undefined ? {} : { captured_at, frame_width, frame_height };
+    this.emit({ kind: 'dets', deviceId: m.deviceId, data: { device_id: m.deviceId, timestamp, dets, person_count, ...frame } });
   }
 
   private onEvent(m: IngestedMessage): void {

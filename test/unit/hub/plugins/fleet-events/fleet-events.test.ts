@@ -100,8 +100,11 @@ describe('fleet events (SSE) and history', () => {
   it('sends detections only to clients that ask for them', async () => {
     const dets = await open('?device=cam-a&kind=dets');
     const plain = await open('?device=cam-a');
-    await publish(client, 'devices/cam-a/dets', msg.dets(2, 40));
+    const frame = { captured_at: '2026-11-26T10:00:00.050Z', frame_width: 640, frame_height: 640 };
+    await publish(client, 'devices/cam-a/dets', { ...msg.dets(2, 40), ...frame });
     const d = await dets.next('dets', (x: any) => x.device_id === 'cam-a');
+    // What the console needs to pair the boxes with a snapshot and put them on it travels with them.
+    assert.deepEqual([d.captured_at, d.frame_width, d.frame_height], [frame.captured_at, 640, 640]);
     assert.deepEqual(
       d.dets.map((x: { track_id: number }) => x.track_id),
       [40, 41],
