@@ -2,8 +2,12 @@ import { hubFetch, q } from './api.js';
 
 export type LiveState = 'connecting' | 'playing' | 'retrying' | 'unsupported';
 
-/** Seconds behind the newest picture past which the player jumps forward (a live view must not drift). */
-const MAX_LAG_S = 1.5;
+/** Seconds behind the newest picture the player aims at: room for the pictures' arrival jitter. */
+const TARGET_LAG_S = 0.6;
+/** Seconds behind past which the player jumps forward (a live view must not drift); below it, it plays a little faster. */
+const MAX_LAG_S = 4;
+/** How much faster (or slower) than real time the player goes to come back to the target lag. */
+const MAX_RATE_STEP = 0.15;
 /** Seconds of played video kept in the SourceBuffer. */
 const KEEP_S = 20;
 
@@ -107,11 +111,22 @@ export class LivePlayer {
     throw new Error('the live stream ended');
   }
 
+  /**
+   * Keeps the video near the live edge without skipping pictures: a little faster or slower than
+   * real time while it is off the target lag (a seek would start decoding again from a keyframe,
+   * and one to just behind the edge leaves no room for the next picture arriving late); a jump only
+   * when far behind.
+   */
   private keepLive(buffer: SourceBuffer): void {
     if (buffer.buffered.length === 0 || buffer.updating) return;
     const end = buffer.buffered.end(buffer.buffered.length - 1);
     const start = buffer.buffered.start(0);
-    if (this.video.currentTime < start || end - this.video.currentTime > MAX_LAG_S) this.video.currentTime = Math.max(start, end - 0.3);
+    const lag = end - this.video.currentTime;
+    if (this.video.currentTime < start || lag > MAX_LAG_S) this.video.currentTime = Math.max(start, end - TARGET_LAG_S);
+    else {
+      const rate = 1 + Math.max(-MAX_RATE_STEP, Math.min(MAX_RATE_STEP, (lag - TARGET_LAG_S) * 0.25));
+      if (Math.abs(rate - this.video.playbackRate) > 0.02) this.video.playbackRate = rate;
+    }
     if (this.video.paused) void this.video.play().catch(() => undefined);
     if (this.video.currentTime - start > KEEP_S * 1.5) buffer.remove(start, this.video.currentTime - KEEP_S);
   }

@@ -5,6 +5,7 @@ import { H264Depacketizer, type AccessUnit } from './h264-depacketizer.js';
 import { spsSize } from './h264-sps.js';
 import { rtspPlay, type RtspPlaying } from './rtsp-client.js';
 import { RTSP_FAILED, rtspFailure } from './rtsp-failure.js';
+import { SampleClock } from './sample-clock.js';
 
 export interface LiveFeedOptions {
   deviceId: string;
@@ -43,10 +44,8 @@ export class LiveFeed {
   private gop: Buffer[] = [];
   private gopBytes = 0;
   private sequence = 1;
-  private firstTime: number | undefined;
-  private lastTime: number | undefined;
-  private unwrapped = 0;
-  private duration = 9000;
+  /** The pictures' times on the nominal frame rate (MSE drops pictures on jittery ones). */
+  private readonly clock = new SampleClock();
   private idleTimer: NodeJS.Timeout | undefined;
   private readyWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private closed = false;
@@ -164,8 +163,7 @@ export class LiveFeed {
       this.sps ??= Buffer.from(sets[1], 'base64');
       this.pps ??= Buffer.from(sets[2], 'base64');
     }
-    const fps = Number(/^a=framerate:([\d.]+)/m.exec(sdp)?.[1]);
-    if (fps > 0) this.duration = Math.round(90_000 / fps);
+    this.clock.setRate(Number(/^a=framerate:([\d.]+)/m.exec(sdp)?.[1]));
   }
 
   private onAccessUnit(au: AccessUnit): void {
@@ -184,9 +182,9 @@ export class LiveFeed {
       this.init = initSegment(this.sps, this.pps, size.width, size.height);
       this.codec = codecOf(this.sps);
     }
-    const time = this.decodeTime(au.rtpTime);
+    const { decodeTime, duration } = this.clock.place(au.rtpTime);
     const nals = au.nals.filter((n) => NAL_SEI_OR_DATA.has(n[0] & 0x1f));
-    const frag = fragment(this.sequence++, time, this.duration, nals, au.keyframe);
+    const frag = fragment(this.sequence++, decodeTime, duration, nals, au.keyframe);
     this.fragments++;
     if (au.keyframe) {
       this.gop = [];
@@ -201,21 +199,5 @@ export class LiveFeed {
       else v.stream.write(frag);
     }
     if (au.keyframe) for (const w of [...this.readyWaiters]) w.resolve();
-  }
-
-  /** RTP time (32 bits, wrapping) to ticks since the first picture; the duration follows the measured spacing. */
-  private decodeTime(rtpTime: number): number {
-    if (this.firstTime === undefined || this.lastTime === undefined) {
-      this.firstTime = rtpTime;
-      this.lastTime = rtpTime;
-      return 0;
-    }
-    const delta = (rtpTime - this.lastTime) >>> 0;
-    this.lastTime = rtpTime;
-    if (delta > 0 && delta < 90_000 * 10) {
-      this.unwrapped += delta;
-      this.duration = delta;
-    } else this.unwrapped += this.duration;
-    return this.unwrapped;
   }
 }
