@@ -29,6 +29,7 @@ export { CORE_VERSION } from './plugin/core-version.js';
 export { LookoutError, isLookoutError, type ErrorBody } from './errors/lookout-error.js';
 export { ERROR_CODES, type ErrorCode } from './errors/codes.js';
 export { errorTable, errorInfo, type AnyErrorCode, type PluginErrorCode, type ErrorTableEntry } from './errors/error-table.js';
+export { ANY_ROUTE_ERRORS, BODY_ROUTE_ERRORS, DEVICE_CALL_ERRORS, routeErrorCode } from './errors/route-errors.js';
 export { redactSecrets } from './log/logger.js';
 export { topicMatches } from './bus/bus-port.js';
 export { sampleFromMessages, type DeviceGaugeSample } from './metrics/device-gauges.js';

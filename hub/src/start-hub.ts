@@ -229,7 +229,14 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       essential: set.essential,
       hostServices: [
         { token: HUB_METRICS, value: metrics },
-        { token: HUB_ROUTES, value: { list: () => routes.list(), errorCodes: () => errorTable(plugins.map((p) => p.name)) } },
+        {
+          token: HUB_ROUTES,
+          value: {
+            list: () => routes.list(),
+            errorCodes: () => errorTable(plugins.map((p) => p.name)),
+            pluginDescriptions: () => Object.fromEntries(plugins.map((p) => [p.name, p.description])),
+          },
+        },
         { token: HUB_INFO, value: info },
         { token: HUB_STATE, value: state },
         { token: HUB_SHARED, value: shared },

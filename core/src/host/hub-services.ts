@@ -71,6 +71,8 @@ export interface HubRouteCatalog {
   list(): RouteEntry[];
   /** Every error code the hub may answer with: the core's and those its plugins declare. */
   errorCodes(): ErrorTableEntry[];
+  /** The hub's plugins by name, with their manifests' descriptions (the OpenAPI tags). */
+  pluginDescriptions(): Record<string, string | undefined>;
 }
 
 /** What `HubStateStore.load` found under a key. */

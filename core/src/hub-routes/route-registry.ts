@@ -1,4 +1,5 @@
 import { LookoutError } from '../errors/lookout-error.js';
+import { routeErrorCode } from '../errors/route-errors.js';
 import type { HttpMethod, RouteDecl } from '../plugin/manifest.js';
 import type { RouteHandler } from '../plugin/context.js';
 
@@ -21,6 +22,17 @@ export class RouteRegistry {
       throw new LookoutError('plugin_conflict', `plugins "${existing.plugin}" and "${plugin}" both declare the route ${key}`, {
         details: { kind: 'route', name: key, plugins: [existing.plugin, plugin] },
       });
+    }
+    // A code the table does not know would be documented with no status: refused at load.
+    const unknown = (decl.errors ?? []).filter((code) => routeErrorCode(plugin, code) === undefined);
+    if (unknown.length > 0) {
+      throw new LookoutError(
+        'plugin_manifest_invalid',
+        `plugin "${plugin}": the route ${key} declares error codes the table does not have: ${unknown.join(', ')}`,
+        {
+          details: { plugin, route: key, codes: unknown },
+        },
+      );
     }
     this.entries.set(key, { plugin, decl });
   }

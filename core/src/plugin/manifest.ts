@@ -46,6 +46,19 @@ export interface RouteDecl {
   /** Koa-router path, e.g. `/fleet/registry` or `/debug/shadow/:device/logs`. */
   path: string;
   summary: string;
+  /** What the route does beyond its summary, for the OpenAPI operation's description. */
+  description?: string;
+  /**
+   * The error codes the route may answer besides those every route may (ANY_ROUTE_ERRORS, the token's
+   * and a body's: the hub's composition adds them): core codes (`target_unknown`, DEVICE_CALL_ERRORS
+   * for a route that calls a device), the plugin's own by short name, or another plugin's in full
+   * (`a2a.peer_unreachable`). The OpenAPI operation declares each one's status from the table.
+   */
+  errors?: readonly string[];
+  /** What each path parameter (`:device`) is, for the OpenAPI parameter's description. */
+  params?: Readonly<Record<string, string>>;
+  /** Success statuses besides 200 it may answer (206 for a byte range, 304 for a conditional GET, 204). */
+  statuses?: readonly number[];
   query?: z.ZodObject;
   body?: z.ZodType;
   response?: z.ZodType;
@@ -163,6 +176,10 @@ export const ManifestSchema = z.object({
         method: z.enum(['GET', 'POST', 'PUT', 'DELETE']),
         path: z.string().startsWith('/'),
         summary: z.string().min(1),
+        description: z.string().min(1).optional(),
+        errors: z.array(z.string().regex(/^([a-z][a-z0-9-]*\.)?[a-z][a-z0-9_]*$/, 'an error code: `code` or `<plugin>.<code>`')).optional(),
+        statuses: z.array(z.number().int().min(200).max(399)).optional(),
+        params: z.record(z.string(), z.string().min(1)).optional(),
         query: zodObject.optional(),
         body: zodSchema.optional(),
         response: zodSchema.optional(),

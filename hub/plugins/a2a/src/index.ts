@@ -60,6 +60,7 @@ export default definePlugin({
     {
       method: 'POST',
       path: '/a2a/sign',
+      errors: ['no_key'],
       summary:
         'The signature headers (X-Lookout-Timestamp, X-Lookout-Nonce, X-Lookout-Signature, X-Lookout-Key-Id) for a request {method, path, query, body} to an A2A route (POST /a2a/query; anything else is 400), with the canonical string signed',
       body: SignBody,
@@ -68,6 +69,7 @@ export default definePlugin({
     {
       method: 'POST',
       path: QUERY_PATH,
+      errors: [...A2A_ERRORS.map((e) => e.code), 'target_unknown', 'target_not_allowed'],
       summary:
         'A signed peer query (HMAC-SHA256 headers, no bearer token): the hub verifies it, checks the target, claims the nonce and forwards it to the target’s sidecar over mutual TLS; answers the peer’s acknowledgement. Each bad signature is its own 401 (a2a.signature_*); a signer over its nonce bound is 429 a2a.signer_busy, a nonce the hub cannot record (cache full, Redis down) 503 a2a.busy, both with Retry-After',
       query: PeerQuery,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { definePlugin, deviceToolToken, queryInteger, setOwn, toLookoutError, mapBounded } from 'lookout/core';
+import { definePlugin, deviceToolToken, queryInteger, setOwn, toLookoutError, mapBounded, DEVICE_CALL_ERRORS } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
@@ -76,6 +76,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/camera/profile',
+      errors: [...DEVICE_CALL_ERRORS, 'tool_arguments_invalid', 'device_tool_failed'],
       summary: 'The camera encoder profile of a device (its get_camera_profile tool)',
       query: TargetQuery,
       response: ProfileResponse,
@@ -83,6 +84,7 @@ export default definePlugin({
     {
       method: 'PUT',
       path: '/camera/profile',
+      errors: [...DEVICE_CALL_ERRORS, 'tool_arguments_invalid', 'device_tool_failed'],
       summary:
         'Changes fields of a device’s camera profile (its set_camera_profile tool): checked here, merged and persisted on the device; 400 tool_arguments_invalid when the device refuses the merged profile',
       query: TargetQuery,
@@ -100,6 +102,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/stream/live/info',
+      errors: ['target_unknown', 'target_not_allowed'],
       summary:
         'Where to watch a device: RTSP URIs (/preview, /preview_h264), the ONVIF device service, the live stream, its camera profile and live status (get_live_status)',
       query: TargetQuery,

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { DeviceIdSchema, LookoutError, definePlugin, reply, type RouteRequest } from 'lookout/core';
+import { DeviceIdSchema, LookoutError, definePlugin, reply, type RouteRequest, DEVICE_CALL_ERRORS } from 'lookout/core';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
 import { encodedBody, loadConsoleAssets, type ConsoleAsset } from './console-assets.js';
@@ -43,10 +43,13 @@ export default definePlugin({
   }),
   errors: [{ code: 'not_built', status: 503, description: 'the console page was not built (npm run build builds it)' }],
   routes: [
-    { method: 'GET', path: '/', summary: 'The fleet console (HTML page)', produces: 'text/html', public: true },
+    { method: 'GET', path: '/', errors: ['not_built'], statuses: [304], summary: 'The fleet console (HTML page)', produces: 'text/html', public: true },
     {
       method: 'GET',
       path: '/console/:file',
+      params: { file: 'a file of the built console: a content-hashed script, stylesheet or source map name' },
+      errors: ['not_found'],
+      statuses: [304],
       summary: 'The console’s script, stylesheet and source maps (content-hashed names, cached for a year)',
       produces: 'application/octet-stream',
       public: true,
@@ -54,6 +57,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/tools/list',
+      errors: [...DEVICE_CALL_ERRORS],
       summary: "A device's tools/list through the hub's MCP client: each tool's name, description, input JSON Schema and annotations",
       query: ToolsQuery,
       response: ToolsResponse,

@@ -38,3 +38,15 @@ export interface DeviceSsh {
 }
 
 export const DEVICE_SSH = serviceToken<DeviceSsh>('device-ssh');
+
+/** The codes a call of DeviceSsh rejects with (besides bad_request and target_unknown): for the routes that use it to declare. */
+export const DEVICE_SSH_ERRORS = [
+  'target_not_allowed',
+  'recording_not_found',
+  'ssh_not_configured',
+  'ssh_host_key_unknown',
+  'ssh_host_key_changed',
+  'ssh_auth_failed',
+  'ssh_failed',
+  'ssh_timeout',
+] as const;

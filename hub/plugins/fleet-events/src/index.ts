@@ -52,6 +52,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/fleet/events',
+      errors: ['target_unknown', 'too_many_clients'],
       summary:
         'Server-Sent Events (text/event-stream): device (a card: presence, thermal, rates, person count, storage), presence, thermal, incident, ring (debug ring), sample (history) and, when asked, dets; each event’s data is one JSON object',
       query: EventsQuery,

@@ -49,6 +49,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/fleet/history',
+      errors: ['target_unknown'],
       summary: "A device's telemetry history over the window (one sample per step, oldest first): die temperature, camera and detection fps, person count",
       query: HistoryQuery,
       response: HistoryResponse,

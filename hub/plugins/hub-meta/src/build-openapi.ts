@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorBodySchema, type ErrorTableEntry, type RouteEntry } from 'lookout/core';
+import { operationDescription, operationErrors } from './operation-errors.js';
 import { documentSignedUrl, SIGNED_URL_SCHEME } from './signed-url-openapi.js';
 
 type JsonSchema = Record<string, unknown>;
@@ -11,10 +12,15 @@ export interface OpenApiInfo {
   license?: string;
   serverUrl?: string;
   tokenRequired: boolean;
+  /** The hub plugins by name, with their manifests' descriptions: the operations' tags. */
+  plugins?: Record<string, string | undefined>;
 }
 
-/** Error statuses a route may answer with, whatever its handler; tool and device codes come with it. */
-const COMMON_ERRORS = [400, 401, 404, 413, 500];
+const SUCCESS: Record<number, string> = {
+  204: 'done, nothing to answer',
+  206: 'the byte range asked for',
+  304: 'not modified: the copy the client holds (If-None-Match) is current',
+};
 
 /**
  * OpenAPI 3.1 from the routes the hub plugins declared: zod v4 writes JSON Schema 2020-12, which is
@@ -22,15 +28,16 @@ const COMMON_ERRORS = [400, 401, 404, 413, 500];
  * responses their output side.
  */
 export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], info: OpenApiInfo): JsonSchema {
-  const byStatus = codesByStatus(errors);
+  const table = new Map(errors.map((e) => [e.code as string, e]));
   const paths: Record<string, Record<string, unknown>> = {};
   for (const { plugin, decl } of [...routes].sort((a, b) => a.decl.path.localeCompare(b.decl.path))) {
     const { path, params } = openApiPath(decl.path);
     const op: Record<string, unknown> = {
       operationId: operationId(decl.method, decl.path),
       summary: decl.summary,
+      description: operationDescription(plugin, decl, info),
       tags: [plugin],
-      parameters: [...params.map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })), ...queryParameters(decl.query)],
+      parameters: [...params.map((name) => pathParameter(name, decl.params?.[name])), ...queryParameters(decl.query)],
     };
     if (decl.body) {
       op.requestBody = { required: true, content: { 'application/json': { schema: toSchema(decl.body, 'input') } } };
@@ -40,13 +47,14 @@ export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], in
     if (decl.response) success.content = { [type]: { schema: toSchema(decl.response, 'output') } };
     else if (decl.produces) success.content = { [type]: { schema: { type: 'string', contentMediaType: type } } };
     const responses: Record<string, unknown> = { '200': success };
-    const errorStatuses = new Set(COMMON_ERRORS.filter((s) => s !== 401 || (!decl.public && info.tokenRequired)));
-    if (decl.method !== 'GET') errorStatuses.add(415);
-    for (const status of byStatus.keys()) if (routeMayAnswer(decl.path, status)) errorStatuses.add(status);
-    for (const status of [...errorStatuses].sort()) {
+    for (const status of decl.statuses ?? []) {
+      responses[String(status)] = status === 206 ? { ...success, description: SUCCESS[206] } : { description: SUCCESS[status] ?? 'success' };
+    }
+    for (const [status, entries] of operationErrors(plugin, decl, table, info.tokenRequired)) {
       responses[String(status)] = {
-        description: `error: ${(byStatus.get(status) ?? []).join(', ') || 'see code'}`,
+        description: entries.map((e) => `\`${e.code}\`: ${e.message}`).join('; '),
         content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+        'x-error-codes': entries.map((e) => e.code),
       };
     }
     op.responses = responses;
@@ -63,6 +71,7 @@ export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], in
       ...(info.license ? { license: { name: info.license, identifier: info.license } } : {}),
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    tags: usedTags(routes, info.plugins ?? {}),
     paths,
     components: {
       schemas: { ErrorBody: errorBodySchema(), ErrorCode: errorCodeSchema(errors) },
@@ -109,15 +118,13 @@ function openApiPath(path: string): { path: string; params: string[] } {
   return { path: converted, params };
 }
 
+function pathParameter(name: string, description: string | undefined): Record<string, unknown> {
+  return { name, in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string' } };
+}
+
 function operationId(method: string, path: string): string {
   const words = path.split(/[^A-Za-z0-9]+/).filter(Boolean);
   return [method.toLowerCase(), ...words.map((w) => w[0].toUpperCase() + w.slice(1))].join('');
-}
-
-function codesByStatus(errors: ErrorTableEntry[]): Map<number, string[]> {
-  const byStatus = new Map<number, string[]>();
-  for (const { code, status } of errors) byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
-  return byStatus;
 }
 
 /** The error body, its code pointing at the enumerated ErrorCode. */
@@ -137,8 +144,8 @@ function errorCodeSchema(errors: ErrorTableEntry[]): JsonSchema {
   };
 }
 
-/** Device-facing statuses belong to the routes that contact devices. */
-function routeMayAnswer(path: string, status: number): boolean {
-  if (status === 502 || status === 504 || status === 403) return path.startsWith('/tools/');
-  return false;
+/** One tag per plugin that serves a route, described as its manifest describes the plugin. */
+function usedTags(routes: RouteEntry[], plugins: Record<string, string | undefined>): unknown[] {
+  const names = [...new Set(routes.map((r) => r.plugin))].sort();
+  return names.map((name) => ({ name, description: plugins[name] ?? `Routes of the ${name} hub plugin` }));
 }

@@ -57,6 +57,7 @@ export default definePlugin({
             version: info.version,
             license: packageLicense(),
             tokenRequired: info.tokenRequired,
+            plugins: routes.pluginDescriptions(),
             ...(info.httpUrl ? { serverUrl: info.httpUrl } : {}),
           }),
         };

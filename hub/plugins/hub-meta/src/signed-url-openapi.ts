@@ -10,11 +10,9 @@ export const SIGNED_URL_SCHEME = {
     `GET/HEAD of that one resource only, until exp (at most ${SIGNED_URL_MAX_TTL_S} s). Routes that give one: POST /media/clips/sign.`,
 } as const;
 
-const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
-
 /**
- * A route that declares `signedUrl`: its `exp` and `sig` parameters, the signature as an alternative
- * to the bearer token, and the two refusals of a signature that does not hold.
+ * A route that declares `signedUrl`: its `exp` and `sig` parameters and the signature as an alternative
+ * to the bearer token (the two refusals of a signature that does not hold are operation-errors.ts's).
  */
 export function documentSignedUrl(op: Record<string, unknown>, tokenRequired: boolean): void {
   (op.parameters as unknown[]).push(
@@ -28,10 +26,4 @@ export function documentSignedUrl(op: Record<string, unknown>, tokenRequired: bo
     },
   );
   if (tokenRequired) op.security = [{ bearer: [] }, { signedUrl: [] }];
-  const responses = op.responses as Record<string, unknown>;
-  responses['401'] = {
-    description: `error: ${tokenRequired ? 'unauthorized (no token and no signature), ' : ''}signed_url_expired`,
-    content: ERROR_CONTENT,
-  };
-  responses['403'] = { description: 'error: signed_url_invalid (forged, altered, or made for another clip)', content: ERROR_CONTENT };
 }

@@ -51,6 +51,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/stream/live/mp4',
+      errors: ['target_unknown', 'target_not_allowed', 'device_unreachable', 'live_stream_unavailable', 'rtsp_failed'],
       summary:
         "The device's H.264 preview as fragmented MP4 (Content-Type carries the codecs parameter for MediaSource.addSourceBuffer): the init segment, the pictures since the latest keyframe, then one fragment per picture",
       query: LiveQuery,

@@ -17,6 +17,7 @@ import { InventoryQuery, InventoryResponse, recorderInventory } from './recorder
 import { LocalRecordings } from './recordings-access.js';
 import { registerToolFallbacks } from './tool-fallbacks.js';
 import { TranscodeCache } from './transcode-cache.js';
+import { MEDIA_FETCH_ERRORS } from './media-errors.js';
 
 const MiB = 1024 * 1024;
 
@@ -66,6 +67,9 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/media/clips/:device/:file',
+      params: { device: 'the device id', file: 'the chunk as mp4: <chunk>.mp4 (H.264) or <chunk>.hevc.mp4 (the original H.265)' },
+      errors: [...MEDIA_FETCH_ERRORS, 'range_not_satisfiable', 'transcode_failed'],
+      statuses: [206, 304],
       summary:
         'A chunk as mp4: <chunk>.mp4 (H.264, faststart, transcoded once into the cache) or <chunk>.hevc.mp4 (the original remuxed, hvc1); Range and ETag. With the bearer token, or without it by a signed URL (exp, sig) from POST /media/clips/sign',
       produces: 'video/mp4',
@@ -74,6 +78,7 @@ export default definePlugin({
     {
       method: 'POST',
       path: '/media/clips/sign',
+      errors: ['target_unknown'],
       summary:
         'A signed, expiring URL of one clip (exp, sig: HMAC-SHA256 under a key derived from the fleet secret, never the token) that a player without headers (<video src>, VLC) opens with GET/HEAD and Range until it expires (default 1 h, at most 24 h)',
       body: ClipSignBody,
@@ -89,6 +94,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/pull-recording',
+      errors: [...MEDIA_FETCH_ERRORS, 'transcode_failed', 'tool_failed'],
       summary: "A device's latest (or most recent justified) recording as mp4; chunks found through the tool server, else SFTP, else an SSH listing",
       query: PullQuery,
       produces: 'video/mp4',

@@ -74,6 +74,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/fleet/ocr',
+      errors: ['target_unknown', 'target_not_allowed'],
       summary:
         'Recent plate and sign reads of a device as text: its get_ocr_status reads and those it published on events/ocr, merged per track (the most confident read), decoded with LOOKOUT_HUB_OCR_TOKENIZER_DIR; the cascade state beside them',
       query: OcrQuery,

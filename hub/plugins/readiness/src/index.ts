@@ -66,6 +66,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/fleet/readiness',
+      errors: ['target_unknown'],
       summary:
         'Readiness per device and for the fleet: ready, degraded or not_ready, and per module (device_identity_fp, peer_sidecar, hermes_mesh, mcp_health, cross_a2a_federation, depth_fusion, recorder, playback, snapshot, onvif, rtsp) its grade and evidence (checked, at, value, reason)',
       query: ReadinessQuery,
@@ -80,6 +81,7 @@ export default definePlugin({
     {
       method: 'POST',
       path: '/fleet/validate',
+      errors: ['target_unknown', 'device_timeout'],
       summary: 'Runs the readiness checks now, for one target or every known device, and answers the fresh grades',
       query: ValidateQuery,
       response: ValidateResponse,

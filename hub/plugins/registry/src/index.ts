@@ -107,6 +107,8 @@ export default definePlugin({
     {
       method: 'DELETE',
       path: '/fleet/registry/labels/:label',
+      params: { label: 'the label to release, as hellos announce it' },
+      errors: ['not_found', 'target_unknown'],
       summary:
         'Releases a label a hello claimed (the first device to claim a label only hellos announce keeps it): free for the next hello, or given to ?to=<device>',
       query: LabelReleaseQuery,

@@ -106,6 +106,7 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/stream/snapshot',
+      errors: ['target_unknown', 'target_not_allowed', 'live_jpeg_unavailable_mcp_and_ssh_failed'],
       summary:
         'JPEG of a device: its get_live_jpeg tool, else the hub\u2019s live H.265 tail, else the newest chunk over SSH (X-Lookout-Snapshot-Source says which); 503 live_jpeg_unavailable_mcp_and_ssh_failed when all fail',
       query: SnapshotQuery,

@@ -11,6 +11,7 @@ import {
   deviceToolToken,
   packageVersion,
   toLookoutError,
+  DEVICE_CALL_ERRORS,
 } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
@@ -64,6 +65,7 @@ export default definePlugin({
     {
       method: 'POST',
       path: '/tools/call',
+      errors: [...DEVICE_CALL_ERRORS],
       summary: 'Call a tool on a registered device: {tool, arguments} → {tool, target, status, result}',
       query: CallQuery,
       body: ToolCallRequestSchema,
