@@ -25,8 +25,12 @@ export interface FetcherDeps {
   signal: AbortSignal;
 }
 
-/** Failures that say a source cannot be used at all, not that it failed. */
-const UNUSABLE = new Set(['ssh_not_configured', 'target_unknown', 'target_not_allowed']);
+/**
+ * Failures that say a source cannot be used at all, not that it failed partway: no SSH credentials,
+ * no tool server to reach, a tool server that refuses connections (down: SFTP is what reaches such
+ * a device). A timeout or a cut transfer is a failure: the source may still hold the chunk.
+ */
+const UNUSABLE = new Set(['ssh_not_configured', 'target_unknown', 'target_not_allowed', 'device_unreachable']);
 
 /** Where a chunk's bytes come from, in the order tried. */
 export type FetchSource = 'device' | 'local' | 'sftp';
