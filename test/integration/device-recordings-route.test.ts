@@ -75,6 +75,7 @@ if (process.env.LOOKOUT_RECORDINGS_NETNS_INSIDE !== '1') {
     let root: string;
     let server: ToolServer;
     let bare: ToolServer;
+    let narrow: ToolServer;
     const chunk = randomBytes(5000);
 
     before(async () => {
@@ -91,12 +92,14 @@ if (process.env.LOOKOUT_RECORDINGS_NETNS_INSIDE !== '1') {
       mkdirSync(join(root, '20260101T120300000Z_000004.h265'));
       const logger = createLogger({ level: 'silent' });
       const common = { tools: new ToolRegistry(), logger, port: 0, host: ADDRESS, token: TOKEN };
-      server = await startToolServer({ ...common, recordings: () => ({ root }), maxRecordingTransfers: 1 });
+      server = await startToolServer({ ...common, recordings: () => ({ root }) });
+      narrow = await startToolServer({ ...common, recordings: () => ({ root }), maxRecordingTransfers: 1 });
       bare = await startToolServer(common);
     });
     after(async () => {
       await server?.close();
       await bare?.close();
+      await narrow?.close();
       rmSync(dir, { recursive: true, force: true });
     });
 
@@ -180,7 +183,7 @@ if (process.env.LOOKOUT_RECORDINGS_NETNS_INSIDE !== '1') {
     it('sends a bounded number of files at once (429 past it), and a device without a recorder says so (503)', async () => {
       // A reader that takes nothing holds its transfer: 16 MiB does not fit the socket buffers.
       const held = await new Promise<{ destroy: () => void }>((resolve, reject) => {
-        const req = request({ host: ADDRESS, port: server.port, path: `/recordings/${BIG}`, headers: auth }, (res) => {
+        const req = request({ host: ADDRESS, port: narrow.port, path: `/recordings/${BIG}`, headers: auth }, (res) => {
           res.pause();
           resolve({ destroy: () => req.destroy() });
         });
@@ -188,14 +191,14 @@ if (process.env.LOOKOUT_RECORDINGS_NETNS_INSIDE !== '1') {
         req.once('error', reject);
         req.end();
       });
-      const busy = await get(server.port, `/recordings/${CHUNK}`, auth);
+      const busy = await get(narrow.port, `/recordings/${CHUNK}`, auth);
       assert.equal(busy.status, 429);
       assert.equal(errorCode(busy), 'device_busy');
       held.destroy();
       // The slot comes back once the server sees the reader gone.
       let after: Answer | undefined;
       for (let i = 0; i < 100 && after?.status !== 200; i++) {
-        after = await get(server.port, `/recordings/${CHUNK}`, auth);
+        after = await get(narrow.port, `/recordings/${CHUNK}`, auth);
         if (after.status !== 200) await new Promise((r) => setTimeout(r, 100));
       }
       assert.equal(after?.status, 200);

@@ -1,8 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { rename, rm, stat } from 'node:fs/promises';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { open, rename, rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isRecordingFileName, LookoutError } from 'lookout/core';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { RecordingsAccess } from './recordings-access.js';
@@ -23,7 +20,8 @@ export interface DeviceHttpDeps {
  * Recording files from the device itself, over its tool server's `GET /recordings/<file>` with the
  * device's tool token: what the hub plays from without SSH credentials. A download is written to
  * `<path>.part`, resumed with `Range` and `If-Range` (the device's ETag: a file replaced meanwhile
- * starts over) when the connection is cut, its size checked against the device's, then renamed.
+ * starts over) when the connection is cut, its size checked against the device's, then renamed; a
+ * device busy with other transfers (429) is asked again after its Retry-After (at most 2 s).
  *
  * Failures: bad_request (a name), target_unknown, target_not_allowed (no tool server to reach),
  * recording_not_found (the device says it has no such file), device_auth_refused (401/403),
@@ -59,6 +57,12 @@ export class DeviceHttpRecordings implements Pick<RecordingsAccess, 'read' | 'do
       for (let attempt = 0; ; attempt++) {
         const headers: Record<string, string> = have > 0 && etag ? { range: `bytes=${have}-`, 'if-range': etag } : {};
         const res = await this.request(deviceId, name, headers, signal);
+        if (res.status === 429 && attempt < RESUMES) {
+          // The device sends a few files at once (its slot may still be held by the transfer just cut): a moment, then again.
+          await res.body?.cancel();
+          await sleep(Math.min(Number(res.headers.get('retry-after')) || 1, 2) * 1000, undefined, signal ? { signal } : {});
+          continue;
+        }
         if (res.status === 200)
           have = 0; // the whole file (first try, or the file changed under If-Range)
         else if (res.status !== 206 || !headers.range) throw await this.failure(deviceId, name, res);
@@ -85,23 +89,25 @@ export class DeviceHttpRecordings implements Pick<RecordingsAccess, 'read' | 'do
     }
   }
 
-  /** Appends the answer's body; resolves true when the connection was cut before `expected` bytes came. */
+  /**
+   * Appends the answer's body, each piece written before the next is read (so that after a cut the
+   * file holds exactly what came); resolves true when the connection was cut before `expected` bytes.
+   */
   private async write(res: Response, tmp: string, flags: 'w' | 'a', expected: number): Promise<boolean> {
-    if (!res.body) return expected > 0;
+    const file = await open(tmp, flags);
     let seen = 0;
-    const bounded = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        seen += chunk.length;
-        done(seen > expected ? new LookoutError('recordings_unavailable', `the device sent more than the ${expected} bytes it announced`) : null, chunk);
-      },
-    });
     try {
-      await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), bounded, createWriteStream(tmp, { flags }));
+      for await (const piece of (res.body ?? []) as AsyncIterable<Uint8Array>) {
+        seen += piece.length;
+        if (seen > expected) throw new LookoutError('recordings_unavailable', `the device sent more than the ${expected} bytes it announced`);
+        await file.write(piece);
+      }
       return seen < expected;
     } catch (err) {
-      if (err instanceof LookoutError) throw err;
-      if ((err as Error).name === 'AbortError') throw err;
+      if (err instanceof LookoutError || (err as Error).name === 'AbortError') throw err;
       return true; // cut: what came is on disk, the rest is asked for with a Range
+    } finally {
+      await file.close();
     }
   }
 
