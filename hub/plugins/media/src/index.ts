@@ -92,7 +92,8 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/pull-recording',
-      summary: "A device's latest (or most recent justified) recording as mp4; chunks found through the tool server, else SFTP, else an SSH listing",
+      summary:
+        "A device's latest (or most recent justified) recording as mp4; chunks found through the tool server, else SFTP, else an SSH listing, and fetched from the device's GET /recordings/<file> with its token, else SFTP",
       query: PullQuery,
       produces: 'video/mp4',
     },
