@@ -79,6 +79,14 @@ export { sameSecret } from './auth/device-credentials.js';
 export { DigestServer, parseDigestHeader } from './auth/http-digest-server.js';
 export type { DigestServerOptions, DigestRequest, DigestVerdict } from './auth/http-digest-server.js';
 export { recordingsRoot } from './paths/recordings-root.js';
+export { parseRange, type ByteRange } from './net/byte-range.js';
+export {
+  isRecordingFileName,
+  MAX_RECORDING_FILE_NAME_LENGTH,
+  RECORDINGS_INDEX_FILES,
+  RecordingFilesToken,
+  type RecordingFiles,
+} from './recordings/recording-files.js';
 export { storageHealth, volumeUsage, type StorageThresholds, type VolumeUsage } from './storage/volume-usage.js';
 export { mapBounded } from './util/map-bounded.js';
 export { KeyedRateLimiter, type KeyedRateLimits } from './util/keyed-rate-limiter.js';

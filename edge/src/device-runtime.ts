@@ -26,6 +26,7 @@ import { DeviceMetrics } from './device-metrics.js';
 import { declareHostTools, registerHostTools } from './host-tools.js';
 import type { RestartPolicy } from '../../core/src/plugin/plugin-supervisor.js';
 import { LastWillToken, type LastWill } from '../../core/src/plugin/last-will.js';
+import { RecordingFilesToken } from '../../core/src/recordings/recording-files.js';
 
 export const DEFAULT_MQTT_URL = 'mqtt://127.0.0.1:1883';
 /** The outbox of QoS 1 messages waiting for the broker, under the data root. */
@@ -166,6 +167,8 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
       ...(options.toolAllowedOrigins ? { allowedOrigins: options.toolAllowedOrigins } : {}),
       serverInfo: { name: `lookout-device ${deviceId}`, version: runtimeVersion },
       metrics: () => metrics.text(),
+      // The recorder's chunks for the hub's playback, with the device's token instead of SSH.
+      recordings: () => loaded?.service(RecordingFilesToken),
     });
   }
 

@@ -16,6 +16,8 @@ import { toolFailure, toolSuccess } from '../../core/src/tools/tool-result.js';
 import { checkMcpMessage } from './mcp-message-check.js';
 import { mcpToolListing } from './mcp-tool-list.js';
 import { toolAccessGuard } from './tool-access.js';
+import { RECORDINGS_PATH, recordingRoute } from './recording-route.js';
+import type { RecordingFiles } from '../../core/src/recordings/recording-files.js';
 
 export const DEFAULT_TOOL_PORT = 8765;
 export const DEFAULT_TOOL_HOST = '127.0.0.1';
@@ -43,6 +45,13 @@ export interface ToolServerOptions {
   serverInfo?: { name: string; version: string };
   /** The Prometheus exposition `GET /metrics` answers (behind the same access rules as /mcp); absent: 404. */
   metrics?: () => Promise<{ body: string; contentType: string }>;
+  /**
+   * The recorder's folder, served read-only at `GET|HEAD /recordings/<file>` behind the same access
+   * rules (recording-route.ts); absent, or answering undefined: no recordings here.
+   */
+  recordings?: () => RecordingFiles | undefined;
+  /** Recording files sent at once (default 4); more get device_busy (429). */
+  maxRecordingTransfers?: number;
 }
 
 export interface ToolServer {
@@ -71,6 +80,10 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
 
   // One for every request's Server: the SDK builds an Ajv per Server, about 0.2 ms of device CPU per call.
   const validator = new AjvJsonSchemaValidator();
+  const serveRecording = recordingRoute({
+    files: options.recordings ?? (() => undefined),
+    ...(options.maxRecordingTransfers !== undefined ? { maxTransfers: options.maxRecordingTransfers } : {}),
+  });
   const createMcpServer = (): Server => {
     const server = new Server(info, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list().map((entry) => mcpToolListing(entry.decl)) }));
@@ -99,6 +112,7 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
     if (refusal) return sendJson(res, refusal.status, refusal.error.toBody(), true, refusal.headers);
     const path = (req.url ?? '/').split('?')[0];
     if (path === METRICS_PATH && options.metrics) return sendMetrics(req, res, options.metrics);
+    if (path.startsWith(RECORDINGS_PATH)) return serveRecording(req, res, path, (status, body, headers) => sendJson(res, status, body, false, headers));
     if (path !== MCP_PATH) return sendJson(res, 404, new LookoutError('not_found', `no route ${path}; the tool server answers at ${MCP_PATH}`).toBody());
     if (req.method !== 'POST') {
       // Stateless: no standalone SSE stream (GET) and no session to end (DELETE).

@@ -1,7 +1,8 @@
 /**
  * The media plugin over a real OpenSSH sshd (its own config and host key, key authentication) with
  * the device's tool server down: pull-recording finds the chunks with an SFTP listing, fetches the
- * chunk over SFTP and answers its mp4; on a server without SFTP it lists with the shell; tools/call
+ * chunk over SFTP (after the device's own /recordings, which the ring records as failing) and
+ * answers its mp4; on a server without SFTP it lists with the shell; tools/call
  * answers list_recording_chunks and get_recording_status from an SSH discovery, in the tools' own
  * shapes and marked as such; and with SSH down too, the error says what each step said.
  */
@@ -89,6 +90,14 @@ describe('media plugin over SSH with the tool server down', () => {
     const p = await probe(file);
     assert.equal(p.codec, 'h264');
     assert.ok(Math.abs(p.duration - 2) < 0.25, `duration ${p.duration}`);
+    // The device's own /recordings was tried first (its tool server is down), and the ring says so.
+    const ring = await api(hub.url, '/debug/events?kind=recording_fail&limit=200');
+    assert.ok(
+      (ring.body.events as { device_id: string; details?: { step?: string; code?: string } }[]).some(
+        (e) => e.device_id === 'cam-ssh' && e.details?.step === 'fetch_device' && e.details.code === 'device_unreachable',
+      ),
+      ring.text,
+    );
     const recent = await fetch(`${hub.url}/pull-recording?target=cam-ssh&which=recent`);
     assert.equal(recent.status, 200);
     assert.equal(recent.headers.get('x-lookout-chunk'), chunks[0].name);

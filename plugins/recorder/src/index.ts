@@ -6,6 +6,7 @@ import {
   RecordingStatusResultSchema,
   SerialQueue,
   recordingsRoot,
+  RecordingFilesToken,
   VideoUnderstandArgsSchema,
   VideoUnderstandResultSchema,
   busTopic,
@@ -48,6 +49,7 @@ export default definePlugin({
   layer: 'layer0',
   requires: [EncodedVideoToken],
   optionalRequires: [DetectionPipelineToken],
+  provides: [RecordingFilesToken],
   config: RecorderConfigSchema,
   topics: [busTopic('data_manifest')],
   subscriptions: ['cmd/data_manifest'],
@@ -86,6 +88,8 @@ export default definePlugin({
     const dir = recordingsRoot(runtime.dataDir, config.RECORDINGS_DIR);
     const startedAtMs = clock.now();
     await mkdir(dir, { recursive: true });
+    // The tool server serves this folder's recording files read-only (GET /recordings/<file>): playback without SSH.
+    ctx.services.provide(RecordingFilesToken, { root: dir });
 
     // Repair and the manifest rewrite are best effort: on a full disk they fail, and the recorder must
     // still start, say CRITICAL and record again once there is room (only chunks with a sidecar are listed).

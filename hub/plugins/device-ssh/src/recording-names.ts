@@ -1,25 +1,8 @@
 import { posix } from 'node:path';
-import { CHUNK_NAME_PATTERN, LookoutError } from 'lookout/core';
+import { isRecordingFileName, LookoutError, MAX_RECORDING_FILE_NAME_LENGTH as MAX_NAME_LENGTH } from 'lookout/core';
 
-/**
- * The index files a recorder keeps beside its chunks, readable over SSH by their exact names (the
- * status file starts with a dot: no pattern admits dotfiles, only this list).
- */
-export const RECORDINGS_INDEX_FILES: readonly string[] = ['recent_manifest.jsonl', '.h265_status'];
-
-const MAX_NAME_LENGTH = 160;
-
-/**
- * Whether `name` is a file the hub may read in a recordings root: a chunk (`CHUNK_NAME_PATTERN`),
- * its sidecar `<stem>.json`, its detection log `<stem>.dets.jsonl`, or an index file. Such a name
- * is one path segment: no `/`, no `..`, no leading dot, no NUL.
- */
-export function isRecordingFileName(name: string): boolean {
-  if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME_LENGTH) return false;
-  if (RECORDINGS_INDEX_FILES.includes(name)) return true;
-  const stem = /^(.+)\.(?:json|dets\.jsonl)$/.exec(name)?.[1];
-  return CHUNK_NAME_PATTERN.test(stem === undefined ? name : `${stem}.h265`);
-}
+/** The name rule is core's: the device's tool server serves the same files over HTTP. */
+export { isRecordingFileName, RECORDINGS_INDEX_FILES } from 'lookout/core';
 
 /** Refuses anything but a recording file name, before any connection is made. */
 export function checkRecordingFileName(name: string, field = 'name'): void {

@@ -3,6 +3,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChunkSidecarSchema, LookoutError, sidecarNameOf, toLookoutError } from 'lookout/core';
 import type { DeviceSsh } from '../../device-ssh/src/service.js';
+import type { DeviceHttpRecordings } from './device-http-recordings.js';
 import type { LocalRecordings, RecordingsAccess } from './recordings-access.js';
 import type { ClipSource } from './transcode-cache.js';
 
@@ -12,13 +13,27 @@ export const DEFAULT_FPS = 15;
 export interface FetcherDeps {
   /** Where source chunks are put while a build uses them. */
   dir: string;
+  /** The device's own tool server (GET /recordings/<file> with its token): tried first. */
+  device: DeviceHttpRecordings;
   ssh: () => DeviceSsh | undefined;
   local: LocalRecordings | undefined;
   timeoutMs: number;
+  /** A source failed and the next is tried (the ring records it). */
+  onFailure?: (deviceId: string, chunk: string, source: FetchSource, error: LookoutError) => void;
   /** The frame rate the hub knows already (data_manifest, a discovery), if any. */
   knownFps: (deviceId: string, chunk: string) => number | undefined;
   signal: AbortSignal;
 }
+
+/**
+ * Failures that say a source cannot be used at all, not that it failed partway: no SSH credentials,
+ * no tool server to reach, a tool server that refuses connections (down: SFTP is what reaches such
+ * a device). A timeout or a cut transfer is a failure: the source may still hold the chunk.
+ */
+const UNUSABLE = new Set(['ssh_not_configured', 'target_unknown', 'target_not_allowed', 'device_unreachable']);
+
+/** Where a chunk's bytes come from, in the order tried. */
+export type FetchSource = 'device' | 'local' | 'sftp';
 
 /** Where source chunks wait for their build, under the media cache folder. */
 export function sourcesDirOf(cacheDir: string): string {
@@ -41,11 +56,12 @@ export async function sweepSources(dir: string): Promise<number> {
 }
 
 /**
- * Brings a chunk from its device for one build: over SFTP (DEVICE_SSH.download, written to a
- * temporary name and renamed there), or from the local recordings folder when one is configured
- * and holds the device. The tool server carries JSON only, so the bytes never come through it.
- * A chunk the local folder lacks is still tried over SFTP (the folder may lag the device, or hold
- * another copy); it is recording_not_found only when no source that could hold it was unreachable.
+ * Brings a chunk from its device for one build, from the first source that has it (each written to
+ * a temporary name and renamed there): the device's tool server (`GET /recordings/<file>` with the
+ * device's token, resumed by Range: no root password needed), the local recordings folder when one
+ * is configured, then SFTP (DEVICE_SSH.download). A source that fails is recorded (onFailure) and
+ * the next is tried; the chunk is recording_not_found only when no source that could hold it was
+ * unreachable.
  */
 export async function fetchChunk(deps: FetcherDeps, deviceId: string, chunk: string): Promise<ClipSource> {
   await mkdir(deps.dir, { recursive: true });
@@ -63,25 +79,24 @@ export async function fetchChunk(deps: FetcherDeps, deviceId: string, chunk: str
     } catch (err) {
       await release();
       const e = toLookoutError(err);
+      deps.onFailure?.(deviceId, chunk, label, e);
       if (e.code === 'recording_not_found' || /no such file/i.test(e.message)) notFound ??= e;
-      // SSH not configured is no source at all: it cannot hold the chunk either.
-      else if (e.code !== 'ssh_not_configured') unreachable = true;
+      // A source that cannot be asked (no SSH credentials, no tool server to reach) cannot hold the chunk either.
+      else if (!UNUSABLE.has(e.code)) unreachable = true;
       failures.push(`${label}: ${e.message}`);
       if (signal.aborted) break;
     }
   }
   if (notFound && !unreachable) throw new LookoutError('recording_not_found', `${deviceId} has no chunk ${chunk}`, { cause: notFound });
-  throw new LookoutError(
-    'recordings_unavailable',
-    `${deviceId}/${chunk} could not be fetched: ${failures.join('; ') || 'no SSH and no local recordings configured'}`,
-    {
-      details: { device_id: deviceId, chunk, attempts: failures },
-    },
-  );
+  throw new LookoutError('recordings_unavailable', `${deviceId}/${chunk} could not be fetched: ${failures.join('; ')}`, {
+    details: { device_id: deviceId, chunk, attempts: failures },
+  });
 }
 
-function accesses(deps: FetcherDeps): [string, RecordingsAccess][] {
-  const out: [string, RecordingsAccess][] = [];
+type Access = Pick<RecordingsAccess, 'read' | 'download'>;
+
+function accesses(deps: FetcherDeps): [FetchSource, Access][] {
+  const out: [FetchSource, Access][] = [['device', deps.device]];
   if (deps.local) out.push(['local', deps.local]);
   const ssh = deps.ssh();
   if (ssh?.configured) out.push(['sftp', ssh]);
@@ -98,7 +113,7 @@ function unconfigured(ssh: DeviceSsh | undefined): RecordingsAccess {
   return { list: fail, read: fail, download: fail };
 }
 
-async function sidecarFps(access: RecordingsAccess, deviceId: string, chunk: string, signal: AbortSignal): Promise<number | undefined> {
+async function sidecarFps(access: Access, deviceId: string, chunk: string, signal: AbortSignal): Promise<number | undefined> {
   try {
     const raw: unknown = JSON.parse((await access.read(deviceId, sidecarNameOf(chunk), 64 * 1024, signal)).toString('utf8'));
     const s = ChunkSidecarSchema.shape.fps.safeParse((raw as Record<string, unknown>).fps);

@@ -1,6 +1,5 @@
 import { open } from 'node:fs/promises';
-import { LookoutError, reply, type TaggedRouteReply } from 'lookout/core';
-import { parseRange } from './byte-range.js';
+import { LookoutError, parseRange, reply, type TaggedRouteReply } from 'lookout/core';
 import type { CachedClip } from './transcode-cache.js';
 
 /**

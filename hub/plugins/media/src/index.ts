@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { definePlugin, LookoutError, signedUrlKey, type RouteRequest } from 'lookout/core';
+import { definePlugin, deviceToolToken, LookoutError, signedUrlKey, type RouteRequest } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH } from '../../device-ssh/src/service.js';
@@ -46,7 +46,7 @@ export default definePlugin({
     LOOKOUT_MEDIA_TRANSCODE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
     /** x264 preset of the H.264 clips. */
     LOOKOUT_MEDIA_H264_PRESET: z.enum(['ultrafast', 'superfast', 'veryfast', 'faster', 'fast', 'medium']).default('veryfast'),
-    /** Time for one chunk to come over SFTP. */
+    /** Time for one chunk to come from its device (tool server, else SFTP). */
     LOOKOUT_MEDIA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(120_000),
     /** Time for one discovery step (tool call, SSH listing). */
     LOOKOUT_MEDIA_STEP_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
@@ -60,7 +60,10 @@ export default definePlugin({
     LOOKOUT_MEDIA_INCIDENT_WINDOW_S: z.coerce.number().int().min(1).max(600).default(15),
     LOOKOUT_MEDIA_INCIDENT_WAIT_MS: z.coerce.number().int().min(0).max(900_000).default(120_000),
     LOOKOUT_MEDIA_INCIDENT_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(5_000),
-    /** The hub sets it; signed clip URLs are made under a key derived from it (the hub checks them under the same). */
+    /**
+     * The hub sets it; signed clip URLs are made under a key derived from it (the hub checks them
+     * under the same), and devices' tool tokens, which their GET /recordings/<file> asks for.
+     */
     LOOKOUT_FLEET_SECRET: z.string().min(16).optional(),
   }),
   routes: [
@@ -95,7 +98,8 @@ export default definePlugin({
       method: 'GET',
       path: '/pull-recording',
       errors: [...MEDIA_FETCH_ERRORS, 'transcode_failed', 'tool_failed'],
-      summary: "A device's latest (or most recent justified) recording as mp4; chunks found through the tool server, else SFTP, else an SSH listing",
+      summary:
+        "A device's latest (or most recent justified) recording as mp4; chunks found through the tool server, else SFTP, else an SSH listing, and fetched from the device's GET /recordings/<file> with its token, else SFTP",
       query: PullQuery,
       produces: 'video/mp4',
     },
@@ -112,6 +116,7 @@ export default definePlugin({
     const ring = ctx.services.get(DEBUG_RING);
     const stopping = new AbortController();
     ctx.onStop(() => stopping.abort(new Error('the media plugin stopped')));
+    const fleetSecret = cfg.LOOKOUT_FLEET_SECRET;
     const cacheDir = cfg.LOOKOUT_MEDIA_CACHE_DIR ?? join(ctx.runtime.dataDir, 'media-cache');
     const clips = new TranscodeCache({
       dir: join(cacheDir, 'clips'),
@@ -140,6 +145,8 @@ export default definePlugin({
       // Looked up per use: device-ssh may start, fail or be restarted while this plugin runs.
       ssh: () => ctx.services.optional(DEVICE_SSH),
       local: cfg.LOOKOUT_MEDIA_LOCAL_RECORDINGS ? new LocalRecordings(cfg.LOOKOUT_MEDIA_LOCAL_RECORDINGS) : undefined,
+      // The token tools-proxy presents to the device's /mcp: its /recordings takes the same.
+      credential: (deviceId) => (fleetSecret === undefined ? undefined : deviceToolToken(fleetSecret, deviceId)),
       clips,
       cacheDir,
       stepTimeoutMs: cfg.LOOKOUT_MEDIA_STEP_TIMEOUT_MS,

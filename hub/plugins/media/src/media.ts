@@ -14,6 +14,7 @@ import {
   type StepFailure,
 } from './chunk-discovery.js';
 import { fetchChunk, sourcesDirOf, type FetcherDeps } from './chunk-fetcher.js';
+import { DeviceHttpRecordings } from './device-http-recordings.js';
 import type { LocalRecordings } from './recordings-access.js';
 import { RecorderWatch } from './recorder-watch.js';
 import { VARIANT_SUFFIX, type ClipVariant } from './transcode-args.js';
@@ -26,6 +27,8 @@ export interface MediaDeps {
   ring: DebugRing;
   ssh: () => DeviceSsh | undefined;
   local: LocalRecordings | undefined;
+  /** A device's tool token (derived from the fleet secret), or undefined to send none: what /recordings asks for. */
+  credential: (deviceId: string) => string | undefined;
   clips: TranscodeCache;
   cacheDir: string;
   stepTimeoutMs: number;
@@ -39,7 +42,8 @@ const MAX_KNOWN = 10_000;
 
 /**
  * What the routes, the tool fallbacks and the incident watcher share: chunk discovery through the
- * chain of sources, clips from the transcode cache (their chunks fetched over SFTP), play URLs,
+ * chain of sources, clips from the transcode cache (their chunks fetched from the device's tool
+ * server, a local folder or SFTP), play URLs,
  * the recorder states learned and the ring records of failing steps.
  */
 export class Media {
@@ -60,11 +64,19 @@ export class Media {
     };
     this.fetcher = {
       dir: sourcesDirOf(deps.cacheDir),
+      device: new DeviceHttpRecordings({ device: (id) => deps.registry.get(id), credential: deps.credential }),
       ssh: deps.ssh,
       local: deps.local,
       timeoutMs: deps.fetchTimeoutMs,
       knownFps: (deviceId, chunk) => this.fps.get(`${deviceId}/${chunk}`) ?? this.cachedFps(deviceId, chunk),
       signal: deps.signal,
+      onFailure: (deviceId, chunk, source, e) =>
+        this.deps.ring.record({
+          kind: 'recording_fail',
+          device_id: deviceId,
+          message: `chunk fetch ${source}: ${chunk}: ${e.code}: ${e.message}`.slice(0, 300),
+          details: { step: `fetch_${source}`, chunk, code: e.code },
+        }),
     };
   }
 

@@ -16,7 +16,7 @@ const STEPS: DiscoveryStep[] = ['device', 'local', 'ssh_sftp', 'ssh_listing'];
 const LOOK_AT = 50;
 
 /**
- * `GET /pull-recording`: finds the device's chunk, fetches it over SFTP and answers its mp4 from
+ * `GET /pull-recording`: finds the device's chunk, fetches it (tool server, else SFTP) and answers its mp4 from
  * the transcode cache (Range and ETag as /media/clips). Headers name the chunk and where it was
  * found. When neither the tool server nor SSH can list the recordings: recordings_unavailable
  * (502) with what each step said.

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { LookoutError } from '../../../../../core/src/index.js';
 import type { DeviceSsh } from '../../../../../hub/plugins/device-ssh/src/service.js';
+import { DeviceHttpRecordings } from '../../../../../hub/plugins/media/src/device-http-recordings.js';
 import { fetchChunk, sweepSources, type FetcherDeps } from '../../../../../hub/plugins/media/src/chunk-fetcher.js';
 import { LocalRecordings } from '../../../../../hub/plugins/media/src/recordings-access.js';
 import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
@@ -69,6 +70,8 @@ describe('LocalRecordings and the chunk fetcher', () => {
     } as unknown as DeviceSsh;
     const deps: FetcherDeps = {
       dir: join(scratch.dir, 'sources'),
+      // Not registered: the device's own tool server cannot be asked.
+      device: new DeviceHttpRecordings({ device: () => undefined, credential: () => undefined }),
       ssh: () => ssh,
       local,
       timeoutMs: 10_000,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseRange } from '../../../../../hub/plugins/media/src/byte-range.js';
+import { parseRange } from '../../../../core/src/net/byte-range.js';
 
 describe('parseRange', () => {
   it('reads a single range, an open end and a suffix', () => {
