@@ -161,7 +161,7 @@ export const brokerAclCommand: OperatorCommand = {
 
 /** The --conf options, refused as a usage error when a file the snippet names is not being written or a port is bad. */
 function confOptions(values: Record<string, string | boolean | undefined>): MosquittoConfOptions {
-  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k]) : undefined);
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
   const aclFile = str('out');
   const devicePasswordFile = str('password-file');
   const adminPasswordFile = str('admin-password-file');

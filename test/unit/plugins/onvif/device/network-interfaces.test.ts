@@ -3,8 +3,14 @@ import assert from 'node:assert/strict';
 import type { NetworkInterfaceInfo } from 'node:os';
 import { deviceInterfaces } from '../../../../../plugins/onvif/src/device/network-interfaces.js';
 
-const v4 = (address: string, mac: string, internal: boolean): NetworkInterfaceInfo =>
-  ({ address, mac, internal, family: 'IPv4', netmask: internal ? '255.0.0.0' : '255.255.255.0', cidr: null });
+const v4 = (address: string, mac: string, internal: boolean): NetworkInterfaceInfo => ({
+  address,
+  mac,
+  internal,
+  family: 'IPv4',
+  netmask: internal ? '255.0.0.0' : '255.255.255.0',
+  cidr: null,
+});
 
 test('GetNetworkInterfaces lists the real interfaces, never lo; a loopback-only host shows one port with a stable local MAC', () => {
   const host = { lo: [v4('127.0.0.1', '00:00:00:00:00:00', true)], eth0: [v4('192.168.1.10', 'aa:bb:cc:dd:ee:ff', false)] };

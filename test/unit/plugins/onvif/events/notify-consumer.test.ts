@@ -4,8 +4,14 @@ import type { NetworkInterfaceInfo } from 'node:os';
 import { consumerPolicy } from '../../../../../plugins/onvif/src/events/notify-delivery.js';
 import { SoapFault } from '../../../../../plugins/onvif/src/soap/soap-fault.js';
 
-const iface = (address: string, cidr: string, internal = false): NetworkInterfaceInfo =>
-  ({ address, cidr, internal, family: 'IPv4', netmask: '255.255.255.0', mac: '02:00:00:00:00:01' });
+const iface = (address: string, cidr: string, internal = false): NetworkInterfaceInfo => ({
+  address,
+  cidr,
+  internal,
+  family: 'IPv4',
+  netmask: '255.255.255.0',
+  mac: '02:00:00:00:00:01',
+});
 
 test('Notify goes to loopback, the networks of the device interfaces and the configured ones; nowhere else', () => {
   const allowed = consumerPolicy(['10.20.0.0/16'], { lo: [iface('127.0.0.1', '127.0.0.1/8', true)], eth0: [iface('192.168.1.10', '192.168.1.10/24')] });
