@@ -40,6 +40,17 @@ function probe(dir: string, mp4: Buffer): { codec: string; duration: number } {
  * A TCP relay to the device's tool server that cuts the first chunk transfer (`GET /recordings/…h265`)
  * after `cutAfter` bytes of its answer, and keeps the request heads it relayed.
  */
+/**
+ * Ends a relayed answer after `partial`, as a link that drops mid-transfer does: the bytes before the
+ * cut reach the client, then its connection is reset. Ending both sockets at once let a loaded
+ * machine's client see the reset before the bytes, so nothing was kept to resume from.
+ */
+function cutMidTransfer(client: Socket, device: Socket, partial: Buffer): void {
+  device.removeAllListeners('close').on('error', () => undefined);
+  device.destroy();
+  client.write(partial, () => setTimeout(() => client.destroy(), 300));
+}
+
 async function cuttingRelay(target: number, cutAfter: number): Promise<{ port: number; heads: string[]; cuts: number; close: () => Promise<void> }> {
   const state = { heads: [] as string[], cuts: 0 };
   const sockets = new Set<Socket>();
@@ -63,8 +74,7 @@ async function cuttingRelay(target: number, cutAfter: number): Promise<{ port: n
       if (room > data.length) return void client.write(data);
       state.cuts++;
       armed = false;
-      client.end(data.subarray(0, room), () => client.destroy());
-      device.destroy();
+      cutMidTransfer(client, device, data.subarray(0, room));
     });
     const close = () => {
       client.destroy();

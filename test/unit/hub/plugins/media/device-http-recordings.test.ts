@@ -23,6 +23,17 @@ import type { RegisteredDevice } from '../../../../../hub/plugins/registry/src/s
 const TOKEN = 'device-http-recordings-test-token-0123456789';
 const CHUNK = '20260101T120000000Z_000001.h265';
 
+/**
+ * Ends a relayed answer after `partial`, as a link that drops mid-transfer does: the bytes before the
+ * cut reach the client, then its connection is reset. Ending both sockets at once let a loaded
+ * machine's client see the reset before the bytes, so nothing was kept to resume from.
+ */
+function cutMidTransfer(client: Socket, device: Socket, partial: Buffer): void {
+  device.removeAllListeners('close').on('error', () => undefined);
+  device.destroy();
+  client.write(partial, () => setTimeout(() => client.destroy(), 300));
+}
+
 /** Relays to `target`; cuts the answers of the next `cuts` chunk requests after `after` bytes, calling `onCut` first. */
 class CuttingRelay {
   cuts = 0;
@@ -58,8 +69,7 @@ class CuttingRelay {
         this.cuts--;
         armed = false;
         this.onCut();
-        client.end(data.subarray(0, room), () => client.destroy());
-        device.destroy();
+        cutMidTransfer(client, device, data.subarray(0, room));
       });
       const close = () => {
         client.destroy();
