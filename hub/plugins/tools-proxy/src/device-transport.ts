@@ -32,9 +32,16 @@ export interface DeviceTransportOptions {
    * device that hangs would keep the sockets of every cancellation sent to it.
    */
   notificationTimeoutMs?: number;
+  /**
+   * How long a kept-alive socket may sit idle before the hub closes it: below the device's own
+   * keep-alive timeout (Node's 5 s on the device's tool server), so that a call never takes a socket
+   * the device is closing at that moment. A one-hour soak met that race 3 times as 502 ECONNRESET.
+   */
+  idleSocketMs?: number;
 }
 
 export const NOTIFICATION_TIMEOUT_MS = 10_000;
+export const IDLE_SOCKET_MS = 4_000;
 
 /**
  * The client side of MCP streamable HTTP (2025-11-25) as the hub speaks it to device tool servers,
@@ -83,7 +90,9 @@ export class DeviceTransport implements Transport {
   ) {
     this.secure = url.protocol === 'https:';
     if (!this.secure && url.protocol !== 'http:') throw new TypeError(`a device tool server is reached over http or https, not ${url.protocol}`);
-    this.agent = this.secure ? new HttpsAgent({ keepAlive: true, scheduling: 'lifo' }) : new HttpAgent({ keepAlive: true, scheduling: 'lifo' });
+    // Node's agent destroys a free socket when it times out; a socket in use only emits 'timeout', which nothing here acts on.
+    const agentOptions = { keepAlive: true, scheduling: 'lifo' as const, timeout: options.idleSocketMs ?? IDLE_SOCKET_MS };
+    this.agent = this.secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
     this.maxBytes = options.maxBytes ?? MAX_DEVICE_RESPONSE_BYTES;
     this.notificationTimeoutMs = options.notificationTimeoutMs ?? NOTIFICATION_TIMEOUT_MS;
     this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

@@ -64,6 +64,24 @@ describe('DeviceTransport', () => {
     res.end(JSON.stringify(body));
   };
 
+  it('closes a kept-alive socket idle past idleSocketMs itself, before the device would (no call takes a socket the device is closing)', async () => {
+    const { transport } = open({ idleSocketMs: 200 });
+    const keepAlive = server.keepAliveTimeout;
+    server.keepAliveTimeout = 60_000;
+    try {
+      handler = (_req, body, res) => json(res, 200, result((JSON.parse(body) as { id: number }).id));
+      const before = closed;
+      await transport.send(request(41, 'ping'));
+      const deadline = Date.now() + 5_000;
+      while (closed === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(closed, before + 1, 'the idle socket was closed by the hub, long before the device’s 60 s');
+      await transport.send(request(42, 'ping'));
+    } finally {
+      server.keepAliveTimeout = keepAlive;
+      await transport.close();
+    }
+  });
+
   it('posts each message as JSON with the bearer token, hands the answer on before send resolves, and sends the session and protocol version once known', async () => {
     const { transport, messages } = open({ token: 't0ken-of-the-device' });
     try {
