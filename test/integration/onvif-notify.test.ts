@@ -1,123 +1,41 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { createServer, request, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { DOMParser } from '@xmldom/xmldom';
-import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { packageRoot } from '../../core/src/paths/package-root.js';
-import { startPluginDevice, type PluginDevice } from '../support/plugin-device.js';
+import {
+  connectOnvifCam,
+  faultSubcodes,
+  ONVIF_NS as NS,
+  ONVIF_PASS as PASS,
+  ONVIF_USER as USER,
+  parseXml as parse,
+  postSoap,
+  startOnvifCamera,
+  usernameToken,
+  type OnvifCamera,
+} from '../support/onvif-camera.js';
 import { waitFor } from '../support/wait-for.js';
 
-/** Events Basic Notification (Subscribe, Notify with retries, Renew, Unsubscribe) with the npm `onvif` client (0.8.x). */
-interface Cam {
-  [method: string]: unknown;
-}
-type CamCtor = new (
-  o: { hostname: string; port: number; username: string; password: string; timeout?: number; autoconnect?: boolean },
-  cb?: (err: Error | null) => void,
-) => Cam;
-const { Cam: OnvifCam } = createRequire(import.meta.url)('onvif') as { Cam: CamCtor };
-
-const USER = 'admin';
-const PASS = 'onvif-test-pass';
-const NS = {
-  env: 'http://www.w3.org/2003/05/soap-envelope',
-  tds: 'http://www.onvif.org/ver10/device/wsdl',
-  trt: 'http://www.onvif.org/ver10/media/wsdl',
-  tt: 'http://www.onvif.org/ver10/schema',
-  timg: 'http://www.onvif.org/ver20/imaging/wsdl',
-};
-
-let broker: EmbeddedBroker;
-let device: PluginDevice;
+let camera: OnvifCamera;
 let port: number;
 
 before(async () => {
-  broker = await EmbeddedBroker.start({ port: 0 });
-  const image = JSON.parse(await readFile(join(packageRoot(), 'test', 'fixtures', 'images', 'onvif-camera.json'), 'utf8')) as { plugins: string[] };
-  device = await startPluginDevice({
-    brokerUrl: broker.url,
-    plugins: image.plugins,
-    layer: 'layer0',
-    env: {
-      ENCODE_RESOLUTION: '320x240',
-      ENCODE_FPS: '5',
-      LIVE_PORT: '0',
-      HEALTH_INTERVAL_MS: '60000',
-      ONVIF_USER: USER,
-      ONVIF_PASSWORD: PASS,
-      ONVIF_MAX_SUBSCRIPTIONS_PER_CLIENT: '2',
-      ONVIF_NOTIFY_RETRY_DELAY_MS: '50',
-      ONVIF_NOTIFY_RETRIES: '3',
-    },
+  camera = await startOnvifCamera({
+    ONVIF_MAX_SUBSCRIPTIONS_PER_CLIENT: '2',
+    ONVIF_NOTIFY_RETRY_DELAY_MS: '50',
+    ONVIF_NOTIFY_RETRIES: '3',
   });
-  const onvif = device.runtime.plugins.find((p) => p.name === 'onvif')!;
-  assert.equal(onvif.state, 'ok', onvif.message);
-  port = device.runtime.ports.onvif;
+  port = camera.port;
 });
 
 after(async () => {
-  await device?.stop();
-  await broker?.close();
+  await camera?.stop();
 });
 
-/** A connected npm `onvif` Cam, its callback methods as promises. */
-async function connect(username = USER, password = PASS): Promise<(method: string, ...args: unknown[]) => Promise<unknown>> {
-  const cam = await new Promise<Cam>((resolve, reject) => {
-    const c: Cam = new OnvifCam({ hostname: '127.0.0.1', port, username, password, timeout: 10_000 }, (err) => (err ? reject(err) : resolve(c)));
-  });
-  return (method, ...args) =>
-    new Promise((resolve, reject) => {
-      (cam[method] as (...a: unknown[]) => void).call(cam, ...args, (err: Error | null, data: unknown) => (err ? reject(err) : resolve(data)));
-    });
-}
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function post(path: string, xml: string, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'Content-Type': 'application/soap+xml; charset=utf-8', ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(xml);
-  });
-}
-
-function usernameToken(user: string, pass: string): string {
-  const nonce = randomBytes(16);
-  const created = new Date().toISOString();
-  const digest = createHash('sha1')
-    .update(Buffer.concat([nonce, Buffer.from(created), Buffer.from(pass)]))
-    .digest('base64');
-  return (
-    `<w:Security xmlns:w="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd" xmlns:u="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd">` +
-    `<w:UsernameToken><w:Username>${user}</w:Username><w:Password Type="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordDigest">${digest}</w:Password>` +
-    `<w:Nonce>${nonce.toString('base64')}</w:Nonce><u:Created>${created}</u:Created></w:UsernameToken></w:Security>`
-  );
-}
-
+const connect = (username = USER, password = PASS) => connectOnvifCam(port, username, password);
+const post = (path: string, xml: string, headers: Record<string, string> = {}) => postSoap(port, path, xml, headers);
 const envelope = (body: string, token?: [string, string]): string =>
   `<?xml version="1.0"?><s:Envelope xmlns:s="${NS.env}" xmlns:d="${NS.tds}" xmlns:t="${NS.tt}"><s:Header>${token ? usernameToken(...token) : ''}</s:Header><s:Body>${body}</s:Body></s:Envelope>`;
-
-const parse = (xml: string) => new DOMParser().parseFromString(xml, 'text/xml');
-function faultSubcodes(xml: string): string[] {
-  const values = parse(xml).getElementsByTagNameNS(NS.env, 'Value');
-  return Array.from({ length: values.length }, (_, i) => (values.item(i)?.textContent ?? '').trim()).slice(1);
-}
 
 /** A Notify consumer on loopback: answers 500 to the first `failFirst` POSTs, then 200; keeps what it received. */
 async function consumer(failFirst: number): Promise<{ url: string; posts: { status: number; body: string; length: string | undefined }[]; server: Server }> {

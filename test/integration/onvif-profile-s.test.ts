@@ -2,112 +2,37 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
-import { request } from 'node:http';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { DOMParser } from '@xmldom/xmldom';
-import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { packageRoot } from '../../core/src/paths/package-root.js';
-import { startPluginDevice, type PluginDevice } from '../support/plugin-device.js';
+import {
+  connectOnvifCam,
+  faultSubcodes,
+  ONVIF_NS as NS,
+  ONVIF_PASS as PASS,
+  ONVIF_USER as USER,
+  postSoap,
+  startOnvifCamera,
+  usernameToken,
+  xmlTexts as texts,
+  type OnvifCamera,
+  type SoapReply as Reply,
+} from '../support/onvif-camera.js';
 
-/** The npm `onvif` client (0.8.x), a client no one on the project wrote: what UniFi Protect and many NVR tools use. */
-interface Cam {
-  [method: string]: unknown;
-}
-type CamCtor = new (
-  o: { hostname: string; port: number; username: string; password: string; timeout?: number; autoconnect?: boolean },
-  cb?: (err: Error | null) => void,
-) => Cam;
-const { Cam: OnvifCam } = createRequire(import.meta.url)('onvif') as { Cam: CamCtor };
-
-const USER = 'admin';
-const PASS = 'onvif-test-pass';
-const NS = {
-  env: 'http://www.w3.org/2003/05/soap-envelope',
-  tds: 'http://www.onvif.org/ver10/device/wsdl',
-  trt: 'http://www.onvif.org/ver10/media/wsdl',
-  tt: 'http://www.onvif.org/ver10/schema',
-  timg: 'http://www.onvif.org/ver20/imaging/wsdl',
-};
-
-let broker: EmbeddedBroker;
-let device: PluginDevice;
+let camera: OnvifCamera;
 let port: number;
 
 before(async () => {
-  broker = await EmbeddedBroker.start({ port: 0 });
-  const image = JSON.parse(await readFile(join(packageRoot(), 'test', 'fixtures', 'images', 'onvif-camera.json'), 'utf8')) as { plugins: string[] };
-  device = await startPluginDevice({
-    brokerUrl: broker.url,
-    plugins: image.plugins,
-    layer: 'layer0',
-    env: { ENCODE_RESOLUTION: '320x240', ENCODE_FPS: '5', LIVE_PORT: '0', HEALTH_INTERVAL_MS: '60000', ONVIF_USER: USER, ONVIF_PASSWORD: PASS },
-  });
-  const onvif = device.runtime.plugins.find((p) => p.name === 'onvif')!;
-  assert.equal(onvif.state, 'ok', onvif.message);
-  port = device.runtime.ports.onvif;
+  camera = await startOnvifCamera();
+  port = camera.port;
 });
 
 after(async () => {
-  await device?.stop();
-  await broker?.close();
+  await camera?.stop();
 });
 
-/** A connected npm `onvif` Cam, its callback methods as promises. */
-async function connect(username = USER, password = PASS): Promise<(method: string, ...args: unknown[]) => Promise<unknown>> {
-  const cam = await new Promise<Cam>((resolve, reject) => {
-    const c: Cam = new OnvifCam({ hostname: '127.0.0.1', port, username, password, timeout: 10_000 }, (err) => (err ? reject(err) : resolve(c)));
-  });
-  return (method, ...args) =>
-    new Promise((resolve, reject) => {
-      (cam[method] as (...a: unknown[]) => void).call(cam, ...args, (err: Error | null, data: unknown) => (err ? reject(err) : resolve(data)));
-    });
-}
-
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function post(path: string, xml: string, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'Content-Type': 'application/soap+xml; charset=utf-8', ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(xml);
-  });
-}
-
-function usernameToken(user: string, pass: string, nonce: Buffer = randomBytes(16), created = new Date().toISOString()): string {
-  const digest = createHash('sha1')
-    .update(Buffer.concat([nonce, Buffer.from(created), Buffer.from(pass)]))
-    .digest('base64');
-  return (
-    `<w:Security xmlns:w="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd" xmlns:u="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd">` +
-    `<w:UsernameToken><w:Username>${user}</w:Username><w:Password Type="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordDigest">${digest}</w:Password>` +
-    `<w:Nonce>${nonce.toString('base64')}</w:Nonce><u:Created>${created}</u:Created></w:UsernameToken></w:Security>`
-  );
-}
-
+const connect = (username = USER, password = PASS) => connectOnvifCam(port, username, password);
+const post = (path: string, xml: string, headers: Record<string, string> = {}) => postSoap(port, path, xml, headers);
 const envelope = (body: string, token?: [string, string] | [string, string, Buffer, string]): string =>
   `<?xml version="1.0"?><s:Envelope xmlns:s="${NS.env}" xmlns:d="${NS.tds}" xmlns:t="${NS.tt}"><s:Header>${token ? usernameToken(token[0], token[1], token[2], token[3]) : ''}</s:Header><s:Body>${body}</s:Body></s:Envelope>`;
-
-const parse = (xml: string) => new DOMParser().parseFromString(xml, 'text/xml');
-function texts(xml: string, ns: string, local: string): string[] {
-  const list = parse(xml).getElementsByTagNameNS(ns, local);
-  return Array.from({ length: list.length }, (_, i) => (list.item(i)?.textContent ?? '').trim());
-}
-function faultSubcodes(xml: string): string[] {
-  const values = parse(xml).getElementsByTagNameNS(NS.env, 'Value');
-  return Array.from({ length: values.length }, (_, i) => (values.item(i)?.textContent ?? '').trim()).slice(1);
-}
 
 test('the Core default access policy pre-auth set answers without credentials; the rest is refused', async () => {
   for (const action of [
@@ -212,7 +137,7 @@ test('npm onvif: GetScopes/SetScopes (fixed ones kept, configurable ones replace
   assert.ok(!items.some((i) => i.includes('name/Lookout')), 'the configurable name was replaced');
   const fixed = await post('/onvif/device_service', envelope('<d:SetScopes><d:Scopes>onvif://www.onvif.org/Profile/T</d:Scopes></d:SetScopes>', [USER, PASS]));
   assert.deepEqual(faultSubcodes(fixed.body), ['ter:OperationProhibited', 'ter:ScopeOverwrite']);
-  const saved = JSON.parse(await readFile(join(device.dataDir, 'data', 'config', 'onvif_device.json'), 'utf8')) as { scopes: string[] };
+  const saved = JSON.parse(await readFile(join(camera.device.dataDir, 'data', 'config', 'onvif_device.json'), 'utf8')) as { scopes: string[] };
   assert.deepEqual(saved.scopes, ['onvif://www.onvif.org/name/Gate', 'onvif://www.onvif.org/location/Yard']);
   // NTP mode with a time zone: accepted and shown; a manual time: a clear fault (the clock is the host's, kept by NTP).
   await call('setSystemDateAndTime', { dateTimeType: 'NTP', daylightSavings: false, timezone: 'CET-1CEST,M3.5.0,M10.5.0/3' });
@@ -294,7 +219,7 @@ test('npm onvif: GetUsers, CreateUsers, SetUser, DeleteUsers; a created user sig
   const gone = await post('/onvif/device_service', envelope('<d:GetNTP/>', ['viewer', 'viewer-pass-2']));
   assert.equal(gone.status, 401);
   // Persisted under the data root, readable by the device alone.
-  const file = join(device.dataDir, 'data', 'config', 'onvif_device.json');
+  const file = join(camera.device.dataDir, 'data', 'config', 'onvif_device.json');
   assert.equal((await stat(file)).mode & 0o777, 0o600);
   const saved = JSON.parse(await readFile(file, 'utf8')) as { users: { name: string }[] };
   assert.deepEqual(
