@@ -4,7 +4,7 @@
  * (served here on 127.0.0.1, another origin the hub allows by CORS, reading GET /stream/live/mp4
  * with the token header and appending what comes to a SourceBuffer) and the console's own player
  * each decode at least 95 % of the pictures the source makes while they play
- * (getVideoPlaybackQuality: decoded minus dropped, against the pictures the player went past,
+ * (getVideoPlaybackQuality: frames decoded, shown or dropped as late, against the pictures the player went past,
  * which on a loaded machine are fewer than the camera's nominal rate).
  * Chromium treats a decode-time gap over twice the previous sample's duration as a discontinuity
  * and drops pictures to the next keyframe: jittery timestamps cost most of the pictures.
@@ -164,7 +164,10 @@ function assertFullRate(who: string, m: Measured): void {
     `${m.played} pictures played over ${m.mediaSeconds.toFixed(1)} s of media, in ${m.seconds.toFixed(1)} s of a ${FPS} fps source`;
   console.log(`# ${line}`);
   assert.ok(m.played >= MIN_PICTURES_PLAYED, `the player went past too few pictures: ${line}`);
-  assert.ok(m.decoded >= 0.95 * m.played, line);
+  // Frames Chromium decoded and then did not show because the machine was too slow to show them in
+  // time count as decoded (droppedVideoFrames counts those; a loaded run dropped 15 of 23 that way):
+  // a discontinuity's pictures are never decoded at all, so they are missing from both counts.
+  assert.ok(m.decoded + m.dropped >= 0.95 * m.played, line);
 }
 
 describe('live view in chromium decodes every picture of a 10 fps source', () => {
