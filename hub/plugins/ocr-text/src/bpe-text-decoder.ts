@@ -64,7 +64,9 @@ export class BpeTextDecoder {
         );
       }
     };
-    const [vocabText, mergesText] = await Promise.all([read(files.vocabPath), read(files.mergesPath)]);
+    // One after the other: with both missing, the error names vocab.json every time, not whichever read failed first.
+    const vocabText = await read(files.vocabPath);
+    const mergesText = await read(files.mergesPath);
     let json: unknown;
     try {
       json = JSON.parse(vocabText);
