@@ -90,6 +90,9 @@ export class LivePlayer {
       }
     };
     buffer.addEventListener('updateend', () => {
+      // A source replaced (a reconnect gives the video a new one) or ended has removed its buffer, and
+      // reading the buffer then throws: an append finishing after that has nothing left to keep live.
+      if (source.readyState !== 'open') return;
       this.keepLive(buffer);
       pump();
     });
@@ -101,7 +104,7 @@ export class LivePlayer {
       queue.push(value);
       this.fragments++;
       pump();
-      if (!playing && buffer.buffered.length > 0) {
+      if (!playing && source.readyState === 'open' && buffer.buffered.length > 0) {
         playing = true;
         this.video.currentTime = buffer.buffered.start(0);
         void this.video.play().catch(() => undefined);
