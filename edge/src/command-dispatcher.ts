@@ -9,7 +9,7 @@ import type { Logger } from '../../core/src/log/logger.js';
 import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
 import { MAX_TOOL_MESSAGE_BYTES } from '../../core/src/tools/tool-limits.js';
 import { AdmissionQueue } from '../../core/src/util/admission-queue.js';
-import { RateGate } from './rate-gate.js';
+import { KeyedRateLimiter } from '../../core/src/util/keyed-rate-limiter.js';
 
 export interface CommandStats {
   received: number;
@@ -60,10 +60,11 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
   const prefix = `devices/${deviceId}/cmd/`;
   const responses = `devices/${deviceId}/responses`;
   const stats: CommandStats = { received: 0, handled: 0, invalid: 0, ignoredRetained: 0, busy: 0 };
-  const replyGate = new RateGate(10, 1000);
-  const warnGate = new RateGate(5, 1000);
+  // One key each: these bound the device's own output, whoever sent what caused it.
+  const replyGate = new KeyedRateLimiter({ burst: 10, perSecond: 10 });
+  const warnGate = new KeyedRateLimiter({ burst: 5, perSecond: 5 });
   // Busy answers go to callers that sent valid commands, so they get more room than garbage does.
-  const busyGate = new RateGate(50, 1000);
+  const busyGate = new KeyedRateLimiter({ burst: 50, perSecond: 50 });
   const maxQueued = options.maxQueuedTools ?? 16;
   const slots = new AdmissionQueue({ concurrency: options.maxConcurrentTools ?? 4, maxWaiting: maxQueued });
   const inFlight = new Set<AbortController>();
@@ -85,9 +86,9 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
   const invalid = (topic: string, reason: string, requestId?: string): void => {
     stats.invalid++;
     stats.lastInvalid = { topic, reason, at: new Date().toISOString() };
-    const suppressed = warnGate.take();
+    const suppressed = warnGate.take('warn');
     if (suppressed !== false) logger.warn({ topic, reason, invalid: stats.invalid, suppressed }, 'invalid command ignored');
-    if (replyGate.take() !== false) {
+    if (replyGate.take('reply') !== false) {
       void reply({
         kind: 'error',
         ok: false,
@@ -100,9 +101,9 @@ export async function startCommandDispatcher(options: CommandDispatcherOptions):
 
   const busy = (topic: string, command: z.output<typeof ToolCommandSchema>, id: { request_id?: string }): void => {
     stats.busy++;
-    const suppressed = warnGate.take();
+    const suppressed = warnGate.take('warn');
     if (suppressed !== false) logger.warn({ topic, tool: command.tool, busy: stats.busy, suppressed }, 'tool command refused: device busy');
-    if (busyGate.take() !== false) {
+    if (busyGate.take('busy') !== false) {
       const message = `device busy: ${slots.active} tool commands running and ${slots.waiting} waiting; the command did not run, retry later`;
       void reply({ kind: 'tool', ok: false, tool: command.tool, error: { code: 'device_busy', message }, ...id });
     }

@@ -1,8 +1,10 @@
 /**
- * A token bucket per key (a sender's address, a device and event kind): `burst` back to back, then
- * `perSecond`. What a stranger can make us do per key is bounded, and so is the table itself: past
- * `maxKeys` the least recently seen key is forgotten (spoofed sources cannot grow it; a forgotten
- * key starts again with a full bucket, which is no worse than a fresh sender).
+ * A token bucket per key (a sender's address, a device and event kind, or one fixed key for a single
+ * gate such as replies to garbage): `burst` back to back, then `perSecond`. What a stranger can make
+ * us do per key is bounded, and so is the table itself: past `maxKeys` the least recently seen key is
+ * forgotten (spoofed sources cannot grow it; a forgotten key starts again with a full bucket, which
+ * is no worse than a fresh sender). The one rate limiter of the house: the edge's reply gates and the
+ * mesh's per-sender check use it too.
  */
 export interface KeyedRateLimits {
   /** Events of one key allowed back to back (0: no limit). */
@@ -27,15 +29,23 @@ export class KeyedRateLimiter {
   /** Events refused since start, all keys together. */
   refusedTotal = 0;
 
-  constructor(private readonly limits: KeyedRateLimits) {
+  /**
+   * `now`: the clock `take` reads when it is given no time (ms). Monotonic by default, so that a
+   * wall-clock step back neither holds a key refused nor refills it; tests pass a clock they move.
+   */
+  constructor(
+    private readonly limits: KeyedRateLimits,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.maxKeys = limits.maxKeys ?? DEFAULT_MAX_KEYS;
   }
 
   /**
    * `false`: over the rate (counted). Else how many of this key were refused since its last allowed
-   * one, so that what is kept can say what was left out. `nowMs`: a monotonic clock is best.
+   * one, so that what is kept can say what was left out. `nowMs`: the caller's own clock reading
+   * (a monotonic one is best), else the limiter's.
    */
-  take(key: string, nowMs: number): number | false {
+  take(key: string, nowMs: number = this.now()): number | false {
     if (this.limits.burst <= 0) return 0;
     let bucket = this.buckets.get(key);
     if (bucket) {

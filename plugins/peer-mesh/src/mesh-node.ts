@@ -1,14 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import DgramAsPromised, { type RemoteInfo, type SocketAsPromised } from 'dgram-as-promised';
-import type { Logger } from 'lookout/core';
+import { KeyedRateLimiter, type Logger } from 'lookout/core';
 import type { MeshTimings } from './config.js';
 import { encodeIntroduction, encodeSealed, type MeshMessage } from './datagram.js';
 import type { MeshIdentity } from './mesh-identity.js';
 import type { MeshNetworks } from './mesh-networks.js';
 import { MeshVerifier, type MeshNodeCounters, type SenderKnowledge, type Verified } from './mesh-verifier.js';
 import { PeerTable, type Peer, type PeerAnnounce, type Transition } from './peer-table.js';
-import { SenderRate } from './sender-rate.js';
 
 export interface MeshNodeOptions {
   deviceId: string;
@@ -20,7 +19,7 @@ export interface MeshNodeOptions {
   identity: MeshIdentity;
   timings: MeshTimings;
   maxPeers: number;
-  /** Datagrams a second one source address may have read (all its ports together). */
+  /** Datagrams a second one source address may have read (all its ports together; as many back to back). */
   maxRatePerSender: number;
   /** Where a datagram may come from (a known peer's own address aside): unicast inside MESH_NETWORKS. */
   networks: MeshNetworks;
@@ -28,7 +27,7 @@ export interface MeshNodeOptions {
   sidecarPort(): number | null;
   /** Wall clock (ms): datagram timestamps (the replay window is reckoned against the sender's) and last seen as shown. */
   now(): number;
-  /** Monotonic clock (ms, fractional): peer states, greeting spacing, rate windows, round-trip times. Default performance.now. */
+  /** Monotonic clock (ms, fractional): peer states, greeting spacing, sender rates, round-trip times. Default performance.now. */
   monotonic?: () => number;
   log: Logger;
   onTransition?: (t: Transition) => void;
@@ -55,7 +54,11 @@ export class MeshNode {
   private socket: SocketAsPromised | undefined;
   private boundPort: number | null = null;
   private closed = false;
-  private readonly rate: SenderRate;
+  /**
+   * Per source address, checked before any work is done on a datagram: a flooding sender costs a map
+   * lookup per packet, not an HMAC. At most 1 024 addresses are tracked, so spoofed sources cannot grow it.
+   */
+  private readonly rate: KeyedRateLimiter;
   private readonly monotonic: () => number;
   /**
    * Devices the registry or the bus vouched for, with where they said they are (latest first, bounded):
@@ -78,7 +81,7 @@ export class MeshNode {
     });
     // Replay state for every peer the table can hold and as many again (vouched senders not yet in it).
     this.verifier = new MeshVerifier(o.identity, o.key, o.timings.windowMs, 2 * o.maxPeers);
-    this.rate = new SenderRate(o.maxRatePerSender);
+    this.rate = new KeyedRateLimiter({ burst: o.maxRatePerSender, perSecond: o.maxRatePerSender, maxKeys: 1024 });
     this.knowledge = {
       pairKey: (sender) => this.table.get(sender)?.pairKey ?? null,
       mayIntroduce: (sender, address) => this.mayIntroduce(sender, address),
@@ -204,7 +207,7 @@ export class MeshNode {
     if (this.closed) return;
     // Per source address, whatever the port: ports cost an attacker nothing (2 000 of them were 2 000
     // senders, each computing HMACs at the full rate). Devices side by side on one address share it.
-    if (!this.rate.allow(rinfo.address, this.monotonic())) {
+    if (this.rate.take(rinfo.address, this.monotonic()) === false) {
       this.counters.dropped_rate_limited += 1;
       return;
     }

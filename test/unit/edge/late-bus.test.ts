@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MemoryBus } from '../../../core/src/bus/memory-bus.js';
 import { LateBus } from '../../../edge/src/late-bus.js';
-import { RateGate } from '../../../edge/src/rate-gate.js';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 
@@ -58,16 +57,5 @@ describe('LateBus (plugins start before the device connects)', () => {
     assert.deepEqual([kept, removed], [1, 0]);
     await late.close();
     await assert.rejects(late.publish('x', 'y'), { code: 'bus_closed' });
-  });
-});
-
-describe('RateGate', () => {
-  it('lets `limit` events through per window and counts what it refused', () => {
-    let now = 0;
-    const gate = new RateGate(2, 1000, () => now);
-    assert.deepEqual([gate.take(), gate.take(), gate.take(), gate.take()], [0, 0, false, false]);
-    now = 1000;
-    assert.equal(gate.take(), 2);
-    assert.equal(gate.take(), 0);
   });
 });
