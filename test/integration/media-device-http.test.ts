@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -21,6 +20,7 @@ import { createLogger } from '../../core/src/log/logger.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startDevice, type DeviceHandle } from '../../edge/src/device-runtime.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
+import { CuttingRelay } from '../support/cutting-relay.js';
 import { api, callTool, TEST_FLEET_SECRET, testHub, waitFor } from './hub-helpers.js';
 
 const DEVICE = 'cam-http-play';
@@ -36,73 +36,10 @@ function probe(dir: string, mp4: Buffer): { codec: string; duration: number } {
   return { codec: j.streams[0].codec_name, duration: Number(j.format.duration) };
 }
 
-/**
- * A TCP relay to the device's tool server that cuts the first chunk transfer (`GET /recordings/…h265`)
- * after `cutAfter` bytes of its answer, and keeps the request heads it relayed.
- */
-/**
- * Ends a relayed answer after `partial`, as a link that drops mid-transfer does: the bytes before the
- * cut reach the client, then its connection is reset. Ending both sockets at once let a loaded
- * machine's client see the reset before the bytes, so nothing was kept to resume from.
- */
-function cutMidTransfer(client: Socket, device: Socket, partial: Buffer): void {
-  device.removeAllListeners('close').on('error', () => undefined);
-  device.destroy();
-  client.write(partial, () => setTimeout(() => client.destroy(), 300));
-}
-
-async function cuttingRelay(target: number, cutAfter: number): Promise<{ port: number; heads: string[]; cuts: number; close: () => Promise<void> }> {
-  const state = { heads: [] as string[], cuts: 0 };
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const device = connect(target, '127.0.0.1');
-    sockets.add(client).add(device);
-    let armed = false;
-    let sent = 0;
-    client.on('data', (data: Buffer) => {
-      const head = data.toString('latin1', 0, Math.min(data.length, 2000));
-      if (/^(GET|HEAD) \/recordings\//.test(head)) {
-        state.heads.push(head);
-        if (state.cuts === 0 && /^GET \/recordings\/\S+\.h265 /.test(head)) armed = true;
-      }
-      device.write(data);
-    });
-    device.on('data', (data: Buffer) => {
-      if (!armed) return void client.write(data);
-      const room = cutAfter - sent;
-      sent += data.length;
-      if (room > data.length) return void client.write(data);
-      state.cuts++;
-      armed = false;
-      cutMidTransfer(client, device, data.subarray(0, room));
-    });
-    const close = () => {
-      client.destroy();
-      device.destroy();
-    };
-    client.on('error', close).on('close', close);
-    device.on('error', close).on('close', close);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    port,
-    heads: state.heads,
-    get cuts() {
-      return state.cuts;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('playback from the device itself, without SSH credentials', () => {
   let dir: string;
   let device: DeviceHandle;
-  let relay: Awaited<ReturnType<typeof cuttingRelay>>;
+  let relay: CuttingRelay;
   let hub: RunningHub;
   let strangerHub: RunningHub;
   let chunks: string[];
@@ -123,7 +60,7 @@ describe('playback from the device itself, without SSH credentials', () => {
       logger: createLogger({ level: 'silent' }),
       env: { ENCODE_RESOLUTION: '320x240', ENCODE_FPS: '5', ENCODE_GOP: '5', CHUNK_SECONDS: '2', PATH: process.env.PATH },
     });
-    relay = await cuttingRelay(Number(new URL(device.toolUrl!).port), 3000);
+    relay = await CuttingRelay.start(Number(new URL(device.toolUrl!).port), 3000, 1);
     const registryFile = join(dir, 'registry.json');
     writeFileSync(registryFile, JSON.stringify({ devices: [{ device_id: DEVICE, ips: ['127.0.0.1'], tool_port: relay.port, labels: ['porch'] }] }));
     const env = { ...NO_SSH, LOOKOUT_MEDIA_STEP_TIMEOUT_MS: '5000', LOOKOUT_MEDIA_INCIDENT_WAIT_MS: '0' };
@@ -158,7 +95,7 @@ describe('playback from the device itself, without SSH credentials', () => {
     assert.equal(played.codec, 'h264');
     assert.ok(Math.abs(played.duration - 2) < 0.5, `duration ${played.duration}`);
     // The first transfer was cut; the hub asked for the rest with a Range and the file's ETag.
-    assert.equal(relay.cuts, 1);
+    assert.equal(relay.cutsMade, 1);
     const resumed = relay.heads.find((h) => /^range: bytes=\d+-\r?$/im.test(h));
     assert.ok(resumed, relay.heads.join('\n---\n'));
     assert.match(resumed, /^if-range: "/im);

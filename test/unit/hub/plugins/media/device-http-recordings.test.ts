@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -19,74 +18,10 @@ import { ToolRegistry } from '../../../../../core/src/tools/tool-registry.js';
 import { startToolServer, type ToolServer } from '../../../../../edge/src/tool-server.js';
 import { DeviceHttpRecordings, RESUMES } from '../../../../../hub/plugins/media/src/device-http-recordings.js';
 import type { RegisteredDevice } from '../../../../../hub/plugins/registry/src/service.js';
+import { CuttingRelay } from '../../../../support/cutting-relay.js';
 
 const TOKEN = 'device-http-recordings-test-token-0123456789';
 const CHUNK = '20260101T120000000Z_000001.h265';
-
-/**
- * Ends a relayed answer after `partial`, as a link that drops mid-transfer does: the bytes before the
- * cut reach the client, then its connection is reset. Ending both sockets at once let a loaded
- * machine's client see the reset before the bytes, so nothing was kept to resume from.
- */
-function cutMidTransfer(client: Socket, device: Socket, partial: Buffer): void {
-  device.removeAllListeners('close').on('error', () => undefined);
-  device.destroy();
-  client.write(partial, () => setTimeout(() => client.destroy(), 300));
-}
-
-/** Relays to `target`; cuts the answers of the next `cuts` chunk requests after `after` bytes, calling `onCut` first. */
-class CuttingRelay {
-  cuts = 0;
-  onCut: () => void = () => undefined;
-  readonly ranges: string[] = [];
-  private server!: Server;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(
-    private readonly target: number,
-    private readonly after: number,
-  ) {}
-
-  async start(): Promise<void> {
-    this.server = createServer((client) => {
-      const device = connect(this.target, '127.0.0.1');
-      this.sockets.add(client).add(device);
-      let armed = false;
-      let sent = 0;
-      client.on('data', (data: Buffer) => {
-        const head = data.toString('latin1');
-        const range = /^range: (.*)\r$/im.exec(head)?.[1];
-        if (/^GET \/recordings\//.test(head)) this.ranges.push(range ?? '');
-        if (this.cuts > 0 && /^GET \/recordings\/\S+\.h265 /.test(head)) armed = true;
-        device.write(data);
-      });
-      device.on('data', (data: Buffer) => {
-        if (!armed) return void client.write(data);
-        const room = this.after - sent;
-        sent += data.length;
-        if (room > data.length) return void client.write(data);
-        this.cuts--;
-        armed = false;
-        this.onCut();
-        cutMidTransfer(client, device, data.subarray(0, room));
-      });
-      const close = () => {
-        client.destroy();
-        device.destroy();
-      };
-      client.on('error', close).on('close', close);
-      device.on('error', close).on('close', close);
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  close(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 describe('DeviceHttpRecordings: chunks from the device tool server', () => {
   let dir: string;
@@ -123,8 +58,7 @@ describe('DeviceHttpRecordings: chunks from the device tool server', () => {
       token: TOKEN,
       recordings: () => ({ root }),
     });
-    relay = new CuttingRelay(server.port, 20_000);
-    await relay.start();
+    relay = await CuttingRelay.start(server.port, 20_000);
     access = new DeviceHttpRecordings({ device: (id) => (id === 'cam-1' ? device(relay.port) : undefined), credential: () => TOKEN });
   });
   after(async () => {
@@ -134,20 +68,21 @@ describe('DeviceHttpRecordings: chunks from the device tool server', () => {
   });
 
   it('resumes a cut transfer with a Range and gets the whole file', async () => {
-    relay.cuts = 2;
-    relay.ranges.length = 0;
+    relay.cutsLeft = 2;
+    relay.heads.length = 0;
     const to = join(out, 'a.h265');
     assert.deepEqual(await access.download('cam-1', CHUNK, to), { bytes: chunk.length });
     assert.ok(readFileSync(to).equals(chunk));
     // Three requests: the first, then from what each cut left on disk (a Range once something was kept).
-    assert.equal(relay.ranges.length, 3, JSON.stringify(relay.ranges));
-    assert.equal(relay.ranges[0], '');
-    assert.match(relay.ranges[2], /^bytes=\d+-$/, JSON.stringify(relay.ranges));
+    const ranges = relay.ranges();
+    assert.equal(ranges.length, 3, JSON.stringify(ranges));
+    assert.equal(ranges[0], '');
+    assert.match(ranges[2], /^bytes=\d+-$/, JSON.stringify(ranges));
   });
 
   it('starts over when the file was replaced between the cut and the resume (If-Range), never mixing two files', async () => {
     const replacement = randomBytes(150_000);
-    relay.cuts = 1;
+    relay.cutsLeft = 1;
     relay.onCut = () => writeFileSync(join(root, CHUNK), replacement);
     try {
       const to = join(out, 'b.h265');
@@ -160,14 +95,14 @@ describe('DeviceHttpRecordings: chunks from the device tool server', () => {
   });
 
   it('gives up on a device that keeps cutting, leaving no file', async () => {
-    relay.cuts = RESUMES + 1;
+    relay.cutsLeft = RESUMES + 1;
     const to = join(out, 'c.h265');
     await assert.rejects(access.download('cam-1', CHUNK, to), (err: { code: string }) => err.code === 'recordings_unavailable');
     assert.deepEqual(
       readdirSync(out).filter((n) => n.startsWith('c.')),
       [],
     );
-    relay.cuts = 0;
+    relay.cutsLeft = 0;
   });
 
   it('asks a device busy with other transfers (429) again after its Retry-After', async () => {
