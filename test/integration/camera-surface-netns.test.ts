@@ -15,7 +15,7 @@ import { DOMParser, type Element } from '@xmldom/xmldom';
 import onvif, { OnvifDevice } from 'node-onvif-ts';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import { endpointAddress } from '../../plugins/ws-discovery/src/endpoint.js';
+import { endpointAddress } from '../../plugins/onvif/src/service.js';
 import { NS } from '../../plugins/onvif/src/soap/namespaces.js';
 import { startDeviceProcess, type DeviceExit, type DeviceProcess } from '../support/device-process.js';
 import { assertOwnNetns, INSIDE_NETNS, runFileInNetns } from '../support/netns.js';

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { endpointAddress } from '../../plugins/onvif/src/service.js';
 import {
   connectOnvifCam,
   faultSubcodes,
@@ -49,6 +50,7 @@ test('the Core default access policy pre-auth set answers without credentials; t
   }
   const guid = texts((await post('/onvif/device_service', envelope('<d:GetEndpointReference/>'))).body, NS.tds, 'GUID')[0];
   assert.match(guid, /^urn:uuid:[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.equal(guid, endpointAddress(camera.device.id), 'the address WS-Discovery announces for this device');
   assert.match(texts((await post('/onvif/device_service', envelope('<d:GetWsdlUrl/>'))).body, NS.tds, 'WsdlUrl')[0], /^http:\/\/www\.onvif\.org\//);
   for (const action of ['GetUsers', 'GetNTP', 'GetDNS', 'GetNetworkProtocols', 'GetScopes', 'GetNetworkInterfaces']) {
     const r = await post('/onvif/device_service', envelope(`<d:${action}/>`));

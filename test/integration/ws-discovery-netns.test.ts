@@ -16,7 +16,7 @@ import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';
 import wsDiscovery from '../../plugins/ws-discovery/src/index.js';
-import { endpointAddress } from '../../plugins/ws-discovery/src/endpoint.js';
+import { endpointAddress } from '../../plugins/onvif/src/service.js';
 import { NS } from '../../plugins/onvif/src/soap/namespaces.js';
 import { assertOwnNetns, INSIDE_NETNS, runFileInNetns } from '../support/netns.js';
 import { onvifServiceStub } from '../unit/plugins/ws-discovery/onvif-service-stub.js';

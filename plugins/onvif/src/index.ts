@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { definePlugin, devicePath, deviceInfo, isLoopbackHost, surfacePort, toLookoutError } from 'lookout/core';
 import { CameraProfileToken } from '../../camera-profile/src/service.js';
@@ -14,6 +13,7 @@ import { OnvifServer } from './http/onvif-server.js';
 import { Snapshot } from './http/snapshot.js';
 import { encoderState, mediaProfiles, VIDEO_SOURCE_CONFIG_TOKEN } from './media/media-model.js';
 import { DeviceStore } from './device/device-store.js';
+import { endpointAddress } from './device/endpoint-address.js';
 import { isFixedScope, onvifScopes } from './scopes.js';
 import { OnvifServiceToken, OnvifStatsToken, type OnvifService, type OnvifStats, type OnvifStatsService } from './service.js';
 import { PATHS, type OnvifSurface } from './surface.js';
@@ -22,18 +22,6 @@ import { PATHS, type OnvifSurface } from './surface.js';
 export const DEFAULT_ONVIF_PORT = 80;
 /** Users, configurable scopes, NTP and time zone set by ONVIF clients (mode 0600: it holds passwords). */
 export const ONVIF_DEVICE_PATH = '/data/config/onvif_device.json';
-
-/**
- * The WS-Discovery endpoint address of the device (the ws-discovery plugin computes the same from the
- * device id): a name-based UUID, stable across restarts; GetEndpointReference answers it.
- */
-function endpointAddress(deviceId: string): string {
-  const hash = createHash('sha1').update('lookout:ws-discovery:').update(deviceId).digest();
-  hash[6] = (hash[6] & 0x0f) | 0x50;
-  hash[8] = (hash[8] & 0x3f) | 0x80;
-  const hex = hash.subarray(0, 16).toString('hex');
-  return `urn:uuid:${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
 
 /** Where the RTSP server listens when the rtsp plugin does not say (its default). */
 export const DEFAULT_RTSP_PORT = 8554;

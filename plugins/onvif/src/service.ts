@@ -33,3 +33,6 @@ export const OnvifStatsToken = serviceToken<OnvifStatsService>('onvif.stats');
 
 /** The XML namespaces of the ONVIF surface, for WS-Discovery, which speaks the same vocabulary. */
 export { NS, declare, xmlEscape, type Prefix } from './soap/namespaces.js';
+
+/** The device's WS-Discovery endpoint address, also GetEndpointReference's GUID: one formula for both plugins. */
+export { endpointAddress } from './device/endpoint-address.js';

@@ -1,8 +1,7 @@
 import { definePlugin, deviceInfo, toLookoutError, type RuntimeInfo } from 'lookout/core';
-import { OnvifServiceToken } from '../../onvif/src/service.js';
+import { endpointAddress, OnvifServiceToken } from '../../onvif/src/service.js';
 import { WsDiscoveryConfigSchema } from './config.js';
 import { discoveryScopes } from './discovery-scopes.js';
-import { endpointAddress } from './endpoint.js';
 import { networkPlan } from './network-plan.js';
 import { WsDiscoveryResponder } from './responder.js';
 

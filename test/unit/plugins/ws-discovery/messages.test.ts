@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DOMParser, onErrorStopParsing, type Element } from '@xmldom/xmldom';
-import { endpointAddress } from '../../../../plugins/ws-discovery/src/endpoint.js';
+import { endpointAddress } from '../../../../plugins/onvif/src/service.js';
 import { bye, hello, probeMatch } from '../../../../plugins/ws-discovery/src/messages.js';
 import { NS } from '../../../../plugins/ws-discovery/src/namespaces.js';
 
