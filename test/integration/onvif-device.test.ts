@@ -1,55 +1,43 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { DOMParser } from '@xmldom/xmldom';
 import { OnvifDevice } from 'node-onvif-ts';
-import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { packageRoot } from '../../core/src/paths/package-root.js';
 import { CameraProfileToken } from '../../plugins/camera-profile/src/service.js';
 import { EncodedVideoToken } from '../../plugins/encode/src/service.js';
-import { startPluginDevice, type PluginDevice } from '../support/plugin-device.js';
+import {
+  digestAuthorization,
+  faultSubcodes,
+  ONVIF_NS as NS,
+  ONVIF_PASS as PASS,
+  ONVIF_USER as USER,
+  parseXml as parse,
+  postSoap,
+  startOnvifCamera,
+  usernameToken,
+  xmlTexts as texts,
+  type OnvifCamera,
+} from '../support/onvif-camera.js';
 import { waitFor } from '../support/wait-for.js';
 
-const USER = 'admin';
-const PASS = 'onvif-test-pass';
-const NS = {
-  env: 'http://www.w3.org/2003/05/soap-envelope',
-  tds: 'http://www.onvif.org/ver10/device/wsdl',
-  trt: 'http://www.onvif.org/ver10/media/wsdl',
-  tr2: 'http://www.onvif.org/ver20/media/wsdl',
-  tt: 'http://www.onvif.org/ver10/schema',
-};
-
-let broker: EmbeddedBroker;
-let device: PluginDevice;
+let camera: OnvifCamera;
+let device: OnvifCamera['device'];
 let port: number;
 
 before(async () => {
-  broker = await EmbeddedBroker.start({ port: 0 });
-  const image = JSON.parse(await readFile(join(packageRoot(), 'test', 'fixtures', 'images', 'onvif-camera.json'), 'utf8')) as { plugins: string[] };
-  device = await startPluginDevice({
-    brokerUrl: broker.url,
-    plugins: image.plugins,
-    layer: 'layer0',
-    env: { ENCODE_RESOLUTION: '320x240', ENCODE_FPS: '5', LIVE_PORT: '0', HEALTH_INTERVAL_MS: '60000', ONVIF_USER: USER, ONVIF_PASSWORD: PASS },
-    prepare: async (dataDir) => {
-      await mkdir(join(dataDir, 'data', 'config'), { recursive: true });
-      const profile = { codec: 'H265', resolution: '1920x1080', fps: 15, bitrate_kbps: 300, gop: 5, rate_control: 'VBR' };
-      await writeFile(join(dataDir, 'data', 'config', 'camera_profile.json'), JSON.stringify({ profile, updated_at: new Date().toISOString() }));
-    },
+  camera = await startOnvifCamera({}, async (dataDir) => {
+    await mkdir(join(dataDir, 'data', 'config'), { recursive: true });
+    const profile = { codec: 'H265', resolution: '1920x1080', fps: 15, bitrate_kbps: 300, gop: 5, rate_control: 'VBR' };
+    await writeFile(join(dataDir, 'data', 'config', 'camera_profile.json'), JSON.stringify({ profile, updated_at: new Date().toISOString() }));
   });
-  const onvif = device.runtime.plugins.find((p) => p.name === 'onvif')!;
-  assert.equal(onvif.state, 'ok', onvif.message);
-  port = device.runtime.ports.onvif;
-  assert.ok(port > 0, 'the onvif port is announced');
+  device = camera.device;
+  port = camera.port;
 });
 
 after(async () => {
-  await device?.stop();
-  await broker?.close();
+  await camera?.stop();
 });
 
 interface Token {
@@ -59,44 +47,13 @@ interface Token {
   created?: string;
 }
 
-function usernameToken(t: Token): string {
-  const nonce = t.nonce ?? randomBytes(16);
-  const created = t.created ?? new Date().toISOString();
-  const digest = createHash('sha1')
-    .update(Buffer.concat([nonce, Buffer.from(created), Buffer.from(t.pass ?? PASS)]))
-    .digest('base64');
-  // An unusual prefix on purpose: the server matches namespaces, not prefixes.
-  return (
-    `<q:Security xmlns:q="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd" xmlns:u="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd">` +
-    `<q:UsernameToken><q:Username>${t.user ?? USER}</q:Username><q:Password Type="http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordDigest">${digest}</q:Password>` +
-    `<q:Nonce>${nonce.toString('base64')}</q:Nonce><u:Created>${created}</u:Created></q:UsernameToken></q:Security>`
-  );
-}
-
 function envelope(body: string, token?: Token): string {
-  return `<?xml version="1.0"?><s:Envelope xmlns:s="${NS.env}" xmlns:d="${NS.tds}" xmlns:m="${NS.trt}" xmlns:m2="${NS.tr2}" xmlns:t="${NS.tt}"><s:Header>${token ? usernameToken(token) : ''}</s:Header><s:Body>${body}</s:Body></s:Envelope>`;
+  // An unusual WSSE prefix on purpose: the server matches namespaces, not prefixes.
+  const security = token ? usernameToken(token.user ?? USER, token.pass ?? PASS, token.nonce, token.created, 'q') : '';
+  return `<?xml version="1.0"?><s:Envelope xmlns:s="${NS.env}" xmlns:d="${NS.tds}" xmlns:m="${NS.trt}" xmlns:m2="${NS.tr2}" xmlns:t="${NS.tt}"><s:Header>${security}</s:Header><s:Body>${body}</s:Body></s:Envelope>`;
 }
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function post(path: string, xml: string | Buffer, headers: Record<string, string> = {}): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', headers: { 'Content-Type': 'application/soap+xml; charset=utf-8', ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(xml);
-  });
-}
+const post = (path: string, xml: string | Buffer, headers: Record<string, string> = {}) => postSoap(port, path, xml, headers);
 
 function get(
   path: string,
@@ -111,21 +68,6 @@ function get(
     req.on('error', reject);
     req.end();
   });
-}
-
-const parse = (xml: string) => new DOMParser().parseFromString(xml, 'text/xml');
-
-function texts(xml: string, ns: string, local: string): string[] {
-  const list = parse(xml).getElementsByTagNameNS(ns, local);
-  return Array.from({ length: list.length }, (_, i) => (list.item(i)?.textContent ?? '').trim());
-}
-
-/** The SOAP 1.2 fault's subcode values, outermost first. */
-function faultSubcodes(xml: string): string[] {
-  const doc = parse(xml);
-  assert.equal(doc.getElementsByTagNameNS(NS.env, 'Fault').length, 1, `a SOAP fault: ${xml}`);
-  const values = doc.getElementsByTagNameNS(NS.env, 'Value');
-  return Array.from({ length: values.length }, (_, i) => (values.item(i)?.textContent ?? '').trim()).slice(1);
 }
 
 async function stillUp(): Promise<void> {
@@ -203,22 +145,16 @@ test('WS-Security: nanosecond Created and clock skew accepted, a replayed nonce 
 test('HTTP Digest: a correct answer to the challenge passes, a replayed nonce count and a wrong password do not', async () => {
   const challenge = await post('/onvif/media_service', envelope('<m:GetProfiles/>'));
   assert.equal(challenge.status, 401);
-  const nonce = /nonce="([^"]+)"/.exec(String(challenge.headers['www-authenticate']))![1];
-  const realm = /realm="([^"]+)"/.exec(String(challenge.headers['www-authenticate']))![1];
-  const md5 = (s: string): string => createHash('md5').update(s).digest('hex');
-  const authorization = (nc: string, pass = PASS): string => {
-    const cnonce = randomBytes(8).toString('hex');
-    const response = md5(`${md5(`${USER}:${realm}:${pass}`)}:${nonce}:${nc}:${cnonce}:auth:${md5('POST:/onvif/media_service')}`);
-    return `Digest username="${USER}", realm="${realm}", nonce="${nonce}", uri="/onvif/media_service", algorithm=MD5, qop=auth, nc=${nc}, cnonce="${cnonce}", response="${response}"`;
-  };
-  const ok = await post('/onvif/media_service', envelope('<m:GetProfiles/>'), { Authorization: authorization('00000001') });
+  const authorization = (nc: number, pass = PASS): string =>
+    digestAuthorization(String(challenge.headers['www-authenticate']), { uri: '/onvif/media_service', nc, pass });
+  const ok = await post('/onvif/media_service', envelope('<m:GetProfiles/>'), { Authorization: authorization(1) });
   assert.equal(ok.status, 200, ok.body);
   assert.equal(parse(ok.body).getElementsByTagNameNS(NS.trt, 'Profiles').length, 1);
-  const replay = await post('/onvif/media_service', envelope('<m:GetProfiles/>'), { Authorization: authorization('00000001') });
+  const replay = await post('/onvif/media_service', envelope('<m:GetProfiles/>'), { Authorization: authorization(1) });
   assert.equal(replay.status, 401);
-  const next = await post('/onvif/media_service', envelope('<m:GetProfiles/>'), { Authorization: authorization('00000002') });
+  const next = await post('/onvif/media_service', envelope('<m:GetProfiles/>'), { Authorization: authorization(2) });
   assert.equal(next.status, 200);
-  const wrong = await post('/onvif/media_service', envelope('<m:GetProfiles/>'), { Authorization: authorization('00000003', 'nope') });
+  const wrong = await post('/onvif/media_service', envelope('<m:GetProfiles/>'), { Authorization: authorization(3, 'nope') });
   assert.equal(wrong.status, 401);
   assert.deepEqual(faultSubcodes(wrong.body), ['ter:NotAuthorized']);
   // The snapshot without credentials is challenged too.

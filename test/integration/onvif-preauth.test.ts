@@ -1,14 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
-import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
-import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { packageRoot } from '../../core/src/paths/package-root.js';
 import { OnvifStatsToken, type OnvifStats } from '../../plugins/onvif/src/service.js';
-import { startPluginDevice, type PluginDevice } from '../support/plugin-device.js';
+import { digestAuthorization, postSoap, startOnvifCamera, type OnvifCamera, type SoapReply as Reply } from '../support/onvif-camera.js';
 import { waitFor } from '../support/wait-for.js';
 
 /**
@@ -17,8 +11,6 @@ import { waitFor } from '../support/wait-for.js';
  * third source address are 127.0.0.2 and 127.0.0.3). Bounds are set small by configuration so that
  * the test stays short; none of the assertions is on speed.
  */
-const USER = 'admin';
-const PASS = 'onvif-preauth-pass';
 const PER_ADDRESS = 4;
 const TOTAL = 6;
 const PREAUTH_BYTES = 16 * 1024;
@@ -26,41 +18,24 @@ const ENV = 'http://www.w3.org/2003/05/soap-envelope';
 const TDS = 'http://www.onvif.org/ver10/device/wsdl';
 const TEV = 'http://www.onvif.org/ver10/events/wsdl';
 
-let broker: EmbeddedBroker;
-let device: PluginDevice;
+let camera: OnvifCamera;
 let port: number;
-const stats = (): OnvifStats => device.runtime.service(OnvifStatsToken)!.stats();
+const stats = (): OnvifStats => camera.device.runtime.service(OnvifStatsToken)!.stats();
 
 before(async () => {
-  broker = await EmbeddedBroker.start({ port: 0 });
-  const image = JSON.parse(await readFile(join(packageRoot(), 'test', 'fixtures', 'images', 'onvif-camera.json'), 'utf8')) as { plugins: string[] };
-  device = await startPluginDevice({
-    brokerUrl: broker.url,
-    plugins: image.plugins,
-    layer: 'layer0',
-    env: {
-      ENCODE_RESOLUTION: '320x240',
-      ENCODE_FPS: '5',
-      LIVE_PORT: '0',
-      HEALTH_INTERVAL_MS: '60000',
-      ONVIF_USER: USER,
-      ONVIF_PASSWORD: PASS,
-      ONVIF_PREAUTH_BODY_BYTES: String(PREAUTH_BYTES),
-      ONVIF_PREAUTH_MAX_ELEMENTS: '512',
-      ONVIF_PREAUTH_BODY_TIMEOUT_MS: '1000',
-      ONVIF_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
-      ONVIF_MAX_CONNECTIONS: String(TOTAL),
-      ONVIF_MAX_SUBSCRIPTIONS_PER_CLIENT: '2',
-    },
+  camera = await startOnvifCamera({
+    ONVIF_PREAUTH_BODY_BYTES: String(PREAUTH_BYTES),
+    ONVIF_PREAUTH_MAX_ELEMENTS: '512',
+    ONVIF_PREAUTH_BODY_TIMEOUT_MS: '1000',
+    ONVIF_MAX_CONNECTIONS_PER_ADDRESS: String(PER_ADDRESS),
+    ONVIF_MAX_CONNECTIONS: String(TOTAL),
+    ONVIF_MAX_SUBSCRIPTIONS_PER_CLIENT: '2',
   });
-  const onvif = device.runtime.plugins.find((p) => p.name === 'onvif')!;
-  assert.equal(onvif.state, 'ok', onvif.message);
-  port = device.runtime.ports.onvif;
+  port = camera.port;
 });
 
 after(async () => {
-  await device?.stop();
-  await broker?.close();
+  await camera?.stop();
 });
 
 const envelope = (body: string, header = '', padding = ''): string =>
@@ -98,47 +73,21 @@ const head = (contentLength: number | 'chunked', extra: Record<string, string> =
 /** The status of the first answer on a raw connection. */
 const status = (raw: Raw): number => Number(/^HTTP\/1\.1 (\d{3})/.exec(raw.received())?.[1] ?? 0);
 
-interface Reply {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-function post(path: string, xml: string, headers: Record<string, string> = {}, localAddress?: string): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', agent: false, localAddress, headers: { 'Content-Type': 'application/soap+xml', ...headers } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', reject);
-    req.end(xml);
-  });
-}
-
-const md5 = (s: string): string => createHash('md5').update(s).digest('hex');
+/** On a connection of its own (the server counts connections per address), from `localAddress`. */
+const post = (path: string, xml: string, headers: Record<string, string> = {}, localAddress?: string): Promise<Reply> =>
+  postSoap(port, path, xml, headers, { agent: false, localAddress });
 
 /** An HTTP Digest client (RFC 7616, qop=auth) as strict clients do it: one nonce, the count going up. */
 class DigestClient {
   private nc = 0;
-  private constructor(
-    private readonly realm: string,
-    private readonly nonce: string,
-  ) {}
+  private constructor(private readonly challenge: string) {}
   static async challenge(path: string): Promise<DigestClient> {
     const r = await post(path, envelope('<d:GetDeviceInformation/>'));
     assert.equal(r.status, 401);
-    const h = String(r.headers['www-authenticate']);
-    return new DigestClient(/realm="([^"]+)"/.exec(h)![1], /nonce="([^"]+)"/.exec(h)![1]);
+    return new DigestClient(String(r.headers['www-authenticate']));
   }
-  authorization(path: string, password = PASS): string {
-    const nc = (++this.nc).toString(16).padStart(8, '0');
-    const cnonce = randomBytes(8).toString('hex');
-    const response = md5(`${md5(`${USER}:${this.realm}:${password}`)}:${this.nonce}:${nc}:${cnonce}:auth:${md5(`POST:${path}`)}`);
-    return `Digest username="${USER}", realm="${this.realm}", nonce="${this.nonce}", uri="${path}", algorithm=MD5, qop=auth, nc=${nc}, cnonce="${cnonce}", response="${response}"`;
+  authorization(path: string, pass?: string): string {
+    return digestAuthorization(this.challenge, { uri: path, nc: ++this.nc, pass });
   }
 }
 

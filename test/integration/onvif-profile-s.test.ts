@@ -1,11 +1,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { endpointAddress } from '../../plugins/onvif/src/service.js';
 import {
   connectOnvifCam,
+  digestAuthorization,
   faultSubcodes,
   ONVIF_NS as NS,
   ONVIF_PASS as PASS,
@@ -200,13 +201,8 @@ test('npm onvif: GetUsers, CreateUsers, SetUser, DeleteUsers; a created user sig
   assert.equal(denied.status, 403);
   // HTTP Digest with the created user.
   const challenge = await post('/onvif/device_service', envelope('<d:GetNTP/>'));
-  const nonce = /nonce="([^"]+)"/.exec(String(challenge.headers['www-authenticate']))![1];
-  const realm = /realm="([^"]+)"/.exec(String(challenge.headers['www-authenticate']))![1];
-  const md5 = (s: string): string => createHash('md5').update(s).digest('hex');
-  const cnonce = randomBytes(8).toString('hex');
-  const response = md5(`${md5(`ops:${realm}:ops-pass-1`)}:${nonce}:00000001:${cnonce}:auth:${md5('POST:/onvif/device_service')}`);
   const digest = await post('/onvif/device_service', envelope('<d:GetNTP/>'), {
-    Authorization: `Digest username="ops", realm="${realm}", nonce="${nonce}", uri="/onvif/device_service", algorithm=MD5, qop=auth, nc=00000001, cnonce="${cnonce}", response="${response}"`,
+    Authorization: digestAuthorization(String(challenge.headers['www-authenticate']), { uri: '/onvif/device_service', nc: 1, user: 'ops', pass: 'ops-pass-1' }),
   });
   assert.equal(digest.status, 200, digest.body);
   // SetUser: a new password; the old one stops working.
