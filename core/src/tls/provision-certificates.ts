@@ -102,7 +102,7 @@ export function provisionHubServerCertificate(
     role: 'hub-server',
     commonName: options.hostName,
     dnsNames: unique([...dns.filter(isDnsName), ...HUB_SERVER_LOOPBACK_NAMES.dnsNames].map((n) => n.toLowerCase())),
-    ips: unique([...ips, ...HUB_SERVER_LOOPBACK_NAMES.ips].map(normalIp)),
+    ips: unique([...ips, ...HUB_SERVER_LOOPBACK_NAMES.ips]),
     usages: ['serverAuth'],
     days: HUB_SERVER_CERT_DAYS,
   };

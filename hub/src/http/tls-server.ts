@@ -28,6 +28,8 @@ export interface HubServerOptions {
   logger: Logger;
   /** Quiet period after a change to the certificate files before they are read (writers replace the key, then the certificate). Default 200 ms. */
   reloadDebounceMs?: number;
+  /** Reload when the certificate or key file changes (default true). */
+  watchFiles?: boolean;
   /** Reload the certificate on SIGHUP (default true; a process with several hubs reloads each). */
   reloadOnSighup?: boolean;
   /** From accept to a finished TLS handshake: a stranger holds a socket no longer without one. Default 10 s. */
@@ -111,7 +113,7 @@ export async function startHubServer(o: HubServerOptions): Promise<HubServer> {
       timer = setTimeout(() => void reload(), o.reloadDebounceMs ?? 200);
       timer.unref();
     };
-    for (const dir of new Set([dirname(t.certPath), dirname(t.keyPath)])) {
+    for (const dir of o.watchFiles === false ? [] : new Set([dirname(t.certPath), dirname(t.keyPath)])) {
       const w = watch(dir, { persistent: false }, (_event, file) => {
         // Some platforms give no name: any change in the folder is then a reason to look.
         if (file === null || names.has(file.toString())) soon();
