@@ -53,6 +53,11 @@ export interface HubServer {
  * open keep the context they shook hands with, new ones get the new one), on SIGHUP and when the
  * certificate or key file changes (fs.watch on their folders: `lookout certs` and most tools
  * replace files by rename, which a watch on the file itself would lose).
+ *
+ * HTTPS/1.1, not HTTP/2: node 20's http2.createSecureServer({ allowHTTP1: true }) does not enforce
+ * headersTimeout/requestTimeout on its HTTP/1.1 connections (a request whose headers never finish
+ * stays open; the https server answers it 408), and has no closeAllConnections for a clean stop:
+ * the bounds the hub puts on what a stranger sends before login would be lost for HTTP/1.1 clients.
  */
 export async function startHubServer(o: HubServerOptions): Promise<HubServer> {
   const t = o.transport;
