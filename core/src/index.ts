@@ -93,7 +93,8 @@ export { KeyedRateLimiter, type KeyedRateLimits } from './util/keyed-rate-limite
 export { PEER_DIRECTORY_FILTER } from './auth/bus-acl.js';
 export { checkIssuedBy, keyMatchesCertificate, commonNameOf, type CertificateCheck } from './tls/certificate-check.js';
 export { createSelfSignedCertificate, type SelfSignedCertificate } from './tls/self-signed-lazy.js';
-export { deviceTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls/tls-paths.js';
+export { deviceTlsPaths, hubServerTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls/tls-paths.js';
+export { certificateExpiry, expiryWarning, EXPIRY_WARNING_DAYS, type CertificateExpiry } from './tls/certificate-expiry.js';
 export { fleetMeshKey, fleetA2aKey } from './auth/fleet-keys.js';
 export { signedUrlKey, signUrl, verifySignedUrl, SIGNED_URL_MAX_TTL_S, SIGNED_URL_DEFAULT_TTL_S } from './auth/signed-url.js';
 export {

@@ -8,7 +8,16 @@ The fleet proxy: HTTP on 8788 composed from the hub plugins' routes, the bus cac
 tool forwarding to devices, the debug ring and fleet health.
 
   --port <n>               HTTP port (default 8788; 0 picks a free one)
-  --host <addr>            listen address (default 127.0.0.1; 0.0.0.0 with --token)
+  --host <addr>            listen address (default 127.0.0.1; 0.0.0.0 with --token). Beyond
+                           loopback the hub serves HTTPS only: with --tls-cert/--tls-key, else the
+                           fleet-CA certificate <data-dir>/tls/hub-server.crt (lookout certs
+                           --hub-data); without one it does not start
+  --tls-cert <file>        serve HTTPS with this PEM certificate (chain) and --tls-key <file>, its
+                           key; both are read again on SIGHUP and when the files change, without
+                           dropping connections
+  --tls                    HTTPS on a loopback address too (default there: plain HTTP)
+  --insecure-http          plain HTTP beyond loopback (the token crosses the network in clear;
+                           warned at start)
   --mqtt <url>             external broker, e.g. mqtt://broker:1883 (default: the embedded broker);
                            with a password, LOOKOUT_HUB_MQTT=mqtt://user:pass@broker:1883 instead
                            (a flag's value is in the process list)
@@ -60,6 +69,10 @@ export interface HubArgs {
 const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  tls: { type: 'boolean' },
+  'insecure-http': { type: 'boolean' },
   mqtt: { type: 'string' },
   state: { type: 'string' },
   'state-prefix': { type: 'string' },
@@ -151,6 +164,10 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   };
   set('port', int('port', 0, 65535));
   set('host', values.host);
+  set('tlsCert', values['tls-cert']);
+  set('tlsKey', values['tls-key']);
+  if (values.tls) set('tls', true);
+  if (values['insecure-http']) set('insecureHttp', true);
   set('mqttUrl', values.mqtt);
   set('brokerPort', int('broker-port', 0, 65535));
   set('brokerHost', values['broker-host']);

@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { createServer } from 'node:http';
 import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,14 +12,14 @@ import { RouteRegistry } from '../../core/src/hub-routes/route-registry.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
-import { boundPort, closeServer, listen } from '../../core/src/net/listen.js';
 import { errorTable } from '../../core/src/errors/error-table.js';
 import { busPassword, HUB_BUS_USER } from '../../core/src/auth/bus-acl.js';
 import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
 import { loadFleetSecret } from '../../core/src/auth/fleet-secret.js';
 import { hubBusClientId } from './hub-bus-client-id.js';
 import { signedUrlKey } from '../../core/src/auth/signed-url.js';
-import { answerClientError } from './http/client-error.js';
+import { decideHubTransport } from './http/hub-transport.js';
+import { startHubServer } from './http/tls-server.js';
 import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
@@ -40,7 +39,7 @@ import { DeviceNetworks } from '../../core/src/net/device-networks.js';
 const BUS_CACHE_STATE_KEY = 'bus-cache';
 
 export interface RunningHub {
-  /** `http://host:port` to reach the hub (loopback when it listens on every address). */
+  /** `http(s)://host:port` to reach the hub (loopback when it listens on every address). */
   readonly url: string;
   readonly port: number;
   readonly host: string;
@@ -86,6 +85,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       details: { key: '--broker-anonymous' },
     });
   }
+  // Plain HTTP or HTTPS (and which certificate): decided before any socket opens.
+  const transport = decideHubTransport(host, resolve(options.dataDir ?? '.lookout-dev/hub'), options);
   // Checked here so that a bad list stops start-up before any socket opens.
   const networks = options.deviceNetworks ? DeviceNetworks.parse(options.deviceNetworks) : undefined;
   // Stable across restarts (host and data dir, not the pid); its bus client id derives from it.
@@ -175,6 +176,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       brokerUrl,
       embeddedBroker: !options.mqttUrl && !options.bus,
       tokenRequired: token !== undefined,
+      ...(transport.scheme === 'https' ? { tlsCertPath: transport.certPath } : {}),
       bus,
       ...(busClientAddress ? { busClientAddress } : {}),
       sharedState: () => {
@@ -258,20 +260,19 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       ...(options.hostNames ? { hostNames: options.hostNames } : {}),
     });
     const handle = app.callback(); // Koa answers every failure itself: the returned promise never rejects
-    const server = createServer((req, res) => void handle(req, res));
-    server.headersTimeout = 20_000;
-    server.requestTimeout = 60_000;
-    server.on('clientError', answerClientError);
-    await listen(server, options.port ?? DEFAULT_HUB_PORT, host, { name: 'the hub', key: '--port' });
-    cleanups.push(() => closeServer(server));
-    const port = boundPort(server, options.port ?? DEFAULT_HUB_PORT);
+    const web = await startHubServer({ handler: (req, res) => void handle(req, res), transport, host, port: options.port ?? DEFAULT_HUB_PORT, logger });
+    cleanups.push(() => web.close());
+    const port = web.port;
     const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    const url = `http://${urlHost}:${port}`;
+    const url = `${web.scheme}://${urlHost}:${port}`;
     info.httpUrl = url;
     logger.info(
       { url, host, broker: brokerUrl, plugins: runtime.plugins.map((p) => p.name), auth: token ? 'bearer token' : 'none (loopback only)' },
       'hub listening',
     );
+    if (transport.scheme === 'http' && transport.insecure) {
+      logger.warn({ host }, `--insecure-http: plain HTTP on ${host}, beyond loopback: the bearer token and every answer cross the network in clear`);
+    }
     if (!token) logger.warn('no --token: the hub and its broker listen on 127.0.0.1 only, and HTTP asks no credentials (bus clients still authenticate)');
 
     let closing: Promise<void> | undefined;

@@ -8,7 +8,7 @@ interface ModuleView {
   evidence: { reason: string | null };
 }
 export interface ReadinessBody {
-  fleet: { grade: string; reason: string | null; device_count: number; unchecked: string[]; stale: string[] };
+  fleet: { grade: string; reason: string | null; device_count: number; unchecked: string[]; stale: string[]; warnings?: string[] };
   devices: Record<string, { grade: string; checked_at: string; age_s: number; stale: boolean; modules: Record<string, ModuleView> }>;
   modules: string[];
 }
@@ -55,6 +55,7 @@ export function readinessTable(body: ReadinessBody): string {
     lines.push('', `${id} (${d.grade}):`);
     for (const m of why) lines.push(`  ${m} ${d.modules[m].grade}: ${d.modules[m].evidence.reason ?? ''}`);
   }
+  for (const w of body.fleet.warnings ?? []) lines.push('', `warning: ${w}`);
   if (body.fleet.unchecked.length > 0) lines.push('', `not checked yet: ${body.fleet.unchecked.join(', ')} (POST /fleet/validate checks now)`);
   return lines.join('\n');
 }

@@ -13,7 +13,11 @@
  *      (LOOKOUT_HUB_IDENTITY_CACHE_MS=0, the device named by its registry file), and each of the
  *      three tools called directly.
  *
- * Overhead (b − a) against the aim of 0.5 ms; the enriched overhead (enriched − direct health)
+ *  (d) the same tool through two more hubs alike but for TLS (the device named by their registry
+ *      files): one plain HTTP, one HTTPS with the fleet-CA hub server certificate (`--tls`), each on
+ *      its own kept-alive connection: what TLS adds to a call once the handshake is done.
+ *
+ * Overhead (b − a) against the aim of 0.5 ms; TLS (d) against the aim of 0.2 ms; the enriched overhead (enriched − direct health)
  * against the slowest enrichment call's direct time. The device serves one call at a time (one
  * event loop, about a millisecond of CPU per call), so three calls in parallel still queue there.
  *
@@ -21,7 +25,9 @@
  *   LOOKOUT_BENCH_CALLS=1000 LOOKOUT_BENCH_TOOL=get_system_health node dist/test/bench/hub-tools-call.bench.js
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -31,6 +37,7 @@ import { createLogger } from '../../core/src/log/logger.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startHub } from '../../hub/src/start-hub.js';
 import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
+import { provisionFleetCertificates } from '../../core/src/tls/provision-fleet.js';
 import { startDeviceProcess } from '../support/device-process.js';
 import { waitFor } from '../integration/hub-helpers.js';
 
@@ -41,8 +48,11 @@ const TOOL = process.env.LOOKOUT_BENCH_TOOL ?? 'get_device_identity';
 const DEVICE_ID = 'bench-cam';
 const SECRET = 'hub-tools-call-bench-fleet-secret';
 const AIM_MS = 0.5;
+const TLS_AIM_MS = 0.2;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+/** Set once the fleet CA exists: the HTTPS hub's kept-alive connection. */
+let tlsAgent: TlsAgent | undefined;
 
 // The direct SDK client's fetch warns once per request past 1 500 listeners on its transport's signal: counted, said once at the end.
 let leakWarnings = 0;
@@ -64,10 +74,11 @@ interface HubAnswer {
 function hubCall(base: string, tool: string): Promise<{ ms: number; answer: HubAnswer }> {
   const body = JSON.stringify({ tool, arguments: {} });
   const started = process.hrtime.bigint();
+  const tls = base.startsWith('https:');
   return new Promise((resolve, reject) => {
-    const req = request(
+    const req = (tls ? tlsRequest : request)(
       `${base}/tools/call?target=${DEVICE_ID}`,
-      { agent, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      { agent: tls ? tlsAgent : agent, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -182,6 +193,16 @@ async function main(): Promise<void> {
     logger: quiet,
     env: { ...env, LOOKOUT_HUB_IDENTITY_CACHE_MS: '0' },
   });
+  // (d): two hubs alike but for TLS, the device named by the same registry file.
+  const caDir = join(dir, 'ca');
+  const tlsDir = join(dir, 'tls-hub');
+  await provisionFleetCertificates({ caDir, hubDataDir: tlsDir });
+  tlsAgent = new TlsAgent({ keepAlive: true, maxSockets: 1, ca: readFileSync(join(caDir, 'ca.crt')) });
+  const twin = { fleetSecret: SECRET, port: 0, registryFile, defaultMetrics: false, logger: quiet, env } as const;
+  const plainBus = new MemoryBus();
+  const tlsBus = new MemoryBus();
+  const plainHub = await startHub({ ...twin, bus: plainBus, dataDir: join(dir, 'plain-hub'), stateStore: new MemoryStateStore() });
+  const tlsHub = await startHub({ ...twin, bus: tlsBus, dataDir: tlsDir, stateStore: new MemoryStateStore(), tls: true });
   const client = new Client({ name: 'hub-tools-call-bench', version: '1.0.0' });
   try {
     await waitFor(
@@ -212,6 +233,14 @@ async function main(): Promise<void> {
     console.log(line(`(b) ${TOOL} through POST /tools/call`, proxied));
     console.log(
       `overhead (b − a): median ${f(overhead)} ms (round by round ${f(pairedMedian(direct.times, proxied.times))} ms), p99 ${f(b.p99 - a.p99)} ms, cpu ${f(proxied.cpuMs - direct.cpuMs)} ms; aim <= ${AIM_MS} ms: ${overhead <= AIM_MS ? 'met' : 'NOT met'}`,
+    );
+
+    const [plainTwin, tlsTwin] = await alternate([async () => (await hubCall(plainHub.url, TOOL)).ms, async () => (await hubCall(tlsHub.url, TOOL)).ms]);
+    const tlsOver = stats(tlsTwin.times).median - stats(plainTwin.times).median;
+    console.log(line(`(d) ${TOOL} through a hub on plain HTTP (registry)`, plainTwin));
+    console.log(line(`    the same through its twin on HTTPS (${tlsHub.url.split(':')[0]})`, tlsTwin));
+    console.log(
+      `TLS overhead (HTTPS − HTTP, kept-alive): median ${f(tlsOver)} ms (round by round ${f(pairedMedian(plainTwin.times, tlsTwin.times))} ms), p99 ${f(stats(tlsTwin.times).p99 - stats(plainTwin.times).p99)} ms, cpu ${f(tlsTwin.cpuMs - plainTwin.cpuMs)} ms; aim <= ${TLS_AIM_MS} ms: ${tlsOver <= TLS_AIM_MS ? 'met' : 'NOT met'}`,
     );
 
     const identityCalls = await identityCallsOf(hub.url);
@@ -247,7 +276,12 @@ async function main(): Promise<void> {
     }
   } finally {
     agent.destroy();
+    tlsAgent?.destroy();
     await client.close().catch(() => undefined);
+    await plainHub.close();
+    await tlsHub.close();
+    await plainBus.close();
+    await tlsBus.close();
     await device.stop();
     await asking.close();
     await bus.close();

@@ -20,6 +20,8 @@ export interface HubInfo {
   tokenRequired: boolean;
   /** Set once the HTTP server listens. */
   httpUrl?: string;
+  /** The certificate file the hub serves HTTPS with (readiness warns before it expires); absent on plain HTTP. */
+  tlsCertPath?: string;
   bus: Pick<BusPort, 'connected'>;
   /** Where the state replicas share lives, and whether this replica's copy of it is current. */
   sharedState?(): SharedStateStatus;

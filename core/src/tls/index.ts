@@ -5,9 +5,18 @@
  * plugins); issuing loads @peculiar/x509.
  */
 export { checkIssuedBy, keyMatchesCertificate, commonNameOf, type CertificateCheck } from './certificate-check.js';
-export { deviceTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls-paths.js';
+export { deviceTlsPaths, hubServerTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls-paths.js';
+export { certificateExpiry, expiryWarning, EXPIRY_WARNING_DAYS, type CertificateExpiry } from './certificate-expiry.js';
+export { readManaged, recordManaged, caCertPathOf, MANAGED_FILE, type ManagedCertificate } from './managed-certificates.js';
 export { openFleetCa, CA_FILES, CA_COMMON_NAME, type FleetCa } from './fleet-ca.js';
 export { issueCertificate, type CertificateRequest, type CertificateUsage, type IssuedCertificate } from './issue-certificate.js';
-export { provisionDeviceCertificate, provisionHubCertificate, RENEW_BEFORE_DAYS, type ProvisionedCertificate } from './provision-certificates.js';
+export {
+  provisionDeviceCertificate,
+  provisionHubCertificate,
+  provisionHubServerCertificate,
+  RENEW_BEFORE_DAYS,
+  type CertificateRole,
+  type ProvisionedCertificate,
+} from './provision-certificates.js';
 export { provisionFleetCertificates, type FleetCertificatesRequest, type FleetCertificatesReport } from './provision-fleet.js';
 export { createSelfSignedCertificate, type SelfSignedCertificate } from './self-signed-lazy.js';

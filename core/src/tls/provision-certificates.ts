@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
 import { chmod } from 'node:fs/promises';
 import { LookoutError } from '../errors/lookout-error.js';
 import { writeFileAtomic } from '../paths/atomic-write.js';
@@ -8,16 +9,22 @@ import { checkIssuedBy, commonNameOf, keyMatchesCertificate } from './certificat
 import type { FleetCa } from './fleet-ca.js';
 import { isDnsName } from './certificate-names.js';
 import { issueCertificate, type CertificateUsage } from './issue-certificate.js';
-import { deviceTlsPaths, HUB_CERT_COMMON_NAME, hubTlsPaths, type TlsPaths } from './tls-paths.js';
+import { deviceTlsPaths, HUB_CERT_COMMON_NAME, hubServerTlsPaths, hubTlsPaths, type TlsPaths } from './tls-paths.js';
 
 export const DEVICE_CERT_DAYS = 730;
 export const HUB_CERT_DAYS = 730;
+export const HUB_SERVER_CERT_DAYS = 730;
+/** What the hub's server certificate always names besides the host's: the hub is reached on loopback too. */
+export const HUB_SERVER_LOOPBACK_NAMES = { dnsNames: ['localhost'], ips: ['127.0.0.1', '::1'] } as const;
 /** A certificate with less than this left is issued again rather than kept. */
 export const RENEW_BEFORE_DAYS = 30;
 
 /** What provisioning did for one holder. */
+export type CertificateRole = 'device' | 'hub' | 'hub-server';
+
 export interface ProvisionedCertificate extends TlsPaths {
-  role: 'device' | 'hub';
+  /** hub: the hub's client certificate (peer queries); hub-server: the one it serves HTTPS with. */
+  role: CertificateRole;
   /** The device id, or `lookout-hub`. */
   name: string;
   /** created: there was none; kept: a valid one of this CA was there; replaced: the one there was not fit (see reason). */
@@ -33,7 +40,7 @@ export interface ProvisionedCertificate extends TlsPaths {
 }
 
 interface Wanted {
-  role: 'device' | 'hub';
+  role: CertificateRole;
   commonName: string;
   dnsNames: string[];
   ips: string[];
@@ -71,6 +78,35 @@ export function provisionHubCertificate(ca: FleetCa, options: { hubDataDir: stri
     days: HUB_CERT_DAYS,
   };
   return provision(ca, hubTlsPaths(options.hubDataDir), wanted, options.force ?? false, options.now ?? new Date());
+}
+
+/**
+ * The hub's server certificate for HTTPS (serverAuth), beside its client one: CN the hub's host name,
+ * SAN that name, `localhost`, 127.0.0.1 and ::1, and the names and addresses the operator gives
+ * (`--san`: what devices and browsers dial the hub by). A kept certificate lacking one of them is
+ * issued again, so adding a name to the command line is how it is added to the certificate.
+ */
+export function provisionHubServerCertificate(
+  ca: FleetCa,
+  options: { hubDataDir: string; hostName: string; sans?: string[]; force?: boolean; now?: Date },
+): Promise<ProvisionedCertificate> {
+  const names = [options.hostName, ...(options.sans ?? [])];
+  const ips = names.filter((n) => isIP(n) !== 0);
+  const dns = names.filter((n) => isIP(n) === 0);
+  // The host's own name is left out of the SAN when it is not a DNS name (the CN still carries it); a given --san is refused.
+  const bad = (options.sans ?? []).filter((n) => isIP(n) === 0 && !isDnsName(n));
+  if (bad.length > 0) {
+    throw new LookoutError('argument_invalid', `--san ${bad[0]} is neither a DNS name nor an IP address`, { details: { san: bad[0] } });
+  }
+  const wanted: Wanted = {
+    role: 'hub-server',
+    commonName: options.hostName,
+    dnsNames: unique([...dns.filter(isDnsName), ...HUB_SERVER_LOOPBACK_NAMES.dnsNames].map((n) => n.toLowerCase())),
+    ips: unique([...ips, ...HUB_SERVER_LOOPBACK_NAMES.ips]),
+    usages: ['serverAuth'],
+    days: HUB_SERVER_CERT_DAYS,
+  };
+  return provision(ca, hubServerTlsPaths(options.hubDataDir), wanted, options.force ?? false, options.now ?? new Date());
 }
 
 async function provision(ca: FleetCa, paths: TlsPaths, wanted: Wanted, force: boolean, now: Date): Promise<ProvisionedCertificate> {

@@ -26,3 +26,13 @@ export function hubTlsPaths(hubDataDir: string): TlsPaths {
   const dir = join(resolve(hubDataDir), 'tls');
   return { certPath: join(dir, 'hub.crt'), keyPath: join(dir, 'hub.key'), caPath: join(dir, 'fleet_ca.crt') };
 }
+
+/**
+ * The hub's server certificate for HTTPS, beside its client one: `<hub data dir>/tls/hub-server.crt|.key`
+ * (CN the hub's host name, serverAuth, SAN its names and addresses). A separate key from the client
+ * certificate, so that either can be replaced without the other.
+ */
+export function hubServerTlsPaths(hubDataDir: string): TlsPaths {
+  const dir = join(resolve(hubDataDir), 'tls');
+  return { certPath: join(dir, 'hub-server.crt'), keyPath: join(dir, 'hub-server.key'), caPath: join(dir, 'fleet_ca.crt') };
+}

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { packageRoot } from '../../../core/src/paths/package-root.js';
 import { checkIssuedBy } from '../../../core/src/tls/certificate-check.js';
+import { provisionFleetCertificates } from '../../../core/src/tls/provision-fleet.js';
 import { parseCertsArgs } from '../../../operator/src/certs-command.js';
 import { scratchDir, type ScratchDir } from '../../support/scratch-dir.js';
 
@@ -31,7 +32,7 @@ describe('lookout certs', () => {
   it('creates the CA and issues two devices and the hub; a second run keeps them; --force issues again', async () => {
     const d = scratch.dir;
     const args = ['certs', '--ca-dir', join(d, 'ca'), '--device', 'cam-1', '--data-root', join(d, 'cam-1'), '--ip', '127.0.0.2', '--ip', '::1'];
-    args.push('--device', 'cam-2', '--data-root', join(d, 'cam-2'), '--hub-data', join(d, 'hub'), '--json');
+    args.push('--device', 'cam-2', '--data-root', join(d, 'cam-2'), '--hub-data', join(d, 'hub'), '--hub-host', 'hub.test', '--san', '10.0.0.5', '--json');
     const first = JSON.parse((await run(process.execPath, [cli, ...args])).stdout) as {
       ca: { created: boolean; certPath: string };
       certificates: { name: string; action: string; certPath: string; keyPath: string; ips: string[] }[];
@@ -43,7 +44,14 @@ describe('lookout certs', () => {
         ['cam-1', 'created', ['127.0.0.2', '::1']],
         ['cam-2', 'created', []],
         ['lookout-hub', 'created', []],
+        ['hub.test', 'created', ['10.0.0.5', '127.0.0.1', '::1']],
       ],
+    );
+    // The hub's HTTPS server certificate: its names and addresses, and loopback's.
+    assert.equal(first.certificates[3].certPath, join(d, 'hub', 'tls', 'hub-server.crt'));
+    assert.equal(
+      new X509Certificate(await readFile(first.certificates[3].certPath)).subjectAltName,
+      'DNS:hub.test, DNS:localhost, IP Address:10.0.0.5, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1',
     );
     const caPem = await readFile(join(d, 'ca', 'ca.crt'), 'utf8');
     for (const c of first.certificates) {
@@ -61,7 +69,7 @@ describe('lookout certs', () => {
     assert.equal(again.ca.created, false);
     assert.deepEqual(
       again.certificates.map((c) => c.action),
-      ['kept', 'kept', 'kept'],
+      ['kept', 'kept', 'kept', 'kept'],
     );
     // A kept key other users could read is made 0600, and the table says so.
     await chmod(first.certificates[0].keyPath, 0o644);
@@ -77,7 +85,56 @@ describe('lookout certs', () => {
     await chmod(join(d, 'ca', 'ca.key'), 0o600);
     const forced = await run(process.execPath, [cli, ...args.filter((a) => a !== '--json'), '--force']);
     assert.match(forced.stdout, /^fleet CA {5}kept/);
-    assert.equal(forced.stdout.match(/replaced .*\(replaced: forced\)/g)?.length, 3, forced.stdout);
+    assert.equal(forced.stdout.match(/replaced .*\(replaced: forced\)/g)?.length, 4, forced.stdout);
+    const renewed = await run(process.execPath, [cli, ...args.filter((a) => a !== '--json'), '--renew']);
+    assert.equal(renewed.stdout.match(/replaced .*\(replaced: forced\)/g)?.length, 4, renewed.stdout);
+  });
+
+  it('status shows every certificate it issued with its days left; one within 30 days is flagged (exit 3) and renewed by the next run', async () => {
+    const d = scratch.dir;
+    const ca = join(d, 'ca');
+    // Issued 710 days ago: the 730-day certificates have 20 days left (the 10-year CA plenty).
+    const past = new Date(Date.now() - 710 * 86_400_000);
+    await provisionFleetCertificates({ caDir: ca, devices: [{ deviceId: 'cam-1', dataRoot: join(d, 'cam-1') }], hubDataDir: join(d, 'hub'), now: past });
+    const status = await run(process.execPath, [cli, 'certs', 'status', '--ca-dir', ca]).then(
+      () => assert.fail('certs status exits 3 when a certificate expires within 30 days'),
+      (e: Failure & { stdout: string }) => e,
+    );
+    assert.equal(status.code, 3);
+    for (const name of ['fleet CA', 'cam-1', 'lookout-hub', 'hub-server']) {
+      if (name === 'hub-server') assert.match(status.stdout, /^hub-server .* 19 days {2}.*hub-server\.crt {2}EXPIRING$/m, status.stdout);
+      else if (name === 'fleet CA') assert.match(status.stdout, /^ca +fleet CA +\d{4}-\d\d-\d\d +29\d\d days {2}.*ca\.crt$/m, status.stdout);
+      else assert.match(status.stdout, new RegExp(`^\\S+ +${name} .* 19 days  .* EXPIRING$`, 'm'), status.stdout);
+    }
+    const json = JSON.parse((await run(process.execPath, [cli, 'certs', 'status', '--ca-dir', ca, '--json']).catch((e: { stdout: string }) => e)).stdout) as {
+      certificates: { role: string; daysLeft: number; state: string }[];
+    };
+    assert.deepEqual(
+      json.certificates.map((c) => [c.role, c.state]),
+      [
+        ['ca', 'ok'],
+        ['device', 'expiring'],
+        ['hub', 'expiring'],
+        ['hub-server', 'expiring'],
+      ],
+    );
+    // A plain run renews what ends within 30 days.
+    const renew = await run(process.execPath, [
+      cli,
+      'certs',
+      '--ca-dir',
+      ca,
+      '--device',
+      'cam-1',
+      '--data-root',
+      join(d, 'cam-1'),
+      '--hub-data',
+      join(d, 'hub'),
+    ]);
+    assert.equal(renew.stdout.match(/replaced .*\(replaced: it expires in 19 days\)/g)?.length, 3, renew.stdout);
+    const after = await run(process.execPath, [cli, 'certs', 'status', '--ca-dir', ca]);
+    assert.doesNotMatch(after.stdout, /EXPIRING/);
+    assert.match(after.stdout, /^hub-server .* 7[23]\d days/m, after.stdout);
   });
 
   it('a command-line mistake exits 2 naming it; a bad address exits 1 with its code', async () => {

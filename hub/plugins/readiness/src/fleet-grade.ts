@@ -1,3 +1,4 @@
+import type { CertificateExpiry } from 'lookout/core';
 import { READINESS_MODULES, type DeviceReadiness, type DeviceReadinessView, type FleetGrade, type Grade, type ReadinessModule } from './readiness-schemas.js';
 
 /** A stored grade with its age at `now`; stale past `staleAfterMs` (the checks stopped refreshing it). */
@@ -9,9 +10,15 @@ export function viewOf(record: DeviceReadiness, now: number, staleAfterMs: numbe
 /**
  * The fleet's grade from its devices' grades: ready when every device is ready; not_ready when
  * none is ready or degraded, or no device is known; degraded otherwise. A device the hub knows
- * that no check graded yet counts as not_ready (nothing says it is ready).
+ * that no check graded yet counts as not_ready (nothing says it is ready). The hub's certificates
+ * and their warnings (one ending within 30 days) ride along: a certificate about to end still works,
+ * so it warns the operator without lowering the grade.
  */
-export function fleetGrade(devices: DeviceReadinessView[], unchecked: string[]): FleetGrade {
+export function fleetGrade(
+  devices: DeviceReadinessView[],
+  unchecked: string[],
+  hub: { certificates: CertificateExpiry[]; warnings: string[] } = { certificates: [], warnings: [] },
+): FleetGrade {
   const by_grade: Record<Grade, number> = { ready: 0, degraded: 0, not_ready: unchecked.length };
   for (const d of devices) by_grade[d.grade] += 1;
   const modules = {} as FleetGrade['modules'];
@@ -36,7 +43,17 @@ export function fleetGrade(devices: DeviceReadinessView[], unchecked: string[]):
     ].filter((p): p is string => p !== null);
     reason = `${count - by_grade.ready} of ${count} devices not ready (${parts.join('; ')})`;
   }
-  return { grade, reason, device_count: count, by_grade, unchecked, stale: devices.filter((d) => d.stale).map((d) => d.device_id), modules };
+  return {
+    grade,
+    reason,
+    device_count: count,
+    by_grade,
+    unchecked,
+    stale: devices.filter((d) => d.stale).map((d) => d.device_id),
+    modules,
+    certificates: hub.certificates,
+    warnings: hub.warnings,
+  };
 }
 
 function list(ids: string[]): string {

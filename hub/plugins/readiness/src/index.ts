@@ -6,6 +6,7 @@ import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
 import { fleetGrade, viewOf } from './fleet-grade.js';
 import { GradeStore } from './grade-store.js';
+import { hubCertificates } from './hub-certificates.js';
 import { ReadinessChecker } from './readiness-checker.js';
 import { DeviceReadinessViewSchema, FleetGradeSchema, GradeSchema, READINESS_MODULES, type DeviceReadinessView } from './readiness-schemas.js';
 import { READINESS_GRADES, type ReadinessGrades, type ReadinessSnapshot } from './service.js';
@@ -126,7 +127,8 @@ export default definePlugin({
       const devices = new Map<string, DeviceReadinessView>();
       for (const [id, record] of [...stored].sort(([a], [b]) => a.localeCompare(b))) devices.set(id, viewOf(record, now, staleAfterMs));
       const unchecked = checker.knownDevices().filter((id) => !stored.has(id));
-      return { fleet: fleetGrade([...devices.values()], unchecked), devices };
+      const certificates = hubCertificates(ctx.runtime.dataDir, ctx.services.optional(HUB_INFO)?.tlsCertPath, new Date(now));
+      return { fleet: fleetGrade([...devices.values()], unchecked, certificates), devices };
     };
     const service: ReadinessGrades = {
       snapshot,

@@ -75,6 +75,15 @@ export type DeviceReadinessView = z.infer<typeof DeviceReadinessViewSchema>;
 const CountsSchema = z.object({ ready: z.number().int(), degraded: z.number().int(), not_ready: z.number().int() });
 const ModuleCountsSchema = CountsSchema.extend({ not_applicable: z.number().int() });
 
+export const CertificateExpirySchema = z.object({
+  name: z.string().describe('what it is for: hub HTTPS server, hub client, fleet CA'),
+  path: z.string(),
+  notAfter: z.string().nullable().describe('its end (ISO 8601); null when it cannot be read'),
+  daysLeft: z.number().int().nullable(),
+  state: z.enum(['ok', 'expiring', 'expired', 'missing', 'unreadable']).describe('expiring: fewer than 30 days left'),
+  problem: z.string().optional(),
+});
+
 export const FleetGradeSchema = z.object({
   grade: GradeSchema.describe('ready: every device ready; not_ready: no device ready or degraded (or none known); degraded otherwise'),
   reason: z.string().nullable(),
@@ -84,5 +93,11 @@ export const FleetGradeSchema = z.object({
   unchecked: z.array(z.string()),
   stale: z.array(z.string()),
   modules: z.record(z.enum(READINESS_MODULES), ModuleCountsSchema),
+  certificates: z.array(CertificateExpirySchema).describe('the hub’s own certificates (HTTPS server, client, fleet CA) with their days left'),
+  warnings: z
+    .array(z.string())
+    .describe(
+      'what needs the operator without lowering the grade: a hub certificate that ends within 30 days, has ended or cannot be read (renew with lookout certs)',
+    ),
 });
 export type FleetGrade = z.infer<typeof FleetGradeSchema>;
