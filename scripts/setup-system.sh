@@ -2,6 +2,8 @@
 # Installs the system packages Lookout's tests and `npm start` need on Debian (bookworm):
 #   ffmpeg          real transcodes, RTSP playback and snapshot tails in tests
 #   mosquitto       the external broker tests run beside the embedded one
+#   mosquitto-clients, python3-paho-mqtt  MQTT 5 clients no one on the project wrote (mosquitto_sub -V
+#                   mqttv5, paho with Debian's /usr/bin/python3) that the bus tests point at the default broker
 #   redis-server    the shared state of hub replicas (tests start their own on 127.0.0.1, in a temp dir)
 #   openssh-server  the sshd tests start for SSH/SFTP fallbacks (sshd in /usr/sbin)
 #   openssh-client  ssh-keygen for the host and client keys those tests make
@@ -24,6 +26,8 @@ declare -A PROVIDER=(
   [ffmpeg]=ffmpeg
   [ffprobe]=ffmpeg
   [/usr/sbin/mosquitto]=mosquitto
+  [mosquitto_sub]=mosquitto-clients
+  [/usr/lib/python3/dist-packages/paho/mqtt]=python3-paho-mqtt
   [/usr/bin/redis-server]=redis-server
   [/usr/sbin/sshd]=openssh-server
   [ssh-keygen]=openssh-client
@@ -160,7 +164,7 @@ mapfile -t packages < <(missing_packages)
 need_nginx=0
 nginx_runs || need_nginx=1
 if ((${#packages[@]} == 0 && need_nginx == 0)); then
-  echo "setup-system: ffmpeg, mosquitto, redis-server, sshd, ssh-keygen, ip, openssl, g++, make, python3, chromium and nginx (.lookout-dev/nginx) are present; nothing to do"
+  echo "setup-system: ffmpeg, mosquitto (and its clients), paho-mqtt, redis-server, sshd, ssh-keygen, ip, openssl, g++, make, python3, chromium and nginx (.lookout-dev/nginx) are present; nothing to do"
   exit 0
 fi
 if ((need_nginx)); then

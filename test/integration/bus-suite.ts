@@ -266,7 +266,10 @@ export function busSuite(kind: string, startBroker: BrokerFactory): void {
         await ok.close();
 
         const wrong = MqttBus.connect({ url: secured.url, clientId: `${ns}-auth-bad`, username: auth.username, password: 'wrong', connectTimeoutMs: 3_000 });
-        await assert.rejects(wrong, (e) => isLookoutError(e, 'bus_auth_refused') && [4, 5].includes((e.details as { returnCode: number }).returnCode));
+        await assert.rejects(
+          wrong,
+          (e) => isLookoutError(e, 'bus_auth_refused') && [4, 5, 0x86, 0x87].includes((e.details as { returnCode: number }).returnCode),
+        );
         const missing = MqttBus.connect({ url: secured.url, clientId: `${ns}-auth-none`, connectTimeoutMs: 3_000 });
         await assert.rejects(missing, (e) => isLookoutError(e, 'bus_auth_refused'));
         // The password never appears in the error a caller might log.

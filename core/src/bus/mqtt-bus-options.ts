@@ -33,6 +33,11 @@ export interface MqttBusOptions {
   attemptTimeoutMs?: number;
   /** How long `close()` waits for in-flight messages before it drops the socket. Default 2 000. */
   closeTimeoutMs?: number;
+  /**
+   * The MQTT version to offer first. Default 5; a broker that speaks only 3.1.1 (it answers "unacceptable
+   * protocol version") is then spoken to in 3.1.1 for the rest of the bus's life.
+   */
+  protocolVersion?: 4 | 5;
   /** QoS of `publish` and `subscribe` when the caller gives none. Default 1 (the spec's bus). */
   defaultQos?: Qos;
   logger?: BusLogger;
@@ -48,4 +53,6 @@ export interface MqttBusStats {
   connectedSince: number | null;
   /** Whether the broker resumed the session at the latest CONNACK (false: subscriptions were restored by us). */
   sessionPresent: boolean;
+  /** The MQTT version of the current (or last) connection: 5, or 4 (3.1.1) with a broker that speaks no 5. */
+  protocolVersion: 4 | 5;
 }

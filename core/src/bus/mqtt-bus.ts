@@ -7,6 +7,7 @@ import type { BusPort, MessageHandler, PublishOptions } from './bus-port.js';
 import type { MqttBusOptions, MqttBusStats } from './mqtt-bus-options.js';
 import { assertPublishTopic, assertTopicFilter } from './mqtt-topics.js';
 import { SubscriptionTable, type Qos, type SubscriptionEntry } from './subscription-table.js';
+import { subscriptionIdOf } from './subscription-ids.js';
 
 export type { MqttBusOptions, MqttBusStats, MqttWill } from './mqtt-bus-options.js';
 
@@ -17,12 +18,23 @@ interface Deferred {
 
 const noLog = (): void => undefined;
 
-/** CONNACK return codes (MQTT 3.1.1) that mean the credentials, not the network, are the problem. */
-const AUTH_REFUSALS = new Set([4, 5]);
+/**
+ * CONNACK codes that mean the credentials, not the network, are the problem: 3.1.1's bad user name or
+ * password (4) and not authorized (5), MQTT 5's 0x86 and 0x87.
+ */
+const AUTH_REFUSALS = new Set([4, 5, 0x86, 0x87]);
+/** CONNACK codes of a broker that does not speak the version offered: 3.1.1's 1, MQTT 5's 0x84. */
+const VERSION_REFUSALS = new Set([1, 0x84]);
+/** MQTT 5's "never expires": a persistent session lives as long as under 3.1.1 (the broker may cap it). */
+const SESSION_NEVER_EXPIRES = 0xffffffff;
+/** A SUBACK code at or above this refuses the filter (3.1.1's 0x80, MQTT 5's reason codes). */
+const SUBACK_REFUSED = 0x80;
 
 /**
- * BusPort over MQTT.js 5 (MQTT 3.1.1 on the wire, which aedes and mosquitto both speak and under
- * which both send one copy of a message matching overlapping filters).
+ * BusPort over MQTT.js 5, speaking MQTT 5 (3.1.1 with a broker that speaks no 5). Under MQTT 5 every
+ * filter is subscribed with its own Subscription Identifier, because brokers differ on a message
+ * matching overlapping filters (aedes sends one copy, mosquitto one per filter): the identifiers a
+ * copy carries say which handlers it is for (SubscriptionTable.handlersForCopy).
  *
  * Reconnecting is ours, not MQTT.js's: its fixed `reconnectPeriod` has no backoff, so it is set to 0
  * and `client.reconnect()` is called on our schedule, handing over the stores so that QoS 1
@@ -52,7 +64,19 @@ export class MqttBus implements BusPort {
   private quietErrors = false;
   /** Settles the promise of `start()`; null once it has. */
   private firstConnect: { resolve: () => void; refused: (code: number) => void; aborted: () => void } | null = null;
-  private readonly counters: MqttBusStats = { connects: 0, messagesIn: 0, published: 0, handlerErrors: 0, connectedSince: null, sessionPresent: false };
+  /** Filters by their subscription identifier (ids derive from filters: see subscription-ids.ts). */
+  private readonly idFilters = new Map<number, Set<string>>();
+  /** False when an MQTT 5 broker says it has no subscription identifiers (copies are then matched by topic). */
+  private idsAvailable = true;
+  private readonly counters: MqttBusStats = {
+    connects: 0,
+    messagesIn: 0,
+    published: 0,
+    handlerErrors: 0,
+    connectedSince: null,
+    sessionPresent: false,
+    protocolVersion: 5,
+  };
 
   private constructor(options: MqttBusOptions) {
     if (!options.url) throw new LookoutError('config_invalid', 'MqttBus needs a broker url', { details: { key: 'url' } });
@@ -64,6 +88,7 @@ export class MqttBus implements BusPort {
     this.log = options.logger ?? silentBusLogger;
     this.backoff = new Backoff(options.reconnect);
     this.defaultQos = options.defaultQos ?? 1;
+    this.counters.protocolVersion = options.protocolVersion ?? 5;
   }
 
   /** Connects and resolves once the broker accepted the client (subscriptions restored, listeners run). */
@@ -100,7 +125,7 @@ export class MqttBus implements BusPort {
       });
     const clientOptions: IClientOptions = {
       clientId: o.clientId,
-      protocolVersion: 4,
+      protocolVersion: this.counters.protocolVersion,
       clean: o.clean ?? false,
       keepalive: o.keepaliveSec ?? 30,
       reconnectPeriod: 0,
@@ -109,6 +134,8 @@ export class MqttBus implements BusPort {
       // MQTT.js's debug logging, off or not, costs two calls per packet: about 5 % of a busy hub's ingest.
       log: noLog,
     };
+    // Under MQTT 5 a session ends at disconnect unless it is given a lifetime; 3.1.1 kept it for ever.
+    if (clientOptions.protocolVersion === 5 && !clientOptions.clean) clientOptions.properties = { sessionExpiryInterval: SESSION_NEVER_EXPIRES };
     if (o.username !== undefined) clientOptions.username = o.username;
     if (o.password !== undefined) clientOptions.password = o.password;
     if (o.will) {
@@ -276,6 +303,7 @@ export class MqttBus implements BusPort {
     this.counters.connectedSince = Date.now();
     const sessionPresent = !(this.options.clean ?? false) && connack.sessionPresent === true;
     this.counters.sessionPresent = sessionPresent;
+    this.idsAvailable = this.counters.protocolVersion === 5 && connack.properties?.subscriptionIdentifiersAvailable !== false;
     if (!sessionPresent) {
       this.brokerFilters.clear();
       this.staleFilters.clear();
@@ -296,22 +324,34 @@ export class MqttBus implements BusPort {
     for (const listener of [...this.connectListeners]) this.runListener(listener);
   }
 
-  /** One SUBSCRIBE for the filters; acknowledges every handler waiting on them. */
+  /**
+   * Subscribes the filters and acknowledges every handler waiting on them: in one SUBSCRIBE, or under
+   * MQTT 5 one per filter (a Subscription Identifier names a whole SUBSCRIBE).
+   */
   private async sendSubscribe(filters: string[], generation: number): Promise<void> {
+    if (this.idsAvailable) await Promise.all(filters.map((f) => this.subscribeOnce([f], generation, subscriptionIdOf(f))));
+    else await this.subscribeOnce(filters, generation);
+  }
+
+  private async subscribeOnce(filters: string[], generation: number, id?: number): Promise<void> {
     const client = this.client;
     if (!client) return;
     const request: Record<string, { qos: Qos }> = {};
     for (const f of filters) request[f] = { qos: this.table.qosOf(f) };
+    if (id !== undefined) {
+      const [filter] = filters as [string];
+      this.idFilters.set(id, new Set(this.idFilters.get(id)).add(filter));
+    }
     let granted: { topic: string; qos: number }[];
     try {
-      granted = await client.subscribeAsync(request);
+      granted = await client.subscribeAsync(request, id === undefined ? {} : { properties: { subscriptionIdentifier: id } });
     } catch (err) {
       // Connection lost before SUBACK: the handlers stay registered and the next connect retries.
       if (generation === this.generation && !this.closed) this.log.debug({ err, filters }, 'subscribe interrupted');
       return;
     }
     for (const g of granted) {
-      if (g.qos === 128) this.refuseFilter(g.topic);
+      if (g.qos >= SUBACK_REFUSED) this.refuseFilter(g.topic);
       else {
         this.brokerFilters.add(g.topic);
         this.ackFilter(g.topic);
@@ -339,6 +379,9 @@ export class MqttBus implements BusPort {
 
   private async dropFilter(filter: string): Promise<void> {
     const held = this.brokerFilters.delete(filter);
+    const id = subscriptionIdOf(filter);
+    this.idFilters.get(id)?.delete(filter);
+    if (this.idFilters.get(id)?.size === 0) this.idFilters.delete(id);
     if (this.closed) return;
     if (this.connected) await this.sendUnsubscribe(filter);
     else if (held) this.staleFilters.add(filter);
@@ -371,6 +414,15 @@ export class MqttBus implements BusPort {
 
   private onClientError(err: Error & { code?: unknown }): void {
     if (this.closed) return;
+    if (typeof err.code === 'number' && VERSION_REFUSALS.has(err.code) && this.counters.protocolVersion === 5 && this.client) {
+      // An MQTT 3.1.1 broker (aedes 1, mosquitto 1.x): the next attempt, scheduled on close, offers 3.1.1.
+      this.log.info({ clientId: this.clientId }, 'the broker speaks MQTT 3.1.1 only: speaking 3.1.1 to it');
+      this.counters.protocolVersion = 4;
+      this.idsAvailable = false;
+      this.client.options.protocolVersion = 4;
+      delete this.client.options.properties;
+      return;
+    }
     if (typeof err.code === 'number' && AUTH_REFUSALS.has(err.code)) {
       this.log.error({ clientId: this.clientId, returnCode: err.code }, 'broker refused the credentials');
       this.firstConnect?.refused(err.code);
@@ -386,7 +438,7 @@ export class MqttBus implements BusPort {
     if (this.closed) return;
     this.counters.messagesIn++;
     const meta = { retain: packet.retain === true };
-    for (const handler of this.table.handlersFor(topic)) {
+    for (const handler of this.handlersOf(topic, packet)) {
       try {
         const result: unknown = handler(topic, payload, meta);
         if (result instanceof Promise) result.catch((err: unknown) => this.handlerFailed(err, topic));
@@ -394,6 +446,15 @@ export class MqttBus implements BusPort {
         this.handlerFailed(err, topic);
       }
     }
+  }
+
+  /** The handlers this copy is for: by the subscription identifiers it carries, else by its topic. */
+  private handlersOf(topic: string, packet: IPublishPacket): MessageHandler[] {
+    const ids = packet.properties?.subscriptionIdentifier;
+    if (ids === undefined || !this.idsAvailable) return this.table.handlersFor(topic);
+    const filters: string[] = [];
+    for (const id of Array.isArray(ids) ? ids : [ids]) filters.push(...(this.idFilters.get(id) ?? []));
+    return this.table.handlersForCopy(topic, filters);
   }
 
   private handlerFailed(err: unknown, topic: string): void {

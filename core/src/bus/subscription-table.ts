@@ -23,16 +23,18 @@ export class SubscriptionTable {
    * thousands of times a second; matching every filter each time was a fifth of its ingest CPU.
    */
   private readonly matched = new Map<string, MessageHandler[]>();
+  /** Per topic, the handlers by the one filter each is answered under (see handlersForCopy). */
+  private readonly matchedByFilter = new Map<string, Map<string, MessageHandler[]>>();
 
   add(entry: SubscriptionEntry): void {
     this.entries.add(entry);
-    this.matched.clear();
+    this.forget();
   }
 
   /** Removes the entry; true when no other entry uses its filter any more (time to unsubscribe). */
   remove(entry: SubscriptionEntry): boolean {
     if (!this.entries.delete(entry)) return false;
-    this.matched.clear();
+    this.forget();
     return !this.hasFilter(entry.filter);
   }
 
@@ -69,20 +71,58 @@ export class SubscriptionTable {
     return handlers;
   }
 
+  /**
+   * The handlers one copy of a message reaches when the broker says which of our filters it was sent
+   * for (MQTT 5 subscription identifiers). Brokers differ: aedes sends one copy naming every
+   * matching filter, mosquitto one copy per matching filter. Either way each handler is called once:
+   * under the first (in sort order) of its filters that match the topic, on the copy that names it.
+   */
+  handlersForCopy(topic: string, copyFilters: Iterable<string>): MessageHandler[] {
+    let byFilter = this.matchedByFilter.get(topic);
+    if (!byFilter) {
+      byFilter = this.matchByFilter(topic);
+      if (topic.length <= MAX_CACHED_TOPIC_LENGTH) {
+        if (this.matchedByFilter.size >= MAX_MATCHED_TOPICS) this.matchedByFilter.clear();
+        this.matchedByFilter.set(topic, byFilter);
+      }
+    }
+    const out: MessageHandler[] = [];
+    for (const filter of copyFilters) out.push(...(byFilter.get(filter) ?? []));
+    return out;
+  }
+
+  private matchByFilter(topic: string): Map<string, MessageHandler[]> {
+    const first = new Map<MessageHandler, string>();
+    for (const e of this.matchingEntries(topic)) {
+      const held = first.get(e.handler);
+      if (held === undefined || e.filter < held) first.set(e.handler, e.filter);
+    }
+    const out = new Map<string, MessageHandler[]>();
+    for (const [handler, filter] of first) out.set(filter, [...(out.get(filter) ?? []), handler]);
+    return out;
+  }
+
   private match(topic: string): MessageHandler[] {
-    const out = new Set<MessageHandler>();
+    return [...new Set([...this.matchingEntries(topic)].map((e) => e.handler))];
+  }
+
+  private *matchingEntries(topic: string): Iterable<SubscriptionEntry> {
     // MQTT: filters starting with a wildcard never match `$SYS/...`-style topics.
     const system = topic.startsWith('$');
     for (const e of this.entries) {
       if (system && (e.filter.startsWith('+') || e.filter.startsWith('#'))) continue;
-      if (topicMatches(e.filter, topic)) out.add(e.handler);
+      if (topicMatches(e.filter, topic)) yield e;
     }
-    return [...out];
+  }
+
+  private forget(): void {
+    this.matched.clear();
+    this.matchedByFilter.clear();
   }
 
   clear(): void {
     this.entries.clear();
-    this.matched.clear();
+    this.forget();
   }
 
   get size(): number {

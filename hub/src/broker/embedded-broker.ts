@@ -2,6 +2,7 @@ import { createServer, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
 import { boundPort, listen } from '../../../core/src/net/listen.js';
 import { guardPacketSizes } from './packet-size-guard.js';
+import { withEveryMatchingIdentifier } from './subscription-identifiers.js';
 import { connectionAdmission } from './connection-admission.js';
 import { brokerConnectionBudget } from './descriptor-budget.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
@@ -148,7 +149,7 @@ export const EmbeddedBroker = {
       broker.authenticate = authenticator(options.auth, log);
     }
     broker.authorizePublish = publishAuthorizer(options.maxPayloadBytes, roles, log);
-    if (options.maxPayloadBytes !== undefined) broker.authorizeForward = forwardFilter(options.maxPayloadBytes);
+    broker.authorizeForward = forwardFilter(options.maxPayloadBytes);
     broker.on('clientError', (client: Client, err: Error) => log.debug({ clientId: client.id, err: err.message }, 'broker client error'));
     broker.on('connectionError', (_client: Client, err: Error) => log.debug({ err: err.message }, 'broker connection error'));
 
@@ -307,6 +308,7 @@ function publishAuthorizer(maxPayloadBytes: number | undefined, roles: WeakMap<C
   };
 }
 
-function forwardFilter(maxPayloadBytes: number): Aedes['authorizeForward'] {
-  return (_client, packet) => (payloadSize(packet) > maxPayloadBytes ? null : packet);
+/** Drops a copy over maxPayloadBytes; names in each copy every subscription it matches (subscription-identifiers.ts). */
+function forwardFilter(maxPayloadBytes: number | undefined): Aedes['authorizeForward'] {
+  return (client, packet) => (maxPayloadBytes !== undefined && payloadSize(packet) > maxPayloadBytes ? null : withEveryMatchingIdentifier(client, packet));
 }
