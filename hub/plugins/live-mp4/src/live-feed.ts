@@ -62,13 +62,16 @@ export class LiveFeed {
       ...(o.user !== undefined ? { user: o.user } : {}),
       ...(o.password !== undefined ? { password: o.password } : {}),
       timeoutMs: o.connectTimeoutMs,
+      // The parameter sets and the frame rate before the first picture: the camera's first GOP comes
+      // in one burst right after PLAY, and placed on a rate not yet known it would stretch (or
+      // squeeze) the first second of the timeline.
+      onDescribe: (sdp) => this.fromSdp(sdp),
       onRtp: (p) => depacketizer.push(p),
       onClose: (err) => this.close(err ?? new LookoutError(RTSP_FAILED, `the camera ended the RTSP stream of ${o.deviceId}`, { details: { cause: 'closed' } })),
     }).then(
       (playing) => {
         if (this.closed) return playing.close();
         this.rtsp = playing;
-        this.fromSdp(playing.sdp);
       },
       (err: unknown) => this.close(rtspFailure(err, `the RTSP stream of ${o.deviceId} failed`)),
     );

@@ -15,6 +15,11 @@ export interface RtspPlayOptions {
   user?: string;
   password?: string;
   timeoutMs: number;
+  /**
+   * The session description, as soon as DESCRIBE answers: before PLAY, so before the first RTP
+   * packet (the camera sends its latest GOP at once after the PLAY answer, in the same read).
+   */
+  onDescribe?(sdp: string): void;
   /** Each RTP packet of the video track (interleaved channel 0). */
   onRtp(packet: Buffer): void;
   /** The stream ended after PLAY (a failure before it rejects rtspPlay instead). */
@@ -42,6 +47,7 @@ export async function rtspPlay(o: RtspPlayOptions): Promise<RtspPlaying> {
   try {
     const describe = await conn.request('DESCRIBE', o.url, { Accept: 'application/sdp' });
     const sdp = describe.body.toString('utf8');
+    o.onDescribe?.(sdp);
     const base = describe.headers['content-base'] ?? `${o.url}/`;
     const control = /^a=control:(.+)$/m.exec(sdp.split(/^m=/m)[1] ?? '')?.[1]?.trim() ?? '';
     const trackUrl = /^rtsp:\/\//i.test(control) ? control : new URL(control, base.endsWith('/') ? base : `${base}/`).toString();
