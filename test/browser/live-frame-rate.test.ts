@@ -168,7 +168,7 @@ async function measure(page: Page, selector: string): Promise<Measured> {
         mediaSeconds: b.media - a.media,
         played: w.pictures.filter((p) => p >= a.media && p < b.media).length,
         state:
-          `currentTime ${v.currentTime.toFixed(3)}, readyState ${v.readyState}, paused ${v.paused}, buffered ` +
+          `currentTime ${v.currentTime.toFixed(3)}, readyState ${v.readyState}, paused ${v.paused}, seeking ${v.seeking}, buffered ` +
           Array.from({ length: v.buffered.length }, (_, i) => `${v.buffered.start(i).toFixed(3)}-${v.buffered.end(i).toFixed(3)}`).join(' ') +
           `, first pictures ${w.pictures
             .slice(0, 4)

@@ -23,6 +23,8 @@ export function DetectionsOverlay(props: {
   // Before the picture's size is known (not loaded yet) there is nowhere to put a box.
   if (!(width > 0 && height > 0)) return null;
   const frame = detectorFrameOf(props.message);
+  // Labels at the same share of the picture's height whatever its pixel size (18 px of a 640 px one).
+  const text = Math.max(8, Math.round((height * 18) / 640));
   return html`<svg
     class="overlay"
     viewBox=${`0 0 ${width} ${height}`}
@@ -46,7 +48,7 @@ export function DetectionsOverlay(props: {
           stroke-width="3"
           vector-effect="non-scaling-stroke"
         />
-        <text x=${x1 + 2} y=${Math.max(14, y1 - 4)} fill=${colour} font-size="18" data-testid="det-label">${label}</text>
+        <text x=${x1 + 2} y=${Math.max(text * 0.8, y1 - text / 4)} fill=${colour} font-size=${text} data-testid="det-label">${label}</text>
       </g>`;
     })}
   </svg>`;
