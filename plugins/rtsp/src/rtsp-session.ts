@@ -12,6 +12,8 @@ export type Transport =
 export interface SessionSink {
   socket: Socket;
   udp: UdpSocket | undefined;
+  /** The server's RTCP port (RTP's + 1), where its sender reports to UDP viewers come from. */
+  udpRtcp?: UdpSocket | undefined;
   maxBufferBytes: number;
   /** The viewer reads too slowly: drop it (its connection), the others go on. */
   onSlow(session: RtspSession, lagBytes: number): void;
@@ -85,7 +87,7 @@ export class RtspSession {
     if (t.kind === 'udp') {
       const udp = this.sink.udp;
       // UDP has no back-pressure to watch: the kernel drops what the path cannot carry.
-      if (udp && report) udp.send(report, t.rtcpPort, t.address);
+      if (this.sink.udpRtcp && report) this.sink.udpRtcp.send(report, t.rtcpPort, t.address);
       if (udp) for (const p of packets) udp.send(p, t.rtpPort, t.address);
       return;
     }
