@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page, Response } from 'playwright-core';
+import { boxOnPicture, detectorFrameOf } from '../../core/src/contracts/detection-frame.js';
 import { api, callTool } from '../integration/hub-helpers.js';
 import { SseReader } from '../unit/hub/plugins/fleet-events/sse-reader.js';
 import { artifactsDir, DEVICES, HUB_TOKEN, launchChromium, startConsoleFleet, type ConsoleFleet } from './console-fleet.js';
@@ -127,7 +128,8 @@ describe('fleet console in chromium', () => {
       }
       assert.ok(boxes > 0, 'a snapshot with detections');
       const drawn = await snapshotStage.evaluate((stage) => {
-        const img = stage.querySelector('img')!.getBoundingClientRect();
+        const picture = stage.querySelector('img')!;
+        const img = picture.getBoundingClientRect();
         return [...stage.querySelectorAll('[data-testid=det-box]')].map((g) => {
           const r = g.querySelector('rect')!;
           const box = r.getBoundingClientRect();
@@ -137,13 +139,19 @@ describe('fleet console in chromium', () => {
             track: g.getAttribute('data-track'),
             screen: { x: box.x - img.x, y: box.y - img.y, w: box.width, h: box.height },
             img: { w: img.width, h: img.height },
+            natural: { width: picture.naturalWidth, height: picture.naturalHeight },
           };
         });
       });
       type Streamed = { dets: { b: number[]; track_id?: number }[]; captured_at?: string; frame_width?: number; frame_height?: number };
       const messages = reader.events.filter((e) => e.event === 'dets').map((e) => JSON.parse(e.data) as Streamed);
-      const streamed = messages.map((m) => m.dets);
-      const match = streamed.find((dets) => dets.length === drawn.length && dets.every((d, i) => d.b[0] === drawn[i].b[0] && d.b[1] === drawn[i].b[1]));
+      // The boxes are drawn in the picture's pixels, placed by core's rule from the message's detector frame.
+      const onPicture = (m: Streamed): number[][] => m.dets.map((d) => boxOnPicture(d.b, detectorFrameOf(m), drawn[0].natural));
+      const near = (a: number, b: number) => Math.abs(a - b) < 1e-6;
+      const matched = messages.find(
+        (m) => m.dets.length === drawn.length && onPicture(m).every((b, i) => near(b[0], drawn[i].b[0]) && near(b[1], drawn[i].b[1])),
+      );
+      const match = matched?.dets;
       assert.ok(match, `the boxes ${JSON.stringify(drawn.map((d) => d.b))} are one of the streamed detections`);
       // They are the dets of the picture's instant (captured_at nearest the snapshot's), not the newest ones.
       const pictureAt = Date.parse(snapshotTimes.at(-1) ?? '');
@@ -189,7 +197,11 @@ describe('fleet console in chromium', () => {
       }
       for (const [i, d] of drawn.entries()) {
         const det: { b: number[]; track_id?: number } = match[i];
-        assert.deepEqual(d.b, [det.b[0], det.b[1], det.b[2] - det.b[0], det.b[3] - det.b[1]]);
+        const [x1, y1, x2, y2]: number[] = onPicture(matched)[i];
+        assert.deepEqual(
+          d.b.map((v) => Math.round(v * 1000)),
+          [x1, y1, x2 - x1, y2 - y1].map((v) => Math.round(v * 1000)),
+        );
         // On screen: the detector frame (640×640) stretched over the picture, within a pixel and a half.
         const sx = d.img.w / 640;
         const sy = d.img.h / 640;

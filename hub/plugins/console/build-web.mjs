@@ -15,8 +15,18 @@ const out = join(root, 'dist', 'hub', 'plugins', 'console', 'web');
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
+// The page takes from lookout/core only the dependency-free coordinate rule (boxOnPicture and
+// detectorFrameOf, contracts/detection-frame.ts): the rest of core is Node's, and an import of
+// anything else from core fails this build ("No matching export").
+const coreForThePage = {
+  name: 'lookout-core-for-the-page',
+  setup(b) {
+    b.onResolve({ filter: /^lookout\/core$/ }, () => ({ path: join(root, 'core', 'src', 'contracts', 'detection-frame.ts') }));
+  },
+};
 const result = await build({
   entryPoints: [join(src, 'main.ts')],
+  plugins: [coreForThePage],
   bundle: true,
   minify: true,
   sourcemap: 'linked',

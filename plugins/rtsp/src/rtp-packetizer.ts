@@ -1,5 +1,8 @@
 import { splitAnnexB, type VideoCodec } from './nal-units.js';
 
+/** Seconds from NTP's epoch (1900) to Unix's (1970). */
+const NTP_UNIX_OFFSET_S = 2_208_988_800;
+
 /** RTP payload type of the video in the SDP (dynamic range). */
 export const PAYLOAD_TYPE = 96;
 
@@ -48,6 +51,8 @@ export class RtpStream {
   private seq: number;
   private readonly tsBase: number;
   private originMs: number | undefined;
+  private packetCount = 0;
+  private octetCount = 0;
 
   constructor(
     readonly ssrc: number,
@@ -68,9 +73,31 @@ export class RtpStream {
     return (this.tsBase + Math.round((capturedAtMs - this.originMs) * 90)) >>> 0;
   }
 
+  /**
+   * An RTCP sender report (RFC 3550 6.4.1) for a picture captured at `capturedAtMs`: its wall-clock
+   * capture time as NTP beside its RTP timestamp, which is how a receiver turns every RTP time of the
+   * stream into a capture time (the hub's live view pairs the detections with the picture shown).
+   */
+  senderReport(capturedAtMs: number): Buffer {
+    const sr = Buffer.alloc(28);
+    sr[0] = 0x80; // V=2, no padding, no report blocks
+    sr[1] = 200; // SR
+    sr.writeUInt16BE(6, 2); // length in 32-bit words minus one
+    sr.writeUInt32BE(this.ssrc, 4);
+    const ntpSeconds = Math.floor(capturedAtMs / 1000) + NTP_UNIX_OFFSET_S;
+    sr.writeUInt32BE(ntpSeconds >>> 0, 8);
+    sr.writeUInt32BE(Math.floor(((capturedAtMs % 1000) / 1000) * 2 ** 32) >>> 0, 12);
+    sr.writeUInt32BE(this.timestamp(capturedAtMs), 16);
+    sr.writeUInt32BE(this.packetCount >>> 0, 20);
+    sr.writeUInt32BE(this.octetCount >>> 0, 24);
+    return sr;
+  }
+
   /** The RTP packets (12-byte header + payload) of one picture. */
   packets(payloads: Buffer[], capturedAtMs: number): Buffer[] {
     const ts = this.timestamp(capturedAtMs);
+    this.packetCount += payloads.length;
+    this.octetCount += payloads.reduce((n, p) => n + p.length, 0);
     return payloads.map((payload, i) => {
       const header = Buffer.allocUnsafe(12);
       header[0] = 0x80;

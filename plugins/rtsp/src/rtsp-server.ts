@@ -186,6 +186,7 @@ export class RtspServer {
       sink: {
         socket,
         udp: this.udp?.rtp,
+        udpRtcp: this.udp?.rtcp,
         maxBufferBytes: this.o.maxBufferBytes,
         onSlow: (session, lag) => {
           this.slowDropped++;

@@ -12,6 +12,8 @@ export type Transport =
 export interface SessionSink {
   socket: Socket;
   udp: UdpSocket | undefined;
+  /** The server's RTCP port (RTP's + 1), where its sender reports to UDP viewers come from. */
+  udpRtcp?: UdpSocket | undefined;
   maxBufferBytes: number;
   /** The viewer reads too slowly: drop it (its connection), the others go on. */
   onSlow(session: RtspSession, lagBytes: number): void;
@@ -27,6 +29,7 @@ export class RtspSession {
   lastSeen: number;
   private off: (() => void) | undefined;
   private closed = false;
+  private reported = false;
 
   constructor(
     readonly id: string,
@@ -76,11 +79,15 @@ export class RtspSession {
   }
 
   private send(picture: EncodedPicture): void {
+    // A sender report (capture time beside RTP time) before the first picture and every keyframe.
+    const report = picture.keyframe || !this.reported ? this.rtp.senderReport(picture.capturedAtMs) : undefined;
+    this.reported = true;
     const packets = this.rtp.packets(this.source.payloads(picture), picture.capturedAtMs);
     const t = this.transport;
     if (t.kind === 'udp') {
       const udp = this.sink.udp;
       // UDP has no back-pressure to watch: the kernel drops what the path cannot carry.
+      if (this.sink.udpRtcp && report) this.sink.udpRtcp.send(report, t.rtcpPort, t.address);
       if (udp) for (const p of packets) udp.send(p, t.rtpPort, t.address);
       return;
     }
@@ -88,13 +95,15 @@ export class RtspSession {
     if (socket.destroyed) return;
     // One write per picture: every packet with its interleaved frame header ($, channel, length).
     const parts: Buffer[] = [];
-    for (const p of packets) {
+    const frame = (channel: number, p: Buffer) => {
       const h = Buffer.allocUnsafe(4);
       h[0] = 0x24;
-      h[1] = t.rtpChannel;
+      h[1] = channel;
       h.writeUInt16BE(p.length, 2);
       parts.push(h, p);
-    }
+    };
+    if (report) frame(t.rtcpChannel, report);
+    for (const p of packets) frame(t.rtpChannel, p);
     socket.write(Buffer.concat(parts));
     if (socket.writableLength > this.sink.maxBufferBytes) this.sink.onSlow(this, socket.writableLength);
   }

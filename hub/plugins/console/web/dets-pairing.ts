@@ -1,3 +1,4 @@
+import type { ShownPicture } from './capture-clock.js';
 import type { Detection } from './store.js';
 
 /** One dets message as the hub streams it (GET /fleet/events?kind=dets). */
@@ -9,16 +10,6 @@ export interface DetsFrame {
   captured_at?: string;
   frame_width?: number;
   frame_height?: number;
-}
-
-/**
- * The frame a message's boxes are in: its frame_width × frame_height, else the 640×640 substream.
- * The same rule as core's detectorFrameOf (contracts/detection-frame.ts); the page is bundled for
- * the browser and cannot import core, and the console's browser test holds the two together.
- */
-export function detectorFrameOf(d: Pick<DetsFrame, 'frame_width' | 'frame_height'>): { width: number; height: number } {
-  const { frame_width: w, frame_height: h } = d;
-  return typeof w === 'number' && typeof h === 'number' && w > 0 && h > 0 ? { width: w, height: h } : { width: 640, height: 640 };
 }
 
 /** How long the page keeps a device's dets to pair a snapshot with: a picture may be seconds old. */
@@ -33,19 +24,34 @@ export const PAIR_WITHIN_MS = 250;
  * A device or a snapshot that gives no capture time gets the newest boxes, as before.
  */
 export function detsForPicture(recent: readonly DetsFrame[], pictureCapturedAt: string | null): DetsFrame | null {
-  const newest = recent.at(-1) ?? null;
   const at = pictureCapturedAt ? Date.parse(pictureCapturedAt) : NaN;
-  if (Number.isNaN(at) || !recent.some((d) => d.captured_at)) return newest;
+  if (Number.isNaN(at) || !recent.some((d) => d.captured_at)) return recent.at(-1) ?? null;
+  return nearest(recent, at, PAIR_WITHIN_MS);
+}
+
+/**
+ * The dets of the live picture on screen (its capture time from the stream's prft boxes): the
+ * message captured nearest it, within half the frame interval there, so that a picture never gets
+ * its neighbour's boxes; null when none is that near (no boxes rather than boxes of another
+ * instant). A stream or a device that gives no capture times gets the newest boxes, as before.
+ */
+export function detsForLivePicture(recent: readonly DetsFrame[], shown: ShownPicture | undefined): DetsFrame | null {
+  if (!shown || !recent.some((d) => d.captured_at)) return recent.at(-1) ?? null;
+  if (shown.intervalMs === undefined || !(shown.intervalMs > 0)) return null;
+  return nearest(recent, shown.capturedAtMs, shown.intervalMs / 2);
+}
+
+function nearest(recent: readonly DetsFrame[], atMs: number, withinMs: number): DetsFrame | null {
   let best: DetsFrame | null = null;
   let gap = Infinity;
   for (const d of recent) {
     const t = d.captured_at ? Date.parse(d.captured_at) : NaN;
-    if (Math.abs(t - at) < gap) {
-      gap = Math.abs(t - at);
+    if (Math.abs(t - atMs) < gap) {
+      gap = Math.abs(t - atMs);
       best = d;
     }
   }
-  return gap <= PAIR_WITHIN_MS ? best : null;
+  return gap <= withinMs ? best : null;
 }
 
 /** `recent` with `d` added and what is older than RECENT_DETS_MS (by arrival) let go. */

@@ -3,7 +3,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { pictureUrl, postJson, q } from './api.js';
 import { Clips } from './clips.js';
 import { DetectionsOverlay } from './detections-overlay.js';
-import { detectorFrameOf, detsForPicture, withRecent, type DetsFrame } from './dets-pairing.js';
+import type { ShownPicture } from './capture-clock.js';
+import { detsForLivePicture, detsForPicture, withRecent, type DetsFrame } from './dets-pairing.js';
 import { openEventStream } from './events.js';
 import { ago, clock, gradeClass, num, storageClass, thermalClass } from './format.js';
 import { LivePlayer, type LiveState } from './live-player.js';
@@ -46,17 +47,47 @@ function useDetections(deviceId: string): void {
   );
 }
 
-function LiveView(props: { deviceId: string; dets: DetsFrame | null; classNames: Record<number, string> }) {
+/**
+ * The live video with the detections of the picture on screen: the player reads each picture's
+ * capture time from the stream (prft) and the boxes are those of the dets captured nearest it,
+ * within half a frame; a picture with no dets that near gets no boxes (never its neighbour's).
+ */
+function LiveView(props: { deviceId: string; recent: DetsFrame[]; classNames: Record<number, string> }) {
   const video = useRef<HTMLVideoElement>(null);
   const [state, setLiveState] = useState<{ state: LiveState; detail?: string }>({ state: 'connecting' });
+  const [shown, setShown] = useState<{ picture: ShownPicture | undefined; width: number; height: number }>({ picture: undefined, width: 0, height: 0 });
   useEffect(() => {
-    const player = new LivePlayer(video.current!, props.deviceId, (s, detail) => setLiveState(detail === undefined ? { state: s } : { state: s, detail }));
+    const v = video.current!;
+    const player = new LivePlayer(
+      v,
+      props.deviceId,
+      (s, detail) => setLiveState(detail === undefined ? { state: s } : { state: s, detail }),
+      (picture) =>
+        setShown((old) =>
+          old.picture?.capturedAtMs === picture?.capturedAtMs &&
+          old.picture?.intervalMs === picture?.intervalMs &&
+          old.width === v.videoWidth &&
+          old.height === v.videoHeight
+            ? old
+            : { picture, width: v.videoWidth, height: v.videoHeight },
+        ),
+    );
     return () => player.stop();
   }, [props.deviceId]);
+  const paired = detsForLivePicture(props.recent, shown.picture);
   return html`<figure class="media">
     <div class="stage">
       <video ref=${video} data-testid="live-video" muted playsinline autoplay></video>
-      ${props.dets ? html`<${DetectionsOverlay} dets=${props.dets.dets} frame=${detectorFrameOf(props.dets)} classNames=${props.classNames} />` : null}
+      ${
+        paired
+          ? html`<${DetectionsOverlay}
+              message=${paired}
+              picture=${{ width: shown.width, height: shown.height }}
+              classNames=${props.classNames}
+              capturedAt=${shown.picture?.capturedAtMs}
+            />`
+          : null
+      }
     </div>
     <figcaption>
       Live <span class=${`badge ${state.state === 'playing' ? 'ok' : 'warn'}`} data-testid="live-state">${state.state}</span>
@@ -72,14 +103,15 @@ function LiveView(props: { deviceId: string; dets: DetsFrame | null; classNames:
  * beside moving figures. Until the dets of that instant are here, the picture has no boxes.
  */
 function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; classNames: Record<number, string> }) {
-  const [shot, setShot] = useState<{ url: string; capturedAt: string | null; at: string } | null>(null);
+  const [shot, setShot] = useState<{ url: string; capturedAt: string | null; at: string; size: { width: number; height: number } } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const take = async () => {
     try {
       const picture = await pictureUrl(`/stream/snapshot?target=${q(props.deviceId)}&w=640`);
       setShot((old) => {
         if (old) URL.revokeObjectURL(old.url);
-        return { ...picture, at: new Date().toISOString() };
+        // Its pixel size comes with its load.
+        return { ...picture, at: new Date().toISOString(), size: { width: 0, height: 0 } };
       });
       setError(null);
     } catch (err) {
@@ -99,8 +131,20 @@ function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; classNames
   }, [props.deviceId, ready]);
   return html`<figure class="media">
     <div class="stage">
-      ${shot ? html`<img src=${shot.url} data-testid="snapshot" alt="snapshot" />` : html`<div class="thumb empty">${error ?? 'loading…'}</div>`}
-      ${paired ? html`<${DetectionsOverlay} dets=${paired.dets} frame=${detectorFrameOf(paired)} classNames=${props.classNames} />` : null}
+      ${
+        shot
+          ? html`<img
+              src=${shot.url}
+              data-testid="snapshot"
+              alt="snapshot"
+              onLoad=${(e: Event) => {
+                const img = e.currentTarget as HTMLImageElement;
+                setShot((old) => (old && old.url === shot.url ? { ...old, size: { width: img.naturalWidth, height: img.naturalHeight } } : old));
+              }}
+            />`
+          : html`<div class="thumb empty">${error ?? 'loading…'}</div>`
+      }
+      ${paired && shot ? html`<${DetectionsOverlay} message=${paired} picture=${shot.size} classNames=${props.classNames} />` : null}
     </div>
     <figcaption>
       Snapshot ${shot ? clock(shot.at) : ''} <button class="small" data-testid="snapshot-refresh" onClick=${() => void take()}>new snapshot</button>
@@ -112,7 +156,6 @@ export function DeviceView(props: { deviceId: string }) {
   const s = useStore();
   const card = s.cards[props.deviceId];
   const health = s.health?.devices[props.deviceId];
-  const dets = s.dets[props.deviceId] ?? null;
   const recent = s.detsRecent[props.deviceId] ?? [];
   const classNames = useClassNames(props.deviceId);
   useDetections(props.deviceId);
@@ -126,7 +169,7 @@ export function DeviceView(props: { deviceId: string }) {
       ${health ? html`<span class=${`badge ${gradeClass(health.readiness.grade)}`}>${health.readiness.grade}</span>` : null}
     </header>
     <div class="media-row">
-      <${LiveView} deviceId=${props.deviceId} dets=${dets} classNames=${classNames} />
+      <${LiveView} deviceId=${props.deviceId} recent=${recent} classNames=${classNames} />
       <${SnapshotView} deviceId=${props.deviceId} recent=${recent} classNames=${classNames} />
     </div>
     <div class="columns">

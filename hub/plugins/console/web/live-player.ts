@@ -1,4 +1,5 @@
 import { hubFetch, q } from './api.js';
+import { CaptureClock, type ShownPicture } from './capture-clock.js';
 
 export type LiveState = 'connecting' | 'playing' | 'retrying' | 'unsupported';
 
@@ -20,18 +21,41 @@ export class LivePlayer {
   private controller: AbortController | undefined;
   private stopped = false;
   private objectUrl: string | undefined;
+  /** The capture times of the stream playing now (its prft boxes). */
+  private captures = new CaptureClock();
+  private frameCallback: number | undefined;
   fragments = 0;
 
+  /** `onPicture` hears of every picture put on screen, with its capture time when the stream says it. */
   constructor(
     private readonly video: HTMLVideoElement,
     private readonly deviceId: string,
     private readonly onState: (state: LiveState, detail?: string) => void,
+    private readonly onPicture?: (shown: ShownPicture | undefined) => void,
   ) {
+    if (onPicture) this.watchPictures(onPicture);
     void this.loop();
+  }
+
+  /**
+   * Each picture presented, by its own media time (requestVideoFrameCallback), or the current time
+   * at each timeupdate where the browser has no frame callbacks.
+   */
+  private watchPictures(onPicture: (shown: ShownPicture | undefined) => void): void {
+    const video = this.video;
+    if (typeof video.requestVideoFrameCallback === 'function') {
+      const next = (_now: number, frame: VideoFrameCallbackMetadata) => {
+        if (this.stopped) return;
+        onPicture(this.captures.shownAt(frame.mediaTime));
+        this.frameCallback = video.requestVideoFrameCallback(next);
+      };
+      this.frameCallback = video.requestVideoFrameCallback(next);
+    } else video.addEventListener('timeupdate', () => onPicture(this.captures.shownAt(video.currentTime)));
   }
 
   stop(): void {
     this.stopped = true;
+    if (this.frameCallback !== undefined) this.video.cancelVideoFrameCallback(this.frameCallback);
     this.controller?.abort();
     this.video.removeAttribute('src');
     this.video.load();
@@ -71,6 +95,8 @@ export class LivePlayer {
     if (typeof MediaSource === 'undefined' || !MediaSource.isTypeSupported(mime))
       throw new Unsupported(`this browser cannot play ${mime} through Media Source Extensions`);
     const source = new MediaSource();
+    const captures = new CaptureClock();
+    this.captures = captures;
     if (this.objectUrl) URL.revokeObjectURL(this.objectUrl);
     this.objectUrl = URL.createObjectURL(source);
     this.video.src = this.objectUrl;
@@ -102,6 +128,7 @@ export class LivePlayer {
       const { value, done } = await reader.read();
       if (done || this.stopped) break;
       queue.push(value);
+      captures.push(value);
       this.fragments++;
       pump();
       if (!playing && source.readyState === 'open' && buffer.buffered.length > 0) {

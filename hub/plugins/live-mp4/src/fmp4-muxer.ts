@@ -71,8 +71,27 @@ export function initSegment(sps: Buffer, pps: Buffer, width: number, height: num
   return Buffer.concat([ftyp, box('moov', mvhd, trak, mvex)]);
 }
 
-/** One picture as a fragment: `decodeTime` and `duration` in 90 kHz ticks from the stream's start. */
-export function fragment(sequence: number, decodeTime: number, duration: number, nals: Buffer[], keyframe: boolean): Buffer {
+/** Seconds from NTP's epoch (1900) to Unix's (1970). */
+const NTP_UNIX_OFFSET_S = 2_208_988_800;
+/** prft flags (ISO/IEC 14496-12:2020 8.16.5): the NTP time is when the picture was captured. */
+const PRFT_CAPTURED = 24;
+
+/**
+ * A ProducerReferenceTimeBox (prft, version 1) for track 1: the wall-clock time `wallMs` (Unix ms,
+ * written as a 64-bit NTP timestamp) at which the picture at `mediaTime` (90 kHz ticks, the
+ * fragment's decode time) was captured. It goes just before the moof it describes.
+ */
+export function prft(wallMs: number, mediaTime: number): Buffer {
+  const seconds = Math.floor(wallMs / 1000);
+  const fraction = Math.floor(((wallMs - seconds * 1000) / 1000) * 2 ** 32);
+  return fullBox('prft', 1, PRFT_CAPTURED, u32(1, seconds + NTP_UNIX_OFFSET_S, fraction, Math.floor(mediaTime / 2 ** 32), mediaTime % 2 ** 32));
+}
+
+/**
+ * One picture as a fragment: `decodeTime` and `duration` in 90 kHz ticks from the stream's start;
+ * with `capturedAtMs` (Unix ms) a prft saying when the picture was captured comes first.
+ */
+export function fragment(sequence: number, decodeTime: number, duration: number, nals: Buffer[], keyframe: boolean, capturedAtMs?: number): Buffer {
   const samples = nals.map((n) => Buffer.concat([u32(n.length), n]));
   const sampleSize = samples.reduce((s, b) => s + b.length, 0);
   const mdat = box('mdat', ...samples);
@@ -84,5 +103,5 @@ export function fragment(sequence: number, decodeTime: number, duration: number,
   const mfhd = fullBox('mfhd', 0, 0, u32(sequence));
   const moofSize = box('moof', mfhd, box('traf', tfhd, tfdt, trunOf(0))).length;
   const moof = box('moof', mfhd, box('traf', tfhd, tfdt, trunOf(moofSize + 8)));
-  return Buffer.concat([moof, mdat]);
+  return Buffer.concat(capturedAtMs === undefined ? [moof, mdat] : [prft(capturedAtMs, decodeTime), moof, mdat]);
 }

@@ -3,7 +3,7 @@ import { LookoutError } from 'lookout/core';
 import { codecOf, fragment, initSegment } from './fmp4-muxer.js';
 import { H264Depacketizer, type AccessUnit } from './h264-depacketizer.js';
 import { spsSize } from './h264-sps.js';
-import { rtspPlay, type RtspPlaying } from './rtsp-client.js';
+import { rtspPlay, type RtspPlaying, type SenderReport } from './rtsp-client.js';
 import { RTSP_FAILED, rtspFailure } from './rtsp-failure.js';
 import { SampleClock } from './sample-clock.js';
 
@@ -46,6 +46,8 @@ export class LiveFeed {
   private sequence = 1;
   /** The pictures' times on the nominal frame rate (MSE drops pictures on jittery ones). */
   private readonly clock = new SampleClock();
+  /** The camera's latest RTCP sender report: its RTP times as capture times (each fragment's prft). */
+  private senderReport: SenderReport | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
   private readyWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   private closed = false;
@@ -62,13 +64,17 @@ export class LiveFeed {
       ...(o.user !== undefined ? { user: o.user } : {}),
       ...(o.password !== undefined ? { password: o.password } : {}),
       timeoutMs: o.connectTimeoutMs,
+      // The parameter sets and the frame rate before the first picture: the camera's first GOP comes
+      // in one burst right after PLAY, and placed on a rate not yet known it would stretch (or
+      // squeeze) the first second of the timeline.
+      onDescribe: (sdp) => this.fromSdp(sdp),
       onRtp: (p) => depacketizer.push(p),
+      onSenderReport: (r) => (this.senderReport = r),
       onClose: (err) => this.close(err ?? new LookoutError(RTSP_FAILED, `the camera ended the RTSP stream of ${o.deviceId}`, { details: { cause: 'closed' } })),
     }).then(
       (playing) => {
         if (this.closed) return playing.close();
         this.rtsp = playing;
-        this.fromSdp(playing.sdp);
       },
       (err: unknown) => this.close(rtspFailure(err, `the RTSP stream of ${o.deviceId} failed`)),
     );
@@ -166,6 +172,14 @@ export class LiveFeed {
     this.clock.setRate(Number(/^a=framerate:([\d.]+)/m.exec(sdp)?.[1]));
   }
 
+  /** The picture's capture time (Unix ms) from the camera's sender report; undefined before the first one. */
+  private captureMs(rtpTime: number): number | undefined {
+    const r = this.senderReport;
+    if (!r) return undefined;
+    // The signed 32-bit distance: a picture may be a little before the report as well as after it.
+    return r.wallMs + ((rtpTime - r.rtpTime) | 0) / 90;
+  }
+
   private onAccessUnit(au: AccessUnit): void {
     if (this.closed) return;
     const sps = au.nals.find((n) => (n[0] & 0x1f) === 7);
@@ -184,7 +198,7 @@ export class LiveFeed {
     }
     const { decodeTime, duration } = this.clock.place(au.rtpTime);
     const nals = au.nals.filter((n) => NAL_SEI_OR_DATA.has(n[0] & 0x1f));
-    const frag = fragment(this.sequence++, decodeTime, duration, nals, au.keyframe);
+    const frag = fragment(this.sequence++, decodeTime, duration, nals, au.keyframe, this.captureMs(au.rtpTime));
     this.fragments++;
     if (au.keyframe) {
       this.gop = [];

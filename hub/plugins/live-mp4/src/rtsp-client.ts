@@ -15,10 +15,34 @@ export interface RtspPlayOptions {
   user?: string;
   password?: string;
   timeoutMs: number;
+  /**
+   * The session description, as soon as DESCRIBE answers: before PLAY, so before the first RTP
+   * packet (the camera sends its latest GOP at once after the PLAY answer, in the same read).
+   */
+  onDescribe?(sdp: string): void;
   /** Each RTP packet of the video track (interleaved channel 0). */
   onRtp(packet: Buffer): void;
+  /** Each RTCP sender report of the video track (channel 1): the camera's wall clock beside its RTP clock. */
+  onSenderReport?(report: SenderReport): void;
   /** The stream ended after PLAY (a failure before it rejects rtspPlay instead). */
   onClose(error: Error | undefined): void;
+}
+
+export interface SenderReport {
+  /** The sender's wall-clock time (its NTP timestamp) in Unix milliseconds. */
+  wallMs: number;
+  /** The RTP time of the same instant. */
+  rtpTime: number;
+}
+
+/** Seconds from NTP's epoch (1900) to Unix's (1970). */
+const NTP_UNIX_OFFSET_S = 2_208_988_800;
+
+/** The sender report of an RTCP compound packet (RFC 3550 6.4.1), if it starts with one. */
+export function senderReportOf(packet: Buffer): SenderReport | undefined {
+  if (packet.length < 28 || packet[0] >> 6 !== 2 || packet[1] !== 200) return undefined;
+  const wallMs = (packet.readUInt32BE(8) - NTP_UNIX_OFFSET_S) * 1000 + (packet.readUInt32BE(12) / 2 ** 32) * 1000;
+  return { wallMs, rtpTime: packet.readUInt32BE(16) };
 }
 
 export interface RtspPlaying {
@@ -42,6 +66,7 @@ export async function rtspPlay(o: RtspPlayOptions): Promise<RtspPlaying> {
   try {
     const describe = await conn.request('DESCRIBE', o.url, { Accept: 'application/sdp' });
     const sdp = describe.body.toString('utf8');
+    o.onDescribe?.(sdp);
     const base = describe.headers['content-base'] ?? `${o.url}/`;
     const control = /^a=control:(.+)$/m.exec(sdp.split(/^m=/m)[1] ?? '')?.[1]?.trim() ?? '';
     const trackUrl = /^rtsp:\/\//i.test(control) ? control : new URL(control, base.endsWith('/') ? base : `${base}/`).toString();
@@ -173,6 +198,10 @@ class RtspConnection {
         const packet = this.buffer.subarray(4, 4 + length);
         this.buffer = this.buffer.subarray(4 + length);
         if (channel === 0) this.o.onRtp(packet);
+        else if (channel === 1 && this.o.onSenderReport) {
+          const report = senderReportOf(packet);
+          if (report) this.o.onSenderReport(report);
+        }
         continue;
       }
       const headEnd = this.buffer.indexOf('\r\n\r\n');
