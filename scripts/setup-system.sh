@@ -11,6 +11,7 @@
 #   openssl         device certificates generated on first start in development
 #   g++ make python3  the toolchain node-gyp drives to build the native addon (native/) during npm install
 #   chromium        the browser the console's tests drive with playwright-core (which downloads none)
+#   libnss3-tools   certutil, which gives a test browser's NSS database the fleet CA (console over HTTPS)
 #   nginx           the load balancer in front of hub replicas in tests: Debian's package is only
 #                   unpacked (apt-get download, dpkg -x) into .lookout-dev/nginx, never installed, so
 #                   no service is set up and nothing listens on :80; its shared libraries come by apt
@@ -37,6 +38,7 @@ declare -A PROVIDER=(
   [make]=make
   [python3]=python3
   [chromium]=chromium
+  [certutil]=libnss3-tools
   [onvif-util]=onvif-tools
 )
 
@@ -164,7 +166,7 @@ mapfile -t packages < <(missing_packages)
 need_nginx=0
 nginx_runs || need_nginx=1
 if ((${#packages[@]} == 0 && need_nginx == 0)); then
-  echo "setup-system: ffmpeg, mosquitto (and its clients), paho-mqtt, redis-server, sshd, ssh-keygen, ip, openssl, g++, make, python3, chromium and nginx (.lookout-dev/nginx) are present; nothing to do"
+  echo "setup-system: ffmpeg, mosquitto (and its clients), paho-mqtt, redis-server, sshd, ssh-keygen, ip, openssl, g++, make, python3, chromium, certutil and nginx (.lookout-dev/nginx) are present; nothing to do"
   exit 0
 fi
 if ((need_nginx)); then
