@@ -54,7 +54,7 @@ describe('the console over HTTPS, the fleet CA trusted by the browser', () => {
 
   it('serves the console over https: sign in and see the fleet, in a browser given the fleet CA', async () => {
     assert.match(hub.url, /^https:\/\//);
-    const page = await browsers[0]!.newPage();
+    const page = await browsers[0].newPage();
     // localhost: a name the hub's certificate carries (lookout certs adds it with 127.0.0.1 and ::1).
     const url = hub.url.replace('127.0.0.1', 'localhost');
     const answer = await page.goto(url + '/');
@@ -66,7 +66,7 @@ describe('the console over HTTPS, the fleet CA trusted by the browser', () => {
   });
 
   it('is refused by a browser that was not given the fleet CA', async () => {
-    const page = await browsers[1]!.newPage();
+    const page = await browsers[1].newPage();
     await assert.rejects(page.goto(hub.url.replace('127.0.0.1', 'localhost') + '/'), /ERR_CERT_AUTHORITY_INVALID/);
   });
 });
