@@ -4,8 +4,9 @@
  * is the default) announce `tls: ["tools"]` and their fingerprint in hello; the hub verifies the
  * certificate against the fleet CA of its data dir, wants it to name the device, and pins the
  * fingerprint the device announced. A device of another CA, one presenting another device's
- * certificate of the same CA, and one whose certificate changed after it announced are refused with
- * device_tls_mismatch (502), which readiness shows for that device.
+ * certificate of the same CA, and an endpoint presenting a certificate other than the announced one
+ * are refused with device_tls_mismatch (502), which readiness shows for that device. A certificate
+ * renewed on disk is served and announced after SIGHUP, and the hub pins the new one.
  */
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
@@ -21,8 +22,9 @@ import { startDevice, type DeviceHandle } from '../../edge/src/device-runtime.js
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { provisionTestFleetCerts } from '../support/fleet-certs.js';
 import { scratchDir, type ScratchDir } from '../support/scratch-dir.js';
-import { IDLE_SOCKET_MS } from '../../hub/plugins/tools-proxy/src/device-transport.js';
-import { api, callTool, sleep, testHub, waitFor } from './hub-helpers.js';
+import { ToolRegistry } from '../../core/src/tools/tool-registry.js';
+import { startToolServer } from '../../edge/src/tool-server.js';
+import { api, callTool, endClient, mqttClient, msg, publish, testHub, waitFor } from './hub-helpers.js';
 
 const PLUGINS = ['die-temp', 'identity', 'system-health', 'status'];
 
@@ -109,24 +111,48 @@ describe('hub → device over TLS, pinned to the fleet CA and the announced cert
     assert.match(v.text, /device_tls_mismatch/);
   });
 
-  it('a certificate changed on the device after it announced its fingerprint is refused until it announces the new one', async () => {
+  it('an endpoint presenting another valid certificate for the same device id, not the one announced, is refused (fingerprint pinned)', async () => {
+    // cam-a's traffic led to an impostor holding a second certificate the fleet CA issued for cam-a
+    // (an old or leaked one): right CA, right name, not the fingerprint cam-a announced.
+    const impostorRoot = join(scratch.dir, 'impostor');
+    await provisionTestFleetCerts(join(scratch.dir, 'ca'), { devices: [{ id: 'cam-a', dataRoot: impostorRoot, ips: ['127.0.0.1'] }] });
+    const impostor = await startToolServer({
+      tools: new ToolRegistry(),
+      logger: createLogger({ level: 'silent' }),
+      port: 0,
+      tls: { ...deviceTlsPaths(impostorRoot), reloadOnSighup: false },
+    });
+    const bus = await mqttClient(hub.brokerUrl);
+    try {
+      const announced = new X509Certificate(readFileSync(deviceTlsPaths(join(scratch.dir, 'cam-a')).certPath)).fingerprint256;
+      await publish(bus, 'devices/cam-a/hello', { ...msg.hello('cam-a', ['127.0.0.1'], impostor.port), tls: ['tools'], cert_fingerprint: announced });
+      const refused = await waitFor('the call to the impostor refused', async () => {
+        const r = await callTool(hub.url, 'cam-a', 'get_device_identity');
+        return r.status === 502 ? r : undefined;
+      });
+      assert.equal(refused.body.error.code, 'device_tls_mismatch', refused.text);
+      assert.equal(refused.body.error.details.reason, 'fingerprint_mismatch');
+      assert.equal(refused.body.error.details.expected_fingerprint, announced);
+      assert.notEqual(refused.body.error.details.presented_fingerprint, announced);
+    } finally {
+      await endClient(bus);
+      await impostor.close();
+    }
+  });
+
+  it('a certificate renewed on the device and SIGHUP: the tool server serves it, identity announces it, the hub pins the new one', async () => {
     const root = join(scratch.dir, 'cam-a');
-    // A second valid certificate for cam-a from the same CA, put in place and served after SIGHUP.
     await provisionTestFleetCerts(join(scratch.dir, 'ca'), { devices: [{ id: 'cam-a', dataRoot: join(scratch.dir, 'cam-a2'), ips: ['127.0.0.1'] }] });
     for (const f of ['certPath', 'keyPath'] as const) copyFileSync(deviceTlsPaths(join(scratch.dir, 'cam-a2'))[f], deviceTlsPaths(root)[f]);
     const renewed = new X509Certificate(readFileSync(deviceTlsPaths(root).certPath)).fingerprint256;
     process.kill(process.pid, 'SIGHUP');
     const port = Number(new URL(devices[0].toolUrl!).port);
     await waitFor('the tool server serving the renewed certificate', async () => (await servedFingerprint(port)) === renewed);
-    // The hub's kept-alive connection shook hands with the old certificate and stays good; once it
-    // has idled out, the next connection meets the new certificate, which cam-a never announced.
-    await sleep(IDLE_SOCKET_MS + 500);
-    const refused = await callTool(hub.url, 'cam-a', 'get_device_identity');
-    assert.equal(refused.status, 502, refused.text);
-    assert.equal(refused.body.error.code, 'device_tls_mismatch');
-    assert.equal(refused.body.error.details.reason, 'fingerprint_mismatch');
-    assert.equal(refused.body.error.details.presented_fingerprint, renewed);
-    assert.notEqual(refused.body.error.details.expected_fingerprint, renewed);
+    const answer = await waitFor('a call through the hub on the renewed certificate', async () => {
+      const r = await callTool(hub.url, 'cam-a', 'get_device_identity');
+      return r.status === 200 && r.body.result.cert_fingerprint === renewed ? r : undefined;
+    });
+    assert.equal(answer.body.result.device_id, 'cam-a');
   });
 });
 
