@@ -99,6 +99,7 @@ export {
   checkDeviceCertificate,
   deviceTlsOptions,
   deviceTlsRefusalOf,
+  fleetCaDeviceTls,
   DeviceTlsMismatchError,
   type DevicePin,
   type DeviceTlsRefusal,

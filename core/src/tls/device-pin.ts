@@ -1,5 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { AgentOptions } from 'node:https';
+import { LookoutError } from '../errors/lookout-error.js';
 import type { PeerCertificate } from 'node:tls';
 
 /** What a device's TLS certificate must be: issued by the fleet CA, naming the device, with the fingerprint it announced. */
@@ -80,6 +82,28 @@ export function deviceTlsOptions(ca: Buffer | string, pin: DevicePin): AgentOpti
     rejectUnauthorized: true,
     minVersion: 'TLSv1.2',
     checkServerIdentity: (_host: string, cert: PeerCertificate) => checkDeviceCertificate(pin, cert),
+  };
+}
+
+/**
+ * TLS options for dialling devices with the fleet CA in `caPath` (the hub's `<data>/tls/fleet_ca.crt`,
+ * what `lookout certs --hub-data` writes), read at each call: callers ask when they make a device's
+ * agent (rarely, agents are kept), so a CA put in place while the hub runs serves the next agent.
+ * Without it no device can be verified: device_unreachable naming the file.
+ */
+export function fleetCaDeviceTls(caPath: string): (pin: DevicePin) => AgentOptions {
+  return (pin) => {
+    let ca: Buffer;
+    try {
+      ca = readFileSync(caPath);
+    } catch (err) {
+      throw new LookoutError(
+        'device_unreachable',
+        `${pin.deviceId} serves over TLS and the hub has no fleet CA to verify it (${caPath}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); run lookout certs --hub-data`,
+        { details: { device_id: pin.deviceId, reason: 'no_fleet_ca', ca: caPath } },
+      );
+    }
+    return deviceTlsOptions(ca, pin);
   };
 }
 
