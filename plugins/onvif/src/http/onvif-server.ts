@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Element } from '@xmldom/xmldom';
 import { isLoopbackHostHeader, toLookoutError, unmapIpv4, type Logger } from 'lookout/core';
 import { AuthFault, type HeaderCheck, type OnvifAuth } from '../auth/onvif-auth.js';
@@ -103,7 +103,8 @@ export class OnvifServer {
     this.server.headersTimeout = Math.min(o.headersTimeoutMs, o.requestTimeoutMs);
     this.server.keepAliveTimeout = 10_000;
     this.cap = new ConnectionCap(o.connections);
-    this.server.on('connection', (socket) => this.cap.admit(socket));
+    // The TCP connection, before any handshake: the cap holds for HTTPS too.
+    this.server.on('connection', (socket: Socket) => this.cap.admit(socket));
   }
 
   stats(): OnvifStats {
