@@ -95,6 +95,15 @@ export { checkIssuedBy, keyMatchesCertificate, commonNameOf, type CertificateChe
 export { createSelfSignedCertificate, type SelfSignedCertificate } from './tls/self-signed-lazy.js';
 export { deviceTlsPaths, hubServerTlsPaths, hubTlsPaths, HUB_CERT_COMMON_NAME, type TlsPaths } from './tls/tls-paths.js';
 export { certificateExpiry, expiryWarning, EXPIRY_WARNING_DAYS, type CertificateExpiry } from './tls/certificate-expiry.js';
+export {
+  checkDeviceCertificate,
+  deviceTlsOptions,
+  deviceTlsRefusalOf,
+  fleetCaDeviceTls,
+  DeviceTlsMismatchError,
+  type DevicePin,
+  type DeviceTlsRefusal,
+} from './tls/device-pin.js';
 export { fleetMeshKey, fleetA2aKey } from './auth/fleet-keys.js';
 export { signedUrlKey, signUrl, verifySignedUrl, SIGNED_URL_MAX_TTL_S, SIGNED_URL_DEFAULT_TTL_S } from './auth/signed-url.js';
 export {

@@ -18,7 +18,8 @@ import type { LayerId } from '../../core/src/plugin/manifest.js';
 import { declaredKeys } from '../../core/src/plugin/plugin-config.js';
 import { packageVersion } from '../../core/src/paths/package-root.js';
 import { ToolRegistry } from '../../core/src/tools/tool-registry.js';
-import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, startToolServer, type ToolServer } from './tool-server.js';
+import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, checkCredential, startToolServer, type ToolServer } from './tool-server.js';
+import { decideToolTransport, type ToolTlsOptions } from './tool-transport.js';
 import { startCommandDispatcher, type CommandDispatcher, type CommandStats } from './command-dispatcher.js';
 import type { PluginReport } from '../../core/src/plugin/device-info.js';
 import { LateBus } from './late-bus.js';
@@ -76,6 +77,11 @@ export interface DeviceOptions {
   toolToken?: string;
   /** Browser origins allowed to call the tool server; none by default. */
   toolAllowedOrigins?: readonly string[];
+  /**
+   * HTTPS with the device certificate: the default beyond loopback (`tls` asks for it on loopback
+   * too), `insecureHttp` allows plain HTTP there (edge/src/tool-transport.ts).
+   */
+  toolTls?: ToolTlsOptions;
   /** The role label (camera_id); default the image's role. */
   role?: string;
   source?: 'sim';
@@ -158,7 +164,11 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   // The tool server's /metrics: what this device publishes, its recorder, its plugins.
   const metrics = new DeviceMetrics({ deviceId, tools, connected: () => late.connected, plugins: () => loaded?.plugins ?? [] });
   if (options.toolServer !== false) {
+    // The missing credential first: it is the graver omission, and its refusal names what to set.
+    checkCredential(options.toolHost ?? DEFAULT_TOOL_HOST, options.toolToken);
+    const transport = decideToolTransport(options.toolHost ?? DEFAULT_TOOL_HOST, options.dataDir, deviceId, options.toolTls ?? {});
     toolServer = await startToolServer({
+      ...(transport.scheme === 'https' ? { tls: { certPath: transport.certPath, keyPath: transport.keyPath } } : { insecure: transport.insecure }),
       tools,
       logger: log.child({ component: 'tool-server' }),
       port: options.toolPort ?? DEFAULT_TOOL_PORT,
@@ -191,6 +201,7 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
       coreVersion: CORE_VERSION,
       requestedPorts: options.ports ?? {},
       listenHost: options.toolHost ?? DEFAULT_TOOL_HOST,
+      tlsSurfaces: toolServer?.scheme === 'https' ? ['tools'] : [],
       oneShot: options.oneShot ?? false,
       bus: () => outboxBus?.health() ?? null,
       plugins: reportPlugins,

@@ -17,6 +17,10 @@ export interface EdgeArgs {
   mqttUsername?: string;
   toolPort: number;
   toolHost: string;
+  /** --tool-tls: HTTPS on loopback too. */
+  toolTls: boolean;
+  /** --insecure-tool-http: plain HTTP beyond loopback. */
+  insecureToolHttp: boolean;
   role?: string;
   dataDir: string;
   source?: 'sim';
@@ -47,6 +51,8 @@ const OPTIONS = {
   'mqtt-username': { type: 'string' },
   'tool-port': { type: 'string' },
   'tool-host': { type: 'string' },
+  'tool-tls': { type: 'boolean' },
+  'insecure-tool-http': { type: 'boolean' },
   role: { type: 'string' },
   'data-dir': { type: 'string' },
   source: { type: 'string' },
@@ -108,6 +114,8 @@ export function parseEdgeArgs(argv: string[], env: Record<string, string | undef
     mqtt: str('mqtt') ?? DEFAULT_MQTT_URL,
     toolPort: str('tool-port') !== undefined ? port('tool-port', str('tool-port')!) : DEFAULT_TOOL_PORT,
     toolHost: str('tool-host') ?? DEFAULT_TOOL_HOST,
+    toolTls: values['tool-tls'] === true,
+    insecureToolHttp: values['insecure-tool-http'] === true,
     dataDir,
     args: str('args') !== undefined ? jsonObject(str('args')!) : {},
     ports,
@@ -161,7 +169,10 @@ Options:
                           the environment, LOOKOUT_MQTT_PASSWORD, never on the command line
   --tool-port <n>         MCP tool server port (default ${DEFAULT_TOOL_PORT}; 0 picks a free one)
   --tool-host <addr>      tool server address (default ${DEFAULT_TOOL_HOST}; 0.0.0.0 on a device); beyond
-                          loopback callers need the device's tool token (see Environment)
+                          loopback callers need the device's tool token (see Environment) and it
+                          serves HTTPS with the device certificate (/data/config/shadow_peer.crt)
+  --tool-tls              HTTPS on a loopback --tool-host too
+  --insecure-tool-http    plain HTTP beyond loopback (the token crosses the network in clear; warned)
   --role <label>          role label, the device's camera_id (default: the image's role)
   --data-dir <dir>        root of the device paths (/data/config, /data/recordings, ...); default /,
                           or .lookout/devices/<device-id> with --source sim

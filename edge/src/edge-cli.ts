@@ -84,6 +84,7 @@ async function runDevice(args: EdgeArgs, common: DeviceOptions, io: EdgeIo, logg
       ...(io.env.LOOKOUT_MQTT_PASSWORD !== undefined ? { mqttPassword: io.env.LOOKOUT_MQTT_PASSWORD } : {}),
       toolPort: args.toolPort,
       toolHost: args.toolHost,
+      toolTls: { tls: args.toolTls, insecureHttp: args.insecureToolHttp },
       ...(toolToken !== undefined ? { toolToken } : {}),
     });
   } catch (err) {

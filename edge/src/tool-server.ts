@@ -1,4 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Duplex } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -18,6 +20,7 @@ import { mcpToolListing } from './mcp-tool-list.js';
 import { toolAccessGuard } from './tool-access.js';
 import { RECORDINGS_PATH, recordingRoute } from './recording-route.js';
 import type { RecordingFiles } from '../../core/src/recordings/recording-files.js';
+import { TOOL_TLS_CONTEXT, reloadOnSighup, servedPairAtStart } from './tool-server-tls.js';
 
 export const DEFAULT_TOOL_PORT = 8765;
 export const DEFAULT_TOOL_HOST = '127.0.0.1';
@@ -52,12 +55,21 @@ export interface ToolServerOptions {
   recordings?: () => RecordingFiles | undefined;
   /** Recording files sent at once (default 4); more get device_busy (429). */
   maxRecordingTransfers?: number;
+  /**
+   * HTTPS with the device certificate (tool-transport.ts decides when): reloaded on SIGHUP. Absent:
+   * plain HTTP; `insecure` says it listens beyond loopback in clear, which the start warns about.
+   */
+  tls?: { certPath: string; keyPath: string; reloadOnSighup?: boolean };
+  insecure?: boolean;
+  /** From accept to a finished TLS handshake: a stranger holds a socket no longer without one. Default 10 s. */
+  handshakeTimeoutMs?: number;
 }
 
 export interface ToolServer {
   readonly host: string;
   readonly port: number;
-  /** `http://<host>:<port>/mcp` */
+  readonly scheme: 'http' | 'https';
+  /** `http(s)://<host>:<port>/mcp` */
   readonly url: string;
   close(): Promise<void>;
 }
@@ -141,27 +153,55 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
     await transport.handleRequest(req, res, body);
   };
 
-  const http = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
       const e = toLookoutError(err);
       logger.error({ err: e, code: e.code }, `tool server request failed: ${e.message}`);
       if (!res.headersSent) sendJson(res, 500, jsonRpcError(-32603, 'internal error'));
       else res.end();
     });
-  });
-  http.on('clientError', (_err, socket) => socket.destroy());
+  };
+  const tls = options.tls;
+  const pair = tls ? await servedPairAtStart(tls.certPath, tls.keyPath) : undefined;
+  const http = pair
+    ? createHttpsServer({ cert: pair.cert, key: pair.key, ...TOOL_TLS_CONTEXT, handshakeTimeout: options.handshakeTimeoutMs ?? 10_000 }, onRequest)
+    : createServer(onRequest);
+  http.on('clientError', (_err: Error, socket: Duplex) => socket.destroy());
+  // A failed handshake (a scanner, a client that does not trust the certificate) is the client's matter, not an error here.
+  if (pair) http.on('tlsClientError', (_err: Error, socket: Duplex) => socket.destroy());
 
   await listen(http, options.port ?? DEFAULT_TOOL_PORT, host, { name: 'the tool server', key: '--tool-port' });
   const port = boundPort(http, options.port ?? DEFAULT_TOOL_PORT);
   const urlHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  const url = `http://${urlHost}:${port}${MCP_PATH}`;
-  logger.info({ host, port, url, access: options.token !== undefined ? 'bearer token beyond loopback' : 'loopback only' }, 'tool server listening');
+  const scheme = pair ? 'https' : 'http';
+  const url = `${scheme}://${urlHost}:${port}${MCP_PATH}`;
+  const stopReload = pair && tls && tls.reloadOnSighup !== false ? reloadOnSighup(http as ReturnType<typeof createHttpsServer>, tls, pair, logger) : undefined;
+  logger.info(
+    {
+      host,
+      port,
+      url,
+      access: options.token !== undefined ? 'bearer token beyond loopback' : 'loopback only',
+      ...(pair ? { fingerprint: pair.fingerprint } : {}),
+    },
+    'tool server listening',
+  );
+  if (!pair && options.insecure) {
+    logger.warn(
+      { host, port },
+      `the tool server listens beyond loopback in plain HTTP (--insecure-tool-http): its token and every answer cross the network in clear`,
+    );
+  }
 
   return {
     host,
     port,
+    scheme,
     url,
-    close: () => closeServer(http),
+    close: () => {
+      stopReload?.();
+      return closeServer(http);
+    },
   };
 }
 
@@ -169,7 +209,7 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
  * A tool server beyond loopback without a credential would let anyone on the camera's network
  * change its settings: refused at start, as the hub refuses --host without --token.
  */
-function checkCredential(host: string, token: string | undefined): void {
+export function checkCredential(host: string, token: string | undefined): void {
   if (token !== undefined && token.length < MIN_TOOL_TOKEN_CHARS) {
     throw new LookoutError('config_invalid', `the tool token must be at least ${MIN_TOOL_TOKEN_CHARS} characters`, {
       details: { key: 'LOOKOUT_TOOL_TOKEN', usage: true },

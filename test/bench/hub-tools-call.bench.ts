@@ -17,7 +17,12 @@
  *      files): one plain HTTP, one HTTPS with the fleet-CA hub server certificate (`--tls`), each on
  *      its own kept-alive connection: what TLS adds to a call once the handshake is done.
  *
- * Overhead (b − a) against the aim of 0.5 ms; TLS (d) against the aim of 0.2 ms; the enriched overhead (enriched − direct health)
+ *  (e) the same tool through one more hub to two lookout-edge processes alike but for their tool
+ *      server's transport: one plain HTTP, one HTTPS with its fleet-CA device certificate
+ *      (`--tool-tls`), which the hub verifies against the fleet CA and pins (issue 32, item 3), each
+ *      on the hub's kept-alive connection to it: what device TLS adds to a call.
+ *
+ * Overhead (b − a) against the aim of 0.5 ms; TLS (d) and device TLS (e) against the aim of 0.2 ms; the enriched overhead (enriched − direct health)
  * against the slowest enrichment call's direct time. The device serves one call at a time (one
  * event loop, about a millisecond of CPU per call), so three calls in parallel still queue there.
  *
@@ -71,13 +76,13 @@ interface HubAnswer {
 }
 
 /** One POST /tools/call on the kept-alive socket; rejects unless the hub answered 200 with status ok. */
-function hubCall(base: string, tool: string): Promise<{ ms: number; answer: HubAnswer }> {
+function hubCall(base: string, tool: string, target = DEVICE_ID): Promise<{ ms: number; answer: HubAnswer }> {
   const body = JSON.stringify({ tool, arguments: {} });
   const started = process.hrtime.bigint();
   const tls = base.startsWith('https:');
   return new Promise((resolve, reject) => {
     const req = (tls ? tlsRequest : request)(
-      `${base}/tools/call?target=${DEVICE_ID}`,
+      `${base}/tools/call?target=${target}`,
       { agent: tls ? tlsAgent : agent, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
       (res) => {
         const chunks: Buffer[] = [];
@@ -196,13 +201,45 @@ async function main(): Promise<void> {
   // (d): two hubs alike but for TLS, the device named by the same registry file.
   const caDir = join(dir, 'ca');
   const tlsDir = join(dir, 'tls-hub');
+  // (e): the device with TLS gets its certificate; the hub of (e) the fleet CA in its data dir.
+  const deviceTlsRoot = join(dir, 'device-tls');
+  const deviceTlsHubDir = join(dir, 'device-tls-hub');
   await provisionFleetCertificates({ caDir, hubDataDir: tlsDir });
+  await provisionFleetCertificates({
+    caDir,
+    hubDataDir: deviceTlsHubDir,
+    devices: [{ deviceId: `${DEVICE_ID}-tls`, dataRoot: deviceTlsRoot, ips: ['127.0.0.1'] }],
+  });
   tlsAgent = new TlsAgent({ keepAlive: true, maxSockets: 1, ca: readFileSync(join(caDir, 'ca.crt')) });
   const twin = { fleetSecret: SECRET, port: 0, registryFile, defaultMetrics: false, logger: quiet, env } as const;
   const plainBus = new MemoryBus();
   const tlsBus = new MemoryBus();
   const plainHub = await startHub({ ...twin, bus: plainBus, dataDir: join(dir, 'plain-hub'), stateStore: new MemoryStateStore() });
   const tlsHub = await startHub({ ...twin, bus: tlsBus, dataDir: tlsDir, stateStore: new MemoryStateStore(), tls: true });
+  const deviceTlsHub = await startHub({
+    anonymousBroker: true,
+    fleetSecret: SECRET,
+    port: 0,
+    brokerPort: 0,
+    dataDir: deviceTlsHubDir,
+    stateStore: new MemoryStateStore(),
+    defaultMetrics: false,
+    deviceNetworks: ['127.0.0.1/32'],
+    logger: quiet,
+    env,
+  });
+  const twinDevice = (id: string, extraArgs: string[], dataDir?: string) =>
+    startDeviceProcess({
+      deviceId: id,
+      mqtt: deviceTlsHub.brokerUrl,
+      image: join(packageRoot(), 'test', 'fixtures', 'images', 'mesh-camera.json'),
+      layer: 'layer0',
+      extraArgs,
+      ...(dataDir ? { dataDir } : {}),
+      env: { MESH_KEY: 'hub-tools-call-bench-mesh-key-0001', HEALTH_INTERVAL_MS: '60000', STATUS_INTERVAL_MS: '60000', LOOKOUT_LOG_LEVEL: 'warn' },
+    });
+  const plainDevice = await twinDevice(`${DEVICE_ID}-plain`, []);
+  const tlsDevice = await twinDevice(`${DEVICE_ID}-tls`, ['--tool-tls'], deviceTlsRoot);
   const client = new Client({ name: 'hub-tools-call-bench', version: '1.0.0' });
   try {
     await waitFor(
@@ -243,6 +280,26 @@ async function main(): Promise<void> {
       `TLS overhead (HTTPS − HTTP, kept-alive): median ${f(tlsOver)} ms (round by round ${f(pairedMedian(plainTwin.times, tlsTwin.times))} ms), p99 ${f(stats(tlsTwin.times).p99 - stats(plainTwin.times).p99)} ms, cpu ${f(tlsTwin.cpuMs - plainTwin.cpuMs)} ms; aim <= ${TLS_AIM_MS} ms: ${tlsOver <= TLS_AIM_MS ? 'met' : 'NOT met'}`,
     );
 
+    for (const id of [`${DEVICE_ID}-plain`, `${DEVICE_ID}-tls`]) {
+      await waitFor(
+        `${id} registered with a tool URL`,
+        async () => (await hubCall(deviceTlsHub.url, TOOL, id).catch(() => null))?.answer.status === 'ok',
+        20_000,
+        100,
+      );
+    }
+    if (!tlsDevice.ready.tool_url?.startsWith('https:')) throw new Error(`the device of (e) does not serve https: ${tlsDevice.ready.tool_url}`);
+    const [plainDev, tlsDev] = await alternate([
+      async () => (await hubCall(deviceTlsHub.url, TOOL, `${DEVICE_ID}-plain`)).ms,
+      async () => (await hubCall(deviceTlsHub.url, TOOL, `${DEVICE_ID}-tls`)).ms,
+    ]);
+    const devTlsOver = stats(tlsDev.times).median - stats(plainDev.times).median;
+    console.log(line(`(e) ${TOOL} through a hub to a device on plain HTTP`, plainDev));
+    console.log(line(`    the same to its twin device on HTTPS (pinned)`, tlsDev));
+    console.log(
+      `device TLS overhead (hub → device HTTPS − HTTP, kept-alive): median ${f(devTlsOver)} ms (round by round ${f(pairedMedian(plainDev.times, tlsDev.times))} ms), p99 ${f(stats(tlsDev.times).p99 - stats(plainDev.times).p99)} ms, hub cpu ${f(tlsDev.cpuMs - plainDev.cpuMs)} ms; aim <= ${TLS_AIM_MS} ms: ${devTlsOver <= TLS_AIM_MS ? 'met' : 'NOT met'}`,
+    );
+
     const identityCalls = await identityCallsOf(hub.url);
     const [enriched, enrichedAsking, health, identity, mesh] = await alternate([
       async () => (await hubCall(hub.url, 'get_system_health')).ms,
@@ -280,6 +337,9 @@ async function main(): Promise<void> {
     await client.close().catch(() => undefined);
     await plainHub.close();
     await tlsHub.close();
+    await plainDevice.stop();
+    await tlsDevice.stop();
+    await deviceTlsHub.close();
     await plainBus.close();
     await tlsBus.close();
     await device.stop();

@@ -150,7 +150,11 @@ if (!INSIDE_NETNS) {
       const found = await onvif.startProbe();
       const ours = found.filter((d) => d.urn === endpointAddress(DEVICE_ID));
       assert.equal(ours.length, 1, JSON.stringify(found));
-      assert.deepEqual(ours[0].xaddrs, [`http://127.0.0.1:${device!.ready.ports.onvif}/onvif/device_service`]);
+      // HTTP first, then the same services over HTTPS with the device certificate (as cameras offering HTTPS list them).
+      assert.deepEqual(ours[0].xaddrs, [
+        `http://127.0.0.1:${device!.ready.ports.onvif}/onvif/device_service`,
+        `https://127.0.0.1:${device!.ready.ports.onvif_https}/onvif/device_service`,
+      ]);
       xaddr = ours[0].xaddrs[0];
       // Scope values are URI segments (percent-encoded); node-onvif-ts hands them over as they are.
       assert.match(decodeURIComponent(ours[0].name), new RegExp(DEVICE_ID));

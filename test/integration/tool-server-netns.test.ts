@@ -85,7 +85,13 @@ if (process.env.LOOKOUT_NETNS_INSIDE !== '1') {
       const registryFile = join(dir, 'registry.json');
       writeFileSync(registryFile, JSON.stringify({ devices: [] }));
       hub = await testHub({ dataDir: dir, registryFile, toolTimeoutMs: 5000, env: { LOOKOUT_FLEET_SECRET: SECRET } });
-      device = await startDeviceProcess({ deviceId: 'cam-ns', image, layer: 'layer0', mqtt: hub.brokerUrl, extraArgs: ['--tool-host', DEVICE_ADDRESS] });
+      device = await startDeviceProcess({
+        deviceId: 'cam-ns',
+        image,
+        layer: 'layer0',
+        mqtt: hub.brokerUrl,
+        extraArgs: ['--tool-host', DEVICE_ADDRESS, '--insecure-tool-http'],
+      });
       writeFileSync(registryFile, JSON.stringify({ devices: [{ device_id: 'cam-ns', ips: [DEVICE_ADDRESS], tool_port: device.ready.ports.tools }] }));
     });
     after(async () => {
@@ -150,7 +156,13 @@ if (process.env.LOOKOUT_NETNS_INSIDE !== '1') {
     });
 
     it('on every address: a local agent on 127.0.0.1 needs no token, a caller on the private address does', async () => {
-      const wide = await startDeviceProcess({ deviceId: 'cam-wide', image, layer: 'layer0', mqtt: hub.brokerUrl, extraArgs: ['--tool-host', '0.0.0.0'] });
+      const wide = await startDeviceProcess({
+        deviceId: 'cam-wide',
+        image,
+        layer: 'layer0',
+        mqtt: hub.brokerUrl,
+        extraArgs: ['--tool-host', '0.0.0.0', '--insecure-tool-http'],
+      });
       try {
         const port = wide.ready.ports.tools;
         assert.equal((await post(`http://127.0.0.1:${port}/mcp`, rpc('tools/list'))).status, 200);

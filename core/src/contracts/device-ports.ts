@@ -9,6 +9,7 @@ export const DevicePortsSchema = z
   .looseObject({
     tools: PortSchema.describe('MCP tool server, 8765 on a device'),
     onvif: PortSchema.optional().describe('ONVIF SOAP, 80 on a device'),
+    onvif_https: PortSchema.optional().describe('ONVIF SOAP over HTTPS with the device certificate, 443 on a device'),
     ws_discovery: PortSchema.optional().describe('WS-Discovery UDP, 3702'),
     live: PortSchema.optional().describe('live H.265 stream (Annex B over HTTP, GET /live.h265) from the encoder'),
     rtsp: PortSchema.optional().describe('RTSP preview, 8554, path /preview'),

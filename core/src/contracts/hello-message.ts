@@ -26,6 +26,14 @@ export const HelloMessageSchema = z
     layer: z.enum(LAYER_IDS).describe('active configuration layer, canonical id'),
     versions: DeviceVersionsSchema,
     serial: z.string().min(1).optional(),
+    /**
+     * Surfaces of `ports` that serve TLS with the device certificate (`["tools"]`: the tool server,
+     * its recordings and /metrics are https). Absent or without a surface: plain HTTP there. The
+     * spec's hello lists ports only; this optional field is the hub's cue to dial https and pin.
+     */
+    tls: z.array(z.string().min(1).max(64)).max(32).optional(),
+    /** SHA-256 of the device certificate's DER, colon hex (the identity plugin's): what the hub pins over TLS. */
+    cert_fingerprint: z.string().min(1).max(128).optional(),
     /** Every plugin with its state: a failed plugin shows here with its code and message. */
     plugins: z.array(PluginReportSchema).optional(),
   })

@@ -72,6 +72,11 @@ export const ERROR_CODES = {
   tool_not_found: { status: 404, message: 'the device has no tool of that name' },
   device_busy: { status: 429, message: 'the device has as many tool calls running and waiting as it takes; retry later (the call did not run)' },
   device_auth_refused: { status: 502, message: 'the device refused the credential sent to its tool server' },
+  device_tls_mismatch: {
+    status: 502,
+    message:
+      "the device's TLS certificate is not the one the hub trusts for it (not of the fleet CA, naming another device, or not the fingerprint it announced)",
+  },
   // configuration layers
   tool_disabled_at_layer: { status: 409, message: 'the tool belongs to a plugin the active configuration layer leaves off' },
   // device commands and health

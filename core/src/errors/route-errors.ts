@@ -24,6 +24,7 @@ export const DEVICE_CALL_ERRORS: readonly ErrorCode[] = [
   'device_timeout',
   'device_busy',
   'device_auth_refused',
+  'device_tls_mismatch',
   'tool_not_found',
 ];
 

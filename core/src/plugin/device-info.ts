@@ -33,6 +33,8 @@ export interface DeviceInfo {
   requestedPorts: Record<string, number>;
   /** Address the device's surfaces listen on: the tool server's (`--tool-host`); 127.0.0.1 unless told. */
   listenHost: string;
+  /** Surfaces (names in hello's `ports`) that serve TLS with the device certificate: `tools` when the tool server does. */
+  tlsSurfaces: string[];
   /** True in the one-shot modes (`--health`, `--tool`): nothing listens, no bus. */
   oneShot: boolean;
   /** The broker link and the outbox of a device on MQTT (null on an in-process bus), live. */
@@ -57,6 +59,7 @@ export function deviceInfo(runtime: RuntimeInfo): DeviceInfo {
     coreVersion: given?.coreVersion ?? CORE_VERSION,
     requestedPorts: given?.requestedPorts ?? {},
     listenHost: given?.listenHost ?? '127.0.0.1',
+    tlsSurfaces: given?.tlsSurfaces ?? [],
     oneShot: given?.oneShot ?? false,
     bus: given?.bus ?? (() => null),
     plugins: given?.plugins ?? (() => []),

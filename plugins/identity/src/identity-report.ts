@@ -78,5 +78,6 @@ export function helloMessage(ctx: Ctx, identity: DeviceIdentity): HelloMessage {
     plugins: deviceInfo(ctx.runtime).plugins(),
     serial: identity.serial,
     ...(fingerprint ? { cert_fingerprint: fingerprint } : {}),
+    ...(deviceInfo(ctx.runtime).tlsSurfaces.length > 0 ? { tls: deviceInfo(ctx.runtime).tlsSurfaces } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { ensureDeviceCertificate } from './device-certificate.js';
 import { deviceSerial } from './device-serial.js';
 import { DeviceIdentityResultSchema, helloMessage, identityResult } from './identity-report.js';
 import { trackKeyDurability } from './key-durability.js';
+import { watchCertificateOnSighup } from './certificate-reload.js';
 import { DeviceIdentityToken, type DeviceIdentity } from './service.js';
 
 export const IdentityConfig = z.object({
@@ -59,10 +60,11 @@ export default definePlugin({
       dataDir: runtime.dataDir,
       deviceId: runtime.id,
     });
+    let fingerprint = cert.fingerprint;
     const identity: DeviceIdentity = {
       deviceId: runtime.id,
       serial,
-      fingerprint: () => cert.fingerprint,
+      fingerprint: () => fingerprint,
       keyDurability,
       certPath: cert.certPath,
       keyPath: cert.keyPath,
@@ -71,14 +73,27 @@ export default definePlugin({
     };
     ctx.services.provide(DeviceIdentityToken, identity);
     ctx.tools.register('get_device_identity', () => identityResult(ctx, identity));
-    // In the one-shot modes nothing listens and the bus is in-process: there is nobody to greet.
-    if (!settings.oneShot)
-      ctx.bus.onConnect(() => {
-        ctx.bus.publish('hello', helloMessage(ctx, identity)).catch((err: unknown) => {
-          const e = toLookoutError(err);
-          log.warn({ code: e.code }, `hello not published: ${e.message}`);
-        });
+    const announce = (): void => {
+      ctx.bus.publish('hello', helloMessage(ctx, identity)).catch((err: unknown) => {
+        const e = toLookoutError(err);
+        log.warn({ code: e.code }, `hello not published: ${e.message}`);
       });
+    };
+    // In the one-shot modes nothing listens and the bus is in-process: there is nobody to greet.
+    if (!settings.oneShot) {
+      ctx.bus.onConnect(announce);
+      // A renewed certificate (SIGHUP) is announced at once: the hub pins the fingerprint hello gives.
+      watchCertificateOnSighup(
+        ctx,
+        cert.certPath,
+        () => fingerprint,
+        (next) => {
+          log.info({ fingerprint: next, previous: fingerprint }, 'device certificate renewed: announcing its fingerprint');
+          fingerprint = next;
+          announce();
+        },
+      );
+    }
     log.info({ serial, serialSource: source, fingerprint: cert.fingerprint, keyDurable: keyDurability().durable }, 'identity ready');
   },
 });

@@ -8,6 +8,19 @@ export const OnvifConfigSchema = z.object({
    * answers without credentials and listens on loopback only.
    */
   ONVIF_PASSWORD: z.string().min(1).max(256).optional().describe('ONVIF password; unset: no credentials, loopback only'),
+  ONVIF_HTTPS: z
+    .enum(['auto', '1', '0'])
+    .default('auto')
+    .describe(
+      'the ONVIF services over HTTPS too, with the device certificate, beside HTTP (auto: when the certificate and key are there; 1: required; 0: off)',
+    ),
+  ONVIF_HTTPS_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .describe('HTTPS port of the ONVIF services (default 443; a free one under --source sim)'),
   ONVIF_MAX_BODY_BYTES: z.coerce
     .number()
     .int()

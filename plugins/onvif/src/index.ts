@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { definePlugin, devicePath, deviceInfo, isLoopbackHost, surfacePort, toLookoutError } from 'lookout/core';
+import { definePlugin, devicePath, deviceInfo, isLoopbackHost, LookoutError, surfacePort, toLookoutError } from 'lookout/core';
+import { readHttpsMaterial } from './http/https-material.js';
 import { CameraProfileToken } from '../../camera-profile/src/service.js';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { EncodedVideoToken } from '../../encode/src/service.js';
@@ -9,19 +10,22 @@ import { OnvifAuth } from './auth/onvif-auth.js';
 import { OnvifConfigSchema } from './config.js';
 import { consumerPolicy } from './events/notify-delivery.js';
 import { OnvifEvents } from './events/onvif-events.js';
-import { OnvifServer } from './http/onvif-server.js';
+import { OnvifServer, type OnvifServerOptions } from './http/onvif-server.js';
 import { Snapshot } from './http/snapshot.js';
 import { encoderState, mediaProfiles, VIDEO_SOURCE_CONFIG_TOKEN } from './media/media-model.js';
 import { DeviceStore } from './device/device-store.js';
 import { endpointAddress } from './device/endpoint-address.js';
 import { isFixedScope, onvifScopes } from './scopes.js';
 import { OnvifServiceToken, OnvifStatsToken, type OnvifService, type OnvifStats, type OnvifStatsService } from './service.js';
-import { PATHS, type OnvifSurface } from './surface.js';
+import { baseUrl, PATHS, type OnvifSurface } from './surface.js';
 
 /** The device port clients expect ONVIF on; a simulated device takes a free one. */
 export const DEFAULT_ONVIF_PORT = 80;
 /** Users, configurable scopes, NTP and time zone set by ONVIF clients (mode 0600: it holds passwords). */
 export const ONVIF_DEVICE_PATH = '/data/config/onvif_device.json';
+
+/** The device port clients expect ONVIF over HTTPS on. */
+export const DEFAULT_ONVIF_HTTPS_PORT = 443;
 
 /** Where the RTSP server listens when the rtsp plugin does not say (its default). */
 export const DEFAULT_RTSP_PORT = 8554;
@@ -54,13 +58,15 @@ export default definePlugin({
     const store = new DeviceStore(devicePath(runtime.dataDir, ONVIF_DEVICE_PATH), { name: config.ONVIF_USER, password: config.ONVIF_PASSWORD });
     const scopes = (): string[] => [...fixedScopes, ...store.scopes(defaultScopes.filter((s) => !isFixedScope(s)))];
     let port = 0;
+    let httpsPort: number | undefined;
     // The server's counters once it exists (one-shot mode never starts one).
     let serverStats = (): OnvifStats => ({ parsedBodies: 0, refusedUnread: 0, refusedConnections: 0, connections: 0 });
     const service: OnvifService = {
       get port() {
         return port;
       },
-      xaddr: (host) => `http://${host}:${port}${PATHS.device}`,
+      // WS-Discovery's XAddrs is a list: both, as cameras offering HTTPS announce them.
+      xaddr: (host) => `http://${host}:${port}${PATHS.device}${httpsPort !== undefined ? ` https://${host}:${httpsPort}${PATHS.device}` : ''}`,
       get scopes() {
         return scopes();
       },
@@ -85,12 +91,12 @@ export default definePlugin({
     }
 
     // Set per request before the events service runs (synchronously): a subscription's address uses the host the client reached.
-    let requestHost = host;
+    let requestBase = `http://${host}:${port}`;
     const events = new OnvifEvents({
       now: () => Date.now(),
       maxSubscriptions: config.ONVIF_MAX_SUBSCRIPTIONS,
       maxSubscriptionsPerClient: config.ONVIF_MAX_SUBSCRIPTIONS_PER_CLIENT,
-      subscriptionUrl: (id) => `http://${requestHost}:${port}${PATHS.subscription}${id}`,
+      subscriptionUrl: (id) => `${requestBase}${PATHS.subscription}${id}`,
       log,
       sourceToken: VIDEO_SOURCE_CONFIG_TOKEN,
       consumerAllowed: consumerPolicy(config.ONVIF_NOTIFY_NETWORKS),
@@ -102,6 +108,7 @@ export default definePlugin({
 
     const surface: OnvifSurface = {
       port: () => port,
+      httpsPort: () => httpsPort,
       profiles: () => mediaProfiles(ctx.services.optional(RtspServiceToken)),
       encoder: () => encoderState(cameraProfile.get(), video),
       cameraProfile,
@@ -139,15 +146,14 @@ export default definePlugin({
       maxWaiting: config.ONVIF_SNAPSHOT_QUEUE,
       timeoutMs: config.ONVIF_SNAPSHOT_TIMEOUT_MS,
     });
-    const server = new OnvifServer({
+    const serverOptions: Omit<OnvifServerOptions, 'port'> = {
       host,
-      port: surfacePort(runtime, 'onvif', DEFAULT_ONVIF_PORT),
       surface,
       auth,
       snapshot,
       events: {
         handle: (action, body, path, signal, request) => {
-          requestHost = request.host;
+          requestBase = baseUrl(surface, request);
           return events.handle(action, body, path, signal, request.client);
         },
       },
@@ -161,7 +167,8 @@ export default definePlugin({
       headersTimeoutMs: config.ONVIF_HEADERS_TIMEOUT_MS,
       connections: { perAddress: config.ONVIF_MAX_CONNECTIONS_PER_ADDRESS, total: config.ONVIF_MAX_CONNECTIONS },
       log,
-    });
+    };
+    const server = new OnvifServer({ ...serverOptions, port: surfacePort(runtime, 'onvif', DEFAULT_ONVIF_PORT) });
     try {
       port = await server.listen();
     } catch (err) {
@@ -171,12 +178,39 @@ export default definePlugin({
     serverStats = () => server.stats();
     ctx.onStop(() => server.close());
     ctx.ports.announce('onvif', port);
+
+    // The same services over HTTPS with the device certificate, beside HTTP (clients that need HTTP keep it), Digest as on HTTP.
+    if (config.ONVIF_HTTPS !== '0') {
+      const material = await readHttpsMaterial(identity.certPath, identity.keyPath);
+      if (!material.ok && config.ONVIF_HTTPS === '1') {
+        throw new LookoutError('config_invalid', `ONVIF_HTTPS=1: ${material.reason}`, { details: { key: 'ONVIF_HTTPS', cert: identity.certPath } });
+      }
+      if (!material.ok) log.info({ cert: identity.certPath }, `ONVIF over HTTPS off: ${material.reason}`);
+      else {
+        const secure = new OnvifServer({
+          ...serverOptions,
+          port: config.ONVIF_HTTPS_PORT ?? surfacePort(runtime, 'onvif_https', DEFAULT_ONVIF_HTTPS_PORT),
+          tls: material,
+        });
+        httpsPort = await secure.listen();
+        ctx.onStop(() => secure.close());
+        ctx.ports.announce('onvif_https', httpsPort);
+        // A renewed device certificate (the operator's SIGHUP after lookout certs --renew) serves new connections.
+        const onHup = (): void =>
+          void readHttpsMaterial(identity.certPath, identity.keyPath).then((next) => {
+            if (next.ok) secure.setCertificate(next.cert, next.key);
+            else log.warn(`ONVIF HTTPS certificate not reloaded, the one served stays: ${next.reason}`);
+          });
+        process.on('SIGHUP', onHup);
+        ctx.onStop(() => process.off('SIGHUP', onHup));
+      }
+    }
     ctx.services.provide(OnvifServiceToken, service);
     ctx.services.provide(OnvifStatsToken, stats);
     const access = auth.required ? `WS-Security UsernameToken or HTTP Digest as ${config.ONVIF_USER}` : 'no credentials (ONVIF_PASSWORD unset): loopback only';
     if (note) ctx.health.set('degraded', note);
     else ctx.health.set('ok', `ONVIF on ${host}:${port}, ${access}`);
-    log.info({ host, port, path: PATHS.device, access }, 'ONVIF listening');
+    log.info({ host, port, ...(httpsPort !== undefined ? { https_port: httpsPort } : {}), path: PATHS.device, access }, 'ONVIF listening');
   },
 });
 

@@ -25,6 +25,8 @@ export interface DeviceInformation {
 export interface OnvifSurface {
   /** The port the SOAP server listens on (the one clients reach). */
   port(): number;
+  /** The port of the same services over HTTPS with the device certificate; undefined when HTTPS is off. */
+  httpsPort(): number | undefined;
   profiles(): MediaProfile[];
   encoder(): EncoderState;
   cameraProfile: CameraProfileService;
@@ -50,10 +52,13 @@ export interface OnvifSurface {
 export interface RequestInfo {
   /** Host part of URIs (IPv6 in brackets). */
   host: string;
+  /** The request came over HTTPS: the URIs handed back are https too (as cameras answer on the scheme asked). */
+  secure?: boolean;
   /** Who asks: the user the request authenticated as ('' without a password) and the remote address, `user@address`. */
   client: string;
 }
 
 export function baseUrl(surface: OnvifSurface, req: RequestInfo): string {
-  return `http://${req.host}:${surface.port()}`;
+  const https = req.secure ? surface.httpsPort() : undefined;
+  return https !== undefined ? `https://${req.host}:${https}` : `http://${req.host}:${surface.port()}`;
 }

@@ -1,6 +1,7 @@
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isRecordingFileName, LookoutError } from 'lookout/core';
+import { deviceTlsRefusalOf, isRecordingFileName, LookoutError } from 'lookout/core';
+import type { DeviceHttpsFetch } from './device-https-fetch.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { RecordingsAccess } from './recordings-access.js';
 
@@ -14,6 +15,8 @@ export interface DeviceHttpDeps {
   device: (deviceId: string) => RegisteredDevice | undefined;
   /** The device's tool token (derived from the fleet secret), or undefined to send none. */
   credential: (deviceId: string) => string | undefined;
+  /** For a device whose tool server speaks TLS (an https tool URL): the fleet CA and its pinned certificate. Absent: https is refused. */
+  https?: DeviceHttpsFetch;
 }
 
 /**
@@ -118,14 +121,21 @@ export class DeviceHttpRecordings implements Pick<RecordingsAccess, 'read' | 'do
     if (device.toolUrl === null) throw new LookoutError('target_not_allowed', `no tool server to ask: ${device.unreachableReason ?? 'not reachable'}`);
     const url = new URL(`/recordings/${name}`, device.toolUrl);
     const token = this.deps.credential(deviceId);
+    const sent = { ...headers, ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}) };
     try {
-      return await fetch(url, {
-        headers: { ...headers, ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}) },
-        redirect: 'manual',
-        ...(signal ? { signal } : {}),
-      });
+      if (url.protocol === 'https:') {
+        if (!this.deps.https) throw new LookoutError('device_unreachable', `${url.host}: the hub does not dial devices over TLS here`);
+        return await this.deps.https.get(url, { deviceId, fingerprint: device.tlsFingerprint ?? null }, sent, signal);
+      }
+      return await fetch(url, { headers: sent, redirect: 'manual', ...(signal ? { signal } : {}) });
     } catch (err) {
-      if (signal?.aborted) throw err;
+      if (signal?.aborted || err instanceof LookoutError) throw err;
+      const refusal = deviceTlsRefusalOf(err);
+      if (refusal) {
+        throw new LookoutError('device_tls_mismatch', `${url.host}: the certificate presented is refused for ${deviceId}: ${refusal.message}`, {
+          details: { device_id: deviceId, reason: refusal.reason, ...(refusal.presented ? { presented_fingerprint: refusal.presented } : {}) },
+        });
+      }
       const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
       throw new LookoutError('device_unreachable', `${url.host}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
     }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { definePlugin, deviceToolToken, LookoutError, signedUrlKey, type RouteRequest } from 'lookout/core';
+import { definePlugin, deviceToolToken, fleetCaDeviceTls, hubTlsPaths, LookoutError, signedUrlKey, type RouteRequest } from 'lookout/core';
+import { DeviceHttpsFetch } from './device-https-fetch.js';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH } from '../../device-ssh/src/service.js';
@@ -137,7 +138,11 @@ export default definePlugin({
     await clips.init();
     // Chunks a crashed hub was fetching or building from: nothing uses them before this start.
     await sweepSources(sourcesDirOf(cacheDir));
+    // A device announcing TLS serves its recordings over https: verified against the fleet CA, its certificate pinned.
+    const https = new DeviceHttpsFetch(fleetCaDeviceTls(hubTlsPaths(ctx.runtime.dataDir).caPath));
+    ctx.onStop(() => https.close());
     const media = new Media({
+      https,
       registry: ctx.services.get(DEVICE_REGISTRY),
       cache: ctx.services.get(BUS_CACHE),
       tools: ctx.services.get(DEVICE_TOOLS),

@@ -1,4 +1,5 @@
 import { LookoutError } from 'lookout/core';
+import type { DeviceHttpsFetch } from './device-https-fetch.js';
 import type { BusCache } from '../../bus-cache/src/service.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { DeviceSsh } from '../../device-ssh/src/service.js';
@@ -29,6 +30,8 @@ export interface MediaDeps {
   local: LocalRecordings | undefined;
   /** A device's tool token (derived from the fleet secret), or undefined to send none: what /recordings asks for. */
   credential: (deviceId: string) => string | undefined;
+  /** Recordings from a device whose tool server speaks TLS: the fleet CA and the device's pinned certificate. */
+  https?: DeviceHttpsFetch;
   clips: TranscodeCache;
   cacheDir: string;
   stepTimeoutMs: number;
@@ -64,7 +67,7 @@ export class Media {
     };
     this.fetcher = {
       dir: sourcesDirOf(deps.cacheDir),
-      device: new DeviceHttpRecordings({ device: (id) => deps.registry.get(id), credential: deps.credential }),
+      device: new DeviceHttpRecordings({ device: (id) => deps.registry.get(id), credential: deps.credential, ...(deps.https ? { https: deps.https } : {}) }),
       ssh: deps.ssh,
       local: deps.local,
       timeoutMs: deps.fetchTimeoutMs,

@@ -272,6 +272,9 @@ export class HubDeviceRegistry implements DeviceRegistry {
     if (hello?.image) device.image = hello.image;
     if (hello?.layer) device.layer = hello.layer;
     const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
+    // The device's word that its tool server speaks TLS; what it must present is pinned below.
+    const tls = hello?.tls?.includes('tools') === true;
+    if (tls || file?.tool_url?.startsWith('https:')) device.tlsFingerprint = hello?.cert_fingerprint ?? null;
     if (file?.tool_url) {
       device.toolUrl = file.tool_url;
       device.ssh = sshAddress(file, file.ssh_host ?? hostOf(file.ips[0] ?? new URL(file.tool_url).hostname), true);
@@ -284,7 +287,7 @@ export class HubDeviceRegistry implements DeviceRegistry {
     // SSH goes where the tool server is reached (the same trust), unless the file names an SSH host.
     // Where the file names no SSH host and no address, the host is the hello's: not the file's word.
     device.ssh = ip || file?.ssh_host ? sshAddress(file, file?.ssh_host ?? ip!, file?.ssh_host !== undefined || fromFile) : null;
-    if (ip) device.toolUrl = mcpUrl(ip, port);
+    if (ip) device.toolUrl = mcpUrl(ip, port, tls ? 'https' : 'http');
     else if (!hello) device.unreachableReason = 'the registry file gives no address and no hello announced one';
     else
       device.unreachableReason = `${h?.from !== undefined ? `its bus connection comes from ${h.from}, outside` : 'its hello announces no address inside'} the device networks (${this.options.networks.cidrs.join(', ')})${file ? ' and the registry file gives none' : ' and the registry file does not name it'}`;
@@ -368,8 +371,8 @@ function parseAddress(target: string): { ip: string; port?: number } | undefined
   return undefined;
 }
 
-export function mcpUrl(ip: string, port: number): string {
-  return `http://${isIP(ip) === 6 ? `[${ip}]` : ip}:${port}/mcp`;
+export function mcpUrl(ip: string, port: number, scheme: 'http' | 'https' = 'http'): string {
+  return `${scheme}://${isIP(ip) === 6 ? `[${ip}]` : ip}:${port}/mcp`;
 }
 
 function union(a: readonly string[] = [], b: readonly string[] = []): string[] {

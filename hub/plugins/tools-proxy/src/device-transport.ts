@@ -1,5 +1,5 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
@@ -38,6 +38,8 @@ export interface DeviceTransportOptions {
    * the device is closing at that moment. A one-hour soak met that race 3 times as 502 ECONNRESET.
    */
   idleSocketMs?: number;
+  /** For an https URL: the agent's TLS options (the fleet CA and the device's pinned certificate, core's deviceTlsOptions). */
+  tls?: HttpsAgentOptions;
 }
 
 export const NOTIFICATION_TIMEOUT_MS = 10_000;
@@ -92,7 +94,8 @@ export class DeviceTransport implements Transport {
     if (!this.secure && url.protocol !== 'http:') throw new TypeError(`a device tool server is reached over http or https, not ${url.protocol}`);
     // Node's agent destroys a free socket when it times out; a socket in use only emits 'timeout', which nothing here acts on.
     const agentOptions = { keepAlive: true, scheduling: 'lifo' as const, timeout: options.idleSocketMs ?? IDLE_SOCKET_MS };
-    this.agent = this.secure ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
+    // One keep-alive agent per transport, as over http: TLS sessions are resumed on it as well.
+    this.agent = this.secure ? new HttpsAgent({ ...options.tls, ...agentOptions }) : new HttpAgent(agentOptions);
     this.maxBytes = options.maxBytes ?? MAX_DEVICE_RESPONSE_BYTES;
     this.notificationTimeoutMs = options.notificationTimeoutMs ?? NOTIFICATION_TIMEOUT_MS;
     this.headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

@@ -6,6 +6,7 @@ import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { DeclaredTools } from './declared-tools.js';
 import type { DeviceCallLimiter } from './device-call-limiter.js';
 import type { McpClientPool } from './mcp-pool.js';
+import { poolTarget } from './device-tls.js';
 import { isUnknownTool, outcomeOf, outcomeOfMcpError, type ToolOutcome } from './tool-outcome.js';
 
 export interface ForwardDeps {
@@ -41,7 +42,7 @@ export async function forwardCall(
     release = await deps.limiter.acquire(device.deviceId, deps.timeoutMs, signal);
     let result: ToolOutcome;
     try {
-      result = outcomeOf(await deps.pool.call({ url: device.toolUrl!, deviceId: device.deviceId }, tool, args, { timeoutMs: deps.timeoutMs, signal }));
+      result = outcomeOf(await deps.pool.call(poolTarget(device), tool, args, { timeoutMs: deps.timeoutMs, signal }));
     } catch (err) {
       if (!(err instanceof McpError)) throw err;
       result = outcomeOfMcpError(err);

@@ -12,7 +12,9 @@ import {
   packageVersion,
   toLookoutError,
   DEVICE_CALL_ERRORS,
+  hubTlsPaths,
 } from 'lookout/core';
+import { fleetCaTls, poolTarget } from './device-tls.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DeclaredTools } from './declared-tools.js';
@@ -82,6 +84,8 @@ export default definePlugin({
       clientInfo: { name: 'lookout-hub', version: packageVersion() },
       ...(secret !== undefined ? { credential: (deviceId: string) => deviceToolToken(secret, deviceId) } : {}),
       onToolsListed: (_deviceId, tools) => declared.add(tools.keys()),
+      // A device announcing TLS is verified against the fleet CA and its announced certificate pinned.
+      tls: fleetCaTls(hubTlsPaths(ctx.runtime.dataDir).caPath),
     });
     ctx.onStop(() => pool.close());
     // The `tool` label takes only names devices declare (tools/list, or a tool a device answered
@@ -110,8 +114,7 @@ export default definePlugin({
     ctx.services.provide(DEVICE_TOOLS, {
       call: (device, tool, args, signal) => forwardCall(deps, device, tool, args, signal),
       enrichedHealth: (device, signal, tool = 'get_system_health') => enrichedCall(device, tool, {}, signal),
-      listTools: (device, signal) =>
-        pool.listTools({ url: device.toolUrl!, deviceId: device.deviceId }, { timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, signal }),
+      listTools: (device, signal) => pool.listTools(poolTarget(device), { timeoutMs: ctx.config.LOOKOUT_HUB_TOOL_TIMEOUT_MS, signal }),
       addFallback(tool, fallback) {
         fallbacks.set(tool, fallback);
         return () => {

@@ -2,7 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, ListToolsResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { LookoutError } from 'lookout/core';
+import type { AgentOptions } from 'node:https';
+import { deviceTlsRefusalOf, LookoutError, type DeviceTlsMismatchError } from 'lookout/core';
 import { DeviceConnectionError, DeviceTransport } from './device-transport.js';
 import { DEVICE_TOOL_RESULT } from './device-tool-result.js';
 import { toolTraitsOf, type ToolTraits } from './tool-traits.js';
@@ -28,12 +29,20 @@ export interface ToolCallResult {
 export interface PoolTarget {
   url: string;
   deviceId: string;
+  /** Over https: the fingerprint its certificate must have (the registry's tlsFingerprint). A new one makes a new client. */
+  tlsFingerprint?: string | null;
 }
 
 export interface McpPoolOptions {
   clientInfo: { name: string; version: string };
   /** The bearer token for a device's tool server, or undefined to send none. */
   credential?: (deviceId: string) => string | undefined;
+  /**
+   * The TLS options of an https device's agent (fleet CA, the device's certificate pinned:
+   * deviceTlsOptions), asked when its client is made; throws a LookoutError when the hub cannot
+   * verify devices (no fleet CA).
+   */
+  tls?: (target: PoolTarget) => AgentOptions;
   /** Told the tools a device declares each time its list is read (for metric labels). */
   onToolsListed?: (deviceId: string, tools: Map<string, ToolTraits>) => void;
 }
@@ -118,7 +127,7 @@ export class McpClientPool {
       } catch (first) {
         if (!(first instanceof FailedAttempt)) throw first;
         const { entry, err } = first;
-        if (!this.isBroken(entry, err) || own.signal.aborted || isAuthRefusal(err)) throw first;
+        if (!this.isBroken(entry, err) || own.signal.aborted || isAuthRefusal(err) || deviceTlsRefusalOf(err)) throw first;
         if (entry.tools?.get(tool)?.retryable !== true || left() <= 0) throw first;
         return await this.once(target, tool, args, own.signal, options.timeoutMs, left);
       }
@@ -130,7 +139,7 @@ export class McpClientPool {
           details: { tool, timeout_ms: options.timeoutMs },
         });
       }
-      if (options.signal.aborted) throw err;
+      if (options.signal.aborted || err instanceof LookoutError) throw err;
       if (isAuthRefusal(err)) {
         throw new LookoutError(
           'device_auth_refused',
@@ -141,6 +150,8 @@ export class McpClientPool {
           },
         );
       }
+      const refusal = deviceTlsRefusalOf(err);
+      if (refusal) throw tlsMismatch(target, refusal, err, tool);
       if (isTransportFailure(err)) {
         throw new LookoutError('device_unreachable', `the device at ${url} cannot be reached: ${describe(err)}`, {
           cause: err,
@@ -178,6 +189,8 @@ export class McpClientPool {
         throw new LookoutError('device_timeout', `the device at ${target.url} did not list its tools within ${options.timeoutMs} ms`, { cause: err });
       }
       if (isAuthRefusal(err)) throw new LookoutError('device_auth_refused', `the device at ${target.url} refused the hub's tool credential`, { cause: err });
+      const refusal = deviceTlsRefusalOf(err);
+      if (refusal) throw tlsMismatch(target, refusal, err);
       if (isTransportFailure(err))
         throw new LookoutError('device_unreachable', `the device at ${target.url} cannot be reached: ${describe(err)}`, { cause: err });
       throw err;
@@ -251,7 +264,9 @@ export class McpClientPool {
     const client = new Client(this.options.clientInfo, { jsonSchemaValidator: VALIDATOR });
     const token = this.options.credential?.(target.deviceId);
     // Redirects are not followed: the registry decides which hosts are contacted, not the device.
-    const transport = new DeviceTransport(new URL(target.url), token !== undefined ? { token } : {});
+    const url = new URL(target.url);
+    const tls = url.protocol === 'https:' ? this.options.tls?.(target) : undefined;
+    const transport = new DeviceTransport(url, { ...(token !== undefined ? { token } : {}), ...(tls ? { tls } : {}) });
     const entry: PooledClient = {
       lastUsed: Date.now(),
       listedAt: 0,
@@ -377,7 +392,25 @@ function listTools(client: Client, options: { signal?: AbortSignal; timeout: num
 
 /** One client per device and URL: the credential belongs to the device, the connection to the URL. */
 function keyOf(target: PoolTarget): string {
-  return `${target.deviceId}\n${target.url}`;
+  return `${target.deviceId}\n${target.url}\n${target.tlsFingerprint ?? ''}`;
+}
+
+/** A device's certificate the hub refused: device_tls_mismatch (502), saying which check failed; the presented fingerprint is public. */
+function tlsMismatch(target: PoolTarget, refusal: DeviceTlsMismatchError, err: unknown, tool?: string): LookoutError {
+  return new LookoutError(
+    'device_tls_mismatch',
+    `the device at ${target.url} presented a certificate the hub refuses for ${target.deviceId}: ${refusal.message}`,
+    {
+      cause: err,
+      details: {
+        device_id: target.deviceId,
+        reason: refusal.reason,
+        expected_fingerprint: target.tlsFingerprint ?? null,
+        ...(refusal.presented ? { presented_fingerprint: refusal.presented } : {}),
+        ...(tool ? { tool } : {}),
+      },
+    },
+  );
 }
 
 function isTimeout(err: unknown): boolean {

@@ -15,9 +15,9 @@ function dateTime(el: string, d: Date): string {
   );
 }
 
-const deviceServiceCapabilities = (el: string, attrs = ''): string =>
+const deviceServiceCapabilities = (el: string, tls: boolean, attrs = ''): string =>
   `<${el}${attrs}><tds:Network IPFilter="false" ZeroConfiguration="false" IPVersion6="false" DynDNS="false" HostnameFromDHCP="false" NTP="0"/>` +
-  `<tds:Security TLS1.0="false" TLS1.1="false" TLS1.2="false" OnboardKeyGeneration="false" AccessPolicyConfig="false" DefaultAccessPolicy="false" Dot1X="false" RemoteUserHandling="false" X.509Token="false" SAMLToken="false" KerberosToken="false" UsernameToken="true" HttpDigest="true" RELToken="false"/>` +
+  `<tds:Security TLS1.0="false" TLS1.1="false" TLS1.2="${tls}" OnboardKeyGeneration="false" AccessPolicyConfig="false" DefaultAccessPolicy="false" Dot1X="false" RemoteUserHandling="false" X.509Token="false" SAMLToken="false" KerberosToken="false" UsernameToken="true" HttpDigest="true" RELToken="false"/>` +
   `<tds:System DiscoveryResolve="true" DiscoveryBye="true" RemoteDiscovery="false" SystemBackup="false" SystemLogging="false" FirmwareUpgrade="false" HttpFirmwareUpgrade="false" HttpSystemBackup="false" HttpSystemLogging="false" HttpSupportInformation="false"/></${el}>`;
 
 /**
@@ -26,6 +26,7 @@ const deviceServiceCapabilities = (el: string, attrs = ''): string =>
  */
 export async function deviceService(surface: OnvifSurface, action: string, body: Element, req: RequestInfo): Promise<string> {
   const base = baseUrl(surface, req);
+  const tls = surface.httpsPort() !== undefined;
   const settings = await deviceSettings(surface, action, body);
   if (settings !== undefined) return settings;
   switch (action) {
@@ -49,7 +50,7 @@ export async function deviceService(surface: OnvifSurface, action: string, body:
         ? `<tt:Device><tt:XAddr>${base}${PATHS.device}</tt:XAddr><tt:Network><tt:IPFilter>false</tt:IPFilter><tt:ZeroConfiguration>false</tt:ZeroConfiguration><tt:IPVersion6>false</tt:IPVersion6><tt:DynDNS>false</tt:DynDNS></tt:Network>` +
           `<tt:System><tt:DiscoveryResolve>true</tt:DiscoveryResolve><tt:DiscoveryBye>true</tt:DiscoveryBye><tt:RemoteDiscovery>false</tt:RemoteDiscovery><tt:SystemBackup>false</tt:SystemBackup><tt:SystemLogging>false</tt:SystemLogging><tt:FirmwareUpgrade>false</tt:FirmwareUpgrade>` +
           `<tt:SupportedVersions><tt:Major>2</tt:Major><tt:Minor>60</tt:Minor></tt:SupportedVersions></tt:System>` +
-          `<tt:Security><tt:TLS1.1>false</tt:TLS1.1><tt:TLS1.2>false</tt:TLS1.2><tt:OnboardKeyGeneration>false</tt:OnboardKeyGeneration><tt:AccessPolicyConfig>false</tt:AccessPolicyConfig><tt:X.509Token>false</tt:X.509Token><tt:SAMLToken>false</tt:SAMLToken><tt:KerberosToken>false</tt:KerberosToken><tt:RELToken>false</tt:RELToken></tt:Security></tt:Device>`
+          `<tt:Security><tt:TLS1.1>false</tt:TLS1.1><tt:TLS1.2>${tls}</tt:TLS1.2><tt:OnboardKeyGeneration>false</tt:OnboardKeyGeneration><tt:AccessPolicyConfig>false</tt:AccessPolicyConfig><tt:X.509Token>false</tt:X.509Token><tt:SAMLToken>false</tt:SAMLToken><tt:KerberosToken>false</tt:KerberosToken><tt:RELToken>false</tt:RELToken></tt:Security></tt:Device>`
         : '';
       const events = want('Events')
         ? `<tt:Events><tt:XAddr>${base}${PATHS.events}</tt:XAddr><tt:WSSubscriptionPolicySupport>false</tt:WSSubscriptionPolicySupport><tt:WSPullPointSupport>true</tt:WSPullPointSupport><tt:WSPausableSubscriptionManagerInterfaceSupport>false</tt:WSPausableSubscriptionManagerInterfaceSupport></tt:Events>`
@@ -67,7 +68,7 @@ export async function deviceService(surface: OnvifSurface, action: string, body:
         `<tds:Version><tt:Major>${major}</tt:Major><tt:Minor>${minor}</tt:Minor></tds:Version></tds:Service>`;
       return (
         `<tds:GetServicesResponse ${ns}>` +
-        service(NS.tds, PATHS.device, deviceServiceCapabilities('tds:Capabilities', ` ${declare('tds')}`), 2, 60) +
+        service(NS.tds, PATHS.device, deviceServiceCapabilities('tds:Capabilities', tls, ` ${declare('tds')}`), 2, 60) +
         service(
           NS.trt,
           PATHS.media,
@@ -94,7 +95,7 @@ export async function deviceService(surface: OnvifSurface, action: string, body:
       );
     }
     case 'GetServiceCapabilities':
-      return `<tds:GetServiceCapabilitiesResponse ${ns}>${deviceServiceCapabilities('tds:Capabilities')}</tds:GetServiceCapabilitiesResponse>`;
+      return `<tds:GetServiceCapabilitiesResponse ${ns}>${deviceServiceCapabilities('tds:Capabilities', tls)}</tds:GetServiceCapabilitiesResponse>`;
     case 'GetDeviceInformation': {
       const i = surface.information();
       return (

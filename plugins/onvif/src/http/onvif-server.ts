@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Element } from '@xmldom/xmldom';
 import { isLoopbackHostHeader, toLookoutError, unmapIpv4, type Logger } from 'lookout/core';
 import { AuthFault, type HeaderCheck, type OnvifAuth } from '../auth/onvif-auth.js';
@@ -39,7 +41,11 @@ export interface OnvifServerOptions {
   headersTimeoutMs: number;
   connections: ConnectionCapOptions;
   log: Logger;
+  /** HTTPS with the device certificate (the same services, beside the plain HTTP server, as cameras offer them). */
+  tls?: { cert: Buffer; key: Buffer };
 }
+
+const TLS_CONTEXT = { minVersion: 'TLSv1.2' } as const;
 
 /** How long a refused connection may stay half-closed for its answer to reach the client. */
 const CLOSE_GRACE_MS = 500;
@@ -67,7 +73,7 @@ const BY_PATH: Record<string, Service> = {
  * failure is a SOAP fault in XML; a bad request never takes the server down.
  */
 export class OnvifServer {
-  private readonly server: Server;
+  private readonly server: Server | HttpsServer;
   private readonly closing = new AbortController();
   private readonly cap: ConnectionCap;
   private parsedBodies = 0;
@@ -76,20 +82,29 @@ export class OnvifServer {
   constructor(private readonly o: OnvifServerOptions) {
     // Timeouts are checked this often (Node's default, 30 s, would let a slow body live that long past its limit).
     const checkEvery = Math.max(250, Math.min(1000, o.headersTimeoutMs / 2));
-    this.server = createServer({ connectionsCheckingInterval: checkEvery }, (req, res) => {
+    const handler = (req: IncomingMessage, res: ServerResponse): void => {
       this.route(req, res).catch((err: unknown) => {
         o.log.error({ err: toLookoutError(err).message }, 'ONVIF request failed');
         if (!res.headersSent) this.fault(res, new SoapFault('Receiver', 'ter:Action', 'internal error', 500));
         else res.destroy();
       });
-    });
+    };
+    this.server = o.tls
+      ? createHttpsServer(
+          { connectionsCheckingInterval: checkEvery, cert: o.tls.cert, key: o.tls.key, ...TLS_CONTEXT, handshakeTimeout: o.headersTimeoutMs },
+          handler,
+        )
+      : createServer({ connectionsCheckingInterval: checkEvery }, handler);
+    // A client that fails the handshake (does not trust the certificate, a scanner) is its own matter.
+    if (o.tls) this.server.on('tlsClientError', (_err: Error, socket: TLSSocket) => socket.destroy());
     // Slow or stuck clients do not hold sockets: the request (headers and body) must arrive in time. A held
     // PullMessages is not affected: the timer stops once the request is received, the answer may take longer.
     this.server.requestTimeout = o.requestTimeoutMs;
     this.server.headersTimeout = Math.min(o.headersTimeoutMs, o.requestTimeoutMs);
     this.server.keepAliveTimeout = 10_000;
     this.cap = new ConnectionCap(o.connections);
-    this.server.on('connection', (socket) => this.cap.admit(socket));
+    // The TCP connection, before any handshake: the cap holds for HTTPS too.
+    this.server.on('connection', (socket: Socket) => this.cap.admit(socket));
   }
 
   stats(): OnvifStats {
@@ -105,6 +120,11 @@ export class OnvifServer {
       });
     });
     return (this.server.address() as AddressInfo).port;
+  }
+
+  /** A renewed certificate for new connections (open ones keep theirs); HTTPS servers only. */
+  setCertificate(cert: Buffer, key: Buffer): void {
+    if (this.o.tls) (this.server as HttpsServer).setSecureContext({ cert, key, ...TLS_CONTEXT });
   }
 
   async close(): Promise<void> {
@@ -272,5 +292,7 @@ function sendXml(res: ServerResponse, status: number, headers: Record<string, st
 /** The address this client reached the device at: every URI handed back uses it. */
 function requestInfo(req: IncomingMessage, user: string): RequestInfo {
   const local = unmapIpv4(req.socket.localAddress ?? '127.0.0.1');
-  return { host: local.includes(':') ? `[${local}]` : local, client: `${user}@${unmapIpv4(req.socket.remoteAddress ?? '')}` };
+  const info: RequestInfo = { host: local.includes(':') ? `[${local}]` : local, client: `${user}@${unmapIpv4(req.socket.remoteAddress ?? '')}` };
+  if ((req.socket as Partial<TLSSocket>).encrypted === true) info.secure = true;
+  return info;
 }

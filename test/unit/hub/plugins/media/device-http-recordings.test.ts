@@ -19,6 +19,10 @@ import { startToolServer, type ToolServer } from '../../../../../edge/src/tool-s
 import { DeviceHttpRecordings, RESUMES } from '../../../../../hub/plugins/media/src/device-http-recordings.js';
 import type { RegisteredDevice } from '../../../../../hub/plugins/registry/src/service.js';
 import { CuttingRelay } from '../../../../support/cutting-relay.js';
+import { fleetCaDeviceTls } from '../../../../../core/src/tls/device-pin.js';
+import { deviceTlsPaths } from '../../../../../core/src/tls/tls-paths.js';
+import { DeviceHttpsFetch } from '../../../../../hub/plugins/media/src/device-https-fetch.js';
+import { provisionTestFleetCerts } from '../../../../support/fleet-certs.js';
 
 const TOKEN = 'device-http-recordings-test-token-0123456789';
 const CHUNK = '20260101T120000000Z_000001.h265';
@@ -153,6 +157,72 @@ describe('DeviceHttpRecordings: chunks from the device tool server', () => {
     assert.equal(await code(access.read('cam-1', CHUNK, 1000)), 'payload_too_large');
     assert.deepEqual(
       readdirSync(out).filter((n) => /^[d-g]\./.test(n)),
+      [],
+    );
+  });
+});
+
+describe('DeviceHttpRecordings over TLS: the device certificate verified against the fleet CA and pinned', () => {
+  let dir: string;
+  let server: ToolServer;
+  let https: DeviceHttpsFetch;
+  let fingerprints: Record<string, string>;
+  const chunk = randomBytes(100_000);
+  const device = (port: number, fingerprint: string | null): RegisteredDevice => ({
+    deviceId: 'cam-1',
+    ips: ['127.0.0.1'],
+    labels: [],
+    roles: [],
+    ports: null,
+    source: 'hello',
+    namedInFile: false,
+    toolUrl: `https://127.0.0.1:${port}/mcp`,
+    tlsFingerprint: fingerprint,
+    lastHelloAt: null,
+  });
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'device-https-'));
+    const root = join(dir, 'recordings');
+    mkdirSync(root);
+    writeFileSync(join(root, CHUNK), chunk);
+    const certs = await provisionTestFleetCerts(join(dir, 'ca'), {
+      devices: ['cam-1', 'cam-2'].map((id) => ({ id, dataRoot: join(dir, id) })),
+      hubDataDir: join(dir, 'hub'),
+    });
+    fingerprints = { 'cam-1': certs.device('cam-1').fingerprint, 'cam-2': certs.device('cam-2').fingerprint };
+    server = await startToolServer({
+      tools: new ToolRegistry(),
+      logger: createLogger({ level: 'silent' }),
+      port: 0,
+      token: TOKEN,
+      recordings: () => ({ root }),
+      tls: { ...deviceTlsPaths(join(dir, 'cam-1')), reloadOnSighup: false },
+    });
+    https = new DeviceHttpsFetch(fleetCaDeviceTls(certs.hub().caPath));
+  });
+  after(async () => {
+    https?.close();
+    await server?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('downloads from the device presenting the certificate it announced', async () => {
+    const access = new DeviceHttpRecordings({ device: () => device(server.port, fingerprints['cam-1']), credential: () => TOKEN, https });
+    const to = join(dir, 'ok.h265');
+    assert.deepEqual(await access.download('cam-1', CHUNK, to), { bytes: chunk.length });
+    assert.ok(readFileSync(to).equals(chunk));
+  });
+
+  it('refuses a certificate other than the announced one (device_tls_mismatch), leaving no file', async () => {
+    const access = new DeviceHttpRecordings({ device: () => device(server.port, fingerprints['cam-2']), credential: () => TOKEN, https });
+    await assert.rejects(access.download('cam-1', CHUNK, join(dir, 'no.h265')), (err: { code: string; details: { reason: string } }) => {
+      assert.equal(err.code, 'device_tls_mismatch');
+      assert.equal(err.details.reason, 'fingerprint_mismatch');
+      return true;
+    });
+    assert.deepEqual(
+      readdirSync(dir).filter((n) => n.startsWith('no.')),
       [],
     );
   });

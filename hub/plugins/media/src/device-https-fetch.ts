@@ -1,0 +1,45 @@
+import { Agent, request, type AgentOptions } from 'node:https';
+import { Readable } from 'node:stream';
+import type { DevicePin } from 'lookout/core';
+
+/**
+ * GET over https from a device whose tool server speaks TLS, answered as a fetch Response (what the
+ * recordings download reads): node's https with an agent per device that trusts the fleet CA only
+ * and pins the certificate the device announced (global fetch cannot be given a CA or an identity
+ * check without undici's own Agent, which is not a dependency). Agents are kept alive per device and
+ * replaced when its pinned fingerprint changes. Redirects are not followed, as with `redirect: 'manual'`.
+ */
+export class DeviceHttpsFetch {
+  private readonly agents = new Map<string, { fingerprint: string | null; agent: Agent }>();
+
+  constructor(private readonly tls: (pin: DevicePin) => AgentOptions) {}
+
+  get(url: URL, pin: DevicePin, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+    const agent = this.agentOf(pin);
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method: 'GET', headers, agent, ...(signal ? { signal } : {}) }, (res) => {
+        const head = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) head.set(k, Array.isArray(v) ? v.join(', ') : v);
+        const status = res.statusCode ?? 502;
+        const body = status === 204 || status === 304 ? null : (Readable.toWeb(res) as ReadableStream<Uint8Array>);
+        resolve(new Response(body, { status, headers: head }));
+      });
+      req.once('error', reject);
+      req.end();
+    });
+  }
+
+  close(): void {
+    for (const { agent } of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+
+  private agentOf(pin: DevicePin): Agent {
+    const kept = this.agents.get(pin.deviceId);
+    if (kept && kept.fingerprint === pin.fingerprint) return kept.agent;
+    kept?.agent.destroy();
+    const agent = new Agent({ ...this.tls(pin), keepAlive: true, timeout: 4000 });
+    this.agents.set(pin.deviceId, { fingerprint: pin.fingerprint, agent });
+    return agent;
+  }
+}
