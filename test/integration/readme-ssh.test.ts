@@ -19,7 +19,7 @@ const run = promisify(execFile);
 
 /** The fenced blocks of one README section, by language. */
 async function readmeSection(heading: string): Promise<{ lang: string; body: string }[]> {
-  const text = await readFile(join(packageRoot(), 'README.md'), 'utf8');
+  const text = await readFile(join(packageRoot(), 'docs', 'operator-guide.md'), 'utf8');
   const start = text.indexOf(`\n### ${heading}\n`);
   assert.ok(start >= 0, `the README has a section "${heading}"`);
   const next = text.slice(start + 1).search(/\n#{2,3} /);
