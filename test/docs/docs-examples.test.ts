@@ -52,11 +52,19 @@ function example(id: string): CodeExample {
 }
 
 /** Runs a shell example with `lookout` on PATH as this checkout's bin/lookout.js. */
+let shimDir: Promise<string> | undefined;
+function lookoutOnPath(): Promise<string> {
+  shimDir ??= (async () => {
+    const bin = await tempDir();
+    await writeFile(join(bin, 'lookout'), `#!/bin/sh\nexec "${process.execPath}" "${join(root, 'bin', 'lookout.js')}" "$@"\n`);
+    await chmod(join(bin, 'lookout'), 0o755);
+    return bin;
+  })();
+  return shimDir;
+}
+
 async function sh(script: string, opts: { cwd: string; env?: Record<string, string> }): Promise<{ code: number; stdout: string; stderr: string }> {
-  const bin = join(opts.cwd, '.bin');
-  await mkdir(bin, { recursive: true });
-  await writeFile(join(bin, 'lookout'), `#!/bin/sh\nexec "${process.execPath}" "${join(root, 'bin', 'lookout.js')}" "$@"\n`);
-  await chmod(join(bin, 'lookout'), 0o755);
+  const bin = await lookoutOnPath();
   return new Promise((resolve) => {
     execFile(
       'bash',
