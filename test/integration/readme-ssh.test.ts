@@ -1,6 +1,6 @@
 /**
- * The README's "Pinning a device's SSH host key" examples, run: its ssh-keyscan line against a real
- * sshd on a port other than 22 writes the `[host]:port` lines the hub's known-hosts reader pins, and
+ * The "Pinning a device's SSH host key" examples of docs/operator-guide.md, run: its ssh-keyscan
+ * line against a real sshd on a port other than 22 writes the `[host]:port` lines the hub's known-hosts reader pins, and
  * its registry example is a valid registry file naming that SSH address.
  */
 import assert from 'node:assert/strict';
@@ -17,11 +17,11 @@ import { startSshd, type Sshd } from '../support/sshd.js';
 
 const run = promisify(execFile);
 
-/** The fenced blocks of one README section, by language. */
+/** The fenced blocks of one section of docs/operator-guide.md, by language. */
 async function readmeSection(heading: string): Promise<{ lang: string; body: string }[]> {
-  const text = await readFile(join(packageRoot(), 'README.md'), 'utf8');
+  const text = await readFile(join(packageRoot(), 'docs', 'operator-guide.md'), 'utf8');
   const start = text.indexOf(`\n### ${heading}\n`);
-  assert.ok(start >= 0, `the README has a section "${heading}"`);
+  assert.ok(start >= 0, `docs/operator-guide.md has a section "${heading}"`);
   const next = text.slice(start + 1).search(/\n#{2,3} /);
   const section = next < 0 ? text.slice(start) : text.slice(start, start + 1 + next);
   return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], body: m[2] }));
@@ -47,7 +47,7 @@ describe("README: pinning a device's SSH host key", () => {
     const scan = lines.find((l) => l.startsWith('ssh-keyscan '));
     const list = lines.find((l) => l.startsWith('ssh-keygen -lf '));
     assert.ok(scan && list, shell.body);
-    // The README's line, aimed at the test's sshd and the test's file.
+    // The guide's line, aimed at the test's sshd and the test's file.
     const file = join(dir, 'ssh_known_hosts');
     const command = scan
       .replace(/-p \d+ \S+/, `-p ${sshd.port} ${sshd.host}`)
