@@ -5,6 +5,7 @@ import { guardPacketSizes } from './packet-size-guard.js';
 import { withEveryMatchingIdentifier } from './subscription-identifiers.js';
 import { connectionAdmission } from './connection-admission.js';
 import { brokerConnectionBudget } from './descriptor-budget.js';
+import { createBrokerTlsServer, type BrokerTlsListenerOptions } from './broker-tls-listener.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
 import { busPassword, busRoleOf, HUB_BUS_USER, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
@@ -50,12 +51,33 @@ export interface EmbeddedBrokerOptions {
   connectTimeoutMs?: number;
   /** The largest CONNECT (client id, credentials, a will), read before anything is authenticated (default 8 KiB). */
   maxConnectBytes?: number;
+  /**
+   * A second listener speaking MQTT over TLS, to the same broker under the same caps (connections
+   * in all and per address count both listeners) and bounds (CONNECT time and size, packet sizes).
+   */
+  tls?: BrokerTlsListenerOptions;
   logger?: BusLogger;
 }
 
-export interface EmbeddedBroker {
+/** The TLS listener of a running broker. */
+export interface EmbeddedBrokerTls {
+  /** The address it is bound to. */
   readonly host: string;
   readonly port: number;
+  /** `mqtts://<host>:<port>`, with 127.0.0.1 in place of a wildcard listen address. */
+  readonly url: string;
+  /** SHA-256 fingerprint of the certificate new connections get. */
+  fingerprint(): string;
+  /** Reads the certificate files again (as SIGHUP and a change to them do). */
+  reload(): Promise<{ ok: true; fingerprint: string; changed: boolean } | { ok: false; reason: string }>;
+}
+
+export interface EmbeddedBroker {
+  /** The address the plain listener is bound to. */
+  readonly host: string;
+  readonly port: number;
+  /** Present when the broker listens with TLS too. */
+  readonly tls?: EmbeddedBrokerTls;
   /** `mqtt://<host>:<port>`, with 127.0.0.1 in place of a wildcard listen address. */
   readonly url: string;
   readonly connectedClients: number;
@@ -161,8 +183,8 @@ export const EmbeddedBroker = {
       // A payload over maxPayloadBytes is still read (then acknowledged and dropped): allow some beyond it.
       afterConnect: Math.max(4 * (options.maxPayloadBytes ?? 0), DEFAULT_MAX_PACKET_BYTES),
     };
-    const server = createServer((socket) => {
-      if (!admission.admit(socket)) return;
+    /** Hands an admitted socket (plain, or TLS after its handshake) to aedes through the packet-size guard. */
+    const accept = (socket: Socket): void => {
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
       const conn = guardPacketSizes(socket, limits, (declared) =>
@@ -170,24 +192,55 @@ export const EmbeddedBroker = {
       );
       if (socket.remoteAddress) remoteOf.set(conn, socket.remoteAddress);
       broker.handle(conn);
+    };
+    const server = createServer((socket) => {
+      if (admission.admit(socket)) accept(socket);
+    });
+    const secure = options.tls ? await createBrokerTlsServer(options.tls, log, accept).catch(closeBrokerAndThrow(broker)) : undefined;
+    // The raw socket is admitted (and counted) before its handshake: a handshake holds a slot too.
+    secure?.server.on('connection', (raw: Socket) => {
+      if (admission.admit(raw)) {
+        sockets.add(raw);
+        raw.once('close', () => sockets.delete(raw));
+      }
     });
     // Caps connections in all and per address, before aedes makes a client of them.
-    const admission = connectionAdmission(server, caps, log);
+    const admission = connectionAdmission(secure ? [server, secure.server] : server, caps, log);
+    const tlsHost = options.tls?.host ?? '127.0.0.1';
     try {
       await listen(server, options.port, host, { name: 'the embedded broker', code: 'broker_start_failed' });
+      if (secure && options.tls) await listen(secure.server, options.tls.port, tlsHost, { name: 'the embedded broker (TLS)', code: 'broker_start_failed' });
     } catch (err) {
+      secure?.certificate.close();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       throw err;
     }
     const port = boundPort(server, options.port);
-    const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    log.info({ host, port, auth: options.auth !== undefined, ...caps }, 'embedded broker listening');
+    const boundHost = boundAddress(server, host);
+    const tls: EmbeddedBrokerTls | undefined =
+      secure && options.tls
+        ? {
+            host: boundAddress(secure.server, tlsHost),
+            port: boundPort(secure.server, options.tls.port),
+            get url() {
+              return `mqtts://${urlHostOf(this.host)}:${this.port}`;
+            },
+            fingerprint: () => secure.certificate.current().fingerprint,
+            reload: () => secure.certificate.reload(),
+          }
+        : undefined;
+    log.info(
+      { host: boundHost, port, ...(tls ? { tls_host: tls.host, tls_port: tls.port } : {}), auth: options.auth !== undefined, ...caps },
+      'embedded broker listening',
+    );
 
     let closing: Promise<void> | null = null;
     return {
-      host,
+      host: boundHost,
       port,
-      url: `mqtt://${urlHost}:${port}`,
+      ...(tls ? { tls } : {}),
+      url: `mqtt://${urlHostOf(boundHost)}:${port}`,
       get connectedClients() {
         return broker.connectedClients;
       },
@@ -197,7 +250,8 @@ export const EmbeddedBroker = {
       },
       close() {
         closing ??= (async () => {
-          const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+          const serverClosed = Promise.all([server, ...(secure ? [secure.server] : [])].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+          secure?.certificate.close();
           await new Promise<void>((resolve) => broker.close(() => resolve()));
           // aedes ends its clients' streams; a socket that never spoke MQTT is ours to drop.
           for (const socket of sockets) socket.destroy();
@@ -209,6 +263,25 @@ export const EmbeddedBroker = {
     };
   },
 };
+
+/** The address a listening server is bound to (the asked host until it listens). */
+function boundAddress(server: { address(): unknown }, fallback: string): string {
+  const address = server.address() as { address?: string } | null;
+  return address?.address ?? fallback;
+}
+
+/** A listen address as a URL host: loopback for a wildcard, brackets for IPv6. */
+function urlHostOf(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+}
+
+/** Closes the broker made so far when a later start step fails, then rethrows. */
+function closeBrokerAndThrow(broker: Aedes): (err: unknown) => Promise<never> {
+  return async (err) => {
+    await new Promise<void>((resolve) => broker.close(() => resolve()));
+    throw err;
+  };
+}
 
 function positive(value: number, key: string): number {
   if (!Number.isInteger(value) || value < 1) {
