@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect as tcpConnect } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -18,6 +19,7 @@ import { busPassword, HUB_BUS_USER } from '../../core/src/auth/bus-acl.js';
 import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
 import type { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
+import { provisionFleetCertificates } from '../../core/src/tls/provision-fleet.js';
 import { hubServerTlsPaths } from '../../core/src/tls/tls-paths.js';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
@@ -25,6 +27,7 @@ import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
 import { provisionTestFleetCerts, type TestFleetCerts } from '../support/fleet-certs.js';
 import { freePort } from '../support/free-port.js';
 import { startMosquitto } from '../support/mosquitto.js';
+import { startDeviceProcess } from '../support/device-process.js';
 import { scratchDir, type ScratchDir } from '../support/scratch-dir.js';
 import { api, msg, TEST_FLEET_SECRET, testHub, waitFor } from './hub-helpers.js';
 
@@ -53,7 +56,13 @@ describe('the bus over TLS', () => {
     scratch = await scratchDir('lookout-bus-tls-');
     hubDir = join(scratch.dir, 'hub');
     foreignHubDir = join(scratch.dir, 'foreign-hub');
-    fleet = await provisionTestFleetCerts(join(scratch.dir, 'ca'), { hubDataDir: hubDir, devices: [{ id: 'cam-1', dataRoot: join(scratch.dir, 'cam-1') }] });
+    fleet = await provisionTestFleetCerts(join(scratch.dir, 'ca'), {
+      hubDataDir: hubDir,
+      devices: [
+        { id: 'cam-1', dataRoot: join(scratch.dir, 'cam-1') },
+        { id: 'cam-2', dataRoot: join(scratch.dir, 'cam-2') },
+      ],
+    });
     foreign = await provisionTestFleetCerts(join(scratch.dir, 'foreign-ca'), { hubDataDir: foreignHubDir });
   });
   after(async () => {
@@ -106,6 +115,29 @@ describe('the bus over TLS', () => {
         assert.ok(device.topics?.hello, `the hello arrived too: ${JSON.stringify(Object.keys(device.topics ?? {}))}`);
       } finally {
         await bus.close();
+      }
+    });
+    it('hears a lookout-edge on --mqtt mqtts:// that verifies the fleet CA provisioned under its data root', async () => {
+      const device = await startDeviceProcess({
+        deviceId: 'cam-2',
+        mqtt: hub.brokerListeners!.tls!.url,
+        dataDir: join(scratch.dir, 'cam-2'),
+        env: { LOOKOUT_MQTT_USERNAME: 'cam-2', LOOKOUT_MQTT_PASSWORD: deviceBusCredentials(TEST_FLEET_SECRET, 'cam-2').password },
+      });
+      try {
+        await waitFor(
+          'cam-2 hello in the hub cache',
+          async () => {
+            const devices = (await api(hub.url, '/fleet/mqtt/latest?device=cam-2', { token: TOKEN })).body.devices as
+              Record<string, { topics?: Record<string, unknown> }> | undefined;
+            return devices?.['cam-2']?.topics?.hello;
+          },
+          30_000,
+        ).catch((err: Error) => {
+          throw new Error(`${err.message}\n${device.logs().slice(-3000)}`);
+        });
+      } finally {
+        await device.stop();
       }
     });
   });
@@ -199,6 +231,34 @@ describe('the bus over TLS', () => {
         (err: LookoutError) => err.code === 'config_invalid',
       );
     });
+  });
+
+  it('serves a certificate swapped on disk to new connections, without a restart', async () => {
+    const dir = join(scratch.dir, 'reload-hub');
+    await provisionTestFleetCerts(fleet.caDir, { hubDataDir: dir });
+    const paths = hubServerTlsPaths(dir);
+    const broker = await EmbeddedBroker.start({
+      port: 0,
+      tls: { port: 0, certPath: paths.certPath, keyPath: paths.keyPath, reloadDebounceMs: 50, reloadOnSighup: false },
+    });
+    const served = () =>
+      new Promise<string>((resolve, reject) => {
+        const s = tlsConnect({ port: broker.tls!.port, host: '127.0.0.1', ca: fleet.caCertPem }, () => {
+          resolve(s.getPeerCertificate().fingerprint256);
+          s.destroy();
+        });
+        s.once('error', reject);
+      });
+    try {
+      const first = await served();
+      assert.equal(first, broker.tls!.fingerprint());
+      await provisionFleetCertificates({ caDir: fleet.caDir, hubDataDir: dir, force: true });
+      const renewed = new X509Certificate(readFileSync(paths.certPath)).fingerprint256;
+      assert.notEqual(renewed, first);
+      await waitFor('the renewed certificate served', async () => (await served()) === renewed);
+    } finally {
+      await broker.close();
+    }
   });
 
   describe('the TLS listener keeps the broker’s bounds', () => {
