@@ -32,6 +32,12 @@ import { scratchDir, type ScratchDir } from '../support/scratch-dir.js';
 import { api, msg, TEST_FLEET_SECRET, testHub, waitFor } from './hub-helpers.js';
 
 const run = promisify(execFile);
+
+/** A device's fleet certificate and key, as MqttBus TLS settings beside the CA it trusts. */
+function clientCertificate(certs: TestFleetCerts, id: string) {
+  const d = certs.device(id);
+  return { cert: readFileSync(d.certPath), key: readFileSync(d.keyPath) };
+}
 const TOKEN = 'bus-tls-test-token';
 
 /** Resolves with how long the server took to close a TCP connection that never starts a handshake. */
@@ -63,7 +69,10 @@ describe('the bus over TLS', () => {
         { id: 'cam-2', dataRoot: join(scratch.dir, 'cam-2') },
       ],
     });
-    foreign = await provisionTestFleetCerts(join(scratch.dir, 'foreign-ca'), { hubDataDir: foreignHubDir });
+    foreign = await provisionTestFleetCerts(join(scratch.dir, 'foreign-ca'), {
+      hubDataDir: foreignHubDir,
+      devices: [{ id: 'cam-1', dataRoot: join(scratch.dir, 'foreign-cam-1') }],
+    });
   });
   after(async () => {
     await scratch?.cleanup();
@@ -139,6 +148,31 @@ describe('the bus over TLS', () => {
       } finally {
         await device.stop();
       }
+    });
+    it('takes a device by its fleet certificate instead of a password, under the same ACL and client id rule', async () => {
+      const url = hub.brokerListeners!.tls!.url;
+      const tls = { ca: fleet.caCertPem, ...clientCertificate(fleet, 'cam-1') };
+      const bus = await MqttBus.connect({ url, clientId: 'cam-1', tls, connectTimeoutMs: 10_000 });
+      try {
+        await bus.publish('devices/cam-1/events', JSON.stringify({ timestamp: new Date().toISOString(), type: 'by_certificate' }));
+        await waitFor('the event in the hub cache', async () => {
+          const devices = (await api(hub.url, '/fleet/mqtt/latest?device=cam-1', { token: TOKEN })).body.devices as
+            Record<string, { topics?: Record<string, unknown> }> | undefined;
+          return devices?.['cam-1']?.topics?.events;
+        });
+      } finally {
+        await bus.close();
+      }
+      const refused = (options: Partial<Parameters<typeof MqttBus.connect>[0]>) =>
+        assert.rejects(MqttBus.connect({ url, clientId: 'cam-1', tls, connectTimeoutMs: 10_000, ...options }), (err: LookoutError) => {
+          assert.equal(err.code, 'bus_auth_refused', err.message);
+          return true;
+        });
+      // cam-1's certificate is not cam-2's, and it does not make another user name's password its own.
+      await refused({ clientId: 'cam-2' });
+      await refused({ clientId: 'cam-2', ...deviceBusCredentials(TEST_FLEET_SECRET, 'cam-2') });
+      // A certificate of another CA is refused, even beside the right password.
+      await refused({ tls: { ca: fleet.caCertPem, ...clientCertificate(foreign, 'cam-1') }, ...deviceBusCredentials(TEST_FLEET_SECRET, 'cam-1') });
     });
   });
 
@@ -301,6 +335,70 @@ describe('the bus over TLS', () => {
         for (const s of open) s.destroy();
       }
     });
+  });
+
+  it('mosquitto with `lookout broker-acl --conf --require-certificate` takes a device by its fleet certificate and refuses another CA’s', async () => {
+    const dir = join(scratch.dir, 'mosquitto-certs');
+    const file = (name: string) => join(dir, name);
+    const server = hubServerTlsPaths(hubDir);
+    await run('mkdir', ['-p', dir]);
+    await run(
+      process.execPath,
+      [
+        join(packageRoot(), 'bin', 'lookout.js'),
+        'broker-acl',
+        ...['--out', file('acl'), '--password-file', file('passwd'), '--admin-password-file', file('passwd-admin'), '--conf', file('lookout.conf')],
+        ...['--devices', 'cam-1', '--bind', '127.0.0.1', '--certfile', server.certPath, '--keyfile', server.keyPath, '--cafile', fleet.caCertPath],
+        '--require-certificate',
+      ],
+      { env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET } },
+    );
+    const snippet = readFileSync(file('lookout.conf'), 'utf8');
+    const adminPort = await freePort();
+    const mosquitto = await startMosquitto({
+      listeners: (port) =>
+        snippet
+          .replace(/^listener 8883 /m, `listener ${port} `)
+          .replace(/^listener 8884 /m, `listener ${adminPort} `)
+          .split('\n'),
+    });
+    let hubSide: MqttBus | undefined;
+    let device: MqttBus | undefined;
+    try {
+      hubSide = await MqttBus.connect({
+        url: `mqtts://127.0.0.1:${adminPort}`,
+        clientId: `${HUB_BUS_USER}-tls-test`,
+        username: HUB_BUS_USER,
+        password: busPassword(TEST_FLEET_SECRET, HUB_BUS_USER),
+        tls: { ca: fleet.caCertPem },
+      });
+      const heard: string[] = [];
+      await hubSide.subscribe('devices/+/telemetry', (topic) => void heard.push(topic));
+      device = await MqttBus.connect({
+        url: `mqtts://127.0.0.1:${mosquitto.port}`,
+        clientId: 'cam-1',
+        tls: { ca: fleet.caCertPem, ...clientCertificate(fleet, 'cam-1') },
+      });
+      await device.publish('devices/cam-1/telemetry', JSON.stringify(msg.telemetry()));
+      await waitFor('the telemetry at the hub side', () => heard.includes('devices/cam-1/telemetry'));
+      await assert.rejects(
+        MqttBus.connect({
+          url: `mqtts://127.0.0.1:${mosquitto.port}`,
+          clientId: 'cam-1',
+          tls: { ca: fleet.caCertPem, ...clientCertificate(foreign, 'cam-1') },
+          connectTimeoutMs: 10_000,
+        }),
+        (err: LookoutError) => {
+          assert.equal(err.code, 'bus_unreachable', err.message);
+          assert.equal((err.details as { reason?: string }).reason, 'tls', err.message);
+          return true;
+        },
+      );
+    } finally {
+      await device?.close();
+      await hubSide?.close();
+      await mosquitto.stop();
+    }
   });
 
   it('mosquitto with the TLS listeners of `lookout broker-acl --conf` takes a device on mqtts:// that verifies the fleet CA', async () => {

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { BusLogger } from '../../../core/src/bus/bus-logger.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
@@ -12,6 +13,12 @@ export interface BrokerTlsListenerOptions {
   /** PEM certificate (chain) the broker serves, and its key: read again on SIGHUP and when the files change. */
   certPath: string;
   keyPath: string;
+  /**
+   * The fleet CA: the listener asks each client for a certificate (not requiring one); one it signed
+   * names its client (its CN, a device id) and may stand in for the password. A client presenting a
+   * certificate of any other CA is refused at its CONNECT (not authorized), so that it hears why.
+   */
+  clientCaPath?: string;
   /** From accept to a finished handshake (default 10 s): a socket still without one is closed. */
   handshakeTimeoutMs?: number;
   /** Reload when the certificate or key file changes (default true). */
@@ -41,6 +48,8 @@ export async function createBrokerTlsServer(
       details: { key: 'handshakeTimeoutMs' },
     });
   }
+  const ca = o.clientCaPath === undefined ? undefined : await readClientCa(o.clientCaPath);
+  const clientCerts = ca ? { ca, requestCert: true, rejectUnauthorized: false } : {};
   // Made once the certificate is read; a reload reaches it through here.
   const made: { server?: TlsServer } = {};
   const certificate = await reloadingCertificate({
@@ -48,7 +57,7 @@ export async function createBrokerTlsServer(
     keyPath: o.keyPath,
     what: 'the embedded broker',
     log,
-    onChange: (pair) => made.server?.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }),
+    onChange: (pair) => made.server?.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', ...(ca ? { ca } : {}) }),
     ...(o.reloadDebounceMs !== undefined ? { debounceMs: o.reloadDebounceMs } : {}),
     ...(o.watchFiles !== undefined ? { watchFiles: o.watchFiles } : {}),
     ...(o.reloadOnSighup !== undefined ? { reloadOnSighup: o.reloadOnSighup } : {}),
@@ -64,7 +73,7 @@ export async function createBrokerTlsServer(
       details: { key: '--broker-tls-cert', cert: o.certPath },
     });
   }
-  const server = (made.server = createTlsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', handshakeTimeout }, onSecure));
+  const server = (made.server = createTlsServer({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2', handshakeTimeout, ...clientCerts }, onSecure));
   // A failed or timed-out handshake: with a listener here Node leaves the socket open (a silent
   // stranger would keep it past the deadline), so it is closed here. A scan or a misconfigured device: logged quietly.
   server.on('tlsClientError', (err: NodeJS.ErrnoException, socket: TLSSocket) => {
@@ -72,4 +81,25 @@ export async function createBrokerTlsServer(
     log.debug({ remote: socket.remoteAddress, code: err.code, err: err.message }, 'broker TLS handshake failed');
   });
   return { server, certificate };
+}
+
+/** What a client's certificate says about it: nothing (none presented), the identity a verified one names, or why it did not verify. */
+export type CertificateIdentity = { id: string } | { refused: string } | undefined;
+
+export function certificateIdentity(socket: TLSSocket): CertificateIdentity {
+  const cert = socket.getPeerCertificate();
+  if (Object.keys(cert).length === 0) return undefined;
+  if (!socket.authorized) return { refused: socket.authorizationError?.message ?? String(socket.authorizationError) };
+  const cn = cert.subject?.CN;
+  return typeof cn === 'string' && cn !== '' ? { id: cn } : { refused: 'the certificate names no CN' };
+}
+
+async function readClientCa(path: string): Promise<Buffer> {
+  try {
+    return await readFile(path);
+  } catch (err) {
+    throw new LookoutError('config_invalid', `the fleet CA ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, {
+      details: { key: 'clientCaPath', path },
+    });
+  }
 }

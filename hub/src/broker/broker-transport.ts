@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { isLoopbackHost } from '../../../core/src/net/is-loopback.js';
-import { hubServerTlsPaths } from '../../../core/src/tls/tls-paths.js';
+import { hubServerTlsPaths, hubTlsPaths } from '../../../core/src/tls/tls-paths.js';
 import type { HubTransport } from '../http/hub-transport.js';
 
 export const DEFAULT_BROKER_TLS_PORT = 8883;
@@ -26,7 +26,7 @@ export interface BrokerListeners {
   /** True when plain MQTT listens beyond loopback (only with insecureMqtt): the start warns. */
   insecure: boolean;
   /** The TLS listener, when there is one. */
-  tls?: { host: string; port: number; certPath: string; keyPath: string; source: 'flags' | 'hub-https' | 'fleet' };
+  tls?: { host: string; port: number; certPath: string; keyPath: string; source: 'flags' | 'hub-https' | 'fleet'; clientCaPath?: string };
 }
 
 const conflict = (message: string, key: string) => new LookoutError('config_invalid', message, { details: { key } });
@@ -40,8 +40,18 @@ const conflict = (message: string, key: string) => new LookoutError('config_inva
  *    of the data dir; plain MQTT stays on 127.0.0.1 (the hub's own client). Without a certificate
  *    the start is refused (`config_invalid`, reason `tls_required`) unless `--insecure-mqtt` says
  *    plain MQTT beyond loopback is meant (then no TLS listener).
+ * With the fleet CA in the data dir (`<dir>/tls/fleet_ca.crt`), the TLS listener takes a device by
+ * its fleet certificate instead of a password (embedded-broker.ts).
  */
 export function decideBrokerListeners(brokerHost: string, dataDir: string, hub: HubTransport, o: BrokerTlsOptions): BrokerListeners {
+  const decided = listeners(brokerHost, dataDir, hub, o);
+  // The fleet CA beside the hub's certificates (lookout certs --hub-data): a device may authenticate by its fleet certificate.
+  const fleetCa = hubTlsPaths(dataDir).caPath;
+  if (decided.tls && existsSync(fleetCa)) decided.tls.clientCaPath = fleetCa;
+  return decided;
+}
+
+function listeners(brokerHost: string, dataDir: string, hub: HubTransport, o: BrokerTlsOptions): BrokerListeners {
   if ((o.brokerTlsCert === undefined) !== (o.brokerTlsKey === undefined)) {
     throw conflict(
       '--broker-tls-cert and --broker-tls-key go together: the certificate and its private key',

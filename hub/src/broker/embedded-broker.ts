@@ -5,7 +5,8 @@ import { guardPacketSizes } from './packet-size-guard.js';
 import { withEveryMatchingIdentifier } from './subscription-identifiers.js';
 import { connectionAdmission } from './connection-admission.js';
 import { brokerConnectionBudget } from './descriptor-budget.js';
-import { createBrokerTlsServer, type BrokerTlsListenerOptions } from './broker-tls-listener.js';
+import { certificateIdentity, createBrokerTlsServer, type BrokerTlsListenerOptions, type CertificateIdentity } from './broker-tls-listener.js';
+import type { TLSSocket } from 'node:tls';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
 import { busPassword, busRoleOf, HUB_BUS_USER, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
@@ -165,8 +166,14 @@ export const EmbeddedBroker = {
     const held = subscriptionCap(options.maxSubscriptionsPerClient ?? DEFAULT_MAX_SUBSCRIPTIONS, log);
     broker.on('unsubscribe', (filters: string[], client: Client) => held.release(client, filters));
     broker.authorizeSubscribe = (client, sub, done) => done(null, withinRights(client, sub.topic) && held.admit(client, sub.topic) ? sub : null);
+    // The TLS socket under each client's guarded stream: its verified certificate names the client.
+    const tlsOf = new WeakMap<object, TLSSocket>();
+    const certificateIdOf = (client: Client): CertificateIdentity => {
+      const socket = tlsOf.get(client.conn);
+      return socket ? certificateIdentity(socket) : undefined;
+    };
     if (options.auth && 'fleetSecret' in options.auth) {
-      broker.authenticate = fleetAuthenticator(options.auth.fleetSecret, roles, log);
+      broker.authenticate = fleetAuthenticator(options.auth.fleetSecret, roles, log, certificateIdOf);
     } else if (options.auth) {
       broker.authenticate = authenticator(options.auth, log);
     }
@@ -191,6 +198,7 @@ export const EmbeddedBroker = {
         log.warn({ remote: socket.remoteAddress, declared }, 'broker dropped a connection announcing an oversized packet'),
       );
       if (socket.remoteAddress) remoteOf.set(conn, socket.remoteAddress);
+      if ('encrypted' in socket) tlsOf.set(conn, socket as TLSSocket);
       broker.handle(conn);
     };
     const server = createServer((socket) => {
@@ -315,8 +323,37 @@ function authenticator(auth: SharedSecretAuth, log: BusLogger): Aedes['authentic
   };
 }
 
-function fleetAuthenticator(fleetSecret: string, roles: WeakMap<Client, BusRole>, log: BusLogger): Aedes['authenticate'] {
+function fleetAuthenticator(
+  fleetSecret: string,
+  roles: WeakMap<Client, BusRole>,
+  log: BusLogger,
+  certificateIdOf: (client: Client) => CertificateIdentity = () => undefined,
+): Aedes['authenticate'] {
   return (client, username, password, done) => {
+    // A fleet certificate (TLS listener with the fleet CA) names its client: a device may present it instead of a password.
+    const certificate = certificateIdOf(client);
+    if (certificate && 'refused' in certificate) {
+      log.warn({ clientId: client.id, username, reason: certificate.refused }, 'broker refused a client certificate the fleet CA did not sign');
+      done(refusal(NOT_AUTHORIZED, 'the client certificate is not of the fleet CA'), false);
+      return;
+    }
+    const certified = certificate?.id;
+    if (certified !== undefined && username !== undefined && username !== certified) {
+      log.warn({ clientId: client.id, username, certificate: certified }, 'broker refused a client whose user name is not the one its certificate names');
+      done(refusal(NOT_AUTHORIZED, 'the user name must be the one the client certificate names'), false);
+      return;
+    }
+    if (certified !== undefined && password === undefined) {
+      const role = busRoleOf(certified);
+      if (role?.kind !== 'device' || client.id !== role.id) {
+        log.warn({ clientId: client.id, certificate: certified }, 'broker refused a certificate that does not name this device (client id = device id)');
+        done(refusal(NOT_AUTHORIZED, 'a certificate stands in for the password of a device connecting with its own id as client id'), false);
+        return;
+      }
+      roles.set(client, role);
+      done(null, true);
+      return;
+    }
     const role = username === undefined ? undefined : busRoleOf(username);
     if (password === undefined || username === undefined) {
       log.warn({ clientId: client.id }, 'broker refused a client without credentials');
