@@ -154,6 +154,7 @@ describe('the bus over TLS', () => {
       const tls = { ca: fleet.caCertPem, ...clientCertificate(fleet, 'cam-1') };
       const bus = await MqttBus.connect({ url, clientId: 'cam-1', tls, connectTimeoutMs: 10_000 });
       try {
+        await bus.publish('devices/cam-1/hello', JSON.stringify(msg.hello('cam-1', ['127.0.0.1'], 9)));
         await bus.publish('devices/cam-1/events', JSON.stringify({ timestamp: new Date().toISOString(), type: 'by_certificate' }));
         await waitFor('the event in the hub cache', async () => {
           const devices = (await api(hub.url, '/fleet/mqtt/latest?device=cam-1', { token: TOKEN })).body.devices as
