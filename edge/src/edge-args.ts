@@ -15,6 +15,8 @@ export interface EdgeArgs {
   layerEnv?: string;
   mqtt: string;
   mqttUsername?: string;
+  /** --mqtt-ca / --mqtt-cert / --mqtt-key (or LOOKOUT_MQTT_CA, _CERT, _KEY): TLS files of an mqtts:// broker. */
+  mqttTls: { ca?: string; cert?: string; key?: string };
   toolPort: number;
   toolHost: string;
   /** --tool-tls: HTTPS on loopback too. */
@@ -49,6 +51,9 @@ const OPTIONS = {
   'layer-env': { type: 'string' },
   mqtt: { type: 'string' },
   'mqtt-username': { type: 'string' },
+  'mqtt-ca': { type: 'string' },
+  'mqtt-cert': { type: 'string' },
+  'mqtt-key': { type: 'string' },
   'tool-port': { type: 'string' },
   'tool-host': { type: 'string' },
   'tool-tls': { type: 'boolean' },
@@ -112,6 +117,7 @@ export function parseEdgeArgs(argv: string[], env: Record<string, string | undef
     deviceId,
     image: str('image') ?? 'camera',
     mqtt: str('mqtt') ?? DEFAULT_MQTT_URL,
+    mqttTls: {},
     toolPort: str('tool-port') !== undefined ? port('tool-port', str('tool-port')!) : DEFAULT_TOOL_PORT,
     toolHost: str('tool-host') ?? DEFAULT_TOOL_HOST,
     toolTls: values['tool-tls'] === true,
@@ -124,6 +130,14 @@ export function parseEdgeArgs(argv: string[], env: Record<string, string | undef
   if (str('layer-env') !== undefined) parsed.layerEnv = resolve(cwd, str('layer-env')!);
   const username = str('mqtt-username') ?? env.LOOKOUT_MQTT_USERNAME;
   if (username !== undefined) parsed.mqttUsername = username;
+  for (const [k, env_] of [
+    ['ca', 'LOOKOUT_MQTT_CA'],
+    ['cert', 'LOOKOUT_MQTT_CERT'],
+    ['key', 'LOOKOUT_MQTT_KEY'],
+  ] as const) {
+    const v = str(`mqtt-${k}`) ?? (env[env_] || undefined);
+    if (v !== undefined) parsed.mqttTls[k] = resolve(cwd, v);
+  }
   if (str('role') !== undefined) parsed.role = str('role')!;
   if (source === 'sim') parsed.source = 'sim';
   if (str('tool') !== undefined) parsed.tool = str('tool')!;
@@ -167,6 +181,11 @@ Options:
   --mqtt <url>            broker (default ${DEFAULT_MQTT_URL}); credentials may be in the URL
   --mqtt-username <name>  broker user (also LOOKOUT_MQTT_USERNAME); the password only from
                           the environment, LOOKOUT_MQTT_PASSWORD, never on the command line
+  --mqtt-ca <file>        with an mqtts:// broker: the CA its certificate must chain to (also
+                          LOOKOUT_MQTT_CA; default <data-dir>/data/config/fleet_ca.crt when there)
+  --mqtt-cert <file>, --mqtt-key <file>   a client certificate for a broker that asks for one
+                          (also LOOKOUT_MQTT_CERT/_KEY; default the device's fleet certificate
+                          <data-dir>/data/config/shadow_peer.crt|.key when there)
   --tool-port <n>         MCP tool server port (default ${DEFAULT_TOOL_PORT}; 0 picks a free one)
   --tool-host <addr>      tool server address (default ${DEFAULT_TOOL_HOST}; 0.0.0.0 on a device); beyond
                           loopback callers need the device's tool token (see Environment) and it

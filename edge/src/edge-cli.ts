@@ -7,6 +7,7 @@ import { startDevice, type DeviceHandle, type DeviceOptions } from './device-run
 import { EDGE_USAGE, isUsageError, parseEdgeArgs, type EdgeArgs } from './edge-args.js';
 import { toolTokenFromEnv } from './tool-credential.js';
 import { busSettingsFromEnv } from './bus-env.js';
+import { busTlsOptions } from './bus-tls.js';
 
 export interface EdgeIo {
   stdout: (line: string) => void;
@@ -76,9 +77,12 @@ async function runDevice(args: EdgeArgs, common: DeviceOptions, io: EdgeIo, logg
   let device: DeviceHandle;
   try {
     const toolToken = toolTokenFromEnv(io.env, args.deviceId);
+    const busEnv = busSettingsFromEnv(io.env);
+    const tls = busTlsOptions(args.mqtt, args.dataDir, args.mqttTls);
     device = await startDevice({
       ...common,
-      ...busSettingsFromEnv(io.env),
+      ...busEnv,
+      ...(tls ? { mqttOptions: { ...busEnv.mqttOptions, tls } } : {}),
       mqttUrl: args.mqtt,
       ...(args.mqttUsername !== undefined ? { mqttUsername: args.mqttUsername } : {}),
       ...(io.env.LOOKOUT_MQTT_PASSWORD !== undefined ? { mqttPassword: io.env.LOOKOUT_MQTT_PASSWORD } : {}),

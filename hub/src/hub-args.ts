@@ -27,7 +27,15 @@ tool forwarding to devices, the debug ring and fleet health.
   --state-prefix <p>       prefix of the Redis keys, one per fleet (default lookout:)
   --mqtt-group <name>      shared-subscription group of the replicas (default lookout-hub)
   --broker-port <n>        embedded broker port (default 1883; 0 picks a free one)
-  --broker-host <addr>     embedded broker listen address (default as --host)
+  --broker-host <addr>     embedded broker listen address (default as --host). Beyond loopback
+                           the broker speaks MQTT over TLS there (--broker-tls-port) with the
+                           certificate the hub serves HTTPS with, and plain MQTT stays on 127.0.0.1
+  --broker-tls-port <n>    the broker's TLS listener (default 8883; 0 picks a free one)
+  --broker-tls-cert <file> the broker's TLS certificate and --broker-tls-key <file>, its key
+                           (default the hub's); reloaded on SIGHUP and when the files change.
+                           Given with a loopback --broker-host, TLS listens there too
+  --insecure-mqtt          plain MQTT beyond loopback instead of TLS (device passwords cross the
+                           network in clear; warned at start)
   --broker-max-connections <n>   embedded broker connections in all (default: the open-files
                            limit less a reserve for HTTP and state); more are closed at once
   --broker-max-per-address <n>   embedded broker connections per remote address
@@ -79,6 +87,10 @@ const OPTIONS = {
   'mqtt-group': { type: 'string' },
   'broker-port': { type: 'string' },
   'broker-host': { type: 'string' },
+  'broker-tls-port': { type: 'string' },
+  'broker-tls-cert': { type: 'string' },
+  'broker-tls-key': { type: 'string' },
+  'insecure-mqtt': { type: 'boolean' },
   'broker-max-connections': { type: 'string' },
   'broker-max-per-address': { type: 'string' },
   'broker-connect-timeout-ms': { type: 'string' },
@@ -171,6 +183,10 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   set('mqttUrl', values.mqtt);
   set('brokerPort', int('broker-port', 0, 65535));
   set('brokerHost', values['broker-host']);
+  set('brokerTlsPort', int('broker-tls-port', 0, 65535));
+  set('brokerTlsCert', values['broker-tls-cert']);
+  set('brokerTlsKey', values['broker-tls-key']);
+  if (values['insecure-mqtt']) set('insecureMqtt', true);
   set('brokerMaxConnections', int('broker-max-connections', 1, 10_000_000));
   set('brokerMaxConnectionsPerAddress', int('broker-max-per-address', 1, 10_000_000));
   set('brokerConnectTimeoutMs', int('broker-connect-timeout-ms', 100, 600_000));
@@ -205,8 +221,9 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   set('ringSize', int('ring-size', 10, 1_000_000));
   set('ringMaxBytes', int('ring-max-bytes', 64 * 1024, 1024 * 1024 * 1024));
   set('toolTimeoutMs', int('tool-timeout-ms', 50, 600_000));
-  if (values.mqtt !== undefined && (values['broker-port'] !== undefined || values['broker-host'] !== undefined)) {
-    throw usageError('--mqtt names an external broker; --broker-port and --broker-host are for the embedded one');
+  const embeddedOnly = ['broker-port', 'broker-host', 'broker-tls-port', 'broker-tls-cert', 'broker-tls-key', 'insecure-mqtt'] as const;
+  if (values.mqtt !== undefined && embeddedOnly.some((f) => values[f] !== undefined)) {
+    throw usageError(`--mqtt names an external broker; ${embeddedOnly.map((f) => `--${f}`).join(', ')} are for the embedded one`);
   }
   if (values.mqtt !== undefined && !/^(mqtts?|wss?):\/\//.test(values.mqtt)) throw usageError(`--mqtt must be an mqtt://, mqtts://, ws:// or wss:// URL`);
   if (values.state !== undefined && !/^rediss?:\/\/[^\s]+$/.test(values.state)) throw usageError('--state must be a redis:// or rediss:// URL');

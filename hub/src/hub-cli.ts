@@ -27,6 +27,11 @@ export function banner(hub: RunningHub): string {
     `  openapi      ${hub.url}/openapi.json`,
     `  metrics      ${hub.url}/metrics`,
     `  broker       ${hub.brokerUrl}${hub.brokerPort !== undefined ? ' (embedded)' : ''}`,
+    ...(hub.brokerListeners?.tls
+      ? [
+          `  broker TLS   mqtts://${hub.brokerListeners.tls.host}:${hub.brokerListeners.tls.port} (devices: --mqtt mqtts://<hub>:${hub.brokerListeners.tls.port})`,
+        ]
+      : []),
     `  access       ${hub.tokenRequired ? 'bearer token required (all routes but /health)' : 'no token: listening on 127.0.0.1 only'}`,
   ];
   return `${lines.join('\n')}\n`;
@@ -40,6 +45,7 @@ export function readyLine(hub: RunningHub): Record<string, unknown> {
     host: hub.host,
     broker_url: hub.brokerUrl,
     broker_port: hub.brokerPort ?? null,
+    broker_tls_url: hub.brokerListeners?.tls?.url ?? null,
     token_required: hub.tokenRequired,
     pid: process.pid,
   };

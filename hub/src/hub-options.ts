@@ -3,13 +3,17 @@ import type { Logger } from '../../core/src/log/logger.js';
 import type { Plugin } from '../../core/src/plugin/context.js';
 import type { HubSharedState, HubStateStore } from '../../core/src/host/hub-services.js';
 import type { HubTlsOptions } from './http/hub-transport.js';
+import type { BrokerTlsOptions } from './broker/broker-transport.js';
 
 export const DEFAULT_HUB_PORT = 8788;
 export const DEFAULT_BROKER_PORT = 1883;
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
 
-/** HTTPS: `tlsCert`/`tlsKey`, `tls`, `insecureHttp` (hub/src/http/hub-transport.ts says what each does). */
-export interface HubOptions extends HubTlsOptions {
+/**
+ * HTTPS: `tlsCert`/`tlsKey`, `tls`, `insecureHttp` (hub/src/http/hub-transport.ts says what each does);
+ * the embedded broker's TLS listener: `brokerTls*`, `insecureMqtt` (hub/src/broker/broker-transport.ts).
+ */
+export interface HubOptions extends HubTlsOptions, BrokerTlsOptions {
   /** HTTP port; default 8788, 0 picks a free one. */
   port?: number;
   /** Listen address. Without a token only a loopback address is allowed (default 127.0.0.1); with one, default 0.0.0.0. */

@@ -6,6 +6,7 @@ import { container as rootContainer } from 'tsyringe';
 import type { BusPort } from '../../core/src/bus/bus-port.js';
 import { urlForLog } from '../../core/src/bus/bus-logger.js';
 import { EmbeddedBroker } from './broker/embedded-broker.js';
+import { decideBrokerListeners } from './broker/broker-transport.js';
 import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { RouteRegistry } from '../../core/src/hub-routes/route-registry.js';
@@ -45,8 +46,10 @@ export interface RunningHub {
   readonly host: string;
   /** Broker URL without credentials (embedded or external). */
   readonly brokerUrl: string;
-  /** Set when the hub runs the embedded broker. */
+  /** Set when the hub runs the embedded broker: its plain listener's port. */
   readonly brokerPort?: number;
+  /** The embedded broker's bound addresses: plain MQTT, and MQTT over TLS when it listens so. */
+  readonly brokerListeners?: { plain: { host: string; port: number }; tls?: { host: string; port: number; url: string } };
   readonly tokenRequired: boolean;
   readonly runtime: LoadedRuntime;
   readonly metrics: HubMetrics;
@@ -87,6 +90,9 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
   }
   // Plain HTTP or HTTPS (and which certificate): decided before any socket opens.
   const transport = decideHubTransport(host, resolve(options.dataDir ?? '.lookout-dev/hub'), options);
+  // Likewise the embedded broker's: TLS beyond loopback, plain MQTT there only when asked.
+  const brokerListeners =
+    options.mqttUrl || options.bus ? undefined : decideBrokerListeners(brokerHost, resolve(options.dataDir ?? '.lookout-dev/hub'), transport, options);
   // Checked here so that a bad list stops start-up before any socket opens.
   const networks = options.deviceNetworks ? DeviceNetworks.parse(options.deviceNetworks) : undefined;
   // Stable across restarts (host and data dir, not the pid); its bus client id derives from it.
@@ -109,6 +115,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     let bus: BusPort;
     let brokerUrl: string;
     let brokerPort: number | undefined;
+    let listening: RunningHub['brokerListeners'];
     // Connected first: a replica that cannot reach its shared state at start stops rather than serve a fleet of its own.
     let redis: RedisConnection | undefined;
     if (options.stateUrl) {
@@ -130,11 +137,14 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       brokerUrl = 'in-process';
     } else {
       let url = options.mqttUrl;
-      if (!url) {
+      if (!url && brokerListeners) {
         const maxMessage = options.maxMessageBytes ?? 256 * 1024;
         const broker = await EmbeddedBroker.start({
           port: options.brokerPort ?? DEFAULT_BROKER_PORT,
-          host: brokerHost,
+          host: brokerListeners.plainHost,
+          ...(brokerListeners.tls
+            ? { tls: { ...brokerListeners.tls, ...(options.brokerTlsHandshakeTimeoutMs ? { handshakeTimeoutMs: options.brokerTlsHandshakeTimeoutMs } : {}) } }
+            : {}),
           ...(options.anonymousBroker ? {} : { auth: { fleetSecret: fleet.secret } }),
           // Messages a little past the hub's limit still reach it, to be counted as oversized.
           maxPayloadBytes: Math.max(4 * maxMessage, 1024 * 1024),
@@ -147,8 +157,19 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         busClientAddress = (clientId) => broker.remoteAddressOf(clientId);
         url = broker.url;
         brokerPort = broker.port;
+        listening = {
+          plain: { host: broker.host, port: broker.port },
+          ...(broker.tls ? { tls: { host: broker.tls.host, port: broker.tls.port, url: broker.tls.url } } : {}),
+        };
+        if (brokerListeners.insecure) {
+          logger.warn(
+            { host: broker.host },
+            `--insecure-mqtt: plain MQTT on ${broker.host}, beyond loopback: device passwords and every message cross the network in clear`,
+          );
+        }
       }
       const credentials = !options.mqttUrl && !options.anonymousBroker ? { username: HUB_BUS_USER, password: busPassword(fleet.secret, HUB_BUS_USER) } : {};
+      if (!url) throw new LookoutError('internal', 'no broker url');
       const mqtt = await MqttBus.connect({ url, clientId: busClientId, ...credentials, logger: logger.child({ component: 'bus' }) });
       cleanups.push(() => mqtt.close());
       bus = mqtt;
@@ -282,6 +303,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       host,
       brokerUrl,
       ...(brokerPort !== undefined ? { brokerPort } : {}),
+      ...(listening ? { brokerListeners: listening } : {}),
       tokenRequired: token !== undefined,
       runtime,
       metrics,

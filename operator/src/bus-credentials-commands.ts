@@ -110,7 +110,7 @@ export const busCredentialsCommand: OperatorCommand = {
 export const brokerAclCommand: OperatorCommand = {
   summary: 'write the bus ACL as a mosquitto acl_file (and the password_files of the devices and of the hub and operator, and the listeners that use them)',
   usage:
-    'lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--admin-password-file <file>] [--conf <snippet> [--bind <ip>] [--port <n>] [--admin-port <n>] [--certfile <f> --keyfile <f> [--cafile <f>]]] [--hub-data-dir <dir>]',
+    'lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--admin-password-file <file>] [--conf <snippet> [--bind <ip>] [--port <n>] [--admin-port <n>] [--certfile <f> --keyfile <f> [--cafile <f> [--require-certificate]]]] [--hub-data-dir <dir>]',
   async run(args) {
     const { values } = parseArgs({
       args,
@@ -127,6 +127,7 @@ export const brokerAclCommand: OperatorCommand = {
         certfile: { type: 'string' },
         keyfile: { type: 'string' },
         cafile: { type: 'string' },
+        'require-certificate': { type: 'boolean' },
       },
     });
     // Checked before anything is written: a half-written broker setup is worse than none.
@@ -183,6 +184,16 @@ function confOptions(values: Record<string, string | boolean | undefined>): Mosq
   if (Boolean(certfile) !== Boolean(keyfile) || (cafile && !certfile)) {
     throw new LookoutError('config_invalid', 'TLS needs --certfile and --keyfile together (--cafile with them)', { details: { usage: true } });
   }
+  const requireCertificate = values['require-certificate'] === true;
+  if (requireCertificate && !cafile) {
+    throw new LookoutError(
+      'config_invalid',
+      '--require-certificate needs --certfile, --keyfile and --cafile (the CA the devices’ certificates are checked against)',
+      {
+        details: { usage: true },
+      },
+    );
+  }
   const devicePort = port('port');
   const adminPort = port('admin-port');
   const bind = str('bind');
@@ -193,6 +204,6 @@ function confOptions(values: Record<string, string | boolean | undefined>): Mosq
     ...(bind !== undefined ? { bind } : {}),
     ...(devicePort !== undefined ? { devicePort } : {}),
     ...(adminPort !== undefined ? { adminPort } : {}),
-    ...(certfile && keyfile ? { tls: { certfile, keyfile, ...(cafile ? { cafile } : {}) } } : {}),
+    ...(certfile && keyfile ? { tls: { certfile, keyfile, ...(cafile ? { cafile } : {}), ...(requireCertificate ? { requireCertificate } : {}) } } : {}),
   };
 }

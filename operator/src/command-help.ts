@@ -61,7 +61,8 @@ Examples:
 ${GENERIC_EXIT}`;
 
 export const BROKER_ACL_HELP = `lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--admin-password-file <file>]
-                   [--conf <snippet> [--bind <ip>] [--port <n>] [--admin-port <n>] [--certfile <f> --keyfile <f> [--cafile <f>]]] [--hub-data-dir <dir>]
+                   [--conf <snippet> [--bind <ip>] [--port <n>] [--admin-port <n>]
+                    [--certfile <f> --keyfile <f> [--cafile <f> [--require-certificate]]]] [--hub-data-dir <dir>]
 
 Writes the bus ACL as a mosquitto acl_file (each device writes only its own topics; the hub and the
 operator read all). --password-file writes the devices' password_file (the given devices), and
@@ -71,7 +72,10 @@ settings, the devices' (port 1883; 8883 with TLS), where a device's client id is
 that no device can take another's session, and the hub's and operator tools' (1884; 8884 with TLS),
 where each client keeps a client id of its own (two hubs, a hub's replicas, several lookout tap).
 Plain MQTT listens on 127.0.0.1 unless --bind gives another address; with --certfile and --keyfile
-the listeners are TLS and serve every interface (or --bind). Without --out the ACL goes to stdout.
+the listeners are TLS and serve every interface (or --bind). With --cafile (the fleet CA) and
+--require-certificate, each device authenticates by its fleet certificate instead of a password:
+its CN, the device id, is its user name (require_certificate, use_identity_as_username); the ACL
+and the client id rule stay. Without --out the ACL goes to stdout.
 
 Examples:
   lookout broker-acl --out /etc/mosquitto/lookout/acl --password-file /etc/mosquitto/lookout/passwd --devices cam-1,cam-2 \\

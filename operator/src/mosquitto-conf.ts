@@ -13,7 +13,12 @@ export interface MosquittoConfOptions {
   bind?: string;
   devicePort?: number;
   adminPort?: number;
-  tls?: { certfile: string; keyfile: string; cafile?: string };
+  /**
+   * With TLS and a cafile: the devices' listener asks each device for its fleet certificate and takes
+   * its CN (the device id) as its user name instead of a password (mosquitto's `require_certificate`
+   * and `use_identity_as_username`); the ACL and the client id rule stay as they are.
+   */
+  tls?: { certfile: string; keyfile: string; cafile?: string; requireCertificate?: boolean };
 }
 
 /** The default ports: 1883/8883 (MQTT's own) for the devices, the next one for the hub and operator tools. */
@@ -48,6 +53,11 @@ export function mosquittoConf(options: MosquittoConfOptions): string {
   if (devicePort === adminPort) {
     throw new LookoutError('config_invalid', `the devices' and the hub's listeners need two ports, not ${devicePort} twice`, { details: { usage: true } });
   }
+  if (tls?.requireCertificate && !tls.cafile) {
+    throw new LookoutError('config_invalid', '--require-certificate needs --cafile: the CA the devices’ certificates are checked against', {
+      details: { usage: true },
+    });
+  }
   const tlsLines = tls
     ? [`certfile ${resolve(tls.certfile)}`, `keyfile ${resolve(tls.keyfile)}`, ...(tls.cafile ? [`cafile ${resolve(tls.cafile)}`] : [])]
     : [];
@@ -62,7 +72,8 @@ export function mosquittoConf(options: MosquittoConfOptions): string {
     ...tlsLines,
     'allow_anonymous false',
     'use_username_as_clientid true',
-    `password_file ${resolve(options.devicePasswordFile)}`,
+    // A device's certificate names it: its CN is its user name, so no password is asked (mosquitto does not read password_file here).
+    ...(tls?.requireCertificate ? ['require_certificate true', 'use_identity_as_username true'] : [`password_file ${resolve(options.devicePasswordFile)}`]),
     `acl_file ${resolve(options.aclFile)}`,
     '',
     '# The hub (lookout-hub) and operator tools (lookout-operator): client ids of their own (lookout-hub-…, lookout-tap-…).',

@@ -10,6 +10,17 @@ export interface MqttWill {
   retain?: boolean;
 }
 
+/** TLS settings of an `mqtts://` connection. The server's certificate is always verified. */
+export interface MqttTlsOptions {
+  /** PEM CA certificate(s) the broker's certificate must chain to (the fleet CA); default Node's trusted CAs. */
+  ca?: string | Buffer;
+  /** A client certificate (PEM) and its key, for a broker that asks for one (a device's fleet certificate). */
+  cert?: string | Buffer;
+  key?: string | Buffer;
+  /** The name the certificate must carry when it differs from the URL's host. */
+  servername?: string;
+}
+
 export interface MqttBusOptions {
   /** `mqtt://host:port` (also `mqtts://`, `ws://`); credentials in the URL are honoured, never logged. */
   url: string;
@@ -17,6 +28,8 @@ export interface MqttBusOptions {
   clientId: string;
   username?: string;
   password?: string;
+  /** With an `mqtts://` (or `tls://`, `ssl://`, `wss://`) url only: the CA to verify the broker with, a client certificate. */
+  tls?: MqttTlsOptions;
   will?: MqttWill;
   /** Default false: a persistent session, so QoS 1 messages queued while away are delivered on return. */
   clean?: boolean;
@@ -44,6 +57,8 @@ export interface MqttBusOptions {
 }
 
 export interface MqttBusStats {
+  /** Why the last attempt failed in its TLS handshake (a certificate of another CA, a name mismatch…); null once connected. */
+  tlsFailure?: { code: string; message: string } | null;
   /** Successful CONNACKs since start, the first included. */
   connects: number;
   messagesIn: number;

@@ -8,8 +8,9 @@ import type { MqttBusOptions, MqttBusStats } from './mqtt-bus-options.js';
 import { assertPublishTopic, assertTopicFilter } from './mqtt-topics.js';
 import { SubscriptionTable, type Qos, type SubscriptionEntry } from './subscription-table.js';
 import { subscriptionIdOf } from './subscription-ids.js';
+import { tlsFailureOf, type TlsFailure } from './tls-failure.js';
 
-export type { MqttBusOptions, MqttBusStats, MqttWill } from './mqtt-bus-options.js';
+export type { MqttBusOptions, MqttBusStats, MqttTlsOptions, MqttWill } from './mqtt-bus-options.js';
 
 interface Deferred {
   resolve: () => void;
@@ -63,7 +64,9 @@ export class MqttBus implements BusPort {
   private closing: Promise<void> | null = null;
   private quietErrors = false;
   /** Settles the promise of `start()`; null once it has. */
-  private firstConnect: { resolve: () => void; refused: (code: number) => void; aborted: () => void } | null = null;
+  private firstConnect: { resolve: () => void; refused: (code: number) => void; tlsFailed: (f: TlsFailure) => void; aborted: () => void } | null = null;
+  /** The TLS failure last logged at error level: the same one again on each retry is logged at debug. */
+  private loggedTlsFailure: string | null = null;
   /** Filters by their subscription identifier (ids derive from filters: see subscription-ids.ts). */
   private readonly idFilters = new Map<number, Set<string>>();
   /** False when an MQTT 5 broker says it has no subscription identifiers (copies are then matched by topic). */
@@ -76,12 +79,18 @@ export class MqttBus implements BusPort {
     connectedSince: null,
     sessionPresent: false,
     protocolVersion: 5,
+    tlsFailure: null,
   };
 
   private constructor(options: MqttBusOptions) {
     if (!options.url) throw new LookoutError('config_invalid', 'MqttBus needs a broker url', { details: { key: 'url' } });
     if (!options.clientId) throw new LookoutError('config_invalid', 'MqttBus needs a client id', { details: { key: 'clientId' } });
     assertBrokerUrl(options.url);
+    if (options.tls && !TLS_PROTOCOLS.has(new URL(options.url).protocol)) {
+      throw new LookoutError('config_invalid', `TLS settings (a CA, a client certificate) need an mqtts:// url, not ${urlForLog(options.url)}`, {
+        details: { key: 'url' },
+      });
+    }
     if (options.will) assertPublishTopic(options.will.topic);
     this.options = options;
     this.clientId = options.clientId;
@@ -138,6 +147,14 @@ export class MqttBus implements BusPort {
     if (clientOptions.protocolVersion === 5 && !clientOptions.clean) clientOptions.properties = { sessionExpiryInterval: SESSION_NEVER_EXPIRES };
     if (o.username !== undefined) clientOptions.username = o.username;
     if (o.password !== undefined) clientOptions.password = o.password;
+    if (o.tls) {
+      // Always verified: a broker whose certificate does not chain to the CA is not the fleet's.
+      clientOptions.rejectUnauthorized = true;
+      if (o.tls.ca !== undefined) clientOptions.ca = o.tls.ca;
+      if (o.tls.cert !== undefined) clientOptions.cert = o.tls.cert;
+      if (o.tls.key !== undefined) clientOptions.key = o.tls.key;
+      if (o.tls.servername !== undefined) clientOptions.servername = o.tls.servername;
+    }
     if (o.will) {
       const payload = typeof o.will.payload === 'string' ? Buffer.from(o.will.payload) : o.will.payload;
       clientOptions.will = { topic: o.will.topic, payload, qos: o.will.qos ?? 1, retain: o.will.retain ?? false };
@@ -180,6 +197,15 @@ export class MqttBus implements BusPort {
           fail(
             new LookoutError('bus_auth_refused', `the broker at ${urlForLog(o.url)} refused the connection (CONNACK ${code})`, {
               details: { returnCode: code },
+            }),
+          );
+        },
+        // A certificate that does not verify will not start verifying on the next try: fail now, with why.
+        tlsFailed: (f: TlsFailure) => {
+          if (forever) return;
+          fail(
+            new LookoutError('bus_unreachable', `TLS with ${urlForLog(o.url)} failed: ${f.message} (${f.code})`, {
+              details: { url: urlForLog(o.url), reason: 'tls', tls_code: f.code },
             }),
           );
         },
@@ -299,6 +325,8 @@ export class MqttBus implements BusPort {
     const generation = ++this.generation;
     this.backoff.reset();
     this.quietErrors = false;
+    this.counters.tlsFailure = null;
+    this.loggedTlsFailure = null;
     this.counters.connects++;
     this.counters.connectedSince = Date.now();
     const sessionPresent = !(this.options.clean ?? false) && connack.sessionPresent === true;
@@ -428,6 +456,17 @@ export class MqttBus implements BusPort {
       this.firstConnect?.refused(err.code);
       return;
     }
+    const tls = tlsFailureOf(err);
+    if (tls) {
+      this.counters.tlsFailure = tls;
+      // Retried with backoff (a renewed certificate may be installed), logged as an error once per cause.
+      const details = { clientId: this.clientId, url: urlForLog(this.options.url), reason: 'tls', tls_code: tls.code, err: tls.message };
+      if (this.loggedTlsFailure === tls.code) this.log.debug(details, 'bus TLS handshake failed again');
+      else this.log.error(details, 'bus TLS handshake failed: the broker’s certificate (or ours) is not of the expected CA, or names another host');
+      this.loggedTlsFailure = tls.code;
+      this.firstConnect?.tlsFailed(tls);
+      return;
+    }
     // Refused connections repeat on every attempt during an outage: one warning, then debug.
     if (this.quietErrors) this.log.debug({ clientId: this.clientId, err: err.message }, 'bus error');
     else this.log.warn({ clientId: this.clientId, err: err.message }, 'bus error');
@@ -474,6 +513,7 @@ export class MqttBus implements BusPort {
 }
 
 const URL_PROTOCOLS = new Set(['mqtt:', 'mqtts:', 'tcp:', 'ssl:', 'tls:', 'ws:', 'wss:']);
+const TLS_PROTOCOLS = new Set(['mqtts:', 'ssl:', 'tls:', 'wss:']);
 
 /** MQTT.js would retry an unusable URL until the timeout; a typo in `--mqtt` should fail at once. */
 function assertBrokerUrl(url: string): void {

@@ -17,14 +17,17 @@ function addressKey(address: string | undefined): string {
 }
 
 /**
- * Caps the server's connections in all (server.maxConnections: Node closes the extra ones before
- * any of our code runs, so they cost neither memory nor a parser) and per remote address (checked
- * first thing for each accepted socket). `admit` is called from the connection listener: false
- * means the socket was destroyed and must not be handed on.
+ * Caps the servers' connections in all (server.maxConnections: Node closes the extra ones before
+ * any of our code runs, so they cost neither memory nor a parser; with several servers, the plain
+ * and the TLS listener, their sum is checked in `admit` too) and per remote address (checked first
+ * thing for each accepted socket, whichever listener took it). `admit` is called from the
+ * connection listener: false means the socket was destroyed and must not be handed on.
  */
-export function connectionAdmission(server: Server, caps: ConnectionCaps, log: BusLogger) {
-  server.maxConnections = caps.maxConnections;
+export function connectionAdmission(servers: Server | Server[], caps: ConnectionCaps, log: BusLogger) {
+  const all = Array.isArray(servers) ? servers : [servers];
+  for (const server of all) server.maxConnections = caps.maxConnections;
   const perAddress = new Map<string, number>();
+  let held = 0;
   let refused = 0;
   let unlogged = 0;
   let loggedAt = 0;
@@ -37,21 +40,28 @@ export function connectionAdmission(server: Server, caps: ConnectionCaps, log: B
     loggedAt = now;
     unlogged = 0;
   };
-  server.on('drop', (data?: { remoteAddress?: string }) => refuse('total', addressKey(data?.remoteAddress)));
+  for (const server of all) server.on('drop', (data?: { remoteAddress?: string }) => refuse('total', addressKey(data?.remoteAddress)));
   return {
     get refused() {
       return refused;
     },
     admit(socket: Socket): boolean {
       const key = addressKey(socket.remoteAddress);
-      const held = perAddress.get(key) ?? 0;
-      if (held >= caps.maxConnectionsPerAddress) {
+      if (held >= caps.maxConnections) {
+        socket.destroy();
+        refuse('total', key);
+        return false;
+      }
+      const fromAddress = perAddress.get(key) ?? 0;
+      if (fromAddress >= caps.maxConnectionsPerAddress) {
         socket.destroy();
         refuse('per_address', key);
         return false;
       }
-      perAddress.set(key, held + 1);
+      perAddress.set(key, fromAddress + 1);
+      held++;
       socket.once('close', () => {
+        held--;
         const left = (perAddress.get(key) ?? 1) - 1;
         if (left > 0) perAddress.set(key, left);
         else perAddress.delete(key);

@@ -5,6 +5,8 @@ import { guardPacketSizes } from './packet-size-guard.js';
 import { withEveryMatchingIdentifier } from './subscription-identifiers.js';
 import { connectionAdmission } from './connection-admission.js';
 import { brokerConnectionBudget } from './descriptor-budget.js';
+import { certificateIdentity, createBrokerTlsServer, type BrokerTlsListenerOptions, type CertificateIdentity } from './broker-tls-listener.js';
+import type { TLSSocket } from 'node:tls';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
 import { busPassword, busRoleOf, HUB_BUS_USER, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
@@ -50,12 +52,33 @@ export interface EmbeddedBrokerOptions {
   connectTimeoutMs?: number;
   /** The largest CONNECT (client id, credentials, a will), read before anything is authenticated (default 8 KiB). */
   maxConnectBytes?: number;
+  /**
+   * A second listener speaking MQTT over TLS, to the same broker under the same caps (connections
+   * in all and per address count both listeners) and bounds (CONNECT time and size, packet sizes).
+   */
+  tls?: BrokerTlsListenerOptions;
   logger?: BusLogger;
 }
 
-export interface EmbeddedBroker {
+/** The TLS listener of a running broker. */
+export interface EmbeddedBrokerTls {
+  /** The address it is bound to. */
   readonly host: string;
   readonly port: number;
+  /** `mqtts://<host>:<port>`, with 127.0.0.1 in place of a wildcard listen address. */
+  readonly url: string;
+  /** SHA-256 fingerprint of the certificate new connections get. */
+  fingerprint(): string;
+  /** Reads the certificate files again (as SIGHUP and a change to them do). */
+  reload(): Promise<{ ok: true; fingerprint: string; changed: boolean } | { ok: false; reason: string }>;
+}
+
+export interface EmbeddedBroker {
+  /** The address the plain listener is bound to. */
+  readonly host: string;
+  readonly port: number;
+  /** Present when the broker listens with TLS too. */
+  readonly tls?: EmbeddedBrokerTls;
   /** `mqtt://<host>:<port>`, with 127.0.0.1 in place of a wildcard listen address. */
   readonly url: string;
   readonly connectedClients: number;
@@ -143,8 +166,14 @@ export const EmbeddedBroker = {
     const held = subscriptionCap(options.maxSubscriptionsPerClient ?? DEFAULT_MAX_SUBSCRIPTIONS, log);
     broker.on('unsubscribe', (filters: string[], client: Client) => held.release(client, filters));
     broker.authorizeSubscribe = (client, sub, done) => done(null, withinRights(client, sub.topic) && held.admit(client, sub.topic) ? sub : null);
+    // The TLS socket under each client's guarded stream: its verified certificate names the client.
+    const tlsOf = new WeakMap<object, TLSSocket>();
+    const certificateIdOf = (client: Client): CertificateIdentity => {
+      const socket = tlsOf.get(client.conn);
+      return socket ? certificateIdentity(socket) : undefined;
+    };
     if (options.auth && 'fleetSecret' in options.auth) {
-      broker.authenticate = fleetAuthenticator(options.auth.fleetSecret, roles, log);
+      broker.authenticate = fleetAuthenticator(options.auth.fleetSecret, roles, log, certificateIdOf);
     } else if (options.auth) {
       broker.authenticate = authenticator(options.auth, log);
     }
@@ -161,33 +190,65 @@ export const EmbeddedBroker = {
       // A payload over maxPayloadBytes is still read (then acknowledged and dropped): allow some beyond it.
       afterConnect: Math.max(4 * (options.maxPayloadBytes ?? 0), DEFAULT_MAX_PACKET_BYTES),
     };
-    const server = createServer((socket) => {
-      if (!admission.admit(socket)) return;
+    /** Hands an admitted socket (plain, or TLS after its handshake) to aedes through the packet-size guard. */
+    const accept = (socket: Socket): void => {
       sockets.add(socket);
       socket.once('close', () => sockets.delete(socket));
       const conn = guardPacketSizes(socket, limits, (declared) =>
         log.warn({ remote: socket.remoteAddress, declared }, 'broker dropped a connection announcing an oversized packet'),
       );
       if (socket.remoteAddress) remoteOf.set(conn, socket.remoteAddress);
+      if ('encrypted' in socket) tlsOf.set(conn, socket as TLSSocket);
       broker.handle(conn);
+    };
+    const server = createServer((socket) => {
+      if (admission.admit(socket)) accept(socket);
+    });
+    const secure = options.tls ? await createBrokerTlsServer(options.tls, log, accept).catch(closeBrokerAndThrow(broker)) : undefined;
+    // The raw socket is admitted (and counted) before its handshake: a handshake holds a slot too.
+    secure?.server.on('connection', (raw: Socket) => {
+      if (admission.admit(raw)) {
+        sockets.add(raw);
+        raw.once('close', () => sockets.delete(raw));
+      }
     });
     // Caps connections in all and per address, before aedes makes a client of them.
-    const admission = connectionAdmission(server, caps, log);
+    const admission = connectionAdmission(secure ? [server, secure.server] : server, caps, log);
+    const tlsHost = options.tls?.host ?? '127.0.0.1';
     try {
       await listen(server, options.port, host, { name: 'the embedded broker', code: 'broker_start_failed' });
+      if (secure && options.tls) await listen(secure.server, options.tls.port, tlsHost, { name: 'the embedded broker (TLS)', code: 'broker_start_failed' });
     } catch (err) {
+      secure?.certificate.close();
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
       await new Promise<void>((resolve) => broker.close(() => resolve()));
       throw err;
     }
     const port = boundPort(server, options.port);
-    const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    log.info({ host, port, auth: options.auth !== undefined, ...caps }, 'embedded broker listening');
+    const boundHost = boundAddress(server, host);
+    const tls: EmbeddedBrokerTls | undefined =
+      secure && options.tls
+        ? {
+            host: boundAddress(secure.server, tlsHost),
+            port: boundPort(secure.server, options.tls.port),
+            get url() {
+              return `mqtts://${urlHostOf(this.host)}:${this.port}`;
+            },
+            fingerprint: () => secure.certificate.current().fingerprint,
+            reload: () => secure.certificate.reload(),
+          }
+        : undefined;
+    log.info(
+      { host: boundHost, port, ...(tls ? { tls_host: tls.host, tls_port: tls.port } : {}), auth: options.auth !== undefined, ...caps },
+      'embedded broker listening',
+    );
 
     let closing: Promise<void> | null = null;
     return {
-      host,
+      host: boundHost,
       port,
-      url: `mqtt://${urlHost}:${port}`,
+      ...(tls ? { tls } : {}),
+      url: `mqtt://${urlHostOf(boundHost)}:${port}`,
       get connectedClients() {
         return broker.connectedClients;
       },
@@ -197,7 +258,8 @@ export const EmbeddedBroker = {
       },
       close() {
         closing ??= (async () => {
-          const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+          const serverClosed = Promise.all([server, ...(secure ? [secure.server] : [])].map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+          secure?.certificate.close();
           await new Promise<void>((resolve) => broker.close(() => resolve()));
           // aedes ends its clients' streams; a socket that never spoke MQTT is ours to drop.
           for (const socket of sockets) socket.destroy();
@@ -209,6 +271,25 @@ export const EmbeddedBroker = {
     };
   },
 };
+
+/** The address a listening server is bound to (the asked host until it listens). */
+function boundAddress(server: { address(): unknown }, fallback: string): string {
+  const address = server.address() as { address?: string } | null;
+  return address?.address ?? fallback;
+}
+
+/** A listen address as a URL host: loopback for a wildcard, brackets for IPv6. */
+function urlHostOf(host: string): string {
+  return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+}
+
+/** Closes the broker made so far when a later start step fails, then rethrows. */
+function closeBrokerAndThrow(broker: Aedes): (err: unknown) => Promise<never> {
+  return async (err) => {
+    await new Promise<void>((resolve) => broker.close(() => resolve()));
+    throw err;
+  };
+}
 
 function positive(value: number, key: string): number {
   if (!Number.isInteger(value) || value < 1) {
@@ -242,8 +323,37 @@ function authenticator(auth: SharedSecretAuth, log: BusLogger): Aedes['authentic
   };
 }
 
-function fleetAuthenticator(fleetSecret: string, roles: WeakMap<Client, BusRole>, log: BusLogger): Aedes['authenticate'] {
+function fleetAuthenticator(
+  fleetSecret: string,
+  roles: WeakMap<Client, BusRole>,
+  log: BusLogger,
+  certificateIdOf: (client: Client) => CertificateIdentity = () => undefined,
+): Aedes['authenticate'] {
   return (client, username, password, done) => {
+    // A fleet certificate (TLS listener with the fleet CA) names its client: a device may present it instead of a password.
+    const certificate = certificateIdOf(client);
+    if (certificate && 'refused' in certificate) {
+      log.warn({ clientId: client.id, username, reason: certificate.refused }, 'broker refused a client certificate the fleet CA did not sign');
+      done(refusal(NOT_AUTHORIZED, 'the client certificate is not of the fleet CA'), false);
+      return;
+    }
+    const certified = certificate?.id;
+    if (certified !== undefined && username !== undefined && username !== certified) {
+      log.warn({ clientId: client.id, username, certificate: certified }, 'broker refused a client whose user name is not the one its certificate names');
+      done(refusal(NOT_AUTHORIZED, 'the user name must be the one the client certificate names'), false);
+      return;
+    }
+    if (certified !== undefined && password === undefined) {
+      const role = busRoleOf(certified);
+      if (role?.kind !== 'device' || client.id !== role.id) {
+        log.warn({ clientId: client.id, certificate: certified }, 'broker refused a certificate that does not name this device (client id = device id)');
+        done(refusal(NOT_AUTHORIZED, 'a certificate stands in for the password of a device connecting with its own id as client id'), false);
+        return;
+      }
+      roles.set(client, role);
+      done(null, true);
+      return;
+    }
     const role = username === undefined ? undefined : busRoleOf(username);
     if (password === undefined || username === undefined) {
       log.warn({ clientId: client.id }, 'broker refused a client without credentials');

@@ -56,17 +56,34 @@ export function guardPacketSizes(socket: Socket, limits: PacketSizeLimits, onRef
     return true;
   };
 
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    socket.uncork();
+  };
   const conn = new Duplex({
     read() {
       socket.resume();
     },
     write(chunk: Buffer, _encoding, callback) {
-      socket.write(chunk, callback);
+      // aedes writes each packet on its own (a PUBACK per publish), in pieces (mqtt-packet): what
+      // one tick writes goes out together, in one TLS record on the TLS listener rather than one
+      // per piece. The next piece is taken at once unless the socket is full, so that a tick's
+      // pieces all reach the corked socket.
+      if (!corked) {
+        corked = true;
+        socket.cork();
+        process.nextTick(uncork);
+      }
+      if (socket.write(chunk)) callback();
+      else socket.once('drain', () => callback());
     },
     final(callback) {
       socket.end(callback);
     },
     destroy(err, callback) {
+      // What was written this tick goes out first: aedes writes a refusing CONNACK and then destroys.
+      if (corked) uncork();
       socket.destroy();
       callback(err);
     },

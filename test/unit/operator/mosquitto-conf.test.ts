@@ -34,3 +34,16 @@ test('with TLS files the listeners serve every interface, encrypted; a plain one
   assert.throws(() => mosquittoConf({ ...files, bind: 'broker.lan' }), { code: 'config_invalid' });
   assert.throws(() => mosquittoConf({ ...files, devicePort: 1883, adminPort: 1883 }), { code: 'config_invalid' });
 });
+
+test('--require-certificate: the devices’ listener takes each device by its certificate’s CN, the hub’s keeps its passwords', () => {
+  const conf = mosquittoConf({ ...files, tls: { certfile: '/c/broker.crt', keyfile: '/c/broker.key', cafile: '/c/ca.crt', requireCertificate: true } });
+  const [devices, admin] = conf.split(/^listener /m).slice(1);
+  assert.match(devices, /^require_certificate true$/m);
+  assert.match(devices, /^use_identity_as_username true$/m);
+  assert.match(devices, /^use_username_as_clientid true$/m);
+  assert.match(devices, /^cafile \/c\/ca\.crt$/m);
+  assert.doesNotMatch(devices, /password_file/);
+  assert.doesNotMatch(admin, /require_certificate|use_identity_as_username/);
+  assert.match(admin, /^password_file \/etc\/mosquitto\/lookout\/passwd-admin$/m);
+  assert.throws(() => mosquittoConf({ ...files, tls: { certfile: '/c/b.crt', keyfile: '/c/b.key', requireCertificate: true } }), { code: 'config_invalid' });
+});
