@@ -46,7 +46,7 @@ export interface HubOptions extends HubTlsOptions, BrokerTlsOptions {
   /**
    * `redis://…` (or `rediss://`): the hub state and the shared state in Redis. With `mqttUrl` the hub
    * runs as one replica of many: the device ingest through MQTT 5 shared subscriptions and one
-   * Redis stream (hub/README.md, "Replicas"). Default: files under the data dir, nothing shared.
+   * Redis stream (docs/replicas.md). Default: files under the data dir, nothing shared.
    */
   stateUrl?: string;
   /** Prefix of every Redis key (one per fleet sharing a Redis). Default `lookout:`. */

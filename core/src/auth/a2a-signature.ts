@@ -2,7 +2,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import { LookoutError } from '../errors/lookout-error.js';
 
 /**
- * The A2A request signature (README, "Signed peer queries"): HMAC-SHA256 under the fleet's A2A key
+ * The A2A request signature (docs/a2a.md): HMAC-SHA256 under the fleet's A2A key
  * over a canonical string of the request, carried in three headers. Written so that a client needs
  * nothing but an HMAC and a SHA-256:
  *

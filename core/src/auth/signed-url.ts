@@ -3,7 +3,7 @@ import { canonicalQuery } from './a2a-signature.js';
 import { deriveDeviceSecret } from './device-credentials.js';
 
 /**
- * Signed, expiring URLs (README, "Clips for external players"): a player that cannot send a header
+ * Signed, expiring URLs (hub/README.md, "Clips for external players"): a player that cannot send a header
  * (`<video src>`, VLC, ffplay) opens `<path>?exp=<unix s>&sig=<hex>` of a route that declares
  * `signedUrl`. The signature is HMAC-SHA256 under a key derived from the fleet secret (never the
  * hub's token, which never goes into a URL; every replica that shares the fleet secret accepts it,

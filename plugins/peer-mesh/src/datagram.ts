@@ -2,7 +2,7 @@ import { createHmac, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { DeviceIdSchema, PortSchema, z } from 'lookout/core';
 
 /**
- * The mesh's two frames (protocol 2; README "The mesh"):
+ * The mesh's two frames (protocol 2; docs/peer-mesh.md):
  *
  * - `LKM2` sealed: `LKM2` | id length (1) | sender id | HMAC-SHA256(pair key, everything but the MAC) (32) | JSON.
  *   Heartbeats and acks, under the key only the two devices of the pair can derive (mesh-pair-key.ts).

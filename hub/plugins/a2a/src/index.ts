@@ -28,7 +28,7 @@ const QueryResponse = PeerHelloAckSchema.extend({
 });
 
 /**
- * Signed peer queries (README, "Signed peer queries (A2A)"). POST /a2a/sign gives a bearer-
+ * Signed peer queries (docs/a2a.md). POST /a2a/sign gives a bearer-
  * authenticated client the signature headers for a request to an A2A route (and nothing else);
  * POST /a2a/query needs no bearer token but an HMAC-SHA256 signature (verified in constant time,
  * within the timestamp window), then the target (registered, contactable, a sidecar announced) and

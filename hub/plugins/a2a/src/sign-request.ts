@@ -64,7 +64,7 @@ export const SignResponse = z.object({
       'X-Lookout-Key-Id': z.string().optional().describe('the signer (a2a-sign): its own nonce bound'),
     })
     .describe('send these headers with the request, unchanged'),
-  canonical: z.string().describe('the canonical string that was signed (README, "Signed peer queries"), to compare with your own'),
+  canonical: z.string().describe('the canonical string that was signed (docs/a2a.md), to compare with your own'),
   query_string: z.string().describe('the canonical query: send it as the query (after ?) and it is what was signed'),
   body: z.string().describe('the exact body bytes that were signed (UTF-8): send these, byte for byte'),
   expires_at: z.string().describe('the signature is refused as stale after this time (ISO 8601); its nonce is good once'),
