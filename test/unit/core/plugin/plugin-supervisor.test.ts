@@ -155,7 +155,8 @@ test('restart brings a failed plugin and its skipped dependents back; failing ag
       }),
       plugin('user', { requires: [Svc], start: (ctx) => void ctx.services.get(Svc) }),
     ],
-    { restart: { initialBackoffMs: 40, maxBackoffMs: 100 } },
+    // Wide enough that a loaded machine's pauses stay well inside each wait and each window.
+    { restart: { initialBackoffMs: 400, maxBackoffMs: 1000 } },
   );
   assert.deepEqual(states(rt), [
     ['flaky', 'failed'],
@@ -164,11 +165,11 @@ test('restart brings a failed plugin and its skipped dependents back; failing ag
   await assert.rejects(rt.restart('user'), (e: LookoutError) => e.code === 'plugin_not_restartable' && /needs "flaky"/.test(e.message));
   assert.equal((await rt.restart('flaky')).state, 'failed', 'the first restart runs at once');
   await assert.rejects(rt.restart('flaky'), (e: LookoutError) => e.code === 'plugin_restart_backoff' && e.status === 429);
-  await sleep(50);
+  await sleep(450);
   assert.equal((await rt.restart('flaky')).state, 'failed');
-  await sleep(50);
-  await assert.rejects(rt.restart('flaky'), { code: 'plugin_restart_backoff' }, 'the backoff doubled to 80 ms');
-  await sleep(40);
+  await sleep(450);
+  await assert.rejects(rt.restart('flaky'), { code: 'plugin_restart_backoff' }, 'the backoff doubled to 800 ms');
+  await sleep(400);
   healthy = true;
   assert.equal((await rt.restart('flaky')).state, 'ok');
   assert.deepEqual(states(rt), [
