@@ -4,24 +4,16 @@
  * not count and why) and no function over the size eslint.config.js allows, outside its listed exceptions.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ESLint } from 'eslint';
 import { packageRoot } from '../../core/src/paths/package-root.js';
+import { repoCli } from '../support/repo-cli.js';
 
 const root = packageRoot();
-const depcruise = join(root, 'node_modules', '.bin', 'depcruise');
-
-function cruise(cwd: string, args: string[]): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) =>
-    execFile(depcruise, ['--output-type', 'err', ...args], { cwd, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
-    ),
-  );
-}
+const cruise = (cwd: string, args: string[]) => repoCli('depcruise', ['--output-type', 'err', ...args], cwd);
 
 test('no import cycles (dependency-cruiser): type-only imports and a lazy import() do not count', { timeout: 180_000 }, async () => {
   const { code, output } = await cruise(root, ['core', 'edge', 'hub', 'operator', 'plugins']);
