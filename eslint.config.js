@@ -36,6 +36,22 @@ export default tseslint.config(
     },
   },
   {
+    // A function longer than this does several things: split it into named steps.
+    files: ['core/**/*.ts', 'edge/**/*.ts', 'hub/**/*.ts', 'operator/**/*.ts', 'plugins/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 150, skipBlankLines: true, skipComments: true, IIFEs: true }] },
+  },
+  {
+    // The exceptions to the size rule, each with why. Each is the wiring of a host or a plugin, in the
+    // order things must start; its steps are calls already. Splitting them goes with moving the hosts
+    // onto public entry points (issue 27, item 1).
+    files: [
+      'hub/src/start-hub.ts', // the hub's start: state, broker, bus, plugins, HTTP, in order, unwound in reverse on failure
+      'edge/src/device-runtime.ts', // the device's start: the same for a camera (tool server before plugins)
+      'operator/src/soak-command.ts', // the soak's run: fleet, faults and witness started and stopped together
+    ],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
     // Plain JavaScript (bin, scripts, the example and fixture plugins) is outside the TypeScript project.
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,

@@ -1,36 +1,18 @@
 /**
  * The repository's habits as tests, so that `npm test` fails (with the offending files named) when
- * the code breaks the boundary rule, ESLint's type-checked rules or the formatter's layout.
+ * the code breaks the formatter's layout, or the boundary rule stops firing. ESLint on the whole tree
+ * is test/lint/eslint.test.ts: each file has its own time, and that one takes most of a loaded run's.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { promisify } from 'node:util';
 import { ESLint } from 'eslint';
 import { packageRoot } from '../../core/src/paths/package-root.js';
+import { repoCli } from '../support/repo-cli.js';
 
 const root = packageRoot();
-const run = promisify(execFile);
-const bin = (name: string) => join(root, 'node_modules', '.bin', name);
-
-async function cli(name: string, args: string[]): Promise<{ code: number; output: string }> {
-  try {
-    const { stdout, stderr } = await run(bin(name), args, { cwd: root, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, output: stdout + stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : 1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
-  }
-}
-
-test('ESLint (typescript-eslint type-checked rules and the boundary rule) passes on the whole tree', { timeout: 300_000 }, async () => {
-  const { code, output } = await cli('eslint', ['.', '--max-warnings', '0']);
-  assert.equal(code, 0, output);
-});
-
 test('the tree is formatted (prettier --check)', { timeout: 120_000 }, async () => {
-  const { code, output } = await cli('prettier', ['--check', '.', '--log-level', 'warn']);
+  const { code, output } = await repoCli('prettier', ['--check', '.', '--log-level', 'warn']);
   assert.equal(code, 0, `run \`npx prettier --write .\`:\n${output}`);
 });
 
