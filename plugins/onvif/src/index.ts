@@ -1,6 +1,5 @@
 import { hostname } from 'node:os';
-import { definePlugin, devicePath, deviceInfo, isLoopbackHost, LookoutError, surfacePort, toLookoutError } from 'lookout/core';
-import { readHttpsMaterial } from './http/https-material.js';
+import { definePlugin, devicePath, deviceInfo, isLoopbackHost, surfacePort, toLookoutError } from 'lookout/core';
 import { CameraProfileToken } from '../../camera-profile/src/service.js';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { EncodedVideoToken } from '../../encode/src/service.js';
@@ -10,6 +9,7 @@ import { OnvifAuth } from './auth/onvif-auth.js';
 import { OnvifConfigSchema } from './config.js';
 import { consumerPolicy } from './events/notify-delivery.js';
 import { OnvifEvents } from './events/onvif-events.js';
+import { startOnvifHttps } from './http/https-listener.js';
 import { OnvifServer, type OnvifServerOptions } from './http/onvif-server.js';
 import { Snapshot } from './http/snapshot.js';
 import { encoderState, mediaProfiles, VIDEO_SOURCE_CONFIG_TOKEN } from './media/media-model.js';
@@ -58,7 +58,8 @@ export default definePlugin({
     const store = new DeviceStore(devicePath(runtime.dataDir, ONVIF_DEVICE_PATH), { name: config.ONVIF_USER, password: config.ONVIF_PASSWORD });
     const scopes = (): string[] => [...fixedScopes, ...store.scopes(defaultScopes.filter((s) => !isFixedScope(s)))];
     let port = 0;
-    let httpsPort: number | undefined;
+    // Set once HTTPS listens (later in start): the closures below read it then.
+    let httpsPort: number | undefined = undefined;
     // The server's counters once it exists (one-shot mode never starts one).
     let serverStats = (): OnvifStats => ({ parsedBodies: 0, refusedUnread: 0, refusedConnections: 0, connections: 0 });
     const service: OnvifService = {
@@ -179,32 +180,14 @@ export default definePlugin({
     ctx.onStop(() => server.close());
     ctx.ports.announce('onvif', port);
 
-    // The same services over HTTPS with the device certificate, beside HTTP (clients that need HTTP keep it), Digest as on HTTP.
-    if (config.ONVIF_HTTPS !== '0') {
-      const material = await readHttpsMaterial(identity.certPath, identity.keyPath);
-      if (!material.ok && config.ONVIF_HTTPS === '1') {
-        throw new LookoutError('config_invalid', `ONVIF_HTTPS=1: ${material.reason}`, { details: { key: 'ONVIF_HTTPS', cert: identity.certPath } });
-      }
-      if (!material.ok) log.info({ cert: identity.certPath }, `ONVIF over HTTPS off: ${material.reason}`);
-      else {
-        const secure = new OnvifServer({
-          ...serverOptions,
-          port: config.ONVIF_HTTPS_PORT ?? surfacePort(runtime, 'onvif_https', DEFAULT_ONVIF_HTTPS_PORT),
-          tls: material,
-        });
-        httpsPort = await secure.listen();
-        ctx.onStop(() => secure.close());
-        ctx.ports.announce('onvif_https', httpsPort);
-        // A renewed device certificate (the operator's SIGHUP after lookout certs --renew) serves new connections.
-        const onHup = (): void =>
-          void readHttpsMaterial(identity.certPath, identity.keyPath).then((next) => {
-            if (next.ok) secure.setCertificate(next.cert, next.key);
-            else log.warn(`ONVIF HTTPS certificate not reloaded, the one served stays: ${next.reason}`);
-          });
-        process.on('SIGHUP', onHup);
-        ctx.onStop(() => process.off('SIGHUP', onHup));
-      }
-    }
+    httpsPort = await startOnvifHttps(ctx, {
+      mode: config.ONVIF_HTTPS,
+      port: config.ONVIF_HTTPS_PORT ?? surfacePort(runtime, 'onvif_https', DEFAULT_ONVIF_HTTPS_PORT),
+      certPath: identity.certPath,
+      keyPath: identity.keyPath,
+      server: serverOptions,
+    });
+    if (httpsPort !== undefined) ctx.ports.announce('onvif_https', httpsPort);
     ctx.services.provide(OnvifServiceToken, service);
     ctx.services.provide(OnvifStatsToken, stats);
     const access = auth.required ? `WS-Security UsernameToken or HTTP Digest as ${config.ONVIF_USER}` : 'no credentials (ONVIF_PASSWORD unset): loopback only';
