@@ -406,6 +406,9 @@ if (!INSIDE_NETNS) {
           250,
         );
         assert.equal(r.json.result.device_id, DEVICE);
+        const registry = await httpsCall(ca, 'GET', `${hubUrl}/fleet/registry`);
+        const shadow = (registry.json.shadows as { device_id: string; tool_url: string | null }[]).find((s) => s.device_id === DEVICE);
+        assert.equal(shadow?.tool_url, `https://${DEVICE_ADDRESS}:${device.ready.ports.tools}/mcp`, registry.body.toString());
       });
     });
   });
