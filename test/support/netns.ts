@@ -52,7 +52,7 @@ export function assertOwnNetns(): void {
  */
 export function runFileInNetns(fileUrl: string, what: string, options: { setup?: string; env?: Record<string, string>; timeoutMs?: number } = {}): void {
   describe(`${what} (in a network namespace of its own)`, () => {
-    it('passes every check inside `unshare -n`, loopback only, multicast routed to lo', async () => {
+    it(`passes every check inside \`unshare -n\`${options.setup ? ', as its setup makes it' : ', loopback only, multicast routed to lo'}`, async () => {
       const why = netnsUnavailable();
       assert.equal(why, null, `${what} needs a network namespace so that no multicast leaves the machine: ${why}`);
       const self = fileURLToPath(fileUrl);
