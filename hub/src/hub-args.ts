@@ -21,6 +21,8 @@ tool forwarding to devices, the debug ring and fleet health.
   --mqtt <url>             external broker, e.g. mqtt://broker:1883 (default: the embedded broker);
                            with a password, LOOKOUT_HUB_MQTT=mqtt://user:pass@broker:1883 instead
                            (a flag's value is in the process list)
+  --mqtt-ca <file>         with an mqtts:// --mqtt: the PEM CA(s) the broker's certificate must chain to
+                           (default: Node's public roots and the fleet CA of <data-dir>/tls/fleet_ca.crt)
   --state <url>            redis://[user:pass@]host:port[/db] (or LOOKOUT_HUB_STATE): hub state and shared state in Redis.
                            With --mqtt (an MQTT 5 broker) the hub runs as one of several replicas
                            sharing the device ingest (default: files under --data-dir, one hub)
@@ -82,6 +84,7 @@ const OPTIONS = {
   tls: { type: 'boolean' },
   'insecure-http': { type: 'boolean' },
   mqtt: { type: 'string' },
+  'mqtt-ca': { type: 'string' },
   state: { type: 'string' },
   'state-prefix': { type: 'string' },
   'mqtt-group': { type: 'string' },
@@ -181,6 +184,8 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   if (values.tls) set('tls', true);
   if (values['insecure-http']) set('insecureHttp', true);
   set('mqttUrl', values.mqtt);
+  if (values['mqtt-ca'] !== undefined && values.mqtt === undefined) throw usageError('--mqtt-ca is for an external mqtts:// broker: it needs --mqtt');
+  set('mqttCa', values['mqtt-ca']);
   set('brokerPort', int('broker-port', 0, 65535));
   set('brokerHost', values['broker-host']);
   set('brokerTlsPort', int('broker-tls-port', 0, 65535));

@@ -20,6 +20,8 @@ export interface HubOptions extends HubTlsOptions, BrokerTlsOptions {
   host?: string;
   /** External broker (`mqtt://user:pass@host:1883`); without it the hub runs the embedded broker. */
   mqttUrl?: string;
+  /** With an `mqtts://` mqttUrl: a PEM file of the CAs the broker must chain to (default Node's roots and the fleet CA). */
+  mqttCa?: string;
   /** Embedded broker port; default 1883, 0 picks a free one. */
   brokerPort?: number;
   /** Embedded broker listen address; default follows `host` rules (loopback without a token). */

@@ -33,6 +33,8 @@ import { RedisStateStore } from './state/redis-state-store.js';
 import { RedisSharedState } from './state/redis-shared-state.js';
 import { IngestRelay } from './state/ingest-relay.js';
 import { ReplicatedBus } from './state/replicated-bus.js';
+import { brokerTrust } from './state/broker-trust.js';
+import { hubTlsPaths } from '../../core/src/tls/tls-paths.js';
 import { isLoopbackHost } from '../../core/src/net/is-loopback.js';
 import { DeviceNetworks } from '../../core/src/net/device-networks.js';
 
@@ -170,13 +172,22 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       }
       const credentials = !options.mqttUrl && !options.anonymousBroker ? { username: HUB_BUS_USER, password: busPassword(fleet.secret, HUB_BUS_USER) } : {};
       if (!url) throw new LookoutError('internal', 'no broker url');
-      const mqtt = await MqttBus.connect({ url, clientId: busClientId, ...credentials, logger: logger.child({ component: 'bus' }) });
+      // An external mqtts:// broker: --mqtt-ca, else Node's roots and the fleet CA (broker-trust.ts).
+      const trust = options.mqttUrl && /^(mqtts|ssl|tls):/.test(url) ? await brokerTrust(options.mqttCa, hubTlsPaths(dataDir).caPath) : undefined;
+      const mqtt = await MqttBus.connect({
+        url,
+        clientId: busClientId,
+        ...credentials,
+        ...(trust ? { tls: { ca: trust.ca } } : {}),
+        logger: logger.child({ component: 'bus' }),
+      });
       cleanups.push(() => mqtt.close());
       bus = mqtt;
       if (redis && options.mqttUrl) {
         const r = new IngestRelay({
           redis,
           mqttUrl: url,
+          ...(trust ? { ca: trust.ca } : {}),
           clientId: `${busClientId}-ingest`,
           ...(options.mqttGroup ? { group: options.mqttGroup } : {}),
           logger: logger.child({ component: 'ingest-relay' }),

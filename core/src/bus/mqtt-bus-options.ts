@@ -13,7 +13,7 @@ export interface MqttWill {
 /** TLS settings of an `mqtts://` connection. The server's certificate is always verified. */
 export interface MqttTlsOptions {
   /** PEM CA certificate(s) the broker's certificate must chain to (the fleet CA); default Node's trusted CAs. */
-  ca?: string | Buffer;
+  ca?: string | Buffer | string[] | Buffer[];
   /** A client certificate (PEM) and its key, for a broker that asks for one (a device's fleet certificate). */
   cert?: string | Buffer;
   key?: string | Buffer;

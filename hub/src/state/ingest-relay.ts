@@ -34,6 +34,8 @@ export interface IngestRelayOptions {
   redis: RedisConnection;
   /** Broker URL with its credentials (MQTT 5: mosquitto, EMQX, HiveMQ…). */
   mqttUrl: string;
+  /** With mqtts://: the CAs the broker's certificate must chain to (default Node's). */
+  ca?: string[];
   username?: string;
   password?: string;
   /** Stable across restarts: the broker keeps this replica's sessions (`<clientId>-<n>`, and what they had not acknowledged) for it. */
@@ -215,6 +217,7 @@ export class IngestRelay {
       sessionExpirySec: o.sessionExpirySec ?? 3600,
       receiveMaximum: RECEIVE_MAXIMUM,
       logger: o.logger,
+      ...(o.ca ? { ca: o.ca } : {}),
       ...(o.username !== undefined ? { username: o.username } : {}),
       ...(o.password !== undefined ? { password: o.password } : {}),
       onMessage: (packet) =>
@@ -231,6 +234,7 @@ export class IngestRelay {
       clientId,
       replicaId: this.replicaId,
       mqttUrl: o.mqttUrl,
+      ...(o.ca ? { ca: o.ca } : {}),
       logger: o.logger,
       take: (packet) => this.take(packet),
     });

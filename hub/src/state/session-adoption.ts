@@ -15,6 +15,8 @@ export interface SessionAdoptionOptions {
   /** The process (`IngestRelay.replicaId`): a restarted replica is another process with the same client id. */
   replicaId: string;
   mqttUrl: string;
+  /** With mqtts://: the CAs the broker's certificate must chain to (default Node's). */
+  ca?: string[];
   logger: Logger;
   /** The relay's path for a message: it is in the stream (or kept pending) before it is acknowledged. */
   take(packet: IPublishPacket): Promise<void>;
@@ -93,6 +95,7 @@ export class SessionAdoption {
       properties: { sessionExpiryInterval: 3600 },
       reconnectPeriod: 0,
       connectTimeout: 5_000,
+      ...(this.options.ca ? { ca: this.options.ca } : {}),
     });
     let lastMessageAt = Date.now();
     let taken = 0;

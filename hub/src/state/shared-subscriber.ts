@@ -22,6 +22,8 @@ export interface SharedSubscriberOptions {
   keepaliveSec?: number;
   reconnectMs?: number;
   connectTimeoutMs?: number;
+  /** With mqtts://: the CAs the broker's certificate must chain to (default Node's). */
+  ca?: string[];
   logger: Logger;
   /** Each message; its acknowledgement is sent when the promise resolves (not when it rejects: the broker sends it again). */
   onMessage(packet: IPublishPacket): Promise<void>;
@@ -142,7 +144,8 @@ export class SharedSubscriber {
     const tls = TLS_SCHEMES.has(url.protocol);
     const port = Number(url.port || (tls ? 8883 : 1883));
     const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-    const socket = tls ? tlsConnect({ host, port, ...(isIP(host) ? {} : { servername: host }) }) : netConnect({ host, port });
+    const trust = this.options.ca ? { ca: this.options.ca } : {};
+    const socket = tls ? tlsConnect({ host, port, ...trust, ...(isIP(host) ? {} : { servername: host }) }) : netConnect({ host, port });
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 10_000);
     this.socket = socket;
