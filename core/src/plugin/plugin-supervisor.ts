@@ -63,7 +63,7 @@ export class PluginSupervisor {
   readonly reports: PluginReport[] = [];
   readonly ports: Record<string, number>;
   /** Surfaces plugins announced as serving TLS. */
-  private readonly tlsPorts = new Set<string>();
+  readonly tlsPorts = new Set<string>();
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<(p: PluginReport) => void>();
   private readonly policy: RestartPolicy;
