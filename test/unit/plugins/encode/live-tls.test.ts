@@ -147,7 +147,7 @@ describe('helloMessage', () => {
       deviceId: 'cam-1',
       serial: 's-1',
       fingerprint: () => 'AA:BB',
-      keyDurability: () => ({ durable: true, reason: null }) as unknown as ReturnType<DeviceIdentity['keyDurability']>,
+      keyDurability: () => ({ durable: true, reason: null }),
       certPath: '/x.crt',
       keyPath: '/x.key',
       labels: ['cam-1'],
