@@ -4,10 +4,13 @@
  * and announcing `live` among the surfaces that speak TLS, which the hello's `tls` list carries.
  */
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect, type TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../../../core/src/log/logger.js';
@@ -118,6 +121,30 @@ describe('the encode plugin on 0.0.0.0 (traffic only to 127.0.0.1)', () => {
     }
   });
 
+  it('a certificate renewed on disk and SIGHUP: new connections get the renewed one, without a restart', async () => {
+    const root = join(scratch.dir, 'renew');
+    await provisionTestFleetCerts(join(scratch.dir, 'ca'), { devices: [{ id: 'cam-enc', dataRoot: root }] });
+    const r = await run(root);
+    try {
+      const first = await servedFingerprint(r.ports.live);
+      assert.equal(first, new X509Certificate(readFileSync(deviceTlsPaths(root).certPath)).fingerprint256);
+      await provisionTestFleetCerts(join(scratch.dir, 'ca'), { devices: [{ id: 'cam-enc', dataRoot: join(scratch.dir, 'renewed') }] });
+      for (const f of ['certPath', 'keyPath'] as const) copyFileSync(deviceTlsPaths(join(scratch.dir, 'renewed'))[f], deviceTlsPaths(root)[f]);
+      const renewed = new X509Certificate(readFileSync(deviceTlsPaths(root).certPath)).fingerprint256;
+      assert.notEqual(renewed, first);
+      process.kill(process.pid, 'SIGHUP');
+      // The reload reads the files asynchronously: ask again until a new connection gets the renewed one.
+      let served = first;
+      for (let i = 0; i < 200 && served !== renewed; i++) {
+        await sleep(50);
+        served = await servedFingerprint(r.ports.live);
+      }
+      assert.equal(served, renewed);
+    } finally {
+      await r.stop();
+    }
+  });
+
   it('without a certificate: the stream stays on loopback, plain, and the plugin says why', async () => {
     const r = await run(join(scratch.dir, 'no-cert'));
     try {
@@ -160,6 +187,17 @@ describe('helloMessage', () => {
     assert.deepEqual(helloMessage(ctx, identity).tls, ['tools', 'live']);
   });
 });
+
+/** The fingerprint of the certificate a TLS server on 127.0.0.1 presents (not verified: only looked at). */
+function servedFingerprint(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      resolve(socket.getPeerCertificate().fingerprint256);
+      socket.end();
+    });
+    socket.once('error', reject);
+  });
+}
 
 function pathsOf(root: string): { certPath: string; keyPath: string } {
   const { certPath, keyPath } = deviceTlsPaths(root);
