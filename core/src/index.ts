@@ -104,6 +104,9 @@ export {
   type DevicePin,
   type DeviceTlsRefusal,
 } from './tls/device-pin.js';
+export { DeviceTlsAgents } from './tls/device-agents.js';
+export { decideSurfaceTransport, type SurfaceTlsOptions, type SurfaceTransport } from './tls/surface-transport.js';
+export { readServedPair, reloadOnSighup, servedPairAtStart, SERVED_TLS_CONTEXT, type ServedPair } from './tls/served-pair.js';
 export { fleetMeshKey, fleetA2aKey } from './auth/fleet-keys.js';
 export { signedUrlKey, signUrl, verifySignedUrl, SIGNED_URL_MAX_TTL_S, SIGNED_URL_DEFAULT_TTL_S } from './auth/signed-url.js';
 export {

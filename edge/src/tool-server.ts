@@ -20,7 +20,7 @@ import { mcpToolListing } from './mcp-tool-list.js';
 import { toolAccessGuard } from './tool-access.js';
 import { RECORDINGS_PATH, recordingRoute } from './recording-route.js';
 import type { RecordingFiles } from '../../core/src/recordings/recording-files.js';
-import { TOOL_TLS_CONTEXT, reloadOnSighup, servedPairAtStart } from './tool-server-tls.js';
+import { SERVED_TLS_CONTEXT as TOOL_TLS_CONTEXT, reloadOnSighup, servedPairAtStart } from '../../core/src/tls/served-pair.js';
 
 export const DEFAULT_TOOL_PORT = 8765;
 export const DEFAULT_TOOL_HOST = '127.0.0.1';

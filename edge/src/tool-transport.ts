@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { isLoopbackHost } from '../../core/src/net/is-loopback.js';
-import { deviceTlsPaths } from '../../core/src/tls/tls-paths.js';
+import { decideSurfaceTransport } from '../../core/src/tls/surface-transport.js';
 
 /** How the tool server (and what shares its listener: recordings, /metrics) is asked to serve. */
 export interface ToolTlsOptions {
@@ -35,11 +33,9 @@ export function decideToolTransport(host: string, dataDir: string, deviceId: str
       details: { key: '--insecure-tool-http', usage: true },
     });
   }
-  const loopback = isLoopbackHost(host);
-  if (o.insecureHttp) return { scheme: 'http', insecure: !loopback };
-  if (loopback && !o.tls) return { scheme: 'http', insecure: false };
-  const { certPath, keyPath } = deviceTlsPaths(dataDir);
-  if (existsSync(certPath) && existsSync(keyPath)) return { scheme: 'https', certPath, keyPath };
+  const decided = decideSurfaceTransport(host, dataDir, o);
+  if (decided.scheme !== 'missing') return decided;
+  const { certPath } = decided;
   const issue = `lookout certs --ca-dir <fleet CA dir> --device ${deviceId} --data-root ${dataDir} --ip <its LAN address>`;
   throw new LookoutError(
     'config_invalid',

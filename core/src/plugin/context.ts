@@ -97,9 +97,14 @@ export interface PluginHealth {
 }
 
 export interface PluginPorts {
-  /** Tell the runtime a port this plugin listens on (announced in `hello` and identity). */
-  announce(name: string, port: number): void;
+  /**
+   * Tell the runtime a port this plugin listens on (announced in `hello` and identity); `tls`: it
+   * serves TLS with the device certificate (the hello's `tls` list names it, the hub dials https and pins).
+   */
+  announce(name: string, port: number, options?: { tls?: boolean }): void;
   all(): Record<string, number>;
+  /** Surfaces announced with `tls` (a surface announced again without it leaves the list). */
+  tls(): string[];
 }
 
 export interface PluginContext<C = Record<string, unknown>> {

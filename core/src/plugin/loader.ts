@@ -53,6 +53,8 @@ export interface LoadedRuntime {
   readonly tools: ToolRegistry;
   readonly routes: RouteRegistry;
   readonly ports: Record<string, number>;
+  /** The surfaces plugins announced as serving TLS (the hello's `tls` list adds them). */
+  readonly tlsPorts: string[];
   readonly container: DependencyContainer;
   /** A service some plugin provides, for the host (undefined when none does or its plugin is down). */
   service<T>(token: ServiceToken<T>): T | undefined;
@@ -152,6 +154,9 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     routes,
     get ports() {
       return supervisor.ports;
+    },
+    get tlsPorts() {
+      return [...supervisor.tlsPorts];
     },
     container: root,
     service: (token) => services.lookup(token),

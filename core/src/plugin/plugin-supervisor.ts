@@ -62,6 +62,8 @@ const RUNNING: readonly PluginState[] = ['starting', 'ok', 'degraded'];
 export class PluginSupervisor {
   readonly reports: PluginReport[] = [];
   readonly ports: Record<string, number>;
+  /** Surfaces plugins announced as serving TLS. */
+  readonly tlsPorts = new Set<string>();
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<(p: PluginReport) => void>();
   private readonly policy: RestartPolicy;
@@ -244,10 +246,13 @@ export class PluginSupervisor {
         },
       },
       ports: {
-        announce: (name, port) => {
+        announce: (name, port, options) => {
           this.ports[name] = port;
+          if (options?.tls) this.tlsPorts.add(name);
+          else this.tlsPorts.delete(name);
         },
         all: () => ({ ...this.ports }),
+        tls: () => [...this.tlsPorts],
       },
       onStop: addCleanup,
       onStarted: (fn) => {

@@ -35,6 +35,12 @@ export const EncodeConfigSchema = z.object({
     .optional()
     .describe("address of the live stream server (default: the tool server's, --tool-host); beyond loopback it needs the tool token"),
   LIVE_PORT: z.coerce.number().int().min(0).max(65_535).optional().describe('port of GET /live.h265; default the live surface port (0 = any free port)'),
+  LIVE_TLS: z
+    .enum(['auto', 'on', 'off'])
+    .default('auto')
+    .describe(
+      'auto: HTTPS with the device certificate beyond loopback (no certificate: the stream stays on 127.0.0.1), and on loopback when the tool server beside it serves HTTPS; on: HTTPS on loopback too; off: plain HTTP even beyond loopback (the token and the video in clear, warned)',
+    ),
   LIVE_MAX_CLIENTS: z.coerce.number().int().min(1).max(256).default(8).describe('live clients at once; more get 503'),
   LIVE_MAX_BUFFER_BYTES: z.coerce
     .number()

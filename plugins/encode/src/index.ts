@@ -8,6 +8,7 @@ import { FfmpegHevcEncoder } from './ffmpeg-hevc-encoder.js';
 import { liveAccessGuard, liveToken } from './live-access.js';
 import { LiveJpeg } from './live-jpeg.js';
 import { LIVE_PATH, LiveServer } from './live-server.js';
+import { decideLiveTransport } from './live-transport.js';
 import { EncodedVideoToken } from './service.js';
 
 /** The live stream's port on a device (beside the tool server's 8765); a simulated device takes a free one. */
@@ -85,12 +86,41 @@ export default definePlugin({
     const token = liveToken(config, runtime.id);
     // Beside the tool server by default: a device whose tools the hub reaches has its live stream reachable too.
     let host = config.LIVE_HOST ?? deviceInfo(runtime).listenHost;
+    const notes: string[] = [];
     if (!isLoopbackHost(host) && token === undefined) {
       // The tool server's rule: nothing beyond loopback without a credential. The stream stays local.
-      liveNote = `LIVE_HOST ${host} needs LOOKOUT_TOOL_TOKEN or LOOKOUT_FLEET_SECRET: the live stream listens on 127.0.0.1 only`;
+      notes.push(`LIVE_HOST ${host} needs LOOKOUT_TOOL_TOKEN or LOOKOUT_FLEET_SECRET: the live stream listens on 127.0.0.1 only`);
+      host = '127.0.0.1';
+    }
+    const decide = (at: string) =>
+      decideLiveTransport({
+        host: at,
+        dataDir: runtime.dataDir,
+        mode: config.LIVE_TLS,
+        besideToolServer: config.LIVE_HOST === undefined,
+        tlsSurfaces: deviceInfo(runtime).tlsSurfaces,
+      });
+    let transport = decide(host);
+    if (transport.scheme === 'missing' && !isLoopbackHost(host)) {
+      // The token and the video would cross the network in clear: the stream stays local, as without a token.
+      notes.push(
+        `LIVE_HOST ${host} is beyond loopback, where the live stream serves HTTPS only, and there is no device certificate at ${transport.certPath} ` +
+          `(lookout certs --device ${runtime.id}; or LIVE_TLS=off for plain HTTP): the live stream listens on 127.0.0.1 only`,
+      );
+      host = '127.0.0.1';
+      transport = decide(host);
+    }
+    if (transport.scheme === 'missing') {
+      notes.push(`LIVE_TLS asks for HTTPS and there is no device certificate at ${transport.certPath}: the live stream serves plain HTTP on ${host}`);
+      transport = { scheme: 'http', insecure: false };
+    }
+    if (transport.scheme === 'http' && transport.insecure) {
+      log.warn({ host }, 'LIVE_TLS=off: the live stream serves plain HTTP beyond loopback (the tool token and the video cross the network in clear)');
+    }
+    if (notes.length > 0) {
+      liveNote = notes.join('; ');
       log.error(liveNote);
       ctx.health.set('degraded', liveNote);
-      host = '127.0.0.1';
     }
     const live = new LiveServer(pipeline, {
       host,
@@ -98,12 +128,13 @@ export default definePlugin({
       maxClients: config.LIVE_MAX_CLIENTS,
       maxBufferBytes: config.LIVE_MAX_BUFFER_BYTES,
       guard: liveAccessGuard({ host, token }),
+      ...(transport.scheme === 'https' ? { tls: { certPath: transport.certPath, keyPath: transport.keyPath } } : {}),
       log,
     });
     try {
       const port = await live.listen();
-      ctx.ports.announce('live', port);
-      log.info({ host, port, path: LIVE_PATH, access: token ? 'bearer token beyond loopback' : 'loopback only' }, 'live stream listening');
+      ctx.ports.announce('live', port, { tls: live.scheme === 'https' });
+      log.info({ host, port, path: LIVE_PATH, scheme: live.scheme, access: token ? 'bearer token beyond loopback' : 'loopback only' }, 'live stream listening');
     } catch (err) {
       // Recording matters more than watching: the encoder runs on, the plugin says why nobody can watch.
       liveNote = `the live stream could not listen on ${host}:${config.LIVE_PORT ?? DEFAULT_LIVE_PORT}: ${toLookoutError(err).message}`;

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { LookoutError, type Logger } from 'lookout/core';
+import { LookoutError, reloadOnSighup, SERVED_TLS_CONTEXT, servedPairAtStart, type Logger } from 'lookout/core';
 import type { LiveRefusal } from './live-access.js';
 import type { EncodedPicture, EncodedVideo } from './service.js';
 
@@ -13,6 +14,13 @@ export interface LiveServerOptions {
   /** Bytes a client may lag behind (unsent in its socket) before it is dropped. */
   maxBufferBytes: number;
   guard: (req: IncomingMessage) => LiveRefusal | undefined;
+  /**
+   * HTTPS with the device certificate (read at listen, refused there when missing or unfit; read
+   * again on SIGHUP, as the tool server does, unless `reloadOnSighup` is false).
+   */
+  tls?: { certPath: string; keyPath: string; reloadOnSighup?: boolean };
+  /** How long a TLS handshake may take before the socket is dropped (a stranger's half-open handshake holds nothing longer). */
+  handshakeTimeoutMs?: number;
   log?: Pick<Logger, 'info' | 'warn'>;
 }
 
@@ -22,27 +30,49 @@ export interface LiveServerOptions {
  * that reads slower than the stream is cut off instead of growing our memory.
  */
 export class LiveServer {
-  private readonly http: Server;
+  private http: Server | HttpsServer | undefined;
+  private stopReload: (() => void) | undefined;
   private readonly clients = new Set<ServerResponse>();
   private slowDropped = 0;
 
   constructor(
     private readonly video: EncodedVideo,
     private readonly o: LiveServerOptions,
-  ) {
-    this.http = createServer((req, res) => this.handle(req, res));
-    this.http.on('clientError', (_err, socket) => socket.destroy());
+  ) {}
+
+  /** `https` when it serves TLS. */
+  get scheme(): 'http' | 'https' {
+    return this.o.tls ? 'https' : 'http';
   }
 
   async listen(): Promise<number> {
+    const onRequest = (req: IncomingMessage, res: ServerResponse): void => this.handle(req, res);
+    const tls = this.o.tls;
+    let http: Server | HttpsServer;
+    if (tls) {
+      const pair = await servedPairAtStart(tls.certPath, tls.keyPath, 'the live stream', 'LIVE_TLS');
+      const https = createHttpsServer(
+        { cert: pair.cert, key: pair.key, ...SERVED_TLS_CONTEXT, handshakeTimeout: this.o.handshakeTimeoutMs ?? 10_000 },
+        onRequest,
+      );
+      https.on('tlsClientError', (_err, socket) => socket.destroy());
+      if (tls.reloadOnSighup !== false) {
+        this.stopReload = reloadOnSighup(https, tls, pair, this.o.log ?? { info: () => undefined, warn: () => undefined }, 'live stream');
+      }
+      http = https;
+    } else {
+      http = createServer(onRequest);
+    }
+    http.on('clientError', (_err, socket) => socket.destroy());
+    this.http = http;
     await new Promise<void>((resolve, reject) => {
-      this.http.once('error', reject);
-      this.http.listen(this.o.port, this.o.host, () => {
-        this.http.off('error', reject);
+      http.once('error', reject);
+      http.listen(this.o.port, this.o.host, () => {
+        http.off('error', reject);
         resolve();
       });
     });
-    return (this.http.address() as AddressInfo).port;
+    return (http.address() as AddressInfo).port;
   }
 
   stats(): { clients: number; slow_dropped: number } {
@@ -50,10 +80,13 @@ export class LiveServer {
   }
 
   async close(): Promise<void> {
+    this.stopReload?.();
     for (const res of this.clients) res.destroy();
+    const http = this.http;
+    if (!http) return;
     await new Promise<void>((resolve) => {
-      this.http.close(() => resolve());
-      this.http.closeAllConnections();
+      http.close(() => resolve());
+      http.closeAllConnections();
     });
   }
 

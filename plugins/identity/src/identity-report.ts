@@ -78,6 +78,12 @@ export function helloMessage(ctx: Ctx, identity: DeviceIdentity): HelloMessage {
     plugins: deviceInfo(ctx.runtime).plugins(),
     serial: identity.serial,
     ...(fingerprint ? { cert_fingerprint: fingerprint } : {}),
-    ...(deviceInfo(ctx.runtime).tlsSurfaces.length > 0 ? { tls: deviceInfo(ctx.runtime).tlsSurfaces } : {}),
+    ...tlsOf(ctx),
   };
+}
+
+/** The surfaces that speak TLS: the host's (`tools`) and those plugins announced so (`live`). */
+function tlsOf(ctx: Ctx): { tls?: string[] } {
+  const tls = [...new Set([...deviceInfo(ctx.runtime).tlsSurfaces, ...ctx.ports.tls()])];
+  return tls.length > 0 ? { tls } : {};
 }

@@ -19,7 +19,8 @@ export function surfaceUrls(device: RegisteredDevice) {
   const at = (port: unknown, make: (p: number) => string) => (host !== null && typeof port === 'number' ? make(port) : null);
   return {
     host,
-    live: at(ports?.live, (p) => `http://${host}:${p}/live.h265`),
+    // https when the device's hello names `live` among its TLS surfaces.
+    live: at(ports?.live, (p) => `${device.liveTls ? 'https' : 'http'}://${host}:${p}/live.h265`),
     rtspH265: at(ports?.rtsp, (p) => `rtsp://${host}:${p}/preview`),
     rtspH264: at(ports?.rtsp, (p) => `rtsp://${host}:${p}/preview_h264`),
     onvif: at(ports?.onvif, (p) => `http://${host}:${p}/onvif/device_service`),

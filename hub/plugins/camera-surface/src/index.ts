@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { definePlugin, deviceToolToken, queryInteger, setOwn, toLookoutError, mapBounded, DEVICE_CALL_ERRORS } from 'lookout/core';
+import {
+  definePlugin,
+  DeviceTlsAgents,
+  deviceToolToken,
+  fleetCaDeviceTls,
+  hubTlsPaths,
+  queryInteger,
+  setOwn,
+  toLookoutError,
+  mapBounded,
+  DEVICE_CALL_ERRORS,
+} from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
@@ -36,7 +47,7 @@ const InfoResponse = z.object({
   streams: z
     .array(z.object({ name: z.enum(['h265', 'h264']), codec: z.enum(['H265', 'H264']), uri: z.string() }))
     .describe('RTSP URIs (/preview H.265, /preview_h264 H.264); empty when the device announced no rtsp port'),
-  live_uri: z.string().nullable().describe('the device’s HTTP live stream (H.265 Annex B, bearer token)'),
+  live_uri: z.string().nullable().describe('the device’s live stream (H.265 Annex B, bearer token), https when it serves TLS'),
   onvif: z.object({ port: z.number().int(), device_service: z.string() }).nullable(),
   profile: ProfileResult.nullable().describe('get_camera_profile; null when it failed (profile_error)'),
   profile_error: z.object({ code: z.string(), message: z.string() }).nullable(),
@@ -117,11 +128,23 @@ export default definePlugin({
     const secret = c.LOOKOUT_FLEET_SECRET;
     const within = (signal: AbortSignal, ms: number) => AbortSignal.any([signal, AbortSignal.timeout(ms)]);
 
+    // A live stream over TLS is probed trusting the fleet CA only, its certificate pinned to what the device announced.
+    const agents = new DeviceTlsAgents(fleetCaDeviceTls(hubTlsPaths(ctx.runtime.dataDir).caPath));
+    ctx.onStop(() => agents.close());
     const deps: StatusDeps = {
       cache,
       profile: (device, signal) => callProfileTool(tools, device, 'get_camera_profile', {}, within(signal, c.LOOKOUT_HUB_CAMERA_TOOL_TIMEOUT_MS)),
-      probe: (device, url, signal) =>
-        probeLive(url, secret !== undefined ? deviceToolToken(secret, device.deviceId) : undefined, c.LOOKOUT_HUB_CAMERA_PROBE_TIMEOUT_MS, signal),
+      probe: async (device, url, signal) => {
+        let agent;
+        try {
+          agent = url.startsWith('https:') ? agents.agentOf({ deviceId: device.deviceId, fingerprint: device.tlsFingerprint ?? null }) : undefined;
+        } catch (err) {
+          const e = toLookoutError(err);
+          return { up: false, codec: null, resolution: null, reason: `${e.code}: ${e.message}` };
+        }
+        const token = secret !== undefined ? deviceToolToken(secret, device.deviceId) : undefined;
+        return probeLive(url, token, c.LOOKOUT_HUB_CAMERA_PROBE_TIMEOUT_MS, signal, agent);
+      },
       liveStatus: (device, signal) => callLiveStatusTool(tools, device, within(signal, c.LOOKOUT_HUB_CAMERA_TOOL_TIMEOUT_MS)),
     };
 

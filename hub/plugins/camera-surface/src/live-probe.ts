@@ -1,4 +1,6 @@
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
+import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
+import { deviceTlsRefusalOf } from 'lookout/core';
 import { hevcStreamSize } from './hevc-sps.js';
 
 export interface LiveProbe {
@@ -18,8 +20,10 @@ const MAX_PROBE_BYTES = 512 * 1024;
  * with the device's tool token, as the hub's snapshot tail connects: 200 and a keyframe's SPS
  * within the time is up (with the size the encoder really runs at); the device's JSON error, a
  * refused connection or silence is down with the reason. Never holds the connection longer.
+ * An https url goes through `agent` (the fleet CA only, the device's certificate pinned): a refused
+ * certificate is down with `device_tls_mismatch` and its reason.
  */
-export function probeLive(url: string, token: string | undefined, timeoutMs: number, signal: AbortSignal): Promise<LiveProbe> {
+export function probeLive(url: string, token: string | undefined, timeoutMs: number, signal: AbortSignal, agent?: HttpsAgent): Promise<LiveProbe> {
   return new Promise((resolve) => {
     let settled = false;
     const chunks: Buffer[] = [];
@@ -33,7 +37,8 @@ export function probeLive(url: string, token: string | undefined, timeoutMs: num
       resolve(p);
     };
     const down = (reason: string): LiveProbe => ({ up: false, codec: null, resolution: null, reason });
-    const req = request(url, { method: 'GET', headers: token ? { authorization: `Bearer ${token}` } : {} }, (res) => {
+    const options = { method: 'GET', headers: token ? { authorization: `Bearer ${token}` } : {} };
+    const onResponse = (res: IncomingMessage): void => {
       if (res.statusCode !== 200) {
         let text = '';
         res.setEncoding('utf8');
@@ -59,8 +64,12 @@ export function probeLive(url: string, token: string | undefined, timeoutMs: num
       });
       res.on('end', () => done(down('the live stream ended before its first picture')));
       res.on('error', (err) => done(down(`the live stream failed: ${err.message}`)));
+    };
+    const req = url.startsWith('https:') ? httpsRequest(url, { ...options, ...(agent ? { agent } : {}) }, onResponse) : request(url, options, onResponse);
+    req.on('error', (err) => {
+      const refused = deviceTlsRefusalOf(err);
+      done(down(refused ? `device_tls_mismatch (${refused.reason}): ${refused.message}` : `the live stream cannot be reached: ${err.message}`));
     });
-    req.on('error', (err) => done(down(`the live stream cannot be reached: ${err.message}`)));
     req.end();
     const timer = setTimeout(() => done(down(`no picture from the live stream within ${timeoutMs} ms`)), timeoutMs);
     const onAbort = () => done(down('the request was cancelled'));

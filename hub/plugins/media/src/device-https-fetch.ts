@@ -1,6 +1,6 @@
-import { Agent, request, type AgentOptions } from 'node:https';
+import { request, type AgentOptions } from 'node:https';
 import { Readable } from 'node:stream';
-import type { DevicePin } from 'lookout/core';
+import { DeviceTlsAgents, type DevicePin } from 'lookout/core';
 
 /**
  * GET over https from a device whose tool server speaks TLS, answered as a fetch Response (what the
@@ -10,12 +10,14 @@ import type { DevicePin } from 'lookout/core';
  * replaced when its pinned fingerprint changes. Redirects are not followed, as with `redirect: 'manual'`.
  */
 export class DeviceHttpsFetch {
-  private readonly agents = new Map<string, { fingerprint: string | null; agent: Agent }>();
+  private readonly agents: DeviceTlsAgents;
 
-  constructor(private readonly tls: (pin: DevicePin) => AgentOptions) {}
+  constructor(tls: (pin: DevicePin) => AgentOptions) {
+    this.agents = new DeviceTlsAgents(tls);
+  }
 
   get(url: URL, pin: DevicePin, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
-    const agent = this.agentOf(pin);
+    const agent = this.agents.agentOf(pin);
     return new Promise((resolve, reject) => {
       const req = request(url, { method: 'GET', headers, agent, ...(signal ? { signal } : {}) }, (res) => {
         const head = new Headers();
@@ -30,16 +32,6 @@ export class DeviceHttpsFetch {
   }
 
   close(): void {
-    for (const { agent } of this.agents.values()) agent.destroy();
-    this.agents.clear();
-  }
-
-  private agentOf(pin: DevicePin): Agent {
-    const kept = this.agents.get(pin.deviceId);
-    if (kept && kept.fingerprint === pin.fingerprint) return kept.agent;
-    kept?.agent.destroy();
-    const agent = new Agent({ ...this.tls(pin), keepAlive: true, timeout: 4000 });
-    this.agents.set(pin.deviceId, { fingerprint: pin.fingerprint, agent });
-    return agent;
+    this.agents.close();
   }
 }

@@ -274,7 +274,9 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
     // The device's word that its tool server speaks TLS; what it must present is pinned below.
     const tls = hello?.tls?.includes('tools') === true;
-    if (tls || file?.tool_url?.startsWith('https:')) device.tlsFingerprint = hello?.cert_fingerprint ?? null;
+    const liveTls = hello?.tls?.includes('live') === true;
+    if (liveTls) device.liveTls = true;
+    if (tls || liveTls || file?.tool_url?.startsWith('https:')) device.tlsFingerprint = hello?.cert_fingerprint ?? null;
     if (file?.tool_url) {
       device.toolUrl = file.tool_url;
       device.ssh = sshAddress(file, file.ssh_host ?? hostOf(file.ips[0] ?? new URL(file.tool_url).hostname), true);

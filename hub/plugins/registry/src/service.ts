@@ -16,11 +16,13 @@ export interface RegisteredDevice {
   /** Why toolUrl is null. */
   unreachableReason?: string;
   /**
-   * Over https (the hello announces `tls: ["tools"]`, or the file's tool_url is https): the SHA-256
+   * Over https (the hello announces `tls: ["tools"]` or `["live"]`, or the file's tool_url is https): the SHA-256
    * (colon hex) the device's certificate must have, from its hello's `cert_fingerprint`; null when it
    * announced none (then every connection is refused). Absent over plain http.
    */
   tlsFingerprint?: string | null;
+  /** Its live stream speaks TLS (the hello's `tls` names `live`): the hub reads it over https, pinned to `tlsFingerprint`. */
+  liveTls?: boolean;
   lastHelloAt: number | null;
   /** Its hello was reloaded from the hub's saved state: announced before the last restart, none since. */
   restored?: boolean;

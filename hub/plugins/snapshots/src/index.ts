@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIVE_JPEG_LIMITS, definePlugin, deviceToolToken, queryInteger, reply, setOwn } from 'lookout/core';
+import { DeviceTlsAgents, LIVE_JPEG_LIMITS, definePlugin, deviceToolToken, fleetCaDeviceTls, hubTlsPaths, queryInteger, reply, setOwn } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH } from '../../device-ssh/src/service.js';
 import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/service.js';
@@ -127,13 +127,16 @@ export default definePlugin({
     const tools = ctx.services.get(DEVICE_TOOLS);
     const secret = c.LOOKOUT_FLEET_SECRET;
 
+    // A live stream over TLS is dialled trusting the fleet CA only, its certificate pinned to what the device announced.
+    const agents = new DeviceTlsAgents(fleetCaDeviceTls(hubTlsPaths(ctx.runtime.dataDir).caPath));
     const tails = new LiveTails({
       max: c.LOOKOUT_HUB_SNAPSHOT_TAILS,
       idleMs: c.LOOKOUT_HUB_SNAPSHOT_TAIL_IDLE_MS,
-      create: (deviceId, url) =>
+      create: (deviceId, url, fingerprint) =>
         new LiveTail({
           deviceId,
           url,
+          ...(url.startsWith('https:') ? { agent: agents.agentOf({ deviceId, fingerprint: fingerprint ?? null }), fingerprint: fingerprint ?? null } : {}),
           ...(secret !== undefined ? { token: deviceToolToken(secret, deviceId) } : {}),
           maxBytes: c.LOOKOUT_HUB_SNAPSHOT_TAIL_MAX_BYTES,
           backoffMinMs: c.LOOKOUT_HUB_SNAPSHOT_TAIL_BACKOFF_MS,
@@ -149,7 +152,10 @@ export default definePlugin({
         }),
     });
     ctx.clock.setInterval(() => tails.sweep(), Math.min(10_000, Math.max(250, Math.floor(c.LOOKOUT_HUB_SNAPSHOT_TAIL_IDLE_MS / 4))));
-    ctx.onStop(() => tails.closeAll());
+    ctx.onStop(() => {
+      tails.closeAll();
+      agents.close();
+    });
 
     const decodeTimeoutMs = c.LOOKOUT_HUB_SNAPSHOT_DECODE_TIMEOUT_MS;
     const steps: SnapshotStep[] = [

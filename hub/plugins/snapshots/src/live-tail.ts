@@ -1,11 +1,19 @@
 import { request, type ClientRequest } from 'node:http';
-import { LookoutError } from 'lookout/core';
+import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
+import { deviceTlsRefusalOf, LookoutError } from 'lookout/core';
 import { GopTail, type GopSnapshot } from './gop-tail.js';
 
 export interface LiveTailOptions {
   deviceId: string;
-  /** `http://<device>:<live port>/live.h265` */
+  /** `http(s)://<device>:<live port>/live.h265` */
   url: string;
+  /**
+   * For an https url: the agent that trusts the fleet CA only and pins the device's certificate
+   * (DeviceTlsAgents); a certificate it refuses fails the tail with device_tls_mismatch at once.
+   */
+  agent?: HttpsAgent;
+  /** The fingerprint the agent pins (the tail is made again when the device announces another). */
+  fingerprint?: string | null;
   /** Bearer token the device's live stream wants beyond loopback (its tool token). */
   token?: string;
   /** Bound on the kept GOP, and on bytes without a complete picture. */
@@ -39,6 +47,8 @@ export class LiveTail {
   private waiters: Waiter[] = [];
   /** Why the latest connection failed (null while streaming). */
   lastError: string | null = null;
+  /** The latest connection's certificate was refused (null once a connection is accepted). */
+  private refusal: LookoutError | null = null;
 
   constructor(private readonly options: LiveTailOptions) {
     this.delay = options.backoffMinMs;
@@ -50,6 +60,10 @@ export class LiveTail {
     return this.options.url;
   }
 
+  get fingerprint(): string | null | undefined {
+    return this.options.fingerprint;
+  }
+
   get warm(): boolean {
     return this.gop.snapshot() !== null;
   }
@@ -58,6 +72,7 @@ export class LiveTail {
   ready(timeoutMs: number, signal: AbortSignal): Promise<void> {
     if (this.warm) return Promise.resolve();
     if (this.closed) return Promise.reject(this.unavailable('the live tail is closed'));
+    if (this.refusal) return Promise.reject(this.refusal);
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         resolve: () => done(resolve),
@@ -82,6 +97,7 @@ export class LiveTail {
   /** The current GOP, or the previous connection's, if its newest picture is at most `maxAgeMs` old. */
   snapshot(maxAgeMs: number, now = Date.now()): GopSnapshot {
     const gop = this.gop.snapshot() ?? this.previous;
+    if (!gop && this.refusal) throw this.refusal;
     if (!gop) throw this.unavailable(`the live tail has no keyframe yet${this.lastError ? ` (${this.lastError})` : ''}`);
     const age = now - gop.lastPictureAt;
     if (age > maxAgeMs) {
@@ -106,6 +122,7 @@ export class LiveTail {
       this.warmedThisConnection = true;
       this.delay = this.options.backoffMinMs;
       this.lastError = null;
+      this.refusal = null;
       this.options.onWarm(reconnected);
       for (const w of [...this.waiters]) w.resolve();
     });
@@ -122,7 +139,10 @@ export class LiveTail {
     this.gop = this.newGop();
     const headers: Record<string, string> = { accept: 'video/H265' };
     if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
-    const req = request(this.options.url, { headers });
+    const https = this.options.url.startsWith('https:');
+    const req = https
+      ? httpsRequest(this.options.url, { headers, ...(this.options.agent ? { agent: this.options.agent } : {}) })
+      : request(this.options.url, { headers });
     this.req = req;
     const armStall = () => {
       clearTimeout(this.stallTimer);
@@ -153,6 +173,15 @@ export class LiveTail {
     clearTimeout(this.stallTimer);
     req.destroy();
     this.lastError = err.message;
+    const refused = deviceTlsRefusalOf(err);
+    if (refused) {
+      // Not a passing failure: whoever waits hears why now; the tail keeps retrying (a renewed certificate announced makes a new tail).
+      this.refusal = new LookoutError('device_tls_mismatch', `${this.options.deviceId}: the live stream's certificate is refused: ${refused.message}`, {
+        details: { device_id: this.options.deviceId, reason: refused.reason, ...(refused.presented ? { presented_fingerprint: refused.presented } : {}) },
+      });
+      this.lastError = this.refusal.message;
+      for (const w of [...this.waiters]) w.reject(this.refusal);
+    }
     const delay = this.delay;
     this.delay = Math.min(this.options.backoffMaxMs, this.delay * 2);
     this.timer = setTimeout(() => this.connect(), delay);

@@ -5,10 +5,11 @@ export interface LiveTailsOptions {
   max: number;
   /** A tail unused for this long is closed. */
   idleMs: number;
-  create(deviceId: string, url: string): LiveTail;
+  /** `fingerprint`: what the device's TLS certificate must be (an https url), as given to `get`. */
+  create(deviceId: string, url: string, fingerprint?: string | null): LiveTail;
 }
 
-export type TailSettings = Omit<LiveTailOptions, 'deviceId' | 'url' | 'token' | 'onWarm'>;
+export type TailSettings = Omit<LiveTailOptions, 'deviceId' | 'url' | 'token' | 'onWarm' | 'agent' | 'fingerprint'>;
 
 /**
  * The hub's live tails, one per device: opened on a device's first snapshot, kept warm while
@@ -19,10 +20,13 @@ export class LiveTails {
 
   constructor(private readonly options: LiveTailsOptions) {}
 
-  /** The device's tail at `url`, opened (cold) when there is none or its device moved to another URL. */
-  get(deviceId: string, url: string, now = Date.now()): LiveTail {
+  /**
+   * The device's tail at `url`, opened (cold) when there is none, its device moved to another URL
+   * or (over https) announced another certificate fingerprint.
+   */
+  get(deviceId: string, url: string, now = Date.now(), fingerprint?: string | null): LiveTail {
     const entry = this.tails.get(deviceId);
-    if (entry && entry.tail.url === url) {
+    if (entry && entry.tail.url === url && entry.tail.fingerprint === fingerprint) {
       entry.usedAt = now;
       // Most recently used last: Map keeps insertion order.
       this.tails.delete(deviceId);
@@ -31,7 +35,7 @@ export class LiveTails {
     }
     if (entry) this.drop(deviceId);
     while (this.tails.size >= this.options.max) this.drop(this.tails.keys().next().value!);
-    const tail = this.options.create(deviceId, url);
+    const tail = this.options.create(deviceId, url, fingerprint);
     this.tails.set(deviceId, { tail, usedAt: now });
     return tail;
   }

@@ -13,7 +13,7 @@ export interface TailStepSettings {
 
 /**
  * Where a device's live stream is: its tool server's host (the address the registry already vetted
- * against the device networks) and the `live` port its hello announced.
+ * against the device networks), the `live` port its hello announced, https when its hello's `tls` names `live`.
  */
 export function liveUrl(device: RegisteredDevice): string {
   const live = device.ports?.live;
@@ -28,12 +28,16 @@ export function liveUrl(device: RegisteredDevice): string {
     });
   }
   const url = new URL(device.toolUrl);
-  return `http://${url.hostname}:${live}/live.h265`;
+  // The device's word that its live stream speaks TLS: read over https, its certificate pinned.
+  return `${device.liveTls ? 'https' : 'http'}://${url.hostname}:${live}/live.h265`;
 }
 
 /** Step 2: the last picture of the hub's tail of the live stream, warmed on first use. */
 export async function snapshotFromTail(tails: LiveTails, req: SnapshotRequest, settings: TailStepSettings): Promise<Snapshot> {
-  const tail = tails.get(req.device.deviceId, liveUrl(req.device));
+  const url = liveUrl(req.device);
+  const tail = url.startsWith('https:')
+    ? tails.get(req.device.deviceId, url, Date.now(), req.device.tlsFingerprint ?? null)
+    : tails.get(req.device.deviceId, url);
   const cold = !tail.warm;
   let gop;
   try {

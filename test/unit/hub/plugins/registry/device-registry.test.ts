@@ -86,6 +86,20 @@ describe('device registry', () => {
     assert.ok(events.some((e) => /outside.*not trusted/.test(e)));
   });
 
+  it('a live stream the hello names among its TLS surfaces is read over https, pinned to the announced fingerprint', () => {
+    const { r } = registry(file({}), ['127.0.0.0/8']);
+    const fp = 'AB:'.repeat(31) + 'AB';
+    r.hello({ ...hello('live-tls', ['127.0.0.1'], 9011), tls: ['live'], cert_fingerprint: fp }, 1);
+    r.hello({ ...hello('plain', ['127.0.0.1'], 9012) }, 2);
+    const d = r.get('live-tls')!;
+    assert.equal(d.liveTls, true);
+    assert.equal(d.tlsFingerprint, fp);
+    // Its tool server is still plain: only the live stream said TLS.
+    assert.equal(d.toolUrl, 'http://127.0.0.1:9011/mcp');
+    assert.equal(r.get('plain')!.liveTls, undefined);
+    assert.equal(r.get('plain')!.tlsFingerprint, undefined);
+  });
+
   it('contacts a device the file names at the file\u2019s address, whatever its hello says', () => {
     const { r } = registry(file({ devices: [{ device_id: 'named', ips: ['10.9.9.9'], labels: ['canary'], tool_port: 8800 }] }), ['127.0.0.0/8']);
     assert.equal(r.get('named')!.toolUrl, 'http://10.9.9.9:8800/mcp');

@@ -1,18 +1,18 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Server as HttpsServer } from 'node:https';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import type { Logger } from '../../core/src/log/logger.js';
-import { keyMatchesCertificate } from '../../core/src/tls/certificate-check.js';
+import { LookoutError } from '../errors/lookout-error.js';
+import type { Logger } from '../log/logger.js';
+import { keyMatchesCertificate } from './certificate-check.js';
 
-/** The device certificate and key the tool server serves with, read and checked together. */
+/** The device certificate and key a device surface (tool server, live stream) serves with, read and checked together. */
 export interface ServedPair {
   cert: Buffer;
   key: Buffer;
   fingerprint: string;
 }
 
-export const TOOL_TLS_CONTEXT = { minVersion: 'TLSv1.2' } as const;
+export const SERVED_TLS_CONTEXT = { minVersion: 'TLSv1.2' } as const;
 
 /** Reads the certificate and key and checks that they belong together; rejects naming the file and what is wrong. */
 export async function readServedPair(certPath: string, keyPath: string): Promise<ServedPair> {
@@ -31,13 +31,16 @@ export async function readServedPair(certPath: string, keyPath: string): Promise
   return { cert, key, fingerprint: x509.fingerprint256 };
 }
 
-/** The pair at start: a missing or unfit one refuses the start (config_invalid naming the files). */
-export async function servedPairAtStart(certPath: string, keyPath: string): Promise<ServedPair> {
+/**
+ * The pair at start: a missing or unfit one refuses the start (config_invalid naming the files).
+ * `surface` names the server in the message (`the tool server`), `key` the setting that asked for TLS.
+ */
+export async function servedPairAtStart(certPath: string, keyPath: string, surface = 'the tool server', key = '--tool-host'): Promise<ServedPair> {
   try {
     return await readServedPair(certPath, keyPath);
   } catch (err) {
-    throw new LookoutError('config_invalid', `the tool server's TLS certificate: ${(err as Error).message}`, {
-      details: { key: '--tool-host', reason: 'tls_required', cert: certPath },
+    throw new LookoutError('config_invalid', `${surface}'s TLS certificate: ${(err as Error).message}`, {
+      details: { key, reason: 'tls_required', cert: certPath },
     });
   }
 }
@@ -48,7 +51,13 @@ export async function servedPairAtStart(certPath: string, keyPath: string): Prom
  * plugin announces no renewal event (a certificate is provisioned by `lookout certs` on disk), so the
  * operator's SIGHUP after renewing is the signal. A pair that does not fit keeps the one served.
  */
-export function reloadOnSighup(server: HttpsServer, paths: { certPath: string; keyPath: string }, first: ServedPair, log: Logger): () => void {
+export function reloadOnSighup(
+  server: HttpsServer,
+  paths: { certPath: string; keyPath: string },
+  first: ServedPair,
+  log: Pick<Logger, 'info' | 'warn'>,
+  surface = 'tool server',
+): () => void {
   let served = first;
   const reload = async (): Promise<void> => {
     let next: ServedPair;
@@ -57,13 +66,13 @@ export function reloadOnSighup(server: HttpsServer, paths: { certPath: string; k
     } catch (err) {
       log.warn(
         { cert: paths.certPath, serving: served.fingerprint },
-        `tool server TLS certificate not reloaded, the one served stays: ${(err as Error).message}`,
+        `${surface} TLS certificate not reloaded, the one served stays: ${(err as Error).message}`,
       );
       return;
     }
     if (next.fingerprint === served.fingerprint) return;
-    server.setSecureContext({ cert: next.cert, key: next.key, ...TOOL_TLS_CONTEXT });
-    log.info({ cert: paths.certPath, fingerprint: next.fingerprint, previous: served.fingerprint }, 'tool server TLS certificate reloaded');
+    server.setSecureContext({ cert: next.cert, key: next.key, ...SERVED_TLS_CONTEXT });
+    log.info({ cert: paths.certPath, fingerprint: next.fingerprint, previous: served.fingerprint }, `${surface} TLS certificate reloaded`);
     served = next;
   };
   const onHup = (): void => void reload();
