@@ -1,0 +1,108 @@
+import type { BusSuffix } from 'lookout/core';
+import type { DeviceCache } from './device-cache.js';
+import { cut } from './ingest-text.js';
+import type { InvalidReason } from './service.js';
+
+/** What a refusal keeps of its issue, and what the ring's message line holds. */
+export const MAX_ISSUE_CHARS = 300;
+
+/**
+ * A message a stage refused, and why. A class, so that a stage can return either it or what it made
+ * of the message (a JSON value, a checked message: never an instance of it) without a wrapper object
+ * on the path every valid message takes.
+ */
+export class Refusal {
+  /** The issue, cut: it may quote the message (zod names a record key in its path), and a refused message keeps no more of itself than its preview. */
+  readonly issue: string;
+
+  constructor(
+    readonly topic: string,
+    readonly deviceId: string | undefined,
+    readonly suffix: string,
+    /** The contract key, or "unknown". */
+    readonly key: string,
+    readonly reason: InvalidReason,
+    fullIssue: string,
+  ) {
+    this.issue = cut(fullIssue, MAX_ISSUE_CHARS);
+  }
+}
+
+/** A valid message stored in its device's entry. */
+export interface StoredMessage {
+  device: DeviceCache;
+  key: BusSuffix;
+  suffix: string;
+  topic: string;
+  message: Record<string, unknown>;
+  /** What the entry held for this suffix before. */
+  previous: Record<string, unknown> | undefined;
+  retain: boolean;
+  now: number;
+}
+
+/** The outcomes of the ingest stages, each with its listeners' signature. */
+export interface IngestEventMap {
+  /** A message arrived (not one replayed after it waited): its contract key or "unknown". */
+  received: (key: string, now: number) => void;
+  /** A stage refused it: size, JSON, depth, contract. */
+  refused: (refusal: Refusal, payload: Buffer, now: number) => void;
+  /** Valid, but of a device nobody announced: dropped. */
+  unknownDevice: (topic: string, deviceId: string, key: string, payload: Buffer, now: number) => void;
+  /** A new device had no place: the cache is full. */
+  deviceRefused: (deviceId: string) => void;
+  /** A device entry no rule admits was forgotten to make room for one a rule admits. */
+  evicted: (evicted: DeviceCache, forDevice: string) => void;
+  /** Stored in its device's entry (an older one than the latest held included). */
+  stored: (m: StoredMessage) => void;
+  /** Stored and newer than what the entry held (or an event): what the cache now says changed. */
+  applied: (m: StoredMessage) => void;
+}
+
+type Lists = { [K in keyof IngestEventMap]: IngestEventMap[K][] };
+
+/**
+ * The ingest's typed callback lists: the stages say what happened, the side effects (counters,
+ * metrics, the debug ring, alerts) listen. Listeners run in the order they were added, synchronously;
+ * one emitter per event, with its own arguments, so that the path every message takes spreads nothing.
+ */
+export class IngestEvents {
+  private readonly lists: Lists = { received: [], refused: [], unknownDevice: [], deviceRefused: [], evicted: [], stored: [], applied: [] };
+
+  on<K extends keyof IngestEventMap>(event: K, listener: IngestEventMap[K]): () => void {
+    const list = this.lists[event];
+    list.push(listener);
+    return () => {
+      const i = list.indexOf(listener);
+      if (i >= 0) list.splice(i, 1);
+    };
+  }
+
+  received(key: string, now: number): void {
+    for (const l of this.lists.received) l(key, now);
+  }
+
+  refused(refusal: Refusal, payload: Buffer, now: number): void {
+    for (const l of this.lists.refused) l(refusal, payload, now);
+  }
+
+  unknownDevice(topic: string, deviceId: string, key: string, payload: Buffer, now: number): void {
+    for (const l of this.lists.unknownDevice) l(topic, deviceId, key, payload, now);
+  }
+
+  deviceRefused(deviceId: string): void {
+    for (const l of this.lists.deviceRefused) l(deviceId);
+  }
+
+  evicted(evicted: DeviceCache, forDevice: string): void {
+    for (const l of this.lists.evicted) l(evicted, forDevice);
+  }
+
+  stored(m: StoredMessage): void {
+    for (const l of this.lists.stored) l(m);
+  }
+
+  applied(m: StoredMessage): void {
+    for (const l of this.lists.applied) l(m);
+  }
+}
