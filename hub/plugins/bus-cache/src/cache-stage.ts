@@ -1,6 +1,6 @@
 import type { BusSuffix } from 'lookout/core';
 import type { DeviceCache } from './device-cache.js';
-import type { IngestEvents, StoredMessage } from './ingest-events.js';
+import type { IngestEvents } from './ingest-events.js';
 
 /**
  * Stage (d), the cache: a valid message of a known device becomes its entry's latest for the topic
@@ -22,8 +22,7 @@ export function applyToCache(
   const stamped = retain && typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
   const sentAt = Number.isFinite(stamped) ? Math.min(stamped, now) : now;
   const previous = device.store(suffix, message, now, retain, sentAt);
-  const stored: StoredMessage = { device, key, suffix, topic, message, previous, retain, now };
-  events.stored(stored);
+  events.stored();
   if (device.wasOlder && key !== 'events/+') return;
-  events.applied(stored);
+  events.applied(device, key, suffix, topic, message, previous, retain, now);
 }

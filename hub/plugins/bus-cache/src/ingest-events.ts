@@ -28,18 +28,21 @@ export class Refusal {
   }
 }
 
-/** A valid message stored in its device's entry. */
-export interface StoredMessage {
-  device: DeviceCache;
-  key: BusSuffix;
-  suffix: string;
-  topic: string;
-  message: Record<string, unknown>;
+/**
+ * A valid message stored in its device's entry, as `applied` listeners get it: positional, so that the
+ * path every valid message takes allocates nothing for it.
+ */
+export type AppliedListener = (
+  device: DeviceCache,
+  key: BusSuffix,
+  suffix: string,
+  topic: string,
+  message: Record<string, unknown>,
   /** What the entry held for this suffix before. */
-  previous: Record<string, unknown> | undefined;
-  retain: boolean;
-  now: number;
-}
+  previous: Record<string, unknown> | undefined,
+  retain: boolean,
+  now: number,
+) => void;
 
 /** The outcomes of the ingest stages, each with its listeners' signature. */
 export interface IngestEventMap {
@@ -53,10 +56,10 @@ export interface IngestEventMap {
   deviceRefused: (deviceId: string) => void;
   /** A device entry no rule admits was forgotten to make room for one a rule admits. */
   evicted: (evicted: DeviceCache, forDevice: string) => void;
-  /** Stored in its device's entry (an older one than the latest held included). */
-  stored: (m: StoredMessage) => void;
+  /** A valid message stored in its device's entry (an older one than the latest held included). */
+  stored: () => void;
   /** Stored and newer than what the entry held (or an event): what the cache now says changed. */
-  applied: (m: StoredMessage) => void;
+  applied: AppliedListener;
 }
 
 type Lists = { [K in keyof IngestEventMap]: IngestEventMap[K][] };
@@ -64,7 +67,8 @@ type Lists = { [K in keyof IngestEventMap]: IngestEventMap[K][] };
 /**
  * The ingest's typed callback lists: the stages say what happened, the side effects (counters,
  * metrics, the debug ring, alerts) listen. Listeners run in the order they were added, synchronously;
- * one emitter per event, with its own arguments, so that the path every message takes spreads nothing.
+ * one emitter per event, with its own arguments, so that the path every message takes spreads and
+ * allocates nothing.
  */
 export class IngestEvents {
   private readonly lists: Lists = { received: [], refused: [], unknownDevice: [], deviceRefused: [], evicted: [], stored: [], applied: [] };
@@ -79,30 +83,46 @@ export class IngestEvents {
   }
 
   received(key: string, now: number): void {
-    for (const l of this.lists.received) l(key, now);
+    const list = this.lists.received;
+    for (let i = 0; i < list.length; i++) list[i](key, now);
   }
 
   refused(refusal: Refusal, payload: Buffer, now: number): void {
-    for (const l of this.lists.refused) l(refusal, payload, now);
+    const list = this.lists.refused;
+    for (let i = 0; i < list.length; i++) list[i](refusal, payload, now);
   }
 
   unknownDevice(topic: string, deviceId: string, key: string, payload: Buffer, now: number): void {
-    for (const l of this.lists.unknownDevice) l(topic, deviceId, key, payload, now);
+    const list = this.lists.unknownDevice;
+    for (let i = 0; i < list.length; i++) list[i](topic, deviceId, key, payload, now);
   }
 
   deviceRefused(deviceId: string): void {
-    for (const l of this.lists.deviceRefused) l(deviceId);
+    const list = this.lists.deviceRefused;
+    for (let i = 0; i < list.length; i++) list[i](deviceId);
   }
 
   evicted(evicted: DeviceCache, forDevice: string): void {
-    for (const l of this.lists.evicted) l(evicted, forDevice);
+    const list = this.lists.evicted;
+    for (let i = 0; i < list.length; i++) list[i](evicted, forDevice);
   }
 
-  stored(m: StoredMessage): void {
-    for (const l of this.lists.stored) l(m);
+  stored(): void {
+    const list = this.lists.stored;
+    for (let i = 0; i < list.length; i++) list[i]();
   }
 
-  applied(m: StoredMessage): void {
-    for (const l of this.lists.applied) l(m);
+  applied(
+    device: DeviceCache,
+    key: BusSuffix,
+    suffix: string,
+    topic: string,
+    message: Record<string, unknown>,
+    previous: Record<string, unknown> | undefined,
+    retain: boolean,
+    now: number,
+  ): void {
+    const list = this.lists.applied;
+    for (let i = 0; i < list.length; i++) list[i](device, key, suffix, topic, message, previous, retain, now);
   }
 }

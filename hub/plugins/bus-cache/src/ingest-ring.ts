@@ -1,6 +1,8 @@
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { cut, preview } from './ingest-text.js';
-import { MAX_ISSUE_CHARS, type IngestEvents, type StoredMessage } from './ingest-events.js';
+import type { BusSuffix } from 'lookout/core';
+import type { DeviceCache } from './device-cache.js';
+import { MAX_ISSUE_CHARS, type IngestEvents } from './ingest-events.js';
 
 /**
  * What ingest tells the debug ring: every applied message (its lane), a device's presence and
@@ -8,9 +10,9 @@ import { MAX_ISSUE_CHARS, type IngestEvents, type StoredMessage } from './ingest
  * the cache is full.
  */
 export function recordIngest(events: IngestEvents, ring: DebugRing): void {
-  events.on('applied', (m: StoredMessage) => {
-    if (m.key === 'status' || m.key === 'health') recordChange(ring, m);
-    ring.ingest(m.device.deviceId, m.topic, m.suffix, m.now);
+  events.on('applied', (device, key, suffix, topic, message, previous, _retain, now) => {
+    if (key === 'status' || key === 'health') recordChange(ring, device, key, topic, message, previous, now);
+    ring.ingest(device.deviceId, topic, suffix, now);
   });
   events.on('refused', (r, payload, now) => {
     const details: Record<string, unknown> = { reason: r.reason, issue: r.issue, bytes: payload.length, preview: preview(payload) };
@@ -39,9 +41,16 @@ export function recordIngest(events: IngestEvents, ring: DebugRing): void {
 }
 
 /** A device's state (status) or storage_health (health) that changed. */
-function recordChange(ring: DebugRing, m: StoredMessage): void {
-  const { device, topic, message, previous, now } = m;
-  if (m.key === 'status' && previous?.state !== message.state) {
+function recordChange(
+  ring: DebugRing,
+  device: DeviceCache,
+  key: BusSuffix,
+  topic: string,
+  message: Record<string, unknown>,
+  previous: Record<string, unknown> | undefined,
+  now: number,
+): void {
+  if (key === 'status' && previous?.state !== message.state) {
     ring.record(
       {
         kind: 'presence',
@@ -52,7 +61,7 @@ function recordChange(ring: DebugRing, m: StoredMessage): void {
       },
       now,
     );
-  } else if (m.key === 'health' && previous?.storage_health !== message.storage_health) {
+  } else if (key === 'health' && previous?.storage_health !== message.storage_health) {
     ring.record(
       {
         kind: 'recorder_status',

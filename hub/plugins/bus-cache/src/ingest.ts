@@ -8,7 +8,7 @@ import { ContractStage } from './contract-stage.js';
 import type { DeviceCache } from './device-cache.js';
 import type { Early, HoldLimits } from './early-messages.js';
 import { IngestCounters } from './ingest-counters.js';
-import { IngestEvents, Refusal, type StoredMessage } from './ingest-events.js';
+import { IngestEvents, Refusal, type AppliedListener } from './ingest-events.js';
 import { meterIngest } from './ingest-metrics.js';
 import { recordIngest } from './ingest-ring.js';
 import { parsePayload, TopicStage } from './parse-stage.js';
@@ -63,7 +63,7 @@ export class Ingest {
     if (deps.metrics) meterIngest(events, deps.metrics);
     classifyAlerts(events);
     if (deps.ring) recordIngest(events, deps.ring);
-    events.on('applied', (m) => this.tell(m));
+    events.on('applied', this.tell);
   }
 
   get devices(): Map<string, DeviceCache> {
@@ -183,23 +183,15 @@ export class Ingest {
   }
 
   /** The plugins listening for this contract, then those listening for all; a failing listener is logged. */
-  private tell(m: StoredMessage): void {
-    const forKey = this.listeners.get(m.key);
+  private readonly tell: AppliedListener = (device, key, suffix, topic, message, _previous, retain, now) => {
+    const forKey = this.listeners.get(key);
     const forAll = this.listeners.get('*');
     if ((forKey && forKey.size > 0) || (forAll && forAll.size > 0)) {
-      const event: IngestedMessage = {
-        topic: m.topic,
-        deviceId: m.device.deviceId,
-        suffix: m.suffix,
-        key: m.key,
-        message: m.message,
-        receivedAt: m.now,
-        retain: m.retain,
-      };
+      const event: IngestedMessage = { topic, deviceId: device.deviceId, suffix, key, message, receivedAt: now, retain };
       this.emit(forKey, event);
       this.emit(forAll, event);
     }
-  }
+  };
 
   private emit(set: Set<Listener> | undefined, event: IngestedMessage): void {
     if (!set) return;

@@ -84,7 +84,7 @@ describe('ingest stages', () => {
     const counters = new IngestCounters(events);
     classifyAlerts(events);
     const applied: string[] = [];
-    const off = events.on('applied', (m) => applied.push(`${m.suffix} ${m.device.anomalyAlerts.length}`));
+    const off = events.on('applied', (device, _key, suffix) => applied.push(`${suffix} ${device.anomalyAlerts.length}`));
     const device = new DeviceCache('cam-1', deviceLimits);
     const t = Date.parse('2026-01-01T00:00:10Z');
     applyToCache(events, device, 'status', 'status', 'devices/cam-1/status', { ...msg.status('cam-1'), timestamp: '2026-01-01T00:00:10Z' }, false, t);
