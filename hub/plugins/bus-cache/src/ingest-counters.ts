@@ -1,6 +1,9 @@
 import type { IngestEvents } from './ingest-events.js';
 
-/** The ingest's totals for /fleet/mqtt/config, kept by listening to the stages. */
+/**
+ * The ingest's totals for /fleet/mqtt/config. Every message and every valid one are counted by the
+ * ingest itself (a direct call on the path every message takes); the refusals, by listening.
+ */
 export class IngestCounters {
   messages = 0;
   valid = 0;
@@ -12,12 +15,13 @@ export class IngestCounters {
   readonly invalidByTopic: Record<string, number> = {};
   readonly invalidByReason: Record<string, number> = {};
 
+  /** A message arrived (not one replayed after it waited). */
+  received(now: number): void {
+    this.messages++;
+    this.lastMessageAt = now;
+  }
+
   constructor(events: IngestEvents) {
-    events.on('received', (_key, now) => {
-      this.messages++;
-      this.lastMessageAt = now;
-    });
-    events.on('stored', () => this.valid++);
     events.on('refused', (r) => {
       this.invalid++;
       this.invalidByTopic[r.key] = (this.invalidByTopic[r.key] ?? 0) + 1;

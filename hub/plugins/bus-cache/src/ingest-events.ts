@@ -56,8 +56,6 @@ export interface IngestEventMap {
   deviceRefused: (deviceId: string) => void;
   /** A device entry no rule admits was forgotten to make room for one a rule admits. */
   evicted: (evicted: DeviceCache, forDevice: string) => void;
-  /** A valid message stored in its device's entry (an older one than the latest held included). */
-  stored: () => void;
   /** Stored and newer than what the entry held (or an event): what the cache now says changed. */
   applied: AppliedListener;
 }
@@ -65,13 +63,13 @@ export interface IngestEventMap {
 type Lists = { [K in keyof IngestEventMap]: IngestEventMap[K][] };
 
 /**
- * The ingest's typed callback lists: the stages say what happened, the side effects (counters,
- * metrics, the debug ring, alerts) listen. Listeners run in the order they were added, synchronously;
+ * The ingest's typed callback lists: what the stages made of each message is told here, and the side
+ * effects (refusal counts, metrics, the debug ring, alerts) listen. Listeners run in the order they were added, synchronously;
  * one emitter per event, with its own arguments, so that the path every message takes spreads and
  * allocates nothing.
  */
 export class IngestEvents {
-  private readonly lists: Lists = { received: [], refused: [], unknownDevice: [], deviceRefused: [], evicted: [], stored: [], applied: [] };
+  private readonly lists: Lists = { received: [], refused: [], unknownDevice: [], deviceRefused: [], evicted: [], applied: [] };
 
   on<K extends keyof IngestEventMap>(event: K, listener: IngestEventMap[K]): () => void {
     const list = this.lists[event];
@@ -105,11 +103,6 @@ export class IngestEvents {
   evicted(evicted: DeviceCache, forDevice: string): void {
     const list = this.lists.evicted;
     for (let i = 0; i < list.length; i++) list[i](evicted, forDevice);
-  }
-
-  stored(): void {
-    const list = this.lists.stored;
-    for (let i = 0; i < list.length; i++) list[i]();
   }
 
   applied(

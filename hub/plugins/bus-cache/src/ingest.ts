@@ -3,7 +3,7 @@ import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { AdmissionRules } from './admission-rules.js';
 import { AdmissionStage } from './admission-stage.js';
 import { classifyAlerts } from './alert-classification.js';
-import { applyToCache } from './cache-stage.js';
+import { applyToCache, OLDER } from './cache-stage.js';
 import { ContractStage } from './contract-stage.js';
 import type { DeviceCache } from './device-cache.js';
 import type { Early, HoldLimits } from './early-messages.js';
@@ -11,7 +11,7 @@ import { IngestCounters } from './ingest-counters.js';
 import { IngestEvents, Refusal, type AppliedListener } from './ingest-events.js';
 import { meterIngest } from './ingest-metrics.js';
 import { recordIngest } from './ingest-ring.js';
-import { parsePayload, TopicStage } from './parse-stage.js';
+import { parsePayload, TopicStage, type KnownTopic } from './parse-stage.js';
 import type { IngestedMessage, IngestStatus } from './service.js';
 
 export { HOT_CONTRACTS } from './contract-stage.js';
@@ -35,10 +35,10 @@ type Listener = (m: IngestedMessage) => void;
  * devices have an entry, and the messages that wait for theirs (admission-stage), (d) the per-device
  * latest cache (cache-stage). A refused message never touches what the cache holds for its device.
  *
- * The stages say what happened on IngestEvents; the side effects listen, each in its own file: the
- * totals (ingest-counters), refusals per device (invalid-tally), the hub's metrics (ingest-metrics),
- * the debug ring (ingest-ring) and the chunks and alerts a device entry keeps (alert-classification).
- * Plugins hear of applied messages through `on`, last.
+ * What the stages make of a message is told on IngestEvents, and the side effects listen, each in its
+ * own file: refusal totals (ingest-counters), refusals per device (invalid-tally), the hub's metrics
+ * (ingest-metrics), the debug ring (ingest-ring) and the chunks and alerts a device entry keeps
+ * (alert-classification). Plugins hear of applied messages through `on`, last.
  */
 export class Ingest {
   readonly admission: AdmissionRules;
@@ -106,20 +106,30 @@ export class Ingest {
     const { events } = this;
     const now = heldAt ?? meta.receivedAt ?? this.now();
     const known = this.topics.check(incomingTopic);
-    if (heldAt === undefined) events.received(known.key, now);
+    if (heldAt === undefined) {
+      this.counters.received(now);
+      events.received(known.key, now);
+    }
     if (known instanceof Refusal) return events.refused(known, payload, now);
     const value = parsePayload(known, payload, this.limits);
     if (value instanceof Refusal) return events.refused(value, payload, now);
     const message = this.contract.check(known, value);
     if (message instanceof Refusal) return events.refused(message, payload, now);
-    const { deviceId, key, suffix, topic } = known;
-    const device = this.entries.devices.get(deviceId);
-    if (device) return applyToCache(events, device, key, suffix, topic, message, meta.retain, now);
-    const entry = this.entries.enter(deviceId, key, topic, payload, meta.retain, now, heldAt !== undefined);
+    const device = this.entries.devices.get(known.deviceId);
+    if (device) return this.apply(device, known, message, meta.retain, now);
+    const entry = this.entries.enter(known.deviceId, known.key, known.topic, payload, meta.retain, now, heldAt !== undefined);
     if (!entry) return;
     if (entry.waitedFirst) this.replay(entry.waited);
-    applyToCache(events, entry.device, key, suffix, topic, message, meta.retain, now);
+    this.apply(entry.device, known, message, meta.retain, now);
     if (!entry.waitedFirst) this.replay(entry.waited);
+  }
+
+  /** Stage (d), then the listeners of what it changed. */
+  private apply(device: DeviceCache, known: KnownTopic, message: Record<string, unknown>, retain: boolean, now: number): void {
+    const { key, suffix } = known;
+    const previous = applyToCache(device, key === 'events/+', suffix, message, retain, now);
+    this.counters.valid++;
+    if (previous !== OLDER) this.events.applied(device, key, suffix, known.topic, message, previous, retain, now);
   }
 
   /** The bounds a device entry is created with (restored entries too). */

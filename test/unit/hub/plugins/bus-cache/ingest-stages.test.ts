@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AdmissionStage } from '../../../../../hub/plugins/bus-cache/src/admission-stage.js';
 import { classifyAlerts } from '../../../../../hub/plugins/bus-cache/src/alert-classification.js';
-import { applyToCache } from '../../../../../hub/plugins/bus-cache/src/cache-stage.js';
+import { applyToCache, OLDER } from '../../../../../hub/plugins/bus-cache/src/cache-stage.js';
 import { ContractStage } from '../../../../../hub/plugins/bus-cache/src/contract-stage.js';
 import { DeviceCache } from '../../../../../hub/plugins/bus-cache/src/device-cache.js';
 import { IngestCounters } from '../../../../../hub/plugins/bus-cache/src/ingest-counters.js';
@@ -79,24 +79,36 @@ describe('ingest stages', () => {
     assert.equal(stage.membership, 3);
   });
 
-  it('(d) stores, and the side effects listen: every stored message is counted, only a newer one (or an event) is applied', () => {
+  it('(d) stores: a newer message (or an event) changes the entry and says what it held, an older one only its count', () => {
+    const device = new DeviceCache('cam-1', deviceLimits);
+    const t = Date.parse('2026-01-01T00:00:10Z');
+    const first = { ...msg.status('cam-1'), timestamp: '2026-01-01T00:00:10Z' };
+    assert.equal(applyToCache(device, false, 'status', first, false, t), undefined);
+    const older = { ...msg.status('cam-1'), timestamp: '2026-01-01T00:00:09Z' };
+    assert.equal(applyToCache(device, false, 'status', older, true, t + 1), OLDER);
+    const newer = { ...msg.status('cam-1', 'offline'), timestamp: '2026-01-01T00:00:11Z' };
+    assert.equal(applyToCache(device, false, 'status', newer, false, t + 2), first);
+    const event = { timestamp: '2026-01-01T00:00:00Z', message: 'someone at the door' };
+    applyToCache(device, true, 'events/incident', { ...event, message: 'later' }, false, t + 3);
+    assert.notEqual(applyToCache(device, true, 'events/incident', event, true, t + 4), OLDER, 'an event is one of its own');
+  });
+
+  it('the side effects listen: alerts are classified before later listeners hear of a message, refusals are counted', () => {
     const events = new IngestEvents();
     const counters = new IngestCounters(events);
     classifyAlerts(events);
-    const applied: string[] = [];
-    const off = events.on('applied', (device, _key, suffix) => applied.push(`${suffix} ${device.anomalyAlerts.length}`));
+    const heard: string[] = [];
+    const off = events.on('applied', (device, _key, suffix) => heard.push(`${suffix} ${device.anomalyAlerts.length}`));
     const device = new DeviceCache('cam-1', deviceLimits);
-    const t = Date.parse('2026-01-01T00:00:10Z');
-    applyToCache(events, device, 'status', 'status', 'devices/cam-1/status', { ...msg.status('cam-1'), timestamp: '2026-01-01T00:00:10Z' }, false, t);
-    const older = { ...msg.status('cam-1'), timestamp: '2026-01-01T00:00:09Z' };
-    applyToCache(events, device, 'status', 'status', 'devices/cam-1/status', older, true, t + 1);
     const incident = { timestamp: '2026-01-01T00:00:00Z', message: 'someone at the door' };
-    applyToCache(events, device, 'events/+', 'events/incident', 'devices/cam-1/events/incident', incident, true, t + 2);
-    assert.deepEqual(applied, ['status 0', 'events/incident 1'], 'the alert is classified before later listeners hear of it');
-    assert.equal(counters.valid, 3);
+    events.applied(device, 'events/+', 'events/incident', 'devices/cam-1/events/incident', incident, undefined, false, 1);
+    events.applied(device, 'dets', 'dets', 'devices/cam-1/dets', msg.dets(), undefined, false, 2);
+    assert.deepEqual(heard, ['events/incident 1', 'dets 1']);
     assert.equal(device.anomalyAlerts[0].type, 'incident');
     off();
-    applyToCache(events, device, 'status', 'status', 'devices/cam-1/status', msg.status('cam-1'), false, t + 3);
-    assert.equal(applied.length, 2, 'a listener removed hears nothing more');
+    events.applied(device, 'dets', 'dets', 'devices/cam-1/dets', msg.dets(), undefined, false, 3);
+    assert.equal(heard.length, 2, 'a listener removed hears nothing more');
+    events.refused(new Refusal('devices/cam-1/dets', 'cam-1', 'dets', 'dets', 'schema', 'dets: expected array'), Buffer.from('{}'), 4);
+    assert.deepEqual([counters.invalid, counters.invalidByTopic, counters.invalidByReason], [1, { dets: 1 }, { schema: 1 }]);
   });
 });
