@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { CHUNK_NAME_PATTERN } from '../../../core/src/contracts/recording-chunk.js';
 import { files, MANIFEST_FILE } from '../../../plugins/recorder/src/chunk-files.js';
-import { removalOrder, type PruneEntry, type PruneReport } from '../../../plugins/recorder/src/prune.js';
+import { chunkFilesInRemovalOrder, pruneInventory, type PruneEntry, type PruneReport } from '../../../plugins/recorder/src/prune.js';
 import type { DeviceSession } from './device-session.js';
 
 /**
@@ -35,18 +35,15 @@ export async function pruneRemote(
     }
     inventory.push({ name: c.filename, justified, size_bytes: c.attrs.size });
   }
-  const victims = removalOrder(inventory).slice(0, Math.max(0, inventory.length - options.keep));
+  const report = await pruneInventory(dir, inventory, options, async (name) => {
+    for (const file of chunkFilesInRemovalOrder(name)) await session.remove(posix.join(dir, file));
+  });
   let dropped = 0;
   if (!options.dryRun) {
-    for (const v of victims) {
-      await session.remove(posix.join(dir, files.detsLog(v.name)));
-      await session.remove(posix.join(dir, v.name));
-      await session.remove(posix.join(dir, files.sidecar(v.name)));
-    }
     const manifestPath = posix.join(dir, MANIFEST_FILE);
     const manifest = await session.readText(manifestPath);
-    if (manifest !== undefined && victims.length > 0) {
-      const gone = new Set(victims.map((v) => v.name));
+    if (manifest !== undefined && report.removed.length > 0) {
+      const gone = new Set(report.removed.map((v) => v.name));
       const lines = manifest.split('\n').filter((l) => l.trim());
       const kept = lines.filter((l) => {
         try {
@@ -59,14 +56,5 @@ export async function pruneRemote(
       if (dropped > 0) await session.writeFileAtomic(manifestPath, kept.length > 0 ? `${kept.join('\n')}\n` : '');
     }
   }
-  return {
-    dir,
-    keep: options.keep,
-    dry_run: options.dryRun,
-    total_chunks: inventory.length,
-    kept_chunks: inventory.length - victims.length,
-    removed: victims,
-    freed_bytes: victims.reduce((n, v) => n + v.size_bytes, 0),
-    manifest_lines_dropped: dropped,
-  };
+  return { ...report, manifest_lines_dropped: dropped };
 }

@@ -44,11 +44,17 @@ export async function chunkInventory(dir: string): Promise<PruneEntry[]> {
   return out;
 }
 
-/** Removes a chunk with its sidecar and detection log (the chunk last: a listed chunk always has its sidecar). */
+/**
+ * The files of a chunk in the order they are removed: its detection log, the chunk, its sidecar last
+ * (a listed chunk always has its sidecar). The local prune and the one over SFTP both follow it.
+ */
+export function chunkFilesInRemovalOrder(name: string): string[] {
+  return [files.detsLog(name), name, files.sidecar(name)];
+}
+
+/** Removes a chunk with its sidecar and detection log. */
 export async function removeChunk(dir: string, name: string): Promise<void> {
-  await rm(join(dir, files.detsLog(name)), { force: true });
-  await rm(join(dir, name), { force: true });
-  await rm(join(dir, files.sidecar(name)), { force: true });
+  for (const file of chunkFilesInRemovalOrder(name)) await rm(join(dir, file), { force: true });
 }
 
 /**
@@ -57,10 +63,23 @@ export async function removeChunk(dir: string, name: string): Promise<void> {
  * `lookout prune-recordings`.
  */
 export async function pruneRecordings(dir: string, options: { keep: number; dryRun: boolean }): Promise<PruneReport> {
-  const inventory = await chunkInventory(dir);
+  return pruneInventory(dir, await chunkInventory(dir), options, (name) => removeChunk(dir, name));
+}
+
+/**
+ * The manual prune over an inventory, wherever the folder is (here, or on a device over SFTP): the
+ * chunks beyond `keep` in removalOrder go through `remove` (unless dry) and the report says which.
+ * The one home of the prune's report, so the local and the remote prune cannot tell it differently.
+ */
+export async function pruneInventory(
+  dir: string,
+  inventory: readonly PruneEntry[],
+  options: { keep: number; dryRun: boolean },
+  remove: (name: string) => Promise<void>,
+): Promise<PruneReport> {
   const excess = Math.max(0, inventory.length - options.keep);
   const victims = removalOrder(inventory).slice(0, excess);
-  if (!options.dryRun) for (const v of victims) await removeChunk(dir, v.name);
+  if (!options.dryRun) for (const v of victims) await remove(v.name);
   return {
     dir,
     keep: options.keep,

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { packageRoot } from '../../../../core/src/paths/package-root.js';
-import { pruneRecordings, removalOrder } from '../../../../plugins/recorder/src/prune.js';
+import { chunkFilesInRemovalOrder, pruneInventory, pruneRecordings, removalOrder } from '../../../../plugins/recorder/src/prune.js';
 import { writeManifest } from '../../../../plugins/recorder/src/manifest-file.js';
 import { readSidecar } from '../../../../plugins/recorder/src/sidecar.js';
 import { scratchDir, type ScratchDir } from '../../../support/scratch-dir.js';
@@ -35,6 +35,27 @@ describe('prune order', () => {
       removalOrder(chunks).map((c) => c.name),
       ['b', 'd', 'a', 'c', 'e'],
     );
+  });
+
+  it('reports the same way wherever the folder is: one report over an inventory, removals through the caller (the SFTP prune uses it too)', async () => {
+    const inventory = ['a', 'b', 'c', 'd'].map((name, i) => ({ name, justified: i === 0, size_bytes: 100 * (i + 1) }));
+    const removed: string[] = [];
+    const report = await pruneInventory('/x', inventory, { keep: 2, dryRun: false }, async (name) => {
+      removed.push(name);
+    });
+    assert.deepEqual(removed, ['b', 'c']);
+    assert.deepEqual(report, {
+      dir: '/x',
+      keep: 2,
+      dry_run: false,
+      total_chunks: 4,
+      kept_chunks: 2,
+      removed: [inventory[1], inventory[2]],
+      freed_bytes: 500,
+    });
+    const dry = await pruneInventory('/x', inventory, { keep: 1, dryRun: true }, () => Promise.reject(new Error('a dry run removes nothing')));
+    assert.deepEqual([dry.kept_chunks, dry.freed_bytes, dry.removed.map((e) => e.name)], [1, 900, ['b', 'c', 'd']]);
+    assert.deepEqual(chunkFilesInRemovalOrder('c.h265'), ['c.dets.jsonl', 'c.h265', 'c.json'], 'the sidecar goes last: a listed chunk always has one');
   });
 });
 

@@ -1,0 +1,71 @@
+import type { Logger, StorageThresholds } from 'lookout/core';
+import { toLookoutError } from 'lookout/core';
+import type { ChunkIndex } from './chunk-index.js';
+import { writeManifest } from './manifest-file.js';
+import { pruneUntilHealthy } from './prune.js';
+import { freeBytes, measureStorage, type StorageState } from './storage.js';
+
+export interface StorageWatchOptions {
+  dir: string;
+  thresholds: StorageThresholds;
+  /** AUTO_PRUNE: prune at CRITICAL. */
+  autoPrune: boolean;
+  keepChunks: number;
+  manifestEntries: number;
+  index: ChunkIndex;
+  log: Logger;
+}
+
+/**
+ * Storage and retention of the recordings volume: its last measure (or why it could not be measured)
+ * and the automatic prune at CRITICAL (prune.ts), which keeps the index and the manifest in step.
+ */
+export class StorageWatch {
+  state: StorageState | null = null;
+  /** Why the last measure failed (null when it worked). */
+  error: string | null = null;
+  /** Chunks left by the last automatic prune that could not bring the volume out of CRITICAL (null once it is out). */
+  prunedToChunks: number | null = null;
+
+  constructor(private readonly o: StorageWatchOptions) {}
+
+  async measure(): Promise<StorageState | null> {
+    try {
+      this.state = await measureStorage(this.o.dir, this.o.thresholds);
+      this.error = null;
+    } catch (err) {
+      this.state = null;
+      this.error = (err as Error).message;
+    }
+    return this.state;
+  }
+
+  /** Measures (after a prune or a removal from outside), prunes at CRITICAL when configured to. */
+  async check(): Promise<void> {
+    await this.o.index.refresh().catch(() => undefined); // follows a prune or a removal from outside
+    const s = await this.measure();
+    if (s?.health === 'CRITICAL' && this.o.autoPrune) await this.pruneAtCritical();
+    if (this.state?.health !== 'CRITICAL') this.prunedToChunks = null;
+  }
+
+  private async pruneAtCritical(): Promise<void> {
+    const { dir, index, log } = this.o;
+    try {
+      const pruned = await pruneUntilHealthy(dir, this.o.keepChunks, async () => ({
+        critical: (await this.measure())?.health === 'CRITICAL',
+        freeBytes: await freeBytes(dir),
+      }));
+      await index.refresh();
+      this.prunedToChunks = pruned.still_critical ? index.size : null;
+      await writeManifest(dir, index.all(), this.o.manifestEntries);
+      log.warn(
+        { removed: pruned.removed.length, freed_bytes: pruned.freed_bytes, storage_health: this.state?.health, used_pct: this.state?.used_pct },
+        pruned.still_critical
+          ? `storage CRITICAL after pruning to ${index.size} chunks: the recordings are not what fills the disk`
+          : 'storage CRITICAL: pruned recordings',
+      );
+    } catch (err) {
+      log.error({ code: toLookoutError(err).code }, `prune at CRITICAL failed: ${(err as Error).message}`);
+    }
+  }
+}
