@@ -12,9 +12,8 @@
  *   through the hub reaches it over https pinned to its certificate, and a clip of its recording
  *   plays through the hub;
  * - the same device against mosquitto configured by `lookout broker-acl --conf` (TLS listeners on
- *   10.201.0.1) and a `lookout-hub` process on `mqtts://` trusting the fleet CA by
- *   NODE_EXTRA_CA_CERTS (the hub has no flag for an external broker's CA): hello arrives, and a tool
- *   call goes through.
+ *   10.201.0.1) and a `lookout-hub` process on `mqtts://`, which trusts the fleet CA of its data dir
+ *   for an external broker (no flag, no NODE_EXTRA_CA_CERTS): hello arrives, and a tool call goes through.
  */
 import assert from 'node:assert/strict';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -341,8 +340,8 @@ if (!INSIDE_NETNS) {
           ],
         });
 
-        // The hub as an operator runs it: its token and broker password in the environment, the
-        // fleet CA trusted by NODE_EXTRA_CA_CERTS (lookout-hub has no --mqtt-ca).
+        // The hub as an operator runs it: its token and broker password in the environment; the
+        // broker's certificate verified against the fleet CA `lookout certs --hub-data` put in its data dir.
         const hubData = join(scratch.dir, 'hub-process');
         await provisionFleetCertificates({ caDir: join(scratch.dir, 'ca'), hubDataDir: hubData, hubSans: [HUB_ADDRESS] });
         const child = spawn(
@@ -355,7 +354,6 @@ if (!INSIDE_NETNS) {
           {
             env: {
               ...process.env,
-              NODE_EXTRA_CA_CERTS: caPath,
               LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET,
               LOOKOUT_HUB_TOKEN: TOKEN,
               LOOKOUT_HUB_MQTT: `mqtts://${HUB_BUS_USER}:${busPassword(TEST_FLEET_SECRET, HUB_BUS_USER)}@${HUB_ADDRESS}:${MOSQUITTO_ADMIN_PORT}`,
