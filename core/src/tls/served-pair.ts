@@ -5,11 +5,12 @@ import { LookoutError } from '../errors/lookout-error.js';
 import type { Logger } from '../log/logger.js';
 import { keyMatchesCertificate } from './certificate-check.js';
 
-/** The device certificate and key a device surface (tool server, live stream) serves with, read and checked together. */
+/** A certificate and key a server holds (the hub, its broker, a device's tool server or live stream), read and checked together. */
 export interface ServedPair {
   cert: Buffer;
   key: Buffer;
   fingerprint: string;
+  notAfter: Date;
 }
 
 export const SERVED_TLS_CONTEXT = { minVersion: 'TLSv1.2' } as const;
@@ -28,7 +29,7 @@ export async function readServedPair(certPath: string, keyPath: string): Promise
     throw new Error(`${certPath} is not a PEM certificate: ${(err as Error).message}`);
   }
   if (!keyMatchesCertificate(cert, key)) throw new Error(`${keyPath} is not the private key of ${certPath}`);
-  return { cert, key, fingerprint: x509.fingerprint256 };
+  return { cert, key, fingerprint: x509.fingerprint256, notAfter: new Date(x509.validTo) };
 }
 
 /**

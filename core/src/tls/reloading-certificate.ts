@@ -1,25 +1,21 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { X509Certificate } from 'node:crypto';
 import { basename, dirname } from 'node:path';
-import type { BusLogger } from '../../../core/src/bus/bus-logger.js';
-import { keyMatchesCertificate } from '../../../core/src/tls/certificate-check.js';
-import { EXPIRY_WARNING_DAYS } from '../../../core/src/tls/certificate-expiry.js';
+import { EXPIRY_WARNING_DAYS } from './certificate-expiry.js';
+import { readServedPair, type ServedPair } from './served-pair.js';
 
-/** A certificate and key read and checked together. */
-export interface CertificatePair {
-  cert: Buffer;
-  key: Buffer;
-  fingerprint: string;
-  notAfter: Date;
+type CertificatePair = ServedPair;
+/** What it logs with (pino's Logger fits). */
+interface CertificateLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
 }
 
 export interface ReloadingCertificateOptions {
   certPath: string;
   keyPath: string;
-  /** Names the holder in log lines ("the broker"). */
+  /** Names the holder in log lines ("the broker", "the hub"). */
   what: string;
-  log: BusLogger;
+  log: CertificateLog;
   /** Called with each new pair (not with the first): the server installs it with setSecureContext. */
   onChange: (pair: CertificatePair) => void;
   /** Quiet period after a change to the files before they are read (writers replace the key, then the certificate). Default 200 ms. */
@@ -38,12 +34,13 @@ export interface ReloadingCertificate {
 }
 
 /**
- * A served certificate kept current as the hub's HTTPS one is (hub/src/http/tls-server.ts): read
- * again on SIGHUP and when its files change (fs.watch on their folders, since `lookout certs` and
- * most tools replace files by rename), installed only when the new files are a fit pair.
+ * A served certificate kept current (the hub's HTTPS one, its broker's): read again on SIGHUP and
+ * when its files change (fs.watch on their folders, since `lookout certs` and most tools replace
+ * files by rename), handed to `onChange` (which installs it with setSecureContext) only when the
+ * new files are a fit pair; a pair that does not fit keeps the one served, and says why.
  */
 export async function reloadingCertificate(o: ReloadingCertificateOptions): Promise<ReloadingCertificate> {
-  let pair = await readCertificatePair(o.certPath, o.keyPath);
+  let pair = await readServedPair(o.certPath, o.keyPath);
   warnIfExpiring(o, pair);
   const watchers: FSWatcher[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -52,7 +49,7 @@ export async function reloadingCertificate(o: ReloadingCertificateOptions): Prom
   const reload: ReloadingCertificate['reload'] = async () => {
     let next: CertificatePair;
     try {
-      next = await readCertificatePair(o.certPath, o.keyPath);
+      next = await readServedPair(o.certPath, o.keyPath);
     } catch (err) {
       const reason = (err as Error).message;
       o.log.warn({ cert: o.certPath, serving: pair.fingerprint }, `${o.what}: TLS certificate not reloaded, the one served stays: ${reason}`);
@@ -96,26 +93,6 @@ export async function reloadingCertificate(o: ReloadingCertificateOptions): Prom
       if (onHup) process.off('SIGHUP', onHup);
     },
   };
-}
-
-/** Reads the certificate and key and checks they belong together; rejects with what is wrong. */
-export async function readCertificatePair(certPath: string, keyPath: string): Promise<CertificatePair> {
-  const [cert, key] = await Promise.all([
-    readFile(certPath).catch((err: NodeJS.ErrnoException) => {
-      throw new Error(`${certPath} cannot be read: ${err.code ?? err.message}`);
-    }),
-    readFile(keyPath).catch((err: NodeJS.ErrnoException) => {
-      throw new Error(`${keyPath} cannot be read: ${err.code ?? err.message}`);
-    }),
-  ]);
-  let x509: X509Certificate;
-  try {
-    x509 = new X509Certificate(cert);
-  } catch (err) {
-    throw new Error(`${certPath} is not a PEM certificate: ${(err as Error).message}`);
-  }
-  if (!keyMatchesCertificate(cert, key)) throw new Error(`${keyPath} is not the private key of ${certPath}`);
-  return { cert, key, fingerprint: x509.fingerprint256, notAfter: new Date(x509.validTo) };
 }
 
 function warnIfExpiring(o: ReloadingCertificateOptions, pair: CertificatePair): void {
