@@ -127,36 +127,51 @@ describe('fleet console in chromium', () => {
         boxes = await snapshotStage.locator('[data-testid=det-box]').count();
       }
       assert.ok(boxes > 0, 'a snapshot with detections');
-      const drawn = await snapshotStage.evaluate((stage) => {
-        const picture = stage.querySelector('img')!;
-        const img = picture.getBoundingClientRect();
-        return [...stage.querySelectorAll('[data-testid=det-box]')].map((g) => {
-          const r = g.querySelector('rect')!;
-          const box = r.getBoundingClientRect();
-          return {
-            b: ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a))),
-            label: g.querySelector('text')!.textContent,
-            track: g.getAttribute('data-track'),
-            screen: { x: box.x - img.x, y: box.y - img.y, w: box.width, h: box.height },
-            img: { w: img.width, h: img.height },
-            natural: { width: picture.naturalWidth, height: picture.naturalHeight },
-          };
+      const readDrawn = () =>
+        snapshotStage.evaluate((stage) => {
+          const picture = stage.querySelector('img')!;
+          const img = picture.getBoundingClientRect();
+          return [...stage.querySelectorAll('[data-testid=det-box]')].map((g) => {
+            const r = g.querySelector('rect')!;
+            const box = r.getBoundingClientRect();
+            return {
+              b: ['x', 'y', 'width', 'height'].map((a) => Number(r.getAttribute(a))),
+              label: g.querySelector('text')!.textContent,
+              track: g.getAttribute('data-track'),
+              screen: { x: box.x - img.x, y: box.y - img.y, w: box.width, h: box.height },
+              img: { w: img.width, h: img.height },
+              natural: { width: picture.naturalWidth, height: picture.naturalHeight },
+            };
+          });
         });
-      });
       type Streamed = { dets: { b: number[]; track_id?: number }[]; captured_at?: string; frame_width?: number; frame_height?: number };
-      const messages = reader.events.filter((e) => e.event === 'dets').map((e) => JSON.parse(e.data) as Streamed);
-      // The boxes are drawn in the picture's pixels, placed by core's rule from the message's detector frame.
-      const onPicture = (m: Streamed): number[][] => m.dets.map((d) => boxOnPicture(d.b, detectorFrameOf(m), drawn[0].natural));
       const near = (a: number, b: number) => Math.abs(a - b) < 1e-6;
-      const matched = messages.find(
-        (m) => m.dets.length === drawn.length && onPicture(m).every((b, i) => near(b[0], drawn[i].b[0]) && near(b[1], drawn[i].b[1])),
-      );
-      const match = matched?.dets;
-      assert.ok(match, `the boxes ${JSON.stringify(drawn.map((d) => d.b))} are one of the streamed detections`);
+      // What the page draws against what the hub streamed. The page pairs again as each dets arrives
+      // (every one, at the detector's rate, to a page watching one device): the dets of the picture's
+      // instant may reach it a moment after the picture, so the check is repeated for a few seconds.
+      const compare = async () => {
+        const drawn = await readDrawn();
+        const messages = reader.events.filter((e) => e.event === 'dets').map((e) => JSON.parse(e.data) as Streamed);
+        // The boxes are drawn in the picture's pixels, placed by core's rule from the message's detector frame.
+        const onPicture = (m: Streamed): number[][] => m.dets.map((d) => boxOnPicture(d.b, detectorFrameOf(m), drawn[0].natural));
+        const matched = messages.find(
+          (m) => m.dets.length === drawn.length && onPicture(m).every((b, i) => near(b[0], drawn[i].b[0]) && near(b[1], drawn[i].b[1])),
+        );
+        const pictureAt = Date.parse(snapshotTimes.at(-1) ?? '');
+        const nearest = messages.reduce((a, b) =>
+          Math.abs(Date.parse(b.captured_at!) - pictureAt) < Math.abs(Date.parse(a.captured_at!) - pictureAt) ? b : a,
+        );
+        return { drawn, matched, match: matched?.dets, pictureAt, nearest, onPicture };
+      };
+      let seen = await compare();
+      for (const until = Date.now() + 5_000; Date.now() < until && (seen.drawn.length === 0 || seen.nearest.dets !== seen.match);) {
+        await page.waitForTimeout(200);
+        seen = await compare();
+      }
+      const { drawn, matched, match, pictureAt, nearest, onPicture } = seen;
+      assert.ok(matched && match, `the boxes ${JSON.stringify(drawn.map((d) => d.b))} are one of the streamed detections`);
       // They are the dets of the picture's instant (captured_at nearest the snapshot's), not the newest ones.
-      const pictureAt = Date.parse(snapshotTimes.at(-1) ?? '');
       assert.ok(!Number.isNaN(pictureAt), `the snapshot says when it was captured: ${JSON.stringify(snapshotTimes)}`);
-      const nearest = messages.reduce((a, b) => (Math.abs(Date.parse(b.captured_at!) - pictureAt) < Math.abs(Date.parse(a.captured_at!) - pictureAt) ? b : a));
       assert.equal(nearest.dets, match, `drawn: the dets captured ${nearest.captured_at} for the picture of ${snapshotTimes.at(-1)}`);
       assert.deepEqual([nearest.frame_width, nearest.frame_height], [640, 640]);
       // And they sit on the figures the picture shows: each walker's pixels (its colour) against the box drawn nearest it.
