@@ -53,7 +53,7 @@ export default tseslint.config(
   },
   {
     // Plain JavaScript (bin, scripts, the example and fixture plugins) is outside the TypeScript project.
-    files: ['**/*.js', '**/*.mjs'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
   },
   {

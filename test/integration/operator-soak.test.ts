@@ -89,9 +89,11 @@ describe('lookout soak (real sshd, mosquitto and lookout-edge)', () => {
     const samples = readFileSync(join(out, 'samples.jsonl'), 'utf8')
       .trim()
       .split('\n')
-      .map((l) => JSON.parse(l) as { dets_hz: number; frames: number; storage: string });
+      .map((l) => JSON.parse(l) as { dets_hz: number | null; frames: number; storage: string });
     assert.equal(samples.length, verdict.samples);
-    assert.ok(samples.at(-1)!.dets_hz > 0 && samples.at(-1)!.frames > 0, JSON.stringify(samples));
+    // A last window cut short by a slow sample (a loaded machine) is written without rates (null): the rates are the judged windows'.
+    const judged = samples.filter((s) => s.dets_hz !== null);
+    assert.ok(judged.length > 0 && judged.at(-1)!.dets_hz! > 0 && samples.at(-1)!.frames > 0, JSON.stringify(samples));
     assert.ok(['OK', 'WARNING', 'CRITICAL'].includes(samples[0].storage));
     assert.ok(readFileSync(join(out, 'bus.jsonl'), 'utf8').includes('"topic":"devices/cam-soak/dets"'));
     const shots = readdirSync(join(out, 'snapshots'));
