@@ -1,18 +1,9 @@
 import type { RecordingStatusResult } from 'lookout/core';
-import type { EncodedVideo } from '../../encode/src/service.js';
-import type { ChunkIndex } from './chunk-index.js';
-import type { ChunkWriter } from './chunk-writer.js';
 import { recommendation } from './recommendation.js';
-import type { RecorderActivity } from './recorder-activity.js';
-import type { StorageWatch } from './storage-watch.js';
+import type { StatusFileParts } from './status-file.js';
 
-export interface RecordingStatusParts {
-  dir: string;
-  video: EncodedVideo;
-  writer: ChunkWriter;
-  index: ChunkIndex;
-  storage: StorageWatch;
-  activity: RecorderActivity;
+/** The status file's parts and what the tool's answer adds. */
+export interface RecordingStatusParts extends StatusFileParts {
   startedAtMs: number;
   /** MANIFEST_ENTRIES: what inventory_count is capped at. */
   manifestEntries: number;
