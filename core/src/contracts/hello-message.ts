@@ -34,6 +34,11 @@ export const HelloMessageSchema = z
     tls: z.array(z.string().min(1).max(64)).max(32).optional(),
     /** SHA-256 of the device certificate's DER, colon hex (the identity plugin's): what the hub pins over TLS. */
     cert_fingerprint: z.string().min(1).max(128).optional(),
+    /**
+     * When that certificate ends (ISO 8601, UTC): the hub's readiness warns 30 days ahead and fails
+     * the device once it has ended. Optional: a device before it announces none and is not judged on it.
+     */
+    cert_not_after: TimestampSchema.optional(),
     /** Every plugin with its state: a failed plugin shows here with its code and message. */
     plugins: z.array(PluginReportSchema).optional(),
   })

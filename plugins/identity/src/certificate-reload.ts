@@ -1,26 +1,32 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { PluginContext } from 'lookout/core';
+import { notAfterOf } from './device-certificate.js';
 
 type Ctx = Pick<PluginContext, 'log' | 'onStop'>;
 
 /**
  * Reads the device certificate again on SIGHUP (what an operator sends after `lookout certs
  * --renew` put a new one in place; the tool server reloads its TLS context on the same signal) and
- * hands on its fingerprint when it changed, for hello to announce: the hub pins the announced
- * fingerprint, so a renewed certificate served but not announced would be refused. A file that
- * cannot be read or parsed keeps the fingerprint announced.
+ * hands on its fingerprint and end when it changed, for hello to announce: the hub pins the announced
+ * fingerprint, so a renewed certificate served but not announced would be refused, and its readiness
+ * warns from the announced end. A file that cannot be read or parsed keeps what was announced.
  */
-export function watchCertificateOnSighup(ctx: Ctx, certPath: string, current: () => string | null, onChange: (fingerprint: string) => void): void {
+export function watchCertificateOnSighup(
+  ctx: Ctx,
+  certPath: string,
+  current: () => string | null,
+  onChange: (next: { fingerprint: string; notAfter: string }) => void,
+): void {
   const reread = async (): Promise<void> => {
-    let fingerprint: string;
+    let cert: X509Certificate;
     try {
-      fingerprint = new X509Certificate(await readFile(certPath)).fingerprint256;
+      cert = new X509Certificate(await readFile(certPath));
     } catch (err) {
       ctx.log.warn({ certPath }, `SIGHUP: the device certificate was not read again, the announced fingerprint stays: ${(err as Error).message}`);
       return;
     }
-    if (fingerprint !== current()) onChange(fingerprint);
+    if (cert.fingerprint256 !== current()) onChange({ fingerprint: cert.fingerprint256, notAfter: notAfterOf(cert) });
   };
   const onHup = (): void => void reread();
   process.on('SIGHUP', onHup);

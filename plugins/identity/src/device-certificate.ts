@@ -9,6 +9,8 @@ export interface DeviceCertificate {
   keyPath: string;
   /** SHA-256 of the certificate's DER in colon hex; null when there is no usable certificate. */
   fingerprint: string | null;
+  /** When the certificate ends (ISO 8601), announced in hello so the hub's readiness warns ahead; null with no usable certificate. */
+  notAfter: string | null;
   generated: boolean;
   /** Why the fingerprint is null. */
   problem?: string;
@@ -41,24 +43,24 @@ export async function ensureDeviceCertificate(options: {
     try {
       const cert = new X509Certificate(await readFile(certPath));
       await warnOnLooseKey(keyPath, log);
-      return { ...base, fingerprint: cert.fingerprint256 };
+      return { ...base, fingerprint: cert.fingerprint256, notAfter: notAfterOf(cert) };
     } catch (err) {
       const problem = `the certificate ${certPath} cannot be parsed: ${(err as Error).message}`;
       log.warn({ certPath }, problem);
-      return { ...base, fingerprint: null, problem };
+      return { ...base, fingerprint: null, notAfter: null, problem };
     }
   }
   if (!options.generate) {
     const problem = `no device certificate at ${certPath}`;
     log.warn({ certPath }, problem);
-    return { certPath, keyPath, fingerprint: null, generated: false, problem };
+    return { certPath, keyPath, fingerprint: null, notAfter: null, generated: false, problem };
   }
   const made = await createSelfSignedCertificate({
     commonName: options.commonName,
     ...(options.dnsNames ? { dnsNames: options.dnsNames } : {}),
     ...(options.ips ? { ips: options.ips } : {}),
   });
-  const generated = { certPath, keyPath, fingerprint: made.fingerprint, generated: true };
+  const generated = { certPath, keyPath, fingerprint: made.fingerprint, notAfter: notAfterOf(new X509Certificate(made.certPem)), generated: true };
   try {
     await saveCertificateFiles({ certPath, keyPath }, made);
   } catch (err) {
@@ -68,6 +70,11 @@ export async function ensureDeviceCertificate(options: {
   }
   log.info({ certPath, fingerprint: made.fingerprint }, 'generated a self-signed device certificate');
   return generated;
+}
+
+/** The certificate's end as ISO 8601 (X509Certificate's validTo is a C-locale date string). */
+export function notAfterOf(cert: X509Certificate): string {
+  return new Date(cert.validTo).toISOString();
 }
 
 async function warnOnLooseKey(keyPath: string, log: Logger): Promise<void> {

@@ -15,6 +15,7 @@ export const DeviceIdentityResultSchema = z.object({
   listen_ports: z.record(z.string(), z.number().int()).describe('listening ports by surface (tools, onvif, rtsp, mesh, sidecar)'),
   cert_fingerprint: z.string().nullable().describe('SHA-256 of the device certificate DER, colon hex'),
   cert_fingerprint_present: z.boolean(),
+  cert_not_after: z.string().nullable().describe('when the device certificate ends (ISO 8601); null without one'),
   fingerprint_algorithm: z.literal('sha256'),
   cert_path: z.string(),
   key_durable: z
@@ -54,6 +55,7 @@ export function identityResult(ctx: Ctx, identity: DeviceIdentity): DeviceIdenti
     listen_ports: ctx.ports.all(),
     cert_fingerprint: fingerprint,
     cert_fingerprint_present: fingerprint !== null,
+    cert_not_after: identity.certNotAfter(),
     fingerprint_algorithm: 'sha256',
     cert_path: identity.certPath,
     key_durable: key.durable,
@@ -65,6 +67,7 @@ export function identityResult(ctx: Ctx, identity: DeviceIdentity): DeviceIdenti
 /** The `hello` announcement (DESIGN.md): everything the hub needs to reach this device. */
 export function helloMessage(ctx: Ctx, identity: DeviceIdentity): HelloMessage {
   const fingerprint = identity.fingerprint();
+  const notAfter = identity.certNotAfter();
   return {
     timestamp: new Date().toISOString(),
     device_id: identity.deviceId,
@@ -78,6 +81,7 @@ export function helloMessage(ctx: Ctx, identity: DeviceIdentity): HelloMessage {
     plugins: deviceInfo(ctx.runtime).plugins(),
     serial: identity.serial,
     ...(fingerprint ? { cert_fingerprint: fingerprint } : {}),
+    ...(fingerprint && notAfter ? { cert_not_after: notAfter } : {}),
     ...tlsOf(ctx),
   };
 }

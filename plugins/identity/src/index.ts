@@ -61,10 +61,12 @@ export default definePlugin({
       deviceId: runtime.id,
     });
     let fingerprint = cert.fingerprint;
+    let notAfter = cert.notAfter;
     const identity: DeviceIdentity = {
       deviceId: runtime.id,
       serial,
       fingerprint: () => fingerprint,
+      certNotAfter: () => notAfter,
       keyDurability,
       certPath: cert.certPath,
       keyPath: cert.keyPath,
@@ -88,12 +90,16 @@ export default definePlugin({
         cert.certPath,
         () => fingerprint,
         (next) => {
-          log.info({ fingerprint: next, previous: fingerprint }, 'device certificate renewed: announcing its fingerprint');
-          fingerprint = next;
+          log.info(
+            { fingerprint: next.fingerprint, notAfter: next.notAfter, previous: fingerprint },
+            'device certificate renewed: announcing its fingerprint and end',
+          );
+          fingerprint = next.fingerprint;
+          notAfter = next.notAfter;
           announce();
         },
       );
     }
-    log.info({ serial, serialSource: source, fingerprint: cert.fingerprint, keyDurable: keyDurability().durable }, 'identity ready');
+    log.info({ serial, serialSource: source, fingerprint: cert.fingerprint, notAfter: cert.notAfter, keyDurable: keyDurability().durable }, 'identity ready');
   },
 });

@@ -17,6 +17,8 @@ export interface DeviceIdentity {
   serial: string;
   /** SHA-256 of the device certificate's DER, colon hex; null when there is none. */
   fingerprint(): string | null;
+  /** When that certificate ends (ISO 8601); null when there is none. Changes with it on SIGHUP. */
+  certNotAfter(): string | null;
   /** Whether the key behind that fingerprint survives a restart (it changes when it did not). */
   keyDurability(): KeyDurability;
   /** The peer-mesh TLS material (spec 02: /data/config/shadow_peer.crt and .key). */

@@ -55,6 +55,7 @@ export async function collectFacts(
         ports: device.ports,
         layer: device.layer ?? null,
         image: device.image ?? null,
+        certNotAfter: device.certNotAfter ?? null,
       }
     : null;
 

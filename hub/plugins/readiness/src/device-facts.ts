@@ -25,6 +25,8 @@ export interface DeviceFacts {
     ports: DevicePorts | null;
     layer: string | null;
     image: string | null;
+    /** When its certificate ends (its hello's `cert_not_after`); absent or null when it announced none. */
+    certNotAfter?: string | null;
   } | null;
   /** From the bus cache now. */
   presence: 'online' | 'offline' | 'stale' | 'unknown';

@@ -11,8 +11,9 @@ export function viewOf(record: DeviceReadiness, now: number, staleAfterMs: numbe
  * The fleet's grade from its devices' grades: ready when every device is ready; not_ready when
  * none is ready or degraded, or no device is known; degraded otherwise. A device the hub knows
  * that no check graded yet counts as not_ready (nothing says it is ready). The hub's certificates
- * and their warnings (one ending within 30 days) ride along: a certificate about to end still works,
- * so it warns the operator without lowering the grade.
+ * and their warnings (one ending within 30 days) ride along, and so do the devices' own warnings
+ * (a device certificate ending within 30 days): a certificate about to end still works, so it warns
+ * the operator without lowering the grade.
  */
 export function fleetGrade(
   devices: DeviceReadinessView[],
@@ -52,7 +53,7 @@ export function fleetGrade(
     stale: devices.filter((d) => d.stale).map((d) => d.device_id),
     modules,
     certificates: hub.certificates,
-    warnings: hub.warnings,
+    warnings: [...hub.warnings, ...devices.flatMap((d) => d.warnings ?? [])],
   };
 }
 

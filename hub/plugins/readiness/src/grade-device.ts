@@ -7,6 +7,7 @@ import { gradeHermesMesh, gradePeerSidecar } from './grade-mesh.js';
 import { gradePlayback, gradeRecorder } from './grade-recording.js';
 import { gradeOnvif, gradeRtsp, gradeSnapshot } from './grade-stream.js';
 import type { DeviceFacts } from './device-facts.js';
+import { deviceCertificateEnd, deviceCertificateWarning } from './device-certificate-expiry.js';
 import { READINESS_MODULES, type DeviceReadiness, type Grade, type ModuleResult, type ReadinessModule } from './readiness-schemas.js';
 
 const RANK: Record<Grade, number> = { ready: 0, degraded: 1, not_ready: 2 };
@@ -44,7 +45,17 @@ export function gradeDevice(facts: DeviceFacts, checkedBy: string): DeviceReadin
   );
   const grade = worstGrade(applicable.map(([, g]) => g));
   const reason = grade === 'ready' ? null : reasonOf(modules);
-  return { device_id: facts.deviceId, grade, reason, checked_at: new Date(facts.at).toISOString(), checked_by: checkedBy, modules, five_minute_check: check };
+  const certificate = deviceCertificateWarning(facts.deviceId, deviceCertificateEnd(facts));
+  return {
+    device_id: facts.deviceId,
+    grade,
+    reason,
+    checked_at: new Date(facts.at).toISOString(),
+    checked_by: checkedBy,
+    modules,
+    five_minute_check: check,
+    ...(certificate ? { warnings: [certificate] } : {}),
+  };
 }
 
 function reasonOf(modules: Record<ReadinessModule, ModuleResult>): string {

@@ -62,6 +62,8 @@ export const DeviceReadinessSchema = z.object({
   checked_by: z.string(),
   modules: z.record(z.enum(READINESS_MODULES), ModuleResultSchema),
   five_minute_check: FiveMinuteCheckSchema,
+  /** What needs the operator without lowering its grade: its certificate ends within 30 days (or has ended). Absent in grades stored before. */
+  warnings: z.array(z.string()).optional(),
 });
 export type DeviceReadiness = z.infer<typeof DeviceReadinessSchema>;
 
@@ -97,7 +99,7 @@ export const FleetGradeSchema = z.object({
   warnings: z
     .array(z.string())
     .describe(
-      'what needs the operator without lowering the grade: a hub certificate that ends within 30 days, has ended or cannot be read (renew with lookout certs)',
+      'what needs the operator without lowering the grade: a hub or device certificate that ends within 30 days, has ended or cannot be read (renew with lookout certs)',
     ),
 });
 export type FleetGrade = z.infer<typeof FleetGradeSchema>;

@@ -271,6 +271,7 @@ export class HubDeviceRegistry implements DeviceRegistry {
     if (refusedLabels.length > 0) device.refusedLabels = refusedLabels;
     if (hello?.image) device.image = hello.image;
     if (hello?.layer) device.layer = hello.layer;
+    if (hello?.cert_not_after) device.certNotAfter = hello.cert_not_after;
     const port = file?.tool_port ?? hello?.ports.tools ?? DEFAULT_TOOL_PORT;
     // The device's word that its tool server speaks TLS; what it must present is pinned below.
     const tls = hello?.tls?.includes('tools') === true;

@@ -39,6 +39,7 @@ const HubShadowSchema = RegistryShadowSchema.extend({
     .describe('labels its hello announces that it does not hold: another device claimed them first, or the registry file gives them'),
   image: z.string().optional(),
   layer: z.string().optional(),
+  cert_not_after: z.string().optional().describe('when its certificate ends, as its hello announced (cert_not_after); readiness warns 30 days ahead'),
   ssh: z
     .object({ host: z.string(), port: z.number().int(), user: z.string(), recordings_root: z.string() })
     .nullable()
@@ -243,6 +244,7 @@ function shadow(d: RegisteredDevice, busId: string, online: boolean): z.output<t
   if (d.refusedLabels) s.refused_labels = d.refusedLabels;
   if (d.image) s.image = d.image;
   if (d.layer) s.layer = d.layer;
+  if (d.certNotAfter) s.cert_not_after = d.certNotAfter;
   if (d.ssh !== undefined) s.ssh = d.ssh && { host: d.ssh.host, port: d.ssh.port, user: d.ssh.user, recordings_root: d.ssh.recordingsRoot };
   return s;
 }

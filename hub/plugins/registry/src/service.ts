@@ -21,6 +21,11 @@ export interface RegisteredDevice {
    * announced none (then every connection is refused). Absent over plain http.
    */
   tlsFingerprint?: string | null;
+  /**
+   * When its certificate ends (ISO 8601), from its hello's `cert_not_after`; absent when the hello
+   * announced none (a device before it). Readiness warns 30 days ahead and fails it once ended.
+   */
+  certNotAfter?: string;
   /** Its live stream speaks TLS (the hello's `tls` names `live`): the hub reads it over https, pinned to `tlsFingerprint`. */
   liveTls?: boolean;
   lastHelloAt: number | null;

@@ -174,6 +174,7 @@ describe('helloMessage', () => {
       deviceId: 'cam-1',
       serial: 's-1',
       fingerprint: () => 'AA:BB',
+      certNotAfter: () => null,
       keyDurability: () => ({ durable: true, reason: null }),
       certPath: '/x.crt',
       keyPath: '/x.key',
