@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -100,6 +100,7 @@ test('RTSPS serves the device certificate of the fleet CA, and asks Digest as RT
   assert.ok(served.verify(new X509Certificate(fleet.caCertPem).publicKey), 'signed by the fleet CA');
   assert.equal(served.fingerprint256, new X509Certificate(readFileSync(fleet.device('cam-rtsps').certPath)).fingerprint256);
   assert.ok(!served.verify(new X509Certificate(foreign.caCertPem).publicKey), 'not by another CA');
+  await assert.rejects(openTls(foreign.caCertPem), /self.signed|unable to verify|certificate/i, 'a client trusting another CA refuses it');
   const client = new TlsRtsp(socket);
   const denied = await client.request('DESCRIBE', rtsps('/preview').replace(`${USER}:${PASSWORD}@`, ''), {});
   assert.equal(denied.status, 401);
@@ -141,9 +142,28 @@ test('a half-open socket on the RTSPS port (no handshake) is closed at the hands
   assert.match(device.logs(), /RTSPS connection closed: no TLS handshake within the limit/);
 });
 
-function openTls(): Promise<TLSSocket> {
+test('SIGHUP serves a renewed certificate to new RTSPS connections without a restart', async () => {
+  const mine = fleet.device('cam-rtsps');
+  const renewed = foreign.device('cam-other');
+  copyFileSync(renewed.keyPath, mine.keyPath);
+  copyFileSync(renewed.certPath, mine.certPath);
+  const want = new X509Certificate(readFileSync(renewed.certPath)).fingerprint256;
+  device.child.kill('SIGHUP');
+  let seen = '';
+  for (let i = 0; i < 100 && seen !== want; i++) {
+    const socket = await openTls([fleet.caCertPem, foreign.caCertPem]);
+    seen = new X509Certificate(socket.getPeerX509Certificate()?.raw ?? Buffer.alloc(0)).fingerprint256;
+    socket.destroy();
+    if (seen !== want) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(seen, want);
+  const r = await probe(rtsps('/preview'));
+  assert.equal(r.code, 0, `ffprobe after the reload: ${r.stderr}`);
+});
+
+function openTls(ca: string | string[] = fleet.caCertPem): Promise<TLSSocket> {
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ port: rtspsPort, host: '127.0.0.1', ca: fleet.caCertPem, servername: undefined }, () => resolve(socket));
+    const socket = tlsConnect({ port: rtspsPort, host: '127.0.0.1', ca }, () => resolve(socket));
     socket.once('error', reject);
   });
 }
