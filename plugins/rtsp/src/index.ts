@@ -20,6 +20,8 @@ export const H264_PATH = '/preview_h264';
  * (RFC 7798) and /preview_h264 as H.264 (RFC 6184) from the same encoder run's second output, over
  * TCP (interleaved) or UDP, with Digest sign-in when ONVIF_PASSWORD is set. Viewers never cost a
  * second encode, and a slow one is dropped instead of holding up the others or the recorder.
+ * RTSPS (RTSPS=auto|on|off) serves the same beside it over TLS with the device certificate; plain
+ * RTSP stays for the video software that speaks no RTSPS (and for the hub's live MP4, for now).
  */
 export default definePlugin({
   name: 'rtsp',
