@@ -40,6 +40,7 @@ export const PORT_FLAGS = {
   'onvif-port': 'onvif',
   'ws-discovery-port': 'ws_discovery',
   'rtsp-port': 'rtsp',
+  'rtsps-port': 'rtsps',
   'mesh-port': 'mesh',
   'sidecar-port': 'sidecar',
 } as const;
@@ -196,7 +197,7 @@ Options:
   --data-dir <dir>        root of the device paths (/data/config, /data/recordings, ...); default /,
                           or .lookout/devices/<device-id> with --source sim
   --source sim            simulated sensors and frames; ports not given are chosen free
-  --onvif-port <n>, --ws-discovery-port <n>, --rtsp-port <n>, --mesh-port <n>, --sidecar-port <n>
+  --onvif-port <n>, --ws-discovery-port <n>, --rtsp-port <n>, --rtsps-port <n>, --mesh-port <n>, --sidecar-port <n>
                           ports of the surfaces later plugins open (announced in hello)
   --log-level <level>     pino level (default info; warn in the one-shot modes); logs go to stderr
   -h, --help              this text

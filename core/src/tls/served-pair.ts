@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import type { Server as HttpsServer } from 'node:https';
+import type { Server as TlsServer } from 'node:tls';
 import { LookoutError } from '../errors/lookout-error.js';
 import type { Logger } from '../log/logger.js';
 import { keyMatchesCertificate } from './certificate-check.js';
@@ -53,7 +53,8 @@ export async function servedPairAtStart(certPath: string, keyPath: string, surfa
  * operator's SIGHUP after renewing is the signal. A pair that does not fit keeps the one served.
  */
 export function reloadOnSighup(
-  server: HttpsServer,
+  /** An HTTPS or TLS server, or any server that serves a context it is given (the RTSPS listener). */
+  server: Pick<TlsServer, 'setSecureContext'>,
   paths: { certPath: string; keyPath: string },
   first: ServedPair,
   log: Pick<Logger, 'info' | 'warn'>,

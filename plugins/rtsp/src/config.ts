@@ -45,6 +45,19 @@ export const RtspConfigSchema = z.object({
     .describe(
       'a session with no request (keep-alives included) and no RTCP from its client for this long ends (a TCP viewer that reads all it is sent counts as seen); announced as the Session timeout',
     ),
+  RTSPS: z
+    .enum(['auto', 'on', 'off'])
+    .default('auto')
+    .describe(
+      'RTSPS (RTSP over TLS with the device certificate, same sign-in, RTP interleaved only) beside RTSP. auto: when RTSP listens beyond loopback and the device has its certificate; on: on loopback too; off: RTSP only',
+    ),
+  RTSPS_HANDSHAKE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(120_000)
+    .default(10_000)
+    .describe('an RTSPS connection that has not finished its TLS handshake by then is closed'),
   RTSP_MAX_PAYLOAD_BYTES: z.coerce.number().int().min(256).max(8192).default(1400).describe('largest RTP payload (UDP: keep the packet under the path MTU)'),
   RTSP_FIRST_KEYFRAME_WAIT_MS: z.coerce
     .number()

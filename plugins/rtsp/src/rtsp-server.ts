@@ -1,7 +1,8 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Socket as UdpSocket } from 'node:dgram';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import type { Logger } from 'lookout/core';
+import { createSecureContext, TLSSocket, type SecureContext, type SecureContextOptions } from 'node:tls';
+import { SERVED_TLS_CONTEXT, type Logger } from 'lookout/core';
 import { ConnectionLimits } from './connection-limits.js';
 import type { DigestAuth } from './digest-auth.js';
 import { RtspReader, rtspResponse, type RtspRequest } from './rtsp-message.js';
@@ -27,8 +28,21 @@ export interface RtspServerOptions {
   /** How long a connection without a session may take (its own time, not the server's answers) before it is closed. */
   preSessionTimeoutMs: number;
   firstKeyframeWaitMs: number;
+  /**
+   * RTSPS beside RTSP: a second listener on `port` whose connections speak TLS (the device
+   * certificate), then the same requests, sign-in and bounds; RTP only interleaved on the connection.
+   */
+  tls?: RtspsOptions;
   log?: Pick<Logger, 'info' | 'warn'>;
   now?: () => number;
+}
+
+export interface RtspsOptions {
+  port: number;
+  cert: Buffer;
+  key: Buffer;
+  /** A connection that has not finished its TLS handshake by then is closed (a stranger's half-open socket). */
+  handshakeTimeoutMs: number;
 }
 
 /** An answer, and what to do once it is written (PLAY starts the pictures after its reply). */
@@ -41,7 +55,10 @@ const METHODS = 'OPTIONS, DESCRIBE, SETUP, PLAY, TEARDOWN, GET_PARAMETER, SET_PA
 const SERVER = 'Lookout RTSP';
 
 interface Connection {
+  /** The plain socket, or the TLS socket over it (RTSPS). */
   socket: Socket;
+  /** `rtsps` over TLS: the scheme its request URLs carry, and RTP only interleaved. */
+  scheme: 'rtsp' | 'rtsps';
   /** The peer's address: where UDP may go, and nowhere else. */
   address: string;
   reader: RtspReader;
@@ -68,6 +85,10 @@ interface Connection {
  */
 export class RtspServer {
   private readonly tcp: Server;
+  private readonly tlsListener: Server | undefined;
+  private secureContext: SecureContext | undefined;
+  private handshakeTimedOut = 0;
+  private actualTlsPort = 0;
   private udp: { rtp: UdpSocket; rtcp: UdpSocket } | undefined;
   private readonly connections = new Set<Connection>();
   private readonly sessions = new Map<string, RtspSession>();
@@ -80,7 +101,13 @@ export class RtspServer {
 
   constructor(private readonly o: RtspServerOptions) {
     this.now = o.now ?? Date.now;
-    this.tcp = createServer((socket) => this.accept(socket));
+    this.tcp = createServer((socket) => this.accept(socket, 'rtsp'));
+    if (o.tls) {
+      // A plain listener whose sockets are wrapped here (not a tls.Server): the connection bounds
+      // take their slot before the handshake, so half-open TLS sockets count like any other.
+      this.secureContext = createSecureContext({ cert: o.tls.cert, key: o.tls.key, ...SERVED_TLS_CONTEXT });
+      this.tlsListener = createServer((socket) => this.accept(socket, 'rtsps'));
+    }
     // Enough connections for every session plus a few that only ask (OPTIONS, DESCRIBE); one
     // address gets fewer than all of them, whatever it is configured to (at least one stays for the others).
     const total = o.maxConnections ?? o.maxSessions * 2 + 8;
@@ -91,15 +118,26 @@ export class RtspServer {
     return this.actualPort;
   }
 
+  /** The RTSPS port once listening (0 without RTSPS). */
+  get tlsPort(): number {
+    return this.actualTlsPort;
+  }
+
+  /** Serves another certificate to new RTSPS connections (a renewal); open ones keep theirs. */
+  setSecureContext(options: SecureContextOptions): void {
+    this.secureContext = createSecureContext({ ...options, ...SERVED_TLS_CONTEXT });
+  }
+
   async listen(): Promise<number> {
-    await new Promise<void>((resolve, reject) => {
-      this.tcp.once('error', reject);
-      this.tcp.listen(this.o.port, this.o.host, () => {
-        this.tcp.off('error', reject);
-        resolve();
-      });
-    });
-    this.actualPort = (this.tcp.address() as AddressInfo).port;
+    this.actualPort = await listenOn(this.tcp, this.o.port, this.o.host);
+    if (this.tlsListener && this.o.tls) {
+      try {
+        this.actualTlsPort = await listenOn(this.tlsListener, this.o.tls.port, this.o.host);
+      } catch (err) {
+        await new Promise<void>((resolve) => this.tcp.close(() => resolve()));
+        throw err;
+      }
+    }
     this.udp = await bindUdpPair(this.o.host);
     if (this.udp) {
       // RTCP receiver reports keep a UDP session alive; nothing else is read.
@@ -133,6 +171,7 @@ export class RtspServer {
     refused: { total: number; per_address: number };
     evicted: number;
     pre_session_closed: number;
+    tls_handshake_timed_out: number;
     udp_ports: [number, number] | null;
   } {
     const udp = this.udp ? ([this.udp.rtp.address().port, this.udp.rtcp.address().port] as [number, number]) : null;
@@ -144,6 +183,7 @@ export class RtspServer {
       refused: { total: this.limits.refused.total, per_address: this.limits.refused.perAddress },
       evicted: this.limits.evicted,
       pre_session_closed: this.preSessionClosed,
+      tls_handshake_timed_out: this.handshakeTimedOut,
       udp_ports: udp,
     };
   }
@@ -152,21 +192,25 @@ export class RtspServer {
     if (this.sweep) clearInterval(this.sweep);
     for (const c of this.connections) this.drop(c);
     await new Promise<void>((resolve) => this.tcp.close(() => resolve()));
+    const tls = this.tlsListener;
+    if (tls?.listening) await new Promise<void>((resolve) => tls.close(() => resolve()));
     if (this.udp) for (const s of [this.udp.rtp, this.udp.rtcp]) s.close();
     this.udp = undefined;
   }
 
-  private accept(socket: Socket): void {
-    const address = (socket.remoteAddress ?? '').replace(/^::ffff:/, '');
-    // Refused before a byte is read: no slot, no buffer, no timer.
+  private accept(raw: Socket, scheme: 'rtsp' | 'rtsps'): void {
+    const address = (raw.remoteAddress ?? '').replace(/^::ffff:/, '');
+    // Refused before a byte is read: no slot, no buffer, no timer (and for RTSPS no handshake).
     if (!this.admit(address)) {
-      socket.on('error', () => undefined);
-      socket.destroy();
+      raw.on('error', () => undefined);
+      raw.destroy();
       return;
     }
-    socket.setNoDelay(true);
+    raw.setNoDelay(true);
+    const socket = scheme === 'rtsps' ? this.secure(raw, address) : raw;
     const conn: Connection = {
       socket,
+      scheme,
       address,
       reader: new RtspReader(),
       sessions: new Map(),
@@ -185,8 +229,9 @@ export class RtspServer {
       abort: new AbortController(),
       sink: {
         socket,
-        udp: this.udp?.rtp,
-        udpRtcp: this.udp?.rtcp,
+        // Over RTSPS the pictures stay inside the TLS connection: no UDP.
+        udp: scheme === 'rtsp' ? this.udp?.rtp : undefined,
+        udpRtcp: scheme === 'rtsp' ? this.udp?.rtcp : undefined,
         maxBufferBytes: this.o.maxBufferBytes,
         onSlow: (session, lag) => {
           this.slowDropped++;
@@ -200,6 +245,24 @@ export class RtspServer {
     socket.on('error', () => undefined);
     socket.on('close', () => this.drop(conn));
     conn.clock.run();
+  }
+
+  /**
+   * The TLS side of an RTSPS connection (the server's end of the handshake). A socket that has not
+   * finished it within the handshake limit is closed; a failed handshake closes it at once.
+   */
+  private secure(raw: Socket, address: string): TLSSocket {
+    const tls = this.o.tls as RtspsOptions;
+    const socket = new TLSSocket(raw, { isServer: true, secureContext: this.secureContext });
+    const timer = setTimeout(() => {
+      this.handshakeTimedOut++;
+      this.o.log?.info({ peer: address, afterMs: tls.handshakeTimeoutMs }, 'RTSPS connection closed: no TLS handshake within the limit');
+      socket.destroy();
+    }, tls.handshakeTimeoutMs);
+    timer.unref();
+    socket.once('secure', () => clearTimeout(timer));
+    socket.once('close', () => clearTimeout(timer));
+    return socket;
   }
 
   private received(conn: Connection, data: Buffer): void {
@@ -282,7 +345,7 @@ export class RtspServer {
 
     switch (req.method) {
       case 'DESCRIBE': {
-        const target = this.resolve(req.uri);
+        const target = this.resolve(req.uri, conn.scheme);
         if (!target) return reply(404);
         const params = await target.source.waitForParameterSets(this.o.firstKeyframeWaitMs, conn.abort.signal);
         if (!params) return reply(503, { 'Retry-After': 5 });
@@ -290,7 +353,7 @@ export class RtspServer {
         return reply(200, { 'Content-Base': `${target.base}/`, 'Content-Type': 'application/sdp' }, sdp);
       }
       case 'SETUP': {
-        const target = this.resolve(req.uri);
+        const target = this.resolve(req.uri, conn.scheme);
         if (!target) return reply(404);
         if (sessionId && !session) return reply(454);
         if (session && session.source !== target.source) return reply(459);
@@ -318,7 +381,7 @@ export class RtspServer {
       }
       case 'PLAY': {
         if (!session) return reply(sessionId ? 454 : 455);
-        const base = this.resolve(req.uri)?.base ?? req.uri.replace(/\/+$/, '');
+        const base = this.resolve(req.uri, conn.scheme)?.base ?? req.uri.replace(/\/+$/, '');
         // The reply goes first, then the pictures: a client reads the RTP-Info before the first packet.
         let info = { seq: session.rtp.nextSeq, rtptime: 0 };
         const peek = session.playing ? undefined : session.source.stream.latestGop()[0];
@@ -355,19 +418,19 @@ export class RtspServer {
   }
 
   /** The stream a request URL names (the stream itself or its track), with the stream's absolute URL. */
-  private resolve(uri: string): { source: StreamSource; base: string } | undefined {
+  private resolve(uri: string, scheme: Connection['scheme']): { source: StreamSource; base: string } | undefined {
     let url: URL;
     try {
       url = new URL(uri);
     } catch {
       return undefined;
     }
-    if (url.protocol !== 'rtsp:') return undefined;
+    if (url.protocol !== `${scheme}:`) return undefined;
     let path = url.pathname.replace(/\/+$/, '');
     if (path.endsWith(`/${TRACK_CONTROL}`)) path = path.slice(0, -TRACK_CONTROL.length - 1);
     const source = this.o.sources.find((s) => s.path === path);
     if (!source) return undefined;
-    return { source, base: `rtsp://${url.host}${path}` };
+    return { source, base: `${scheme}://${url.host}${path}` };
   }
 
   private transportFor(conn: Connection, header: string): { transport: Transport; reply(ssrc: number): string } | undefined {
@@ -394,7 +457,8 @@ export class RtspServer {
           reply: (ssrc) => `RTP/AVP/TCP;unicast;interleaved=${rtpChannel}-${rtcpChannel};ssrc=${ssrcHex(ssrc)}`,
         };
       }
-      if ((profile === 'RTP/AVP' || profile === 'RTP/AVP/UDP') && this.udp) {
+      // UDP would carry the pictures outside the TLS connection: over RTSPS a UDP-only SETUP gets 461.
+      if ((profile === 'RTP/AVP' || profile === 'RTP/AVP/UDP') && this.udp && conn.scheme === 'rtsp') {
         const ports = parseRange(params.get('client_port'), 65_535);
         if (!ports || ports[0] === 0) continue;
         const [rtpPort, rtcpPort] = ports;
@@ -446,6 +510,17 @@ export class RtspServer {
     for (const s of [...conn.sessions.values()]) this.endSession(conn, s);
     conn.socket.destroy();
   }
+}
+
+/** Listens and says the port it got. */
+function listenOn(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }
 
 /** `a-b` (or `a`, meaning a and a+1) within 0..max. */
