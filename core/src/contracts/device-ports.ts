@@ -13,6 +13,7 @@ export const DevicePortsSchema = z
     ws_discovery: PortSchema.optional().describe('WS-Discovery UDP, 3702'),
     live: PortSchema.optional().describe('live H.265 stream (Annex B over HTTP, GET /live.h265) from the encoder'),
     rtsp: PortSchema.optional().describe('RTSP preview, 8554, path /preview'),
+    rtsps: PortSchema.optional().describe('RTSP preview over TLS with the device certificate, 322 on a device'),
     mesh: PortSchema.optional().describe('peer mesh UDP with HMAC, 11555'),
     sidecar: PortSchema.optional().describe('peer mTLS sidecar, 8777'),
   })

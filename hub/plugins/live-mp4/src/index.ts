@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LookoutError, definePlugin, reply } from 'lookout/core';
+import { LookoutError, definePlugin, fleetCaDeviceTls, hubTlsPaths, reply } from 'lookout/core';
 import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/service.js';
 import { LiveFeed } from './live-feed.js';
 import { RTSP_FAILED_DECL } from './rtsp-failure.js';
@@ -62,6 +62,8 @@ export default definePlugin({
     const registry = ctx.services.get(DEVICE_REGISTRY);
     const cfg = ctx.config;
     const feeds = new Map<string, LiveFeed>();
+    // A camera's RTSPS is verified as its other TLS surfaces are: the fleet CA only, its announced certificate pinned.
+    const deviceTls = fleetCaDeviceTls(hubTlsPaths(ctx.runtime.dataDir).caPath);
     let viewers = 0;
     ctx.onStop(() => {
       for (const feed of [...feeds.values()]) feed.close();
@@ -70,10 +72,11 @@ export default definePlugin({
     const feedOf = (device: RegisteredDevice): LiveFeed => {
       const existing = feeds.get(device.deviceId);
       if (existing) return existing;
-      const url = previewUrl(device);
+      const { url, secure } = previewUrl(device);
       const feed = new LiveFeed({
         deviceId: device.deviceId,
         url,
+        ...(secure ? { tls: deviceTls({ deviceId: device.deviceId, fingerprint: device.tlsFingerprint ?? null }) } : {}),
         user: cfg.LOOKOUT_LIVE_RTSP_USER,
         ...(cfg.LOOKOUT_LIVE_RTSP_PASSWORD !== undefined ? { password: cfg.LOOKOUT_LIVE_RTSP_PASSWORD } : {}),
         connectTimeoutMs: cfg.LOOKOUT_LIVE_CONNECT_TIMEOUT_MS,
@@ -110,13 +113,17 @@ export default definePlugin({
   },
 });
 
-/** rtsp://<the device's address>:<the rtsp port of its hello>/preview_h264; 503 when its hello announces none. */
-function previewUrl(device: RegisteredDevice): string {
-  const port = device.ports?.rtsp;
+/**
+ * rtsps://<the device's address>:<the rtsps port of its hello>/preview_h264 when it announces RTSPS
+ * and a certificate to pin, else rtsp://…:<its rtsp port>/…; 503 when its hello announces neither.
+ */
+function previewUrl(device: RegisteredDevice): { url: string; secure: boolean } {
+  const secure = typeof device.ports?.rtsps === 'number' && typeof device.tlsFingerprint === 'string';
+  const port = secure ? device.ports?.rtsps : device.ports?.rtsp;
   const host = device.toolUrl ? new URL(device.toolUrl).hostname : device.ips[0];
   if (typeof port !== 'number' || !host) {
     throw new LookoutError('live_stream_unavailable', `${device.deviceId} announces no RTSP preview (no rtsp port in its hello, or no address)`);
   }
   const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  return `rtsp://${h}:${port}/preview_h264`;
+  return { url: `${secure ? 'rtsps' : 'rtsp'}://${h}:${port}/preview_h264`, secure };
 }

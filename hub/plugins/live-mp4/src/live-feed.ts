@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import { PassThrough } from 'node:stream';
 import { LookoutError } from 'lookout/core';
 import { codecOf, fragment, initSegment } from './fmp4-muxer.js';
@@ -10,6 +11,8 @@ import { SampleClock } from './sample-clock.js';
 export interface LiveFeedOptions {
   deviceId: string;
   url: string;
+  /** With an rtsps:// url: how the camera is verified (see RtspPlayOptions.tls). */
+  tls?: ConnectionOptions;
   user?: string;
   password?: string;
   connectTimeoutMs: number;
@@ -61,6 +64,7 @@ export class LiveFeed {
     const depacketizer = new H264Depacketizer((au) => this.onAccessUnit(au));
     this.started = rtspPlay({
       url: o.url,
+      ...(o.tls ? { tls: o.tls } : {}),
       ...(o.user !== undefined ? { user: o.user } : {}),
       ...(o.password !== undefined ? { password: o.password } : {}),
       timeoutMs: o.connectTimeoutMs,

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
-import { LookoutError } from 'lookout/core';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { deviceTlsRefusalOf, LookoutError } from 'lookout/core';
 import { digestAuthorization, parseChallenge } from './digest.js';
 import { RTSP_FAILED, rtspFailure } from './rtsp-failure.js';
 
@@ -10,8 +11,10 @@ export interface RtspResponse {
 }
 
 export interface RtspPlayOptions {
-  /** `rtsp://host:port/path`, without credentials (they are never put in a URL). */
+  /** `rtsp://host:port/path` or `rtsps://…`, without credentials (they are never put in a URL). */
   url: string;
+  /** For rtsps://: how to verify the camera (the fleet CA and its pinned certificate: core's deviceTlsOptions). */
+  tls?: ConnectionOptions;
   user?: string;
   password?: string;
   timeoutMs: number;
@@ -61,7 +64,7 @@ const MAX_MESSAGE_BYTES = 1024 * 1024;
  */
 export async function rtspPlay(o: RtspPlayOptions): Promise<RtspPlaying> {
   const target = new URL(o.url);
-  const socket = await open(target, o.timeoutMs);
+  const socket = await open(target, o.timeoutMs, o.tls);
   const conn = new RtspConnection(socket, o);
   try {
     const describe = await conn.request('DESCRIBE', o.url, { Accept: 'application/sdp' });
@@ -69,7 +72,7 @@ export async function rtspPlay(o: RtspPlayOptions): Promise<RtspPlaying> {
     o.onDescribe?.(sdp);
     const base = describe.headers['content-base'] ?? `${o.url}/`;
     const control = /^a=control:(.+)$/m.exec(sdp.split(/^m=/m)[1] ?? '')?.[1]?.trim() ?? '';
-    const trackUrl = /^rtsp:\/\//i.test(control) ? control : new URL(control, base.endsWith('/') ? base : `${base}/`).toString();
+    const trackUrl = /^rtsps?:\/\//i.test(control) ? control : new URL(control, base.endsWith('/') ? base : `${base}/`).toString();
     const setup = await conn.request('SETUP', trackUrl, { Transport: 'RTP/AVP/TCP;unicast;interleaved=0-1' });
     conn.session = setup.headers.session?.split(';')[0]?.trim();
     if (!conn.session) throw new LookoutError('live_stream_unavailable', `the camera's SETUP answer has no Session header`);
@@ -84,20 +87,34 @@ export async function rtspPlay(o: RtspPlayOptions): Promise<RtspPlaying> {
   }
 }
 
-function open(target: URL, timeoutMs: number): Promise<Socket> {
+/** RTSPS's registered port (RTSP's is 554). */
+const RTSPS_PORT = 322;
+
+function open(target: URL, timeoutMs: number, tls: ConnectionOptions | undefined): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port || 554) });
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    const secure = target.protocol === 'rtsps:';
+    const socket = secure ? tlsConnect({ host, port: Number(target.port || RTSPS_PORT), ...tls }) : connect({ host, port: Number(target.port || 554) });
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new LookoutError('device_unreachable', `no RTSP connection to ${target.host} within ${timeoutMs} ms`, { details: { cause: 'timeout' } }));
     }, timeoutMs);
-    socket.once('connect', () => {
+    socket.once(secure ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);
       socket.setNoDelay(true);
       resolve(socket);
     });
     socket.once('error', (err: NodeJS.ErrnoException) => {
       clearTimeout(timer);
+      const refused = secure ? deviceTlsRefusalOf(err) : undefined;
+      if (refused) {
+        reject(
+          new LookoutError('device_tls_mismatch', `the camera's RTSPS certificate is refused: ${refused.message}`, {
+            details: { reason: refused.reason, ...(refused.presented ? { presented: refused.presented } : {}) },
+          }),
+        );
+        return;
+      }
       reject(new LookoutError('device_unreachable', `RTSP connection to ${target.host} failed: ${err.message}`, { details: { cause: err.code ?? 'error' } }));
     });
   });

@@ -277,7 +277,8 @@ export class HubDeviceRegistry implements DeviceRegistry {
     const tls = hello?.tls?.includes('tools') === true;
     const liveTls = hello?.tls?.includes('live') === true;
     if (liveTls) device.liveTls = true;
-    if (tls || liveTls || file?.tool_url?.startsWith('https:')) device.tlsFingerprint = hello?.cert_fingerprint ?? null;
+    // Any TLS surface (tools, live, rtsps…) is pinned to the certificate the hello announced.
+    if ((hello?.tls?.length ?? 0) > 0 || file?.tool_url?.startsWith('https:')) device.tlsFingerprint = hello?.cert_fingerprint ?? null;
     if (file?.tool_url) {
       device.toolUrl = file.tool_url;
       device.ssh = sshAddress(file, file.ssh_host ?? hostOf(file.ips[0] ?? new URL(file.tool_url).hostname), true);
