@@ -1,5 +1,4 @@
-import { LookoutError, type PluginContext } from 'lookout/core';
-import { readHttpsMaterial } from './https-material.js';
+import { LookoutError, readServedPair, reloadOnSighup, type PluginContext, type ServedPair } from 'lookout/core';
 import { OnvifServer, type OnvifServerOptions } from './onvif-server.js';
 
 export interface OnvifHttpsOptions {
@@ -12,29 +11,25 @@ export interface OnvifHttpsOptions {
 }
 
 /**
- * The ONVIF services over HTTPS with the device certificate, beside HTTP (clients that need HTTP
- * keep it), Digest as on HTTP. Reloads the certificate on SIGHUP (the operator's, after `lookout certs
- * --renew`). Resolves to the port it listens on, or undefined when it does not run.
+ * The ONVIF services over HTTPS with the device certificate (the identity plugin's, the one a client
+ * pins from GetDeviceInformation's HardwareId), beside HTTP (clients that need HTTP keep it), Digest
+ * as on HTTP. Reloads the certificate on SIGHUP (the operator's, after `lookout certs --renew`).
+ * Resolves to the port it listens on, or undefined when it does not run.
  */
 export async function startOnvifHttps(ctx: Pick<PluginContext, 'log' | 'onStop'>, o: OnvifHttpsOptions): Promise<number | undefined> {
   if (o.mode === '0') return undefined;
-  const material = await readHttpsMaterial(o.certPath, o.keyPath);
-  if (!material.ok && o.mode === '1') {
-    throw new LookoutError('config_invalid', `ONVIF_HTTPS=1: ${material.reason}`, { details: { key: 'ONVIF_HTTPS', cert: o.certPath } });
-  }
-  if (!material.ok) {
-    ctx.log.info({ cert: o.certPath }, `ONVIF over HTTPS off: ${material.reason}`);
+  let first: ServedPair;
+  try {
+    first = await readServedPair(o.certPath, o.keyPath);
+  } catch (err) {
+    const reason = (err as Error).message;
+    if (o.mode === '1') throw new LookoutError('config_invalid', `ONVIF_HTTPS=1: ${reason}`, { details: { key: 'ONVIF_HTTPS', cert: o.certPath } });
+    ctx.log.info({ cert: o.certPath }, `ONVIF over HTTPS off: ${reason}`);
     return undefined;
   }
-  const secure = new OnvifServer({ ...o.server, port: o.port, tls: material });
+  const secure = new OnvifServer({ ...o.server, port: o.port, tls: { cert: first.cert, key: first.key } });
   const port = await secure.listen();
   ctx.onStop(() => secure.close());
-  const onHup = (): void =>
-    void readHttpsMaterial(o.certPath, o.keyPath).then((next) => {
-      if (next.ok) secure.setCertificate(next.cert, next.key);
-      else ctx.log.warn(`ONVIF HTTPS certificate not reloaded, the one served stays: ${next.reason}`);
-    });
-  process.on('SIGHUP', onHup);
-  ctx.onStop(() => process.off('SIGHUP', onHup));
+  ctx.onStop(reloadOnSighup(secure, o, first, ctx.log, 'ONVIF HTTPS'));
   return port;
 }

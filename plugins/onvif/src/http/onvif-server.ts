@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { TLSSocket } from 'node:tls';
+import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Element } from '@xmldom/xmldom';
 import { isLoopbackHostHeader, toLookoutError, unmapIpv4, type Logger } from 'lookout/core';
@@ -123,8 +123,9 @@ export class OnvifServer {
   }
 
   /** A renewed certificate for new connections (open ones keep theirs); HTTPS servers only. */
-  setCertificate(cert: Buffer, key: Buffer): void {
-    if (this.o.tls) (this.server as HttpsServer).setSecureContext({ cert, key, ...TLS_CONTEXT });
+  /** Serves a renewed certificate to new connections (open ones keep theirs); HTTPS only. */
+  setSecureContext(context: SecureContextOptions): void {
+    if (this.o.tls) (this.server as HttpsServer).setSecureContext({ ...context, ...TLS_CONTEXT });
   }
 
   async close(): Promise<void> {
