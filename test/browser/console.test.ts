@@ -203,7 +203,7 @@ describe('fleet console in chromium', () => {
       const clear = [red, ...(purple.n >= 40 && screenIou(red, purple) === 0 ? [purple] : [])];
       for (const f of clear) {
         const best = Math.max(...drawn.map((d) => screenIou(d.screen, f)));
-        // Not 0.9 here: the nearest dets may be half a detector interval from the
+        // Not 0.9 here: the hub streams dets 5 times a second, so the nearest frame may be 100 ms from the
         // picture (4 px at these walkers' pace), the sim detector jitters boxes by 2 px and the JPEG's
         // colours bleed a pixel or two (a loaded run measured 0.59 for a box 6 px off); which dets are
         // drawn is held exactly above, and the device test (boxes-on-snapshot) holds the chain to 0.9.

@@ -15,7 +15,7 @@ export interface DetsFrame {
 /** How long the page keeps a device's dets to pair a snapshot with: a picture may be seconds old. */
 export const RECENT_DETS_MS = 15_000;
 
-/** A snapshot's boxes are those of a frame at most this far from the picture (the page gets every dets of the device it shows, 3-15 a second). */
+/** A snapshot's boxes are those of a frame at most this far from the picture (the hub sends dets 5 times a second). */
 export const PAIR_WITHIN_MS = 250;
 
 /**
