@@ -6,8 +6,7 @@
  * - `incident`: an incident, anomaly or alert event of a device
  * - `ring`: a debug ring event (all kinds but the per-message `ingest`)
  * - `sample`: a new point of the device's history (the plots)
- * - `dets`: its latest detections (only when asked for: every one to a client watching one device,
- *   about 5 a second per device to a fleet-wide one)
+ * - `dets`: its latest detections (only when asked for: about 5 a second per device)
  */
 export const FLEET_EVENT_KINDS = ['device', 'presence', 'thermal', 'incident', 'ring', 'sample', 'dets'] as const;
 export type FleetEventKind = (typeof FLEET_EVENT_KINDS)[number];

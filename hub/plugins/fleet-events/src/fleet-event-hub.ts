@@ -108,11 +108,10 @@ export class FleetEventHub {
     for (const c of [...this.clients]) c.end();
   }
 
-  /** Frames the event once and writes it to each client that wants it (and passes `only`, when given). */
-  emit(event: FleetEvent, only?: (client: SseClient) => boolean): void {
+  emit(event: FleetEvent): void {
     let frame: string | undefined;
     for (const client of this.clients) {
-      if (!client.wants(event.kind, event.deviceId) || (only && !only(client))) continue;
+      if (!client.wants(event.kind, event.deviceId)) continue;
       frame ??= frameOf(this.nextId++, event.kind, event.data);
       client.write(frame);
       this.sent++;
@@ -184,20 +183,14 @@ export class FleetEventHub {
     if (card) this.emit({ kind: 'device', deviceId, data: card });
   }
 
-  /**
-   * A client watching one device (the console's live view pairs boxes with each picture shown) gets
-   * every dets of it, at the detector's rate (3-15 Hz by the spec); a fleet-wide one gets each device's
-   * thinned to one per detsIntervalMs.
-   */
   private onDets(m: IngestedMessage): void {
-    if (!this.wanted('dets', m.deviceId)) return;
-    const due = m.receivedAt - (this.detsAt.get(m.deviceId) ?? 0) >= this.o.detsIntervalMs;
-    if (due) this.detsAt.set(m.deviceId, m.receivedAt);
+    const last = this.detsAt.get(m.deviceId) ?? 0;
+    if (m.receivedAt - last < this.o.detsIntervalMs || !this.wanted('dets', m.deviceId)) return;
+    this.detsAt.set(m.deviceId, m.receivedAt);
     const { timestamp, dets, person_count, captured_at, frame_width, frame_height } = m.message;
-    // The frame's capture time and size go along when the device says them: the console pairs boxes with a picture by the one and maps them by the other.
+    // The frame's capture time and size go along when the device says them: the console pairs boxes with a snapshot by the one and maps them by the other.
     const frame = captured_at === undefined ? {} : { captured_at, frame_width, frame_height };
-    const event: FleetEvent = { kind: 'dets', deviceId: m.deviceId, data: { device_id: m.deviceId, timestamp, dets, person_count, ...frame } };
-    this.emit(event, due ? undefined : (client) => client.watchesOnly(m.deviceId));
+    this.emit({ kind: 'dets', deviceId: m.deviceId, data: { device_id: m.deviceId, timestamp, dets, person_count, ...frame } });
   }
 
   private onEvent(m: IngestedMessage): void {

@@ -32,11 +32,6 @@ export class SseClient {
     return this.o.device === undefined || deviceId === null || deviceId === this.o.device;
   }
 
-  /** True when the client asked for this one device's events only. */
-  watchesOnly(deviceId: string): boolean {
-    return this.o.device === deviceId;
-  }
-
   /** Writes an already framed event (framed once for every client). */
   write(frame: string): void {
     if (this.closed) return;

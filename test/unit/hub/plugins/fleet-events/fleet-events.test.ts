@@ -32,14 +32,7 @@ describe('fleet events (SSE) and history', () => {
       plugins,
       essential: set.essential,
       toolTimeoutMs: 1000,
-      // Fleet-wide dets are thinned to one a minute per device: a test never races the interval.
-      env: {
-        LOOKOUT_EVENTS_POLL_MS: '100',
-        LOOKOUT_EVENTS_DEVICE_INTERVAL_MS: '200',
-        LOOKOUT_EVENTS_DETS_INTERVAL_MS: '60000',
-        LOOKOUT_HISTORY_STEP_MS: '100',
-        READINESS_START_DELAY_MS: '600000',
-      },
+      env: { LOOKOUT_EVENTS_POLL_MS: '100', LOOKOUT_EVENTS_DEVICE_INTERVAL_MS: '200', LOOKOUT_HISTORY_STEP_MS: '100', READINESS_START_DELAY_MS: '600000' },
     });
     client = await mqttClient(hub.brokerUrl);
     // Nothing listens on cam-b's tool port: a tool call fails and the ring records it.
@@ -120,21 +113,6 @@ describe('fleet events (SSE) and history', () => {
     await publish(client, 'devices/cam-a/telemetry', msg.telemetry(50, 6));
     await plain.next('device');
     assert.ok(!plain.events.some((e) => e.event === 'dets'));
-  });
-
-  it('sends every dets to a client watching that device, and thins them for a fleet-wide one', async () => {
-    await publish(client, 'devices/cam-t/hello', msg.hello('cam-t', ['127.0.0.1'], await freePort()));
-    const watching = await open('?device=cam-t&kind=dets');
-    const fleetWide = await open('?kind=dets,device');
-    for (const first of [60, 62, 64]) await publish(client, 'devices/cam-t/dets', msg.dets(1, first));
-    await watching.next('dets', (x: any) => x.dets[0]?.track_id === 64);
-    // A later event on the same stream: the fleet-wide reader has had its chance at every dets.
-    await publish(client, 'devices/cam-t/telemetry', msg.telemetry(50, 6));
-    await fleetWide.next('device', (d: any) => d.device_id === 'cam-t');
-    const ids = (r: SseReader) =>
-      r.events.filter((e) => e.event === 'dets').map((e) => (JSON.parse(e.data) as { dets: { track_id: number }[] }).dets[0]?.track_id);
-    assert.deepEqual(ids(watching), [60, 62, 64]);
-    assert.deepEqual(ids(fleetWide), [60]);
   });
 
   it('keeps a bounded history per device and streams its samples', async () => {
