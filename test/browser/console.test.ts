@@ -146,9 +146,8 @@ describe('fleet console in chromium', () => {
         });
       type Streamed = { dets: { b: number[]; track_id?: number }[]; captured_at?: string; frame_width?: number; frame_height?: number };
       const near = (a: number, b: number) => Math.abs(a - b) < 1e-6;
-      // What the page draws against what the hub streamed. The page pairs again as each dets arrives
-      // (every one, at the detector's rate, to a page watching one device): the dets of the picture's
-      // instant may reach it a moment after the picture, so the check is repeated for a few seconds.
+      // What the page draws against what the hub streamed. The page pairs again as each dets arrives: the
+      // dets of the picture's instant may reach it a moment after the picture, so the check is repeated for a few seconds.
       const compare = async () => {
         const drawn = await readDrawn();
         const messages = reader.events.filter((e) => e.event === 'dets').map((e) => JSON.parse(e.data) as Streamed);
