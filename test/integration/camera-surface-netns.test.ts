@@ -219,8 +219,8 @@ if (!INSIDE_NETNS) {
         assert.match(out, /Token 0: profile_h264/, out);
         assert.ok(out.includes(`rtsp://127.0.0.1:${device!.ready.ports.rtsp}/preview_h264`), out);
         // libonvif keeps one nonce for the session and stamps Created in milliseconds: two of its requests in
-        // the same millisecond carry the very same token, which is refused as a replay (it is one); it goes
-        // on with the next request, so the facts above are read whatever the timing.
+        // the same millisecond carry the very same token, which the device lets the same peer repeat at once
+        // (a replay from elsewhere, or later, is still refused: test/unit/plugins/onvif/onvif-auth.test.ts).
       },
     );
 

@@ -27,7 +27,8 @@ let device: OnvifCamera['device'];
 let port: number;
 
 before(async () => {
-  camera = await startOnvifCamera({}, async (dataDir) => {
+  // No repeat allowance here: the same token twice is refused at once (onvif-profile-s tests the allowance).
+  camera = await startOnvifCamera({ ONVIF_TOKEN_REPEAT_MS: '0' }, async (dataDir) => {
     await mkdir(join(dataDir, 'data', 'config'), { recursive: true });
     const profile = { codec: 'H265', resolution: '1920x1080', fps: 15, bitrate_kbps: 300, gop: 5, rate_control: 'VBR' };
     await writeFile(join(dataDir, 'data', 'config', 'camera_profile.json'), JSON.stringify({ profile, updated_at: new Date().toISOString() }));

@@ -67,6 +67,13 @@ export const OnvifConfigSchema = z.object({
     .describe('open ONVIF connections from one remote address; more are closed at once'),
   ONVIF_CLOCK_SKEW_S: z.coerce.number().int().min(5).max(86_400).default(300).describe('how far a UsernameToken Created may be from the device clock'),
   ONVIF_NONCE_CACHE: z.coerce.number().int().min(64).max(1_000_000).default(10_000).describe('UsernameToken nonces remembered to refuse replays'),
+  ONVIF_TOKEN_REPEAT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(5000)
+    .default(1000)
+    .describe('how long the same UsernameToken may be sent again from the address that first used it (libonvif signs requests sent in one millisecond alike); 0 refuses every repeat'),
   ONVIF_SNAPSHOT_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(1).describe('snapshot decodes at once'),
   ONVIF_SNAPSHOT_QUEUE: z.coerce.number().int().min(0).max(64).default(4).describe('snapshot requests waiting for a decode; more get 503'),
   ONVIF_SNAPSHOT_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(8000).describe('one snapshot: waiting plus decoding'),

@@ -140,6 +140,7 @@ export default definePlugin({
       lookup: (user) => store.lookup(user),
       skewMs: config.ONVIF_CLOCK_SKEW_S * 1000,
       maxNonces: config.ONVIF_NONCE_CACHE,
+      tokenRepeatMs: config.ONVIF_TOKEN_REPEAT_MS,
       now: () => Date.now(),
     });
     const snapshot = new Snapshot(video, {

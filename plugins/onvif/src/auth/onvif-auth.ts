@@ -52,6 +52,8 @@ export interface OnvifAuthOptions {
   lookup(user: string): { password: string; level: UserLevel } | undefined;
   skewMs: number;
   maxNonces: number;
+  /** How long the same UsernameToken may come again from the peer that first sent it (see NonceCache). */
+  tokenRepeatMs: number;
   now(): number;
 }
 
@@ -64,7 +66,7 @@ export class OnvifAuth {
   private readonly digest: DigestServer | undefined;
 
   constructor(private readonly o: OnvifAuthOptions) {
-    this.nonces = new NonceCache(o.maxNonces, 2 * o.skewMs);
+    this.nonces = new NonceCache(o.maxNonces, 2 * o.skewMs, o.tokenRepeatMs);
     this.digest = !o.required
       ? undefined
       : new DigestServer({
@@ -113,7 +115,7 @@ export class OnvifAuth {
    * it may run, then ter:NotAuthorized (403) when the user's level does not allow the operation.
    * Answers who asks ('' for a pre-auth operation without credentials).
    */
-  checkSoap(action: string, header: Element | null, headers: HeaderCheck): string {
+  checkSoap(action: string, header: Element | null, headers: HeaderCheck, peer?: string): string {
     if (headers.authenticated) {
       authorize(action, headers.level ?? 'User');
       return headers.user ?? '';
@@ -124,7 +126,7 @@ export class OnvifAuth {
     if (!token) throw new AuthFault('Sender not authorized: send a WS-Security UsernameToken (PasswordDigest) or use HTTP Digest');
     let user: string;
     try {
-      user = verifyUsernameToken(token, { passwordFor: (u) => this.o.lookup(u)?.password, skewMs: this.o.skewMs, nonces: this.nonces, nowMs: this.o.now() });
+      user = verifyUsernameToken(token, { passwordFor: (u) => this.o.lookup(u)?.password, skewMs: this.o.skewMs, nonces: this.nonces, nowMs: this.o.now(), peer });
     } catch (err) {
       throw new AuthFault((err as Error).message);
     }

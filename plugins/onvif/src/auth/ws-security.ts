@@ -31,6 +31,8 @@ export interface UsernameTokenCheck {
   skewMs: number;
   nonces: NonceCache;
   nowMs: number;
+  /** The caller's remote address: the same token again from it, at once, is libonvif's, not a replay. */
+  peer?: string;
 }
 
 /** The UsernameToken of a request's Security header (undefined when the request carries none). */
@@ -72,7 +74,8 @@ export function verifyUsernameToken(token: Element, check: UsernameTokenCheck): 
   if (!userOk || !digestOk) throw refused('wrong user name or password');
   // Only a valid token spends its nonce: garbage cannot fill the cache. The key is the nonce with the
   // exact Created: the digest covers both, so a captured token cannot be sent again, while a client that
-  // keeps one nonce for a session and signs each request with a fresh Created (libonvif) still signs in.
-  if (!check.nonces.use(`${nonce.toString('base64')} ${created}`, createdMs, check.nowMs)) throw refused('the nonce was already used with this Created');
+  // keeps one nonce for a session and signs each request with a fresh Created (libonvif) still signs in
+  // (and, when two of its requests share a millisecond, the cache lets the same peer repeat it at once).
+  if (!check.nonces.use(`${nonce.toString('base64')} ${created}`, createdMs, check.nowMs, check.peer)) throw refused('the nonce was already used with this Created');
   return username;
 }

@@ -183,7 +183,7 @@ export class OnvifServer {
     try {
       this.parsedBodies++;
       const request = parseSoapRequest(text);
-      const user = this.o.auth.checkSoap(request.action, request.header, headers);
+      const user = this.o.auth.checkSoap(request.action, request.header, headers, req.socket.remoteAddress);
       const service = path.startsWith(PATHS.subscription) ? 'events' : (BY_NAMESPACE[request.namespace] ?? BY_PATH[path]);
       const info = requestInfo(req, user);
       const content = await this.dispatch(service, request.action, request.body, info, path, res);

@@ -16,7 +16,7 @@ test('Created: milliseconds, nanoseconds, no fraction, offsets; garbage is NaN',
 });
 
 test('the nonce cache refuses a replay, stays bounded, and refuses what it had to forget', () => {
-  const cache = new NonceCache(3, 1000);
+  const cache = new NonceCache(3, 1000, 0);
   assert.equal(cache.use('a', 100, 100), true);
   assert.equal(cache.use('a', 100, 150), false);
   cache.use('b', 200, 200);
@@ -28,6 +28,19 @@ test('the nonce cache refuses a replay, stays bounded, and refuses what it had t
   // Expired entries leave on their own.
   assert.equal(cache.use('e', 2000, 2000), true);
   assert.equal(cache.size, 1);
+});
+
+test('the same token may come again at once from the peer that first sent it (libonvif), a few times; not from another, not later', () => {
+  const cache = new NonceCache(100, 10_000, 50, 2);
+  assert.equal(cache.use('t', 100, 100, '10.0.0.1'), true);
+  assert.equal(cache.use('t', 100, 101, '10.0.0.2'), false, 'another address is a replay');
+  assert.equal(cache.use('t', 100, 102, '10.0.0.1'), true);
+  assert.equal(cache.use('t', 100, 103, '10.0.0.1'), true);
+  assert.equal(cache.use('t', 100, 104, '10.0.0.1'), false, 'only maxRepeats repeats');
+  assert.equal(cache.use('u', 200, 200, '10.0.0.1'), true);
+  assert.equal(cache.use('u', 200, 251, '10.0.0.1'), false, 'past the window');
+  assert.equal(cache.use('v', 300, 300), true);
+  assert.equal(cache.use('v', 300, 301), false, 'an unknown peer never repeats');
 });
 
 test('Digest header parsing tolerates node-onvif-ts\'s "Digestusername=" and quoted commas', () => {
