@@ -73,7 +73,9 @@ export const OnvifConfigSchema = z.object({
     .min(0)
     .max(5000)
     .default(1000)
-    .describe('how long the same UsernameToken may be sent again from the address that first used it (libonvif signs requests sent in one millisecond alike); 0 refuses every repeat'),
+    .describe(
+      'how long the same UsernameToken may be sent again from the address that first used it (libonvif signs requests sent in one millisecond alike); 0 refuses every repeat',
+    ),
   ONVIF_SNAPSHOT_CONCURRENCY: z.coerce.number().int().min(1).max(8).default(1).describe('snapshot decodes at once'),
   ONVIF_SNAPSHOT_QUEUE: z.coerce.number().int().min(0).max(64).default(4).describe('snapshot requests waiting for a decode; more get 503'),
   ONVIF_SNAPSHOT_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(8000).describe('one snapshot: waiting plus decoding'),

@@ -126,7 +126,13 @@ export class OnvifAuth {
     if (!token) throw new AuthFault('Sender not authorized: send a WS-Security UsernameToken (PasswordDigest) or use HTTP Digest');
     let user: string;
     try {
-      user = verifyUsernameToken(token, { passwordFor: (u) => this.o.lookup(u)?.password, skewMs: this.o.skewMs, nonces: this.nonces, nowMs: this.o.now(), peer });
+      user = verifyUsernameToken(token, {
+        passwordFor: (u) => this.o.lookup(u)?.password,
+        skewMs: this.o.skewMs,
+        nonces: this.nonces,
+        nowMs: this.o.now(),
+        peer,
+      });
     } catch (err) {
       throw new AuthFault((err as Error).message);
     }

@@ -76,6 +76,7 @@ export function verifyUsernameToken(token: Element, check: UsernameTokenCheck): 
   // exact Created: the digest covers both, so a captured token cannot be sent again, while a client that
   // keeps one nonce for a session and signs each request with a fresh Created (libonvif) still signs in
   // (and, when two of its requests share a millisecond, the cache lets the same peer repeat it at once).
-  if (!check.nonces.use(`${nonce.toString('base64')} ${created}`, createdMs, check.nowMs, check.peer)) throw refused('the nonce was already used with this Created');
+  if (!check.nonces.use(`${nonce.toString('base64')} ${created}`, createdMs, check.nowMs, check.peer))
+    throw refused('the nonce was already used with this Created');
   return username;
 }
