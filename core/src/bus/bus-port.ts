@@ -27,3 +27,35 @@ export function topicMatches(filter: string, topic: string): boolean {
   }
   return f.length === t.length;
 }
+
+/** The outbox's figures, as health reports them. */
+export interface OutboxStats {
+  /** Messages held now (waiting or in flight), and their bytes. */
+  queued: number;
+  queued_bytes: number;
+  /** Messages the outbox took since start (recovered ones included). */
+  kept: number;
+  /** Messages the broker acknowledged. */
+  delivered: number;
+  /** Messages dropped, oldest first, because the bound was reached. */
+  dropped: number;
+  /** Messages found on disk at start, from a previous run. */
+  recovered: number;
+  /** Records found torn at start (a crash mid-write) and skipped. */
+  torn: number;
+  /** Messages written to disk (those delivered before the next flush never are). */
+  written: number;
+  max_messages: number;
+  max_bytes: number;
+}
+
+/** How a device's bus is doing, as health reports it. */
+export interface BusHealth {
+  state: 'connected' | 'down';
+  /** QoS 1 messages waiting for the broker, delivered, dropped… */
+  outbox: OutboxStats;
+  /** QoS 0 messages published while the broker was away: dropped, as QoS 0 allows. */
+  qos0_dropped: number;
+  /** Retained topics whose latest message waits for the next connection. */
+  retained_waiting: number;
+}

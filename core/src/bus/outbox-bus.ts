@@ -1,19 +1,11 @@
 import { LookoutError } from '../errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from './bus-logger.js';
-import type { BusPort, MessageHandler, PublishOptions } from './bus-port.js';
-import { assertPublishTopic } from './mqtt-topics.js';
-import type { Outbox, OutboxStats } from './outbox.js';
+import type { BusHealth, BusPort, MessageHandler, PublishOptions } from './bus-port.js';
 
-/** How a device's bus is doing, as health reports it. */
-export interface BusHealth {
-  state: 'connected' | 'down';
-  /** QoS 1 messages waiting for the broker, delivered, dropped… */
-  outbox: OutboxStats;
-  /** QoS 0 messages published while the broker was away: dropped, as QoS 0 allows. */
-  qos0_dropped: number;
-  /** Retained topics whose latest message waits for the next connection. */
-  retained_waiting: number;
-}
+export type { BusHealth } from './bus-port.js';
+import { assertPublishTopic } from './mqtt-topics.js';
+import type { Outbox } from './outbox.js';
+
 
 /**
  * A bus that never makes its publishers wait for the broker. QoS 1 (and 2) messages go through a

@@ -1,6 +1,9 @@
 import { LookoutError } from '../errors/lookout-error.js';
 import { silentBusLogger, type BusLogger } from './bus-logger.js';
 import { OutboxLog, type LoggedMessage } from './outbox-log.js';
+import type { OutboxStats } from './bus-port.js';
+
+export type { OutboxStats } from './bus-port.js';
 
 export interface OutboxOptions {
   /** The folder of the segment files (created); one outbox per folder. */
@@ -16,26 +19,6 @@ export interface OutboxOptions {
   logger?: BusLogger;
 }
 
-/** The outbox's figures, as health reports them. */
-export interface OutboxStats {
-  /** Messages held now (waiting or in flight), and their bytes. */
-  queued: number;
-  queued_bytes: number;
-  /** Messages the outbox took since start (recovered ones included). */
-  kept: number;
-  /** Messages the broker acknowledged. */
-  delivered: number;
-  /** Messages dropped, oldest first, because the bound was reached. */
-  dropped: number;
-  /** Messages found on disk at start, from a previous run. */
-  recovered: number;
-  /** Records found torn at start (a crash mid-write) and skipped. */
-  torn: number;
-  /** Messages written to disk (those delivered before the next flush never are). */
-  written: number;
-  max_messages: number;
-  max_bytes: number;
-}
 
 interface Entry extends LoggedMessage {
   size: number;

@@ -1,4 +1,4 @@
-import type { BusHealth } from '../bus/outbox-bus.js';
+import type { BusHealth } from '../bus/bus-port.js';
 import type { RuntimeInfo } from './context.js';
 import { CORE_VERSION } from './core-version.js';
 
