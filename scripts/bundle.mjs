@@ -52,7 +52,7 @@ try {
   const copy = (rel, to = rel) => {
     if (existsSync(join(root, rel))) cpSync(join(root, rel), join(stage, to), { recursive: true, dereference: true });
   };
-  for (const dir of ['core', 'edge', 'plugins']) copy(join('dist', dir));
+  for (const dir of ['core', 'lib', 'native', 'edge', 'plugins']) copy(join('dist', dir));
   copy('configs');
   copy(join('bin', 'lookout-edge.js'));
   copy(join('deploy', 'lookout-edge.service'));

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { MqttTlsOptions } from '../../core/src/bus/mqtt-bus.js';
-import { deviceTlsPaths } from '../../core/src/tls/tls-paths.js';
+import type { MqttTlsOptions } from 'lookout/lib/mqtt';
+import { deviceTlsPaths } from 'lookout/lib/tls';
 import { usageError } from './edge-args.js';
 
 /** The device's TLS files for the bus, as given by flags or the environment (paths, not contents). */

@@ -1,15 +1,17 @@
 import { setMaxListeners } from 'node:events';
-import { MAX_REQUEST_JSON_DEPTH, jsonDeeperThan } from '../../core/src/json/json-depth.js';
+import { MAX_REQUEST_JSON_DEPTH, type BusPort, type ToolRegistry } from 'lookout/core/host';
+import {
+  jsonDeeperThan,
+  ResponseMessageSchema,
+  type ResponseMessage,
+  PingCommandSchema,
+  ToolCommandSchema,
+  toLookoutError,
+  type Logger,
+  MAX_TOOL_MESSAGE_BYTES,
+} from 'lookout/core';
 import { z } from 'zod';
-import type { BusPort } from '../../core/src/bus/bus-port.js';
-import { ResponseMessageSchema, type ResponseMessage } from '../../core/src/contracts/responses-message.js';
-import { PingCommandSchema, ToolCommandSchema } from '../../core/src/contracts/command-messages.js';
-import { toLookoutError } from '../../core/src/errors/lookout-error.js';
-import type { Logger } from '../../core/src/log/logger.js';
-import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
-import { MAX_TOOL_MESSAGE_BYTES } from '../../core/src/tools/tool-limits.js';
-import { AdmissionQueue } from '../../core/src/util/admission-queue.js';
-import { KeyedRateLimiter } from '../../core/src/util/keyed-rate-limiter.js';
+import { AdmissionQueue, KeyedRateLimiter } from 'lookout/lib/limits';
 
 export interface CommandStats {
   received: number;

@@ -1,8 +1,7 @@
 import { Registry } from 'prom-client';
-import type { BusPort } from '../../core/src/bus/bus-port.js';
-import { gbToBytes, registerDeviceGauges, sampleFromMessages, type DeviceGaugeSample } from '../../core/src/metrics/device-gauges.js';
-import type { PluginReport } from '../../core/src/plugin/device-info.js';
-import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
+import type { BusPort, ToolRegistry } from 'lookout/core/host';
+import { gbToBytes, registerDeviceGauges, sampleFromMessages, type DeviceGaugeSample } from 'lookout/lib/metrics';
+import type { PluginReport } from 'lookout/core';
 
 /** The messages whose latest copy the gauges read. */
 const WATCHED = new Set(['status', 'telemetry', 'health', 'dets']);

@@ -1,33 +1,39 @@
-import type { BusPort } from '../../core/src/bus/bus-port.js';
-import { MqttBus, type MqttBusOptions } from '../../core/src/bus/mqtt-bus.js';
-import { Outbox, type OutboxOptions } from '../../core/src/bus/outbox.js';
-import { OutboxBus, type BusHealth } from '../../core/src/bus/outbox-bus.js';
-import { devicePath } from '../../core/src/paths/device-path.js';
-import { urlForLog } from '../../core/src/bus/bus-logger.js';
-import { DeviceIdSchema } from '../../core/src/contracts/common.js';
-import { LookoutError, toLookoutError } from '../../core/src/errors/lookout-error.js';
-import { loadImage } from '../../core/src/images/load-image.js';
-import { LAYER_KEY } from '../../core/src/layers/layers.js';
-import { selectLayer } from '../../core/src/layers/layer-env.js';
-import { unknownEnvKeys } from '../../core/src/layers/unknown-keys.js';
-import { createLogger, type Logger } from '../../core/src/log/logger.js';
-import type { Plugin, RuntimeInfo } from '../../core/src/plugin/context.js';
-import { CORE_VERSION } from '../../core/src/plugin/core-version.js';
-import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';
-import type { LayerId } from '../../core/src/plugin/manifest.js';
-import { declaredKeys } from '../../core/src/plugin/plugin-config.js';
-import { packageVersion } from '../../core/src/paths/package-root.js';
-import { ToolRegistry } from '../../core/src/tools/tool-registry.js';
+import {
+  type BusPort,
+  loadImage,
+  LAYER_KEY,
+  selectLayer,
+  unknownEnvKeys,
+  createLogger,
+  loadPlugins,
+  type LoadedRuntime,
+  declaredKeys,
+  ToolRegistry,
+  type RestartPolicy,
+} from 'lookout/core/host';
+import { MqttBus, type MqttBusOptions, Outbox, type OutboxOptions, OutboxBus, type BusHealth, urlForLog } from 'lookout/lib/mqtt';
+import {
+  devicePath,
+  DeviceIdSchema,
+  LookoutError,
+  toLookoutError,
+  type Logger,
+  type Plugin,
+  type RuntimeInfo,
+  CORE_VERSION,
+  type LayerId,
+  packageVersion,
+  type PluginReport,
+  LastWillToken,
+  type LastWill,
+} from 'lookout/core';
 import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, checkCredential, startToolServer, type ToolServer } from './tool-server.js';
 import { decideToolTransport, type ToolTlsOptions } from './tool-transport.js';
 import { startCommandDispatcher, type CommandDispatcher, type CommandStats } from './command-dispatcher.js';
-import type { PluginReport } from '../../core/src/plugin/device-info.js';
 import { LateBus } from './late-bus.js';
 import { DeviceMetrics } from './device-metrics.js';
 import { declareHostTools, registerHostTools } from './host-tools.js';
-import type { RestartPolicy } from '../../core/src/plugin/plugin-supervisor.js';
-import { LastWillToken, type LastWill } from '../../core/src/plugin/last-will.js';
-import { RecordingFilesToken } from '../../core/src/recordings/recording-files.js';
+import { RecordingFilesToken } from 'lookout/lib/storage';
 
 export const DEFAULT_MQTT_URL = 'mqtt://127.0.0.1:1883';
 /** The outbox of QoS 1 messages waiting for the broker, under the data root. */

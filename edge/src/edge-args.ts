@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT } from './tool-server.js';
 import { DEFAULT_MQTT_URL } from './device-runtime.js';
 

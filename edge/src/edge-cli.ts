@@ -1,8 +1,7 @@
 import { pino } from 'pino';
-import { MemoryBus } from '../../core/src/bus/memory-bus.js';
-import { urlForLog } from '../../core/src/bus/bus-logger.js';
-import { toLookoutError } from '../../core/src/errors/lookout-error.js';
-import { createLogger, type Logger } from '../../core/src/log/logger.js';
+import { MemoryBus, createLogger } from 'lookout/core/host';
+import { urlForLog } from 'lookout/lib/mqtt';
+import { toLookoutError, type Logger } from 'lookout/core';
 import { startDevice, type DeviceHandle, type DeviceOptions } from './device-runtime.js';
 import { EDGE_USAGE, isUsageError, parseEdgeArgs, type EdgeArgs } from './edge-args.js';
 import { toolTokenFromEnv } from './tool-credential.js';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import type { LoadedRuntime } from '../../core/src/plugin/loader.js';
-import type { ToolDecl } from '../../core/src/plugin/manifest.js';
-import type { ToolRegistry } from '../../core/src/tools/tool-registry.js';
+import type { LoadedRuntime, ToolRegistry } from 'lookout/core/host';
+import type { ToolDecl } from 'lookout/core';
 
 /** Tools the device host serves itself, beside its plugins' (owner name in the tool registry). */
 export const HOST_TOOL_OWNER = 'lookout-edge';

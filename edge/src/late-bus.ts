@@ -1,5 +1,5 @@
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import type { BusPort, MessageHandler, PublishOptions } from '../../core/src/bus/bus-port.js';
+import { LookoutError } from 'lookout/core';
+import type { BusPort, MessageHandler, PublishOptions } from 'lookout/core/host';
 
 interface PendingSubscription {
   filter: string;

@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolDecl } from '../../core/src/plugin/manifest.js';
-import { toolInputJsonSchema, toolOutputJsonSchema } from '../../core/src/tools/tool-json-schema.js';
+import type { ToolDecl } from 'lookout/core';
+import { toolInputJsonSchema, toolOutputJsonSchema } from 'lookout/core/host';
 
 /**
  * MCP tool annotations from a declaration. Both hints are always given so that a client never falls

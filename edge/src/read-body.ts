@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 /**
  * Reads a request body up to `limit` bytes. A larger body (announced or actual) is refused as soon

@@ -3,9 +3,9 @@ import { open, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { parseRange } from '../../core/src/net/byte-range.js';
-import { isRecordingFileName, type RecordingFiles } from '../../core/src/recordings/recording-files.js';
+import { LookoutError } from 'lookout/core';
+import { parseRange } from 'lookout/lib/net';
+import { isRecordingFileName, type RecordingFiles } from 'lookout/lib/storage';
 
 export const RECORDINGS_PATH = '/recordings/';
 /** Files sent at once; more are refused with device_busy (429): a camera's disk and uplink serve its own recording first. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { sameSecret } from '../../core/src/auth/device-credentials.js';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { isLoopbackHost, isLoopbackHostHeader } from '../../core/src/net/is-loopback.js';
+import { sameSecret } from 'lookout/lib/auth';
+import { LookoutError } from 'lookout/core';
+import { isLoopbackHost, isLoopbackHostHeader } from 'lookout/lib/net';
 
 export interface ToolAccessOptions {
   /** The address the tool server listens on. */

@@ -1,5 +1,5 @@
-import { deviceToolToken, MIN_TOOL_TOKEN_CHARS } from '../../core/src/auth/tool-token.js';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { deviceToolToken, MIN_TOOL_TOKEN_CHARS } from 'lookout/lib/auth';
+import { LookoutError } from 'lookout/core';
 
 /** The fleet secret is at least this long wherever it is made (the hub creates 43 characters). */
 const MIN_FLEET_SECRET_CHARS = 16;

@@ -1,5 +1,5 @@
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { decideSurfaceTransport } from '../../core/src/tls/surface-transport.js';
+import { LookoutError } from 'lookout/core';
+import { decideSurfaceTransport } from 'lookout/lib/tls';
 
 /** How the tool server (and what shares its listener: recordings, /metrics) is asked to serve. */
 export interface ToolTlsOptions {

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import type { HubOptions } from './hub-options.js';
 
 export const HUB_USAGE = `Usage: lookout-hub [options]

@@ -1,5 +1,4 @@
-import { HUB_BUS_USER } from '../../core/src/auth/bus-acl.js';
-import { deriveDeviceSecret } from '../../core/src/auth/device-credentials.js';
+import { HUB_BUS_USER, deriveDeviceSecret } from 'lookout/lib/auth';
 
 /**
  * The hub's MQTT client id: under the reserved prefix (no device may hold an id there), and not

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
-import { toLookoutError } from '../../core/src/errors/lookout-error.js';
-import { createLogger } from '../../core/src/log/logger.js';
+import { toLookoutError } from 'lookout/core';
+import { createLogger } from 'lookout/core/host';
 import { HUB_USAGE, parseHubArgs, secretsOnCommandLine, type HubArgs } from './hub-args.js';
 import { startHub, type RunningHub } from './start-hub.js';
 

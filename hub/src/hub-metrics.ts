@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { registerDeviceGauges, type DeviceGaugeSample } from '../../core/src/metrics/device-gauges.js';
+import { registerDeviceGauges, type DeviceGaugeSample } from 'lookout/lib/metrics';
 
 type IncOnly = { inc(value?: number): void };
 type ObserveOnly = { observe(value: number): void };

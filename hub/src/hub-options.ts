@@ -1,7 +1,6 @@
-import type { BusPort } from '../../core/src/bus/bus-port.js';
-import type { Logger } from '../../core/src/log/logger.js';
-import type { Plugin } from '../../core/src/plugin/context.js';
-import type { HubSharedState, HubStateStore } from '../../core/src/host/hub-services.js';
+import type { BusPort } from 'lookout/core/host';
+import type { Logger, Plugin } from 'lookout/core';
+import type { HubSharedState, HubStateStore } from './services/hub-services.js';
 import type { HubTlsOptions } from './http/hub-transport.js';
 import type { BrokerTlsOptions } from './broker/broker-transport.js';
 

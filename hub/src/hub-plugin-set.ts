@@ -1,8 +1,6 @@
 import { dirname, join, resolve } from 'node:path';
-import { readImage, importPlugin } from '../../core/src/images/load-image.js';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import type { Plugin } from '../../core/src/plugin/context.js';
-import { packageRoot } from '../../core/src/paths/package-root.js';
+import { readImage, importPlugin } from 'lookout/core/host';
+import { LookoutError, type Plugin, packageRoot } from 'lookout/core';
 
 /** The default plugin set of the hub, as device images choose a device's plugins. */
 export function defaultPluginSetPath(): string {

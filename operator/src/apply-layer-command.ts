@@ -1,14 +1,17 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { firstPartyPlugins } from '../../core/src/images/first-party-plugins.js';
-import { parseEnv } from '../../core/src/layers/env-file.js';
-import { applyLayer, layerEnvPath } from '../../core/src/layers/layer-env.js';
-import { isLayerEnabled, LAYER_KEY, LAYERS, resolveLayer } from '../../core/src/layers/layers.js';
-import { unknownEnvKeys } from '../../core/src/layers/unknown-keys.js';
-import { DEVICE_PATHS } from '../../core/src/paths/device-path.js';
-import { declaredKeys, parsePluginConfig } from '../../core/src/plugin/plugin-config.js';
-import type { LayerId } from '../../core/src/plugin/manifest.js';
+import { LookoutError, parseEnv, resolveLayer, DEVICE_PATHS, type LayerId } from 'lookout/core';
+import {
+  firstPartyPlugins,
+  applyLayer,
+  layerEnvPath,
+  isLayerEnabled,
+  LAYER_KEY,
+  LAYERS,
+  unknownEnvKeys,
+  declaredKeys,
+  parsePluginConfig,
+} from 'lookout/core/host';
 import { EXIT_CODES_HELP } from './exit-codes.js';
 import type { OperatorCommand } from './lookout-cli.js';
 import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';

@@ -1,13 +1,18 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { HUB_BUS_USER, OPERATOR_BUS_USER, busPassword, mosquittoAcl } from '../../core/src/auth/bus-acl.js';
-import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
-import { deviceToolToken } from '../../core/src/auth/tool-token.js';
-import { loadFleetSecret } from '../../core/src/auth/fleet-secret.js';
-import { fleetMeshKey } from '../../core/src/auth/fleet-keys.js';
-import { mosquittoPasswordLine } from '../../core/src/auth/mosquitto-password.js';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import {
+  HUB_BUS_USER,
+  OPERATOR_BUS_USER,
+  busPassword,
+  mosquittoAcl,
+  deviceBusCredentials,
+  deviceToolToken,
+  loadFleetSecret,
+  fleetMeshKey,
+  mosquittoPasswordLine,
+} from 'lookout/lib/auth';
+import { LookoutError } from 'lookout/core';
 import type { OperatorCommand } from './lookout-cli.js';
 import { mosquittoConf, type MosquittoConfOptions } from './mosquitto-conf.js';
 

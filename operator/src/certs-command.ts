@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { provisionFleetCertificates, type FleetCertificatesReport, type FleetCertificatesRequest } from '../../core/src/tls/index.js';
+import { LookoutError } from 'lookout/core';
+import { provisionFleetCertificates, type FleetCertificatesReport, type FleetCertificatesRequest } from 'lookout/lib/tls';
 import { certsStatus, certsStatusExitCode, certsStatusTable, parseCertsStatusArgs } from './certs-status.js';
 import type { OperatorCommand } from './lookout-cli.js';
 

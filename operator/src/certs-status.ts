@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { caCertPathOf, certificateExpiry, readManaged, type CertificateExpiry } from '../../core/src/tls/index.js';
+import { LookoutError } from 'lookout/core';
+import { caCertPathOf, certificateExpiry, readManaged, type CertificateExpiry } from 'lookout/lib/tls';
 
 export interface CertsStatus {
   caDir: string;

@@ -1,7 +1,5 @@
-import type { BusPort } from '../../core/src/bus/bus-port.js';
-import { BUS_CONTRACTS } from '../../core/src/contracts/bus-contracts.js';
-import { WIRE_LIMITS } from '../../core/src/contracts/limits.js';
-import { parseWirePayload } from '../../core/src/contracts/parse-wire.js';
+import type { BusPort } from 'lookout/core/host';
+import { BUS_CONTRACTS, WIRE_LIMITS, parseWirePayload } from 'lookout/core';
 
 /** The topics the verifier samples: the two the spec gives a measurable rate for. */
 export const VERIFIED_SUFFIXES = ['telemetry', 'dets'] as const;

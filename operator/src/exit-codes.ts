@@ -1,4 +1,4 @@
-import { isLookoutError } from '../../core/src/errors/lookout-error.js';
+import { isLookoutError } from 'lookout/core';
 
 /** `lookout`'s exit codes: one per kind of failure an operator (or a script) acts on differently. */
 export const EXIT = {

@@ -1,7 +1,5 @@
-import { isLookoutError } from '../../core/src/errors/lookout-error.js';
-import { LAYERS } from '../../core/src/layers/layers.js';
-import { LAYER_IDS } from '../../core/src/plugin/manifest.js';
-import { packageVersion } from '../../core/src/paths/package-root.js';
+import { isLookoutError, LAYER_IDS, packageVersion } from 'lookout/core';
+import { LAYERS } from 'lookout/core/host';
 import { verifyContractCommand } from './verify-contract-command.js';
 import { brokerAclCommand, busCredentialsCommand, deviceCredentialsCommand } from './bus-credentials-commands.js';
 import { pluginsCommand } from './plugins-command.js';

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 /** Where `lookout broker-acl --conf` puts its two listeners, and with what TLS files. */
 export interface MosquittoConfOptions {

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { packageRoot } from '../../core/src/paths/package-root.js';
+import { LookoutError, packageRoot } from 'lookout/core';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
 import type { OperatorCommand } from './lookout-cli.js';
 import { readPlan, stepArgs, stepsOf, type PlannedStep } from './orchestrate/plan.js';

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { firstPartyPlugins } from '../../core/src/images/first-party-plugins.js';
-import type { Plugin } from '../../core/src/plugin/context.js';
+import { firstPartyPlugins } from 'lookout/core/host';
+import type { Plugin } from 'lookout/core';
 import type { OperatorCommand } from './lookout-cli.js';
 
 const code = (s: string) => `\`${s}\``;

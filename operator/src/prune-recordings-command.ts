@@ -1,8 +1,6 @@
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { dropGoneFromManifest } from '../../plugins/recorder/src/manifest-file.js';
-import { pruneRecordings } from '../../plugins/recorder/src/prune.js';
-import { recordingsRoot } from '../../core/src/paths/recordings-root.js';
+import { LookoutError, recordingsRoot } from 'lookout/core';
+import { dropGoneFromManifest, pruneRecordings } from 'lookout/plugins/recorder';
 import type { OperatorCommand } from './lookout-cli.js';
 import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
 import { pruneRemote } from './remote/remote-prune.js';

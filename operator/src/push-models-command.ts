@@ -1,8 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { DEVICE_PATHS } from '../../core/src/paths/device-path.js';
+import { LookoutError, DEVICE_PATHS } from 'lookout/core';
 import { EXIT_CODES_HELP } from './exit-codes.js';
 import type { OperatorCommand } from './lookout-cli.js';
 import { commandTimeoutMs, openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';

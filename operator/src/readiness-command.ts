@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { DEFAULT_HUB_PORT } from '../../hub/src/hub-options.js';
+import { LookoutError } from 'lookout/core';
+import { DEFAULT_HUB_PORT } from 'lookout/hub';
 import type { OperatorCommand } from './lookout-cli.js';
 import { readinessExitCode, readinessTable, type ReadinessBody } from './readiness-table.js';
 

@@ -1,8 +1,6 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
-import { parseEnv } from '../../core/src/layers/env-file.js';
-import { DEVICE_PATHS } from '../../core/src/paths/device-path.js';
+import { LookoutError, parseEnv, DEVICE_PATHS } from 'lookout/core';
 import { EXIT_CODES_HELP } from './exit-codes.js';
 import type { OperatorCommand } from './lookout-cli.js';
 import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';

@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
-import { DeviceIdSchema } from '../../core/src/contracts/common.js';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { MqttBus } from 'lookout/lib/mqtt';
+import { DeviceIdSchema, LookoutError } from 'lookout/core';
 import { EXIT_CODES_HELP } from './exit-codes.js';
 import type { OperatorCommand } from './lookout-cli.js';
 import { formatTapView, TapRecorder, type TapSummary } from './tap/tap-session.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
-import { LookoutError } from '../../core/src/errors/lookout-error.js';
+import { MqttBus } from 'lookout/lib/mqtt';
+import { LookoutError } from 'lookout/core';
 import { formatReport, verifyContract } from './contract-verifier.js';
 import type { OperatorCommand } from './lookout-cli.js';
 

@@ -1,5 +1,8 @@
-// The boundary rule of DESIGN.md, as a local ESLint rule: a plugin imports only `lookout/core`, its
-// own files and other plugins' published surface (`service.ts`); core imports no plugin and no host.
+// The boundary rule of DESIGN.md, as a local ESLint rule: a plugin imports only `lookout/core`, the
+// shared libraries' entries (`lookout/lib/<name>`, `lookout/native`; a hub plugin also `lookout/hub`),
+// its own files and other plugins' published surface (`service.ts`). A host (edge/, hub/src/,
+// operator/) imports the same entries plus `lookout/core/host`, and its own files. A library (lib/<name>,
+// native/ts) imports entries and its own files. Core imports nothing of the rest.
 // Hand-written rather than eslint-plugin-boundaries: that one resolves imports through a module
 // resolver, and our `.js` specifiers of `.ts` sources would need a TypeScript resolver on top; here
 // the rule resolves a relative specifier against the file itself, which is exact for this layout.
@@ -17,7 +20,19 @@ function pluginHome(file) {
 }
 
 const isServiceSurface = (target) => /^(hub\/)?plugins\/[^/]+\/src\/service\.(js|ts)$/.test(target);
-const layer = (target) => (target.split('/')[0] === 'hub' ? (target.startsWith('hub/plugins/') ? 'hub-plugin' : 'hub') : target.split('/')[0]);
+
+/** A host's or a library's own folder: relative imports stay inside it. */
+function ownFolder(from) {
+  const parts = from.split('/');
+  if (parts[0] === 'edge' || parts[0] === 'operator') return parts[0];
+  if (parts[0] === 'hub' && parts[1] === 'src') return 'hub/src';
+  if (parts[0] === 'lib' && parts.length > 2) return parts.slice(0, 2).join('/');
+  if (parts[0] === 'native' && parts[1] === 'ts') return 'native/ts';
+  return undefined;
+}
+
+const PLUGIN_ENTRY = /^lookout\/(core|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/;
+const HOST_ENTRY = /^lookout\/(core|core\/host|hub|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/;
 
 function check(context, node) {
   const spec = node.source?.value;
@@ -26,10 +41,17 @@ function check(context, node) {
   const from = relative(root, file).split(sep).join('/');
   const home = pluginHome(file);
   const report = (why) => context.report({ node: node.source, messageId: 'forbidden', data: { file: from, spec, why } });
+  const own = ownFolder(from);
   if (!spec.startsWith('.')) {
-    if (home && spec.startsWith('lookout/') && !/^lookout\/(core|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/.test(spec)) {
-      report("a plugin imports only 'lookout/core' and the plugins' published services ('lookout/plugins/<name>', 'lookout/hub-plugins/<name>')");
+    if (!spec.startsWith('lookout/')) return;
+    if (from.startsWith('core/')) return report('core is the plugin SDK: it imports no library, host or plugin');
+    const hubPlugin = home?.startsWith('hub/plugins/') && spec === 'lookout/hub';
+    if (home && !PLUGIN_ENTRY.test(spec) && !hubPlugin) {
+      report(
+        "a plugin imports only 'lookout/core', the libraries ('lookout/lib/<name>', 'lookout/native'; 'lookout/hub' in a hub plugin) and the plugins' published services",
+      );
     }
+    if (own && !HOST_ENTRY.test(spec)) report(`a host or library imports only public entries ('lookout/core', 'lookout/core/host', 'lookout/lib/<name>', …)`);
     return;
   }
   const target = relative(root, resolve(dirname(file), spec))
@@ -41,8 +63,13 @@ function check(context, node) {
     report(`a plugin imports only 'lookout/core' and other plugins' service.ts (this reaches ${target})`);
     return;
   }
-  if (from.startsWith('core/') && ['plugins', 'hub', 'hub-plugin', 'edge', 'operator', 'examples'].includes(layer(target))) {
-    report(`core is the SDK both sides share: it imports no plugin and no host (this reaches ${target})`);
+  if (own) {
+    if (target === own || target.startsWith(`${own}/`)) return;
+    report(`a host or library imports its own files and public entries only ('lookout/core', 'lookout/lib/<name>', plugins' services; this reaches ${target})`);
+    return;
+  }
+  if (from.startsWith('core/') && !target.startsWith('core/')) {
+    report(`core is the plugin SDK: it imports no library, plugin or host (this reaches ${target})`);
   }
 }
 

@@ -13,7 +13,7 @@
 import { createHmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { canonicalA2aString, signA2a, verifyA2a, type A2aRequest } from '../../core/src/auth/a2a-signature.js';
+import { canonicalA2aString, signA2a, verifyA2a, type A2aRequest } from '../../lib/auth/a2a-signature.js';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { peerHelloOverMtls } from '../../hub/plugins/a2a/src/sidecar-client.js';

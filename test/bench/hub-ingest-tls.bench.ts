@@ -20,8 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import { provisionFleetCertificates } from '../../core/src/tls/provision-fleet.js';
-import { hubServerTlsPaths } from '../../core/src/tls/tls-paths.js';
+import { provisionFleetCertificates } from '../../lib/tls/provision-fleet.js';
+import { hubServerTlsPaths } from '../../lib/tls/tls-paths.js';
 
 const DEVICES = 50;
 const TICKS_PER_SECOND = 100;

@@ -29,8 +29,7 @@
  *   node dist/test/bench/hub-tools-call.bench.js     (npm run bench -- hub-tools-call)
  *   LOOKOUT_BENCH_CALLS=1000 LOOKOUT_BENCH_TOOL=get_system_health node dist/test/bench/hub-tools-call.bench.js
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -42,7 +41,7 @@ import { createLogger } from '../../core/src/log/logger.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startHub } from '../../hub/src/start-hub.js';
 import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
-import { provisionFleetCertificates } from '../../core/src/tls/provision-fleet.js';
+import { provisionFleetCertificates } from '../../lib/tls/provision-fleet.js';
 import { startDeviceProcess } from '../support/device-process.js';
 import { waitFor } from '../integration/hub-helpers.js';
 

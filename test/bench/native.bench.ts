@@ -6,18 +6,8 @@
  * Figures only; nothing here passes or fails on time.
  */
 import { execFileSync } from 'node:child_process';
-import {
-  BgrResizer,
-  CropResizer,
-  accessUnitsOf,
-  bgrResampleReference,
-  countPicturesTwin,
-  countPicturesWith,
-  nativeStatus,
-  nativeAddon,
-  resampleReference,
-  type CropBox,
-} from '../../core/src/index.js';
+import { BgrResizer, CropResizer, bgrResampleReference, nativeStatus, nativeAddon, resampleReference, type CropBox } from '../../native/ts/index.js';
+import { accessUnitsOf, countPicturesTwin, countPicturesWith } from '../../lib/media/index.js';
 import { Preprocessor } from '../../plugins/detector/src/model/preprocess.js';
 import { preprocessReference } from '../../plugins/detector/src/model/preprocess-reference.js';
 import { DetrDecoder } from '../../plugins/detector/src/model/decode.js';

@@ -14,7 +14,7 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { CropResizer } from '../../core/src/native/crop-resizer.js';
+import { CropResizer } from '../../native/ts/crop-resizer.js';
 import { argmaxWithLogProbability, greedyDecode } from '../../plugins/trocr/src/model/greedy-decode.js';
 import { TextRecognizer } from '../../plugins/trocr/src/model/text-recognizer.js';
 import { TROCR } from '../../plugins/trocr/src/model/trocr-contract.js';

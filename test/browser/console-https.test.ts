@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type BrowserContext } from 'playwright-core';
-import { CA_COMMON_NAME } from '../../core/src/tls/fleet-ca.js';
+import { CA_COMMON_NAME } from '../../lib/tls/fleet-ca.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { provisionTestFleetCerts } from '../support/fleet-certs.js';
 import { testHub } from '../integration/hub-helpers.js';

@@ -16,7 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { signA2a } from '../../core/src/auth/a2a-signature.js';
+import { signA2a } from '../../lib/auth/a2a-signature.js';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { loadImage } from '../../core/src/images/load-image.js';

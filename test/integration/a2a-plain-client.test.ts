@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MqttClient } from 'mqtt';
-import { signA2a } from '../../core/src/auth/a2a-signature.js';
+import { signA2a } from '../../lib/auth/a2a-signature.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { provisionTestFleetCerts } from '../support/fleet-certs.js';

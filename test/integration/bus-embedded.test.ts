@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { busSuite, type BrokerUnderTest } from './bus-suite.js';
 import { waitFor } from '../support/wait-for.js';

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { MqttClient } from 'mqtt';
-import { HUB_BUS_USER, OPERATOR_BUS_USER, busPassword } from '../../core/src/auth/bus-acl.js';
+import { HUB_BUS_USER, OPERATOR_BUS_USER, busPassword } from '../../lib/auth/bus-acl.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { freePort } from '../support/free-port.js';

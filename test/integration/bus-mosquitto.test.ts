@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { waitFor } from '../support/wait-for.js';

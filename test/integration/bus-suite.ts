@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MqttBus, type MqttBusOptions } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus, type MqttBusOptions } from '../../lib/mqtt/mqtt-bus.js';
 import { isLookoutError } from '../../core/src/errors/lookout-error.js';
 import { BusRecorder } from '../support/bus-recorder.js';
 import { waitFor } from '../support/wait-for.js';

@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { DetsMessageSchema } from '../../core/src/contracts/dets-message.js';
 import { LookoutError } from '../../core/src/errors/lookout-error.js';
 import { recordFor } from '../support/bus-recorder.js';

@@ -1,7 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { DetsMessageSchema } from '../../core/src/contracts/dets-message.js';
 import { TelemetryMessageSchema } from '../../core/src/contracts/telemetry-message.js';
 import { LatestDetsResultSchema } from '../../core/src/contracts/latest-dets-result.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { HealthMessageSchema } from '../../core/src/contracts/health-message.js';
 import { HelloMessageSchema } from '../../core/src/contracts/hello-message.js';
 import { ResponseMessageSchema } from '../../core/src/contracts/responses-message.js';

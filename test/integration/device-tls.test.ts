@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import { importPlugin } from '../../core/src/images/load-image.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import { deviceTlsPaths } from '../../core/src/tls/tls-paths.js';
+import { deviceTlsPaths } from '../../lib/tls/tls-paths.js';
 import { startDevice, type DeviceHandle } from '../../edge/src/device-runtime.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { provisionTestFleetCerts } from '../support/fleet-certs.js';

@@ -4,7 +4,7 @@ import { request, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { accessUnitsOf } from '../../core/src/media/hevc-annexb.js';
+import { accessUnitsOf } from '../../lib/media/hevc-annexb.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startDeviceProcess } from '../support/device-process.js';
 

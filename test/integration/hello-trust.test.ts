@@ -10,7 +10,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MqttClient } from 'mqtt';
-import { busPassword } from '../../core/src/auth/bus-acl.js';
+import { busPassword } from '../../lib/auth/bus-acl.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { scratchDir, type ScratchDir } from '../support/scratch-dir.js';
 import { api, endClient, msg, publish, testHub, TEST_FLEET_SECRET, waitFor } from './hub-helpers.js';

@@ -1,4 +1,4 @@
-import { seededRandom } from '../../core/src/util/seeded-random.js';
+import { seededRandom } from '../../lib/random/seeded-random.js';
 /**
  * 10 000 malformed or schema-violating messages (random bytes, wrong types, oversized, deeply
  * nested, empty, made-up device ids and topics) through a real broker: the hub stays up, counts

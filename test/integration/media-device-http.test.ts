@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { deviceToolToken } from '../../core/src/auth/tool-token.js';
+import { deviceToolToken } from '../../lib/auth/tool-token.js';
 import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { importPlugin } from '../../core/src/images/load-image.js';
 import { createLogger } from '../../core/src/log/logger.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
-import { signedUrlKey, signUrl } from '../../core/src/auth/signed-url.js';
+import { signedUrlKey, signUrl } from '../../lib/auth/signed-url.js';
 import type { ChunkSidecar } from '../../core/src/index.js';
 import media from '../../hub/plugins/media/src/index.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';

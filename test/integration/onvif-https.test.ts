@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import type { TLSSocket } from 'node:tls';
-import { deviceTlsPaths } from '../../core/src/tls/tls-paths.js';
+import { deviceTlsPaths } from '../../lib/tls/tls-paths.js';
 import { OnvifServiceToken } from '../../plugins/onvif/src/service.js';
 import { digestAuthorization, ONVIF_NS, postSoap, startOnvifCamera, xmlTexts, type OnvifCamera, type SoapReply } from '../support/onvif-camera.js';
 

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { deviceBusCredentials } from '../../core/src/auth/device-bus-credentials.js';
+import { deviceBusCredentials } from '../../lib/auth/device-bus-credentials.js';
 import { PeerHelloAckSchema, PeerMeshStatusSchema, type PeerMeshStatus } from '../../core/src/contracts/peer-mesh-status.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';

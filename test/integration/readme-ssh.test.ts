@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import { KnownHosts, hostKeyOf } from '../../core/src/ssh/known-hosts.js';
+import { KnownHosts, hostKeyOf } from '../../lib/ssh/known-hosts.js';
 import { RegistryFileSchema } from '../../hub/plugins/registry/src/registry-file.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
 

@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { StatusMessageSchema, type StatusMessage } from '../../core/src/contracts/status-message.js';
 import { TelemetryMessageSchema } from '../../core/src/contracts/telemetry-message.js';
 import { DetsMessageSchema } from '../../core/src/contracts/dets-message.js';

@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { verifyContract } from '../../operator/src/contract-verifier.js';
 import { startPluginDevice, type PluginDevice } from '../support/plugin-device.js';

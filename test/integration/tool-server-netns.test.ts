@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { deviceToolToken } from '../../core/src/auth/tool-token.js';
+import { deviceToolToken } from '../../lib/auth/tool-token.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { runEdgeOnce, startDeviceProcess, type DeviceProcess } from '../support/device-process.js';

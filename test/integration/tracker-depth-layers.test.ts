@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { DetsMessageSchema, type DetsMessage } from '../../core/src/contracts/dets-message.js';
 import type { LayerId } from '../../core/src/plugin/manifest.js';
 import { BusRecorder, recordFor } from '../support/bus-recorder.js';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { OMNI15_LABELS } from '../../plugins/detector/src/model/class-maps.js';
 import { OcrReadSchema, OcrStatusSchema, type OcrStatus } from '../../plugins/trocr/src/service.js';
 import { BusRecorder, recordFor } from '../support/bus-recorder.js';

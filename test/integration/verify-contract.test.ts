@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EmbeddedBroker } from '../../hub/src/broker/embedded-broker.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import type { ContractReport } from '../../operator/src/contract-verifier.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startPluginDevice, type PluginDevice } from '../support/plugin-device.js';

@@ -37,7 +37,48 @@ test('the boundary rule fires on a deep import planted in a plugin, naming the f
     filePath: join(root, 'core', 'src', 'plugin', 'loader.ts'),
   });
   assert.ok(
-    core.messages.some((m) => m.ruleId === 'lookout/plugin-boundaries' && /core is the SDK both sides share/.test(m.message)),
+    core.messages.some((m) => m.ruleId === 'lookout/plugin-boundaries' && /core is the plugin SDK/.test(m.message)),
     JSON.stringify(core.messages),
   );
+});
+
+test('the boundary rule holds the hosts and the libraries to public entries', { timeout: 120_000 }, async () => {
+  const eslint = new ESLint({ cwd: root });
+  const boundaryOf = async (text: string, ...path: string[]) =>
+    (await eslint.lintText(text, { filePath: join(root, ...path) }))[0].messages.filter((m) => m.ruleId === 'lookout/plugin-boundaries').map((m) => m.message);
+  // A host reaching into core, a library or a plugin's internals is refused; its own files and the entries pass.
+  const host = await boundaryOf(
+    [
+      "import { ToolRegistry } from '../../core/src/tools/tool-registry.js';",
+      "import { KnownHosts } from '../../lib/ssh/known-hosts.js';",
+      "import { pruneRecordings } from '../../plugins/recorder/src/prune.js';",
+      "import { createLogger } from 'lookout/core/host';",
+      "import { connectSsh } from 'lookout/lib/ssh';",
+      "import { pruneInventory } from 'lookout/plugins/recorder';",
+      "import { runCommand } from './operator-command.js';",
+      'export const all = [ToolRegistry, KnownHosts, pruneRecordings, createLogger, connectSsh, pruneInventory, runCommand];',
+      '',
+    ].join('\n'),
+    'operator',
+    'src',
+    'readiness-command.ts',
+  );
+  assert.equal(host.length, 3, JSON.stringify(host, null, 2));
+  assert.match(host[0], /this reaches core\/src\/tools\/tool-registry\.js/);
+  assert.match(host[1], /this reaches lib\/ssh\/known-hosts\.js/);
+  assert.match(host[2], /this reaches plugins\/recorder\/src\/prune\.js/);
+  // A plugin may not use the hosts' entry; a library may not reach another library's files.
+  const plugin = await boundaryOf(
+    "import { createLogger } from 'lookout/core/host';\nexport const l = createLogger;\n",
+    'plugins',
+    'depth',
+    'src',
+    'fusion.ts',
+  );
+  assert.equal(plugin.length, 1, JSON.stringify(plugin));
+  const library = await boundaryOf("import { sameSecret } from '../auth/device-credentials.js';\nexport const s = sameSecret;\n", 'lib', 'tls', 'tls-paths.ts');
+  assert.equal(library.length, 1, JSON.stringify(library));
+  // Core imports no library.
+  const core = await boundaryOf("import { connectSsh } from 'lookout/lib/ssh';\nexport const c = connectSsh;\n", 'core', 'src', 'plugin', 'loader.ts');
+  assert.equal(core.length, 1, JSON.stringify(core));
 });

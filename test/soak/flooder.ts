@@ -1,6 +1,6 @@
 import { connect as netConnect } from 'node:net';
 import { connect, type MqttClient } from 'mqtt';
-import { seededRandom, type Random } from '../../core/src/util/seeded-random.js';
+import { seededRandom, type Random } from '../../lib/random/seeded-random.js';
 import type { HttpStats } from './http-stats.js';
 import { simMessage, SIM_KINDS, type SimKind } from './sim-fleet.js';
 

@@ -1,5 +1,5 @@
 import { BUS_CONTRACTS } from '../../core/src/contracts/bus-contracts.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 
 /** The topics a simulated device publishes and the soak counts. */
 export const SIM_KINDS = ['telemetry', 'dets', 'health', 'status'] as const;

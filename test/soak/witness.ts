@@ -1,5 +1,5 @@
 import { BUS_CONTRACTS } from '../../core/src/contracts/bus-contracts.js';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { SIM_KINDS, type SimKind } from './sim-fleet.js';
 
 /** Sequence numbers seen for one device and topic: a growable bitmap. */

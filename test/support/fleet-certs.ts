@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { provisionFleetCertificates, type FleetCertificatesReport } from '../../core/src/tls/provision-fleet.js';
-import type { ProvisionedCertificate } from '../../core/src/tls/provision-certificates.js';
+import { provisionFleetCertificates, type FleetCertificatesReport } from '../../lib/tls/provision-fleet.js';
+import type { ProvisionedCertificate } from '../../lib/tls/provision-certificates.js';
 
 export interface TestFleetCerts {
   caDir: string;

@@ -1,4 +1,4 @@
-import { seededRandom as simRandom } from '../../core/src/util/seeded-random.js';
+import { seededRandom as simRandom } from '../../lib/random/seeded-random.js';
 /**
  * A small, real RF-DETR-shaped ONNX model generated here (no download; encoded with the onnx-proto
  * package's protobufjs classes), and detector packages around it. The graph pools the input on a grid,

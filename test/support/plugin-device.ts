@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 import { importPlugin } from '../../core/src/images/load-image.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { loadPlugins, type LoadedRuntime } from '../../core/src/plugin/loader.js';

@@ -3,7 +3,7 @@
  * `online` status, prints `ready` and waits to be killed. Run as
  * `node will-client.js <url> <clientId> <willTopic> <willPayload> <onlinePayload>`.
  */
-import { MqttBus } from '../../core/src/bus/mqtt-bus.js';
+import { MqttBus } from '../../lib/mqtt/mqtt-bus.js';
 
 const [url, clientId, willTopic, willPayload, onlinePayload] = process.argv.slice(2);
 if (!url || !clientId || !willTopic || willPayload === undefined || onlinePayload === undefined) {

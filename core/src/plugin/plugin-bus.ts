@@ -2,7 +2,7 @@ import { LookoutError } from '../errors/lookout-error.js';
 import { topicMatches, type BusPort } from '../bus/bus-port.js';
 import type { PluginBus } from './context.js';
 import type { TopicDecl } from './manifest.js';
-import { PEER_DIRECTORY_FILTER } from '../auth/bus-acl.js';
+import { PEER_DIRECTORY_FILTER } from '../bus/peer-directory.js';
 
 /** Filters a device plugin declares as they are, outside its namespace: those the bus ACL lets a device read (the peer directory). */
 const ABSOLUTE_DEVICE_FILTERS: readonly string[] = [PEER_DIRECTORY_FILTER];

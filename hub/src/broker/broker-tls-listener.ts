@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
-import type { BusLogger } from '../../../core/src/bus/bus-logger.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { reloadingCertificate, type ReloadingCertificate } from '../../../core/src/tls/reloading-certificate.js';
+import type { BusLogger } from 'lookout/lib/mqtt';
+import { LookoutError } from 'lookout/core';
+import { reloadingCertificate, type ReloadingCertificate } from 'lookout/lib/tls';
 
 /** The embedded broker's MQTT-over-TLS listener (8883 by default in the hub). */
 export interface BrokerTlsListenerOptions {

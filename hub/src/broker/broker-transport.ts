@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { isLoopbackHost } from '../../../core/src/net/is-loopback.js';
-import { hubServerTlsPaths, hubTlsPaths } from '../../../core/src/tls/tls-paths.js';
+import { LookoutError } from 'lookout/core';
+import { isLoopbackHost } from 'lookout/lib/net';
+import { hubServerTlsPaths, hubTlsPaths } from 'lookout/lib/tls';
 import type { HubTransport } from '../http/hub-transport.js';
 
 export const DEFAULT_BROKER_TLS_PORT = 8883;

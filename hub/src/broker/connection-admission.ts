@@ -1,5 +1,5 @@
 import type { Server, Socket } from 'node:net';
-import type { BusLogger } from '../../../core/src/bus/bus-logger.js';
+import type { BusLogger } from 'lookout/lib/mqtt';
 
 export interface ConnectionCaps {
   /** Connections the server holds in all; more are closed as they are accepted. */

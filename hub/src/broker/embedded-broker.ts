@@ -1,16 +1,15 @@
 import { createServer, type Socket } from 'node:net';
 import { Aedes, type AuthenticateError, type Client, type PublishPacket } from 'aedes';
-import { boundPort, listen } from '../../../core/src/net/listen.js';
+import { boundPort, listen } from 'lookout/lib/net';
 import { guardPacketSizes } from './packet-size-guard.js';
 import { withEveryMatchingIdentifier } from './subscription-identifiers.js';
 import { connectionAdmission } from './connection-admission.js';
 import { brokerConnectionBudget } from './descriptor-budget.js';
 import { certificateIdentity, createBrokerTlsServer, type BrokerTlsListenerOptions, type CertificateIdentity } from './broker-tls-listener.js';
 import type { TLSSocket } from 'node:tls';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { silentBusLogger, type BusLogger } from '../../../core/src/bus/bus-logger.js';
-import { busPassword, busRoleOf, HUB_BUS_USER, mayPublish, maySubscribe, type BusRole } from '../../../core/src/auth/bus-acl.js';
-import { sameSecret } from '../../../core/src/auth/device-credentials.js';
+import { LookoutError } from 'lookout/core';
+import { silentBusLogger, type BusLogger } from 'lookout/lib/mqtt';
+import { busPassword, busRoleOf, HUB_BUS_USER, mayPublish, maySubscribe, type BusRole, sameSecret } from 'lookout/lib/auth';
 
 /** One shared secret: every client presents it (and the user name, when set). No per-client rights. */
 export interface SharedSecretAuth {

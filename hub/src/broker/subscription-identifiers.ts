@@ -1,5 +1,5 @@
 import type { Client, PublishPacket } from 'aedes';
-import { topicMatches } from '../../../core/src/bus/bus-port.js';
+import { topicMatches } from 'lookout/core';
 
 /** What aedes keeps of each subscription of a client; its types leave the field out. */
 type HeldSubscriptions = Record<string, { si?: number } | undefined>;

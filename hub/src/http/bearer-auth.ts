@@ -1,4 +1,4 @@
-import { sameSecret } from '../../../core/src/auth/device-credentials.js';
+import { sameSecret } from 'lookout/lib/auth';
 
 /** Checks `Authorization: Bearer <token>` in constant time (sameSecret hashes both sides first). */
 export function bearerChecker(token: string): (header: string | undefined) => boolean {

@@ -1,9 +1,7 @@
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Context } from 'koa';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js';
-import type { Logger } from '../../../core/src/log/logger.js';
+import { LookoutError, type RouteEntry, type Logger } from 'lookout/core';
 import type { HubMetrics } from '../hub-metrics.js';
 import { bearerChecker } from './bearer-auth.js';
 import { signedUrlChecker } from './signed-url-auth.js';

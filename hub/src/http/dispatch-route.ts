@@ -1,9 +1,7 @@
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { RouteEntry } from '../../../core/src/hub-routes/route-registry.js';
-import type { RouteRequest } from '../../../core/src/plugin/context.js';
+import { type RouteEntry, type RouteRequest, isRouteReply } from 'lookout/core';
 import { parseJsonBody, readBodyBytes, readJsonBody } from './read-json-body.js';
-import { isRouteReply } from '../../../core/src/hub-routes/route-reply.js';
 import { requestInvalid } from './zod-issues.js';
 
 const NO_QUERY = z.object({});

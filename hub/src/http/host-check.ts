@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { hostHeaderName, isLoopbackHostHeader } from '../../../core/src/net/is-loopback.js';
+import { LookoutError } from 'lookout/core';
+import { hostHeaderName, isLoopbackHostHeader } from 'lookout/lib/net';
 
 /**
  * DNS rebinding: a web page whose own name resolves to 127.0.0.1 reaches a hub on loopback, and the

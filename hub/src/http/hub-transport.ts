@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { isLoopbackHost } from '../../../core/src/net/is-loopback.js';
-import { hubServerTlsPaths } from '../../../core/src/tls/tls-paths.js';
+import { LookoutError } from 'lookout/core';
+import { isLoopbackHost } from 'lookout/lib/net';
+import { hubServerTlsPaths } from 'lookout/lib/tls';
 
 /** How the hub serves HTTP, as asked by its options (`--tls-cert`, `--tls-key`, `--tls`, `--insecure-http`). */
 export interface HubTlsOptions {

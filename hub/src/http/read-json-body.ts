@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { MAX_REQUEST_JSON_DEPTH, jsonDeeperThan } from '../../../core/src/json/json-depth.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { MAX_REQUEST_JSON_DEPTH } from 'lookout/core/host';
+import { jsonDeeperThan, LookoutError } from 'lookout/core';
 
 /**
  * Reads a JSON request body, refusing more than `limit` bytes before buffering them: a declared

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
-import { hasUrlSignature, verifySignedUrl } from '../../../core/src/auth/signed-url.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { hasUrlSignature, verifySignedUrl } from 'lookout/lib/auth';
+import { LookoutError } from 'lookout/core';
 
 /**
  * For routes that declare `signedUrl`: true when the request carries a URL signature that holds

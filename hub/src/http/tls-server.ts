@@ -1,10 +1,8 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import type { Logger } from '../../../core/src/log/logger.js';
-import { boundPort, closeServer, listen } from '../../../core/src/net/listen.js';
-import { reloadingCertificate, type ReloadingCertificate } from '../../../core/src/tls/reloading-certificate.js';
-import { SERVED_TLS_CONTEXT } from '../../../core/src/tls/served-pair.js';
+import { LookoutError, type Logger } from 'lookout/core';
+import { boundPort, closeServer, listen } from 'lookout/lib/net';
+import { reloadingCertificate, type ReloadingCertificate, SERVED_TLS_CONTEXT } from 'lookout/lib/tls';
 import { answerClientError } from './client-error.js';
 import type { HubTransport } from './hub-transport.js';
 

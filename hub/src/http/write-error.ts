@@ -1,7 +1,5 @@
 import type { Context } from 'koa';
-import { LookoutError, toLookoutError } from '../../../core/src/errors/lookout-error.js';
-import type { ErrorCode } from '../../../core/src/errors/codes.js';
-import { redactSecrets, type Logger } from '../../../core/src/log/logger.js';
+import { LookoutError, toLookoutError, type ErrorCode, redactSecrets, type Logger } from 'lookout/core';
 
 /** Statuses Koa or Node may raise on their own, as codes of the table. */
 const STATUS_CODES: Record<number, ErrorCode> = {

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 export type RequestPart = 'query' | 'body' | 'params';
 

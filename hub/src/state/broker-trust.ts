@@ -1,7 +1,7 @@
 import { rootCertificates } from 'node:tls';
 import { readFile } from 'node:fs/promises';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { readIfThere } from '../../../core/src/tls/read-if-there.js';
+import { LookoutError } from 'lookout/core';
+import { readIfThere } from 'lookout/lib/tls';
 
 /** The CAs the hub's connections to an external `mqtts://` broker verify it with (its bus, the replicas' ingest and session adoption). */
 export interface BrokerTrust {

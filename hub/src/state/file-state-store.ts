@@ -1,8 +1,7 @@
 import { readFile, rename, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../../../core/src/paths/atomic-write.js';
-import type { HubStateStore, StateKeeper, StateLoad } from '../../../core/src/host/hub-services.js';
-import type { Logger } from '../../../core/src/log/logger.js';
+import { writeFileAtomic, type Logger } from 'lookout/core';
+import type { HubStateStore, StateKeeper, StateLoad } from '../services/hub-services.js';
 import { DEFAULT_SAVE_INTERVAL_MS, StateKeepers } from './state-keepers.js';
 import { envelopeJson } from './state-json.js';
 

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { IPublishPacket } from 'mqtt';
 import type { Redis } from 'ioredis';
-import type { MessageHandler } from '../../../core/src/bus/bus-port.js';
-import { SubscriptionTable } from '../../../core/src/bus/subscription-table.js';
-import type { Logger } from '../../../core/src/log/logger.js';
+import type { MessageHandler } from 'lookout/core/host';
+import { SubscriptionTable } from 'lookout/lib/mqtt';
+import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 import { SessionAdoption } from './session-adoption.js';
 import { SharedSubscriber } from './shared-subscriber.js';

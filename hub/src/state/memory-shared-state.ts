@@ -1,4 +1,4 @@
-import type { ClaimHolder, ClaimOutcome, HubSharedState } from '../../../core/src/host/hub-services.js';
+import type { ClaimHolder, ClaimOutcome, HubSharedState } from '../services/hub-services.js';
 
 /** Live claims one scope may hold; at A2A's 300 s window this is about 300 signed requests a second. */
 const DEFAULT_MAX_CLAIMS = 100_000;

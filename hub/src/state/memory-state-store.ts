@@ -1,5 +1,6 @@
-import type { HubStateStore, StateKeeper, StateLoad } from '../../../core/src/host/hub-services.js';
-import { createLogger, type Logger } from '../../../core/src/log/logger.js';
+import type { HubStateStore, StateKeeper, StateLoad } from '../services/hub-services.js';
+import { createLogger } from 'lookout/core/host';
+import type { Logger } from 'lookout/core';
 import { StateKeepers } from './state-keepers.js';
 import { snapshotJson } from './state-json.js';
 

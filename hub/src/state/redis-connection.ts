@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { Logger } from '../../../core/src/log/logger.js';
+import type { Logger } from 'lookout/core';
 
 /** Key prefix of everything the hub keeps in Redis; replicas of one fleet share it (`--state-prefix`). */
 export const DEFAULT_REDIS_PREFIX = 'lookout:';

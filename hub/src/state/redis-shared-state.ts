@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { ClaimHolder, ClaimOutcome, HubSharedState } from '../../../core/src/host/hub-services.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import type { ClaimHolder, ClaimOutcome, HubSharedState } from '../services/hub-services.js';
+import { LookoutError } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 
 /** One record's bound: scopes hold small records (a grade, a presence), never a cache. */

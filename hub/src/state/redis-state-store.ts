@@ -1,5 +1,5 @@
-import type { HubStateStore, StateKeeper, StateLoad } from '../../../core/src/host/hub-services.js';
-import type { Logger } from '../../../core/src/log/logger.js';
+import type { HubStateStore, StateKeeper, StateLoad } from '../services/hub-services.js';
+import type { Logger } from 'lookout/core';
 import { DEFAULT_STATE_MAX_BYTES } from './file-state-store.js';
 import type { RedisConnection } from './redis-connection.js';
 import { DEFAULT_SAVE_INTERVAL_MS, StateKeepers } from './state-keepers.js';

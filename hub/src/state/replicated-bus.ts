@@ -1,4 +1,4 @@
-import type { BusPort, MessageHandler, PublishOptions } from '../../../core/src/bus/bus-port.js';
+import type { BusPort, MessageHandler, PublishOptions } from 'lookout/core/host';
 import type { IngestRelay } from './ingest-relay.js';
 
 /**

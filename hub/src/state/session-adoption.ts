@@ -1,5 +1,5 @@
 import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
-import type { Logger } from '../../../core/src/log/logger.js';
+import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 
 /** How often a replica says it is alive, and after how long without it the others take over its broker session. */

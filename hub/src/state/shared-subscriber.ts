@@ -1,9 +1,8 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
-import { corkUntilNextTurn } from '../../../core/src/bus/coalesced-acks.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import type { Logger } from '../../../core/src/log/logger.js';
+import { corkUntilNextTurn } from 'lookout/lib/mqtt';
+import { LookoutError, type Logger } from 'lookout/core';
 
 const TLS_SCHEMES = new Set(['mqtts:', 'ssl:', 'tls:']);
 const TCP_SCHEMES = new Set(['mqtt:', 'tcp:']);

@@ -1,4 +1,4 @@
-import { STATE_JSON } from '../../../core/src/host/hub-services.js';
+import { STATE_JSON } from '../services/hub-services.js';
 
 /** The JSON text of a snapshot: as its owner serialised it (STATE_JSON), else JSON.stringify. */
 export function snapshotJson(value: unknown): string {

@@ -1,5 +1,5 @@
-import type { Logger } from '../../../core/src/log/logger.js';
-import type { StateKeeper } from '../../../core/src/host/hub-services.js';
+import type { Logger } from 'lookout/core';
+import type { StateKeeper } from '../services/hub-services.js';
 
 /** The bus cache changes ten times a second per device: its state is written at most this often. */
 export const DEFAULT_SAVE_INTERVAL_MS = 5000;

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 
 /** The commands a plan may run on each device, and which of their options are positional (in order). */
 export const STEP_POSITIONALS = {

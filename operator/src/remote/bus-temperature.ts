@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { MqttBus } from '../../../core/src/bus/mqtt-bus.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { MqttBus } from 'lookout/lib/mqtt';
+import { LookoutError } from 'lookout/core';
 
 /**
  * The die temperature as the device reports it on the bus (telemetry's die_temp, status's

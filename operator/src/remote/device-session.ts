@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
 import type { Client, SFTPWrapper } from 'ssh2';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { connectSsh, describeTarget, type SshTarget } from '../../../core/src/ssh/ssh-connect.js';
-import type { KnownHosts } from '../../../core/src/ssh/known-hosts.js';
-import type { SshCredentials } from '../../../core/src/ssh/ssh-credentials.js';
+import { LookoutError } from 'lookout/core';
+import { connectSsh, describeTarget, type SshTarget, type KnownHosts, type SshCredentials } from 'lookout/lib/ssh';
 
 export interface SessionOptions {
   target: SshTarget;

@@ -1,9 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { KnownHosts } from '../../../core/src/ssh/known-hosts.js';
-import { SshCredentials } from '../../../core/src/ssh/ssh-credentials.js';
-import type { SshTarget } from '../../../core/src/ssh/ssh-connect.js';
+import { LookoutError } from 'lookout/core';
+import { KnownHosts, SshCredentials, type SshTarget } from 'lookout/lib/ssh';
 import { DeviceSession } from './device-session.js';
 
 /** parseArgs options every SSH command takes. */

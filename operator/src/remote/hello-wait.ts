@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { MqttBus } from '../../../core/src/bus/mqtt-bus.js';
-import { HelloMessageSchema, type HelloMessage } from '../../../core/src/contracts/hello-message.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { MqttBus } from 'lookout/lib/mqtt';
+import { HelloMessageSchema, type HelloMessage, LookoutError } from 'lookout/core';
 
 /** parseArgs options of the commands that wait for a device's hello. */
 export const BUS_OPTIONS = {

@@ -1,7 +1,6 @@
 import { posix } from 'node:path';
-import { CHUNK_NAME_PATTERN } from '../../../core/src/contracts/recording-chunk.js';
-import { files, MANIFEST_FILE } from '../../../plugins/recorder/src/chunk-files.js';
-import { chunkFilesInRemovalOrder, pruneInventory, type PruneEntry, type PruneReport } from '../../../plugins/recorder/src/prune.js';
+import { CHUNK_NAME_PATTERN } from 'lookout/core';
+import { chunkFilesInRemovalOrder, files, MANIFEST_FILE, pruneInventory, type PruneEntry, type PruneReport } from 'lookout/plugins/recorder';
 import type { DeviceSession } from './device-session.js';
 
 /**

@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
+import { LookoutError } from 'lookout/core';
 import type { DeviceSession } from './device-session.js';
 import type { Progress } from './progress.js';
 

@@ -1,7 +1,6 @@
 import { posix } from 'node:path';
-import { CHUNK_NAME_PATTERN } from '../../../core/src/contracts/recording-chunk.js';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { jpegFromHevc } from '../../../core/src/media/jpeg-from-hevc.js';
+import { CHUNK_NAME_PATTERN, LookoutError } from 'lookout/core';
+import { jpegFromHevc } from 'lookout/lib/media';
 import type { DeviceSession } from '../remote/device-session.js';
 
 /** The most of a chunk read for a snapshot: chunks are about 60 s of H.265. */

@@ -1,6 +1,6 @@
 import pixelmatch from 'pixelmatch';
-import { LookoutError } from '../../../core/src/errors/lookout-error.js';
-import { runFfmpeg } from '../../../core/src/media/ffmpeg-process.js';
+import { LookoutError } from 'lookout/core';
+import { runFfmpeg } from 'lookout/lib/media';
 
 export interface RgbaImage {
   width: number;

@@ -1,4 +1,4 @@
-import { hashSeed, seededRandom } from 'lookout/core';
+import { hashSeed, seededRandom } from 'lookout/lib/random';
 import type { Scenario } from './scenario-schema.js';
 import { hexToBgr } from './scene-state.js';
 

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { definePlugin } from 'lookout/core';
-import { FrameSourceToken } from './service.js';
+import { FrameSourceToken, SimScenarioToken } from './service.js';
 import { SimFrameSource } from './sim-frame-source.js';
 import { loadScenario } from './scenario-files.js';
-import { SimScenarioToken } from './service.js';
 
 /** Frame sources this build can open; a real camera source joins this list when it exists. */
 export const FRAME_SOURCES = ['sim'] as const;

@@ -1,4 +1,4 @@
-import { hashSeed } from 'lookout/core';
+import { hashSeed } from 'lookout/lib/random';
 import type { CameraIntrinsics, GroundTruthObject } from './service.js';
 import type { Scenario } from './scenario-schema.js';
 import { buildBackground, buildNoiseTable } from './background.js';

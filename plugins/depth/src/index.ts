@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { definePlugin } from 'lookout/core';
-import { FrameSourceToken } from '../../camera/src/service.js';
-import { SimScenarioToken } from '../../camera/src/service.js';
+import { FrameSourceToken, SimScenarioToken } from '../../camera/src/service.js';
 import { DetectionPipelineToken, InferenceKitToken } from '../../detector/src/service.js';
 import { DEPTH_BACKEND_NAMES } from './backends/depth-backend-records.js';
 import { openDepthBackend } from './backends/open-depth-backend.js';

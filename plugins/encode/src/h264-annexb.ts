@@ -1,4 +1,4 @@
-import type { AccessUnit } from 'lookout/core';
+import type { AccessUnit } from 'lookout/lib/media';
 
 /** NAL unit types (ITU-T H.264 table 7-1) that matter for grouping pictures. */
 export const H264_NAL = { IDR: 5, SEI: 6, SPS: 7, PPS: 8, AUD: 9 } as const;

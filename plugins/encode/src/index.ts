@@ -1,4 +1,5 @@
-import { definePlugin, deviceInfo, isLoopbackHost, LiveJpegArgsSchema, LiveJpegResultSchema, surfacePort, toLookoutError } from 'lookout/core';
+import { definePlugin, deviceInfo, LiveJpegArgsSchema, LiveJpegResultSchema, surfacePort, toLookoutError } from 'lookout/core';
+import { isLoopbackHost } from 'lookout/lib/net';
 import { CameraProfileToken } from '../../camera-profile/src/service.js';
 import { FrameSourceToken } from '../../camera/src/service.js';
 import { EncodeConfigSchema } from './config.js';

@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { deviceToolToken, isLoopbackHost, isLoopbackHostHeader, LookoutError, sameSecret } from 'lookout/core';
+import { deviceToolToken, sameSecret } from 'lookout/lib/auth';
+import { isLoopbackHost, isLoopbackHostHeader } from 'lookout/lib/net';
+import { LookoutError } from 'lookout/core';
 
 export interface LiveRefusal {
   status: 401 | 403;

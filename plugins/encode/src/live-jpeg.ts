@@ -1,4 +1,5 @@
-import { jpegFromHevc, LookoutError, toLookoutError, type LiveJpegResult } from 'lookout/core';
+import { jpegFromHevc } from 'lookout/lib/media';
+import { LookoutError, toLookoutError, type LiveJpegResult } from 'lookout/core';
 import { jpegSize } from './jpeg-size.js';
 import type { EncodedVideo } from './service.js';
 

@@ -1,7 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { LookoutError, reloadOnSighup, SERVED_TLS_CONTEXT, servedPairAtStart, type Logger } from 'lookout/core';
+import { LookoutError, type Logger } from 'lookout/core';
+import { reloadOnSighup, SERVED_TLS_CONTEXT, servedPairAtStart } from 'lookout/lib/tls';
 import type { LiveRefusal } from './live-access.js';
 import type { EncodedPicture, EncodedVideo } from './service.js';
 

@@ -1,4 +1,4 @@
-import { decideSurfaceTransport, type SurfaceTransport } from 'lookout/core';
+import { decideSurfaceTransport, type SurfaceTransport } from 'lookout/lib/tls';
 
 export interface LiveTransportInput {
   /** Where the live stream listens. */

@@ -1,4 +1,4 @@
-import { AccessUnitAssembler, AnnexBSplitter, type AccessUnit } from 'lookout/core';
+import { AccessUnitAssembler, AnnexBSplitter, type AccessUnit } from 'lookout/lib/media';
 import { H264AccessUnitAssembler } from './h264-annexb.js';
 
 /** Capture times waiting for their pictures; more than this means the encoder lost count (it is reset). */

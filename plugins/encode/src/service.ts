@@ -1,4 +1,5 @@
-import { serviceToken, type AccessUnit } from 'lookout/core';
+import { serviceToken } from 'lookout/core';
+import type { AccessUnit } from 'lookout/lib/media';
 
 /** An encoded picture as it leaves the encoder. */
 export interface EncodedPicture extends AccessUnit {

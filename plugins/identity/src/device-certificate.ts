@@ -1,7 +1,8 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { createSelfSignedCertificate, type Logger } from 'lookout/core';
+import { createSelfSignedCertificate } from 'lookout/lib/tls';
+import type { Logger } from 'lookout/core';
 import { saveCertificateFiles, type CertificateMaterial } from './certificate-files.js';
 
 export interface DeviceCertificate {

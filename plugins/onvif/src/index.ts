@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { definePlugin, devicePath, deviceInfo, isLoopbackHost, surfacePort, toLookoutError } from 'lookout/core';
+import { definePlugin, devicePath, deviceInfo, surfacePort, toLookoutError } from 'lookout/core';
+import { isLoopbackHost } from 'lookout/lib/net';
 import { CameraProfileToken } from '../../camera-profile/src/service.js';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { EncodedVideoToken } from '../../encode/src/service.js';

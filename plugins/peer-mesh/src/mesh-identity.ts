@@ -1,5 +1,5 @@
 import { createHash, createPrivateKey, diffieHellman, hkdfSync, verify, X509Certificate, type KeyObject } from 'node:crypto';
-import { checkIssuedBy, commonNameOf } from 'lookout/core';
+import { checkIssuedBy, commonNameOf } from 'lookout/lib/tls';
 
 /**
  * Who this device is to the mesh, and how it knows who its peers are.

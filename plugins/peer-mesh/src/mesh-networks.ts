@@ -1,6 +1,6 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
-import { DeviceNetworks, unmapIpv4 } from 'lookout/core';
+import { DeviceNetworks, unmapIpv4 } from 'lookout/lib/net';
 
 /** Loopback is always a mesh network: devices side by side on one machine mesh over it. */
 export const LOOPBACK_NETWORK = '127.0.0.0/8';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { isIPv6 } from 'node:net';
 import DgramAsPromised, { type RemoteInfo, type SocketAsPromised } from 'dgram-as-promised';
-import { KeyedRateLimiter, type Logger } from 'lookout/core';
+import { KeyedRateLimiter } from 'lookout/lib/limits';
+import type { Logger } from 'lookout/core';
 import type { MeshTimings } from './config.js';
 import { encodeIntroduction, encodeSealed, type MeshMessage } from './datagram.js';
 import type { MeshIdentity } from './mesh-identity.js';

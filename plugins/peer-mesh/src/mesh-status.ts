@@ -1,6 +1,5 @@
 import type { PeerCommStatus, PeerEntry, PeerMeshStatus } from 'lookout/core';
-import type { MeshNodeCounters } from './mesh-verifier.js';
-import { emptyCounters } from './mesh-verifier.js';
+import { type MeshNodeCounters, emptyCounters } from './mesh-verifier.js';
 import type { MeshNode } from './mesh-node.js';
 
 export interface SidecarView {

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { checkIssuedBy, keyMatchesCertificate } from 'lookout/core';
+import { checkIssuedBy, keyMatchesCertificate } from 'lookout/lib/tls';
 import { readFile } from 'node:fs/promises';
 
 /** What the sidecar serves with: the device's certificate and key, and the one CA its clients must come from. */

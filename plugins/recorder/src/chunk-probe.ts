@@ -1,4 +1,5 @@
-import { LookoutError, runFfmpeg } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { runFfmpeg } from 'lookout/lib/media';
 
 /**
  * Decodes a whole chunk and throws `recording_unreadable` with ffmpeg's own message when it does not

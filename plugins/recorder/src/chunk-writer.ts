@@ -1,6 +1,6 @@
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SerialQueue } from 'lookout/core';
+import { SerialQueue } from 'lookout/lib/limits';
 import type { EncodedPicture } from '../../encode/src/service.js';
 import { chunkName, files } from './chunk-files.js';
 import type { DetsLine } from './detection-log.js';

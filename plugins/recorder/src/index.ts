@@ -1,5 +1,7 @@
 import { mkdir } from 'node:fs/promises';
-import { SerialQueue, recordingsRoot, RecordingFilesToken, busTopic, definePlugin } from 'lookout/core';
+import { SerialQueue } from 'lookout/lib/limits';
+import { recordingsRoot, busTopic, definePlugin } from 'lookout/core';
+import { RecordingFilesToken } from 'lookout/lib/storage';
 import { EncodedVideoToken } from '../../encode/src/service.js';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { ChunkCompletion } from './chunk-completion.js';

@@ -1,5 +1,4 @@
-import type { Logger } from 'lookout/core';
-import { toLookoutError } from 'lookout/core';
+import { type Logger, toLookoutError } from 'lookout/core';
 import { ChunkIndex } from './chunk-index.js';
 import { readManifest, writeManifest } from './manifest-file.js';
 import { recoverRecordings } from './recovery.js';

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { toLookoutError, writeFileAtomic, type Logger, type SerialQueue } from 'lookout/core';
+import { toLookoutError, writeFileAtomic, type Logger } from 'lookout/core';
+import type { SerialQueue } from 'lookout/lib/limits';
 import type { EncodedVideo } from '../../encode/src/service.js';
 import { STATUS_FILE } from './chunk-files.js';
 import type { ChunkIndex } from './chunk-index.js';

@@ -1,5 +1,5 @@
-import type { Logger, StorageThresholds } from 'lookout/core';
-import { toLookoutError } from 'lookout/core';
+import { type Logger, toLookoutError } from 'lookout/core';
+import type { StorageThresholds } from 'lookout/lib/storage';
 import type { ChunkIndex } from './chunk-index.js';
 import { writeManifest } from './manifest-file.js';
 import { pruneUntilHealthy } from './prune.js';

@@ -1,5 +1,6 @@
 import { statfs } from 'node:fs/promises';
-import { storageHealth, volumeUsage, type StorageHealth, type StorageThresholds } from 'lookout/core';
+import { storageHealth, volumeUsage, type StorageThresholds } from 'lookout/lib/storage';
+import type { StorageHealth } from 'lookout/core';
 
 export interface StorageState {
   health: StorageHealth;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DigestServer } from 'lookout/core';
+import { DigestServer } from 'lookout/lib/auth';
 
 export const REALM = 'Lookout';
 /** A nonce is good this long; an older one gets 401 with stale=true and the client signs again without asking the user. */

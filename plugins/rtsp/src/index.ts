@@ -1,4 +1,6 @@
-import { definePlugin, deviceInfo, isLoopbackHost, reloadOnSighup, servedPairAtStart, surfacePort, toLookoutError, z, type ServedPair } from 'lookout/core';
+import { definePlugin, deviceInfo, surfacePort, toLookoutError, z } from 'lookout/core';
+import { isLoopbackHost } from 'lookout/lib/net';
+import { reloadOnSighup, servedPairAtStart, type ServedPair } from 'lookout/lib/tls';
 import { EncodedVideoToken } from '../../encode/src/service.js';
 import { RtspConfigSchema } from './config.js';
 import { DigestAuth } from './digest-auth.js';

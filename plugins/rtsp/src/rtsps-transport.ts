@@ -1,4 +1,4 @@
-import { decideSurfaceTransport, type SurfaceTransport } from 'lookout/core';
+import { decideSurfaceTransport, type SurfaceTransport } from 'lookout/lib/tls';
 
 /** RTSPS's place: `none` (RTSP only), or the device surfaces' decision (`https`, or `missing` when its certificate is not there). */
 export type RtspsTransport = { scheme: 'none' } | Exclude<SurfaceTransport, { scheme: 'http' }>;

@@ -1,6 +1,6 @@
 import { lstat, mkdir, readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { volumeUsage } from 'lookout/core';
+import { volumeUsage } from 'lookout/lib/storage';
 
 export interface StorageUsage {
   path: string;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { definePlugin, nativeStatus } from 'lookout/core';
+import { definePlugin } from 'lookout/core';
+import { nativeStatus } from 'lookout/native';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { ByteTracker } from './tracking/byte-tracker.js';
 import { TrackerStage } from './tracker-stage.js';

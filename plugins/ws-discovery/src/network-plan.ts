@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
-import { isLoopbackHost } from 'lookout/core';
+import { isLoopbackHost } from 'lookout/lib/net';
 
 /**
  * Where discovery listens and speaks, from how the device runs:

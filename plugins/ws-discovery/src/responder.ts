@@ -1,5 +1,6 @@
 import DgramAsPromised, { type RemoteInfo, type SocketAsPromised } from 'dgram-as-promised';
-import { KeyedRateLimiter, type Logger } from 'lookout/core';
+import { KeyedRateLimiter } from 'lookout/lib/limits';
+import type { Logger } from 'lookout/core';
 import { bye, hello, probeMatch, type AppSequence, type Endpoint } from './messages.js';
 import { matchesProbe } from './matching.js';
 import { announceAddresses, announceHost, answersSender, replyAddress, replyHost, urlHost, type NetworkPlan } from './network-plan.js';

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { provisionFleetCertificates } from '../../../core/src/tls/provision-fleet.js';
+import { provisionFleetCertificates } from '../../../lib/tls/provision-fleet.js';
 import { busTlsOptions } from '../../../edge/src/bus-tls.js';
 import { parseEdgeArgs } from '../../../edge/src/edge-args.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { deviceToolToken } from '../../../core/src/auth/tool-token.js';
+import { deviceToolToken } from '../../../lib/auth/tool-token.js';
 import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { toolTokenFromEnv } from '../../../edge/src/tool-credential.js';
 

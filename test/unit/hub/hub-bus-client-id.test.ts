@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isReservedBusId } from '../../../core/src/auth/bus-acl.js';
+import { isReservedBusId } from '../../../lib/auth/bus-acl.js';
 import { hubBusClientId } from '../../../hub/src/hub-bus-client-id.js';
 
 test("the hub's client id is reserved, stable for one hub and secret, and not derivable without the secret", () => {

@@ -4,7 +4,7 @@
  * finding it fails the tests: a fresh clone's npm test builds it.
  */
 import assert from 'node:assert/strict';
-import { loadNativeAddon, type NativeAddon } from '../../../core/src/native/index.js';
+import { loadNativeAddon, type NativeAddon } from '../../../native/ts/index.js';
 
 export function addonUnderTest(): NativeAddon {
   const { addon, status } = loadNativeAddon({ LOOKOUT_NATIVE_ADDON: process.env.LOOKOUT_NATIVE_ADDON });

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { AccessUnitAssembler, AnnexBSplitter, countPicturesTwin, countPicturesWith, seededRandom, type AnnexBCodec } from '../../../core/src/index.js';
+import { AccessUnitAssembler, AnnexBSplitter, countPicturesTwin, countPicturesWith, type AnnexBCodec } from '../../../lib/media/index.js';
+import { seededRandom } from '../../../lib/random/index.js';
 import { H264AccessUnitAssembler } from '../../../plugins/encode/src/h264-annexb.js';
 import { addonUnderTest, randomBytes, toolEnv } from './addon-under-test.js';
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { seededRandom } from '../../../core/src/index.js';
+import { seededRandom } from '../../../lib/random/index.js';
 import { DetrDecoder } from '../../../plugins/detector/src/model/decode.js';
 import { decodeReference } from '../../../plugins/detector/src/model/decode-reference.js';
 import type { DecodeOptions } from '../../../plugins/detector/src/model/decode-options.js';

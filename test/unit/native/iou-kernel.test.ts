@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { seededRandom } from '../../../core/src/index.js';
+import { seededRandom } from '../../../lib/random/index.js';
 import { iouMatrix, type Box } from '../../../plugins/tracker/src/geometry/box.js';
 import { IouKernel, NATIVE_MIN_PAIRS } from '../../../plugins/tracker/src/geometry/iou-kernel.js';
 import { addonUnderTest } from './addon-under-test.js';

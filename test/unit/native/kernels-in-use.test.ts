@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import { CropResizer, BgrResizer, nativeStatus } from '../../../core/src/index.js';
+import { CropResizer, BgrResizer, nativeStatus } from '../../../native/ts/index.js';
 import { EmbeddedBroker } from '../../../hub/src/broker/embedded-broker.js';
 import { DetrDecoder } from '../../../plugins/detector/src/model/decode.js';
 import { Preprocessor } from '../../../plugins/detector/src/model/preprocess.js';

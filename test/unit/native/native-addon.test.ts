@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { NATIVE_ABI_VERSION, loadNativeAddon } from '../../../core/src/index.js';
+import { NATIVE_ABI_VERSION, loadNativeAddon } from '../../../native/ts/index.js';
 import { scratchDir } from '../../support/scratch-dir.js';
 
 test('LOOKOUT_NATIVE=0 (or off, false, no) chooses the twins without looking for the addon', () => {

@@ -12,9 +12,9 @@ import {
   computeResizeTaps,
   quantizeResizeTaps,
   resampleReference,
-  seededRandom,
   type CropBox,
-} from '../../../core/src/index.js';
+} from '../../../native/ts/index.js';
+import { seededRandom } from '../../../lib/random/index.js';
 import { Preprocessor } from '../../../plugins/detector/src/model/preprocess.js';
 import { preprocessReference } from '../../../plugins/detector/src/model/preprocess-reference.js';
 import { testFrameBytes } from '../../support/onnx-model.js';

@@ -6,8 +6,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { packageRoot } from '../../../core/src/paths/package-root.js';
-import { checkIssuedBy } from '../../../core/src/tls/certificate-check.js';
-import { provisionFleetCertificates } from '../../../core/src/tls/provision-fleet.js';
+import { checkIssuedBy } from '../../../lib/tls/certificate-check.js';
+import { provisionFleetCertificates } from '../../../lib/tls/provision-fleet.js';
 import { parseCertsArgs } from '../../../operator/src/certs-command.js';
 import { scratchDir, type ScratchDir } from '../../support/scratch-dir.js';
 

@@ -1,4 +1,4 @@
-import { fleetA2aKey } from 'lookout/core';
+import { fleetA2aKey } from 'lookout/lib/auth';
 
 /**
  * The key A2A requests are signed with: `A2A_HMAC_KEY` when set, else derived from the fleet secret

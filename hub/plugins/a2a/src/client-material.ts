@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { checkIssuedBy, keyMatchesCertificate, type TlsPaths } from 'lookout/core';
+import { checkIssuedBy, keyMatchesCertificate, type TlsPaths } from 'lookout/lib/tls';
 
 /** The hub's client certificate, its key and the fleet CA it pins, or why there is none. */
 export type ClientTls = { ok: true; key: Buffer; cert: Buffer; ca: Buffer; fingerprint: string; notAfter: Date } | { ok: false; problem: string };

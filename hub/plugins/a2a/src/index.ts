@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { definePlugin, HUB_SHARED, hubTlsPaths, isLookoutError, PeerHelloAckSchema, type RouteRequest } from 'lookout/core';
+import { definePlugin, isLookoutError, PeerHelloAckSchema, type RouteRequest } from 'lookout/core';
+import { HUB_SHARED } from 'lookout/hub';
+import { hubTlsPaths } from 'lookout/lib/tls';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { A2A_ERRORS, a2aError } from './a2a-errors.js';

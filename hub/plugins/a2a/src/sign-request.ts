@@ -1,4 +1,5 @@
-import { z, canonicalA2aString, canonicalQuery, signA2a, A2A_WINDOW_S, type A2aHeaders } from 'lookout/core';
+import { z } from 'lookout/core';
+import { canonicalA2aString, canonicalQuery, signA2a, A2A_WINDOW_S, type A2aHeaders } from 'lookout/lib/auth';
 import { unsignable } from './signable-text.js';
 
 /**

@@ -1,4 +1,5 @@
-import { A2A_WINDOW_S, verifyA2a, type A2aRequest, type HubSharedState } from 'lookout/core';
+import { A2A_WINDOW_S, verifyA2a, type A2aRequest } from 'lookout/lib/auth';
+import type { HubSharedState } from 'lookout/hub';
 import { a2aError } from './a2a-errors.js';
 
 /** The HUB_SHARED scope of claimed nonces. */

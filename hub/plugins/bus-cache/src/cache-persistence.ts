@@ -1,4 +1,5 @@
-import type { HubStateStore, Logger, StateKeeper } from 'lookout/core';
+import type { HubStateStore, StateKeeper } from 'lookout/hub';
+import type { Logger } from 'lookout/core';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { CACHE_STATE_KEY, parseCacheState, restoreDevice, serializedCache } from './cache-state.js';
 import type { DeviceCache } from './device-cache.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { HUB_INFO, HUB_METRICS, HUB_STATE, definePlugin, reply, type HubInfo } from 'lookout/core';
+import { HUB_INFO, HUB_METRICS, HUB_STATE, type HubInfo } from 'lookout/hub';
+import { definePlugin, reply } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_ADMISSION } from '../../registry/src/service.js';
 import { persistCache } from './cache-persistence.js';

@@ -1,4 +1,4 @@
-import type { HubMetricsPort } from 'lookout/core';
+import type { HubMetricsPort } from 'lookout/hub';
 import type { IngestEvents } from './ingest-events.js';
 
 /** The hub's Prometheus figures of ingest: messages per contract, refusals per contract and reason. */

@@ -1,4 +1,4 @@
-import { AnnexBSplitter, HEVC_NAL, nalType } from 'lookout/core';
+import { AnnexBSplitter, HEVC_NAL, nalType } from 'lookout/lib/media';
 
 /** Reads an H.265 RBSP bit by bit (emulation prevention bytes already removed). */
 class Bits {

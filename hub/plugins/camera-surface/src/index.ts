@@ -1,16 +1,8 @@
 import { z } from 'zod';
-import {
-  definePlugin,
-  DeviceTlsAgents,
-  deviceToolToken,
-  fleetCaDeviceTls,
-  hubTlsPaths,
-  queryInteger,
-  setOwn,
-  toLookoutError,
-  mapBounded,
-  DEVICE_CALL_ERRORS,
-} from 'lookout/core';
+import { definePlugin, queryInteger, setOwn, toLookoutError, DEVICE_CALL_ERRORS } from 'lookout/core';
+import { DeviceTlsAgents, fleetCaDeviceTls, hubTlsPaths } from 'lookout/lib/tls';
+import { deviceToolToken } from 'lookout/lib/auth';
+import { mapBounded } from 'lookout/lib/limits';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';

@@ -1,6 +1,6 @@
 import { request, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
-import { deviceTlsRefusalOf } from 'lookout/core';
+import { deviceTlsRefusalOf } from 'lookout/lib/tls';
 import { hevcStreamSize } from './hevc-sps.js';
 
 export interface LiveProbe {

@@ -1,4 +1,4 @@
-import { KeyedRateLimiter, type KeyedRateLimits } from 'lookout/core';
+import { KeyedRateLimiter, type KeyedRateLimits } from 'lookout/lib/limits';
 import { sizeEvent } from './event-size.js';
 import { IngestLane } from './ingest-lane.js';
 import { RingBuffer } from './ring-buffer.js';

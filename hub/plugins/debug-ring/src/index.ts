@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DeviceIdSchema, HUB_SHARED, HUB_STATE, definePlugin, queryInteger, queryList, type StateKeeper } from 'lookout/core';
+import { DeviceIdSchema, definePlugin, queryInteger, queryList } from 'lookout/core';
+import { HUB_SHARED, HUB_STATE, type StateKeeper } from 'lookout/hub';
 import { sharedRing } from './shared-ring.js';
 import { DEFAULT_RING_MAX_BYTES, MemoryDebugRing } from './debug-ring.js';
 import { RING_STATE_KEY, RING_STATE_MAX_BYTES, RING_STATE_MAX_EVENTS, parseRingState } from './ring-state.js';

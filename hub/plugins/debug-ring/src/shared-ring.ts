@@ -1,4 +1,4 @@
-import type { HubSharedState } from 'lookout/core';
+import type { HubSharedState } from 'lookout/hub';
 import type { DebugEventInput, DebugRing } from './service.js';
 
 /** The broadcast channel of ring events between hub replicas. */

@@ -1,4 +1,5 @@
-import { LookoutError, isLookoutError, describeTarget, type SshTarget, type SshCredentials } from 'lookout/core';
+import { LookoutError, isLookoutError } from 'lookout/core';
+import { describeTarget, type SshTarget, type SshCredentials } from 'lookout/lib/ssh';
 import { DEFAULT_RECORDINGS_ROOT, type DeviceRegistry, type DeviceSshAddress } from '../../registry/src/service.js';
 import { checkRecordingFileName, checkRecordingsRoot, remotePathIn } from './recording-names.js';
 import type { DeviceSsh, RemoteFile, RemoteListing } from './service.js';

@@ -1,6 +1,7 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { definePlugin, KnownHosts, connectSsh, SshCredentials } from 'lookout/core';
+import { definePlugin } from 'lookout/core';
+import { KnownHosts, connectSsh, SshCredentials } from 'lookout/lib/ssh';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { HubDeviceSsh } from './device-ssh.js';

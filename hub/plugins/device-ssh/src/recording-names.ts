@@ -1,8 +1,9 @@
 import { posix } from 'node:path';
-import { isRecordingFileName, LookoutError, MAX_RECORDING_FILE_NAME_LENGTH as MAX_NAME_LENGTH } from 'lookout/core';
+import { isRecordingFileName, MAX_RECORDING_FILE_NAME_LENGTH as MAX_NAME_LENGTH } from 'lookout/lib/storage';
+import { LookoutError } from 'lookout/core';
 
 /** The name rule is core's: the device's tool server serves the same files over HTTP. */
-export { isRecordingFileName, RECORDINGS_INDEX_FILES } from 'lookout/core';
+export { isRecordingFileName, RECORDINGS_INDEX_FILES } from 'lookout/lib/storage';
 
 /** Refuses anything but a recording file name, before any connection is made. */
 export function checkRecordingFileName(name: string, field = 'name'): void {

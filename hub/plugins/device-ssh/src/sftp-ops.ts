@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { rename, rm, stat } from 'node:fs/promises';
 import type { Client, SFTPWrapper, Stats } from 'ssh2';
-import { LookoutError, guarded } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { guarded } from 'lookout/lib/ssh';
 import { isRecordingFileName } from './recording-names.js';
 import type { RemoteFile } from './service.js';
 

@@ -1,5 +1,6 @@
 import type { Client } from 'ssh2';
-import { LookoutError, guarded } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { guarded } from 'lookout/lib/ssh';
 import { isRecordingFileName } from './recording-names.js';
 import type { RemoteFile } from './service.js';
 import type { OpContext } from './sftp-ops.js';

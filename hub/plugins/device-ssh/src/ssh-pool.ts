@@ -1,5 +1,7 @@
 import type { Client } from 'ssh2';
-import { AdmissionQueue, LookoutError, isLookoutError, type ReleaseSlot, abortError, describeTarget, type SshTarget } from 'lookout/core';
+import { AdmissionQueue, type ReleaseSlot } from 'lookout/lib/limits';
+import { LookoutError, isLookoutError } from 'lookout/core';
+import { abortError, describeTarget, type SshTarget } from 'lookout/lib/ssh';
 
 export interface PoolLimits {
   /** Open connections across all devices. */

@@ -1,4 +1,4 @@
-import { sampleFromMessages, type DeviceGaugeSample } from 'lookout/core';
+import { sampleFromMessages, type DeviceGaugeSample } from 'lookout/lib/metrics';
 import type { BusCache } from '../../bus-cache/src/service.js';
 import type { DeviceRegistry } from '../../registry/src/service.js';
 import { deviceHealth } from './device-health.js';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { HUB_INFO, HUB_METRICS, HUB_ROUTES, definePlugin, packageRoot, reply } from 'lookout/core';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES } from 'lookout/hub';
+import { definePlugin, packageRoot, reply } from 'lookout/core';
 import { buildOpenApi } from './build-openapi.js';
 
 const HealthResponse = z.object({

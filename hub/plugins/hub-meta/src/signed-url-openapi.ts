@@ -1,4 +1,4 @@
-import { SIGNED_URL_MAX_TTL_S } from 'lookout/core';
+import { SIGNED_URL_MAX_TTL_S } from 'lookout/lib/auth';
 
 /** The OpenAPI security scheme of signed URLs (core/src/auth/signed-url.ts): `sig` in the query, with `exp`. */
 export const SIGNED_URL_SCHEME = {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, definePlugin, fleetCaDeviceTls, hubTlsPaths, reply } from 'lookout/core';
+import { LookoutError, definePlugin, reply } from 'lookout/core';
+import { fleetCaDeviceTls, hubTlsPaths } from 'lookout/lib/tls';
 import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/service.js';
 import { LiveFeed } from './live-feed.js';
 import { RTSP_FAILED_DECL } from './rtsp-failure.js';

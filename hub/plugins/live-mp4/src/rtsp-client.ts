@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
-import { deviceTlsRefusalOf, LookoutError } from 'lookout/core';
+import { deviceTlsRefusalOf } from 'lookout/lib/tls';
+import { LookoutError } from 'lookout/core';
 import { digestAuthorization, parseChallenge } from './digest.js';
 import { RTSP_FAILED, rtspFailure } from './rtsp-failure.js';
 

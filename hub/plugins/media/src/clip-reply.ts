@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
-import { LookoutError, parseRange, reply, type TaggedRouteReply } from 'lookout/core';
+import { LookoutError, reply, type TaggedRouteReply } from 'lookout/core';
+import { parseRange } from 'lookout/lib/net';
 import type { CachedClip } from './transcode-cache.js';
 
 /**

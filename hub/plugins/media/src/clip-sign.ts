@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, SIGNED_URL_DEFAULT_TTL_S, SIGNED_URL_MAX_TTL_S, signUrl, type RouteRequest } from 'lookout/core';
+import { LookoutError, type RouteRequest } from 'lookout/core';
+import { SIGNED_URL_DEFAULT_TTL_S, SIGNED_URL_MAX_TTL_S, signUrl } from 'lookout/lib/auth';
 import { checkDeviceParam, clipName } from './clip-route.js';
 import type { Media } from './media.js';
 

@@ -1,6 +1,8 @@
 import { open, rename, rm, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { deviceTlsRefusalOf, isRecordingFileName, LookoutError } from 'lookout/core';
+import { deviceTlsRefusalOf } from 'lookout/lib/tls';
+import { isRecordingFileName } from 'lookout/lib/storage';
+import { LookoutError } from 'lookout/core';
 import type { DeviceHttpsFetch } from './device-https-fetch.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { RecordingsAccess } from './recordings-access.js';

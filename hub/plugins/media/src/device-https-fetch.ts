@@ -1,6 +1,6 @@
 import { request, type AgentOptions } from 'node:https';
 import { Readable } from 'node:stream';
-import { DeviceTlsAgents, type DevicePin } from 'lookout/core';
+import { DeviceTlsAgents, type DevicePin } from 'lookout/lib/tls';
 
 /**
  * GET over https from a device whose tool server speaks TLS, answered as a fetch Response (what the

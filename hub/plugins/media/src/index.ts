@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { z } from 'zod';
-import { definePlugin, deviceToolToken, fleetCaDeviceTls, hubTlsPaths, LookoutError, signedUrlKey, type RouteRequest } from 'lookout/core';
+import { definePlugin, LookoutError, type RouteRequest } from 'lookout/core';
+import { deviceToolToken, signedUrlKey } from 'lookout/lib/auth';
+import { fleetCaDeviceTls, hubTlsPaths } from 'lookout/lib/tls';
 import { DeviceHttpsFetch } from './device-https-fetch.js';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';

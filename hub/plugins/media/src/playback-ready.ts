@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, PlaybackReadyResultSchema, queryInteger, toLookoutError, mapBounded } from 'lookout/core';
+import { LookoutError, PlaybackReadyResultSchema, queryInteger, toLookoutError } from 'lookout/core';
+import { mapBounded } from 'lookout/lib/limits';
 import type { ChunkRecord, DiscoveryStep } from './chunk-discovery.js';
 import type { Media } from './media.js';
 import { startOf } from './ssh-discovery.js';

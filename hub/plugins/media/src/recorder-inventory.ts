@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, RecordingStatusResultSchema, toLookoutError, mapBounded } from 'lookout/core';
+import { LookoutError, RecordingStatusResultSchema, toLookoutError } from 'lookout/core';
+import { mapBounded } from 'lookout/lib/limits';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import { isChunk } from './chunk-discovery.js';
 import type { Media } from './media.js';

@@ -5,9 +5,9 @@ import {
   LookoutError,
   sidecarNameOf,
   type ListRecordingChunksResult,
-  mapBounded,
   type RecordingStatusResult,
 } from 'lookout/core';
+import { mapBounded } from 'lookout/lib/limits';
 import type { RemoteFile, RemoteListing } from '../../device-ssh/src/service.js';
 import type { RecordingsAccess } from './recordings-access.js';
 

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LookoutError, runFfmpeg, toLookoutError } from 'lookout/core';
+import { LookoutError, toLookoutError } from 'lookout/core';
+import { runFfmpeg } from 'lookout/lib/media';
 import { Limiter } from './limiter.js';
 import { transcodeArgs, VARIANT_SUFFIX, type ClipVariant } from './transcode-args.js';
 

@@ -1,4 +1,5 @@
-import { PluginReportSchema, RecordingStatusResultSchema, toLookoutError, type HubRouteCatalog } from 'lookout/core';
+import { PluginReportSchema, RecordingStatusResultSchema, toLookoutError } from 'lookout/core';
+import type { HubRouteCatalog } from 'lookout/hub';
 import { z } from 'zod';
 import { LiveStatusResultSchema } from '../../../../plugins/rtsp/src/service.js';
 import type { PeerQueries } from '../../a2a/src/service.js';

@@ -1,4 +1,4 @@
-import { EXPIRY_WARNING_DAYS } from 'lookout/core';
+import { EXPIRY_WARNING_DAYS } from 'lookout/lib/tls';
 import type { DeviceFacts } from './device-facts.js';
 
 const DAY_MS = 86_400_000;

@@ -1,4 +1,4 @@
-import type { CertificateExpiry } from 'lookout/core';
+import type { CertificateExpiry } from 'lookout/lib/tls';
 import { READINESS_MODULES, type DeviceReadiness, type DeviceReadinessView, type FleetGrade, type Grade, type ReadinessModule } from './readiness-schemas.js';
 
 /** A stored grade with its age at `now`; stale past `staleAfterMs` (the checks stopped refreshing it). */

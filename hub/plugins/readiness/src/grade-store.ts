@@ -1,4 +1,5 @@
-import type { HubSharedState, Logger } from 'lookout/core';
+import type { HubSharedState } from 'lookout/hub';
+import type { Logger } from 'lookout/core';
 import { DeviceReadinessSchema, type DeviceReadiness } from './readiness-schemas.js';
 
 /** The HUB_SHARED scope of the grades: one record per device id, seen by every hub replica. */

@@ -1,4 +1,4 @@
-import { certificateExpiry, expiryWarning, hubServerTlsPaths, hubTlsPaths, type CertificateExpiry } from 'lookout/core';
+import { certificateExpiry, expiryWarning, hubServerTlsPaths, hubTlsPaths, type CertificateExpiry } from 'lookout/lib/tls';
 
 /**
  * The hub's own certificates as readiness shows them: the one it serves HTTPS with (the fleet-CA

@@ -1,4 +1,6 @@
-import { LookoutError, mapBounded, toLookoutError, type HubSharedState, type Logger, type PluginClock } from 'lookout/core';
+import { LookoutError, toLookoutError, type Logger, type PluginClock } from 'lookout/core';
+import { mapBounded } from 'lookout/lib/limits';
+import type { HubSharedState } from 'lookout/hub';
 import type { DeviceRegistry } from '../../registry/src/service.js';
 import { collectFacts, type FactSources } from './collect-facts.js';
 import { gradeDevice } from './grade-device.js';

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { LookoutError, type DeviceNetworks, type HelloMessage } from 'lookout/core';
+import { LookoutError, type HelloMessage } from 'lookout/core';
+import type { DeviceNetworks } from 'lookout/lib/net';
 import { LabelClaims, type LabelBinding, type LabelRefusal } from './label-claims.js';
 import { readRegistryFile, type RegistryFileDevice } from './registry-file.js';
 import { DEFAULT_RECORDINGS_ROOT, type DeviceRegistry, type DeviceSshAddress, type RegisteredDevice } from './service.js';

@@ -2,18 +2,16 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import {
   DeviceIdSchema,
-  DeviceNetworks,
-  HUB_INFO,
-  HUB_STATE,
   HelloMessageSchema,
   LookoutError,
   RegistryRecordSchema,
   RegistryShadowSchema,
   RoleLabelSchema,
   definePlugin,
-  lanAddress,
   type HelloMessage,
 } from 'lookout/core';
+import { DeviceNetworks, lanAddress } from 'lookout/lib/net';
+import { HUB_INFO, HUB_STATE } from 'lookout/hub';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { HubDeviceRegistry } from './device-registry.js';

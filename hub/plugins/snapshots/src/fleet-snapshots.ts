@@ -1,4 +1,4 @@
-import { mapBounded } from 'lookout/core';
+import { mapBounded } from 'lookout/lib/limits';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import { failureOf } from './snapshot-chain.js';
 import type { Snapshot } from './snapshot-types.js';

@@ -1,4 +1,4 @@
-import { AccessUnitAssembler, AnnexBSplitter, HEVC_NAL, nalType, type AccessUnit } from 'lookout/core';
+import { AccessUnitAssembler, AnnexBSplitter, HEVC_NAL, nalType, type AccessUnit } from 'lookout/lib/media';
 
 /** The pictures from the latest keyframe on, ready for a decoder. */
 export interface GopSnapshot {

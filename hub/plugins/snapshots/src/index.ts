@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { DeviceTlsAgents, LIVE_JPEG_LIMITS, definePlugin, deviceToolToken, fleetCaDeviceTls, hubTlsPaths, queryInteger, reply, setOwn } from 'lookout/core';
+import { DeviceTlsAgents, fleetCaDeviceTls, hubTlsPaths } from 'lookout/lib/tls';
+import { LIVE_JPEG_LIMITS, definePlugin, queryInteger, reply, setOwn } from 'lookout/core';
+import { deviceToolToken } from 'lookout/lib/auth';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH } from '../../device-ssh/src/service.js';
 import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/service.js';

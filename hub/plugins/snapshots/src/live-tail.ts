@@ -1,6 +1,7 @@
 import { request, type ClientRequest } from 'node:http';
 import { request as httpsRequest, type Agent as HttpsAgent } from 'node:https';
-import { deviceTlsRefusalOf, LookoutError } from 'lookout/core';
+import { deviceTlsRefusalOf } from 'lookout/lib/tls';
+import { LookoutError } from 'lookout/core';
 import { GopTail, type GopSnapshot } from './gop-tail.js';
 
 export interface LiveTailOptions {

@@ -1,4 +1,5 @@
-import { LookoutError, jpegFromHevc } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { jpegFromHevc } from 'lookout/lib/media';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { LiveTails } from './live-tails.js';
 import type { Snapshot, SnapshotRequest } from './snapshot-types.js';

@@ -1,4 +1,5 @@
-import { AdmissionQueue, LookoutError, type AdmissionLimits, type ReleaseSlot } from 'lookout/core';
+import { AdmissionQueue, type AdmissionLimits, type ReleaseSlot } from 'lookout/lib/limits';
+import { LookoutError } from 'lookout/core';
 
 /**
  * Tool calls in flight per device, bounded: `concurrency` run, `maxWaiting` wait, the rest are

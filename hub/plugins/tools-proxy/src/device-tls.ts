@@ -1,5 +1,5 @@
 import type { AgentOptions } from 'node:https';
-import { fleetCaDeviceTls } from 'lookout/core';
+import { fleetCaDeviceTls } from 'lookout/lib/tls';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { PoolTarget } from './mcp-pool.js';
 

@@ -1,6 +1,6 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { LookoutError, toLookoutError } from 'lookout/core';
-import type { HubMetricsPort } from 'lookout/core';
+import type { HubMetricsPort } from 'lookout/hub';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { DeclaredTools } from './declared-tools.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { HUB_METRICS } from 'lookout/hub';
 import {
-  HUB_METRICS,
   HealthEnrichmentSchema,
   LookoutError,
   TOOL_LIMITS,
@@ -8,24 +8,22 @@ import {
   ToolCallResponseSchema,
   argumentBytes,
   definePlugin,
-  deviceToolToken,
   packageVersion,
   toLookoutError,
   DEVICE_CALL_ERRORS,
-  hubTlsPaths,
 } from 'lookout/core';
+import { deviceToolToken } from 'lookout/lib/auth';
+import { hubTlsPaths } from 'lookout/lib/tls';
 import { fleetCaTls, poolTarget } from './device-tls.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
-import { DEVICE_REGISTRY } from '../../registry/src/service.js';
+import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/service.js';
 import { DeclaredTools } from './declared-tools.js';
 import { DeviceCallLimiter } from './device-call-limiter.js';
 import { forwardCall, type ForwardDeps } from './forward-call.js';
-import type { ToolOutcome } from './tool-outcome.js';
-import type { RegisteredDevice } from '../../registry/src/service.js';
+import { type ToolOutcome, isObject } from './tool-outcome.js';
 import { ENRICHED_TOOLS, enrichment, IDENTITY_TOOL, PEER_MESH_TOOL, type AuxOutcome } from './health-enrichment.js';
 import { IdentityCache } from './identity-cache.js';
 import { McpClientPool } from './mcp-pool.js';
-import { isObject } from './tool-outcome.js';
 import { DEVICE_TOOLS, type EnrichedOutcome, type ToolFallback } from './service.js';
 
 const CallQuery = z.object({

@@ -3,7 +3,8 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, ListToolsResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { AgentOptions } from 'node:https';
-import { deviceTlsRefusalOf, LookoutError, type DeviceTlsMismatchError } from 'lookout/core';
+import { deviceTlsRefusalOf, type DeviceTlsMismatchError } from 'lookout/lib/tls';
+import { LookoutError } from 'lookout/core';
 import { DeviceConnectionError, DeviceTransport } from './device-transport.js';
 import { DEVICE_TOOL_RESULT } from './device-tool-result.js';
 import { toolTraitsOf, type ToolTraits } from './tool-traits.js';

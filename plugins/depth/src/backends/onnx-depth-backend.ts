@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
-import { LookoutError, SerialQueue } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { SerialQueue } from 'lookout/lib/limits';
 import type { Frame } from '../../../camera/src/service.js';
 import type { FramePreprocessor, InferenceKit } from '../../../detector/src/service.js';
 import type { DepthMap } from '../fusion.js';

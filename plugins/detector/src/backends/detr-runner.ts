@@ -1,4 +1,5 @@
-import { LookoutError, type Detection, SerialQueue } from 'lookout/core';
+import { LookoutError, type Detection } from 'lookout/core';
+import { SerialQueue } from 'lookout/lib/limits';
 import type { Frame } from '../../../camera/src/service.js';
 import { DetrDecoder } from '../model/decode.js';
 import { checkFrame } from '../model/frame-check.js';

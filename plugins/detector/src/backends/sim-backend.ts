@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, type Detection, hashSeed, seededRandom } from 'lookout/core';
+import { LookoutError, type Detection } from 'lookout/core';
+import { hashSeed, seededRandom } from 'lookout/lib/random';
 import type { Frame } from '../../../camera/src/service.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';
 import { simRecord } from './records/sim.js';

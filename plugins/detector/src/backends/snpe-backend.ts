@@ -1,4 +1,5 @@
-import { LookoutError, loadNativeAddon, type Detection } from 'lookout/core';
+import { LookoutError, type Detection } from 'lookout/core';
+import { loadNativeAddon } from 'lookout/native';
 import type { Frame } from '../../../camera/src/service.js';
 import type { PackageConfig } from '../model/package-schema.js';
 import { prepareModel } from '../model/prepare-model.js';

@@ -1,4 +1,4 @@
-import { BgrResizer } from 'lookout/core';
+import { BgrResizer } from 'lookout/native';
 import type { Frame } from '../../../camera/src/service.js';
 import type { PreprocessOptions } from './normalization.js';
 import { Preprocessor } from './preprocess.js';

@@ -1,4 +1,4 @@
-import { resampleReference } from 'lookout/core';
+import { resampleReference } from 'lookout/native';
 import { IMAGENET_MEAN, IMAGENET_STD, type PreprocessOptions, type SizePair } from './normalization.js';
 
 /**

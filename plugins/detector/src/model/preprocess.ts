@@ -1,4 +1,4 @@
-import { NchwResampleTwin, nativeAddon, type KernelImplementation, type NativeAddon, type NativeResampler } from 'lookout/core';
+import { NchwResampleTwin, nativeAddon, type KernelImplementation, type NativeAddon, type NativeResampler } from 'lookout/native';
 import { IMAGENET_MEAN, IMAGENET_STD, type PreprocessOptions, type SizePair } from './normalization.js';
 
 export interface PreprocessorOptions extends PreprocessOptions {

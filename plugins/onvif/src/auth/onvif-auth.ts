@@ -1,5 +1,5 @@
 import type { Element } from '@xmldom/xmldom';
-import { DigestServer, parseDigestHeader, type DigestVerdict } from 'lookout/core';
+import { DigestServer, parseDigestHeader, type DigestVerdict } from 'lookout/lib/auth';
 import type { UserLevel } from '../device/device-store.js';
 import { SoapFault } from '../soap/soap-fault.js';
 import { NonceCache } from './nonce-cache.js';

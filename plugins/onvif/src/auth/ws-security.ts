@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Element } from '@xmldom/xmldom';
-import { sameSecret } from 'lookout/core';
+import { sameSecret } from 'lookout/lib/auth';
 import { NS } from '../soap/namespaces.js';
 import { child, childElements, text } from '../soap/soap-request.js';
 import { SoapFault } from '../soap/soap-fault.js';

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { unmapIpv4 } from 'lookout/core';
+import { unmapIpv4 } from 'lookout/lib/net';
 
 export interface ConnectionCapOptions {
   /** Open connections from one remote address. */

@@ -1,4 +1,5 @@
-import { LookoutError, readServedPair, reloadOnSighup, type PluginContext, type ServedPair } from 'lookout/core';
+import { LookoutError, type PluginContext } from 'lookout/core';
+import { readServedPair, reloadOnSighup, type ServedPair } from 'lookout/lib/tls';
 import { OnvifServer, type OnvifServerOptions } from './onvif-server.js';
 
 export interface OnvifHttpsOptions {

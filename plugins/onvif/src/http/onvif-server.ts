@@ -3,7 +3,8 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from 'n
 import type { SecureContextOptions, TLSSocket } from 'node:tls';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Element } from '@xmldom/xmldom';
-import { isLoopbackHostHeader, toLookoutError, unmapIpv4, type Logger } from 'lookout/core';
+import { isLoopbackHostHeader, unmapIpv4 } from 'lookout/lib/net';
+import { toLookoutError, type Logger } from 'lookout/core';
 import { AuthFault, type HeaderCheck, type OnvifAuth } from '../auth/onvif-auth.js';
 import { deviceService } from '../device/device-service.js';
 import { imagingService } from '../imaging/imaging-service.js';

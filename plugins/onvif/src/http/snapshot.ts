@@ -1,4 +1,5 @@
-import { AdmissionQueue, jpegFromHevc } from 'lookout/core';
+import { AdmissionQueue } from 'lookout/lib/limits';
+import { jpegFromHevc } from 'lookout/lib/media';
 import type { EncodedVideo } from '../../../encode/src/service.js';
 
 export class SnapshotUnavailable extends Error {

@@ -1,4 +1,5 @@
-import { type Detection, seededRandom, type Random } from 'lookout/core';
+import type { Detection } from 'lookout/core';
+import { seededRandom, type Random } from 'lookout/lib/random';
 import type { GroundTruthObject } from '../../../camera/src/service.js';
 
 /**

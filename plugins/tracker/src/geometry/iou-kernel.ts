@@ -1,4 +1,4 @@
-import { nativeAddon, type KernelImplementation, type NativeAddon } from 'lookout/core';
+import { nativeAddon, type KernelImplementation, type NativeAddon } from 'lookout/native';
 import { iouMatrix, type Box } from './box.js';
 
 /**

@@ -1,4 +1,5 @@
-import { LookoutError, nativeAddon, nativeStatus } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { nativeAddon, nativeStatus } from 'lookout/native';
 import type { ModelFiles } from './model-files.js';
 
 /**

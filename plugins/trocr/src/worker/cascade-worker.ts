@@ -5,7 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
-import { CropResizer, toLookoutError } from 'lookout/core';
+import { CropResizer } from 'lookout/native';
+import { toLookoutError } from 'lookout/core';
 import { TextRecognizer } from '../model/text-recognizer.js';
 import { TROCR } from '../model/trocr-contract.js';
 import type { OpenRequest, ReadRequest, WorkerError, WorkerReply, WorkerRequest } from './worker-protocol.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { LookoutError } from '../../../../core/src/errors/lookout-error.js';
-import { hubServerTlsPaths } from '../../../../core/src/tls/tls-paths.js';
+import { hubServerTlsPaths } from '../../../../lib/tls/tls-paths.js';
 import { decideBrokerListeners } from '../../../../hub/src/broker/broker-transport.js';
 
 const http = { scheme: 'http', insecure: false } as const;

@@ -7,8 +7,14 @@ import { MemoryBus } from '../../../../core/src/bus/memory-bus.js';
 import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../../../core/src/log/logger.js';
 import cameraPlugin, { CameraConfigSchema } from '../../../../plugins/camera/src/index.js';
-import { FrameSourceToken, type Frame, type FrameSource, type GroundTruthObject } from '../../../../plugins/camera/src/service.js';
-import { SimScenarioToken, type SimScenarioInfo } from '../../../../plugins/camera/src/service.js';
+import {
+  FrameSourceToken,
+  type Frame,
+  type FrameSource,
+  type GroundTruthObject,
+  SimScenarioToken,
+  type SimScenarioInfo,
+} from '../../../../plugins/camera/src/service.js';
 import { SimFrameSource } from '../../../../plugins/camera/src/sim-frame-source.js';
 import { loadScenario } from '../../../../plugins/camera/src/scenario-files.js';
 import { hexToBgr, compileScene } from '../../../../plugins/camera/src/scene-state.js';

@@ -1,4 +1,4 @@
-import { runFfmpeg } from '../../../../core/src/media/ffmpeg-process.js';
+import { runFfmpeg } from '../../../../lib/media/ffmpeg-process.js';
 
 export interface ProbedFrame {
   key_frame: number;

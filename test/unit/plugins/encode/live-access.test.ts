@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deviceToolToken } from '../../../../core/src/auth/tool-token.js';
+import { deviceToolToken } from '../../../../lib/auth/tool-token.js';
 import { liveAccessGuard, liveToken } from '../../../../plugins/encode/src/live-access.js';
 
 const TOKEN = 'live-token-0123456789abcdef';

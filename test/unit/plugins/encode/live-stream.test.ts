@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { request, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { accessUnitsOf, nalType, HEVC_NAL } from '../../../../core/src/media/hevc-annexb.js';
+import { accessUnitsOf, nalType, HEVC_NAL } from '../../../../lib/media/hevc-annexb.js';
 import { LookoutError } from '../../../../core/src/errors/lookout-error.js';
 import { loadScenario } from '../../../../plugins/camera/src/scenario-files.js';
 import { SimFrameSource } from '../../../../plugins/camera/src/sim-frame-source.js';

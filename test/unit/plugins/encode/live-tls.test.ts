@@ -16,7 +16,7 @@ import { MemoryBus } from '../../../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../../../core/src/log/logger.js';
 import type { PluginContext } from '../../../../core/src/plugin/context.js';
 import { loadPlugins } from '../../../../core/src/plugin/loader.js';
-import { deviceTlsPaths } from '../../../../core/src/tls/tls-paths.js';
+import { deviceTlsPaths } from '../../../../lib/tls/tls-paths.js';
 import cameraPlugin from '../../../../plugins/camera/src/index.js';
 import encodePlugin from '../../../../plugins/encode/src/index.js';
 import { decideLiveTransport } from '../../../../plugins/encode/src/live-transport.js';

@@ -8,7 +8,7 @@ import { MemoryBus } from '../../../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../../../core/src/log/logger.js';
 import { loadPlugins, type LoadedRuntime } from '../../../../core/src/plugin/loader.js';
 import identity from '../../../../plugins/identity/src/index.js';
-import { createSelfSignedCertificate } from '../../../../core/src/tls/self-signed-lazy.js';
+import { createSelfSignedCertificate } from '../../../../lib/tls/self-signed-lazy.js';
 import { cannotMount, mountSmallFilesystem, type SmallFilesystem } from '../../../support/small-filesystem.js';
 import { waitFor } from '../../../support/wait-for.js';
 

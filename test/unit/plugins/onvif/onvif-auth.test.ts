@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NonceCache } from '../../../../plugins/onvif/src/auth/nonce-cache.js';
-import { parseDigestHeader } from '../../../../core/src/auth/http-digest-server.js';
+import { parseDigestHeader } from '../../../../lib/auth/http-digest-server.js';
 import { parseDateTime } from '../../../../plugins/onvif/src/auth/ws-security.js';
 import { parseSoapRequest } from '../../../../plugins/onvif/src/soap/soap-request.js';
 import { SoapFault } from '../../../../plugins/onvif/src/soap/soap-fault.js';

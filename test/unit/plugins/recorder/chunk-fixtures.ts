@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSidecar, writeSidecar } from '../../../../plugins/recorder/src/sidecar.js';
 import { chunkName } from '../../../../plugins/recorder/src/chunk-files.js';
-import { countPictures } from '../../../../core/src/index.js';
+import { countPictures } from '../../../../lib/media/index.js';
 
 /** One second of real libx265 output (320x240, 5 fps, one keyframe). */
 export function realChunkBytes(): Buffer {

@@ -5,7 +5,8 @@
  * what a device encoder writes, keyframes included; only the camera is ffmpeg's testsrc.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { AccessUnitAssembler, AnnexBSplitter, definePlugin, type Plugin } from '../../../../core/src/index.js';
+import { AccessUnitAssembler, AnnexBSplitter } from '../../../../lib/media/index.js';
+import { definePlugin, type Plugin } from '../../../../core/src/index.js';
 import { EncodedVideoToken, type EncodedPicture, type EncoderExit, type EncodedVideo } from '../../../../plugins/encode/src/service.js';
 
 export interface TestEncoderOptions {

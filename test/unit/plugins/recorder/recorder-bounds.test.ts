@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { accessUnitsOf, type AccessUnit } from '../../../../core/src/index.js';
+import { accessUnitsOf, type AccessUnit } from '../../../../lib/media/index.js';
 import type { EncodedPicture } from '../../../../plugins/encode/src/service.js';
 import { chunkName, files } from '../../../../plugins/recorder/src/chunk-files.js';
 import { ChunkWriter, type CompletedChunk } from '../../../../plugins/recorder/src/chunk-writer.js';

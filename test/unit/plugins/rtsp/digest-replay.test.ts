@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import { parseDigestHeader } from '../../../../core/src/auth/http-digest-server.js';
+import { parseDigestHeader } from '../../../../lib/auth/http-digest-server.js';
 import { DigestAuth, REALM } from '../../../../plugins/rtsp/src/digest-auth.js';
 import { RtspServer } from '../../../../plugins/rtsp/src/rtsp-server.js';
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { parseDigestHeader } from '../../../../core/src/auth/http-digest-server.js';
+import { parseDigestHeader } from '../../../../lib/auth/http-digest-server.js';
 import { DigestAuth, REALM } from '../../../../plugins/rtsp/src/digest-auth.js';
 import { packetize, RtpStream } from '../../../../plugins/rtsp/src/rtp-packetizer.js';
 import { RtspReader } from '../../../../plugins/rtsp/src/rtsp-message.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { deviceTlsPaths } from '../../../../core/src/tls/tls-paths.js';
+import { deviceTlsPaths } from '../../../../lib/tls/tls-paths.js';
 import { decideRtspsTransport } from '../../../../plugins/rtsp/src/rtsps-transport.js';
 import { provisionTestFleetCerts } from '../../../support/fleet-certs.js';
 import { scratchDir, type ScratchDir } from '../../../support/scratch-dir.js';

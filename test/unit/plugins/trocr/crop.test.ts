@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CropResizer } from '../../../../core/src/native/crop-resizer.js';
+import { CropResizer } from '../../../../native/ts/crop-resizer.js';
 import { TROCR } from '../../../../plugins/trocr/src/model/trocr-contract.js';
 
 const W = 640;

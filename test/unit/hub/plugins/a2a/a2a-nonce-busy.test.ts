@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../../../../core/src/log/logger.js';
 import { BUSY_RETRY_AFTER_S } from '../../../../../hub/plugins/a2a/src/signed-request.js';
-import type { HubSharedState } from '../../../../../core/src/host/hub-services.js';
+import type { HubSharedState } from '../../../../../hub/src/services/hub-services.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { MemorySharedState } from '../../../../../hub/src/state/memory-shared-state.js';
 import { RedisConnection } from '../../../../../hub/src/state/redis-connection.js';

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { signA2a, type A2aHeaders } from '../../../../../core/src/auth/a2a-signature.js';
+import { signA2a, type A2aHeaders } from '../../../../../lib/auth/a2a-signature.js';
 import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
 import { BUSY_RETRY_AFTER_S } from '../../../../../hub/plugins/a2a/src/signed-request.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';

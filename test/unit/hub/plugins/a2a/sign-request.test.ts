@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalA2aString, verifyA2a } from '../../../../../core/src/auth/a2a-signature.js';
+import { canonicalA2aString, verifyA2a } from '../../../../../lib/auth/a2a-signature.js';
 import { SignBody, signDescribedRequest } from '../../../../../hub/plugins/a2a/src/sign-request.js';
 import { MAX_BODY_DEPTH } from '../../../../../hub/plugins/a2a/src/signable-text.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isDeepStrictEqual } from 'node:util';
-import { signA2a, type A2aHeaders, type A2aRequest } from '../../../../../core/src/auth/a2a-signature.js';
+import { signA2a, type A2aHeaders, type A2aRequest } from '../../../../../lib/auth/a2a-signature.js';
 import { isLookoutError, type LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { admitSignedRequest, BUSY_RETRY_AFTER_S, NONCE_SCOPE, NONCE_TTL_MS } from '../../../../../hub/plugins/a2a/src/signed-request.js';
 import { MemorySharedState } from '../../../../../hub/src/state/memory-shared-state.js';

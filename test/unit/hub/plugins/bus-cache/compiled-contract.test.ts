@@ -1,4 +1,4 @@
-import { seededRandom } from '../../../../../core/src/util/seeded-random.js';
+import { seededRandom } from '../../../../../lib/random/seeded-random.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';

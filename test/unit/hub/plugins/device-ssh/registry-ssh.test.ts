@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import type { HelloMessage } from '../../../../../core/src/contracts/hello-message.js';
-import { DeviceNetworks } from '../../../../../core/src/net/device-networks.js';
+import { DeviceNetworks } from '../../../../../lib/net/device-networks.js';
 import { HubDeviceRegistry } from '../../../../../hub/plugins/registry/src/device-registry.js';
 import { readRegistryFile } from '../../../../../hub/plugins/registry/src/registry-file.js';
 import { api, msg, testHub } from '../../../../integration/hub-helpers.js';

@@ -19,8 +19,8 @@ import { startToolServer, type ToolServer } from '../../../../../edge/src/tool-s
 import { DeviceHttpRecordings, RESUMES } from '../../../../../hub/plugins/media/src/device-http-recordings.js';
 import type { RegisteredDevice } from '../../../../../hub/plugins/registry/src/service.js';
 import { CuttingRelay } from '../../../../support/cutting-relay.js';
-import { fleetCaDeviceTls } from '../../../../../core/src/tls/device-pin.js';
-import { deviceTlsPaths } from '../../../../../core/src/tls/tls-paths.js';
+import { fleetCaDeviceTls } from '../../../../../lib/tls/device-pin.js';
+import { deviceTlsPaths } from '../../../../../lib/tls/tls-paths.js';
 import { DeviceHttpsFetch } from '../../../../../hub/plugins/media/src/device-https-fetch.js';
 import { provisionTestFleetCerts } from '../../../../support/fleet-certs.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
-import { provisionFleetCertificates } from '../../../../../core/src/tls/provision-fleet.js';
+import { provisionFleetCertificates } from '../../../../../lib/tls/provision-fleet.js';
 import readiness from '../../../../../hub/plugins/readiness/src/index.js';
 import { FleetGradeSchema } from '../../../../../hub/plugins/readiness/src/readiness-schemas.js';
 import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';

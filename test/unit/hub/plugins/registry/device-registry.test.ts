@@ -8,7 +8,7 @@ import type { HelloMessage } from '../../../../../core/src/contracts/hello-messa
 import { LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { HubDeviceRegistry } from '../../../../../hub/plugins/registry/src/device-registry.js';
 import { readRegistryFile } from '../../../../../hub/plugins/registry/src/registry-file.js';
-import { DeviceNetworks } from '../../../../../core/src/net/device-networks.js';
+import { DeviceNetworks } from '../../../../../lib/net/device-networks.js';
 import { api, msg, testHub } from '../../../../integration/hub-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hub-registry-'));

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
-import { accessUnitsOf } from '../../../../../core/src/media/hevc-annexb.js';
-import { jpegFromHevc } from '../../../../../core/src/media/jpeg-from-hevc.js';
+import { accessUnitsOf } from '../../../../../lib/media/hevc-annexb.js';
+import { jpegFromHevc } from '../../../../../lib/media/jpeg-from-hevc.js';
 import { GopTail } from '../../../../../hub/plugins/snapshots/src/gop-tail.js';
 import { newestChunk } from '../../../../../hub/plugins/snapshots/src/ssh-step.js';
 

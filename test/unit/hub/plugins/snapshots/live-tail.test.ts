@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { jpegFromHevc } from '../../../../../core/src/media/jpeg-from-hevc.js';
+import { jpegFromHevc } from '../../../../../lib/media/jpeg-from-hevc.js';
 import type { LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { LiveTail, type LiveTailOptions } from '../../../../../hub/plugins/snapshots/src/live-tail.js';
 import { LiveTails } from '../../../../../hub/plugins/snapshots/src/live-tails.js';

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { deviceToolToken } from '../../../../../core/src/auth/tool-token.js';
+import { deviceToolToken } from '../../../../../lib/auth/tool-token.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { startFakeMcpDevice, type FakeMcpDevice } from '../../../../support/fake-mcp-device.js';
 import { api, callTool, testHub, waitFor } from '../../../../integration/hub-helpers.js';

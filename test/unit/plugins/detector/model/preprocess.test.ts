@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Preprocessor } from '../../../../../plugins/detector/src/model/preprocess.js';
 import { preprocessReference } from '../../../../../plugins/detector/src/model/preprocess-reference.js';
-import { computeResizeTaps } from '../../../../../core/src/native/resize-taps.js';
+import { computeResizeTaps } from '../../../../../native/ts/resize-taps.js';
 import { IMAGENET_MEAN, IMAGENET_STD } from '../../../../../plugins/detector/src/model/normalization.js';
 import { testFrameBytes } from '../../../../support/onnx-model.js';
 

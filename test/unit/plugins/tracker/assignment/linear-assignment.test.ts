@@ -1,4 +1,4 @@
-import { seededRandom } from '../../../../../core/src/util/seeded-random.js';
+import { seededRandom } from '../../../../../lib/random/seeded-random.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { solveGatedAssignment, solveLinearAssignment } from '../../../../../plugins/tracker/src/assignment/linear-assignment.js';

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { isLookoutError } from '../../../../../core/src/errors/lookout-error.js';
-import { CropResizer } from '../../../../../core/src/native/crop-resizer.js';
+import { CropResizer } from '../../../../../native/ts/crop-resizer.js';
 import { TextRecognizer } from '../../../../../plugins/trocr/src/model/text-recognizer.js';
 import { OcrWorker } from '../../../../../plugins/trocr/src/worker/ocr-worker.js';
 import type { CropBox } from '../../../../../plugins/trocr/src/worker/worker-protocol.js';

@@ -1,0 +1,13 @@
+/** `lookout/lib/mqtt`: The MQTT.js adapter of the bus port (MQTT 5 with fallback to 3.1.1, reconnects with backoff, subscription identifiers) and the device's disk-backed outbox: what the hosts connect with. Plugins see only the bus port of `lookout/core`. */
+export * from './backoff.js';
+export * from './bus-logger.js';
+export * from './coalesced-acks.js';
+export * from './mqtt-bus-options.js';
+export * from './mqtt-bus.js';
+export * from './mqtt-topics.js';
+export * from './outbox-bus.js';
+export * from './outbox-log.js';
+export * from './outbox.js';
+export * from './subscription-ids.js';
+export * from './subscription-table.js';
+export * from './tls-failure.js';

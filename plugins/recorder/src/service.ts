@@ -1,0 +1,7 @@
+/**
+ * The recorder's published surface: its prune rules and chunk-file naming, which the operator's manual
+ * prune (`lookout prune-recordings`, local or over SSH) applies the same way the recorder does.
+ */
+export { files, MANIFEST_FILE } from './chunk-files.js';
+export { dropGoneFromManifest } from './manifest-file.js';
+export { chunkFilesInRemovalOrder, pruneInventory, pruneRecordings, type PruneEntry, type PruneReport } from './prune.js';
