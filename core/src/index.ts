@@ -32,7 +32,6 @@ export { errorTable, errorInfo, type AnyErrorCode, type PluginErrorCode, type Er
 export { ANY_ROUTE_ERRORS, BODY_ROUTE_ERRORS, DEVICE_CALL_ERRORS, routeErrorCode } from './errors/route-errors.js';
 export { redactSecrets } from './log/logger.js';
 export { topicMatches } from './bus/bus-port.js';
-export * from './contracts/index.js';
 export { resolveLayer, layersUpTo } from './layers/layers.js';
 export { parseEnv } from './layers/env-file.js';
 export { devicePath, DEVICE_PATHS } from './paths/device-path.js';

@@ -1,15 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { MAX_REQUEST_JSON_DEPTH, type BusPort, type ToolRegistry } from 'lookout/core/host';
-import {
-  jsonDeeperThan,
-  ResponseMessageSchema,
-  type ResponseMessage,
-  PingCommandSchema,
-  ToolCommandSchema,
-  toLookoutError,
-  type Logger,
-  MAX_TOOL_MESSAGE_BYTES,
-} from 'lookout/core';
+import { jsonDeeperThan, toLookoutError, type Logger, MAX_TOOL_MESSAGE_BYTES } from 'lookout/core';
+import { ResponseMessageSchema, type ResponseMessage, PingCommandSchema, ToolCommandSchema } from 'lookout/core/contracts';
 import { z } from 'zod';
 import { AdmissionQueue, KeyedRateLimiter } from 'lookout/lib/limits';
 

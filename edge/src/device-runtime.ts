@@ -14,7 +14,6 @@ import {
 import { MqttBus, type MqttBusOptions, Outbox, type OutboxOptions, OutboxBus, type BusHealth, urlForLog } from 'lookout/lib/mqtt';
 import {
   devicePath,
-  DeviceIdSchema,
   LookoutError,
   toLookoutError,
   type Logger,
@@ -27,6 +26,7 @@ import {
   LastWillToken,
   type LastWill,
 } from 'lookout/core';
+import { DeviceIdSchema } from 'lookout/core/contracts';
 import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, checkCredential, startToolServer, type ToolServer } from './tool-server.js';
 import { decideToolTransport, type ToolTlsOptions } from './tool-transport.js';
 import { startCommandDispatcher, type CommandDispatcher, type CommandStats } from './command-dispatcher.js';

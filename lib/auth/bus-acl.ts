@@ -1,4 +1,5 @@
-import { BUS_CONTRACTS, contractKeyForSuffix, DeviceIdSchema, PEER_DIRECTORY_FILTER } from 'lookout/core';
+import { BUS_CONTRACTS, contractKeyForSuffix, DeviceIdSchema } from 'lookout/core/contracts';
+import { PEER_DIRECTORY_FILTER } from 'lookout/core';
 import { deriveDeviceSecret } from './device-credentials.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { STORAGE_HEALTH_VALUES, THERMAL_STATE_VALUES } from 'lookout/core';
+import { STORAGE_HEALTH_VALUES, THERMAL_STATE_VALUES } from 'lookout/core/contracts';
 
 /**
  * One device's state as an operator scrapes it, on the hub's `/metrics` (one per known device) and

@@ -1,4 +1,5 @@
-import { CHUNK_NAME_PATTERN, serviceToken } from 'lookout/core';
+import { CHUNK_NAME_PATTERN } from 'lookout/core/contracts';
+import { serviceToken } from 'lookout/core';
 
 /**
  * The index files a recorder keeps beside its chunks, readable by their exact names (the status

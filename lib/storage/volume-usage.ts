@@ -1,5 +1,5 @@
 import { statfs } from 'node:fs/promises';
-import type { StorageHealth } from 'lookout/core';
+import type { StorageHealth } from 'lookout/core/contracts';
 
 export interface StorageThresholds {
   /** used_pct at or above which storage is WARNING. */

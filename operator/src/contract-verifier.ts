@@ -1,5 +1,5 @@
 import type { BusPort } from 'lookout/core/host';
-import { BUS_CONTRACTS, WIRE_LIMITS, parseWirePayload } from 'lookout/core';
+import { BUS_CONTRACTS, WIRE_LIMITS, parseWirePayload } from 'lookout/core/contracts';
 
 /** The topics the verifier samples: the two the spec gives a measurable rate for. */
 export const VERIFIED_SUFFIXES = ['telemetry', 'dets'] as const;

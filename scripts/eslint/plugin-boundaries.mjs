@@ -31,8 +31,8 @@ function ownFolder(from) {
   return undefined;
 }
 
-const PLUGIN_ENTRY = /^lookout\/(core|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/;
-const HOST_ENTRY = /^lookout\/(core|core\/host|hub|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/;
+const PLUGIN_ENTRY = /^lookout\/(core|core\/contracts|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/;
+const HOST_ENTRY = /^lookout\/(core|core\/contracts|core\/host|hub|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/;
 
 function check(context, node) {
   const spec = node.source?.value;
@@ -48,7 +48,7 @@ function check(context, node) {
     const hubPlugin = home?.startsWith('hub/plugins/') && spec === 'lookout/hub';
     if (home && !PLUGIN_ENTRY.test(spec) && !hubPlugin) {
       report(
-        "a plugin imports only 'lookout/core', the libraries ('lookout/lib/<name>', 'lookout/native'; 'lookout/hub' in a hub plugin) and the plugins' published services",
+        "a plugin imports only 'lookout/core' (and 'lookout/core/contracts'), the libraries ('lookout/lib/<name>', 'lookout/native'; 'lookout/hub' in a hub plugin) and the plugins' published services",
       );
     }
     if (own && !HOST_ENTRY.test(spec)) report(`a host or library imports only public entries ('lookout/core', 'lookout/core/host', 'lookout/lib/<name>', …)`);

@@ -13,7 +13,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MqttClient } from 'mqtt';
-import type { ChunkSidecar } from '../../core/src/index.js';
+import type { ChunkSidecar } from '../../core/src/contracts/index.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import media from '../../hub/plugins/media/src/index.js';

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 import { signedUrlKey, signUrl } from '../../lib/auth/signed-url.js';
-import type { ChunkSidecar } from '../../core/src/index.js';
+import type { ChunkSidecar } from '../../core/src/contracts/index.js';
 import media from '../../hub/plugins/media/src/index.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { copyFile, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ListRecordingChunksResultSchema, RecordingStatusResultSchema, type ChunkSidecar } from '../../core/src/index.js';
+import { ListRecordingChunksResultSchema, RecordingStatusResultSchema, type ChunkSidecar } from '../../core/src/contracts/index.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import deviceSsh from '../../hub/plugins/device-ssh/src/index.js';

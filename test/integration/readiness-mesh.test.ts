@@ -13,7 +13,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { EnrichedHealthResponseSchema, PeerMeshStatusSchema } from '../../core/src/index.js';
+import { EnrichedHealthResponseSchema, PeerMeshStatusSchema } from '../../core/src/contracts/index.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import a2a from '../../hub/plugins/a2a/src/index.js';
 import readiness from '../../hub/plugins/readiness/src/index.js';

@@ -14,7 +14,7 @@ import {
   ListRecordingChunksResultSchema,
   RecordingStatusResultSchema,
   VideoUnderstandResultSchema,
-} from '../../core/src/index.js';
+} from '../../core/src/contracts/index.js';
 import { ffprobeChunk, mp4Duration, startRecorder, waitUntil, type RecorderRig } from '../unit/plugins/recorder/recorder-harness.js';
 
 describe('recorder: chunks of a real H.265 stream', () => {

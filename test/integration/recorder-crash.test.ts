@@ -12,7 +12,7 @@ import { appendFileSync, copyFileSync, existsSync, mkdtempSync, readdirSync, rea
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ChunkSidecarSchema, ListRecordingChunksResultSchema, RecordingStatusResultSchema } from '../../core/src/index.js';
+import { ChunkSidecarSchema, ListRecordingChunksResultSchema, RecordingStatusResultSchema } from '../../core/src/contracts/index.js';
 import { accessUnitsOf } from '../../lib/media/index.js';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { decodeChunk, ffprobeChunk, startRecorder, waitUntil, type RecorderRig } from '../unit/plugins/recorder/recorder-harness.js';

@@ -13,7 +13,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { ChunkSidecarSchema, VideoUnderstandResultSchema } from '../../core/src/index.js';
+import { ChunkSidecarSchema, VideoUnderstandResultSchema } from '../../core/src/contracts/index.js';
 import { parseDetsLog, summarize } from '../../plugins/recorder/src/detection-log.js';
 import { startRecorder, waitUntil, type RecorderRig } from '../unit/plugins/recorder/recorder-harness.js';
 

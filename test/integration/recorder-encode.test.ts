@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ChunkSidecarSchema, RecordingStatusResultSchema } from '../../core/src/index.js';
+import { ChunkSidecarSchema, RecordingStatusResultSchema } from '../../core/src/contracts/index.js';
 import { EncodedVideoToken } from '../../plugins/encode/src/service.js';
 import { decodeChunk, ffprobeChunk, startRecorder, waitUntil, type RecorderRig } from '../unit/plugins/recorder/recorder-harness.js';
 

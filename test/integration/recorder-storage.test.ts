@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { closeSync, openSync, readdirSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { RecordingStatusResultSchema } from '../../core/src/index.js';
+import { RecordingStatusResultSchema } from '../../core/src/contracts/index.js';
 import { readSidecar } from '../../plugins/recorder/src/sidecar.js';
 import { cannotMount, mountSmallFilesystem, type SmallFilesystem } from '../support/small-filesystem.js';
 import { writeChunks } from '../unit/plugins/recorder/chunk-fixtures.js';

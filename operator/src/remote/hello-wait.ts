@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { MqttBus } from 'lookout/lib/mqtt';
-import { HelloMessageSchema, type HelloMessage, LookoutError } from 'lookout/core';
+import { HelloMessageSchema, type HelloMessage } from 'lookout/core/contracts';
+import { LookoutError } from 'lookout/core';
 
 /** parseArgs options of the commands that wait for a device's hello. */
 export const BUS_OPTIONS = {

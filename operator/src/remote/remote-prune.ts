@@ -1,5 +1,5 @@
 import { posix } from 'node:path';
-import { CHUNK_NAME_PATTERN } from 'lookout/core';
+import { CHUNK_NAME_PATTERN } from 'lookout/core/contracts';
 import { chunkFilesInRemovalOrder, files, MANIFEST_FILE, pruneInventory, type PruneEntry, type PruneReport } from 'lookout/plugins/recorder';
 import type { DeviceSession } from './device-session.js';
 

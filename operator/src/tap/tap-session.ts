@@ -1,7 +1,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { WIRE_LIMITS } from 'lookout/core';
+import { WIRE_LIMITS } from 'lookout/core/contracts';
 
 /** Per-topic figures of a tap: messages, their rate, bytes. */
 export interface TopicFigures {

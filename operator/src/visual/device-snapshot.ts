@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
-import { CHUNK_NAME_PATTERN, LookoutError } from 'lookout/core';
+import { CHUNK_NAME_PATTERN } from 'lookout/core/contracts';
+import { LookoutError } from 'lookout/core';
 import { jpegFromHevc } from 'lookout/lib/media';
 import type { DeviceSession } from '../remote/device-session.js';
 

@@ -1,4 +1,4 @@
-import { PRODUCTION_NAMED_LABELS } from 'lookout/core';
+import { PRODUCTION_NAMED_LABELS } from 'lookout/core/contracts';
 
 /**
  * What a scenario object can be. Production class ids follow spec 02's production map (person 0,

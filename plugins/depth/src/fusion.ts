@@ -1,4 +1,5 @@
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { CameraIntrinsics } from '../../camera/src/service.js';
 
 /** [x1, y1, x2, y2] in pixels of the detector frame. */

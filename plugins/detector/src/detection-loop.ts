@@ -1,4 +1,5 @@
-import { toLookoutError, type Detection, type Logger, type PluginBus, type PluginClock } from 'lookout/core';
+import { toLookoutError, type Logger, type PluginBus, type PluginClock } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { FrameSource } from '../../camera/src/service.js';
 import type { DieTemperature, TelemetryChannel } from '../../die-temp/src/service.js';
 import { countGatedPersons } from './model/class-maps.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DETECTION_STATES, LatestDetsResultSchema, type Detection, LookoutError, busTopic, definePlugin, toLookoutError } from 'lookout/core';
+import { DETECTION_STATES, LatestDetsResultSchema, type Detection, busTopic } from 'lookout/core/contracts';
+import { LookoutError, definePlugin, toLookoutError } from 'lookout/core';
 import { nativeStatus } from 'lookout/native';
 import { FrameSourceToken } from '../../camera/src/service.js';
 import { DieTemperatureToken, TelemetryChannelToken } from '../../die-temp/src/service.js';

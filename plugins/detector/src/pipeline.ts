@@ -1,4 +1,4 @@
-import { type Detection } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { Frame } from '../../camera/src/service.js';
 import type { DetectorBackend } from './backends/backend.js';
 import { passesPersonGate } from './model/class-maps.js';

@@ -1,5 +1,6 @@
 import type { InferenceSession } from 'onnxruntime-node';
-import { serviceToken, type Detection } from 'lookout/core';
+import { serviceToken } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { Frame } from '../../camera/src/service.js';
 import type { PublishedClass } from './model/published-classes.js';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, busTopic, definePlugin, deviceInfo, toLookoutError, type RuntimeInfo } from 'lookout/core';
+import { LookoutError, definePlugin, deviceInfo, toLookoutError, type RuntimeInfo } from 'lookout/core';
+import { busTopic } from 'lookout/core/contracts';
 import { SimScenarioToken } from '../../camera/src/service.js';
 import { DieTemperatureToken, TelemetryChannelToken, type DieTemperature } from './service.js';
 import { defaultSimTemperature, loadTempScript, temperatureAt } from './sim-script.js';

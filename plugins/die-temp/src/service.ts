@@ -1,4 +1,5 @@
-import { serviceToken, type Detection } from 'lookout/core';
+import { serviceToken } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 
 export type ThermalState = 'NORMAL' | 'THERMAL_WARN' | 'THERMAL_CRITICAL';
 

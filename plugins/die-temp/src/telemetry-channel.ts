@@ -1,4 +1,5 @@
-import { toLookoutError, type Detection, type Logger, type PluginBus } from 'lookout/core';
+import { toLookoutError, type Logger, type PluginBus } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { DetectionFigures, TelemetryChannel, TelemetryFrame, ThermalReading } from './service.js';
 
 export interface TelemetrySources {

@@ -1,4 +1,5 @@
-import { definePlugin, deviceInfo, LiveJpegArgsSchema, LiveJpegResultSchema, surfacePort, toLookoutError } from 'lookout/core';
+import { definePlugin, deviceInfo, surfacePort, toLookoutError } from 'lookout/core';
+import { LiveJpegArgsSchema, LiveJpegResultSchema } from 'lookout/core/contracts';
 import { isLoopbackHost } from 'lookout/lib/net';
 import { CameraProfileToken } from '../../camera-profile/src/service.js';
 import { FrameSourceToken } from '../../camera/src/service.js';

@@ -1,5 +1,6 @@
 import { jpegFromHevc } from 'lookout/lib/media';
-import { LookoutError, toLookoutError, type LiveJpegResult } from 'lookout/core';
+import { LookoutError, toLookoutError } from 'lookout/core';
+import { type LiveJpegResult } from 'lookout/core/contracts';
 import { jpegSize } from './jpeg-size.js';
 import type { EncodedVideo } from './service.js';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PluginReportSchema, definePlugin, devicePath, deviceInfo } from 'lookout/core';
+import { PluginReportSchema } from 'lookout/core/contracts';
+import { definePlugin, devicePath, deviceInfo } from 'lookout/core';
 import { checkForUpdate, UPDATE_MANIFEST_PATH, UpdateCheckResultSchema } from './update-check.js';
 
 export const FirmwareConfig = z.object({

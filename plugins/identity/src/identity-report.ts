@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { deviceInfo, type HelloMessage, type PluginContext } from 'lookout/core';
+import { deviceInfo, type PluginContext } from 'lookout/core';
+import { type HelloMessage } from 'lookout/core/contracts';
 import { deviceAddresses } from './device-addresses.js';
 import type { DeviceIdentity } from './service.js';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DEVICE_PATHS, busTopic, definePlugin, devicePath, deviceInfo, toLookoutError } from 'lookout/core';
+import { DEVICE_PATHS, definePlugin, devicePath, deviceInfo, toLookoutError } from 'lookout/core';
+import { busTopic } from 'lookout/core/contracts';
 import { ensureDeviceCertificate } from './device-certificate.js';
 import { deviceSerial } from './device-serial.js';
 import { DeviceIdentityResultSchema, helloMessage, identityResult } from './identity-report.js';

@@ -1,5 +1,6 @@
 import { createHmac, sign, timingSafeEqual, type KeyObject } from 'node:crypto';
-import { DeviceIdSchema, PortSchema, z } from 'lookout/core';
+import { DeviceIdSchema, PortSchema } from 'lookout/core/contracts';
+import { z } from 'lookout/core';
 
 /**
  * The mesh's two frames (protocol 2; docs/peer-mesh.md):

@@ -1,4 +1,4 @@
-import { HelloMessageSchema } from 'lookout/core';
+import { HelloMessageSchema } from 'lookout/core/contracts';
 import type { MeshNetworks } from './mesh-networks.js';
 import { helloAddress } from './peer-address.js';
 import type { PeerAnnounce } from './peer-table.js';

@@ -1,4 +1,5 @@
-import { DEVICE_PATHS, PeerMeshStatusSchema, definePlugin, devicePath, deviceInfo, surfacePort, toLookoutError, z, type PeerHelloAck } from 'lookout/core';
+import { DEVICE_PATHS, definePlugin, devicePath, deviceInfo, surfacePort, toLookoutError, z } from 'lookout/core';
+import { PeerMeshStatusSchema, type PeerHelloAck } from 'lookout/core/contracts';
 import { DeviceIdentityToken } from '../../identity/src/service.js';
 import { DEFAULT_MESH_PORT, DEFAULT_SIDECAR_PORT, PeerMeshConfigSchema, meshTimings } from './config.js';
 import { peerFromHello } from './hello-peer.js';

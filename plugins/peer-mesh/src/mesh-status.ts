@@ -1,4 +1,4 @@
-import type { PeerCommStatus, PeerEntry, PeerMeshStatus } from 'lookout/core';
+import type { PeerCommStatus, PeerEntry, PeerMeshStatus } from 'lookout/core/contracts';
 import { type MeshNodeCounters, emptyCounters } from './mesh-verifier.js';
 import type { MeshNode } from './mesh-node.js';
 

@@ -1,4 +1,4 @@
-import type { PeerState } from 'lookout/core';
+import type { PeerState } from 'lookout/core/contracts';
 
 export type PeerSource = 'hello' | 'config';
 

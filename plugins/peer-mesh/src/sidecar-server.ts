@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import type { Logger, PeerHelloAck } from 'lookout/core';
+import type { Logger } from 'lookout/core';
+import type { PeerHelloAck } from 'lookout/core/contracts';
 import type { SidecarMaterial } from './sidecar-material.js';
 
 /** A peer query carries at most a small JSON body; anything larger is refused before it is read. */

@@ -1,4 +1,5 @@
-import type { ChunkSidecar, Logger } from 'lookout/core';
+import type { ChunkSidecar } from 'lookout/core/contracts';
+import type { Logger } from 'lookout/core';
 import type { SerialQueue } from 'lookout/lib/limits';
 import type { DetectionPipeline } from '../../detector/src/service.js';
 import type { EncodedVideo } from '../../encode/src/service.js';

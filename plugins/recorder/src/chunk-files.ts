@@ -1,5 +1,5 @@
 import { readdir } from 'node:fs/promises';
-import { CHUNK_NAME_PATTERN } from 'lookout/core';
+import { CHUNK_NAME_PATTERN } from 'lookout/core/contracts';
 
 /**
  * The files of one chunk. Names are `<YYYYMMDDTHHMMSSmmmZ>_<seq 6 digits>.h265`; while written, the

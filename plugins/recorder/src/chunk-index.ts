@@ -1,4 +1,4 @@
-import type { ChunkSidecar } from 'lookout/core';
+import type { ChunkSidecar } from 'lookout/core/contracts';
 import { listChunkFiles } from './chunk-files.js';
 import { readSidecar } from './sidecar.js';
 

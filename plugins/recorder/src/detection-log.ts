@@ -1,4 +1,4 @@
-import { PRODUCTION_NAMED_LABELS, type Detection, type DetectionSummary } from 'lookout/core';
+import { PRODUCTION_NAMED_LABELS, type Detection, type DetectionSummary } from 'lookout/core/contracts';
 
 /** One line of a chunk's `.dets.jsonl`: a detector result while the chunk was written. */
 export interface DetsLine {

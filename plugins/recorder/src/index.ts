@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { SerialQueue } from 'lookout/lib/limits';
-import { recordingsRoot, busTopic, definePlugin } from 'lookout/core';
+import { recordingsRoot, definePlugin } from 'lookout/core';
+import { busTopic } from 'lookout/core/contracts';
 import { RecordingFilesToken } from 'lookout/lib/storage';
 import { EncodedVideoToken } from '../../encode/src/service.js';
 import { DetectionPipelineToken } from '../../detector/src/service.js';

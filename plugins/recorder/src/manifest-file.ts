@@ -1,6 +1,7 @@
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ChunkSidecarSchema, writeFileAtomic, type ChunkSidecar } from 'lookout/core';
+import { ChunkSidecarSchema, type ChunkSidecar } from 'lookout/core/contracts';
+import { writeFileAtomic } from 'lookout/core';
 import { MANIFEST_FILE } from './chunk-files.js';
 
 /** `recent_manifest.jsonl`: the newest complete chunks, one sidecar per line, oldest first; rewritten atomically. */

@@ -1,4 +1,5 @@
-import { DataManifestCommandSchema, toLookoutError, z, type DataManifestCommand, type Logger, type PluginBus } from 'lookout/core';
+import { DataManifestCommandSchema, type DataManifestCommand } from 'lookout/core/contracts';
+import { toLookoutError, z, type Logger, type PluginBus } from 'lookout/core';
 import type { ChunkIndex } from './chunk-index.js';
 
 /** data_manifest requests answered per second; a flood beyond is dropped (logged), not queued. */

@@ -4,9 +4,8 @@ import {
   RecordingStatusResultSchema,
   VideoUnderstandArgsSchema,
   VideoUnderstandResultSchema,
-  z,
-  type PluginTools,
-} from 'lookout/core';
+} from 'lookout/core/contracts';
+import { z, type PluginTools } from 'lookout/core';
 import type { ChunkIndex } from './chunk-index.js';
 import type { RecorderConfig } from './config.js';
 import { recordingStatus, type RecordingStatusParts } from './recording-status.js';

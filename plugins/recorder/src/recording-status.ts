@@ -1,4 +1,4 @@
-import type { RecordingStatusResult } from 'lookout/core';
+import type { RecordingStatusResult } from 'lookout/core/contracts';
 import { recommendation } from './recommendation.js';
 import type { StatusFileParts } from './status-file.js';
 

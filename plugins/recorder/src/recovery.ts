@@ -1,6 +1,7 @@
 import { readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CHUNK_NAME_PATTERN, toLookoutError, writeFileAtomic, type ChunkSidecar } from 'lookout/core';
+import { CHUNK_NAME_PATTERN, type ChunkSidecar } from 'lookout/core/contracts';
+import { toLookoutError, writeFileAtomic } from 'lookout/core';
 import { accessUnitsOf, countPictures } from 'lookout/lib/media';
 import { files, parseChunkName } from './chunk-files.js';
 import { assertPlays, probeSize } from './chunk-probe.js';

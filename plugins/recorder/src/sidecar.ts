@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ChunkSidecarSchema, writeFileAtomic, type ChunkSidecar } from 'lookout/core';
+import { ChunkSidecarSchema, type ChunkSidecar } from 'lookout/core/contracts';
+import { writeFileAtomic } from 'lookout/core';
 import { files } from './chunk-files.js';
 import { justification, summarize, type DetsLine, type JustifyGates } from './detection-log.js';
 

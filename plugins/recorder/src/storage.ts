@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import { storageHealth, volumeUsage, type StorageThresholds } from 'lookout/lib/storage';
-import type { StorageHealth } from 'lookout/core';
+import type { StorageHealth } from 'lookout/core/contracts';
 
 export interface StorageState {
   health: StorageHealth;

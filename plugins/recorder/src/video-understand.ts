@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LookoutError, toLookoutError, type ChunkSidecar, type DetectionSummary, type VideoUnderstandResult } from 'lookout/core';
+import { LookoutError, toLookoutError } from 'lookout/core';
+import { type ChunkSidecar, type DetectionSummary, type VideoUnderstandResult } from 'lookout/core/contracts';
 import { accessUnitsOf, jpegFromHevc } from 'lookout/lib/media';
 import type { ChunkIndex } from './chunk-index.js';
 import { files } from './chunk-files.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LastWillToken, busTopic, definePlugin, deviceInfo, toLookoutError } from 'lookout/core';
+import { LastWillToken, definePlugin, deviceInfo, toLookoutError } from 'lookout/core';
+import { busTopic } from 'lookout/core/contracts';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { ThermalGovernorToken } from '../../thermal/src/service.js';
 import { lastWillMessage, statusMessage } from './status-message.js';

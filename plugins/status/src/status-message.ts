@@ -1,4 +1,4 @@
-import { type StatusMessage } from 'lookout/core';
+import { type StatusMessage } from 'lookout/core/contracts';
 import type { ThermalReading } from '../../die-temp/src/service.js';
 
 /** An online or offline status of a running device: what it knows now, unknowns null with their reason. */

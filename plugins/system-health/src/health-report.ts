@@ -1,6 +1,7 @@
 import { freemem, loadavg, totalmem, uptime as systemUptime } from 'node:os';
 import { z } from 'zod';
-import { HealthMessageSchema, PluginReportSchema, type HealthMessage, type PluginReport, type StorageHealth } from 'lookout/core';
+import { HealthMessageSchema, PluginReportSchema, type HealthMessage, type StorageHealth } from 'lookout/core/contracts';
+import { type PluginReport } from 'lookout/core';
 import { storageHealth, type StorageThresholds } from './storage-health.js';
 import { measureStorage, type StorageUsage } from './storage-usage.js';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ThermalStateSchema, busTopic, definePlugin, deviceInfo, recordingsRoot, toLookoutError } from 'lookout/core';
+import { ThermalStateSchema, busTopic } from 'lookout/core/contracts';
+import { definePlugin, deviceInfo, recordingsRoot, toLookoutError } from 'lookout/core';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { DeviceIdentityToken } from '../../identity/src/service.js';
 import { DeviceHealthResultSchema, healthReport, hostFigures, SystemHealthResultSchema, withBus, type HealthInputs } from './health-report.js';

@@ -1,4 +1,5 @@
-import { toLookoutError, type Detection, type LookoutError } from 'lookout/core';
+import { toLookoutError, type LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { Frame } from '../../camera/src/service.js';
 import type { DetectionStage } from '../../detector/src/service.js';
 import type { MultiObjectTracker } from './tracking/byte-tracker.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { busTopic, definePlugin } from 'lookout/core';
+import { busTopic } from 'lookout/core/contracts';
+import { definePlugin } from 'lookout/core';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { TextCascade } from './cascade/text-cascade.js';
 import { TrocrConfigSchema } from './config.js';

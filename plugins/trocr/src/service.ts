@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TimestampSchema } from 'lookout/core';
+import { TimestampSchema } from 'lookout/core/contracts';
 
 /** The topic suffix of the cascade's reads: `devices/<id>/events/ocr` (the bus table's `events/+`). */
 export const OCR_EVENT_SUFFIX = 'events/ocr';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { definePlugin, isLookoutError, PeerHelloAckSchema, type RouteRequest } from 'lookout/core';
+import { definePlugin, isLookoutError, type RouteRequest } from 'lookout/core';
+import { PeerHelloAckSchema } from 'lookout/core/contracts';
 import { HUB_SHARED } from 'lookout/hub';
 import { hubTlsPaths } from 'lookout/lib/tls';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';

@@ -1,4 +1,5 @@
-import { serviceToken, type PeerHelloAck } from 'lookout/core';
+import { serviceToken } from 'lookout/core';
+import { type PeerHelloAck } from 'lookout/core/contracts';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 
 /** A peer's acknowledgement as the hub received it over mTLS, with how long the query took. */

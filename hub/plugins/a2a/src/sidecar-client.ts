@@ -1,6 +1,6 @@
 import { request } from 'node:https';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
-import { PeerHelloAckSchema, type PeerHelloAck } from 'lookout/core';
+import { PeerHelloAckSchema, type PeerHelloAck } from 'lookout/core/contracts';
 import { a2aError } from './a2a-errors.js';
 
 /** A sidecar's answer is a small JSON object; more than this is not one. */

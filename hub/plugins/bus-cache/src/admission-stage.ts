@@ -1,4 +1,4 @@
-import type { BusSuffix } from 'lookout/core';
+import type { BusSuffix } from 'lookout/core/contracts';
 import { AdmissionRules } from './admission-rules.js';
 import { DeviceCache } from './device-cache.js';
 import { EarlyMessages, type Early, type HoldLimits } from './early-messages.js';

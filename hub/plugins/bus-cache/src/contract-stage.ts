@@ -1,4 +1,4 @@
-import { BUS_CONTRACTS, type BusSuffix } from 'lookout/core';
+import { BUS_CONTRACTS, type BusSuffix } from 'lookout/core/contracts';
 import { compileContract, type ContractCheck } from './compiled-contract.js';
 import { Refusal } from './ingest-events.js';
 import type { KnownTopic } from './parse-stage.js';

@@ -1,4 +1,4 @@
-import type { BusSuffix } from 'lookout/core';
+import type { BusSuffix } from 'lookout/core/contracts';
 import type { DeviceCache } from './device-cache.js';
 import { cut } from './ingest-text.js';
 import type { InvalidReason } from './service.js';

@@ -1,6 +1,6 @@
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import { cut, preview } from './ingest-text.js';
-import type { BusSuffix } from 'lookout/core';
+import type { BusSuffix } from 'lookout/core/contracts';
 import type { DeviceCache } from './device-cache.js';
 import { MAX_ISSUE_CHARS, type IngestEvents } from './ingest-events.js';
 

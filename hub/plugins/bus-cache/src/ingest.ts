@@ -1,4 +1,5 @@
-import type { BusSuffix, Logger } from 'lookout/core';
+import type { BusSuffix } from 'lookout/core/contracts';
+import type { Logger } from 'lookout/core';
 import type { HubMetricsPort } from 'lookout/hub';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { AdmissionRules } from './admission-rules.js';

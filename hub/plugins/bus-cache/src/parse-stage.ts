@@ -1,4 +1,5 @@
-import { contractForTopic, jsonDeeperThan, type TopicContract } from 'lookout/core';
+import { contractForTopic, type TopicContract } from 'lookout/core/contracts';
+import { jsonDeeperThan } from 'lookout/core';
 import { cut, deviceOf, suffixOf } from './ingest-text.js';
 import { Refusal } from './ingest-events.js';
 import { MAX_TOPIC_CHARS } from './subscriptions.js';

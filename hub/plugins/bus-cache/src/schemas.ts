@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CacheEntrySchema, DeviceIdSchema } from 'lookout/core';
+import { CacheEntrySchema, DeviceIdSchema } from 'lookout/core/contracts';
 
 const Message = z.looseObject({});
 

@@ -1,4 +1,5 @@
-import { serviceToken, type BusSuffix } from 'lookout/core';
+import { serviceToken } from 'lookout/core';
+import { type BusSuffix } from 'lookout/core/contracts';
 
 /** A message that passed its wire contract. */
 export interface IngestedMessage {

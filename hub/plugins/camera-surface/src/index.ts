@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { definePlugin, queryInteger, setOwn, toLookoutError, DEVICE_CALL_ERRORS } from 'lookout/core';
+import { definePlugin, setOwn, toLookoutError, DEVICE_CALL_ERRORS } from 'lookout/core';
+import { queryInteger } from 'lookout/core/contracts';
 import { DeviceTlsAgents, fleetCaDeviceTls, hubTlsPaths } from 'lookout/lib/tls';
 import { deviceToolToken } from 'lookout/lib/auth';
 import { mapBounded } from 'lookout/lib/limits';

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { DeviceIdSchema, LookoutError, definePlugin, reply, type RouteRequest, DEVICE_CALL_ERRORS } from 'lookout/core';
+import { DeviceIdSchema } from 'lookout/core/contracts';
+import { LookoutError, definePlugin, reply, type RouteRequest, DEVICE_CALL_ERRORS } from 'lookout/core';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
 import { encodedBody, loadConsoleAssets, type ConsoleAsset } from './console-assets.js';

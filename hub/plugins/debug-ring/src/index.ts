@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DeviceIdSchema, definePlugin, queryInteger, queryList } from 'lookout/core';
+import { DeviceIdSchema, queryInteger, queryList } from 'lookout/core/contracts';
+import { definePlugin } from 'lookout/core';
 import { HUB_SHARED, HUB_STATE, type StateKeeper } from 'lookout/hub';
 import { sharedRing } from './shared-ring.js';
 import { DEFAULT_RING_MAX_BYTES, MemoryDebugRing } from './debug-ring.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DeviceIdSchema, LookoutError, definePlugin, queryList, reply, type RouteRequest } from 'lookout/core';
+import { DeviceIdSchema, queryList } from 'lookout/core/contracts';
+import { LookoutError, definePlugin, reply, type RouteRequest } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { FLEET_HISTORY } from '../../fleet-history/src/service.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DeviceIdSchema, definePlugin, setOwn } from 'lookout/core';
+import { DeviceIdSchema } from 'lookout/core/contracts';
+import { definePlugin, setOwn } from 'lookout/core';
 import { HUB_INFO, HUB_METRICS } from 'lookout/hub';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DeviceIdSchema, LookoutError, definePlugin, queryInteger } from 'lookout/core';
+import { DeviceIdSchema, queryInteger } from 'lookout/core/contracts';
+import { LookoutError, definePlugin } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { HistoryRing } from './history-ring.js';
 import { readingOfDets, readingOfTelemetry } from './reading-of.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ErrorBodySchema, type ErrorTableEntry, type RouteEntry } from 'lookout/core';
+import { ErrorBodySchema } from 'lookout/core/contracts';
+import { type ErrorTableEntry, type RouteEntry } from 'lookout/core';
 import { operationDescription, operationErrors } from './operation-errors.js';
 import { documentSignedUrl, SIGNED_URL_SCHEME } from './signed-url-openapi.js';
 

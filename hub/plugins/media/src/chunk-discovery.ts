@@ -1,4 +1,5 @@
-import { CHUNK_NAME_PATTERN, ListRecordingChunksResultSchema, LookoutError, toLookoutError } from 'lookout/core';
+import { CHUNK_NAME_PATTERN, ListRecordingChunksResultSchema } from 'lookout/core/contracts';
+import { LookoutError, toLookoutError } from 'lookout/core';
 import type { BusCache } from '../../bus-cache/src/service.js';
 import type { DeviceSsh, RemoteListing } from '../../device-ssh/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ChunkSidecarSchema, LookoutError, sidecarNameOf, toLookoutError } from 'lookout/core';
+import { ChunkSidecarSchema, sidecarNameOf } from 'lookout/core/contracts';
+import { LookoutError, toLookoutError } from 'lookout/core';
 import type { DeviceSsh } from '../../device-ssh/src/service.js';
 import type { DeviceHttpRecordings } from './device-http-recordings.js';
 import type { LocalRecordings, RecordingsAccess } from './recordings-access.js';

@@ -1,4 +1,5 @@
-import { ChunkNameSchema, DeviceIdSchema, LookoutError, type RouteRequest } from 'lookout/core';
+import { ChunkNameSchema, DeviceIdSchema } from 'lookout/core/contracts';
+import { LookoutError, type RouteRequest } from 'lookout/core';
 import { clipReply } from './clip-reply.js';
 import type { Media } from './media.js';
 import type { ClipVariant } from './transcode-args.js';

@@ -1,4 +1,5 @@
-import { LookoutError, VideoUnderstandResultSchema, toLookoutError } from 'lookout/core';
+import { LookoutError, toLookoutError } from 'lookout/core';
+import { VideoUnderstandResultSchema } from 'lookout/core/contracts';
 import type { IngestedMessage } from '../../bus-cache/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { ChunkRecord, DiscoveryStep } from './chunk-discovery.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, PlaybackReadyResultSchema, queryInteger, toLookoutError } from 'lookout/core';
+import { LookoutError, toLookoutError } from 'lookout/core';
+import { PlaybackReadyResultSchema, queryInteger } from 'lookout/core/contracts';
 import { mapBounded } from 'lookout/lib/limits';
 import type { ChunkRecord, DiscoveryStep } from './chunk-discovery.js';
 import type { Media } from './media.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, RecordingStatusResultSchema, toLookoutError } from 'lookout/core';
+import { LookoutError, toLookoutError } from 'lookout/core';
+import { RecordingStatusResultSchema } from 'lookout/core/contracts';
 import { mapBounded } from 'lookout/lib/limits';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import { isChunk } from './chunk-discovery.js';

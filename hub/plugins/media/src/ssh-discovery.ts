@@ -2,11 +2,11 @@ import {
   CHUNK_NAME_PATTERN,
   ChunkSidecarSchema,
   ListRecordingChunksArgsSchema,
-  LookoutError,
   sidecarNameOf,
   type ListRecordingChunksResult,
   type RecordingStatusResult,
-} from 'lookout/core';
+} from 'lookout/core/contracts';
+import { LookoutError } from 'lookout/core';
 import { mapBounded } from 'lookout/lib/limits';
 import type { RemoteFile, RemoteListing } from '../../device-ssh/src/service.js';
 import type { RecordingsAccess } from './recordings-access.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { definePlugin, queryInteger, toLookoutError } from 'lookout/core';
+import { definePlugin, toLookoutError } from 'lookout/core';
+import { queryInteger } from 'lookout/core/contracts';
 import { CASCADE_STATES, OCR_EVENT_SUFFIX, STOP_REASONS } from '../../../../plugins/trocr/src/service.js';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';

@@ -1,4 +1,5 @@
-import { PluginReportSchema, RecordingStatusResultSchema, toLookoutError } from 'lookout/core';
+import { PluginReportSchema, RecordingStatusResultSchema } from 'lookout/core/contracts';
+import { toLookoutError } from 'lookout/core';
 import type { HubRouteCatalog } from 'lookout/hub';
 import { z } from 'zod';
 import { LiveStatusResultSchema } from '../../../../plugins/rtsp/src/service.js';

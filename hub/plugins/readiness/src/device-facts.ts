@@ -1,4 +1,5 @@
-import type { DevicePorts, PluginReport } from 'lookout/core';
+import type { DevicePorts } from 'lookout/core/contracts';
+import type { PluginReport } from 'lookout/core';
 
 /** What a probe of the device came to: the value, or the code and reason of its failure. */
 export type Probe<T> = { ok: true; value: T } | { ok: false; code: string; reason: string };

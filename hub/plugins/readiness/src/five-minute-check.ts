@@ -1,4 +1,4 @@
-import { DevicePortsSchema, PeerMeshStatusSchema, READINESS_ENRICHMENT_FIELDS, type PeerMeshStatus } from 'lookout/core';
+import { DevicePortsSchema, PeerMeshStatusSchema, READINESS_ENRICHMENT_FIELDS, type PeerMeshStatus } from 'lookout/core/contracts';
 import { clipReason, clipValue } from './clip-evidence.js';
 import { enrichmentMissing } from './grade-kit.js';
 import type { DeviceFacts, HealthAnswer, Probe } from './device-facts.js';

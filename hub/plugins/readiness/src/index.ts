@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { DeviceIdSchema, LookoutError, definePlugin, setOwn } from 'lookout/core';
+import { DeviceIdSchema } from 'lookout/core/contracts';
+import { LookoutError, definePlugin, setOwn } from 'lookout/core';
 import { HUB_INFO, HUB_ROUTES, HUB_SHARED } from 'lookout/hub';
 import { A2A_PEERS } from '../../a2a/src/service.js';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';

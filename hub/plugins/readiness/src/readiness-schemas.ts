@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { READINESS_ENRICHMENT_FIELDS } from 'lookout/core';
+import { READINESS_ENRICHMENT_FIELDS } from 'lookout/core/contracts';
 
 /**
  * The readiness modules (spec 01, "Modules graded by readiness"): what each grades is written beside

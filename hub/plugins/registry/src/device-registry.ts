@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { LookoutError, type HelloMessage } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type HelloMessage } from 'lookout/core/contracts';
 import type { DeviceNetworks } from 'lookout/lib/net';
 import { LabelClaims, type LabelBinding, type LabelRefusal } from './label-claims.js';
 import { readRegistryFile, type RegistryFileDevice } from './registry-file.js';

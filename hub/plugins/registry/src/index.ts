@@ -1,15 +1,7 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import {
-  DeviceIdSchema,
-  HelloMessageSchema,
-  LookoutError,
-  RegistryRecordSchema,
-  RegistryShadowSchema,
-  RoleLabelSchema,
-  definePlugin,
-  type HelloMessage,
-} from 'lookout/core';
+import { DeviceIdSchema, HelloMessageSchema, RegistryRecordSchema, RegistryShadowSchema, RoleLabelSchema, type HelloMessage } from 'lookout/core/contracts';
+import { LookoutError, definePlugin } from 'lookout/core';
 import { DeviceNetworks, lanAddress } from 'lookout/lib/net';
 import { HUB_INFO, HUB_STATE } from 'lookout/hub';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DeviceIdSchema, IpAddressSchema, LookoutError, PortSchema, RoleLabelSchema } from 'lookout/core';
+import { DeviceIdSchema, IpAddressSchema, PortSchema, RoleLabelSchema } from 'lookout/core/contracts';
+import { LookoutError } from 'lookout/core';
 import { DEFAULT_RECORDINGS_ROOT } from './service.js';
 
 /** An IP address or a DNS name: what the operator writes as a device's SSH address. */

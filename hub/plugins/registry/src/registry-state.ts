@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HelloMessageSchema, type HelloMessage } from 'lookout/core';
+import { HelloMessageSchema, type HelloMessage } from 'lookout/core/contracts';
 import { MAX_LABEL_BINDINGS } from './label-claims.js';
 
 /** The hub state key of the registry's view of hello-announced devices (`<data dir>/state/registry.json`). */

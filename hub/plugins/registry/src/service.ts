@@ -1,4 +1,5 @@
-import { serviceToken, type DevicePorts } from 'lookout/core';
+import { serviceToken } from 'lookout/core';
+import { type DevicePorts } from 'lookout/core/contracts';
 
 export type DeviceSource = 'file' | 'hello' | 'file+hello';
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DeviceTlsAgents, fleetCaDeviceTls, hubTlsPaths } from 'lookout/lib/tls';
-import { LIVE_JPEG_LIMITS, definePlugin, queryInteger, reply, setOwn } from 'lookout/core';
+import { LIVE_JPEG_LIMITS, queryInteger } from 'lookout/core/contracts';
+import { definePlugin, reply, setOwn } from 'lookout/core';
 import { deviceToolToken } from 'lookout/lib/auth';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH } from '../../device-ssh/src/service.js';

@@ -1,4 +1,4 @@
-import { LiveJpegResultSchema } from 'lookout/core';
+import { LiveJpegResultSchema } from 'lookout/core/contracts';
 import type { DeviceTools } from '../../tools-proxy/src/service.js';
 import { isJpeg, type Snapshot, type SnapshotRequest } from './snapshot-types.js';
 

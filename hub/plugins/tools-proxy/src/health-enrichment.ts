@@ -1,4 +1,4 @@
-import { DevicePortsSchema } from 'lookout/core';
+import { DevicePortsSchema } from 'lookout/core/contracts';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import { isObject, type ToolOutcome } from './tool-outcome.js';
 

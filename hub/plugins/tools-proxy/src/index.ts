@@ -1,17 +1,7 @@
 import { z } from 'zod';
 import { HUB_METRICS } from 'lookout/hub';
-import {
-  HealthEnrichmentSchema,
-  LookoutError,
-  TOOL_LIMITS,
-  ToolCallRequestSchema,
-  ToolCallResponseSchema,
-  argumentBytes,
-  definePlugin,
-  packageVersion,
-  toLookoutError,
-  DEVICE_CALL_ERRORS,
-} from 'lookout/core';
+import { HealthEnrichmentSchema, ToolCallRequestSchema, ToolCallResponseSchema } from 'lookout/core/contracts';
+import { LookoutError, TOOL_LIMITS, argumentBytes, definePlugin, packageVersion, toLookoutError, DEVICE_CALL_ERRORS } from 'lookout/core';
 import { deviceToolToken } from 'lookout/lib/auth';
 import { hubTlsPaths } from 'lookout/lib/tls';
 import { fleetCaTls, poolTarget } from './device-tls.js';

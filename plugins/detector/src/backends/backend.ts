@@ -1,4 +1,4 @@
-import { type Detection } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { Frame } from '../../../camera/src/service.js';
 import type { PublishedClass } from '../model/published-classes.js';
 import type { BackendName } from './backend-records.js';

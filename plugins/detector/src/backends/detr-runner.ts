@@ -1,4 +1,5 @@
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import { SerialQueue } from 'lookout/lib/limits';
 import type { Frame } from '../../../camera/src/service.js';
 import { DetrDecoder } from '../model/decode.js';

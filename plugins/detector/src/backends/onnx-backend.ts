@@ -1,5 +1,6 @@
 import * as ort from 'onnxruntime-node';
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { Frame } from '../../../camera/src/service.js';
 import { findDetrOutputs, type DetrOutputNames, type OutputShape } from '../model/detr-outputs.js';
 import { checkModelHead, prepareModel, type PreparedModel } from '../model/prepare-model.js';

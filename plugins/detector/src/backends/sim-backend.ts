@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import { hashSeed, seededRandom } from 'lookout/lib/random';
 import type { Frame } from '../../../camera/src/service.js';
 import type { BackendStatus, DetectorBackend } from './backend.js';

@@ -1,4 +1,5 @@
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import { loadNativeAddon } from 'lookout/native';
 import type { Frame } from '../../../camera/src/service.js';
 import type { PackageConfig } from '../model/package-schema.js';

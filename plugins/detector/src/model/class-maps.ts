@@ -2,7 +2,7 @@
  * The class taxonomies of spec 02. The two id spaces differ (person is 0 in production, 8 in Omni),
  * which is why every non-production head needs an explicit remap before its detections are published.
  */
-import { PRODUCTION_HEAD_SIZE, PRODUCTION_NAMED_LABELS } from 'lookout/core';
+import { PRODUCTION_HEAD_SIZE, PRODUCTION_NAMED_LABELS } from 'lookout/core/contracts';
 
 export type ClassMapName = 'production' | 'omni15' | 'custom';
 

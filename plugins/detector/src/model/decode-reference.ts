@@ -1,4 +1,4 @@
-import { type Detection } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, finiteBox, sigmoid, type DecodeOptions } from './decode-options.js';
 
 /**

@@ -1,4 +1,4 @@
-import { type Detection } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, finiteBox, sigmoid, type DecodeOptions } from './decode-options.js';
 
 /** Slack for the logit-space prefilter; the exact score test follows, so this only has to be generous. */

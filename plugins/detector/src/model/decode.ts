@@ -1,5 +1,5 @@
 import { nativeAddon, type KernelImplementation, type NativeAddon, type NativeDetrDecoder } from 'lookout/native';
-import type { Detection } from 'lookout/core';
+import type { Detection } from 'lookout/core/contracts';
 import { checkDecodeInputs, DEFAULT_SCORE_THRESHOLD, DEFAULT_TOP_K, sigmoid, type DecodeOptions } from './decode-options.js';
 import { DetrDecoderTwin } from './decode-twin.js';
 

@@ -1,4 +1,4 @@
-import type { Detection } from 'lookout/core';
+import type { Detection } from 'lookout/core/contracts';
 import type { EventMessage } from './event-message.js';
 import { TOPIC } from './topics.js';
 

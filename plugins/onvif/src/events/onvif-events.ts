@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Element } from '@xmldom/xmldom';
-import type { Detection, Logger } from 'lookout/core';
+import type { Detection } from 'lookout/core/contracts';
+import type { Logger } from 'lookout/core';
 import { declare, xmlEscape } from '../soap/namespaces.js';
 import { faults, SoapFault } from '../soap/soap-fault.js';
 import { DetectionEvents } from './detection-events.js';

@@ -1,4 +1,5 @@
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import { iou, type Box } from '../geometry/box.js';
 import { solveGatedAssignment } from '../assignment/linear-assignment.js';
 

@@ -1,4 +1,4 @@
-import type { Detection } from 'lookout/core';
+import type { Detection } from 'lookout/core/contracts';
 import { seededRandom, type Random } from 'lookout/lib/random';
 import type { GroundTruthObject } from '../../../camera/src/service.js';
 

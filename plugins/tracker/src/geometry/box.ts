@@ -1,4 +1,5 @@
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 
 /** [x1, y1, x2, y2] in pixels. */
 export type Box = readonly [number, number, number, number];

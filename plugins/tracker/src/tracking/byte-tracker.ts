@@ -1,4 +1,5 @@
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import { boxOfDetection, type Box } from '../geometry/box.js';
 import { associateByIou, type Candidate } from './associate.js';
 import { Track, type TrackState } from './track.js';

@@ -1,4 +1,5 @@
-import { LookoutError, type Detection } from 'lookout/core';
+import { LookoutError } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import { boxOfDetection, iou, type Box } from '../geometry/box.js';
 import { withTrackId, type MultiObjectTracker, type UpdateOptions } from './byte-tracker.js';
 

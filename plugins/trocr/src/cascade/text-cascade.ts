@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { toLookoutError, type Detection, type Logger, type PluginClock } from 'lookout/core';
+import { toLookoutError, type Logger, type PluginClock } from 'lookout/core';
+import { type Detection } from 'lookout/core/contracts';
 import type { Frame } from '../../../camera/src/service.js';
 import type { DetectionPipeline } from '../../../detector/src/service.js';
 import type { TrocrConfig } from '../config.js';

@@ -1,7 +1,7 @@
 /** The recorder's small rules: chunk names, justification and the advice of get_recording_status. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CHUNK_NAME_PATTERN } from '../../../../core/src/index.js';
+import { CHUNK_NAME_PATTERN } from '../../../../core/src/contracts/index.js';
 import { chunkName, parseChunkName } from '../../../../plugins/recorder/src/chunk-files.js';
 import { justification, summarize } from '../../../../plugins/recorder/src/detection-log.js';
 import { recommendation, type RecommendationInputs } from '../../../../plugins/recorder/src/recommendation.js';

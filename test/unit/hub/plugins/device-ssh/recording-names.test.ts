@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LookoutError, sidecarNameOf } from '../../../../../core/src/index.js';
+import { LookoutError } from '../../../../../core/src/index.js';
+import { sidecarNameOf } from '../../../../../core/src/contracts/index.js';
 import { checkRecordingsRoot, isRecordingFileName, remotePathIn } from '../../../../../hub/plugins/device-ssh/src/recording-names.js';
 import { isRecordingFileName as fromService } from '../../../../../hub/plugins/device-ssh/src/service.js';
 

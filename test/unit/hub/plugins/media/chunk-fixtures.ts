@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ChunkSidecarSchema, type ChunkSidecar } from '../../../../../core/src/index.js';
+import { ChunkSidecarSchema, type ChunkSidecar } from '../../../../../core/src/contracts/index.js';
 
 const run = promisify(execFile);
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { RecordingStatusResultSchema } from '../../../../../core/src/index.js';
+import { RecordingStatusResultSchema } from '../../../../../core/src/contracts/index.js';
 import type { RemoteFile } from '../../../../../hub/plugins/device-ssh/src/service.js';
 import type { RecordingsAccess } from '../../../../../hub/plugins/media/src/recordings-access.js';
 import { recordingStatusOverSsh } from '../../../../../hub/plugins/media/src/ssh-discovery.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { READINESS_ENRICHMENT_FIELDS } from '../../../../../core/src/index.js';
+import { READINESS_ENRICHMENT_FIELDS } from '../../../../../core/src/contracts/index.js';
 import { gradeDevice } from '../../../../../hub/plugins/readiness/src/grade-device.js';
 import { DeviceReadinessSchema, READINESS_MODULES, type ModuleResult } from '../../../../../hub/plugins/readiness/src/readiness-schemas.js';
 import { MAX_EVIDENCE_JSON_CHARS, MAX_EVIDENCE_REASON_CHARS, MAX_EVIDENCE_STRING_CHARS } from '../../../../../hub/plugins/readiness/src/clip-evidence.js';

@@ -12,8 +12,8 @@ import {
   PluginReportSchema,
   RecordingStatusResultSchema,
   type PeerMeshStatus,
-  type PluginReport,
-} from '../../../../../core/src/index.js';
+} from '../../../../../core/src/contracts/index.js';
+import { type PluginReport } from '../../../../../core/src/index.js';
 import { LiveStatusResultSchema } from '../../../../../plugins/rtsp/src/service.js';
 import type { DeviceFacts } from '../../../../../hub/plugins/readiness/src/device-facts.js';
 
