@@ -15,13 +15,13 @@ const out = join(root, 'dist', 'hub', 'plugins', 'console', 'web');
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-// The page takes from lookout/core only the dependency-free coordinate rule (boxOnPicture and
+// The page takes from lookout/core/contracts only the dependency-free coordinate rule (boxOnPicture and
 // detectorFrameOf, contracts/detection-frame.ts): the rest of core is Node's, and an import of
-// anything else from core fails this build ("No matching export").
+// anything else from the contracts fails this build ("No matching export").
 const coreForThePage = {
   name: 'lookout-core-for-the-page',
   setup(b) {
-    b.onResolve({ filter: /^lookout\/core$/ }, () => ({ path: join(root, 'core', 'src', 'contracts', 'detection-frame.ts') }));
+    b.onResolve({ filter: /^lookout\/core\/contracts$/ }, () => ({ path: join(root, 'core', 'src', 'contracts', 'detection-frame.ts') }));
   },
 };
 const result = await build({

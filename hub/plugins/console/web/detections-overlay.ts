@@ -1,5 +1,5 @@
 import { html } from 'htm/preact';
-import { boxOnPicture, detectorFrameOf } from 'lookout/core';
+import { boxOnPicture, detectorFrameOf } from 'lookout/core/contracts';
 import type { DetsFrame } from './dets-pairing.js';
 
 /**
