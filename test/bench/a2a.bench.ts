@@ -20,9 +20,9 @@ import { peerHelloOverMtls } from '../../hub/plugins/a2a/src/sidecar-client.js';
 import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
 import { checkSidecarMaterial } from '../../plugins/peer-mesh/src/sidecar-material.js';
 import { SidecarServer } from '../../plugins/peer-mesh/src/sidecar-server.js';
-import { a2aTestHub } from '../integration/a2a-helpers.js';
-import { a2aKeyFromFleetSecret, send, signPeerQuery } from '../integration/a2a-plain-client.js';
-import { msg, TEST_FLEET_SECRET } from '../integration/hub-helpers.js';
+import { a2aTestHub } from '../support/a2a-helpers.js';
+import { a2aKeyFromFleetSecret, send, signPeerQuery } from '../support/a2a-plain-client.js';
+import { msg, TEST_FLEET_SECRET } from '../support/hub-helpers.js';
 import { provisionTestFleetCerts } from '../support/fleet-certs.js';
 import { scratchDir } from '../support/scratch-dir.js';
 

@@ -20,7 +20,7 @@ import { createLogger } from '../../core/src/log/logger.js';
 import { startHub, type RunningHub } from '../../hub/src/start-hub.js';
 import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
 import { CHROMIUM, CHROMIUM_ARGS, consolePluginSet } from '../browser/console-fleet.js';
-import { msg } from '../integration/hub-helpers.js';
+import { msg } from '../support/hub-helpers.js';
 
 const DEVICES = 20;
 const LOADS = Number(process.env.LOOKOUT_BENCH_LOADS ?? 5);

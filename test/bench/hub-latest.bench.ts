@@ -15,7 +15,7 @@ import { MemoryBus } from '../../core/src/bus/memory-bus.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { startHub } from '../../hub/src/start-hub.js';
 import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
-import { msg } from '../integration/hub-helpers.js';
+import { msg } from '../support/hub-helpers.js';
 import { Ingest } from '../../hub/plugins/bus-cache/src/ingest.js';
 import { LatestJson } from '../../hub/plugins/bus-cache/src/latest-json.js';
 

@@ -24,7 +24,7 @@ import { connect, type MqttClient } from 'mqtt';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
-import { msg, TEST_FLEET_SECRET } from '../integration/hub-helpers.js';
+import { msg, TEST_FLEET_SECRET } from '../support/hub-helpers.js';
 
 const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 200);
 const RATE_HZ = Number(process.env.LOOKOUT_BENCH_RATE_HZ ?? 10);

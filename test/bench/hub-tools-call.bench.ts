@@ -43,7 +43,7 @@ import { startHub } from '../../hub/src/start-hub.js';
 import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
 import { provisionFleetCertificates } from '../../lib/tls/provision-fleet.js';
 import { startDeviceProcess } from '../support/device-process.js';
-import { waitFor } from '../integration/hub-helpers.js';
+import { waitFor } from '../support/hub-helpers.js';
 
 const CALLS = Number(process.env.LOOKOUT_BENCH_CALLS ?? 400);
 const WARMUP = Number(process.env.LOOKOUT_BENCH_WARMUP ?? 100);

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startSshd } from '../support/sshd.js';
-import { cleanEnv, LOOKOUT } from '../integration/operator-helpers.js';
+import { cleanEnv, LOOKOUT } from '../support/operator-helpers.js';
 
 const run = promisify(execFile);
 const MB = Number(process.env.LOOKOUT_BENCH_MODEL_MB ?? 64);

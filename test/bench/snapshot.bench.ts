@@ -25,7 +25,7 @@ import { GopTail } from '../../hub/plugins/snapshots/src/gop-tail.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
 import { freePort } from '../support/free-port.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
-import { api, testHub, waitFor } from '../integration/hub-helpers.js';
+import { api, testHub, waitFor } from '../support/hub-helpers.js';
 
 const N = Number(process.env.LOOKOUT_BENCH_SNAPSHOTS ?? 15);
 const COLD_N = Math.max(3, Math.floor(N / 3));

@@ -16,7 +16,7 @@ import fleetHistory from '../../hub/plugins/fleet-history/src/index.js';
 import liveMp4 from '../../hub/plugins/live-mp4/src/index.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
-import { api, testHub, waitFor } from '../integration/hub-helpers.js';
+import { api, testHub, waitFor } from '../support/hub-helpers.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
 
 export const CHROMIUM = process.env.LOOKOUT_CHROMIUM ?? '/usr/bin/chromium';

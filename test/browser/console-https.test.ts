@@ -14,7 +14,7 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { CA_COMMON_NAME } from '../../lib/tls/fleet-ca.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { provisionTestFleetCerts } from '../support/fleet-certs.js';
-import { testHub } from '../integration/hub-helpers.js';
+import { testHub } from '../support/hub-helpers.js';
 import { CHROMIUM, CHROMIUM_ARGS } from './console-fleet.js';
 
 const TOKEN = 'console-over-https-token-5b1e';

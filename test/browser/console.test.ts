@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { boxOnPicture, detectorFrameOf } from '../../core/src/contracts/detection-frame.js';
-import { api, callTool } from '../integration/hub-helpers.js';
+import { api, callTool } from '../support/hub-helpers.js';
 import { SseReader } from '../unit/hub/plugins/fleet-events/sse-reader.js';
 import { artifactsDir, DEVICES, HUB_TOKEN, launchChromium, startConsoleFleet, type ConsoleFleet } from './console-fleet.js';
 

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext } from 'playwright-core';
 import type { RunningHub } from '../../hub/src/start-hub.js';
-import { api, endClient, mqttClient, msg, publish, testHub, waitFor } from '../integration/hub-helpers.js';
+import { api, endClient, mqttClient, msg, publish, testHub, waitFor } from '../support/hub-helpers.js';
 import { consolePluginSet, HUB_TOKEN, launchChromium } from './console-fleet.js';
 import { pictureOfGrey, startJitteryCamera, type JitteryCamera } from './jittery-camera.js';
 

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningHub } from '../../hub/src/start-hub.js';
-import { api, callTool, endClient, mqttClient, msg, publish, testHub, waitFor } from '../integration/hub-helpers.js';
+import { api, callTool, endClient, mqttClient, msg, publish, testHub, waitFor } from '../support/hub-helpers.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
 import { consolePluginSet, HUB_TOKEN, launchChromium } from './console-fleet.js';
 import { startJitteryCamera, type JitteryCamera } from './jittery-camera.js';

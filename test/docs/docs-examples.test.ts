@@ -297,7 +297,7 @@ const HANDLERS: Record<string, (ex: CodeExample) => Promise<void>> = {
   },
 
   async 'operator-commands'(ex) {
-    // They need a device over SSH (test/integration/operator-*.test.ts run them against sshd): here each
+    // They need a device over SSH (test/integration/ssh/operator-*.test.ts run them against sshd): here each
     // command exists and takes the flags the lines give it.
     const dir = await tempDir();
     for (const line of ex.body.split('\n')) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../../core/src/bus/memory-bus.js';
 import type { RunningHub } from '../../../hub/src/start-hub.js';
-import { api, testHub } from '../../integration/hub-helpers.js';
+import { api, testHub } from '../../support/hub-helpers.js';
 
 /**
  * Every route of the default plugin set: it is listed here with its 400 cases (a test fails when a

@@ -14,7 +14,7 @@ import { childEnv } from './addon-under-test.js';
 
 const FOLDERS = ['dist/test/unit/plugins/detector', 'dist/test/unit/plugins/tracker', 'dist/test/unit/plugins/depth', 'dist/test/unit/core/media'];
 const FILES = [
-  'dist/test/integration/detector-onnx-device.test.js',
+  'dist/test/integration/device/detector-onnx-device.test.js',
   'dist/test/unit/native/kernels-in-use.test.js',
   'dist/test/unit/native/snpe-binding.test.js',
 ];

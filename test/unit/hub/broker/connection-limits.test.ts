@@ -9,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { EmbeddedBroker } from '../../../../hub/src/broker/embedded-broker.js';
 import { brokerConnectionBudget, descriptorLimit } from '../../../../hub/src/broker/descriptor-budget.js';
-import { endClient, mqttClient, TEST_FLEET_SECRET, waitFor } from '../../../integration/hub-helpers.js';
+import { endClient, mqttClient, TEST_FLEET_SECRET, waitFor } from '../../../support/hub-helpers.js';
 import { busPassword } from '../../../../lib/auth/bus-acl.js';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { EmbeddedBroker } from '../../../../hub/src/broker/embedded-broker.js';
-import { mqttClient, TEST_FLEET_SECRET } from '../../../integration/hub-helpers.js';
+import { mqttClient, TEST_FLEET_SECRET } from '../../../support/hub-helpers.js';
 import { busPassword } from '../../../../lib/auth/bus-acl.js';
 
 /** MQTT's variable-length encoding of a remaining length. */

@@ -9,7 +9,7 @@ import { definePlugin } from '../../../../core/src/plugin/context.js';
 import { loadHubPluginSet } from '../../../../hub/src/hub-plugin-set.js';
 import { reply } from '../../../../core/src/hub-routes/route-reply.js';
 import type { RunningHub } from '../../../../hub/src/start-hub.js';
-import { api, sleep, testHub } from '../../../integration/hub-helpers.js';
+import { api, sleep, testHub } from '../../../support/hub-helpers.js';
 
 const TOKEN = 'test-token-0123456789';
 

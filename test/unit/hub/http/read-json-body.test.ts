@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { api, testHub } from '../../../integration/hub-helpers.js';
+import { api, testHub } from '../../../support/hub-helpers.js';
 
 test('a body nested deeper than 64 levels is a 400 before anything walks it (it overflowed JSON.stringify: a 500)', async () => {
   const hub = await testHub();

@@ -20,7 +20,7 @@ import { decideHubTransport } from '../../../../hub/src/http/hub-transport.js';
 import { startHubServer } from '../../../../hub/src/http/tls-server.js';
 import type { RunningHub } from '../../../../hub/src/start-hub.js';
 import { scratchDir, type ScratchDir } from '../../../support/scratch-dir.js';
-import { testHub, waitFor } from '../../../integration/hub-helpers.js';
+import { testHub, waitFor } from '../../../support/hub-helpers.js';
 
 interface Got {
   status: number;

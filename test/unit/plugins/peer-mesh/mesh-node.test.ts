@@ -7,7 +7,7 @@ import { encodeIntroduction, encodeSealed, readFrame, type MeshMessage } from '.
 import type { MeshIdentity } from '../../../../plugins/peer-mesh/src/mesh-identity.js';
 import { MeshNetworks } from '../../../../plugins/peer-mesh/src/mesh-networks.js';
 import { MeshNode } from '../../../../plugins/peer-mesh/src/mesh-node.js';
-import { waitFor } from '../../../integration/hub-helpers.js';
+import { waitFor } from '../../../support/hub-helpers.js';
 import { meshFleet, type MeshFleet } from './mesh-fleet.js';
 
 const KEY = Buffer.from('mesh-key-for-unit-tests-0123456789');

@@ -9,7 +9,7 @@ import { createLogger } from '../../../../core/src/log/logger.js';
 import { checkSidecarMaterial, type SidecarMaterial } from '../../../../plugins/peer-mesh/src/sidecar-material.js';
 import { SidecarServer } from '../../../../plugins/peer-mesh/src/sidecar-server.js';
 import { provisionTestFleetCerts, type TestFleetCerts } from '../../../support/fleet-certs.js';
-import { waitFor } from '../../../integration/hub-helpers.js';
+import { waitFor } from '../../../support/hub-helpers.js';
 import { sidecarRequest } from './sidecar-client.js';
 
 /** A TCP connection that never starts its handshake (what an attacker holds open), from `localAddress`. */

@@ -14,8 +14,8 @@ import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
 import { BUSY_RETRY_AFTER_S } from '../../../../../hub/plugins/a2a/src/signed-request.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { MemorySharedState } from '../../../../../hub/src/state/memory-shared-state.js';
-import { a2aTestHub, startTestSidecar, type TestSidecar } from '../../../../integration/a2a-helpers.js';
-import { api, msg, waitFor, type Answer } from '../../../../integration/hub-helpers.js';
+import { a2aTestHub, startTestSidecar, type TestSidecar } from '../../../../support/a2a-helpers.js';
+import { api, msg, waitFor, type Answer } from '../../../../support/hub-helpers.js';
 import { provisionTestFleetCerts } from '../../../../support/fleet-certs.js';
 import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
 

@@ -1,6 +1,6 @@
 /**
  * POST /a2a/sign and POST /a2a/query on a hub in this process (memory bus), the target's sidecar a
- * test double at the edge (test/integration/a2a-helpers.ts): bearer and signature, each refusal's
+ * test double at the edge (test/support/a2a-helpers.ts): bearer and signature, each refusal's
  * code, the hub's client certificate read when it appears, who is contacted and who is not.
  */
 import assert from 'node:assert/strict';
@@ -11,8 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { MemoryStateStore } from '../../../../../hub/src/state/memory-state-store.js';
-import { a2aTestHub, startTestSidecar, type SidecarBehaviour, type TestSidecar } from '../../../../integration/a2a-helpers.js';
-import { api, msg, waitFor, type Answer } from '../../../../integration/hub-helpers.js';
+import { a2aTestHub, startTestSidecar, type SidecarBehaviour, type TestSidecar } from '../../../../support/a2a-helpers.js';
+import { api, msg, waitFor, type Answer } from '../../../../support/hub-helpers.js';
 import { provisionTestFleetCerts, type TestFleetCerts } from '../../../../support/fleet-certs.js';
 import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
 

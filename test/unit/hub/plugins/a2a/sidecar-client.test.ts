@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { isLookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { peerHelloOverMtls, type SidecarCall } from '../../../../../hub/plugins/a2a/src/sidecar-client.js';
-import { sidecarAck, startTestSidecar, type SidecarBehaviour, type TestSidecar } from '../../../../integration/a2a-helpers.js';
+import { sidecarAck, startTestSidecar, type SidecarBehaviour, type TestSidecar } from '../../../../support/a2a-helpers.js';
 import { provisionTestFleetCerts, type TestFleetCerts } from '../../../../support/fleet-certs.js';
 import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
 

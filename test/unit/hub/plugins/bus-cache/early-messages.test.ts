@@ -5,7 +5,7 @@ import { MemoryDebugRing } from '../../../../../hub/plugins/debug-ring/src/debug
 import { Ingest } from '../../../../../hub/plugins/bus-cache/src/ingest.js';
 import type { HoldLimits } from '../../../../../hub/plugins/bus-cache/src/early-messages.js';
 import type { IngestedMessage } from '../../../../../hub/plugins/bus-cache/src/service.js';
-import { msg } from '../../../../integration/hub-helpers.js';
+import { msg } from '../../../../support/hub-helpers.js';
 
 const T0 = Date.parse('2026-11-24T10:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -13,7 +13,7 @@ import { DeviceCache } from '../../../../../hub/plugins/bus-cache/src/device-cac
 import { IngestCounters } from '../../../../../hub/plugins/bus-cache/src/ingest-counters.js';
 import { IngestEvents, MAX_ISSUE_CHARS, Refusal } from '../../../../../hub/plugins/bus-cache/src/ingest-events.js';
 import { parsePayload, TopicStage, type KnownTopic } from '../../../../../hub/plugins/bus-cache/src/parse-stage.js';
-import { msg } from '../../../../integration/hub-helpers.js';
+import { msg } from '../../../../support/hub-helpers.js';
 
 const limits = { maxMessageBytes: 64, maxDepth: 3 };
 const deviceLimits = { maxTopics: 10, maxAlerts: 5, maxChunks: 5 };

@@ -12,7 +12,7 @@ import { CacheEntrySchema } from '../../../../../core/src/contracts/cache-entry.
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { jsonDeeperThan } from '../../../../../core/src/json/json-depth.js';
 import { INGEST_SUBSCRIPTIONS, SPEC_DEFAULT_SUBSCRIPTIONS } from '../../../../../hub/plugins/bus-cache/src/subscriptions.js';
-import { api, msg, sleep, testHub, waitFor } from '../../../../integration/hub-helpers.js';
+import { api, msg, sleep, testHub, waitFor } from '../../../../support/hub-helpers.js';
 
 const send = (bus: MemoryBus, topic: string, payload: unknown, retain = false) =>
   bus.publish(topic, Buffer.isBuffer(payload) || typeof payload === 'string' ? payload : JSON.stringify(payload), { retain });

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { packageRoot } from '../../../../../core/src/paths/package-root.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
-import { api, testHub } from '../../../../integration/hub-helpers.js';
+import { api, testHub } from '../../../../support/hub-helpers.js';
 import { consolePluginSet } from '../../../../browser/console-fleet.js';
 import { startFakeMcpDevice, type FakeMcpDevice } from '../../../../support/fake-mcp-device.js';
 

@@ -9,7 +9,7 @@ import type { HelloMessage } from '../../../../../core/src/contracts/hello-messa
 import { DeviceNetworks } from '../../../../../lib/net/device-networks.js';
 import { HubDeviceRegistry } from '../../../../../hub/plugins/registry/src/device-registry.js';
 import { readRegistryFile } from '../../../../../hub/plugins/registry/src/registry-file.js';
-import { api, msg, testHub } from '../../../../integration/hub-helpers.js';
+import { api, msg, testHub } from '../../../../support/hub-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'registry-ssh-'));
 let n = 0;

@@ -13,7 +13,7 @@ import { DEVICE_SSH, type DeviceSsh } from '../../../../../hub/plugins/device-ss
 import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
 import type { HubOptions } from '../../../../../hub/src/hub-options.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
-import { api, testHub } from '../../../../integration/hub-helpers.js';
+import { api, testHub } from '../../../../support/hub-helpers.js';
 
 export interface SshTestHub {
   hub: RunningHub;

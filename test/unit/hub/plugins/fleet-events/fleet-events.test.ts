@@ -10,7 +10,7 @@ import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import fleetEvents from '../../../../../hub/plugins/fleet-events/src/index.js';
 import fleetHistory from '../../../../../hub/plugins/fleet-history/src/index.js';
-import { api, callTool, endClient, mqttClient, msg, publish, testHub } from '../../../../integration/hub-helpers.js';
+import { api, callTool, endClient, mqttClient, msg, publish, testHub } from '../../../../support/hub-helpers.js';
 import { freePort } from '../../../../support/free-port.js';
 import { SseReader } from './sse-reader.js';
 

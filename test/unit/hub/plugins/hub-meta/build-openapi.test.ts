@@ -5,7 +5,7 @@ import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
 import { LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { registerPluginErrors } from '../../../../../core/src/errors/error-table.js';
 import { RouteRegistry } from '../../../../../core/src/hub-routes/route-registry.js';
-import { api, testHub } from '../../../../integration/hub-helpers.js';
+import { api, testHub } from '../../../../support/hub-helpers.js';
 
 /** A third-party hub plugin with a code of its own, answered by one of its routes. */
 const quota: Plugin = definePlugin({

@@ -12,7 +12,7 @@ import ocrText from '../../../../../hub/plugins/ocr-text/src/index.js';
 import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import type { OcrRead } from '../../../../../plugins/trocr/src/service.js';
-import { api, msg, testHub, waitFor } from '../../../../integration/hub-helpers.js';
+import { api, msg, testHub, waitFor } from '../../../../support/hub-helpers.js';
 import { freePort } from '../../../../support/free-port.js';
 
 const VOCAB_DIR = join(packageRoot(), 'test', 'fixtures', 'trocr');

@@ -9,7 +9,7 @@ import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { readinessTable } from '../../../../../operator/src/readiness-table.js';
 import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
-import { api, testHub } from '../../../../integration/hub-helpers.js';
+import { api, testHub } from '../../../../support/hub-helpers.js';
 
 const DAY = 86_400_000;
 

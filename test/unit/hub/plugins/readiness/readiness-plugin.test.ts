@@ -4,7 +4,7 @@ import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
 import readiness from '../../../../../hub/plugins/readiness/src/index.js';
 import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
-import { api, msg, sleep, testHub, waitFor } from '../../../../integration/hub-helpers.js';
+import { api, msg, sleep, testHub, waitFor } from '../../../../support/hub-helpers.js';
 import { freePort } from '../../../../support/free-port.js';
 import { startFakeMcpDevice, type FakeMcpDevice } from '../../../../support/fake-mcp-device.js';
 

@@ -9,7 +9,7 @@ import { LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { HubDeviceRegistry } from '../../../../../hub/plugins/registry/src/device-registry.js';
 import { readRegistryFile } from '../../../../../hub/plugins/registry/src/registry-file.js';
 import { DeviceNetworks } from '../../../../../lib/net/device-networks.js';
-import { api, msg, testHub } from '../../../../integration/hub-helpers.js';
+import { api, msg, testHub } from '../../../../support/hub-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hub-registry-'));
 let n = 0;

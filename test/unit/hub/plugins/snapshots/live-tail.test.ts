@@ -1,7 +1,7 @@
 /**
  * LiveTail and LiveTails against real HTTP on 127.0.0.1 speaking the device's GET /live.h265
  * protocol with real libx265 bytes (the encode plugin's own server is exercised end to end in
- * test/integration/snapshot-chain.test.ts; here the peer misbehaves on purpose: drops, 401, junk).
+ * test/integration/media/snapshot-chain.test.ts; here the peer misbehaves on purpose: drops, 401, junk).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

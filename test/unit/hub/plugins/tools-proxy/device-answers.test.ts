@@ -16,7 +16,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { isToolCallResult } from '../../../../../hub/plugins/tools-proxy/src/device-tool-result.js';
-import { callTool, testHub } from '../../../../integration/hub-helpers.js';
+import { callTool, testHub } from '../../../../support/hub-helpers.js';
 
 const READING_SCHEMA = { type: 'object', properties: { celsius: { type: 'number' } }, required: ['celsius'] };
 

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { startFakeMcpDevice, type FakeMcpDevice } from '../../../../support/fake-mcp-device.js';
-import { callTool, testHub, waitFor } from '../../../../integration/hub-helpers.js';
+import { callTool, testHub, waitFor } from '../../../../support/hub-helpers.js';
 
 const DEVICES = 16;
 const TOOLS = ['get_system_health', 'get_device_identity', 'get_peer_mesh_status'].map((name) => ({ name, annotations: { readOnlyHint: true } }));

@@ -14,7 +14,7 @@ import type { AuxOutcome } from '../../../../../hub/plugins/tools-proxy/src/heal
 import { IdentityCache } from '../../../../../hub/plugins/tools-proxy/src/identity-cache.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { startFakeMcpDevice, type FakeMcpDevice } from '../../../../support/fake-mcp-device.js';
-import { api, callTool, endClient, mqttClient, msg, publish, testHub, waitFor } from '../../../../integration/hub-helpers.js';
+import { api, callTool, endClient, mqttClient, msg, publish, testHub, waitFor } from '../../../../support/hub-helpers.js';
 
 const device = (over: Partial<RegisteredDevice> = {}): RegisteredDevice => ({
   deviceId: 'cam-1',

@@ -13,7 +13,7 @@ import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { loadHubPluginSet } from '../../../../../hub/src/hub-plugin-set.js';
 import { DEVICE_TOOLS } from '../../../../../hub/plugins/tools-proxy/src/service.js';
 import { freePort } from '../../../../support/free-port.js';
-import { callTool, testHub } from '../../../../integration/hub-helpers.js';
+import { callTool, testHub } from '../../../../support/hub-helpers.js';
 
 /** A hub plugin as a media plugin would be: it answers `list_things` when the tool server cannot. */
 const fallbackPlugin = definePlugin({

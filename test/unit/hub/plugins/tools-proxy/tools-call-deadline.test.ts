@@ -14,7 +14,7 @@ import { DEVICE_REGISTRY } from '../../../../../hub/plugins/registry/src/service
 import { DEVICE_TOOLS } from '../../../../../hub/plugins/tools-proxy/src/service.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { startFakeMcpDevice, type FakeMcpDevice } from '../../../../support/fake-mcp-device.js';
-import { callTool, testHub, waitFor } from '../../../../integration/hub-helpers.js';
+import { callTool, testHub, waitFor } from '../../../../support/hub-helpers.js';
 
 const TIMEOUT_MS = 1500;
 

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { deviceToolToken } from '../../../../../lib/auth/tool-token.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
 import { startFakeMcpDevice, type FakeMcpDevice } from '../../../../support/fake-mcp-device.js';
-import { api, callTool, testHub, waitFor } from '../../../../integration/hub-helpers.js';
+import { api, callTool, testHub, waitFor } from '../../../../support/hub-helpers.js';
 
 const SECRET = 'tools-proxy-test-fleet-secret-01';
 const TOOLS = [

@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { connect, type MqttClient } from 'mqtt';
+import { createServer, type Server, type Socket } from 'node:net';
+import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
+import { isLookoutError } from '../../../core/src/errors/lookout-error.js';
+import { createLogger } from '../../../core/src/log/logger.js';
+import { SharedSubscriber } from '../../../hub/src/state/shared-subscriber.js';
+import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
+import { waitFor } from '../../support/wait-for.js';
+
+const logger = createLogger({ level: 'silent' });
+
+function publisher(url: string): Promise<MqttClient> {
+  return new Promise((resolve, reject) => {
+    const c = connect(url, { clientId: `pub-${Math.random().toString(16).slice(2)}`, protocolVersion: 5, reconnectPeriod: 0 });
+    c.once('connect', () => resolve(c));
+    c.once('error', reject);
+  });
+}
+
+const text = (p: IPublishPacket): string => p.payload.toString();
+
+async function publishAll(c: MqttClient, topic: string, bodies: string[]): Promise<void> {
+  await Promise.all(bodies.map((b) => c.publishAsync(topic, b, { qos: 1 })));
+}
+
+describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto', () => {
+  it('works on many messages at once and acknowledges each when its handler is done, in any order', async () => {
+    const broker = await startMosquitto();
+    const held: { packet: IPublishPacket; done: () => void }[] = [];
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'shared-sub-a',
+      sessionExpirySec: 60,
+      receiveMaximum: 200,
+      logger,
+      onMessage: (packet) => new Promise<void>((done) => held.push({ packet, done })),
+    });
+    const pub = await publisher(broker.url);
+    try {
+      await sub.start();
+      await sub.subscribe({ filter: '$share/g/devices/#', id: 1 });
+      await publishAll(
+        pub,
+        'devices/cam-1/telemetry',
+        Array.from({ length: 100 }, (_, i) => String(i)),
+      );
+      // All hundred are handed over while none is acknowledged (MQTT.js would hand over one).
+      await waitFor(() => held.length === 100, 'a hundred messages in hand at once');
+      assert.deepEqual(
+        held.map((h) => text(h.packet)),
+        Array.from({ length: 100 }, (_, i) => String(i)),
+      );
+      // Acknowledged last to first; then the connection takes more.
+      for (const h of [...held].reverse()) h.done();
+      await publishAll(pub, 'devices/cam-1/telemetry', ['after']);
+      await waitFor(() => held.length === 101, 'a message after the acknowledgements');
+      held[100].done();
+    } finally {
+      pub.end(true);
+      await sub.close();
+      await broker.stop();
+    }
+  });
+
+  it('what was not acknowledged is handed over again to the next connection of the session, what was is not', async () => {
+    const broker = await startMosquitto();
+    const pub = await publisher(broker.url);
+    const make = (onMessage: (p: IPublishPacket) => Promise<void>) =>
+      new SharedSubscriber({ url: broker.url, clientId: 'shared-sub-b', sessionExpirySec: 60, receiveMaximum: 50, logger, onMessage });
+    try {
+      const first: IPublishPacket[] = [];
+      const a = make((p) => {
+        first.push(p);
+        // Even numbers are finished (acknowledged); odd ones never are.
+        return Number(text(p)) % 2 === 0 ? Promise.resolve() : new Promise<void>(() => undefined);
+      });
+      await a.start();
+      await a.subscribe({ filter: '$share/g/devices/#', id: 1 });
+      await publishAll(
+        pub,
+        'devices/cam-2/telemetry',
+        Array.from({ length: 10 }, (_, i) => String(i)),
+      );
+      await waitFor(() => first.length === 10, 'ten messages on the first connection');
+      // The acknowledgements of the even ones leave at the next turn.
+      await new Promise((r) => setTimeout(r, 100));
+      await a.close();
+
+      const again: string[] = [];
+      const b = make((p) => {
+        again.push(text(p));
+        return Promise.resolve();
+      });
+      await b.start();
+      await waitFor(() => again.length === 5, 'the five unacknowledged messages again');
+      assert.deepEqual(again.sort(), ['1', '3', '5', '7', '9']);
+      // The session kept the subscription: new messages come without subscribing again.
+      await publishAll(pub, 'devices/cam-2/telemetry', ['10']);
+      await waitFor(() => again.includes('10'), 'a new message on the resumed session');
+      await b.close();
+    } finally {
+      pub.end(true);
+      await broker.stop();
+    }
+  });
+
+  it('reconnects after the broker restarts and goes on taking messages', async () => {
+    const broker: Mosquitto = await startMosquitto({ persistence: true });
+    const got: string[] = [];
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'shared-sub-c',
+      sessionExpirySec: 60,
+      receiveMaximum: 50,
+      reconnectMs: 50,
+      logger,
+      onMessage: (p) => {
+        got.push(text(p));
+        return Promise.resolve();
+      },
+    });
+    try {
+      await sub.start();
+      await sub.subscribe({ filter: '$share/g/devices/#', id: 1 });
+      await broker.restart();
+      await waitFor(() => sub.connected, 'the reconnect', 8_000);
+      const pub = await publisher(broker.url);
+      await publishAll(pub, 'devices/cam-3/telemetry', ['x']);
+      await waitFor(() => got.includes('x'), 'a message after the restart');
+      pub.end(true);
+    } finally {
+      await sub.close();
+      await broker.stop();
+    }
+  });
+
+  it('a broker that refuses the credentials fails the start with the reason', async () => {
+    const broker = await startMosquitto({ users: { hub: 'right' } });
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'shared-sub-d',
+      username: 'hub',
+      password: 'wrong',
+      sessionExpirySec: 60,
+      receiveMaximum: 10,
+      connectTimeoutMs: 3_000,
+      logger,
+      onMessage: () => Promise.resolve(),
+    });
+    try {
+      await assert.rejects(sub.start(), /refused the connection \(CONNACK reason 1(34|35)\)/);
+    } finally {
+      await sub.close();
+      await broker.stop();
+    }
+  });
+});
+
+/**
+ * A broker that misbehaves the way a real one does only under faults (a test peer at the edge:
+ * mosquitto cannot be made to do these): `onConnection(socket, n, packets)` decides what the n-th
+ * connection hears.
+ */
+async function misbehavingBroker(
+  onConnection: (socket: Socket, n: number, packets: Packet[]) => void,
+): Promise<{ url: string; connections: () => number; server: Server }> {
+  let n = 0;
+  const server = createServer((socket) => {
+    const packets: Packet[] = [];
+    const parser = mqttParser({ protocolVersion: 5 });
+    parser.on('packet', (p: Packet) => packets.push(p));
+    socket.on('data', (chunk: Buffer) => parser.parse(chunk));
+    socket.on('error', () => undefined);
+    onConnection(socket, ++n, packets);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `mqtt://127.0.0.1:${port}`, connections: () => n, server };
+}
+
+const v5 = { protocolVersion: 5 } as const;
+
+describe('SharedSubscriber against a broker that misbehaves', () => {
+  it('refuses a WebSocket URL rather than speak MQTT to it in clear over TCP', () => {
+    for (const url of ['ws://u:p@127.0.0.1:9001/mqtt', 'wss://u:p@127.0.0.1/mqtt']) {
+      assert.throws(
+        () => new SharedSubscriber({ url, clientId: 'x', sessionExpirySec: 60, receiveMaximum: 10, logger, onMessage: () => Promise.resolve() }),
+        (e) => isLookoutError(e, 'config_invalid'),
+      );
+    }
+  });
+
+  it('gives up on a reconnect the broker takes and never answers, and tries again', async () => {
+    const broker = await misbehavingBroker((socket, n) => {
+      // The first connection is accepted, then dropped; every later one hears nothing.
+      if (n === 1) setTimeout(() => socket.end(generate({ cmd: 'connack', sessionPresent: false, reasonCode: 0 }, v5)), 20);
+    });
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'misbehaved-a',
+      sessionExpirySec: 60,
+      receiveMaximum: 10,
+      connectTimeoutMs: 200,
+      reconnectMs: 20,
+      logger,
+      onMessage: () => Promise.resolve(),
+    });
+    try {
+      await sub.start();
+      await waitFor(() => broker.connections() >= 4, 'new attempts after silent ones', 5_000);
+    } finally {
+      await sub.close();
+      broker.server.close();
+    }
+  });
+
+  it('a start that fails leaves no client trying again', async () => {
+    // Every connection refused (135: not authorised), as a broker does with a wrong password.
+    const broker = await misbehavingBroker((socket) => socket.write(generate({ cmd: 'connack', sessionPresent: false, reasonCode: 135 }, v5)));
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'misbehaved-b',
+      sessionExpirySec: 60,
+      receiveMaximum: 10,
+      connectTimeoutMs: 150,
+      reconnectMs: 20,
+      logger,
+      onMessage: () => Promise.resolve(),
+    });
+    try {
+      await assert.rejects(sub.start(), /CONNACK reason 135/);
+      const after = broker.connections();
+      await new Promise((r) => setTimeout(r, 400));
+      assert.equal(broker.connections(), after);
+    } finally {
+      broker.server.close();
+    }
+  });
+
+  it('disconnects (0x93) a broker that sends more than the Receive Maximum', async () => {
+    let disconnect: Packet | undefined;
+    const broker = await misbehavingBroker((socket, n, packets) => {
+      if (n > 1) return;
+      socket.write(generate({ cmd: 'connack', sessionPresent: false, reasonCode: 0 }, v5));
+      for (let i = 1; i <= 5; i++)
+        socket.write(
+          generate({ cmd: 'publish', topic: 'devices/x/telemetry', payload: Buffer.from('{}'), qos: 1, messageId: i, retain: false, dup: false }, v5),
+        );
+      socket.on('close', () => (disconnect = packets.find((p) => p.cmd === 'disconnect')));
+    });
+    const handed: IPublishPacket[] = [];
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'misbehaved-c',
+      sessionExpirySec: 60,
+      receiveMaximum: 2,
+      reconnectMs: 5_000,
+      logger,
+      onMessage: (p) => {
+        handed.push(p);
+        return new Promise<void>(() => undefined);
+      },
+    });
+    try {
+      await sub.start();
+      await waitFor(() => disconnect !== undefined, 'the DISCONNECT');
+      assert.equal((disconnect as { reasonCode?: number }).reasonCode, 0x93);
+      assert.equal(handed.length, 2, 'no more than the Receive Maximum handed to the handler');
+    } finally {
+      await sub.close();
+      broker.server.close();
+    }
+  });
+});
