@@ -72,6 +72,7 @@ export { SerialQueue } from './util/serial-queue.js';
 export { AdmissionQueue, type AdmissionLimits, type ReleaseSlot } from './util/admission-queue.js';
 export { deviceToolToken, TOOL_TOKEN_PURPOSE } from './auth/tool-token.js';
 export { TOOL_LIMITS, MAX_TOOL_MESSAGE_BYTES, argumentBytes } from './tools/tool-limits.js';
+export { TOOL_ERROR_META_KEY, toolOutcomeOf, isToolCallAnswer, type ToolCallAnswer, type ToolOutcome } from './tools/tool-result.js';
 export { seededRandom, hashSeed, type Random } from './util/seeded-random.js';
 export { jsonDeeperThan } from './json/json-depth.js';
 export * from './media/index.js';
