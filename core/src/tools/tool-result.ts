@@ -65,7 +65,8 @@ export function toolFailure(err: unknown): ToolCallResult {
   const e = toLookoutError(err);
   const error: Record<string, unknown> = { code: e.code, message: e.message };
   if (e.details !== undefined) error.details = redactSecrets(e.details);
-  return { content: [{ type: 'text', text: e.message }], isError: true, _meta: { [TOOL_ERROR_META_KEY]: error } };
+  // _meta first: the order the answer has always had on the wire (the MCP SDK's result schema put it there).
+  return { _meta: { [TOOL_ERROR_META_KEY]: error }, content: [{ type: 'text', text: e.message }], isError: true };
 }
 
 /**

@@ -43,24 +43,60 @@ export interface ObjectWriterOptions {
 
 /** The writer of any value of `schema`. */
 export function compileJsonWriter(schema: JsonSchema): JsonWriter {
-  if (isClosedObject(schema)) return compileObjectWriter(schema);
-  const values = schema.additionalProperties;
-  if (isObjectType(schema) && !schema.properties && typeof values === 'object') return recordWriter(compileJsonWriter(values));
-  return writeWhole;
+  return compile(schema).write;
 }
+
+/** The JSON of a value of `schema` as one string (for a value written apart from the pieces of its object). */
+export function compileJsonText(schema: JsonSchema): (value: unknown) => string {
+  const { write, json } = compile(schema);
+  if (json) return json;
+  return (value) => {
+    const out: JsonPieces = [];
+    write(value, out);
+    return out.join('');
+  };
+}
+
+/** A compiled writer; `json` too when the value's JSON is one piece (a scalar, or a value written whole). */
+interface Compiled {
+  write: JsonWriter;
+  json?: (value: unknown) => string;
+}
+
+function compile(schema: JsonSchema): Compiled {
+  if (isClosedObject(schema)) return { write: compileObjectWriter(schema) };
+  const values = schema.additionalProperties;
+  if (isObjectType(schema) && !schema.properties && typeof values === 'object') return { write: recordWriter(compile(values)) };
+  const json = SCALAR_JSON[String(schema.type)] ?? wholeJson;
+  return { json, write: (value, out) => (value instanceof Prewritten ? value.write(out) : out.push(json(value))) };
+}
+
+/**
+ * A declared boolean or number as JSON.stringify writes it, without calling it: String of a finite
+ * number is its JSON (-0 too), and a value off its type is written whole.
+ */
+const SCALAR_JSON: Record<string, (value: unknown) => string> = {
+  boolean: (v) => (v === true ? 'true' : v === false ? 'false' : wholeJson(v)),
+  number: (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : wholeJson(v)),
+  integer: (v) => (typeof v === 'number' && Number.isFinite(v) ? String(v) : wholeJson(v)),
+};
 
 /**
  * The writer of an object of `schema`, its declared keys in order, even where the schema leaves it
  * open to more (a route's own entry, whose extra keys nobody sets): those are not written.
  */
 export function compileObjectWriter(schema: JsonSchema, options: ObjectWriterOptions = {}): JsonWriter {
-  const fields = Object.entries(schema.properties ?? {}).map(([key, s]) => ({
-    key,
-    head: `${JSON.stringify(key)}:`,
-    write: compileJsonWriter(s),
-    hole: options.holes?.has(key) === true,
-    once: options.once?.keys.has(key) === true,
-  }));
+  const fields = Object.entries(schema.properties ?? {}).map(([key, s]) => {
+    const { write, json } = compile(s);
+    return {
+      key,
+      head: `${JSON.stringify(key)}:`,
+      write,
+      json,
+      hole: options.holes?.has(key) === true,
+      once: options.once?.keys.has(key) === true,
+    };
+  });
   const kept = options.once?.json;
   return (value, out) => {
     if (value instanceof Prewritten) return value.write(out);
@@ -69,17 +105,38 @@ export function compileObjectWriter(schema: JsonSchema, options: ObjectWriterOpt
     for (const f of fields) {
       const v = value[f.key];
       if (v === undefined && !f.hole) continue;
-      out.push(first ? `{${f.head}` : `,${f.head}`);
+      const head = first ? `{${f.head}` : `,${f.head}`;
       first = false;
-      if (f.hole) out.push(null);
-      else if (f.once && kept && typeof v === 'object' && v !== null) out.push(jsonOnce(v, kept));
-      else f.write(v, out);
+      // A value written whole goes in the same piece as its key: fewer pieces to join.
+      if (f.hole) out.push(head, null);
+      else if (f.once && kept && typeof v === 'object' && v !== null) out.push(head + jsonOnce(v, kept));
+      else if (f.json && !(v instanceof Prewritten)) out.push(head + f.json(v));
+      else {
+        out.push(head);
+        f.write(v, out);
+      }
     }
     out.push(first ? '{}' : '}');
   };
 }
 
-function recordWriter(writeValue: JsonWriter): JsonWriter {
+/** Keys a record writer keeps written (device ids, topic suffixes: few, written again and again). */
+const MAX_KEPT_HEADS = 20_000;
+
+function recordWriter(value: Compiled): JsonWriter {
+  const writeValue = value.write;
+  // `{"key":` and `,"key":` of each key, made once: one flat piece per entry to join.
+  const heads = new Map<string, readonly [string, string]>();
+  const headsOf = (key: string): readonly [string, string] => {
+    let pair = heads.get(key);
+    if (pair === undefined) {
+      if (heads.size >= MAX_KEPT_HEADS) heads.clear();
+      const head = `${JSON.stringify(key)}:`;
+      pair = [`{${head}`, `,${head}`];
+      heads.set(key, pair);
+    }
+    return pair;
+  };
   return (value, out) => {
     if (value instanceof Prewritten) return value.write(out);
     const entries = value instanceof RecordEntries ? value.entries : isPlainObject(value) ? Object.entries(value) : undefined;
@@ -87,7 +144,7 @@ function recordWriter(writeValue: JsonWriter): JsonWriter {
     let first = true;
     for (const [key, v] of entries) {
       if (v === undefined) continue;
-      out.push(first ? `{${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
+      out.push(headsOf(key)[first ? 0 : 1]);
       first = false;
       writeValue(v, out);
     }
@@ -95,10 +152,14 @@ function recordWriter(writeValue: JsonWriter): JsonWriter {
   };
 }
 
-/** As JSON.stringify writes it (null for what it leaves out, as a property's value never is here). */
 function writeWhole(value: unknown, out: JsonPieces): void {
   if (value instanceof Prewritten) return value.write(out);
-  out.push(JSON.stringify(value) ?? 'null');
+  out.push(wholeJson(value));
+}
+
+/** As JSON.stringify writes it (null for what it leaves out, as a property's value never is here). */
+function wholeJson(value: unknown): string {
+  return JSON.stringify(value) ?? 'null';
 }
 
 function jsonOnce(value: object, kept: WeakMap<object, string>): string {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { DeviceCache } from './device-cache.js';
 import { entryView } from './entry-view.js';
-import { compileJsonWriter, compileObjectWriter, Prewritten, RecordEntries, type JsonPieces, type JsonSchema } from './json-writer.js';
+import { compileJsonText, compileJsonWriter, compileObjectWriter, Prewritten, RecordEntries, type JsonPieces, type JsonSchema } from './json-writer.js';
 import { LatestResponse } from './schemas.js';
 
 /** The answer's declared shape (the route's response schema), as JSON Schema. */
@@ -18,7 +18,9 @@ const writeAnswer = compileJsonWriter(ANSWER_SCHEMA);
 /** The clock fields in the order the entry's writer leaves their holes (the schema's), each with its writer. */
 const CLOCKS = Object.entries(ENTRY_SCHEMA.properties ?? {})
   .filter(([key]) => CLOCK_FIELDS.has(key))
-  .map(([key, schema]) => ({ key: key as keyof Clock, write: compileJsonWriter(schema) }));
+  .map(([key, schema]) => ({ key: key as keyof Clock, json: compileJsonText(schema) }));
+/** Characters up to which a segment between two clock fields is joined with the value after it. */
+const SHORT_SEGMENT = 64;
 
 type Clock = { age_s: number; stale: boolean; online: boolean };
 
@@ -28,6 +30,8 @@ interface Made {
   segments: string[];
   statusOnline: boolean;
   newestAt: number;
+  /** The device's place in the answer's `devices`: its id and its entry, written at the answer's moment. */
+  pair: readonly [string, Prewritten];
 }
 
 /**
@@ -43,6 +47,9 @@ export class LatestJson {
   private readonly writeEntry;
   private sortedIds: string[] = [];
   private sortedFor = -1;
+  /** The moment of the answer being written, and its clock fields (one object, filled per device). */
+  private now = 0;
+  private readonly clockNow: Clock = { age_s: 0, stale: false, online: false };
 
   constructor(private readonly staleSec: number) {
     // The stored messages keep their JSON by identity: a device that changed usually changed one topic.
@@ -60,14 +67,15 @@ export class LatestJson {
 
   /** The whole answer. */
   answer(devices: ReadonlyMap<string, DeviceCache>, ids: readonly string[], now: number, staleFilter: string | undefined): string {
-    const shown: [string, Prewritten][] = [];
+    const shown: (readonly [string, Prewritten])[] = [];
     for (const id of ids) {
       const d = devices.get(id);
       if (!d) continue;
-      const m = this.made_(d, now);
+      const m = this.made_(d);
       if (staleFilter !== undefined && String(this.clock(m, now).stale) !== staleFilter) continue;
-      shown.push([id, new Prewritten((out) => this.writeAt(m, now, out))]);
+      shown.push(m.pair);
     }
+    this.now = now;
     const out: JsonPieces = [];
     writeAnswer({ devices: new RecordEntries(shown), count: shown.length, stale_sec: this.staleSec, generated_at: new Date(now).toISOString() }, out);
     // Joined once: the cached segments are copied, never re-walked.
@@ -77,23 +85,29 @@ export class LatestJson {
   private writeAt(m: Made, now: number, out: JsonPieces): void {
     const clock = this.clock(m, now);
     for (let i = 0; i < CLOCKS.length; i++) {
-      out.push(m.segments[i]);
-      CLOCKS[i].write(clock[CLOCKS[i].key], out);
+      // A short segment (`,"stale":`) goes in one piece with the value after it: fewer pieces to join.
+      const segment = m.segments[i];
+      if (segment.length > SHORT_SEGMENT) out.push(segment, CLOCKS[i].json(clock[CLOCKS[i].key]));
+      else out.push(segment + CLOCKS[i].json(clock[CLOCKS[i].key]));
     }
     out.push(m.segments[CLOCKS.length]);
   }
 
-  /** The clock fields at `now`, as entryView computes them. */
+  /** The clock fields at `now`, as entryView computes them (in the one object kept for it). */
   private clock(m: Made, now: number): Clock {
     const age = Math.max(0, (now - m.newestAt) / 1000);
-    const stale = age > this.staleSec;
-    return { age_s: Math.round(age * 1000) / 1000, stale, online: m.statusOnline && !stale };
+    const c = this.clockNow;
+    c.age_s = Math.round(age * 1000) / 1000;
+    c.stale = age > this.staleSec;
+    c.online = m.statusOnline && !c.stale;
+    return c;
   }
 
-  private made_(d: DeviceCache, now: number): Made {
+  private made_(d: DeviceCache): Made {
     let m = this.made.get(d);
     if (!m || m.version !== d.version) {
-      const view = entryView(d, this.staleSec, now);
+      // The clock fields are holes: the moment given to entryView makes no difference to what is kept.
+      const view = entryView(d, this.staleSec, 0);
       const pieces: JsonPieces = [];
       this.writeEntry(view, pieces);
       const segments: string[] = [];
@@ -107,7 +121,14 @@ export class LatestJson {
       }
       // Joined from an array: one flat string, copied as it is per request (a string built by += is a tree walked each time).
       segments.push(run.join(''));
-      m = { version: d.version, segments, statusOnline: view.status?.state === 'online', newestAt: d.newestAt };
+      const made: Made = {
+        version: d.version,
+        segments,
+        statusOnline: view.status?.state === 'online',
+        newestAt: d.newestAt,
+        pair: [d.deviceId, new Prewritten((out) => this.writeAt(made, this.now, out))],
+      };
+      m = made;
       this.made.set(d, m);
     }
     return m;

@@ -32,16 +32,20 @@ describe('JSON writers compiled from a JSON Schema', () => {
     const value = {
       per_topic: { b: { n: 2, at: 'x' }, '"odd"\u2028': { at: 'y', n: NaN } },
       message: { z: 1, a: ['\ud800', '\u2028'] },
-      count: 3,
+      count: -0,
       name: 'cam\n"1"',
     };
-    const ordered = { name: value.name, count: 3, message: value.message, per_topic: { b: { at: 'x', n: 2 }, '"odd"\u2028': { at: 'y', n: NaN } } };
+    const ordered = { name: value.name, count: -0, message: value.message, per_topic: { b: { at: 'x', n: 2 }, '"odd"\u2028': { at: 'y', n: NaN } } };
     assert.equal(text(write, value), JSON.stringify(ordered));
   });
 
   it('leaves out an undefined field as JSON.stringify does, and writes the rest of an off-schema value as it is', () => {
     assert.equal(text(write, { name: 'a', count: 1, note: undefined, message: null, per_topic: {} }), '{"name":"a","count":1,"message":null,"per_topic":{}}');
     assert.equal(text(write, [1, 'two']), '[1,"two"]');
+    assert.equal(
+      text(write, { name: 2, count: 'three', message: [], per_topic: { t: { at: null, n: Infinity } } }),
+      '{"name":2,"count":"three","message":[],"per_topic":{"t":{"at":null,"n":null}}}',
+    );
     assert.equal(text(write, null), 'null');
   });
 
@@ -70,7 +74,7 @@ describe('JSON writers compiled from a JSON Schema', () => {
     const msg = { k: 1 };
     const out: JsonPieces = [];
     entry({ a: 1, msg, extra: true }, out);
-    assert.deepEqual(out, ['{"a":', '1', ',"age":', null, ',"msg":', '{"k":1}', '}']);
+    assert.deepEqual(out, ['{"a":1', ',"age":', null, ',"msg":{"k":1}', '}']);
     assert.equal(json.get(msg), '{"k":1}');
   });
 });
