@@ -45,6 +45,7 @@ export { setOwn } from './json/own-key.js';
 export { reply, isRouteReply, ROUTE_REPLY, type TaggedRouteReply } from './hub-routes/route-reply.js';
 export type { RouteEntry } from './hub-routes/route-registry.js';
 export { TOOL_LIMITS, MAX_TOOL_MESSAGE_BYTES, argumentBytes } from './tools/tool-limits.js';
+export { TOOL_ERROR_META_KEY, toolOutcomeOf, isToolCallAnswer, type ToolCallAnswer, type ToolOutcome } from './tools/tool-result.js';
 export { jsonDeeperThan } from './json/json-depth.js';
 export { recordingsRoot } from './paths/recordings-root.js';
 export { PEER_DIRECTORY_FILTER } from './bus/peer-directory.js';

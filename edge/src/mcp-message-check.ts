@@ -4,12 +4,20 @@ export interface EarlyAnswer {
   body: { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string } };
 }
 
+/** The params of a tools/call that checkMcpMessage let through: the tool server's handler reads them as such. */
+export interface CheckedToolCall {
+  name: string;
+  arguments?: Record<string, unknown>;
+}
+
 /** JSON-RPC: the request is not a valid request object. */
 export const INVALID_REQUEST = -32600;
 /** JSON-RPC: invalid method parameters (MCP uses it for unknown tools too). */
 export const INVALID_PARAMS = -32602;
 
 /**
+ * The device's one check of a tools/call envelope (the tool registry then checks the arguments
+ * against the tool's own schema; the SDK's Server does not parse the call again: tool-server.ts).
  * Checks what the SDK would refuse unreadably or accept wrongly:
  * - a batch (an array) is refused: MCP removed JSON-RPC batching in 2025-06-18, and a batch would
  *   multiply the work of one request past every per-request bound;

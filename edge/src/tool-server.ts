@@ -3,14 +3,16 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { MIN_TOOL_TOKEN_CHARS } from 'lookout/lib/auth';
 import { LookoutError, toLookoutError, type Logger, jsonDeeperThan, MAX_TOOL_MESSAGE_BYTES } from 'lookout/core';
 import { readBody } from './read-body.js';
 import { MAX_REQUEST_JSON_DEPTH, type ToolRegistry, toolFailure, toolSuccess } from 'lookout/core/host';
 import { boundPort, closeServer, listen, isLoopbackHost } from 'lookout/lib/net';
-import { checkMcpMessage } from './mcp-message-check.js';
+import { checkMcpMessage, type CheckedToolCall } from './mcp-message-check.js';
 import { mcpToolListing } from './mcp-tool-list.js';
 import { toolAccessGuard } from './tool-access.js';
 import { RECORDINGS_PATH, recordingRoute } from './recording-route.js';
@@ -23,6 +25,9 @@ export const MCP_PATH = '/mcp';
 export const METRICS_PATH = '/metrics';
 /** One tool call: arguments up to the shared tool limit plus the JSON-RPC envelope (core/src/tools/tool-limits.ts). */
 export const DEFAULT_MAX_BODY_BYTES = MAX_TOOL_MESSAGE_BYTES;
+
+/** A tools/call request as the protocol layer passes it on: its params were checked by checkMcpMessage. */
+const TOOLS_CALL = z.looseObject({ method: z.literal('tools/call') });
 
 export interface ToolServerOptions {
   tools: ToolRegistry;
@@ -94,11 +99,16 @@ export async function startToolServer(options: ToolServerOptions): Promise<ToolS
   const createMcpServer = (): Server => {
     const server = new Server(info, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list().map((entry) => mcpToolListing(entry.decl)) }));
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const name = request.params.name;
+    // The SDK's Server wraps a tools/call handler in two more parses of the whole request (and one of
+    // the answer, copying each block). checkMcpMessage has checked the envelope before the SDK saw it
+    // and the registry checks the arguments against the tool's schema: the handler is set on the
+    // protocol layer, which reads only the method here.
+    Protocol.prototype.setRequestHandler.call(server, TOOLS_CALL, async (request: z.output<typeof TOOLS_CALL>, extra: { signal: AbortSignal }) => {
+      const params = request.params as CheckedToolCall;
+      const name = params.name;
       const started = Date.now();
       try {
-        const result = await tools.call(name, request.params.arguments ?? {}, { signal: extra.signal });
+        const result = await tools.call(name, params.arguments ?? {}, { signal: extra.signal });
         logger.debug({ tool: name, ms: Date.now() - started }, 'tool call');
         // A tool that declares imageContent (get_live_jpeg) also answers its picture as an MCP image block.
         return toolSuccess(result, tools.get(name)?.decl);

@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   tool_unknown: { status: 404, message: 'no such tool' },
   tool_arguments_invalid: { status: 400, message: 'tool arguments are invalid' },
   tool_failed: { status: 500, message: 'the tool failed' },
+  tool_output_invalid: { status: 500, message: "a tool's result does not match its declared output schema" },
   // models and packages
   model_package_invalid: { status: 400, message: 'a model package cannot be read' },
   model_shape_mismatch: { status: 400, message: 'export, compile and runtime input shapes disagree' },

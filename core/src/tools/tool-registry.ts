@@ -79,12 +79,36 @@ export class ToolRegistry {
         details: { tool: name, issues: parsed.error.issues },
       });
     }
+    let result: unknown;
     try {
-      return await entry.handler(parsed.data, { signal: options.signal ?? new AbortController().signal });
+      result = await entry.handler(parsed.data, { signal: options.signal ?? new AbortController().signal });
     } catch (err) {
       const lookout = toLookoutError(err);
       if (lookout.code !== 'internal') throw lookout;
       throw new LookoutError('tool_failed', `tool "${name}" failed: ${lookout.message}`, { cause: err, details: { tool: name } });
     }
+    checkOutput(entry, result);
+    return result;
   }
+}
+
+/**
+ * The device answers only what the tool declares: a result of another shape is the plugin's bug,
+ * reported as tool_output_invalid naming the first wrong field, never passed on for each client to
+ * trip over. The result goes out as the handler gave it (the parse's copy is not used), so a check
+ * that passes changes no byte of the answer.
+ */
+function checkOutput(entry: ToolEntry, result: unknown): void {
+  const output = entry.decl.output;
+  if (!output) return;
+  const checked = output.safeParse(result === undefined ? null : result);
+  if (checked.success) return;
+  const name = entry.decl.name;
+  const first = checked.error.issues[0];
+  const field = first && first.path.length > 0 ? first.path.join('.') : '(the result)';
+  throw new LookoutError(
+    'tool_output_invalid',
+    `tool "${name}" of plugin "${entry.plugin}" answered a result its output schema refuses, at ${field}: ${z.prettifyError(checked.error)}`,
+    { details: { tool: name, plugin: entry.plugin, field, issues: checked.error.issues } },
+  );
 }

@@ -18,7 +18,7 @@ import { LiveJpegResultSchema } from '../../../core/src/contracts/recording-tool
 import { createLogger } from '../../../core/src/log/logger.js';
 import { packageRoot } from '../../../core/src/paths/package-root.js';
 import { startToolServer } from '../../../edge/src/tool-server.js';
-import { outcomeOf } from '../../../hub/plugins/tools-proxy/src/tool-outcome.js';
+import { toolOutcomeOf } from '../../../core/src/tools/tool-result.js';
 import { EncodedVideoToken } from '../../../plugins/encode/src/service.js';
 import { jpegSize } from '../../../plugins/encode/src/jpeg-size.js';
 import { startPluginDevice } from '../../support/plugin-device.js';
@@ -74,7 +74,7 @@ test('MCP SDK client: get_live_jpeg answers an image/jpeg content block (a decod
     const text = content.find((c) => c.type === 'text');
     assert.deepEqual(JSON.parse(text!.text!), result.structuredContent, 'the text block is still the JSON');
     // The hub's tools-proxy reads structuredContent: its outcome is the tool's JSON, the image block aside.
-    assert.deepEqual(outcomeOf(result as never), { status: 'ok', result: result.structuredContent });
+    assert.deepEqual(toolOutcomeOf(result as never), { status: 'ok', result: result.structuredContent });
 
     // A tool without a picture answers no image block.
     const other = await client.callTool({ name: 'get_camera_profile', arguments: {} });

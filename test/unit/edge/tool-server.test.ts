@@ -9,7 +9,7 @@ import { LookoutError } from '../../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../../core/src/log/logger.js';
 import { ToolRegistry } from '../../../core/src/tools/tool-registry.js';
 import { startToolServer, type ToolServer } from '../../../edge/src/tool-server.js';
-import { TOOL_ERROR_META_KEY } from '../../../core/src/tools/tool-result.js';
+import { TOOL_ERROR_META_KEY, toolOutcomeOf, type ToolCallAnswer } from '../../../core/src/tools/tool-result.js';
 
 const logger = createLogger({ level: 'silent' });
 
@@ -99,9 +99,12 @@ describe('tool server (MCP over streamable HTTP)', () => {
     assert.deepEqual(JSON.parse((result.content as { text: string }[])[0].text), { sum: 5 });
   });
 
-  it('wraps a non-object result so structuredContent stays an object', async () => {
+  it('answers a non-object result as its JSON in the text block, without wrapping it in structuredContent', async () => {
     const result = await client.callTool({ name: 'list_things', arguments: {} });
-    assert.deepEqual(result.structuredContent, { result: [1, 2, 3] });
+    assert.equal(result.structuredContent, undefined, 'MCP wants an object there: a list is not put in one');
+    assert.deepEqual(result.content, [{ type: 'text', text: '[1,2,3]' }]);
+    // The hub reads it with the same module the device wrote it with.
+    assert.deepEqual(toolOutcomeOf(result as ToolCallAnswer), { status: 'ok', result: [1, 2, 3] });
   });
 
   it('answers a bad argument with an MCP error result and stays up', async () => {
@@ -224,6 +227,57 @@ describe('tool server (MCP over streamable HTTP)', () => {
       assert.deepEqual(result.structuredContent, { sum: i + 1 });
       await c.close();
     }
+  });
+});
+
+describe('tool server: results checked against the declared output schema', () => {
+  let server: ToolServer;
+  let client: Client;
+  /** What the plugin's handler answers next. */
+  let answer: unknown;
+
+  before(async () => {
+    const tools = new ToolRegistry();
+    tools.declare('camera', {
+      name: 'get_stream',
+      description: 'the stream settings',
+      input: z.object({}),
+      output: z.object({ codec: z.string(), profile: z.object({ fps: z.number().int(), width: z.number().int() }) }).loose(),
+    });
+    tools.register('camera', 'get_stream', () => answer);
+    server = await startToolServer({ tools, logger, port: 0 });
+    client = await connect(server.url);
+  });
+  after(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('answers a result of the declared shape as the handler gave it, extra fields included', async () => {
+    answer = { codec: 'h264', profile: { fps: 10, width: 1280 }, note: 'kept' };
+    const result = await client.callTool({ name: 'get_stream', arguments: {} });
+    assert.equal(result.isError, undefined);
+    assert.deepEqual(result.structuredContent, answer);
+    assert.equal((result.content as { text: string }[])[0].text, JSON.stringify(answer));
+  });
+
+  it('a plugin answering the wrong shape gets tool_output_invalid naming the field, not a result that breaks its clients', async () => {
+    answer = { codec: 'h264', profile: { fps: 'ten', width: 1280 } };
+    const result = await client.callTool({ name: 'get_stream', arguments: {} });
+    assert.equal(result.isError, true);
+    const text = (result.content as { text: string }[])[0].text;
+    assert.match(text, /tool "get_stream" of plugin "camera" answered a result its output schema refuses, at profile\.fps/);
+    const error = result._meta?.[TOOL_ERROR_META_KEY] as { code: string; details: { tool: string; field: string; issues: { path: unknown[] }[] } };
+    assert.equal(error.code, 'tool_output_invalid');
+    assert.equal(error.details.tool, 'get_stream');
+    assert.equal(error.details.field, 'profile.fps');
+    assert.deepEqual(error.details.issues[0].path, ['profile', 'fps']);
+    assert.deepEqual(toolOutcomeOf(result as ToolCallAnswer), { status: 'error', error: text, code: 'tool_output_invalid' });
+    answer = undefined;
+    const nothing = await client.callTool({ name: 'get_stream', arguments: {} });
+    assert.equal((nothing._meta?.[TOOL_ERROR_META_KEY] as { details: { field: string } }).details.field, '(the result)');
+    answer = { codec: 'h265', profile: { fps: 5, width: 640 } };
+    assert.deepEqual((await client.callTool({ name: 'get_stream', arguments: {} })).structuredContent, answer, 'the server stays up');
   });
 });
 

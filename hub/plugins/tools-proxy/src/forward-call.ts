@@ -1,5 +1,5 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { LookoutError, toLookoutError } from 'lookout/core';
+import { LookoutError, toLookoutError, toolOutcomeOf } from 'lookout/core';
 import type { HubMetricsPort } from 'lookout/hub';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
@@ -7,7 +7,7 @@ import type { DeclaredTools } from './declared-tools.js';
 import type { DeviceCallLimiter } from './device-call-limiter.js';
 import type { McpClientPool } from './mcp-pool.js';
 import { poolTarget } from './device-tls.js';
-import { isUnknownTool, outcomeOf, outcomeOfMcpError, type ToolOutcome } from './tool-outcome.js';
+import { isUnknownTool, outcomeOfMcpError, type ToolOutcome } from './tool-outcome.js';
 
 export interface ForwardDeps {
   pool: McpClientPool;
@@ -42,7 +42,7 @@ export async function forwardCall(
     release = await deps.limiter.acquire(device.deviceId, deps.timeoutMs, signal);
     let result: ToolOutcome;
     try {
-      result = outcomeOf(await deps.pool.call(poolTarget(device), tool, args, { timeoutMs: deps.timeoutMs, signal }));
+      result = toolOutcomeOf(await deps.pool.call(poolTarget(device), tool, args, { timeoutMs: deps.timeoutMs, signal }));
     } catch (err) {
       if (!(err instanceof McpError)) throw err;
       result = outcomeOfMcpError(err);

@@ -4,7 +4,7 @@ import { ErrorCode, ListToolsResultSchema, McpError } from '@modelcontextprotoco
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { AgentOptions } from 'node:https';
 import { deviceTlsRefusalOf, type DeviceTlsMismatchError } from 'lookout/lib/tls';
-import { LookoutError } from 'lookout/core';
+import { LookoutError, type ToolCallAnswer } from 'lookout/core';
 import { DeviceConnectionError, DeviceTransport } from './device-transport.js';
 import { DEVICE_TOOL_RESULT } from './device-tool-result.js';
 import { toolTraitsOf, type ToolTraits } from './tool-traits.js';
@@ -17,13 +17,6 @@ export interface ListedTool {
   inputSchema: { type: 'object'; properties?: Record<string, unknown>; required?: string[]; [key: string]: unknown };
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
-}
-
-export interface ToolCallResult {
-  content?: unknown[];
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-  _meta?: Record<string, unknown>;
 }
 
 /** Which device to call: its tool server and its id (the credential is the device's own). */
@@ -112,7 +105,7 @@ export class McpClientPool {
    * credential, `device_unreachable` when the device cannot be spoken to, or an McpError the device
    * answered with.
    */
-  async call(target: PoolTarget, tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal: AbortSignal }): Promise<ToolCallResult> {
+  async call(target: PoolTarget, tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal: AbortSignal }): Promise<ToolCallAnswer> {
     const { url } = target;
     // A signal of this call alone: the SDK leaves its abort listener on the signal it is given, and a caller's may live long.
     const own = new AbortController();
@@ -223,14 +216,15 @@ export class McpClientPool {
     signal: AbortSignal,
     timeoutMs: number,
     timeout: () => number,
-  ): Promise<ToolCallResult> {
+  ): Promise<ToolCallAnswer> {
     const entry = this.entry(target, timeoutMs);
     entry.inFlight++;
     try {
       const client = await untilAborted(entry.client, signal);
       if (entry.tools && !entry.tools.has(tool) && Date.now() - entry.listedAt > RELIST_MS) this.relist(target, entry);
       // Not client.callTool: that parses the answer with the SDK's zod schema (copying it) and checks
-      // structuredContent against the tool's output schema again, which the device did before answering.
+      // structuredContent against the tool's output schema again, which the device's tool registry
+      // did before answering (tool_output_invalid otherwise).
       return await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, DEVICE_TOOL_RESULT, {
         signal,
         timeout: Math.max(1, timeout()),

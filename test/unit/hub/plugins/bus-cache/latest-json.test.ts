@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { DeviceCache } from '../../../../../hub/plugins/bus-cache/src/device-cache.js';
 import { entryView } from '../../../../../hub/plugins/bus-cache/src/entry-view.js';
 import { LatestJson } from '../../../../../hub/plugins/bus-cache/src/latest-json.js';
+import { HubCacheEntrySchema, LatestResponse } from '../../../../../hub/plugins/bus-cache/src/schemas.js';
 
 const T0 = Date.parse('2026-11-24T10:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -19,21 +20,28 @@ function device(id: string, at: number): DeviceCache {
   return d;
 }
 
-/** What the route answered before: entryView of each device, serialised with JSON.stringify. */
-function plainAnswer(devices: Map<string, DeviceCache>, now: number, stale?: string): unknown {
+/** The declared keys of an entry, in the order the route's response schema declares them. */
+const ENTRY_KEYS = Object.keys(HubCacheEntrySchema.shape);
+
+/**
+ * The answer by JSON.stringify, from first principles: entryView of each device, its keys in the
+ * schema's order (the order the compiled writer follows), as text.
+ */
+function plainAnswer(devices: Map<string, DeviceCache>, now: number, stale?: string): string {
   const out: Record<string, unknown> = {};
   let count = 0;
   for (const id of [...devices.keys()].sort()) {
-    const view = entryView(devices.get(id)!, STALE_SEC, now);
+    const view = entryView(devices.get(id)!, STALE_SEC, now) as unknown as Record<string, unknown>;
     if (stale !== undefined && String(view.stale) !== stale) continue;
-    Object.defineProperty(out, id, { value: view, enumerable: true, writable: true, configurable: true });
+    const ordered = Object.fromEntries(ENTRY_KEYS.filter((k) => Object.hasOwn(view, k)).map((k) => [k, view[k]]));
+    Object.defineProperty(out, id, { value: ordered, enumerable: true, writable: true, configurable: true });
     count++;
   }
-  return JSON.parse(JSON.stringify({ devices: out, count, stale_sec: STALE_SEC, generated_at: iso(now) }));
+  return JSON.stringify({ devices: out, count, stale_sec: STALE_SEC, generated_at: iso(now) });
 }
 
 describe('LatestJson: /fleet/mqtt/latest made of entries serialised once', () => {
-  it('answers exactly what entryView gives, at any moment, for any filter, whatever the device ids', () => {
+  it('answers exactly what entryView gives, byte for byte, at any moment, for any filter, whatever the device ids', () => {
     const devices = new Map<string, DeviceCache>();
     let membership = 0;
     for (const [id, at] of [
@@ -49,7 +57,10 @@ describe('LatestJson: /fleet/mqtt/latest made of entries serialised once', () =>
     for (const now of [T0 + 10, T0 + 45_000, T0 + 61_500]) {
       for (const stale of [undefined, 'true', 'false']) {
         const text = latest.answer(devices, latest.ids(devices, membership), now, stale);
-        assert.deepEqual(JSON.parse(text), plainAnswer(devices, now, stale), `at +${now - T0} ms, stale=${stale}`);
+        assert.equal(text, plainAnswer(devices, now, stale), `at +${now - T0} ms, stale=${stale}`);
+        // Every field entryView gives is one the schema declares (the writer writes declared fields only), and the answer is of its declared shape.
+        for (const id of devices.keys()) assert.deepEqual(Object.keys(entryView(devices.get(id)!, STALE_SEC, now)).sort(), [...ENTRY_KEYS].sort());
+        LatestResponse.parse(JSON.parse(text));
       }
     }
   });

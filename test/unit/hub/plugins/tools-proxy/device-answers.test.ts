@@ -15,7 +15,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningHub } from '../../../../../hub/src/start-hub.js';
-import { isToolCallResult } from '../../../../../hub/plugins/tools-proxy/src/device-tool-result.js';
+import { isToolCallAnswer } from '../../../../../core/src/tools/tool-result.js';
 import { callTool, testHub } from '../../../../support/hub-helpers.js';
 
 const READING_SCHEMA = { type: 'object', properties: { celsius: { type: 'number' } }, required: ['celsius'] };
@@ -124,15 +124,15 @@ describe('POST /tools/call: the device’s answer as the device gave it', () => 
 
 describe('the shape the hub reads of a tool result', () => {
   it('takes content as a list, structuredContent and _meta as objects, isError as a boolean, and nothing else is checked', () => {
-    assert.equal(isToolCallResult({ content: [{ type: 'text', text: 'x' }], structuredContent: { a: 1 }, isError: false, _meta: {} }), true);
-    assert.equal(isToolCallResult({}), true, 'every field is optional');
-    assert.equal(isToolCallResult({ content: [{ type: 'something-new' }], extra: 1 }), true, 'content blocks are not parsed');
-    assert.equal(isToolCallResult({ content: 'text' }), false);
-    assert.equal(isToolCallResult({ structuredContent: [1, 2] }), false);
-    assert.equal(isToolCallResult({ structuredContent: 'x' }), false);
-    assert.equal(isToolCallResult({ isError: 'yes' }), false);
-    assert.equal(isToolCallResult({ _meta: 3 }), false);
-    assert.equal(isToolCallResult(null), false);
-    assert.equal(isToolCallResult([]), false);
+    assert.equal(isToolCallAnswer({ content: [{ type: 'text', text: 'x' }], structuredContent: { a: 1 }, isError: false, _meta: {} }), true);
+    assert.equal(isToolCallAnswer({}), true, 'every field is optional');
+    assert.equal(isToolCallAnswer({ content: [{ type: 'something-new' }], extra: 1 }), true, 'content blocks are not parsed');
+    assert.equal(isToolCallAnswer({ content: 'text' }), false);
+    assert.equal(isToolCallAnswer({ structuredContent: [1, 2] }), false);
+    assert.equal(isToolCallAnswer({ structuredContent: 'x' }), false);
+    assert.equal(isToolCallAnswer({ isError: 'yes' }), false);
+    assert.equal(isToolCallAnswer({ _meta: 3 }), false);
+    assert.equal(isToolCallAnswer(null), false);
+    assert.equal(isToolCallAnswer([]), false);
   });
 });

@@ -5,7 +5,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { HealthEnrichmentSchema } from '../../../../../core/src/contracts/health-enrichment.js';
 import { enrichment } from '../../../../../hub/plugins/tools-proxy/src/health-enrichment.js';
 import { isTransportFailure } from '../../../../../hub/plugins/tools-proxy/src/mcp-pool.js';
-import { outcomeOf, outcomeOfMcpError } from '../../../../../hub/plugins/tools-proxy/src/tool-outcome.js';
+import { outcomeOfMcpError } from '../../../../../hub/plugins/tools-proxy/src/tool-outcome.js';
 import type { RegisteredDevice } from '../../../../../hub/plugins/registry/src/service.js';
 
 const device: RegisteredDevice = {
@@ -21,22 +21,7 @@ const device: RegisteredDevice = {
 };
 
 describe('tool outcome', () => {
-  it('takes the tool\u2019s JSON from structuredContent, unwrapping a non-object', () => {
-    assert.deepEqual(outcomeOf({ content: [{ type: 'text', text: '{"a":1}' }], structuredContent: { a: 1 } }), { status: 'ok', result: { a: 1 } });
-    assert.deepEqual(outcomeOf({ content: [{ type: 'text', text: '[1,2]' }], structuredContent: { result: [1, 2] } }), { status: 'ok', result: [1, 2] });
-    assert.deepEqual(outcomeOf({ content: [{ type: 'text', text: '{"result":3}' }], structuredContent: { result: 3 } }), {
-      status: 'ok',
-      result: { result: 3 },
-    });
-    assert.deepEqual(outcomeOf({ content: [{ type: 'text', text: 'plain words' }] }), { status: 'ok', result: 'plain words' });
-  });
-
-  it('reports a tool\u2019s own failure with its message and code', () => {
-    assert.deepEqual(outcomeOf({ content: [{ type: 'text', text: 'disk on fire' }], isError: true, _meta: { 'lookout/error': { code: 'tool_failed' } } }), {
-      status: 'error',
-      error: 'disk on fire',
-      code: 'tool_failed',
-    });
+  it('reports an MCP error of the device with its code', () => {
     assert.deepEqual(outcomeOfMcpError(new McpError(ErrorCode.InvalidParams, 'bad ms')), {
       status: 'error',
       error: 'MCP error -32602: bad ms',
