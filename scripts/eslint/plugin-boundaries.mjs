@@ -7,16 +7,16 @@ import { dirname, relative, resolve, sep } from 'node:path';
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..', '..');
 
-/** `plugins/<name>`, `hub/plugins/<name>` or `examples/<name>`: the folder a plugin owns, if any. */
+/** `plugins/<name>`, `hub/plugins/<name>`, `builder/plugins/<name>` or `examples/<name>`: the folder a plugin owns, if any. */
 function pluginHome(file) {
   const parts = relative(root, file).split(sep);
   if (parts[0] === 'plugins' && parts.length > 2) return parts.slice(0, 2).join('/');
-  if (parts[0] === 'hub' && parts[1] === 'plugins' && parts.length > 3) return parts.slice(0, 3).join('/');
+  if ((parts[0] === 'hub' || parts[0] === 'builder') && parts[1] === 'plugins' && parts.length > 3) return parts.slice(0, 3).join('/');
   if (parts[0] === 'examples' && parts.length > 2) return parts.slice(0, 2).join('/');
   return undefined;
 }
 
-const isServiceSurface = (target) => /^(hub\/)?plugins\/[^/]+\/src\/service\.(js|ts)$/.test(target);
+const isServiceSurface = (target) => /^((hub|builder)\/)?plugins\/[^/]+\/src\/service\.(js|ts)$/.test(target);
 const layer = (target) => (target.split('/')[0] === 'hub' ? (target.startsWith('hub/plugins/') ? 'hub-plugin' : 'hub') : target.split('/')[0]);
 
 function check(context, node) {
@@ -27,7 +27,7 @@ function check(context, node) {
   const home = pluginHome(file);
   const report = (why) => context.report({ node: node.source, messageId: 'forbidden', data: { file: from, spec, why } });
   if (!spec.startsWith('.')) {
-    if (home && spec.startsWith('lookout/') && !/^lookout\/(core|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/.test(spec)) {
+    if (home && spec.startsWith('lookout/') && !/^lookout\/(core|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+|builder-plugins\/[a-z0-9-]+)$/.test(spec)) {
       report("a plugin imports only 'lookout/core' and the plugins' published services ('lookout/plugins/<name>', 'lookout/hub-plugins/<name>')");
     }
     return;
@@ -41,7 +41,7 @@ function check(context, node) {
     report(`a plugin imports only 'lookout/core' and other plugins' service.ts (this reaches ${target})`);
     return;
   }
-  if (from.startsWith('core/') && ['plugins', 'hub', 'hub-plugin', 'edge', 'operator', 'examples'].includes(layer(target))) {
+  if (from.startsWith('core/') && ['plugins', 'hub', 'hub-plugin', 'edge', 'operator', 'examples', 'builder'].includes(layer(target))) {
     report(`core is the SDK both sides share: it imports no plugin and no host (this reaches ${target})`);
   }
 }

@@ -12,6 +12,8 @@ export interface OpenApiInfo {
   license?: string;
   serverUrl?: string;
   tokenRequired: boolean;
+  /** The document's description (default: the hub's). */
+  description?: string;
   /** The hub plugins by name, with their manifests' descriptions: the operations' tags. */
   plugins?: Record<string, string | undefined>;
 }
@@ -67,7 +69,7 @@ export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], in
     info: {
       title: info.title,
       version: info.version,
-      description: 'Lookout hub: the fleet proxy. Routes are composed from the hub plugins\u2019 manifests.',
+      description: info.description ?? 'Lookout hub: the fleet proxy. Routes are composed from the hub plugins\u2019 manifests.',
       ...(info.license ? { license: { name: info.license, identifier: info.license } } : {}),
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
