@@ -1,6 +1,6 @@
 import { definePlugin, LookoutError, reply, z } from 'lookout/core';
 import { BUILDER_DB } from 'lookout/builder-plugins/store';
-import { ONTOLOGY, type OntologyConfig } from './service.js';
+import { ONTOLOGY } from './service.js';
 import { OntologyStore } from './ontology-store.js';
 import { ONTOLOGY_MIGRATIONS } from './ontology-schema.js';
 import { CLASS_MAP_PRESETS, preset } from './class-map-presets.js';

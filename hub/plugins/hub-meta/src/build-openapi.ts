@@ -110,10 +110,10 @@ function queryParameters(query: z.ZodObject | undefined): unknown[] {
   });
 }
 
-/** `/debug/shadow/:device/logs` → `/debug/shadow/{device}/logs`. */
+/** `/debug/shadow/:device/logs` → `/debug/shadow/{device}/logs`; a wildcard `/api/*rest` → `/api/{rest}`. */
 function openApiPath(path: string): { path: string; params: string[] } {
   const params: string[] = [];
-  const converted = path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
+  const converted = path.replace(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
     params.push(name);
     return `{${name}}`;
   });
