@@ -12,6 +12,8 @@ import type { BuilderOptions } from '../../../builder/src/builder-options.js';
 import { api, waitFor } from '../hub-helpers.js';
 
 const run = promisify(execFile);
+/** Clips written so far: each gets its own seed, so that no two clips share a frame's bytes. */
+let clipsWritten = 0;
 
 export function testBuilder(dataDir: string, options: BuilderOptions = {}): Promise<RunningBuilder> {
   return startBuilder({
@@ -24,8 +26,7 @@ export function testBuilder(dataDir: string, options: BuilderOptions = {}): Prom
 }
 
 /**
- * `count` frames of one clip as real images (ffmpeg's test pattern, whose frame counter makes every
- * frame's bytes differ), at `dir/<name>_<n>.<ext>` or, with `folder`, at `dir/<name>/<n>.<ext>`.
+ * `count` frames of one clip as real images written by ffmpeg (a cellular automaton), at `dir/<name>_<n>.<ext>` or, with `folder`, at `dir/<name>/<n>.<ext>`.
  */
 export async function writeClip(
   dir: string,
@@ -38,13 +39,15 @@ export async function writeClip(
   await mkdir(out, { recursive: true });
   const tmp = join(out, `.tmp-${name}`);
   await mkdir(tmp, { recursive: true });
+  // A rule-30 automaton seeded per clip: every frame of every clip differs (a new row each frame).
+  const seed = ++clipsWritten;
   await run('ffmpeg', [
     '-v',
     'error',
     '-f',
     'lavfi',
     '-i',
-    `testsrc=size=${o.size ?? '64x48'}:rate=10`,
+    `cellauto=size=${o.size ?? '64x48'}:rate=10:rule=30:seed=${seed}`,
     '-frames:v',
     String(count),
     '-start_number',

@@ -116,11 +116,11 @@ async function readFrame(
       continue;
     }
     const { box, clamped } = clampBox(b);
-    if (clamped) report.boxes_clamped++;
     if (!box) {
       report.boxes_degenerate++;
       continue;
     }
+    if (clamped) report.boxes_clamped++;
     boxes.push({ class_id: id, ...box });
   }
   if (boxes.length === 0) report.frames_unlabelled++;
