@@ -20,6 +20,8 @@ export function clampBox(b: Pick<SourceBox, 'cx' | 'cy' | 'w' | 'h'>): { box: No
   const [cx1, cy1, cx2, cy2] = [c(x1), c(y1), c(x2), c(y2)];
   const clamped = cx1 !== x1 || cy1 !== y1 || cx2 !== x2 || cy2 !== y2;
   if (cx2 - cx1 <= 0 || cy2 - cy1 <= 0) return { box: null, clamped };
+  // A box inside the image stays exactly as the source wrote it (no rounding through its corners).
+  if (!clamped) return { box: { cx: b.cx, cy: b.cy, w: b.w, h: b.h }, clamped };
   return { box: { cx: (cx1 + cx2) / 2, cy: (cy1 + cy2) / 2, w: cx2 - cx1, h: cy2 - cy1 }, clamped };
 }
 
