@@ -53,7 +53,10 @@ test('dataset: COCO JSON is converted to normalised centre boxes, box by box; vi
   // x 70..90 of 80 and y 50..70 of 60: clamped to the corner.
   assert.equal(knife.class, 'knife');
   assert.equal(knife.class_id, 2);
-  assert.ok(close(knife.cx, (70 / 80 + 1) / 2) && close(knife.w, 1 - 70 / 80) && close(knife.cy, (50 / 60 + 1) / 2) && close(knife.h, 1 - 50 / 60), JSON.stringify(knife));
+  assert.ok(
+    close(knife.cx, (70 / 80 + 1) / 2) && close(knife.w, 1 - 70 / 80) && close(knife.cy, (50 / 60 + 1) / 2) && close(knife.h, 1 - 50 / 60),
+    JSON.stringify(knife),
+  );
   assert.deepEqual(frames.get('images/lobby_002.jpg').boxes, []);
   const dock = frames.get('images/dock_001.png');
   assert.equal(dock.clip, 'dock');
@@ -85,7 +88,10 @@ test("dataset: a YOLOv8 export's data.yaml names the classes and its splits, whi
         const knife = clip === 'a' || clip === 'd' || clip === 'e';
         const lines = ['0 0.1 0.2 0.1 0.2', ...(knife ? ['1 0.6 0.6 0.2 0.2'] : [])];
         await writeText(join(root, 'labels', split, name.replace('.jpg', '.txt')), lines.join('\n'));
-        expected.set(`images/${split}/${name}`, [['person', [0.1, 0.2, 0.1, 0.2]], ...(knife ? ([['knife', [0.6, 0.6, 0.2, 0.2]]] as [string, number[]][]) : [])]);
+        expected.set(`images/${split}/${name}`, [
+          ['person', [0.1, 0.2, 0.1, 0.2]],
+          ...(knife ? ([['knife', [0.6, 0.6, 0.2, 0.2]]] as [string, number[]][]) : []),
+        ]);
       }
     }
   }
@@ -96,10 +102,7 @@ test("dataset: a YOLOv8 export's data.yaml names the classes and its splits, whi
   const kept = await importAndWait(builder.url, { name: 'v8', uri: root, format: 'yolov8' });
   assert.equal(kept.state, 'READY', kept.reason);
   assert.equal(kept.format, 'yolov8');
-  assert.deepEqual(
-    [kept.splits.train.frames, kept.splits.val.frames, kept.splits.test.frames],
-    [6, 2, 2],
-  );
+  assert.deepEqual([kept.splits.train.frames, kept.splits.val.frames, kept.splits.test.frames], [6, 2, 2]);
   const frames = await framesByImage(builder.url, 'v8');
   assert.equal(frames.size, expected.size);
   for (const [image, boxes] of expected) {
@@ -114,7 +117,13 @@ test("dataset: a YOLOv8 export's data.yaml names the classes and its splits, whi
     assert.equal(f.boxes[0].class_id, 4, 'YOLOv8 index 0 (person) is the ontology id 4');
   }
 
-  const again = await importAndWait(builder.url, { name: 'v8-resplit', uri: `file://${root}`, format: 'yolov8', resplit: true, split: { train: 0.6, val: 0.2, test: 0.2, seed: 3 } });
+  const again = await importAndWait(builder.url, {
+    name: 'v8-resplit',
+    uri: `file://${root}`,
+    format: 'yolov8',
+    resplit: true,
+    split: { train: 0.6, val: 0.2, test: 0.2, seed: 3 },
+  });
   assert.equal(again.state, 'READY', again.reason);
   for (const s of ['train', 'val', 'test'] as const) assert.ok(again.splits[s].classes.knife > 0, `${s} holds knife (3 clips)`);
   const clipSplit = new Map<string, string>();

@@ -4,8 +4,9 @@ import { builderUrl } from './builder-request.js';
 import { boundedStream } from './bounded-stream.js';
 
 const config = z.object({
+  // Empty is unset (a compose file's `LOOKOUT_BUILDER_URL=`): the routes then say how to set it.
   LOOKOUT_BUILDER_URL: z
-    .url({ protocol: /^https?$/ })
+    .union([z.literal(''), z.url({ protocol: /^https?$/ })])
     .optional()
     .describe('the model builder (lookout-builder), e.g. http://127.0.0.1:8790'),
   LOOKOUT_BUILDER_TOKEN: z.string().min(8).optional().describe("the builder's own bearer token, sent on every request passed through"),
