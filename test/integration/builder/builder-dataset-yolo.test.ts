@@ -197,7 +197,7 @@ test('dataset: URIs the builder cannot read answer typed errors at once; a build
 
   const root = join(dir, 'long');
   await writeText(join(root, 'classes.txt'), 'person\n');
-  await writeClip(join(root, 'images'), 'long', 400, { size: '16x16' });
+  await writeClip(join(root, 'images'), 'long', 800, { size: '16x16' });
   const started = await api(builder.url, '/api/datasets', { json: { name: 'long', uri: root, format: 'yolo', class_names: ['person'] } });
   assert.equal(started.status, 202);
   assert.equal(started.body.state, 'IMPORTING');

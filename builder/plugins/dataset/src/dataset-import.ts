@@ -9,18 +9,28 @@ import { checkImage } from './image-header.js';
 import { clampBox, fromPixels } from './clamp-box.js';
 import { emptyReport, note } from './validation-report.js';
 import { sequenceSplit, type ClipSummary } from './sequence-split.js';
+import { orderedPrefetch } from './ordered-prefetch.js';
 
 export interface ImportLimits {
   maxImageBytes: number;
   /** Frames per transaction (and per progress update). */
   batch: number;
+  /** Frames whose files are read ahead of the one being checked. */
+  readAhead: number;
+}
+
+type ReadImage = { ok: true; bytes: Buffer; width: number; height: number } | { ok: false; problem: 'empty' | 'corrupt'; why: string };
+interface LoadedFrame {
+  source: SourceFrame;
+  image: ReadImage;
+  twin?: ReadImage;
 }
 
 /**
- * Streams a dataset tree into the store: each frame's image is read and checked (empty, corrupt,
- * duplicate), its boxes mapped to the ontology's ids (unknown names counted) and clamped (counted),
- * frames written in batches with the progress; then the clips are split. Nothing is dropped without
- * being counted in the report.
+ * Streams a dataset tree into the store: each frame's files are read (a few frames ahead), its image
+ * checked (empty, corrupt, duplicate), its boxes mapped to the ontology's ids (unknown names counted)
+ * and clamped (counted), frames written in batches with the progress; then the clips are split.
+ * Nothing is dropped without being counted in the report.
  */
 export async function importDataset(
   name: string,
@@ -45,10 +55,17 @@ export async function importDataset(
     // Status polls and other requests are answered between batches.
     await yieldToLoop();
   };
-  for await (const source of reader.frames()) {
+  const load = async (loadSource: () => Promise<SourceFrame>): Promise<LoadedFrame> => {
+    signal?.throwIfAborted();
+    const source = await loadSource();
+    const image = await readImage(storage, uri, source.image, limits.maxImageBytes);
+    const twin = options.thermal && source.thermal !== undefined && image.ok ? await readImage(storage, uri, source.thermal, limits.maxImageBytes) : undefined;
+    return { source, image, ...(twin ? { twin } : {}) };
+  };
+  for await (const loaded of orderedPrefetch(reader.frames(), limits.readAhead, load)) {
     signal?.throwIfAborted();
     report.frames_seen++;
-    const frame = await readFrame(source, storage, uri, limits, report, seen, ids, options.thermal);
+    const frame = checkFrame(loaded, report, seen, ids, options.thermal);
     if (frame) {
       frame.id = nextId++;
       batch.push(frame);
@@ -69,17 +86,13 @@ export async function importDataset(
   return report;
 }
 
-async function readFrame(
-  source: SourceFrame,
-  storage: DatasetStorage,
-  uri: string,
-  limits: ImportLimits,
+function checkFrame(
+  { source, image, twin }: LoadedFrame,
   report: ValidationReport,
   seen: Map<string, string>,
   ids: Map<string, number>,
   thermalWanted: boolean,
-): Promise<FrameRow | undefined> {
-  const image = await readImage(storage, uri, source.image, limits.maxImageBytes);
+): FrameRow | undefined {
   if (!image.ok) {
     if (image.problem === 'empty') note(report.empty_images, source.image);
     else note(report.corrupt_images, { image: source.image, why: image.why });
@@ -87,18 +100,16 @@ async function readFrame(
   }
   // Asked for pairs, a frame comes with its thermal twin or not at all: training reads them together.
   if (thermalWanted) {
-    if (source.thermal === undefined) {
+    if (source.thermal === undefined || !twin) {
       note(report.thermal_unpaired, source.image);
       return undefined;
     }
-    const twin = await readImage(storage, uri, source.thermal, limits.maxImageBytes);
     if (!twin.ok) {
       if (twin.problem === 'empty') note(report.empty_images, source.thermal);
       else note(report.corrupt_images, { image: source.thermal, why: twin.why });
       return undefined;
     }
   }
-  const thermal = thermalWanted ? (source.thermal ?? null) : null;
   const sha256 = createHash('sha256').update(image.bytes).digest('hex');
   const first = seen.get(sha256);
   if (first !== undefined) {
@@ -126,6 +137,7 @@ async function readFrame(
   if (boxes.length === 0) report.frames_unlabelled++;
   report.frames_imported++;
   report.boxes_imported += boxes.length;
+  const thermal = thermalWanted ? (source.thermal ?? null) : null;
   return {
     id: 0,
     image: source.image,
@@ -138,8 +150,6 @@ async function readFrame(
     boxes,
   };
 }
-
-type ReadImage = { ok: true; bytes: Buffer; width: number; height: number } | { ok: false; problem: 'empty' | 'corrupt'; why: string };
 
 async function readImage(storage: DatasetStorage, uri: string, path: string, maxBytes: number): Promise<ReadImage> {
   let bytes: Buffer;

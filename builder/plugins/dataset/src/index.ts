@@ -32,6 +32,7 @@ const config = z.object({
     .min(1024)
     .default(256 * MiB),
   LOOKOUT_BUILDER_IMPORT_BATCH: z.coerce.number().int().min(1).max(100_000).default(256),
+  LOOKOUT_BUILDER_IMPORT_READ_AHEAD: z.coerce.number().int().min(1).max(256).default(16),
   LOOKOUT_BUILDER_MAX_IMPORTS: z.coerce.number().int().min(1).max(64).default(2),
 });
 
@@ -140,7 +141,7 @@ export default definePlugin({
           storage,
           body.uri,
           store,
-          { maxImageBytes: c.LOOKOUT_BUILDER_MAX_IMAGE_BYTES, batch: c.LOOKOUT_BUILDER_IMPORT_BATCH },
+          { maxImageBytes: c.LOOKOUT_BUILDER_MAX_IMAGE_BYTES, batch: c.LOOKOUT_BUILDER_IMPORT_BATCH, readAhead: c.LOOKOUT_BUILDER_IMPORT_READ_AHEAD },
           abort.signal,
         );
         store.finish(name, report);

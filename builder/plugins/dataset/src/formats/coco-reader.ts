@@ -60,13 +60,13 @@ export async function cocoReader(o: TreeReadOptions & { maxJsonBytes: number }):
   return {
     format: 'coco',
     count: parsed.images.length,
-    async *frames(): AsyncIterable<SourceFrame> {
+    *frames(): Iterable<() => Promise<SourceFrame>> {
       for (const image of parsed.images) {
         const name = image.file_name.replace(/^\.\//, '');
         const path = files.has(name) ? name : `images/${name}`;
         const boxes = (byImage.get(String(image.id)) ?? []).map((b) => ({ ...b }));
         const thermal = o.thermal ? twinOf(files, 'thermal', name) : undefined;
-        yield {
+        const frame: SourceFrame = {
           image: path,
           clip: image.video_id !== undefined ? `video-${image.video_id}` : clipOf(name),
           boxes,
@@ -75,6 +75,7 @@ export async function cocoReader(o: TreeReadOptions & { maxJsonBytes: number }):
           pixelBoxes: { ...(image.width && image.height ? { width: image.width, height: image.height } : {}) },
           ...(thermal ? { thermal } : {}),
         };
+        yield () => Promise.resolve(frame);
       }
     },
     orphans: () => [],

@@ -35,7 +35,8 @@ export interface FormatReader {
   format: 'yolo' | 'coco' | 'yolov8';
   /** How many frames frames() yields (for progress). */
   count: number;
-  frames(): AsyncIterable<SourceFrame>;
+  /** A loader per frame, in order (each reads the frame's label file): the import runs a few ahead. */
+  frames(): Iterable<() => Promise<SourceFrame>>;
   /** Files the reader could not pair (a label file without its image). */
   orphans(): string[];
 }

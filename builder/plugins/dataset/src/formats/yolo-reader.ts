@@ -37,16 +37,18 @@ export async function yoloReader(o: TreeReadOptions): Promise<FormatReader> {
   return {
     format: 'yolo',
     count: images.length,
-    async *frames(): AsyncIterable<SourceFrame> {
+    *frames(): Iterable<() => Promise<SourceFrame>> {
       for (const image of images) {
         const rel = image.slice('images/'.length);
         const label = `labels/${stripExtension(rel)}.txt`;
         used.add(label);
-        const parsed = files.has(label)
-          ? parseYoloLabels((await o.storage.read(o.uri, label, o.maxLabelBytes)).toString('utf8'), names)
-          : { boxes: [], malformed: 0 };
-        const thermal = o.thermal ? twinOf(files, 'thermal', rel) : undefined;
-        yield { image, clip: clipOf(rel), boxes: parsed.boxes, malformedLines: parsed.malformed, ...(thermal ? { thermal } : {}) };
+        yield async () => {
+          const parsed = files.has(label)
+            ? parseYoloLabels((await o.storage.read(o.uri, label, o.maxLabelBytes)).toString('utf8'), names)
+            : { boxes: [], malformed: 0 };
+          const thermal = o.thermal ? twinOf(files, 'thermal', rel) : undefined;
+          return { image, clip: clipOf(rel), boxes: parsed.boxes, malformedLines: parsed.malformed, ...(thermal ? { thermal } : {}) };
+        };
       }
     },
     orphans: () => [...files].filter((f) => f.startsWith('labels/') && f.endsWith('.txt') && !NAMES_FILES.includes(f) && !used.has(f)),

@@ -43,17 +43,19 @@ export async function yolov8Reader(o: TreeReadOptions): Promise<FormatReader> {
   return {
     format: 'yolov8',
     count: [...imagesOf.values()].reduce((n, l) => n + l.length, 0),
-    async *frames(): AsyncIterable<SourceFrame> {
+    *frames(): Iterable<() => Promise<SourceFrame>> {
       for (const [split, dir] of splitDirs) {
         for (const image of imagesOf.get(dir)!) {
           const rel = image.slice(dir.length + 1);
           const label = `${stripExtension(labelPathOf(image))}.txt`;
           used.add(label);
-          const parsed = files.has(label)
-            ? parseYoloLabels((await o.storage.read(o.uri, label, o.maxLabelBytes)).toString('utf8'), names)
-            : { boxes: [], malformed: 0 };
-          const thermal = o.thermal ? twinOf(files, `thermal/${dir}`, rel) : undefined;
-          yield { image, clip: clipOf(rel), sourceSplit: split, boxes: parsed.boxes, malformedLines: parsed.malformed, ...(thermal ? { thermal } : {}) };
+          yield async () => {
+            const parsed = files.has(label)
+              ? parseYoloLabels((await o.storage.read(o.uri, label, o.maxLabelBytes)).toString('utf8'), names)
+              : { boxes: [], malformed: 0 };
+            const thermal = o.thermal ? twinOf(files, `thermal/${dir}`, rel) : undefined;
+            return { image, clip: clipOf(rel), sourceSplit: split, boxes: parsed.boxes, malformedLines: parsed.malformed, ...(thermal ? { thermal } : {}) };
+          };
         }
       }
     },

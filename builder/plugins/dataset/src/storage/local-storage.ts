@@ -1,5 +1,4 @@
-import { createReadStream } from 'node:fs';
-import { opendir, realpath, stat } from 'node:fs/promises';
+import { open, opendir, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LookoutError } from 'lookout/core';
@@ -11,6 +10,9 @@ import type { DatasetStorage, TreeEntry } from './dataset-storage.js';
  * client of the API names what to import, never what the builder may read.
  */
 export class LocalStorage implements DatasetStorage {
+  /** Trees already resolved and checked against the roots: an import reads thousands of files of one. */
+  private readonly trees = new Map<string, Promise<string>>();
+
   constructor(private readonly roots: readonly string[]) {}
 
   async *list(uri: string): AsyncIterable<TreeEntry> {
@@ -31,12 +33,23 @@ export class LocalStorage implements DatasetStorage {
 
   async read(uri: string, path: string, maxBytes: number): Promise<Buffer> {
     const file = await this.resolveFile(uri, path);
-    const size = (await stat(file)).size;
-    if (size > maxBytes)
-      throw new LookoutError('dataset.file_too_large', `${path} is ${size} bytes; at most ${maxBytes}`, { details: { path, size, limit: maxBytes } });
-    const chunks: Buffer[] = [];
-    for await (const chunk of createReadStream(file)) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks);
+    // One handle for the size check and the read: what is read is what was measured.
+    const handle = await open(file, 'r');
+    try {
+      const { size } = await handle.stat();
+      if (size > maxBytes)
+        throw new LookoutError('dataset.file_too_large', `${path} is ${size} bytes; at most ${maxBytes}`, { details: { path, size, limit: maxBytes } });
+      const bytes = Buffer.alloc(size);
+      let at = 0;
+      while (at < size) {
+        const { bytesRead } = await handle.read(bytes, at, size - at, at);
+        if (bytesRead === 0) break;
+        at += bytesRead;
+      }
+      return at === size ? bytes : bytes.subarray(0, at);
+    } finally {
+      await handle.close();
+    }
   }
 
   async exists(uri: string, path: string): Promise<boolean> {
@@ -54,9 +67,16 @@ export class LocalStorage implements DatasetStorage {
   }
 
   /** The tree's real path: inside a root, and a directory (or the folder of a file URI). */
-  private async resolveTree(uri: string): Promise<string> {
-    const real = await this.resolveInRoots(uri);
-    return (await stat(real)).isDirectory() ? real : resolve(real, '..');
+  private resolveTree(uri: string): Promise<string> {
+    let tree = this.trees.get(uri);
+    if (!tree) {
+      tree = this.resolveInRoots(uri).then(async (real) => ((await stat(real)).isDirectory() ? real : resolve(real, '..')));
+      // Failures are not kept: the tree may appear later. The map stays small (the last trees read).
+      tree.catch(() => this.trees.delete(uri));
+      if (this.trees.size >= 64) this.trees.delete(this.trees.keys().next().value!);
+      this.trees.set(uri, tree);
+    }
+    return tree;
   }
 
   private async resolveFile(uri: string, path: string): Promise<string> {

@@ -14,6 +14,9 @@ registerPluginErrors(store.name, store.errors ?? []);
 
 function open(file: string): { db: Database.Database; jobs: SqliteJobStore } {
   const db = new Database(file);
+  // As the store plugin opens it.
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   migrate(db, 'builder-store', JOBS_MIGRATIONS);
   return { db, jobs: new SqliteJobStore(db, { maxLogLines: 150, maxLineBytes: 32 }) };
