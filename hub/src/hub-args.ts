@@ -45,6 +45,8 @@ tool forwarding to devices, the debug ring and fleet health.
   --broker-connect-timeout-ms <n>  time from accept to a complete CONNECT (default 10000)
   --registry <file>        registry file (JSON; see hub/README.md); must exist when given
   --data-dir <dir>         hub data folder (default .lookout-dev/hub; registry.json there is used)
+  --builder-url <url>      the model builder (lookout-builder) the hub passes /api/* through to
+                           (or LOOKOUT_BUILDER_URL; its token: LOOKOUT_BUILDER_TOKEN)
   --token <secret>         bearer token for every route but /health (or LOOKOUT_HUB_TOKEN).
                            Without one the hub listens on 127.0.0.1 only.
   --broker-anonymous       development only: the embedded broker takes anonymous clients with
@@ -98,6 +100,7 @@ const OPTIONS = {
   'broker-max-per-address': { type: 'string' },
   'broker-connect-timeout-ms': { type: 'string' },
   registry: { type: 'string' },
+  'builder-url': { type: 'string' },
   'data-dir': { type: 'string' },
   token: { type: 'string' },
   'device-networks': { type: 'string' },
@@ -196,6 +199,7 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   set('brokerMaxConnectionsPerAddress', int('broker-max-per-address', 1, 10_000_000));
   set('brokerConnectTimeoutMs', int('broker-connect-timeout-ms', 100, 600_000));
   set('registryFile', values.registry);
+  set('builderUrl', values['builder-url']);
   set('dataDir', values['data-dir']);
   set('token', values.token ?? (env.LOOKOUT_HUB_TOKEN || undefined));
   if (values['broker-anonymous']) set('anonymousBroker', true);

@@ -35,6 +35,8 @@ export interface HubOptions extends HubTlsOptions, BrokerTlsOptions {
   bus?: BusPort;
   /** Registry file; must exist when given. Default `<dataDir>/registry.json`, used when present. */
   registryFile?: string;
+  /** The model builder the hub passes `/api/*` through to (the builder-proxy plugin's LOOKOUT_BUILDER_URL). */
+  builderUrl?: string;
   /** Hub data folder (default registry file). Default `.lookout-dev/hub` under the working directory. */
   dataDir?: string;
   /**

@@ -326,6 +326,7 @@ function pluginEnv(o: HubOptions, networks: DeviceNetworks | undefined): Record<
   if (o.ringMaxBytes !== undefined) env.LOOKOUT_HUB_RING_MAX_BYTES = String(o.ringMaxBytes);
   if (o.toolTimeoutMs !== undefined) env.LOOKOUT_HUB_TOOL_TIMEOUT_MS = String(o.toolTimeoutMs);
   if (o.registryFile !== undefined) env.LOOKOUT_HUB_REGISTRY = resolve(o.registryFile);
+  if (o.builderUrl !== undefined) env.LOOKOUT_BUILDER_URL = o.builderUrl;
   if (networks) env.LOOKOUT_HUB_DEVICE_NETWORKS = networks.cidrs.join(',');
   return env;
 }

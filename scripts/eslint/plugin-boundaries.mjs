@@ -10,29 +10,30 @@ import { dirname, relative, resolve, sep } from 'node:path';
 
 const root = resolve(dirname(new URL(import.meta.url).pathname), '..', '..');
 
-/** `plugins/<name>`, `hub/plugins/<name>` or `examples/<name>`: the folder a plugin owns, if any. */
+/** `plugins/<name>`, `hub/plugins/<name>`, `builder/plugins/<name>` or `examples/<name>`: the folder a plugin owns, if any. */
 function pluginHome(file) {
   const parts = relative(root, file).split(sep);
   if (parts[0] === 'plugins' && parts.length > 2) return parts.slice(0, 2).join('/');
-  if (parts[0] === 'hub' && parts[1] === 'plugins' && parts.length > 3) return parts.slice(0, 3).join('/');
+  if ((parts[0] === 'hub' || parts[0] === 'builder') && parts[1] === 'plugins' && parts.length > 3) return parts.slice(0, 3).join('/');
   if (parts[0] === 'examples' && parts.length > 2) return parts.slice(0, 2).join('/');
   return undefined;
 }
 
-const isServiceSurface = (target) => /^(hub\/)?plugins\/[^/]+\/src\/service\.(js|ts)$/.test(target);
+const isServiceSurface = (target) => /^((hub|builder)\/)?plugins\/[^/]+\/src\/service\.(js|ts)$/.test(target);
 
 /** A host's or a library's own folder: relative imports stay inside it. */
 function ownFolder(from) {
   const parts = from.split('/');
   if (parts[0] === 'edge' || parts[0] === 'operator') return parts[0];
-  if (parts[0] === 'hub' && parts[1] === 'src') return 'hub/src';
+  if ((parts[0] === 'hub' || parts[0] === 'builder') && parts[1] === 'src') return `${parts[0]}/src`;
   if (parts[0] === 'lib' && parts.length > 2) return parts.slice(0, 2).join('/');
   if (parts[0] === 'native' && parts[1] === 'ts') return 'native/ts';
   return undefined;
 }
 
-const PLUGIN_ENTRY = /^lookout\/(core|core\/contracts|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/;
-const HOST_ENTRY = /^lookout\/(core|core\/contracts|core\/host|hub|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+)$/;
+const PLUGIN_ENTRY = /^lookout\/(core|core\/contracts|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+|builder-plugins\/[a-z0-9-]+)$/;
+const HOST_ENTRY =
+  /^lookout\/(core|core\/contracts|core\/host|hub|native|lib\/[a-z0-9-]+|plugins\/[a-z0-9-]+|hub-plugins\/[a-z0-9-]+|builder-plugins\/[a-z0-9-]+)$/;
 
 function check(context, node) {
   const spec = node.source?.value;

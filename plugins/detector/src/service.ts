@@ -46,3 +46,15 @@ export interface InferenceKit {
 }
 
 export const InferenceKitToken = serviceToken<InferenceKit>('detector.inference-kit');
+
+// The class taxonomies of spec 02 and the labels.json contract, for the builder's ontology stage (one source of truth).
+export {
+  OMNI15_CLASSES,
+  OMNI15_PERSON_ID,
+  OMNI15_TO_PRODUCTION_EXAMPLE,
+  PRODUCTION_LABELS,
+  PERSON_CLASS_ID,
+  WEAPONS_ONTOLOGY_DEFAULT,
+  type ClassMapName,
+} from './model/class-maps.js';
+export { PackageLabelsSchema, type PackageLabels } from './model/package-schema.js';

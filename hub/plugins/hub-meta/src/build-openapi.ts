@@ -13,6 +13,8 @@ export interface OpenApiInfo {
   license?: string;
   serverUrl?: string;
   tokenRequired: boolean;
+  /** The document's description (default: the hub's). */
+  description?: string;
   /** The hub plugins by name, with their manifests' descriptions: the operations' tags. */
   plugins?: Record<string, string | undefined>;
 }
@@ -68,7 +70,7 @@ export function buildOpenApi(routes: RouteEntry[], errors: ErrorTableEntry[], in
     info: {
       title: info.title,
       version: info.version,
-      description: 'Lookout hub: the fleet proxy. Routes are composed from the hub plugins\u2019 manifests.',
+      description: info.description ?? 'Lookout hub: the fleet proxy. Routes are composed from the hub plugins\u2019 manifests.',
       ...(info.license ? { license: { name: info.license, identifier: info.license } } : {}),
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
@@ -109,10 +111,10 @@ function queryParameters(query: z.ZodObject | undefined): unknown[] {
   });
 }
 
-/** `/debug/shadow/:device/logs` → `/debug/shadow/{device}/logs`. */
+/** `/debug/shadow/:device/logs` → `/debug/shadow/{device}/logs`; a wildcard `/api/*rest` → `/api/{rest}`. */
 function openApiPath(path: string): { path: string; params: string[] } {
   const params: string[] = [];
-  const converted = path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
+  const converted = path.replace(/[:*]([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
     params.push(name);
     return `{${name}}`;
   });
