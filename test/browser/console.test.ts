@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page, Response } from 'playwright-core';
 import { boxOnPicture, detectorFrameOf } from '../../core/src/contracts/detection-frame.js';
-import { api, callTool } from '../integration/hub-helpers.js';
+import { api, callTool, waitFor } from '../integration/hub-helpers.js';
 import { SseReader } from '../unit/hub/plugins/fleet-events/sse-reader.js';
 import { artifactsDir, DEVICES, HUB_TOKEN, launchChromium, startConsoleFleet, type ConsoleFleet } from './console-fleet.js';
 
@@ -162,10 +162,32 @@ describe('fleet console in chromium', () => {
         );
         return { drawn, matched, match: matched?.dets, pictureAt, nearest, onPicture };
       };
-      let seen = await compare();
-      for (const until = Date.now() + 5_000; Date.now() < until && (seen.drawn.length === 0 || seen.nearest.dets !== seen.match);) {
-        await page.waitForTimeout(200);
-        seen = await compare();
+      const settle = async () => {
+        let seen = await compare();
+        for (const until = Date.now() + 5_000; Date.now() < until && (seen.drawn.length === 0 || seen.nearest.dets !== seen.match);) {
+          await page.waitForTimeout(200);
+          seen = await compare();
+        }
+        return seen;
+      };
+      // The sim clip loops every 12 s and its walkers jump back to where they started: a picture taken
+      // between the last dets before the jump and the first after it may be paired, rightly by time, with
+      // dets of the other side (the red walker 500 px away), so that picture is not held to its figures
+      // and another is taken. Told from the stream: the red walker, the tallest box, only walks right.
+      const acrossLoop = (pictureAt: number): boolean => {
+        const messages = reader.events.filter((e) => e.event === 'dets').map((e) => JSON.parse(e.data) as Streamed);
+        const at = (m: Streamed) => Date.parse(m.captured_at!);
+        const before = messages.filter((m) => at(m) <= pictureAt && m.dets.length > 0).at(-1);
+        const after = messages.find((m) => at(m) > pictureAt && m.dets.length > 0);
+        const redX = (m: Streamed) => m.dets.reduce((a, b) => (b.b[3] - b.b[1] > a.b[3] - a.b[1] ? b : a)).b[0];
+        return before !== undefined && after !== undefined && redX(after) < redX(before) - 100;
+      };
+      let seen = await settle();
+      for (let i = 0; i < 3 && acrossLoop(seen.pictureAt); i++) {
+        const taken = snapshotTimes.length;
+        await page.getByTestId('snapshot-refresh').click();
+        await waitFor('another snapshot', async () => snapshotTimes.length > taken, 20_000, 100);
+        seen = await settle();
       }
       const { drawn, matched, match, pictureAt, nearest, onPicture } = seen;
       assert.ok(matched && match, `the boxes ${JSON.stringify(drawn.map((d) => d.b))} are one of the streamed detections`);
@@ -196,10 +218,15 @@ describe('fleet console in chromium', () => {
         });
       }, WALKER_COLOURS);
       // The red walker is always the nearer one; the purple one, partly behind it while they cross, shows
-      // less than its box, so it is compared only when clear of the red one.
+      // less than its box, so it is compared only when clear of the red one. Clear in the dets' frame too:
+      // that frame is up to 100 ms from the picture, the walkers close 90 px a second of the 640-px frame,
+      // and a partly hidden walker may be missed (the sim detector's visibility rule, as a real one would).
       const [red, purple] = figures;
       assert.ok(red.n >= 40, `the red walker is on the picture: ${JSON.stringify(figures)}`);
-      const clear = [red, ...(purple.n >= 40 && screenIou(red, purple) === 0 ? [purple] : [])];
+      const apartS = Math.abs(Date.parse(nearest.captured_at!) - pictureAt) / 1000;
+      const margin = 2 + apartS * 90 * (drawn[0].img.w / 640);
+      const clear = [red, ...(purple.n >= 40 && screenGap(red, purple) >= margin ? [purple] : [])];
+      const said = `the dets captured ${nearest.captured_at} (${match.length} boxes) for the picture of ${snapshotTimes.at(-1)}`;
       for (const f of clear) {
         const best = Math.max(...drawn.map((d) => screenIou(d.screen, f)));
         // Not 0.9 here: the hub streams dets 5 times a second, so the nearest frame may be 100 ms from the
@@ -207,7 +234,10 @@ describe('fleet console in chromium', () => {
         // colours bleed a pixel or two (a loaded run measured 0.59 for a box 6 px off); which dets are
         // drawn is held exactly above, and the device test (boxes-on-snapshot) holds the chain to 0.9.
         console.log(`figure ${JSON.stringify(f)}: best IoU ${best.toFixed(3)} of the drawn boxes`);
-        assert.ok(best >= 0.5, `a box on the figure at ${JSON.stringify(f)}: best IoU ${best.toFixed(2)} among ${JSON.stringify(drawn.map((d) => d.screen))}`);
+        assert.ok(
+          best >= 0.5,
+          `a box on the figure at ${JSON.stringify(f)}: best IoU ${best.toFixed(2)} among ${JSON.stringify(drawn.map((d) => d.screen))}, ${said}`,
+        );
       }
       for (const [i, d] of drawn.entries()) {
         const det: { b: number[]; track_id?: number } = match[i];
@@ -389,6 +419,11 @@ const WALKER_COLOURS: [number, number, number][] = [
   [0xd9, 0x48, 0x2b],
   [0x8e, 0x24, 0xaa],
 ];
+
+/** The horizontal space between two figures, negative where they overlap. */
+function screenGap(a: { x: number; w: number }, b: { x: number; w: number }): number {
+  return Math.max(b.x - (a.x + a.w), a.x - (b.x + b.w));
+}
 
 function screenIou(a: { x: number; y: number; w: number; h: number }, b: { x: number; y: number; w: number; h: number }): number {
   const iw = Math.max(0, Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x));
