@@ -107,8 +107,12 @@ describe('fleet console in chromium', () => {
   it('draws the detections as boxes with class labels and track ids where they are on the snapshot', async () => {
     // The capture time of each snapshot the page receives: its boxes must be the dets of that instant.
     const snapshotTimes: (string | null)[] = [];
+    const snapshotLog: string[] = [];
     const onResponse = (r: Response) => {
-      if (r.url().includes('/stream/snapshot') && r.url().includes(front.id)) snapshotTimes.push(r.headers()['x-lookout-captured-at'] ?? null);
+      if (r.url().includes('/stream/snapshot') && r.url().includes(front.id)) {
+        snapshotTimes.push(r.headers()['x-lookout-captured-at'] ?? null);
+        snapshotLog.push(`${new Date().toISOString()} ${r.headers()['x-lookout-snapshot-source']} ${r.headers()['x-lookout-captured-at']} ${r.url()}`);
+      }
     };
     page.on('response', onResponse);
     // The detections the hub streams, read beside the page: the boxes must be these numbers.
@@ -156,11 +160,14 @@ describe('fleet console in chromium', () => {
         const matched = messages.find(
           (m) => m.dets.length === drawn.length && onPicture(m).every((b, i) => near(b[0], drawn[i].b[0]) && near(b[1], drawn[i].b[1])),
         );
-        const pictureAt = Date.parse(snapshotTimes.at(-1) ?? '');
+        // The picture on screen says its capture time (the header it came with): the last answer the page
+        // got need not be the picture it shows, if a later take's answer came first.
+        const shownAt = await snapshotStage.locator('img').getAttribute('data-captured-at');
+        const pictureAt = Date.parse(shownAt ?? '');
         const nearest = messages.reduce((a, b) =>
           Math.abs(Date.parse(b.captured_at!) - pictureAt) < Math.abs(Date.parse(a.captured_at!) - pictureAt) ? b : a,
         );
-        return { drawn, matched, match: matched?.dets, pictureAt, nearest, onPicture };
+        return { drawn, matched, match: matched?.dets, pictureAt, nearest, onPicture, shownAt, messages };
       };
       const settle = async () => {
         let seen = await compare();
@@ -186,14 +193,24 @@ describe('fleet console in chromium', () => {
       for (let i = 0; i < 3 && acrossLoop(seen.pictureAt); i++) {
         const taken = snapshotTimes.length;
         await page.getByTestId('snapshot-refresh').click();
-        await waitFor('another snapshot', async () => snapshotTimes.length > taken, 20_000, 100);
+        await waitFor(
+          'another snapshot on screen',
+          async () => snapshotTimes.length > taken && (await snapshotStage.locator('img').getAttribute('data-captured-at')) === snapshotTimes.at(-1),
+          20_000,
+          100,
+        );
         seen = await settle();
       }
       const { drawn, matched, match, pictureAt, nearest, onPicture } = seen;
       assert.ok(matched && match, `the boxes ${JSON.stringify(drawn.map((d) => d.b))} are one of the streamed detections`);
       // They are the dets of the picture's instant (captured_at nearest the snapshot's), not the newest ones.
-      assert.ok(!Number.isNaN(pictureAt), `the snapshot says when it was captured: ${JSON.stringify(snapshotTimes)}`);
-      assert.equal(nearest.dets, match, `drawn: the dets captured ${nearest.captured_at} for the picture of ${snapshotTimes.at(-1)}`);
+      assert.ok(!Number.isNaN(pictureAt), `the snapshot says when it was captured: ${JSON.stringify(snapshotLog)}`);
+      assert.ok(snapshotTimes.includes(seen.shownAt), `the picture shown is one the hub sent: ${seen.shownAt} of ${JSON.stringify(snapshotLog)}`);
+      assert.equal(
+        nearest.dets,
+        match,
+        `drawn: the dets captured ${matched.captured_at}, nearest the picture of ${seen.shownAt} those of ${nearest.captured_at}; snapshots ${JSON.stringify(snapshotLog)}; dets ${JSON.stringify(seen.messages.map((m) => m.captured_at))}`,
+      );
       assert.deepEqual([nearest.frame_width, nearest.frame_height], [640, 640]);
       // And they sit on the figures the picture shows: each walker's pixels (its colour) against the box drawn nearest it.
       const figures = await snapshotStage.evaluate((stage, colours) => {
@@ -226,7 +243,7 @@ describe('fleet console in chromium', () => {
       const apartS = Math.abs(Date.parse(nearest.captured_at!) - pictureAt) / 1000;
       const margin = 2 + apartS * 90 * (drawn[0].img.w / 640);
       const clear = [red, ...(purple.n >= 40 && screenGap(red, purple) >= margin ? [purple] : [])];
-      const said = `the dets captured ${nearest.captured_at} (${match.length} boxes) for the picture of ${snapshotTimes.at(-1)}`;
+      const said = `the dets captured ${nearest.captured_at} (${match.length} boxes) for the picture of ${seen.shownAt}`;
       for (const f of clear) {
         const best = Math.max(...drawn.map((d) => screenIou(d.screen, f)));
         // Not 0.9 here: the hub streams dets 5 times a second, so the nearest frame may be 100 ms from the
