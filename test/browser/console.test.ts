@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, Page, Response } from 'playwright-core';
+import type { BrowserContext, Page, Request, Response } from 'playwright-core';
 import { boxOnPicture, detectorFrameOf } from '../../core/src/contracts/detection-frame.js';
 import { api, callTool, waitFor } from '../integration/hub-helpers.js';
 import { SseReader } from '../unit/hub/plugins/fleet-events/sse-reader.js';
@@ -115,6 +115,14 @@ describe('fleet console in chromium', () => {
       }
     };
     page.on('response', onResponse);
+    // Snapshots in flight (the page's own retake, a click): the picture on screen may change under the test.
+    let inflight = 0;
+    const isSnapshot = (r: Request) => r.url().includes('/stream/snapshot') && r.url().includes(front.id);
+    const onRequest = (r: Request) => void (isSnapshot(r) && inflight++);
+    const onDone = (r: Request) => void (isSnapshot(r) && inflight--);
+    page.on('request', onRequest);
+    page.on('requestfinished', onDone);
+    page.on('requestfailed', onDone);
     // The detections the hub streams, read beside the page: the boxes must be these numbers.
     const reader = new SseReader(`${fleet.hub.url}/fleet/events?device=${front.id}&kind=dets`, { authorization: `Bearer ${HUB_TOKEN}` });
     try {
@@ -192,8 +200,7 @@ describe('fleet console in chromium', () => {
       // The IoU bound below takes the dets at most 100 ms from the picture; a loaded detector skips frames
       // (400 ms between two dets at times), and then a nearer picture is taken.
       const apartMs = (seen: { nearest: Streamed; pictureAt: number }) => Math.abs(Date.parse(seen.nearest.captured_at!) - seen.pictureAt);
-      let seen = await settle();
-      for (let i = 0; i < 5 && (acrossLoop(seen.pictureAt) || apartMs(seen) > 120); i++) {
+      const retake = async () => {
         const taken = snapshotTimes.length;
         await page.getByTestId('snapshot-refresh').click();
         await waitFor(
@@ -202,6 +209,17 @@ describe('fleet console in chromium', () => {
           20_000,
           100,
         );
+      };
+      const shownNow = () => snapshotStage.locator('img').getAttribute('data-captured-at');
+      await waitFor('no snapshot in flight', () => inflight === 0, 30_000, 100);
+      let seen = await settle();
+      for (let i = 0; i < 5 && (acrossLoop(seen.pictureAt) || apartMs(seen) > 120); i++) {
+        await retake();
+        seen = await settle();
+      }
+      // Held still: no snapshot on its way that could replace the picture between the boxes and the pixels read.
+      for (let i = 0; i < 5 && (inflight > 0 || (await shownNow()) !== seen.shownAt); i++) {
+        await waitFor('no snapshot in flight', () => inflight === 0, 30_000, 100);
         seen = await settle();
       }
       const { drawn, matched, match, pictureAt, nearest, onPicture } = seen;
@@ -237,6 +255,7 @@ describe('fleet console in chromium', () => {
           return { n, x: x1 * sx, y: y1 * sy, w: (x2 - x1) * sx, h: (y2 - y1) * sy };
         });
       }, WALKER_COLOURS);
+      assert.equal(await shownNow(), seen.shownAt, 'the figures are read on the picture whose boxes were checked');
       // The red walker is always the nearer one; the purple one, partly behind it while they cross, shows
       // less than its box, so it is compared only when clear of the red one. Clear in the dets' frame too:
       // that frame is up to 100 ms from the picture, the walkers close 90 px a second of the 640-px frame,
@@ -283,6 +302,9 @@ describe('fleet console in chromium', () => {
       await shot('device');
     } finally {
       page.off('response', onResponse);
+      page.off('request', onRequest);
+      page.off('requestfinished', onDone);
+      page.off('requestfailed', onDone);
       await reader.close();
     }
   });
