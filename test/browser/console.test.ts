@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, Page, Request, Response } from 'playwright-core';
+import type { BrowserContext, Page, Response } from 'playwright-core';
 import { boxOnPicture, detectorFrameOf } from '../../core/src/contracts/detection-frame.js';
 import { api, callTool, waitFor } from '../integration/hub-helpers.js';
 import { SseReader } from '../unit/hub/plugins/fleet-events/sse-reader.js';
@@ -115,14 +115,6 @@ describe('fleet console in chromium', () => {
       }
     };
     page.on('response', onResponse);
-    // Snapshots in flight (the page's own retake, a click): the picture on screen may change under the test.
-    let inflight = 0;
-    const isSnapshot = (r: Request) => r.url().includes('/stream/snapshot') && r.url().includes(front.id);
-    const onRequest = (r: Request) => void (isSnapshot(r) && inflight++);
-    const onDone = (r: Request) => void (isSnapshot(r) && inflight--);
-    page.on('request', onRequest);
-    page.on('requestfinished', onDone);
-    page.on('requestfailed', onDone);
     // The detections the hub streams, read beside the page: the boxes must be these numbers.
     const reader = new SseReader(`${fleet.hub.url}/fleet/events?device=${front.id}&kind=dets`, { authorization: `Bearer ${HUB_TOKEN}` });
     try {
@@ -211,15 +203,18 @@ describe('fleet console in chromium', () => {
         );
       };
       const shownNow = () => snapshotStage.locator('img').getAttribute('data-captured-at');
-      await waitFor('no snapshot in flight', () => inflight === 0, 30_000, 100);
+      // Snapshots in flight (the page's own retake, a click) may replace the picture under the test: the page says so.
+      const quiet = () => page.locator('[data-testid=snapshot-refresh][data-busy=false]').waitFor({ timeout: 30_000 });
+      const busy = async () => (await page.getByTestId('snapshot-refresh').getAttribute('data-busy')) === 'true';
+      await quiet();
       let seen = await settle();
       for (let i = 0; i < 5 && (acrossLoop(seen.pictureAt) || apartMs(seen) > 120); i++) {
         await retake();
         seen = await settle();
       }
       // Held still: no snapshot on its way that could replace the picture between the boxes and the pixels read.
-      for (let i = 0; i < 5 && (inflight > 0 || (await shownNow()) !== seen.shownAt); i++) {
-        await waitFor('no snapshot in flight', () => inflight === 0, 30_000, 100);
+      for (let i = 0; i < 5 && ((await busy()) || (await shownNow()) !== seen.shownAt); i++) {
+        await quiet();
         seen = await settle();
       }
       const { drawn, matched, match, pictureAt, nearest, onPicture } = seen;
@@ -302,9 +297,6 @@ describe('fleet console in chromium', () => {
       await shot('device');
     } finally {
       page.off('response', onResponse);
-      page.off('request', onRequest);
-      page.off('requestfinished', onDone);
-      page.off('requestfailed', onDone);
       await reader.close();
     }
   });

@@ -114,7 +114,10 @@ function LiveView(props: { deviceId: string; recent: DetsFrame[]; classNames: Re
 function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; detsFrom: string | undefined; classNames: Record<number, string> }) {
   const [shot, setShot] = useState<{ url: string; capturedAt: string | null; at: string; size: { width: number; height: number } } | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Takes in flight (the first, a retake, clicks): the picture may still change while one is.
+  const [busy, setBusy] = useState(0);
   const take = async () => {
+    setBusy((n) => n + 1);
     try {
       const picture = await pictureUrl(`/stream/snapshot?target=${q(props.deviceId)}&w=640`);
       setShot((old) => {
@@ -125,6 +128,8 @@ function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; detsFrom: 
       setError(null);
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy((n) => n - 1);
     }
   };
   const paired = shot ? detsForPicture(props.recent, shot.capturedAt, props.detsFrom) : null;
@@ -165,7 +170,8 @@ function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; detsFrom: 
       ${paired && shot ? html`<${DetectionsOverlay} message=${paired} picture=${shot.size} classNames=${props.classNames} />` : null}
     </div>
     <figcaption>
-      Snapshot ${shot ? clock(shot.at) : ''} <button class="small" data-testid="snapshot-refresh" onClick=${() => void take()}>new snapshot</button>
+      Snapshot ${shot ? clock(shot.at) : ''}
+      <button class="small" data-testid="snapshot-refresh" data-busy=${busy > 0} onClick=${() => void take()}>new snapshot</button>
     </figcaption>
   </figure>`;
 }
