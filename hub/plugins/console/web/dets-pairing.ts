@@ -21,12 +21,23 @@ export const PAIR_WITHIN_MS = 250;
 /**
  * The dets of the picture's instant: the message whose captured_at is nearest the picture's, within
  * PAIR_WITHIN_MS; null while none is (the boxes of another instant would sit beside moving figures).
+ * Null too for a picture captured before `streamFrom`, the first dets of the page's stream: the
+ * nearest dets may be one sent before the page listened (a snapshot arrives a second or more after
+ * its capture; CI drew boxes 179 ms off the picture while the hub had sent some 89 ms off).
  * A device or a snapshot that gives no capture time gets the newest boxes, as before.
  */
-export function detsForPicture(recent: readonly DetsFrame[], pictureCapturedAt: string | null): DetsFrame | null {
+export function detsForPicture(recent: readonly DetsFrame[], pictureCapturedAt: string | null, streamFrom?: string): DetsFrame | null {
   const at = pictureCapturedAt ? Date.parse(pictureCapturedAt) : NaN;
   if (Number.isNaN(at) || !recent.some((d) => d.captured_at)) return recent.at(-1) ?? null;
+  if (predatesStream(pictureCapturedAt, streamFrom)) return null;
   return nearest(recent, at, PAIR_WITHIN_MS);
+}
+
+/** True when the picture was captured before the first dets of the page's stream (both known). */
+export function predatesStream(pictureCapturedAt: string | null, streamFrom: string | undefined): boolean {
+  const at = pictureCapturedAt ? Date.parse(pictureCapturedAt) : NaN;
+  const from = streamFrom ? Date.parse(streamFrom) : NaN;
+  return at < from;
 }
 
 /**

@@ -4,7 +4,7 @@ import { pictureUrl, postJson, q } from './api.js';
 import { Clips } from './clips.js';
 import { DetectionsOverlay } from './detections-overlay.js';
 import type { ShownPicture } from './capture-clock.js';
-import { detsForLivePicture, detsForPicture, withRecent, type DetsFrame } from './dets-pairing.js';
+import { detsForLivePicture, detsForPicture, predatesStream, withRecent, type DetsFrame } from './dets-pairing.js';
 import { openEventStream } from './events.js';
 import { ago, clock, gradeClass, num, storageClass, thermalClass } from './format.js';
 import { LivePlayer, type LiveState } from './live-player.js';
@@ -32,19 +32,28 @@ function useClassNames(deviceId: string): Record<number, string> {
 
 /** The device's detections as the hub streams them (GET /fleet/events?device=…&kind=dets). */
 function useDetections(deviceId: string): void {
-  useEffect(
-    () =>
-      openEventStream({
-        path: `/fleet/events?device=${q(deviceId)}&kind=dets`,
-        onState: () => undefined,
-        onEvent: (name, data) => {
-          if (name !== 'dets') return;
-          const { device_id: id, ...d } = data as DetsFrame & { device_id: string };
-          setState((s) => ({ dets: { ...s.dets, [id]: d }, detsRecent: { ...s.detsRecent, [id]: withRecent(s.detsRecent[id] ?? [], d, Date.now()) } }));
-        },
-      }),
-    [deviceId],
-  );
+  useEffect(() => {
+    // A new stream: the dets the page knows begin with its first message (those of an earlier one have a hole after them).
+    setState((s) => ({ detsRecent: { ...s.detsRecent, [deviceId]: [] }, detsFrom: withoutKey(s.detsFrom, deviceId) }));
+    return openEventStream({
+      path: `/fleet/events?device=${q(deviceId)}&kind=dets`,
+      onState: () => undefined,
+      onEvent: (name, data) => {
+        if (name !== 'dets') return;
+        const { device_id: id, ...d } = data as DetsFrame & { device_id: string };
+        setState((s) => ({
+          dets: { ...s.dets, [id]: d },
+          detsRecent: { ...s.detsRecent, [id]: withRecent(s.detsRecent[id] ?? [], d, Date.now()) },
+          detsFrom: s.detsFrom[id] === undefined && d.captured_at ? { ...s.detsFrom, [id]: d.captured_at } : s.detsFrom,
+        }));
+      },
+    });
+  }, [deviceId]);
+}
+
+function withoutKey(o: Record<string, string>, key: string): Record<string, string> {
+  const { [key]: _gone, ...rest } = o;
+  return rest;
 }
 
 /**
@@ -102,10 +111,13 @@ function LiveView(props: { deviceId: string; recent: DetsFrame[]; classNames: Re
  * seconds older than the newest boxes (encode, the GOP's decode, the hub): the newest boxes would sit
  * beside moving figures. Until the dets of that instant are here, the picture has no boxes.
  */
-function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; classNames: Record<number, string> }) {
+function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; detsFrom: string | undefined; classNames: Record<number, string> }) {
   const [shot, setShot] = useState<{ url: string; capturedAt: string | null; at: string; size: { width: number; height: number } } | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Takes in flight (the first, a retake, clicks): the picture may still change while one is.
+  const [busy, setBusy] = useState(0);
   const take = async () => {
+    setBusy((n) => n + 1);
     try {
       const picture = await pictureUrl(`/stream/snapshot?target=${q(props.deviceId)}&w=640`);
       setShot((old) => {
@@ -116,9 +128,19 @@ function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; classNames
       setError(null);
     } catch (err) {
       setError(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy((n) => n - 1);
     }
   };
-  const paired = shot ? detsForPicture(props.recent, shot.capturedAt) : null;
+  const paired = shot ? detsForPicture(props.recent, shot.capturedAt, props.detsFrom) : null;
+  // A picture from before the page's dets began has no boxes it can be sure of: another is taken, once.
+  const retaken = useRef<string | null>(null);
+  const early = shot !== null && predatesStream(shot.capturedAt, props.detsFrom);
+  useEffect(() => {
+    if (!early || !shot || retaken.current === shot.url) return;
+    retaken.current = shot.url;
+    void take();
+  }, [early, shot?.url]);
   // The first snapshot waits (3 s at most) for the detections stream, so that its boxes are there.
   const [ready, setReady] = useState(false);
   useEffect(() => {
@@ -136,6 +158,7 @@ function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; classNames
           ? html`<img
               src=${shot.url}
               data-testid="snapshot"
+              data-captured-at=${shot.capturedAt ?? ''}
               alt="snapshot"
               onLoad=${(e: Event) => {
                 const img = e.currentTarget as HTMLImageElement;
@@ -147,7 +170,8 @@ function SnapshotView(props: { deviceId: string; recent: DetsFrame[]; classNames
       ${paired && shot ? html`<${DetectionsOverlay} message=${paired} picture=${shot.size} classNames=${props.classNames} />` : null}
     </div>
     <figcaption>
-      Snapshot ${shot ? clock(shot.at) : ''} <button class="small" data-testid="snapshot-refresh" onClick=${() => void take()}>new snapshot</button>
+      Snapshot ${shot ? clock(shot.at) : ''}
+      <button class="small" data-testid="snapshot-refresh" data-busy=${busy > 0} onClick=${() => void take()}>new snapshot</button>
     </figcaption>
   </figure>`;
 }
@@ -170,7 +194,7 @@ export function DeviceView(props: { deviceId: string }) {
     </header>
     <div class="media-row">
       <${LiveView} deviceId=${props.deviceId} recent=${recent} classNames=${classNames} />
-      <${SnapshotView} deviceId=${props.deviceId} recent=${recent} classNames=${classNames} />
+      <${SnapshotView} deviceId=${props.deviceId} recent=${recent} detsFrom=${s.detsFrom[props.deviceId]} classNames=${classNames} />
     </div>
     <div class="columns">
       <section class="panel">

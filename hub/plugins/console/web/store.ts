@@ -65,6 +65,8 @@ export interface State {
   dets: Record<string, DetsFrame>;
   /** Each device's dets of the last RECENT_DETS_MS, oldest first: a snapshot takes those of its own instant. */
   detsRecent: Record<string, (DetsFrame & { received: number })[]>;
+  /** Each device's captured_at of the first dets of the stream now open: the page knows no dets before it. */
+  detsFrom: Record<string, string>;
   /** Newest first. */
   incidents: { device_id: string; at: string; message: string }[];
 }
@@ -81,6 +83,7 @@ let state: State = {
   ring: [],
   dets: {},
   detsRecent: {},
+  detsFrom: {},
   incidents: [],
 };
 const listeners = new Set<() => void>();

@@ -3,6 +3,7 @@ import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { FleetHistory } from '../../fleet-history/src/service.js';
 import { cardOf, presenceOf, type DeviceCard, type Presence } from './device-card.js';
 import type { FleetEvent, FleetEventKind } from './event-kinds.js';
+import { RatePace } from './rate-pace.js';
 import { frameOf, SseClient, type SseClientOptions } from './sse-client.js';
 
 export interface FleetEventHubOptions {
@@ -10,6 +11,7 @@ export interface FleetEventHubOptions {
   ring: DebugRing;
   /** Least time between two `device` events of one device (changes in between are merged into the next). */
   deviceIntervalMs: number;
+  /** Dets of one device: at most one per this period on average (a steady stream at that rate keeps all). */
   detsIntervalMs: number;
   /** How often presence (staleness) and the debug ring are looked at. */
   pollMs: number;
@@ -32,7 +34,7 @@ export class FleetEventHub {
   private readonly thermal = new Map<string, string | null>();
   /** Per device: when its last `device` event went, and the timer of the merged next one. */
   private readonly cardTimers = new Map<string, { lastAt: number; timer?: NodeJS.Timeout }>();
-  private readonly detsAt = new Map<string, number>();
+  private readonly detsPace: RatePace;
   private readonly unsubscribe: (() => void)[] = [];
   private readonly poller: NodeJS.Timeout;
   private readonly heartbeat: NodeJS.Timeout;
@@ -45,6 +47,7 @@ export class FleetEventHub {
 
   constructor(private readonly o: FleetEventHubOptions) {
     this.now = o.now ?? Date.now;
+    this.detsPace = new RatePace(o.detsIntervalMs);
     this.ringSinceMs = this.now();
     const { cache } = o;
     for (const id of cache.deviceIds()) {
@@ -184,9 +187,7 @@ export class FleetEventHub {
   }
 
   private onDets(m: IngestedMessage): void {
-    const last = this.detsAt.get(m.deviceId) ?? 0;
-    if (m.receivedAt - last < this.o.detsIntervalMs || !this.wanted('dets', m.deviceId)) return;
-    this.detsAt.set(m.deviceId, m.receivedAt);
+    if (!this.wanted('dets', m.deviceId) || !this.detsPace.take(m.deviceId, m.receivedAt)) return;
     const { timestamp, dets, person_count, captured_at, frame_width, frame_height } = m.message;
     // The frame's capture time and size go along when the device says them: the console pairs boxes with a snapshot by the one and maps them by the other.
     const frame = captured_at === undefined ? {} : { captured_at, frame_width, frame_height };

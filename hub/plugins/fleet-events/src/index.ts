@@ -31,7 +31,7 @@ export default definePlugin({
   config: z.object({
     /** Least time between two `device` events of one device. */
     LOOKOUT_EVENTS_DEVICE_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
-    /** Least time between two `dets` events of one device. */
+    /** Dets of one device: at most one per this many ms on average; a device detecting at this very rate keeps every dets. */
     LOOKOUT_EVENTS_DETS_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(200),
     /** How often staleness and the debug ring are looked at. */
     LOOKOUT_EVENTS_POLL_MS: z.coerce.number().int().min(50).max(60_000).default(500),
