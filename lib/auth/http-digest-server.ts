@@ -35,7 +35,8 @@ export interface DigestRequest {
 
 export type DigestVerdict = 'ok' | 'stale' | 'refused' | 'absent';
 
-const md5 = (s: string): string => createHash('md5').update(s, 'utf8').digest('hex');
+/** MD5 of a UTF-8 string, hex: Digest's H(). */
+export const md5Hex = (s: string): string => createHash('md5').update(s, 'utf8').digest('hex');
 const NONCE = /^[0-9a-f]{44}$/;
 
 /**
@@ -59,7 +60,7 @@ export class DigestServer {
   private readonly now: () => number;
 
   constructor(private readonly o: DigestServerOptions) {
-    this.ha1 = md5(`${o.user}:${o.realm}:${o.password}`);
+    this.ha1 = md5Hex(`${o.user}:${o.realm}:${o.password}`);
     this.now = o.now ?? Date.now;
   }
 
@@ -79,15 +80,15 @@ export class DigestServer {
     if (uri !== req.uri) return 'refused';
     // One user: its HA1, computed once; several: the HA1 of the user named (a random password for an unknown one).
     const password = this.o.passwordFor?.(username);
-    const ha1 = this.o.passwordFor ? md5(`${username}:${this.o.realm}:${password ?? this.unknownPassword}`) : this.ha1;
+    const ha1 = this.o.passwordFor ? md5Hex(`${username}:${this.o.realm}:${password ?? this.unknownPassword}`) : this.ha1;
     let expected: string;
-    const ha2 = md5(`${req.method}:${uri}`);
+    const ha2 = md5Hex(`${req.method}:${uri}`);
     if (qop !== undefined) {
       if (qop !== 'auth' || !/^[0-9a-f]{8}$/i.test(nc) || !cnonce) return 'refused';
-      expected = md5(`${ha1}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`);
+      expected = md5Hex(`${ha1}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`);
     } else {
       if (!this.o.allowNoQop) return 'refused';
-      expected = md5(`${ha1}:${nonce}:${ha2}`);
+      expected = md5Hex(`${ha1}:${nonce}:${ha2}`);
     }
     const issued = this.issuedAt(nonce, req.binding ?? '');
     if (issued === undefined) return 'refused';
