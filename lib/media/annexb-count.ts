@@ -1,4 +1,5 @@
 import { nativeAddon, type NativeAddon } from 'lookout/native';
+import { forEachNal } from './annexb-scan.js';
 
 /** The Annex B streams Lookout records and serves. */
 export type AnnexBCodec = 'hevc' | 'h264';
@@ -41,7 +42,7 @@ const H264: NalRules = {
  * The TypeScript twin of the addon's countPictures: pictures and keyframes of a whole Annex B
  * stream, grouped exactly as AnnexBSplitter + the access unit assemblers group them (bytes before
  * the first start code ignored, trailing zeros stripped, a NAL still open at the end and longer
- * than maxNalBytes dropped), without copying a byte.
+ * than maxNalBytes dropped: the one scan, forEachNal), without copying a byte.
  */
 export function countPicturesTwin(b: Uint8Array, codec: AnnexBCodec = 'hevc', maxNalBytes = MAX_NAL_BYTES): PictureCount {
   const rules = codec === 'h264' ? H264 : HEVC;
@@ -56,36 +57,22 @@ export function countPicturesTwin(b: Uint8Array, codec: AnnexBCodec = 'hevc', ma
     hasVcl = false;
     keyframe = false;
   };
-  const nal = (at: number, end: number) => {
-    while (end > at && b[end - 1] === 0) end--;
-    const length = end - at;
-    if (length < 2) return;
-    const type = rules.type(b, at);
-    const vcl = rules.vcl(type);
-    if (hasVcl && (rules.beginsAccessUnit(type) || (vcl && rules.firstSliceOfPicture(b, at, length)))) flush();
-    if (vcl) {
-      hasVcl = true;
-      if (rules.keyframe(type)) keyframe = true;
-    }
-  };
-
-  const end = b.length;
-  let nalStart = -1;
-  let i = 0;
-  while (i + 2 < end) {
-    // A start code is 00 00 01: a byte above 1 at i+2 rules out one beginning at i, i+1 or i+2.
-    if (b[i + 2] > 1) {
-      i += 3;
-      continue;
-    }
-    if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) {
-      if (nalStart >= 0) nal(nalStart, i);
-      nalStart = i + 3;
-      i += 3;
-    } else i++;
-  }
-  if (nalStart >= 0 && end - nalStart > maxNalBytes) nalStart = -1;
-  if (nalStart >= 0 && end > nalStart) nal(nalStart, end);
+  // forEachNal strips trailing zeros and skips empty units; one byte is no NAL header either.
+  forEachNal(
+    b,
+    (at, end) => {
+      const length = end - at;
+      if (length < 2) return;
+      const type = rules.type(b, at);
+      const vcl = rules.vcl(type);
+      if (hasVcl && (rules.beginsAccessUnit(type) || (vcl && rules.firstSliceOfPicture(b, at, length)))) flush();
+      if (vcl) {
+        hasVcl = true;
+        if (rules.keyframe(type)) keyframe = true;
+      }
+    },
+    maxNalBytes,
+  );
   flush();
   return count;
 }

@@ -3,6 +3,7 @@
  * start codes, grouped into access units (one picture each). Used to cut chunks on keyframes, to
  * count keyframes from the stream itself and to keep a live tail that starts on a keyframe.
  */
+import { endWithoutZeros, nextStartCode } from './annexb-scan.js';
 
 /** NAL unit types (ITU-T H.265 table 7-1) the recorder and the live tail care about. */
 export const HEVC_NAL = { VPS: 32, SPS: 33, PPS: 34, AUD: 35, PREFIX_SEI: 39 } as const;
@@ -56,20 +57,13 @@ export class AnnexBSplitter {
     this.append(data);
     const b = this.buf;
     const end = this.len;
-    let i = this.scanFrom;
-    while (i + 2 < end) {
-      // A start code is 00 00 01: a byte above 1 at i+2 rules out one beginning at i, i+1 or i+2.
-      if (b[i + 2] > 1) {
-        i += 3;
-        continue;
-      }
-      if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) {
-        if (this.nalStart >= 0) this.emit(b.subarray(this.nalStart, i));
-        this.nalStart = i + 3;
-        i += 3;
-      } else i++;
+    let from = this.scanFrom;
+    for (let i = nextStartCode(b, from, end); i >= 0; i = nextStartCode(b, from, end)) {
+      if (this.nalStart >= 0) this.emit(b.subarray(this.nalStart, i));
+      this.nalStart = from = i + 3;
     }
-    this.scanFrom = i;
+    // Nothing before end - 2 begins a start code; the last two bytes may, once more arrive.
+    this.scanFrom = Math.max(from, end - 2);
     if (this.nalStart >= 0 && end - this.nalStart > this.maxNalBytes) {
       this.dropped++;
       this.nalStart = -1;
@@ -103,8 +97,7 @@ export class AnnexBSplitter {
   }
 
   private emit(raw: Buffer): void {
-    let end = raw.length;
-    while (end > 0 && raw[end - 1] === 0) end--; // trailing_zero_8bits and the 4-byte start code's first zero
+    const end = endWithoutZeros(raw, 0, raw.length);
     if (end >= 2) this.onNal(Buffer.from(raw.subarray(0, end)));
   }
 }

@@ -1,3 +1,4 @@
+export { nextStartCode, endWithoutZeros, forEachNal, nalUnitsOf } from './annexb-scan.js';
 export { AnnexBSplitter, AccessUnitAssembler, accessUnitsOf, nalType, isIrap, isVcl, HEVC_NAL, type AccessUnit } from './hevc-annexb.js';
 export { countPictures, countPicturesTwin, countPicturesWith, MAX_NAL_BYTES, type AnnexBCodec, type PictureCount } from './annexb-count.js';
 export { runFfmpeg, type FfmpegRun } from './ffmpeg-process.js';

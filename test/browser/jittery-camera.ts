@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { EncodedPicture } from '../../plugins/encode/src/service.js';
 import { H264AccessUnitAssembler } from '../../plugins/encode/src/h264-annexb.js';
-import { splitAnnexB } from '../../plugins/rtsp/src/nal-units.js';
+import { nalUnitsOf } from '../../lib/media/index.js';
 import { RtspServer } from '../../plugins/rtsp/src/rtsp-server.js';
 import { StreamSource, type PictureStream } from '../../plugins/rtsp/src/stream-source.js';
 
@@ -67,7 +67,7 @@ async function clip(fps: number, seconds: number, numbered: boolean): Promise<{ 
   );
   const units: { data: Buffer; keyframe: boolean }[] = [];
   const assembler = new H264AccessUnitAssembler((au) => units.push(au));
-  for (const nal of splitAnnexB(stdout)) assembler.push(nal);
+  for (const nal of nalUnitsOf(stdout)) assembler.push(nal);
   assembler.flush();
   return units;
 }
