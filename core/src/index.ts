@@ -42,6 +42,7 @@ export { deviceInfo, surfacePort, type DeviceInfo, type PluginReport, type Plugi
 export { packageRoot, packageVersion } from './paths/package-root.js';
 export { writeFileAtomic } from './paths/atomic-write.js';
 export { setOwn } from './json/own-key.js';
+export { isObject } from './json/is-object.js';
 export { reply, isRouteReply, ROUTE_REPLY, type TaggedRouteReply } from './hub-routes/route-reply.js';
 export type { RouteEntry } from './hub-routes/route-registry.js';
 export { TOOL_LIMITS, MAX_TOOL_MESSAGE_BYTES, argumentBytes } from './tools/tool-limits.js';

@@ -29,13 +29,20 @@ export interface DigestRequest {
   method: string;
   /** The request target as received (HTTP: the path and query; RTSP: the absolute URI). */
   uri: string;
-  /** What the nonce is bound to (RTSP: the connection); the challenge must have been issued with the same. */
-  binding?: string;
+  /**
+   * What the nonce is bound to (RTSP: the connection, any object standing for it); the challenge
+   * must have been issued with the same.
+   */
+  binding?: DigestBinding;
 }
 
 export type DigestVerdict = 'ok' | 'stale' | 'refused' | 'absent';
 
-const md5 = (s: string): string => createHash('md5').update(s, 'utf8').digest('hex');
+/** A string, or an object (a connection) that stands for a random string of its own while it lives. */
+export type DigestBinding = string | object;
+
+/** MD5 of a UTF-8 string, hex: Digest's H(). */
+export const md5Hex = (s: string): string => createHash('md5').update(s, 'utf8').digest('hex');
 const NONCE = /^[0-9a-f]{44}$/;
 
 /**
@@ -57,16 +64,18 @@ export class DigestServer {
   /** Compared against when the user is unknown, so that the work done does not tell which part was wrong. */
   private readonly unknownPassword = randomBytes(16).toString('hex');
   private readonly now: () => number;
+  /** The binding of each connection object: random, so that a nonce says nothing about the peer. */
+  private readonly connections = new WeakMap<object, string>();
 
   constructor(private readonly o: DigestServerOptions) {
-    this.ha1 = md5(`${o.user}:${o.realm}:${o.password}`);
+    this.ha1 = md5Hex(`${o.user}:${o.realm}:${o.password}`);
     this.now = o.now ?? Date.now;
   }
 
   /** The WWW-Authenticate value. Realm first and hex values: simple clients split the header on commas and '='. */
-  challenge(stale = false, binding = ''): string {
+  challenge(stale = false, binding: DigestBinding = ''): string {
     const qop = this.o.offerQop ? ', qop="auth"' : '';
-    return `Digest realm="${this.o.realm}"${qop}, nonce="${this.nonce(binding)}", algorithm=MD5${stale ? ', stale=true' : ''}`;
+    return `Digest realm="${this.o.realm}"${qop}, nonce="${this.nonce(this.bindingOf(binding))}", algorithm=MD5${stale ? ', stale=true' : ''}`;
   }
 
   /** `header` is the Authorization header (undefined or another scheme: 'absent'). */
@@ -79,17 +88,17 @@ export class DigestServer {
     if (uri !== req.uri) return 'refused';
     // One user: its HA1, computed once; several: the HA1 of the user named (a random password for an unknown one).
     const password = this.o.passwordFor?.(username);
-    const ha1 = this.o.passwordFor ? md5(`${username}:${this.o.realm}:${password ?? this.unknownPassword}`) : this.ha1;
+    const ha1 = this.o.passwordFor ? md5Hex(`${username}:${this.o.realm}:${password ?? this.unknownPassword}`) : this.ha1;
     let expected: string;
-    const ha2 = md5(`${req.method}:${uri}`);
+    const ha2 = md5Hex(`${req.method}:${uri}`);
     if (qop !== undefined) {
       if (qop !== 'auth' || !/^[0-9a-f]{8}$/i.test(nc) || !cnonce) return 'refused';
-      expected = md5(`${ha1}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`);
+      expected = md5Hex(`${ha1}:${nonce}:${nc}:${cnonce}:${qop}:${ha2}`);
     } else {
       if (!this.o.allowNoQop) return 'refused';
-      expected = md5(`${ha1}:${nonce}:${ha2}`);
+      expected = md5Hex(`${ha1}:${nonce}:${ha2}`);
     }
-    const issued = this.issuedAt(nonce, req.binding ?? '');
+    const issued = this.issuedAt(nonce, this.bindingOf(req.binding ?? ''));
     if (issued === undefined) return 'refused';
     // Both compared whatever the first says, so the timing tells nothing about which one was wrong.
     const userOk = this.o.passwordFor ? password !== undefined : sameSecret(username, this.o.user);
@@ -103,6 +112,16 @@ export class DigestServer {
     if (last === undefined && this.counts.size >= this.o.maxNonces) this.forgetOldest();
     this.counts.set(nonce, count);
     return 'ok';
+  }
+
+  private bindingOf(binding: DigestBinding): string {
+    if (typeof binding === 'string') return binding;
+    let b = this.connections.get(binding);
+    if (!b) {
+      b = randomBytes(12).toString('hex');
+      this.connections.set(binding, b);
+    }
+    return b;
   }
 
   private forgetOldest(): void {

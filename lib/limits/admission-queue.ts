@@ -4,9 +4,12 @@ export type ReleaseSlot = () => void;
 export interface AdmissionLimits {
   /** Tasks that may run at once. */
   concurrency: number;
-  /** Tasks that may wait for a slot; past that, admit refuses at once. */
+  /** Tasks that may wait for a slot; past that, admit refuses at once (Infinity: no bound). */
   maxWaiting: number;
 }
+
+/** The error `run` rejects with when the line is full, from what runs and waits at that moment. */
+export type BusyError = (active: number, waiting: number) => Error;
 
 interface Waiter {
   grant: (release: ReleaseSlot) => void;
@@ -66,6 +69,25 @@ export class AdmissionQueue {
     });
   }
 
+  /**
+   * Runs `task` in a slot and gives the slot back however the task ends. A full line rejects at
+   * once with `busy(active, waiting)`; an aborted signal (before or while waiting) rejects with its
+   * reason and the task never runs.
+   */
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal, busy?: BusyError): Promise<T> {
+    if (signal?.aborted) throw abortReason(signal);
+    const slot = this.admit(signal);
+    if (!slot) throw busy?.(this.running, this.waiters.length) ?? new Error(`${this.running} running and ${this.waiters.length} waiting`);
+    const release = await slot.catch(() => {
+      throw abortReason(signal!);
+    });
+    try {
+      return await task();
+    } finally {
+      release();
+    }
+  }
+
   private releaser(): ReleaseSlot {
     let released = false;
     return () => {
@@ -77,4 +99,10 @@ export class AdmissionQueue {
       else this.running--;
     };
   }
+}
+
+/** The signal's reason as an Error (a string reason becomes its message). */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error(typeof reason === 'string' ? reason : 'aborted');
 }

@@ -1,7 +1,6 @@
 import { nativeAddon, type NativeAddon } from 'lookout/native';
-
-/** The Annex B streams Lookout records and serves. */
-export type AnnexBCodec = 'hevc' | 'h264';
+import { forEachNal } from './annexb-scan.js';
+import { nalRulesOf, type AnnexBCodec } from './nal-rules.js';
 
 export interface PictureCount {
   frames: number;
@@ -11,40 +10,14 @@ export interface PictureCount {
 /** AnnexBSplitter's default: a NAL longer than this is not a picture anyone can use. */
 export const MAX_NAL_BYTES = 32 * 1024 * 1024;
 
-interface NalRules {
-  type(nal: Uint8Array, at: number): number;
-  vcl(type: number): boolean;
-  keyframe(type: number): boolean;
-  beginsAccessUnit(type: number): boolean;
-  firstSliceOfPicture(nal: Uint8Array, at: number, length: number): boolean;
-}
-
-/** H.265 (7.4.2.4.4): as core's AccessUnitAssembler groups NAL units; a keyframe is an IRAP picture. */
-const HEVC: NalRules = {
-  type: (b, at) => (b[at] >> 1) & 0x3f,
-  vcl: (t) => t < 32,
-  keyframe: (t) => t >= 16 && t <= 23,
-  beginsAccessUnit: (t) => t === 35 || (t >= 32 && t <= 34) || t === 39 || (t >= 41 && t <= 44) || (t >= 48 && t <= 55),
-  firstSliceOfPicture: (b, at, length) => length > 2 && (b[at + 2] & 0x80) !== 0,
-};
-
-/** H.264 (7.4.1.2.3): as the encode plugin's H264AccessUnitAssembler groups them; a keyframe is an IDR picture. */
-const H264: NalRules = {
-  type: (b, at) => b[at] & 0x1f,
-  vcl: (t) => t >= 1 && t <= 5,
-  keyframe: (t) => t === 5,
-  beginsAccessUnit: (t) => t === 9 || t === 7 || t === 8 || t === 6 || (t >= 14 && t <= 18),
-  firstSliceOfPicture: (b, at, length) => length > 1 && (b[at + 1] & 0x80) !== 0,
-};
-
 /**
  * The TypeScript twin of the addon's countPictures: pictures and keyframes of a whole Annex B
- * stream, grouped exactly as AnnexBSplitter + the access unit assemblers group them (bytes before
+ * stream, grouped exactly as AnnexBSplitter + AccessUnitAssembler group them (the same NalRules) (bytes before
  * the first start code ignored, trailing zeros stripped, a NAL still open at the end and longer
- * than maxNalBytes dropped), without copying a byte.
+ * than maxNalBytes dropped: the one scan, forEachNal), without copying a byte.
  */
 export function countPicturesTwin(b: Uint8Array, codec: AnnexBCodec = 'hevc', maxNalBytes = MAX_NAL_BYTES): PictureCount {
-  const rules = codec === 'h264' ? H264 : HEVC;
+  const rules = nalRulesOf(codec);
   const count: PictureCount = { frames: 0, keyframes: 0 };
   let hasVcl = false;
   let keyframe = false;
@@ -56,36 +29,22 @@ export function countPicturesTwin(b: Uint8Array, codec: AnnexBCodec = 'hevc', ma
     hasVcl = false;
     keyframe = false;
   };
-  const nal = (at: number, end: number) => {
-    while (end > at && b[end - 1] === 0) end--;
-    const length = end - at;
-    if (length < 2) return;
-    const type = rules.type(b, at);
-    const vcl = rules.vcl(type);
-    if (hasVcl && (rules.beginsAccessUnit(type) || (vcl && rules.firstSliceOfPicture(b, at, length)))) flush();
-    if (vcl) {
-      hasVcl = true;
-      if (rules.keyframe(type)) keyframe = true;
-    }
-  };
-
-  const end = b.length;
-  let nalStart = -1;
-  let i = 0;
-  while (i + 2 < end) {
-    // A start code is 00 00 01: a byte above 1 at i+2 rules out one beginning at i, i+1 or i+2.
-    if (b[i + 2] > 1) {
-      i += 3;
-      continue;
-    }
-    if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) {
-      if (nalStart >= 0) nal(nalStart, i);
-      nalStart = i + 3;
-      i += 3;
-    } else i++;
-  }
-  if (nalStart >= 0 && end - nalStart > maxNalBytes) nalStart = -1;
-  if (nalStart >= 0 && end > nalStart) nal(nalStart, end);
+  // forEachNal strips trailing zeros and skips empty units; one byte is no NAL header either.
+  forEachNal(
+    b,
+    (at, end) => {
+      const length = end - at;
+      if (length < 2) return;
+      const type = rules.type(b, at);
+      const vcl = rules.vcl(type);
+      if (hasVcl && (rules.beginsAccessUnit(type) || (vcl && rules.firstSliceOfPicture(b, at, length)))) flush();
+      if (vcl) {
+        hasVcl = true;
+        if (rules.keyframe(type)) keyframe = true;
+      }
+    },
+    maxNalBytes,
+  );
   flush();
   return count;
 }

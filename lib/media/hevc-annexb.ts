@@ -3,32 +3,24 @@
  * start codes, grouped into access units (one picture each). Used to cut chunks on keyframes, to
  * count keyframes from the stream itself and to keep a live tail that starts on a keyframe.
  */
+import { endWithoutZeros, nextStartCode } from './annexb-scan.js';
+import { HEVC_RULES, nalRulesOf, type AnnexBCodec, type NalRules } from './nal-rules.js';
 
 /** NAL unit types (ITU-T H.265 table 7-1) the recorder and the live tail care about. */
 export const HEVC_NAL = { VPS: 32, SPS: 33, PPS: 34, AUD: 35, PREFIX_SEI: 39 } as const;
 
 export function nalType(nal: Uint8Array): number {
-  return (nal[0] >> 1) & 0x3f;
+  return HEVC_RULES.type(nal, 0);
 }
 
 /** Video coding layer: the slices of a picture. */
 export function isVcl(type: number): boolean {
-  return type < 32;
+  return HEVC_RULES.vcl(type);
 }
 
 /** Intra random access point (BLA, IDR, CRA): a picture a decoder can start from. */
 export function isIrap(type: number): boolean {
-  return type >= 16 && type <= 23;
-}
-
-/** first_slice_segment_in_pic_flag: the first bit after the two-byte NAL header of a slice. */
-function firstSliceOfPicture(nal: Uint8Array): boolean {
-  return nal.length > 2 && (nal[2] & 0x80) !== 0;
-}
-
-/** Types that, after a picture's slices, begin the next access unit (H.265 7.4.2.4.4). */
-function beginsAccessUnit(type: number): boolean {
-  return type === HEVC_NAL.AUD || (type >= 32 && type <= 34) || type === HEVC_NAL.PREFIX_SEI || (type >= 41 && type <= 44) || (type >= 48 && type <= 55);
+  return HEVC_RULES.keyframe(type);
 }
 
 /**
@@ -56,20 +48,13 @@ export class AnnexBSplitter {
     this.append(data);
     const b = this.buf;
     const end = this.len;
-    let i = this.scanFrom;
-    while (i + 2 < end) {
-      // A start code is 00 00 01: a byte above 1 at i+2 rules out one beginning at i, i+1 or i+2.
-      if (b[i + 2] > 1) {
-        i += 3;
-        continue;
-      }
-      if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) {
-        if (this.nalStart >= 0) this.emit(b.subarray(this.nalStart, i));
-        this.nalStart = i + 3;
-        i += 3;
-      } else i++;
+    let from = this.scanFrom;
+    for (let i = nextStartCode(b, from, end); i >= 0; i = nextStartCode(b, from, end)) {
+      if (this.nalStart >= 0) this.emit(b.subarray(this.nalStart, i));
+      this.nalStart = from = i + 3;
     }
-    this.scanFrom = i;
+    // Nothing before end - 2 begins a start code; the last two bytes may, once more arrive.
+    this.scanFrom = Math.max(from, end - 2);
     if (this.nalStart >= 0 && end - this.nalStart > this.maxNalBytes) {
       this.dropped++;
       this.nalStart = -1;
@@ -103,8 +88,7 @@ export class AnnexBSplitter {
   }
 
   private emit(raw: Buffer): void {
-    let end = raw.length;
-    while (end > 0 && raw[end - 1] === 0) end--; // trailing_zero_8bits and the 4-byte start code's first zero
+    const end = endWithoutZeros(raw, 0, raw.length);
     if (end >= 2) this.onNal(Buffer.from(raw.subarray(0, end)));
   }
 }
@@ -118,22 +102,33 @@ export interface AccessUnit {
 
 const START_CODE = Buffer.from([0, 0, 0, 1]);
 
-/** Groups NAL units into access units; an access unit is complete when the next one begins. */
+/**
+ * Groups NAL units into access units (H.265 by default, H.264 with its rules); an access unit is
+ * complete when the next one begins.
+ */
 export class AccessUnitAssembler {
   private nals: Buffer[] = [];
   private hasVcl = false;
   private keyframe = false;
+  private readonly rules: NalRules;
 
-  constructor(private readonly onAccessUnit: (au: AccessUnit) => void) {}
+  constructor(
+    private readonly onAccessUnit: (au: AccessUnit) => void,
+    codec: AnnexBCodec = 'hevc',
+  ) {
+    this.rules = nalRulesOf(codec);
+  }
 
   push(nal: Buffer): void {
-    const type = nalType(nal);
-    const next = this.hasVcl && (beginsAccessUnit(type) || (isVcl(type) && firstSliceOfPicture(nal)));
+    const { rules } = this;
+    const type = rules.type(nal, 0);
+    const vcl = rules.vcl(type);
+    const next = this.hasVcl && (rules.beginsAccessUnit(type) || (vcl && rules.firstSliceOfPicture(nal, 0, nal.length)));
     if (next) this.flush();
     this.nals.push(START_CODE, nal);
-    if (isVcl(type)) {
+    if (vcl) {
       this.hasVcl = true;
-      if (isIrap(type)) this.keyframe = true;
+      if (rules.keyframe(type)) this.keyframe = true;
     }
   }
 

@@ -8,8 +8,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { EncodedPicture } from '../../plugins/encode/src/service.js';
-import { H264AccessUnitAssembler } from '../../plugins/encode/src/h264-annexb.js';
-import { splitAnnexB } from '../../plugins/rtsp/src/nal-units.js';
+import { AccessUnitAssembler, nalUnitsOf } from '../../lib/media/index.js';
 import { RtspServer } from '../../plugins/rtsp/src/rtsp-server.js';
 import { StreamSource, type PictureStream } from '../../plugins/rtsp/src/stream-source.js';
 
@@ -66,8 +65,8 @@ async function clip(fps: number, seconds: number, numbered: boolean): Promise<{ 
     { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
   );
   const units: { data: Buffer; keyframe: boolean }[] = [];
-  const assembler = new H264AccessUnitAssembler((au) => units.push(au));
-  for (const nal of splitAnnexB(stdout)) assembler.push(nal);
+  const assembler = new AccessUnitAssembler((au) => units.push(au), 'h264');
+  for (const nal of nalUnitsOf(stdout)) assembler.push(nal);
   assembler.flush();
   return units;
 }

@@ -1,5 +1,4 @@
 import { AccessUnitAssembler, AnnexBSplitter, type AccessUnit } from 'lookout/lib/media';
-import { H264AccessUnitAssembler } from './h264-annexb.js';
 
 /** Capture times waiting for their pictures; more than this means the encoder lost count (it is reset). */
 const MAX_PENDING_CAPTURES = 600;
@@ -13,11 +12,11 @@ const MAX_PENDING_CAPTURES = 600;
 export class PictureParser {
   private readonly captures: number[] = [];
   private readonly splitter: AnnexBSplitter;
-  private readonly assembler: { push(nal: Buffer): void; flush(): void };
+  private readonly assembler: AccessUnitAssembler;
 
   constructor(onPicture: (au: AccessUnit, capturedAtMs: number) => void, now: () => number = Date.now, codec: 'hevc' | 'h264' = 'hevc') {
     const take = (au: AccessUnit): void => onPicture(au, this.captures.shift() ?? now());
-    this.assembler = codec === 'h264' ? new H264AccessUnitAssembler(take) : new AccessUnitAssembler(take);
+    this.assembler = new AccessUnitAssembler(take, codec);
     this.splitter = new AnnexBSplitter((nal) => this.assembler.push(nal));
   }
 

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { DigestServer } from 'lookout/lib/auth';
 
 export const REALM = 'Lookout';
@@ -8,7 +7,7 @@ const NONCE_TTL_MS = 5 * 60_000;
 const MAX_NONCES = 10_000;
 
 /**
- * HTTP Digest (RFC 2617 / 7616, MD5) for RTSP, on core's DigestServer: the rules of ONVIF's Digest
+ * HTTP Digest (RFC 2617 / 7616, MD5) for RTSP, on lib/auth's DigestServer: the rules of ONVIF's Digest
  * (uri checked, nc strictly increasing per nonce, constant-time comparisons), and each nonce bound
  * to the connection it was issued on. Most RTSP clients answer without qop (RFC 2069, no nc to
  * track), so the challenge offers none; the binding is what makes a captured answer worthless on
@@ -16,8 +15,6 @@ const MAX_NONCES = 10_000;
  */
 export class DigestAuth {
   private readonly digest: DigestServer;
-  /** The binding of each connection (any object standing for it): random, so it says nothing about the peer. */
-  private readonly bindings = new WeakMap<object, string>();
 
   constructor(user: string, password: string, now: () => number = Date.now) {
     this.digest = new DigestServer({
@@ -34,21 +31,12 @@ export class DigestAuth {
 
   /** The WWW-Authenticate value for a request on `connection`. */
   challenge(stale: boolean, connection: object): string {
-    return this.digest.challenge(stale, this.binding(connection));
+    return this.digest.challenge(stale, connection);
   }
 
   /** 'ok', 'stale' (a nonce of this connection that expired: challenge again with stale=true) or 'denied'. */
   verify(method: string, uri: string, authorization: string | undefined, connection: object): 'ok' | 'stale' | 'denied' {
-    const verdict = this.digest.verify(authorization, { method, uri, binding: this.binding(connection) });
+    const verdict = this.digest.verify(authorization, { method, uri, binding: connection });
     return verdict === 'ok' || verdict === 'stale' ? verdict : 'denied';
-  }
-
-  private binding(connection: object): string {
-    let b = this.bindings.get(connection);
-    if (!b) {
-      b = randomBytes(12).toString('hex');
-      this.bindings.set(connection, b);
-    }
-    return b;
   }
 }

@@ -1,4 +1,5 @@
-import { splitAnnexB, type VideoCodec } from './nal-units.js';
+import { nalUnitsOf } from 'lookout/lib/media';
+import type { VideoCodec } from './nal-units.js';
 
 /** Seconds from NTP's epoch (1900) to Unix's (1970). */
 const NTP_UNIX_OFFSET_S = 2_208_988_800;
@@ -14,7 +15,7 @@ export const PAYLOAD_TYPE = 96;
  */
 export function packetize(codec: VideoCodec, accessUnit: Buffer, maxPayload: number): Buffer[] {
   const out: Buffer[] = [];
-  for (const nal of splitAnnexB(accessUnit)) {
+  for (const nal of nalUnitsOf(accessUnit)) {
     if (nal.length <= maxPayload) out.push(nal);
     else if (codec === 'h265') fragmentH265(nal, maxPayload, out);
     else fragmentH264(nal, maxPayload, out);

@@ -1,15 +1,14 @@
 /**
- * The addon's Annex B picture count against its TypeScript twin and against the assemblers that
- * group pictures for the recorder (core's AccessUnitAssembler for H.265, the encode plugin's
- * H264AccessUnitAssembler), on real libx265/libx264 streams cut at every kind of place, on garbage,
- * and with an over-long last NAL: the sidecars' keyframe_count means the same whichever counts.
+ * The addon's Annex B picture count against its TypeScript twin and against the assembler that
+ * groups pictures for the recorder (lib/media's AccessUnitAssembler, with H.265's or H.264's rules),
+ * on real libx265/libx264 streams cut at every kind of place, on garbage, and with an over-long last
+ * NAL: the sidecars' keyframe_count means the same whichever counts.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { AccessUnitAssembler, AnnexBSplitter, countPicturesTwin, countPicturesWith, type AnnexBCodec } from '../../../lib/media/index.js';
 import { seededRandom } from '../../../lib/random/index.js';
-import { H264AccessUnitAssembler } from '../../../plugins/encode/src/h264-annexb.js';
 import { addonUnderTest, randomBytes, toolEnv } from './addon-under-test.js';
 
 const addon = addonUnderTest();
@@ -33,7 +32,7 @@ function assembled(stream: Uint8Array, codec: AnnexBCodec, maxNalBytes?: number)
     count.frames++;
     if (au.keyframe) count.keyframes++;
   };
-  const assembler = codec === 'hevc' ? new AccessUnitAssembler(onAu) : new H264AccessUnitAssembler(onAu);
+  const assembler = new AccessUnitAssembler(onAu, codec);
   const splitter = new AnnexBSplitter((nal) => assembler.push(nal), maxNalBytes);
   splitter.push(stream);
   splitter.flush();

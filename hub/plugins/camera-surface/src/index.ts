@@ -7,7 +7,7 @@ import { mapBounded } from 'lookout/lib/limits';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
-import { surfaceUrls } from './device-host.js';
+import { surfaceUrls } from './surface-urls.js';
 import { callLiveStatusTool, DeviceLiveStatusResult } from './device-live-status.js';
 import { callProfileTool } from './device-profile.js';
 import { probeLive } from './live-probe.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { toLookoutError } from 'lookout/core';
 import type { BusCache } from '../../bus-cache/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
-import { surfaceUrls } from './device-host.js';
+import { surfaceUrls } from './surface-urls.js';
 import type { LiveStatusOutcome } from './device-live-status.js';
 import type { LiveProbe } from './live-probe.js';
 import type { ProfileResult } from './profile-schemas.js';

@@ -1,3 +1,4 @@
+import { isObject } from 'lookout/core';
 import type { EntryView } from '../../bus-cache/src/service.js';
 
 export type Presence = 'online' | 'offline' | 'stale';
@@ -58,7 +59,7 @@ export function cardOf(view: EntryView, hello?: Record<string, unknown>): Device
 }
 
 function objectOr(v: unknown): Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  return isObject(v) ? v : {};
 }
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

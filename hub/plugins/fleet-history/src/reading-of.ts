@@ -1,3 +1,4 @@
+import { isObject } from 'lookout/core';
 import type { HistorySample } from './service.js';
 
 /** The numbers a telemetry message carries (spec 01 `telemetry` block): die temperature, camera and detection rates. */
@@ -19,8 +20,4 @@ export function readingOfDets(message: Record<string, unknown>, at: number): His
 
 function num(v: unknown): number | null {
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

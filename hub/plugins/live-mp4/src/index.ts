@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { LookoutError, definePlugin, reply } from 'lookout/core';
 import { fleetCaDeviceTls, hubTlsPaths } from 'lookout/lib/tls';
-import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/service.js';
+import { DEVICE_REGISTRY, deviceSurfaceUrl, type RegisteredDevice } from '../../registry/src/service.js';
 import { LiveFeed } from './live-feed.js';
 import { RTSP_FAILED_DECL } from './rtsp-failure.js';
 
@@ -120,11 +120,9 @@ export default definePlugin({
  */
 function previewUrl(device: RegisteredDevice): { url: string; secure: boolean } {
   const secure = typeof device.ports?.rtsps === 'number' && typeof device.tlsFingerprint === 'string';
-  const port = secure ? device.ports?.rtsps : device.ports?.rtsp;
-  const host = device.toolUrl ? new URL(device.toolUrl).hostname : device.ips[0];
-  if (typeof port !== 'number' || !host) {
+  const url = deviceSurfaceUrl(device, secure ? 'rtsps' : 'rtsp', '/preview_h264');
+  if (url === null) {
     throw new LookoutError('live_stream_unavailable', `${device.deviceId} announces no RTSP preview (no rtsp port in its hello, or no address)`);
   }
-  const h = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
-  return { url: `${secure ? 'rtsps' : 'rtsp'}://${h}:${port}/preview_h264`, secure };
+  return { url, secure };
 }

@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { deviceTlsRefusalOf } from 'lookout/lib/tls';
 import { LookoutError } from 'lookout/core';
-import { digestAuthorization, parseChallenge } from './digest.js';
+import { digestAuthorization, parseDigestChallenge } from 'lookout/lib/auth';
 import { RTSP_FAILED, rtspFailure } from './rtsp-failure.js';
 
 export interface RtspResponse {
@@ -145,7 +145,7 @@ class RtspConnection {
   async request(method: string, url: string, headers: Record<string, string>): Promise<RtspResponse> {
     let res = await this.send(method, url, headers);
     if (res.status === 401 && this.o.password !== undefined) {
-      this.challenge = parseChallenge(res.headers['www-authenticate'] ?? '');
+      this.challenge = parseDigestChallenge(res.headers['www-authenticate'] ?? '');
       if (this.challenge) res = await this.send(method, url, headers);
     }
     if (res.status !== 200) {

@@ -1,9 +1,9 @@
 import { LookoutError, toLookoutError } from 'lookout/core';
 import { VideoUnderstandResultSchema } from 'lookout/core/contracts';
+import { AdmissionQueue } from 'lookout/lib/limits';
 import type { IngestedMessage } from '../../bus-cache/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { ChunkRecord, DiscoveryStep } from './chunk-discovery.js';
-import { Limiter } from './limiter.js';
 import type { Media } from './media.js';
 
 export interface IncidentOptions {
@@ -29,13 +29,14 @@ const STEPS: DiscoveryStep[] = ['device', 'local', 'ssh_sftp', 'ssh_listing', 'd
  * anomaly_alerts entry gains `video_understanding`, pending at first) and recorded in the ring.
  */
 export class IncidentWatcher {
-  private readonly limiter: Limiter;
+  private readonly limiter: AdmissionQueue;
 
   constructor(
     private readonly media: Media,
     private readonly o: IncidentOptions,
   ) {
-    this.limiter = new Limiter(o.concurrency);
+    // The bound is checked in handle (a dropped incident is recorded), so the queue's own is open.
+    this.limiter = new AdmissionQueue({ concurrency: o.concurrency, maxWaiting: Infinity });
   }
 
   handle(m: IngestedMessage): void {
@@ -47,7 +48,7 @@ export class IncidentWatcher {
       annotate({ status: 'error', error: { code: 'target_unknown', message: `${m.deviceId} is not registered: no tool server to ask` } });
       return;
     }
-    if (this.limiter.queued >= this.o.maxQueued) {
+    if (this.limiter.waiting >= this.o.maxQueued) {
       annotate({ status: 'error', error: { code: 'device_busy', message: `more than ${this.o.maxQueued} incidents wait: this one is not analysed` } });
       this.record(m.deviceId, 'incident dropped: too many incidents waiting', { code: 'device_busy' });
       return;

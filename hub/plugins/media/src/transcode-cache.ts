@@ -2,8 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LookoutError, toLookoutError } from 'lookout/core';
+import { AdmissionQueue, type BusyError } from 'lookout/lib/limits';
 import { runFfmpeg } from 'lookout/lib/media';
-import { Limiter } from './limiter.js';
 import { transcodeArgs, VARIANT_SUFFIX, type ClipVariant } from './transcode-args.js';
 
 /** A finished mp4 in the cache. */
@@ -84,7 +84,8 @@ const TMP_SUFFIX = '.tmp';
 export class TranscodeCache {
   private readonly entries = new Map<string, Entry>();
   private readonly inFlight = new Map<string, Build>();
-  private readonly limiter: Limiter;
+  private readonly limiter: AdmissionQueue;
+  private readonly busy: BusyError;
   private bytes = 0;
   private counters = { transcodes: 0, hits: 0, misses: 0, failures: 0, evictions: 0 };
   private clock = 0;
@@ -92,15 +93,13 @@ export class TranscodeCache {
   private evicting: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: TranscodeCacheOptions) {
-    this.limiter = new Limiter(options.concurrency, {
-      maxQueued: options.maxQueued ?? 64,
-      busy: (active, queued) =>
-        new LookoutError(
-          'device_busy',
-          `the hub is building ${active} clips and has ${queued} more waiting, as many as it takes (LOOKOUT_MEDIA_TRANSCODE_QUEUE); retry later`,
-          { details: { active, queued } },
-        ),
-    });
+    this.limiter = new AdmissionQueue({ concurrency: options.concurrency, maxWaiting: options.maxQueued ?? 64 });
+    this.busy = (active, queued) =>
+      new LookoutError(
+        'device_busy',
+        `the hub is building ${active} clips and has ${queued} more waiting, as many as it takes (LOOKOUT_MEDIA_TRANSCODE_QUEUE); retry later`,
+        { details: { active, queued } },
+      );
   }
 
   /** Creates the folder, drops leftovers of interrupted builds and indexes the clips already there. */
@@ -152,7 +151,7 @@ export class TranscodeCache {
       const abort = new AbortController();
       const b: Build = { waiters: 0, abort, promise: Promise.resolve(undefined as unknown as CachedClip) };
       b.promise = this.limiter
-        .run(() => this.build(key, variant, file, source), abort.signal)
+        .run(() => this.build(key, variant, file, source), abort.signal, this.busy)
         .finally(() => {
           if (this.inFlight.get(file) === b) this.inFlight.delete(file);
         });
@@ -179,7 +178,7 @@ export class TranscodeCache {
       maxBytes: this.options.maxBytes,
       ...this.counters,
       active: this.limiter.active,
-      queued: this.limiter.queued,
+      queued: this.limiter.waiting,
     };
   }
 

@@ -1,5 +1,5 @@
 import { PluginReportSchema, RecordingStatusResultSchema } from 'lookout/core/contracts';
-import { toLookoutError } from 'lookout/core';
+import { isObject, toLookoutError } from 'lookout/core';
 import type { HubRouteCatalog } from 'lookout/hub';
 import { z } from 'zod';
 import { LiveStatusResultSchema } from '../../../../plugins/rtsp/src/service.js';
@@ -7,7 +7,6 @@ import type { PeerQueries } from '../../a2a/src/service.js';
 import type { BusCache } from '../../bus-cache/src/service.js';
 import type { RegisteredDevice } from '../../registry/src/service.js';
 import type { DeviceTools } from '../../tools-proxy/src/service.js';
-import { isObject } from './grade-kit.js';
 import { pluginOf, type DeviceFacts, type HealthAnswer, type Probe } from './device-facts.js';
 import { tcpConnect } from './tcp-connect.js';
 

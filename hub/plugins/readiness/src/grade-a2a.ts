@@ -1,4 +1,5 @@
-import { answerOf, grader, isObject } from './grade-kit.js';
+import { isObject } from 'lookout/core';
+import { answerOf, grader } from './grade-kit.js';
 import type { DeviceFacts } from './device-facts.js';
 import type { ModuleResult } from './readiness-schemas.js';
 

@@ -74,7 +74,3 @@ export function pluginNotOk(plugin: PluginReport): string | null {
 export function pluginValue(p: PluginReport): Record<string, unknown> {
   return { name: p.name, state: p.state, ...(p.code ? { code: p.code } : {}), ...(p.message ? { message: p.message } : {}) };
 }
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

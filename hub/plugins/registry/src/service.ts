@@ -62,6 +62,43 @@ export interface DeviceSshAddress {
   hostFromFile: boolean;
 }
 
+/**
+ * The host clients reach a device at: its tool server's host (the address the registry vetted
+ * against the device networks), else the first address it announced (shown, never contacted: a
+ * device without a tool URL is not resolved for a call); null when it has none. An IPv6 host comes
+ * bracketed, ready for a URL.
+ */
+export function deviceHost(device: RegisteredDevice): string | null {
+  if (device.toolUrl) return new URL(device.toolUrl).hostname;
+  const ip = device.ips[0];
+  if (ip === undefined) return null;
+  return ip.includes(':') ? `[${ip}]` : ip;
+}
+
+/** A device surface whose URL the hub builds from the port its hello announced. */
+export type DeviceSurface = 'live' | 'rtsp' | 'rtsps' | 'onvif';
+
+const SURFACE_SCHEME: Record<DeviceSurface, (device: RegisteredDevice) => string> = {
+  // https when the device's hello names `live` among its TLS surfaces (read pinned to its certificate).
+  live: (d) => (d.liveTls ? 'https' : 'http'),
+  rtsp: () => 'rtsp',
+  rtsps: () => 'rtsps',
+  onvif: () => 'http',
+};
+
+/**
+ * The one rule for a device surface's URL (the live stream, RTSP/RTSPS previews, ONVIF):
+ * `<scheme>://<deviceHost>:<the surface's port in its hello><path>`; null when its hello announces
+ * no such port or it has no address. `contactedOnly`: only the vetted tool-server host, never an
+ * announced address (for a URL the hub itself opens).
+ */
+export function deviceSurfaceUrl(device: RegisteredDevice, surface: DeviceSurface, path: string, o: { contactedOnly?: boolean } = {}): string | null {
+  const port = device.ports?.[surface];
+  const host = o.contactedOnly && !device.toolUrl ? null : deviceHost(device);
+  if (typeof port !== 'number' || host === null) return null;
+  return `${SURFACE_SCHEME[surface](device)}://${host}:${port}${path}`;
+}
+
 /** Devices the hub knows (registry file merged with hello announcements) and how to reach them. */
 export interface DeviceRegistry {
   list(): RegisteredDevice[];

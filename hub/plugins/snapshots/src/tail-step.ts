@@ -1,6 +1,6 @@
 import { LookoutError } from 'lookout/core';
 import { jpegFromHevc } from 'lookout/lib/media';
-import type { RegisteredDevice } from '../../registry/src/service.js';
+import { deviceSurfaceUrl, type RegisteredDevice } from '../../registry/src/service.js';
 import type { LiveTails } from './live-tails.js';
 import type { Snapshot, SnapshotRequest } from './snapshot-types.js';
 
@@ -28,9 +28,8 @@ export function liveUrl(device: RegisteredDevice): string {
       details: { device_id: device.deviceId },
     });
   }
-  const url = new URL(device.toolUrl);
   // The device's word that its live stream speaks TLS: read over https, its certificate pinned.
-  return `${device.liveTls ? 'https' : 'http'}://${url.hostname}:${live}/live.h265`;
+  return deviceSurfaceUrl(device, 'live', '/live.h265', { contactedOnly: true })!;
 }
 
 /** Step 2: the last picture of the hub's tail of the live stream, warmed on first use. */

@@ -56,6 +56,15 @@ test('DigestServer: a nonce bound to one connection is refused on another; the R
   assert.equal(server.verify(answer(n), { method: 'POST', uri: '/x' }), 'refused');
 });
 
+test('DigestServer: a connection object stands for a binding of its own (RTSP); two connections never share one', () => {
+  const { server, answer } = setup({ allowNoQop: true, offerQop: false });
+  const [a, b] = [{}, {}];
+  const n = parseDigestHeader(server.challenge(false, a)).nonce;
+  assert.equal(server.verify(answer(n), { method: 'POST', uri: '/x', binding: a }), 'ok');
+  assert.equal(server.verify(answer(n), { method: 'POST', uri: '/x', binding: b }), 'refused');
+  assert.equal(server.verify(answer(n), { method: 'POST', uri: '/x', binding: '[object Object]' }), 'refused');
+});
+
 test('DigestServer: when the count table is full, a nonce whose count was forgotten is stale, never replayable', () => {
   const { clock, server, nonce, answer } = setup({ maxNonces: 2 });
   const req = { method: 'POST', uri: '/x' };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { hevcSpsSize, hevcStreamSize } from '../../../../../hub/plugins/camera-surface/src/hevc-sps.js';
-import { surfaceUrls } from '../../../../../hub/plugins/camera-surface/src/device-host.js';
+import { surfaceUrls } from '../../../../../hub/plugins/camera-surface/src/surface-urls.js';
 import type { RegisteredDevice } from '../../../../../hub/plugins/registry/src/service.js';
 
 // SPS NALs libx265 wrote for one 320x240 and one 320x180 picture (180 is coded as 184, cropped by the conformance window).

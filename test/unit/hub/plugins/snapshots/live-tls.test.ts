@@ -12,7 +12,7 @@ import type { LookoutError } from '../../../../../core/src/errors/lookout-error.
 import { DeviceTlsAgents } from '../../../../../lib/tls/device-agents.js';
 import { fleetCaDeviceTls, type DevicePin } from '../../../../../lib/tls/device-pin.js';
 import { deviceTlsPaths } from '../../../../../lib/tls/tls-paths.js';
-import { surfaceUrls } from '../../../../../hub/plugins/camera-surface/src/device-host.js';
+import { surfaceUrls } from '../../../../../hub/plugins/camera-surface/src/surface-urls.js';
 import { probeLive } from '../../../../../hub/plugins/camera-surface/src/live-probe.js';
 import type { RegisteredDevice } from '../../../../../hub/plugins/registry/src/service.js';
 import { LiveTail } from '../../../../../hub/plugins/snapshots/src/live-tail.js';

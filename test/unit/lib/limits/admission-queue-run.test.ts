@@ -1,16 +1,16 @@
 /**
- * The limiter under the races a burst of requests makes: a call arriving while a waiter resumes
+ * AdmissionQueue.run (what the hub's transcodes and incident analyses go through) under the races a burst of requests makes: a call arriving while a waiter resumes
  * waits too (never max + 1 at once), a call past the queue bound is refused, an aborted waiter
  * leaves the queue.
  */
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { Limiter } from '../../../../../hub/plugins/media/src/limiter.js';
+import { AdmissionQueue } from '../../../../lib/limits/admission-queue.js';
 
-describe('Limiter', () => {
+describe('AdmissionQueue.run', () => {
   it('hands a finished slot to the waiter: a call arriving as it resumes waits (never max + 1)', async () => {
-    const limiter = new Limiter(1);
+    const limiter = new AdmissionQueue({ concurrency: 1, maxWaiting: Infinity });
     let running = 0;
     let peak = 0;
     const task = async () => {
@@ -29,16 +29,17 @@ describe('Limiter', () => {
     await Promise.all([a, b, c]);
     assert.equal(peak, 1);
     assert.equal(limiter.active, 0);
-    assert.equal(limiter.queued, 0);
+    assert.equal(limiter.waiting, 0);
   });
 
   it('refuses a call past the queue bound with its busy error, and takes calls again once it drains', async () => {
-    const limiter = new Limiter(1, { maxQueued: 2, busy: (active, queued) => new Error(`busy ${active}/${queued}`) });
+    const limiter = new AdmissionQueue({ concurrency: 1, maxWaiting: 2 });
+    const busy = (active: number, queued: number) => new Error(`busy ${active}/${queued}`);
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const runs = [limiter.run(() => gate), limiter.run(() => gate), limiter.run(() => gate)];
     await assert.rejects(
-      limiter.run(() => gate),
+      limiter.run(() => gate, undefined, busy),
       /busy 1\/2/,
     );
     open();
@@ -47,7 +48,7 @@ describe('Limiter', () => {
   });
 
   it('drops a waiter whose signal aborts: it never runs, the queue shrinks', async () => {
-    const limiter = new Limiter(1);
+    const limiter = new AdmissionQueue({ concurrency: 1, maxWaiting: Infinity });
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const first = limiter.run(() => gate);
@@ -56,13 +57,24 @@ describe('Limiter', () => {
     const waiting = limiter.run(async () => {
       ran = true;
     }, abort.signal);
-    assert.equal(limiter.queued, 1);
+    assert.equal(limiter.waiting, 1);
     abort.abort(new Error('client went away'));
     await assert.rejects(waiting, /client went away/);
-    assert.equal(limiter.queued, 0);
+    assert.equal(limiter.waiting, 0);
     open();
     await first;
     assert.equal(ran, false);
+    assert.equal(limiter.active, 0);
+  });
+
+  it('refuses an already aborted call before it takes a slot, with the reason as an Error', async () => {
+    const limiter = new AdmissionQueue({ concurrency: 1, maxWaiting: 0 });
+    const abort = new AbortController();
+    abort.abort('gone');
+    await assert.rejects(
+      limiter.run(async () => assert.fail('ran'), abort.signal),
+      (e: unknown) => e instanceof Error && e.message === 'gone',
+    );
     assert.equal(limiter.active, 0);
   });
 });
