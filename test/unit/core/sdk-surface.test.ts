@@ -113,7 +113,10 @@ describe('plugin SDK surface (core/src)', () => {
       const file = ts.createSourceFile(path, ts.sys.readFile(path) ?? '', ts.ScriptTarget.ES2022, true);
       for (const spec of importSpecifiers(file)) {
         let target: string | undefined;
-        if (spec.startsWith('.')) target = relative(root, resolve(dirname(path), spec)).split(sep).join('/');
+        if (spec.startsWith('.'))
+          target = relative(root, resolve(dirname(path), spec))
+            .split(sep)
+            .join('/');
         else if (spec.startsWith('lookout/')) target = spec.slice('lookout/'.length);
         if (target && FORBIDDEN_DIRS.some((d) => target === d || target.startsWith(`${d}/`))) {
           offending.push(`${relative(root, path)} imports '${spec}'`);
