@@ -2,7 +2,10 @@
  * The public surface of Lookout's core (`lookout/core`): what a third-party plugin may import.
  * Anything not exported here is internal and may change without notice.
  */
-export { z } from 'zod';
+export {
+  /** zod, re-exported so that a plugin's schemas use the same zod (v4) as the core that checks them. */
+  z,
+} from 'zod';
 export { definePlugin } from './plugin/context.js';
 export type {
   Plugin,
@@ -36,7 +39,10 @@ export { resolveLayer, layersUpTo } from './layers/layers.js';
 export { parseEnv } from './layers/env-file.js';
 export { devicePath, DEVICE_PATHS } from './paths/device-path.js';
 export { toLookoutError } from './errors/lookout-error.js';
-export type { Logger } from './log/logger.js';
+export type {
+  /** pino's logger, the type of `ctx.log`. */
+  Logger,
+} from './log/logger.js';
 export { LastWillToken, type LastWill } from './plugin/last-will.js';
 export { deviceInfo, surfacePort, type DeviceInfo, type PluginReport, type PluginState } from './plugin/device-info.js';
 export { packageRoot, packageVersion } from './paths/package-root.js';

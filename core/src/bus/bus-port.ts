@@ -4,8 +4,10 @@ export interface PublishOptions {
   retain?: boolean;
 }
 
+/** Receives a message on a subscribed topic; `meta.retain` is set for a retained message delivered on subscribe. */
 export type MessageHandler = (topic: string, payload: Buffer, meta: { retain: boolean }) => void;
 
+/** The broker connection the runtime owns (MQTT, or MemoryBus in tests); plugins get a PluginBus limited to their manifest. */
 export interface BusPort {
   publish(topic: string, payload: Buffer | string, options?: PublishOptions): Promise<void>;
   /** Resolves once the broker acknowledged the subscription; the returned function unsubscribes. */

@@ -62,6 +62,7 @@ export const CONTRACT_SCHEMAS = {
   'video-understand-result': VideoUnderstandResultSchema,
 } as const satisfies Record<string, z.ZodType>;
 
+/** The name of a contract, a key of CONTRACT_SCHEMAS (its JSON Schema file is `<name>.schema.json`). */
 export type ContractName = keyof typeof CONTRACT_SCHEMAS;
 
 /**

@@ -123,13 +123,17 @@ export const BUS_CONTRACTS = {
   },
 } as const satisfies Record<string, BusContract>;
 
+/** A topic suffix with a contract, a key of BUS_CONTRACTS (`events/+` stands for every event type). */
 export type BusSuffix = keyof typeof BUS_CONTRACTS;
+/** The parsed payload type of the messages on a suffix. */
 export type BusPayload<K extends BusSuffix> = z.infer<(typeof BUS_CONTRACTS)[K]['schema']>;
 
+/** Every suffix of BUS_CONTRACTS, in table order. */
 export const BUS_SUFFIXES = Object.keys(BUS_CONTRACTS) as BusSuffix[];
 
 /** The namespaces a device topic lives in: primary, and the telemetry mirror. */
 export const BUS_NAMESPACES = ['devices', 'shadow'] as const;
+/** One of BUS_NAMESPACES. */
 export type BusNamespace = (typeof BUS_NAMESPACES)[number];
 
 /**
@@ -159,6 +163,7 @@ function isPlainLevel(level: string): boolean {
   return level !== '' && !level.includes('+') && !level.includes('#');
 }
 
+/** A concrete device topic taken apart, with the contract its messages obey (see contractForTopic). */
 export interface TopicContract {
   namespace: BusNamespace;
   deviceId: string;

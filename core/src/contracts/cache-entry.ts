@@ -32,8 +32,10 @@ export const CacheEntrySchema = z
     last_seen_at: TimestampSchema.nullable().optional().describe('when the device itself was last heard (a last-will is the broker’s word, not the device’s)'),
   })
   .describe('per-device cache entry (spec 01)');
+/** A per-device cache entry as parsed (see CacheEntrySchema). */
 export type CacheEntry = z.infer<typeof CacheEntrySchema>;
 
 /** `GET /fleet/mqtt/latest`: `devices` keyed by `<device_id>`. */
 export const FleetLatestResponseSchema = z.looseObject({ devices: z.record(z.string(), CacheEntrySchema) }).describe('GET /fleet/mqtt/latest answer');
+/** A `GET /fleet/mqtt/latest` answer as parsed (see FleetLatestResponseSchema). */
 export type FleetLatestResponse = z.infer<typeof FleetLatestResponseSchema>;

@@ -15,12 +15,14 @@ export const ToolCommandSchema = z
     request_id: z.string().min(1).max(200).optional().describe('echoed in the answer on responses'),
   })
   .describe('cmd/tool command');
+/** A cmd/tool command as parsed (see ToolCommandSchema). */
 export type ToolCommand = z.output<typeof ToolCommandSchema>;
 
 /** `devices/<device_id>/cmd/ping`: answered with a pong on `responses`. */
 export const PingCommandSchema = z
   .strictObject({ request_id: z.string().min(1).max(200).optional().describe('echoed in the pong') })
   .describe('cmd/ping command');
+/** A cmd/ping command as parsed (see PingCommandSchema). */
 export type PingCommand = z.output<typeof PingCommandSchema>;
 
 /**
@@ -33,6 +35,7 @@ export const DataManifestCommandSchema = z
     limit: z.number().int().min(1).max(200).optional().describe('newest chunks to list (default the recorder’s DATA_MANIFEST_CHUNKS)'),
   })
   .describe('cmd/data_manifest command');
+/** A cmd/data_manifest command as parsed (see DataManifestCommandSchema). */
 export type DataManifestCommand = z.output<typeof DataManifestCommandSchema>;
 
 /** Inbound command topics (relative to `devices/<device_id>/`) and the schema of their payloads. */

@@ -11,4 +11,5 @@ export const DataManifestMessageSchema = z
     reason: z.string().optional().describe('boot or request'),
   })
   .describe('data_manifest message (spec 01)');
+/** A data_manifest message as parsed (see DataManifestMessageSchema). */
 export type DataManifestMessage = z.infer<typeof DataManifestMessageSchema>;

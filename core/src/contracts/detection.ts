@@ -16,4 +16,5 @@ export const DetectionSchema = z
     z: z.number().optional().describe('spatial fusion, metres along the optical axis (depth layer)'),
   })
   .describe('One detection (spec 01 "Detection")');
+/** A detection as parsed (see DetectionSchema). */
 export type Detection = z.infer<typeof DetectionSchema>;

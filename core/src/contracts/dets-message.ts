@@ -16,4 +16,5 @@ export const DetsMessageSchema = z
     frame_height: z.number().int().positive().optional().describe('height of the frame b is in, pixels (absent: 640)'),
   })
   .describe('dets message (spec 01)');
+/** A dets message as parsed (see DetsMessageSchema). */
 export type DetsMessage = z.infer<typeof DetsMessageSchema>;

@@ -18,4 +18,5 @@ export const DevicePortsSchema = z
     sidecar: PortSchema.optional().describe('peer mTLS sidecar, 8777'),
   })
   .describe('listening ports by surface');
+/** A device's listening ports as parsed (see DevicePortsSchema). */
 export type DevicePorts = z.infer<typeof DevicePortsSchema>;

@@ -10,4 +10,5 @@ export const ErrorBodySchema = z
     }),
   })
   .describe('error body of the hub');
+/** An error body as parsed (see ErrorBodySchema). */
 export type ErrorBodyShape = z.infer<typeof ErrorBodySchema>;

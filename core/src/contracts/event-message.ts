@@ -12,4 +12,5 @@ export const EventMessageSchema = z
     message: z.string().optional(),
   })
   .describe('events/<type> message');
+/** An events/<type> message as parsed (see EventMessageSchema). */
 export type EventMessage = z.infer<typeof EventMessageSchema>;

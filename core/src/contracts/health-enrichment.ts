@@ -19,6 +19,7 @@ export const HealthEnrichmentSchema = z
     _vms_enrichment_missing: z.array(z.string().min(1)).optional().describe('fields that could not be obtained, with why'),
   })
   .describe('health enrichment fields (spec 01)');
+/** The health enrichment fields as parsed (see HealthEnrichmentSchema). */
 export type HealthEnrichment = z.infer<typeof HealthEnrichmentSchema>;
 
 /** The fields the five-minute readiness check asserts. */
@@ -28,4 +29,5 @@ export const READINESS_ENRICHMENT_FIELDS = ['peer_comm_status', 'peer_mesh', 'li
 export const EnrichedHealthResponseSchema = ToolCallResponseSchema.extend(HealthEnrichmentSchema.shape)
   .extend({ result: HealthEnrichmentSchema })
   .describe('tools/call answer of a health tool, enriched');
+/** An enriched health tool answer as parsed (see EnrichedHealthResponseSchema). */
 export type EnrichedHealthResponse = z.infer<typeof EnrichedHealthResponseSchema>;

@@ -21,4 +21,5 @@ export const HealthMessageSchema = z
     plugins: z.array(PluginReportSchema).optional(),
   })
   .describe('health message (spec 01)');
+/** A health message as parsed (see HealthMessageSchema). */
 export type HealthMessage = z.infer<typeof HealthMessageSchema>;

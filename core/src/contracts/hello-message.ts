@@ -4,6 +4,7 @@ import { LAYER_IDS } from '../plugin/manifest.js';
 import { DeviceIdSchema, IpAddressSchema, RoleLabelSchema, TimestampSchema } from './common.js';
 import { DevicePortsSchema } from './device-ports.js';
 
+/** The `versions` of a hello: the version of the Lookout runtime the device runs and of each of its plugins. */
 export const DeviceVersionsSchema = z.looseObject({
   runtime: z.string().min(1).describe('version of the Lookout runtime'),
   plugins: z.record(z.string(), z.string()).optional().describe('plugin name → version'),
@@ -43,4 +44,5 @@ export const HelloMessageSchema = z
     plugins: z.array(PluginReportSchema).optional(),
   })
   .describe('hello message (DESIGN.md wire decisions)');
+/** A hello message as parsed (see HelloMessageSchema). */
 export type HelloMessage = z.infer<typeof HelloMessageSchema>;

@@ -18,4 +18,5 @@ export const LatestDetsResultSchema = z
     timestamp: TimestampSchema.nullable().optional().describe('time of the frame; null before the first'),
   })
   .describe('get_latest_dets result (spec 01)');
+/** A `get_latest_dets` result as parsed (see LatestDetsResultSchema). */
 export type LatestDetsResult = z.infer<typeof LatestDetsResultSchema>;

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { LookoutError } from '../errors/lookout-error.js';
 
+/** One reason a message failed its contract: the field's dotted path (`(root)` for the whole value) and zod's message. */
 export interface WireIssue {
   path: string;
   message: string;

@@ -3,7 +3,9 @@ import { DeviceIdSchema, NonNegativeIntSchema, PortSchema, TimestampSchema } fro
 
 /** A peer's state in the mesh: up (heard within the suspect time), suspect (missed heartbeats), down (silent past the down time). */
 export const PEER_STATES = ['up', 'suspect', 'down'] as const;
+/** Validates a peer's state (see PEER_STATES). */
 export const PeerStateSchema = z.enum(PEER_STATES);
+/** A peer's state (see PEER_STATES). */
 export type PeerState = z.infer<typeof PeerStateSchema>;
 
 /**
@@ -12,9 +14,12 @@ export type PeerState = z.infer<typeof PeerStateSchema>;
  * known, none up), `no_key` (no mesh key: nothing sent, nothing accepted), `down` (the socket is closed).
  */
 export const PEER_COMM_STATUS_VALUES = ['ok', 'degraded', 'isolated', 'no_key', 'down'] as const;
+/** Validates `peer_comm_status` (see PEER_COMM_STATUS_VALUES). */
 export const PeerCommStatusSchema = z.enum(PEER_COMM_STATUS_VALUES);
+/** A `peer_comm_status` value (see PEER_COMM_STATUS_VALUES). */
 export type PeerCommStatus = z.infer<typeof PeerCommStatusSchema>;
 
+/** One peer the mesh (UDP 11555, spec 01 "Peer mesh") has heard of: where it was found, its state, when it was last heard and the heartbeat's round trip. */
 export const PeerEntrySchema = z.looseObject({
   device_id: DeviceIdSchema,
   address: z.string().min(1).describe('the address its datagrams come from'),
@@ -25,6 +30,7 @@ export const PeerEntrySchema = z.looseObject({
   last_seen_at: TimestampSchema.nullable().describe('last valid datagram from it; null before the first'),
   rtt_ms: z.number().nonnegative().nullable().describe('round-trip time of the last answered heartbeat'),
 });
+/** A mesh peer as parsed (see PeerEntrySchema). */
 export type PeerEntry = z.infer<typeof PeerEntrySchema>;
 
 /** Datagrams dropped, by reason, and those accepted: what a hostile or broken sender shows up as. */
@@ -37,8 +43,10 @@ export const MeshCountersSchema = z.looseObject({
   dropped_malformed: NonNegativeIntSchema.describe('not a mesh datagram (size, framing, JSON, fields)'),
   dropped_unknown_sender: NonNegativeIntSchema.describe('signed correctly but claiming to be this device'),
 });
+/** The mesh's datagram counters as parsed (see MeshCountersSchema). */
 export type MeshCounters = z.infer<typeof MeshCountersSchema>;
 
+/** The peer mTLS sidecar's state (port 8777, spec 01 "Peer mesh"): whether it listens, why not, the pinned CA and its counters. */
 export const SidecarStatusSchema = z.looseObject({
   listening: z.boolean(),
   port: PortSchema.nullable(),
@@ -70,6 +78,7 @@ export const PeerMeshStatusSchema = z
     timestamp: TimestampSchema,
   })
   .describe('get_peer_mesh_status result');
+/** A `get_peer_mesh_status` result as parsed (see PeerMeshStatusSchema). */
 export type PeerMeshStatus = z.infer<typeof PeerMeshStatusSchema>;
 
 /** What a device's sidecar answers to `peer_hello` (POST /peer/query?q=peer_hello over mTLS). */
@@ -86,4 +95,5 @@ export const PeerHelloAckSchema = z
     received_at: TimestampSchema,
   })
   .describe('peer_hello acknowledgement');
+/** A `peer_hello` acknowledgement as parsed (see PeerHelloAckSchema). */
 export type PeerHelloAck = z.infer<typeof PeerHelloAckSchema>;

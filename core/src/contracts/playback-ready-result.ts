@@ -13,6 +13,7 @@ export const PlaybackChunkSchema = ChunkRefSchema.extend({
   rfdetr_stride_fps: z.number().nonnegative().optional(),
   source: z.string().optional().describe('where the hub found the chunk: cache (data_manifest), device, local, ssh_sftp, ssh_listing'),
 });
+/** A playback-ready chunk as parsed (see PlaybackChunkSchema). */
 export type PlaybackChunk = z.infer<typeof PlaybackChunkSchema>;
 
 /** `GET /fleet/playback-ready` (spec 01). */
@@ -22,4 +23,5 @@ export const PlaybackReadyResultSchema = z
     count: NonNegativeIntSchema,
   })
   .describe('GET /fleet/playback-ready answer');
+/** A `GET /fleet/playback-ready` answer as parsed (see PlaybackReadyResultSchema). */
 export type PlaybackReadyResult = z.infer<typeof PlaybackReadyResultSchema>;

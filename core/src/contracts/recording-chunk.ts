@@ -7,6 +7,7 @@ import { NonNegativeIntSchema, TimestampSchema } from './common.js';
  * from being a path: no separators, no leading dot, no `..`.
  */
 export const CHUNK_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*\.h265$/;
+/** Validates a chunk file name against CHUNK_NAME_PATTERN (at most 128 characters). */
 export const ChunkNameSchema = z
   .string()
   .max(128)
@@ -27,6 +28,7 @@ export const ChunkRefSchema = z
     size_bytes: NonNegativeIntSchema.optional(),
   })
   .describe('reference to a recording chunk');
+/** A chunk reference as parsed (see ChunkRefSchema). */
 export type ChunkRef = z.infer<typeof ChunkRefSchema>;
 
 /** One entry of the chunk index (data_manifest, recent_manifest.jsonl): a chunk with its sidecar fields. */
@@ -37,6 +39,7 @@ export const ManifestChunkSchema = ChunkRefSchema.extend({
   justified: z.boolean(),
   rfdetr_stride_fps: z.number().nonnegative().describe('detector stride while recorded; 0 without detection'),
 }).describe('chunk index entry with sidecar fields');
+/** A chunk index entry as parsed (see ManifestChunkSchema). */
 export type ManifestChunk = z.infer<typeof ManifestChunkSchema>;
 
 /** Per production class id (as a string key): the most seen in one frame and the highest confidence. */
@@ -55,6 +58,7 @@ export const DetectionSummarySchema = z
     track_ids: z.array(NonNegativeIntSchema).describe('tracker ids seen, ascending'),
   })
   .describe('detection summary of a chunk');
+/** A chunk's detection summary as parsed (see DetectionSummarySchema). */
 export type DetectionSummary = z.infer<typeof DetectionSummarySchema>;
 
 /**
@@ -75,4 +79,5 @@ export const ChunkSidecarSchema = ManifestChunkSchema.extend({
   detections: DetectionSummarySchema,
   recovered: z.boolean().optional().describe('rebuilt at start from a chunk left incomplete by a crash'),
 }).describe('recording chunk sidecar');
+/** A chunk sidecar as parsed (see ChunkSidecarSchema). */
 export type ChunkSidecar = z.infer<typeof ChunkSidecarSchema>;

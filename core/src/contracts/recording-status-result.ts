@@ -15,4 +15,5 @@ export const RecordingStatusResultSchema = z
     recommendation: z.string().describe('text advice, e.g. when recording is stalled; may be empty'),
   })
   .describe('get_recording_status result (spec 01)');
+/** A `get_recording_status` result as parsed (see RecordingStatusResultSchema). */
 export type RecordingStatusResult = z.infer<typeof RecordingStatusResultSchema>;

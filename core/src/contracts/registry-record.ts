@@ -9,6 +9,7 @@ export const RegistryShadowSchema = z.looseObject({
   roles: z.array(z.string().min(1)),
   bus_id: z.string().min(1),
 });
+/** One device of the registry as parsed (see RegistryShadowSchema). */
 export type RegistryShadow = z.infer<typeof RegistryShadowSchema>;
 
 /** The spec does not show a registry device's fields beyond its presence; the id is required. */
@@ -26,4 +27,5 @@ export const RegistryRecordSchema = z
     path: z.string().min(1).describe('registry file'),
   })
   .describe('registry record (spec 01)');
+/** A registry record as parsed (see RegistryRecordSchema). */
 export type RegistryRecord = z.infer<typeof RegistryRecordSchema>;

@@ -18,4 +18,5 @@ export const ResponseMessageSchema = z
       .describe('why ok is false: {code, message, details?} like every error'),
   })
   .describe('responses message');
+/** A responses message as parsed (see ResponseMessageSchema). */
 export type ResponseMessage = z.infer<typeof ResponseMessageSchema>;

@@ -32,4 +32,5 @@ export const StatusMessageSchema = z
     }
   })
   .describe('status message (spec 01, DESIGN.md wire decisions)');
+/** A status message as parsed (see StatusMessageSchema). */
 export type StatusMessage = z.infer<typeof StatusMessageSchema>;

@@ -11,4 +11,5 @@ export const StorageSummarySchema = z
     chunk_count: NonNegativeIntSchema.optional(),
   })
   .describe('storage summary of the recordings volume');
+/** A storage summary as parsed (see StorageSummarySchema). */
 export type StorageSummary = z.infer<typeof StorageSummarySchema>;

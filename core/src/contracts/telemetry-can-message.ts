@@ -16,4 +16,5 @@ export const CanTelemetryMessageSchema = z
     frames: z.array(CanFrameSchema).optional(),
   })
   .describe('telemetry/can message: decoded CAN (J1939) frames');
+/** A telemetry/can message as parsed (see CanTelemetryMessageSchema). */
 export type CanTelemetryMessage = z.infer<typeof CanTelemetryMessageSchema>;

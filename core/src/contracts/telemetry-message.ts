@@ -39,4 +39,5 @@ export const TelemetryMessageSchema = z
     telemetry: TelemetryBlockSchema,
   })
   .describe('telemetry message (spec 01)');
+/** A telemetry message as parsed (see TelemetryMessageSchema). */
 export type TelemetryMessage = z.infer<typeof TelemetryMessageSchema>;

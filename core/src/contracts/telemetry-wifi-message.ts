@@ -13,4 +13,5 @@ export const WifiTelemetryMessageSchema = z
     failover_state: z.string().optional(),
   })
   .describe('telemetry/wifi message: RSSI, SSID, failover state');
+/** A telemetry/wifi message as parsed (see WifiTelemetryMessageSchema). */
 export type WifiTelemetryMessage = z.infer<typeof WifiTelemetryMessageSchema>;

@@ -7,8 +7,10 @@ export const ToolCallRequestSchema = z
     arguments: z.record(z.string(), z.unknown()),
   })
   .describe('POST /tools/call body');
+/** A `POST /tools/call` body as parsed (see ToolCallRequestSchema). */
 export type ToolCallRequest = z.infer<typeof ToolCallRequestSchema>;
 
+/** The `status` of a `POST /tools/call` answer: `error` when the tool failed (see ToolCallResponseSchema). */
 export const TOOL_CALL_STATUS_VALUES = ['ok', 'error'] as const;
 
 /**
@@ -32,4 +34,5 @@ export const ToolCallResponseSchema = z
       .optional(),
   })
   .describe('POST /tools/call answer');
+/** A `POST /tools/call` answer as parsed (see ToolCallResponseSchema). */
 export type ToolCallResponse = z.infer<typeof ToolCallResponseSchema>;

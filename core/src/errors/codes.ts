@@ -108,4 +108,5 @@ export const ERROR_CODES = {
   bundle_invalid: { status: 400, message: 'a release bundle cannot be read' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
+/** A core error code (a key of ERROR_CODES). */
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -3,8 +3,10 @@ import type { PluginErrorDecl } from '../plugin/manifest.js';
 
 /** A plugin's own code, namespaced by its name: `hello.greeting_refused`. */
 export type PluginErrorCode = `${string}.${string}`;
+/** A core code or a plugin's namespaced one. */
 export type AnyErrorCode = ErrorCode | PluginErrorCode;
 
+/** One row of the error table: a code with its HTTP status and message. */
 export interface ErrorTableEntry {
   code: AnyErrorCode;
   status: number;
@@ -24,6 +26,7 @@ export function registerPluginErrors(plugin: string, decls: PluginErrorDecl[]): 
   }
 }
 
+/** Looks a code up in the core table, then among the plugins' declared codes; undefined when unknown. */
 export function errorInfo(code: string): ErrorTableEntry | undefined {
   if (Object.hasOwn(ERROR_CODES, code)) return { code: code as ErrorCode, ...ERROR_CODES[code as ErrorCode] };
   return pluginCodes.get(code);

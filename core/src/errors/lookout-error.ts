@@ -1,5 +1,6 @@
 import { errorInfo, type AnyErrorCode } from './error-table.js';
 
+/** The JSON body of every error answer: `{ error: { code, message, details? } }`. */
 export interface ErrorBody {
   error: { code: AnyErrorCode; message: string; details?: unknown };
 }
@@ -29,6 +30,7 @@ export class LookoutError extends Error {
   }
 }
 
+/** True when `value` is a LookoutError, with the given code when one is given. */
 export function isLookoutError(value: unknown, code?: AnyErrorCode): value is LookoutError {
   return value instanceof LookoutError && (code === undefined || value.code === code);
 }

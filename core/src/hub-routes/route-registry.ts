@@ -3,6 +3,7 @@ import { routeErrorCode } from '../errors/route-errors.js';
 import type { HttpMethod, RouteDecl } from '../plugin/manifest.js';
 import type { RouteHandler } from '../plugin/context.js';
 
+/** A declared route, the plugin that declared it, and its handler once registered. */
 export interface RouteEntry {
   plugin: string;
   decl: RouteDecl;

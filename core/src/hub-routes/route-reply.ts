@@ -7,12 +7,15 @@ import type { RouteReply } from '../plugin/context.js';
  */
 export const ROUTE_REPLY = Symbol.for('lookout.route-reply');
 
+/** A RouteReply marked with ROUTE_REPLY, so the hub tells it apart from a plain JSON answer. */
 export type TaggedRouteReply = RouteReply & { [ROUTE_REPLY]: true };
 
+/** Wraps a full reply (status, content type, headers) for a route handler to return. */
 export function reply(r: RouteReply): TaggedRouteReply {
   return { ...r, [ROUTE_REPLY]: true };
 }
 
+/** True when a handler's answer is a full reply made by `reply` (or carrying the shared symbol). */
 export function isRouteReply(value: unknown): value is TaggedRouteReply {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[ROUTE_REPLY] === true;
 }

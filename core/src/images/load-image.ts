@@ -37,6 +37,7 @@ export function imagePath(nameOrPath: string): string {
   return resolve(nameOrPath);
 }
 
+/** Reads and validates an image file (a first-party name or a path); throws `image_invalid` naming the problem. */
 export async function readImage(nameOrPath: string): Promise<{ image: ImageFile; path: string }> {
   const path = imagePath(nameOrPath);
   let raw: unknown;
@@ -54,6 +55,7 @@ export async function readImage(nameOrPath: string): Promise<{ image: ImageFile;
   return { image: parsed.data, path };
 }
 
+/** Reads an image and imports each of its plugins. */
 export async function loadImage(nameOrPath: string): Promise<LoadedImage> {
   const { image, path } = await readImage(nameOrPath);
   const plugins: Plugin[] = [];

@@ -5,14 +5,14 @@ const CLOSE_BRACKET = 0x5d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
+/** How deep a request body, tool arguments or a command may nest: far beyond any real one. */
+export const MAX_REQUEST_JSON_DEPTH = 64;
+
 /**
  * True when the JSON text nests objects/arrays deeper than `max`. Checked on the bytes before
  * parsing: a deeply nested value that passes a loose schema would later overflow the stack of
  * JSON.stringify when the cache is served, so it must never be stored.
  */
-/** How deep a request body, tool arguments or a command may nest: far beyond any real one. */
-export const MAX_REQUEST_JSON_DEPTH = 64;
-
 export function jsonDeeperThan(bytes: Uint8Array, max: number): boolean {
   // Most messages hold a handful of brackets: too few to nest past `max`, counted with native
   // searches (several times faster than walking every byte in JavaScript).

@@ -16,6 +16,7 @@ export interface SelectedLayer {
   source: string;
 }
 
+/** The shipped env file of a layer (configs/layers/<canonical>.env). */
 export function layerEnvPath(layer: LayerId): string {
   return join(packageRoot(), 'configs', 'layers', `${LAYERS[layer].canonical}.env`);
 }

@@ -12,10 +12,12 @@ export const LAYERS: Record<LayerId, { canonical: string; aliases: string[]; add
 };
 
 export const DEFAULT_LAYER: LayerId = 'layer2';
+/** The env key that selects the active layer (the spec's name). */
 export const LAYER_KEY = 'EDGE_V3_LAYER';
 
 export const ALL_LAYER_ALIASES = LAYER_IDS.flatMap((id) => LAYERS[id].aliases);
 
+/** The layer an alias names (`layer2`, or its canonical name), case-insensitive; throws `layer_unknown` listing the valid ones. */
 export function resolveLayer(alias: string): LayerId {
   const wanted = alias.trim().toLowerCase();
   for (const id of LAYER_IDS) if (LAYERS[id].aliases.includes(wanted)) return id;
@@ -29,6 +31,7 @@ export function layersUpTo(layer: LayerId): LayerId[] {
   return LAYER_IDS.slice(0, LAYER_IDS.indexOf(layer) + 1);
 }
 
+/** True when a plugin of `pluginLayer` runs at the `active` layer; plugins without a layer (hub plugins) always do. */
 export function isLayerEnabled(pluginLayer: LayerId | undefined, active: LayerId): boolean {
   return pluginLayer === undefined || LAYER_IDS.indexOf(pluginLayer) <= LAYER_IDS.indexOf(active);
 }

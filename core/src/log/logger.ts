@@ -43,6 +43,7 @@ export interface LoggerSettings {
   destination?: DestinationStream;
 }
 
+/** A pino logger that redacts secrets by key name; the level defaults to LOOKOUT_LOG_LEVEL, else `info`. */
 export function createLogger(settings: LoggerSettings = {}): Logger {
   const options: LoggerOptions = {
     level: settings.level ?? process.env.LOOKOUT_LOG_LEVEL ?? 'info',

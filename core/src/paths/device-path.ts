@@ -16,6 +16,7 @@ export function devicePath(dataDir: string, specPath: string): string {
   return full;
 }
 
+/** The spec's fixed device paths, to pass to `devicePath` with the runtime's data root. */
 export const DEVICE_PATHS = {
   durableLayerEnv: '/data/config/edge_v3_layer.env',
   mirrorLayerEnv: '/app-storage/config/edge_v3_layer.env',

@@ -20,6 +20,7 @@ export function packageRoot(): string {
   }
 }
 
+/** The Lookout package's version, read from its package.json. */
 export function packageVersion(): string {
   return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string }).version;
 }

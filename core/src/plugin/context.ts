@@ -34,12 +34,15 @@ export interface PluginBus {
 export interface ToolCallContext {
   signal: AbortSignal;
 }
+/** Answers one call of a declared tool: `args` already passed the tool's input schema; `call.signal` aborts when the caller gives up. */
 export type ToolHandler<I = any, O = unknown> = (args: I, call: ToolCallContext) => Promise<O> | O;
 
+/** Where a plugin registers the handlers of the tools its manifest declares. */
 export interface PluginTools {
   register<I = any, O = unknown>(name: string, handler: ToolHandler<I, O>): void;
 }
 
+/** What a route handler receives: query and body already checked against the route's declared schemas (unless it declares `rawBody`). */
 export interface RouteRequest<Q = any, B = any> {
   query: Q;
   body: B;
@@ -63,11 +66,13 @@ export interface RouteReply {
 /** Returns (or resolves to) the answer. */
 export type RouteHandler<Q = any, B = any> = (req: RouteRequest<Q, B>) => unknown;
 
+/** Where a hub plugin registers the handlers of the HTTP routes its manifest declares. */
 export interface PluginRoutes {
   handle<Q = any, B = any>(method: HttpMethod, path: string, handler: RouteHandler<Q, B>): void;
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
+/** Services shared between plugins by typed token, limited to what the manifest lists in `provides`, `requires` and `optionalRequires`. */
 export interface PluginServices {
   /** Provides a service the manifest lists in `provides`. */
   provide<T>(token: ServiceToken<T>, value: T): void;
@@ -85,7 +90,9 @@ export interface PluginClock {
   clear(timer: NodeJS.Timeout): void;
 }
 
+/** A plugin's own health as it reports it; status, hello and the health tools show it. */
 export type HealthState = 'starting' | 'ok' | 'degraded' | 'failed';
+/** How a plugin reports its health to the runtime (and so to status, hello and the health tools). */
 export interface PluginHealth {
   set(state: HealthState, message?: string): void;
   /**
@@ -96,6 +103,7 @@ export interface PluginHealth {
   fail(error: unknown): void;
 }
 
+/** The ports the runtime's plugins listen on, announced so that hello and identity name them. */
 export interface PluginPorts {
   /**
    * Tell the runtime a port this plugin listens on (announced in `hello` and identity); `tls`: it
@@ -107,6 +115,7 @@ export interface PluginPorts {
   tls(): string[];
 }
 
+/** Everything the runtime hands a plugin at start: its config parsed by the manifest's schema, a logger, a DI container, and the bus, tools, routes and services limited to what the manifest declares. */
 export interface PluginContext<C = Record<string, unknown>> {
   name: string;
   runtime: RuntimeInfo;
@@ -129,10 +138,12 @@ export interface PluginContext<C = Record<string, unknown>> {
   onStarted(fn: () => unknown): void;
 }
 
+/** What `start` may return: `stop` runs when the runtime stops the plugin or restarts it after a failure. */
 export interface PluginInstance {
   stop?(): unknown;
 }
 
+/** A plugin: its manifest plus `start`, which receives the context with `config` parsed by the manifest's `config` schema. Write it with `definePlugin`. */
 export interface Plugin<C extends z.ZodObject = z.ZodObject> extends PluginManifest<C> {
   start(ctx: PluginContext<z.output<C>>): Promise<PluginInstance | void> | PluginInstance | void;
 }

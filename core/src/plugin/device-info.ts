@@ -2,6 +2,7 @@ import type { BusHealth } from '../bus/bus-port.js';
 import type { RuntimeInfo } from './context.js';
 import { CORE_VERSION } from './core-version.js';
 
+/** A plugin's state as the runtime reports it: its own health, or `skipped`/`stopped` set by the loader. */
 export type PluginState = 'starting' | 'ok' | 'degraded' | 'failed' | 'skipped' | 'stopped';
 
 /** A plugin as status, hello, the firmware and health tools report it. */
@@ -47,6 +48,7 @@ export interface DeviceInfo {
   onPluginChange(listener: (plugin: PluginReport) => void): () => void;
 }
 
+/** The device facts the host set on `runtime.device`, with defaults filled in from the image and role. */
 export function deviceInfo(runtime: RuntimeInfo): DeviceInfo {
   const given = runtime.device;
   const roles = given?.roles?.length ? given.roles : [runtime.image ?? 'camera'];

@@ -14,4 +14,5 @@ export interface LastWill {
   retain: boolean;
 }
 
+/** The service through which the plugin that owns the status topic provides the last will. */
 export const LastWillToken = serviceToken<LastWill>('device-last-will');

@@ -45,6 +45,7 @@ export interface LoadOptions {
 
 export type PluginStatus = PluginReport;
 
+/** The plugins of a runtime once loaded and started, with the registries they filled. */
 export interface LoadedRuntime {
   /** Every enabled plugin in start order, with its live state (ok, failed, skipped, stopped…). */
   readonly plugins: PluginStatus[];

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import type { ServiceToken } from './service-token.js';
 
+/** The deployment layers, smallest first; a device plugin runs when the active layer is its own or above. */
 export const LAYER_IDS = ['layer0', 'layer1', 'layer2', 'layer3', 'layer4', 'layer5'] as const;
+/** One of LAYER_IDS. */
 export type LayerId = (typeof LAYER_IDS)[number];
 
 /** A topic a plugin publishes, relative to its runtime's namespace (`devices/<id>/` on a device). */
@@ -19,6 +21,7 @@ export interface TopicDecl {
   description?: string;
 }
 
+/** A tool a plugin serves to the hub and MCP clients: its name, description, and the zod schemas its arguments and result are checked against. */
 export interface ToolDecl {
   name: string;
   description: string;
@@ -39,8 +42,10 @@ export interface ToolDecl {
   imageContent?: { dataField: string; mimeTypeField: string };
 }
 
+/** The HTTP methods a route may declare. */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
+/** An HTTP route a hub plugin serves: the hub checks requests against its schemas and documents it in OpenAPI from these fields. */
 export interface RouteDecl {
   method: HttpMethod;
   /** Koa-router path, e.g. `/fleet/registry` or `/debug/shadow/:device/logs`. */
@@ -79,6 +84,7 @@ export interface RouteDecl {
   rawBody?: boolean;
 }
 
+/** An error code a plugin adds to the error table, namespaced by the plugin's name. */
 export interface PluginErrorDecl {
   /** lower snake_case, without the plugin prefix: `greeting_refused` becomes `hello.greeting_refused`. */
   code: string;
@@ -87,6 +93,7 @@ export interface PluginErrorDecl {
   description: string;
 }
 
+/** What a plugin declares before any of its code runs: identity, core range, layer, dependencies, config schema, topics, tools, routes, services and error codes. The loader validates it and holds the plugin to it. */
 export interface PluginManifest<C extends z.ZodObject = z.ZodObject> {
   name: string;
   version: string;

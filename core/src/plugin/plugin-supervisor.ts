@@ -12,6 +12,7 @@ import { createPluginClock } from './plugin-clock.js';
 import { parsePluginConfig } from './plugin-config.js';
 import type { PluginServiceDirectory } from './plugin-services.js';
 
+/** How long the supervisor waits before restarting a plugin that failed at run time. */
 export interface RestartPolicy {
   /** Wait after the first failed restart; doubles with each further failure. */
   initialBackoffMs: number;

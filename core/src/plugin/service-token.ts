@@ -7,6 +7,7 @@ export interface ServiceToken<T> {
   readonly __type?: T;
 }
 
+/** Makes the token for a service; provider and users share it (export it from the provider's `service.ts`). */
 export function serviceToken<T>(name: string): ServiceToken<T> {
   return Object.freeze({ name });
 }
