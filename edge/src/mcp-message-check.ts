@@ -1,3 +1,5 @@
+import { isObject } from 'lookout/core';
+
 /** An answer the tool server gives itself, before the MCP SDK sees the message. */
 export interface EarlyAnswer {
   status: number;
@@ -48,10 +50,6 @@ export function checkMcpMessage(message: unknown): EarlyAnswer | undefined {
 
 function rpcError(id: string | number | null, code: number, message: string): EarlyAnswer['body'] {
   return { jsonrpc: '2.0', id, error: { code, message } };
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(v: unknown): string {

@@ -4,6 +4,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { createParser } from 'eventsource-parser';
+import { isObject } from 'lookout/core';
 
 /** The most a device's tool server may send back for one request: far beyond any tool result. */
 export const MAX_DEVICE_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -259,12 +260,8 @@ function isJsonRpcMessage(m: unknown): m is JSONRPCMessage {
   if (o.jsonrpc !== '2.0') return false;
   if (typeof o.method === 'string') return true;
   const error = o.error as Record<string, unknown> | undefined;
-  if (isRecord(error)) return typeof error.code === 'number' && typeof error.message === 'string';
-  return 'id' in o && isRecord(o.result);
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (isObject(error)) return typeof error.code === 'number' && typeof error.message === 'string';
+  return 'id' in o && isObject(o.result);
 }
 
 /** `application/json; charset=utf-8` → `application/json`. */

@@ -1,6 +1,7 @@
 import { DevicePortsSchema } from 'lookout/core/contracts';
 import type { RegisteredDevice } from '../../registry/src/service.js';
-import { isObject, type ToolOutcome } from './tool-outcome.js';
+import { isObject } from 'lookout/core';
+import type { ToolOutcome } from './tool-outcome.js';
 
 /** Tools whose answers the hub enriches (spec 01, "Health enrichment"). */
 export const ENRICHED_TOOLS = new Set(['get_system_health', 'get_device_health']);

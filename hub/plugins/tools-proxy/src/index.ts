@@ -10,7 +10,8 @@ import { DEVICE_REGISTRY, type RegisteredDevice } from '../../registry/src/servi
 import { DeclaredTools } from './declared-tools.js';
 import { DeviceCallLimiter } from './device-call-limiter.js';
 import { forwardCall, type ForwardDeps } from './forward-call.js';
-import { type ToolOutcome, isObject } from './tool-outcome.js';
+import { isObject } from 'lookout/core';
+import type { ToolOutcome } from './tool-outcome.js';
 import { ENRICHED_TOOLS, enrichment, IDENTITY_TOOL, PEER_MESH_TOOL, type AuxOutcome } from './health-enrichment.js';
 import { IdentityCache } from './identity-cache.js';
 import { McpClientPool } from './mcp-pool.js';

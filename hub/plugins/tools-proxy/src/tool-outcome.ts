@@ -20,7 +20,3 @@ export function outcomeOfMcpError(err: McpError): ToolOutcome {
 export function isUnknownTool(outcome: ToolOutcome): boolean {
   return outcome.status === 'error' && outcome.code === 'tool_unknown';
 }
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
