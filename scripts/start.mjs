@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 
 const root = new URL('..', import.meta.url).pathname;
-const work = join(root, '.lookout-dev');
+// Where the demo keeps its fleet (data, logs, certificates); a test points it at a folder of its own.
+const work = process.env.LOOKOUT_DEV_DIR || join(root, '.lookout-dev');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** The demo cameras' ONVIF and RTSP password (they listen on 127.0.0.1 only). */
 const ONVIF_PASSWORD = process.env.ONVIF_PASSWORD ?? 'lookout-demo';
@@ -47,7 +48,7 @@ function ensureBuilt() {
   };
   if (!existsSync(join(root, 'node_modules', 'zod'))) run(['install', '--no-audit', '--no-fund']);
   const stamp = join(root, 'dist', 'tsconfig.tsbuildinfo');
-  const sources = Math.max(...['core', 'plugins', 'hub', 'test'].map((d) => newestMtime(join(root, d))));
+  const sources = Math.max(...['core', 'lib', join('native', 'ts'), 'plugins', 'edge', 'hub', 'operator', 'builder', 'test'].map((d) => newestMtime(join(root, d))));
   const consolePage = join(root, 'dist', 'hub', 'plugins', 'console', 'web', 'index.html');
   if (!existsSync(stamp) || !existsSync(join(root, 'dist', 'schemas')) || !existsSync(consolePage) || statSync(stamp).mtimeMs < sources) run(['run', 'build']);
 }
@@ -137,7 +138,7 @@ async function main() {
 
   // The fleet CA and every demo device's certificate (the peer sidecars' mutual TLS), and the hub's
   // client certificate for signed peer queries: made once, kept while valid (lookout certs does the same).
-  const { provisionFleetCertificates } = await import(join(root, 'dist', 'core', 'src', 'tls', 'provision-fleet.js'));
+  const { provisionFleetCertificates } = await import(join(root, 'dist', 'lib', 'tls', 'index.js'));
   await provisionFleetCertificates({
     caDir: join(work, 'ca'),
     devices: FLEET.map((d) => ({ deviceId: d.id, dataRoot: join(work, 'devices', d.id), ips: ['127.0.0.1'] })),
@@ -158,8 +159,8 @@ async function main() {
       LOOKOUT_LIVE_RTSP_PASSWORD: ONVIF_PASSWORD,
     },
   });
-  const { loadFleetSecret } = await import(join(root, 'dist', 'core', 'src', 'auth', 'fleet-secret.js'));
-  const { fleetMeshKey } = await import(join(root, 'dist', 'core', 'src', 'auth', 'fleet-keys.js'));
+  const { loadFleetSecret } = await import(join(root, 'dist', 'lib', 'auth', 'index.js'));
+  const { fleetMeshKey } = await import(join(root, 'dist', 'lib', 'auth', 'index.js'));
   const meshKey = fleetMeshKey((await loadFleetSecret(hubDir, process.env.LOOKOUT_FLEET_SECRET || undefined, { create: false })).secret);
   await ensureDemoTextModels(join(work, 'devices', 'sim-cam-3', 'data', 'models'));
   const devices = [];
