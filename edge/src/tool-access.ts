@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { sameSecret } from 'lookout/lib/auth';
 import { LookoutError } from 'lookout/core';
-import { isLoopbackHost, isLoopbackHostHeader } from 'lookout/lib/net';
+import { isLoopbackHost, isLoopbackHostHeader, isLoopbackOrigin } from 'lookout/lib/net';
 
 export interface ToolAccessOptions {
   /** The address the tool server listens on. */
@@ -61,20 +61,6 @@ export function toolAccessGuard(options: ToolAccessOptions): (req: IncomingMessa
     }
     return loopbackOnly ? credentialRefusal(req) : undefined;
   };
-}
-
-/** An `Origin` naming this machine's loopback exactly (`http://localhost:6274`, `https://[::1]`); `null` and other schemes are not. */
-export function isLoopbackOrigin(origin: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    return false;
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
-  // An Origin is scheme, host and port alone: credentials, a path or a query make it something else.
-  const bare = !url.username && !url.password && url.pathname === '/' && !url.search && !url.hash && !origin.endsWith('/');
-  return bare && isLoopbackHostHeader(url.host);
 }
 
 function unauthorized(message: string): Refusal {

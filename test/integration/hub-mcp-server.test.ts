@@ -190,6 +190,47 @@ describe('the hub’s MCP server (POST /mcp) with the official TypeScript client
   });
 });
 
+describe('POST /mcp: Host and Origin on a loopback hub (issue 33)', () => {
+  let fleet: McpFleet;
+  before(async () => {
+    fleet = await startMcpFleet({ deviceId: 'cam-mcp-origin' });
+  });
+  after(async () => {
+    await fleet?.close();
+  });
+
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'origin-test', version: '1.0.0' } },
+  });
+  const post = (url: string, headers: Record<string, string>, body = initialize) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body });
+
+  it('serves loopback origins of any port (an MCP inspector’s page) and refuses the rest (foreign Hosts: the conformance suite’s dns-rebinding-protection)', async () => {
+    for (const origin of ['http://localhost:6274', 'http://127.0.0.1:3000', 'http://[::1]:9000', new URL(fleet.hub.url).origin]) {
+      const res = await post(fleet.hubMcpUrl, { origin });
+      const text = await res.text();
+      assert.equal(res.status, 200, `${origin}: ${text}`);
+      assert.match(text, /lookout-hub/);
+    }
+    for (const origin of ['http://evil.example', 'null', 'http://localhost.evil.example:6274']) {
+      const res = await post(fleet.hubMcpUrl, { origin });
+      assert.equal(res.status, 403, origin);
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'forbidden');
+    }
+    // The hub's other routes keep their rule: their own origin or a configured one only.
+    const other = await post(
+      `${fleet.hub.url}/tools/call?target=cam-mcp-origin`,
+      { origin: 'http://localhost:6274' },
+      JSON.stringify({ tool: 'get_camera_profile', arguments: {} }),
+    );
+    assert.equal(other.status, 403);
+    await other.body?.cancel();
+  });
+});
+
 describe('POST /mcp behind the hub’s token', () => {
   let fleet: McpFleet;
   const token = 'hub-mcp-test-token-0123456789';

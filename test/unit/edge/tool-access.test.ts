@@ -7,7 +7,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { isLoopbackOrigin, toolAccessGuard } from '../../../edge/src/tool-access.js';
+import { toolAccessGuard } from '../../../edge/src/tool-access.js';
+import { isLoopbackOrigin } from '../../../lib/net/is-loopback.js';
 
 const TOKEN = 'a-device-tool-token-0123456789';
 

@@ -48,6 +48,8 @@ export default definePlugin({
       statuses: [202],
       body: JsonRpcMessage,
       rawBody: true,
+      // MCP transports: a local server accepts localhost, 127.0.0.1 and [::1] origins (an inspector on a port of its own).
+      localOrigins: true,
       produces: 'text/event-stream',
     },
   ],
