@@ -24,12 +24,26 @@ export interface McpFleet {
   close(): Promise<void>;
 }
 
-export async function startMcpFleet(options: { deviceId: string; encode?: boolean; hub?: HubOptions }): Promise<McpFleet> {
+export async function startMcpFleet(options: {
+  deviceId: string;
+  encode?: boolean;
+  hub?: HubOptions;
+  /** Devices named in the hub's registry file besides the running one (e.g. one on a dead port). */
+  registryDevices?: { device_id: string; ips: string[]; tool_port: number }[];
+}): Promise<McpFleet> {
   const dir = mkdtempSync(join(tmpdir(), 'hub-mcp-'));
+  const registryFile = join(dir, 'registry.json');
+  writeFileSync(registryFile, JSON.stringify({ devices: options.registryDevices ?? [] }));
   let hub: RunningHub | undefined;
   let device: DeviceProcess | undefined;
   try {
-    hub = await testHub({ dataDir: dir, toolTimeoutMs: 10_000, ...options.hub, env: { READINESS_START_DELAY_MS: '600000', ...options.hub?.env } });
+    hub = await testHub({
+      dataDir: dir,
+      registryFile,
+      toolTimeoutMs: 10_000,
+      ...options.hub,
+      env: { READINESS_START_DELAY_MS: '600000', ...options.hub?.env },
+    });
     const image = join(dir, 'mcp-camera.json');
     const plugins = ['die-temp', 'identity', 'system-health', 'status', 'firmware', 'camera-profile', 'camera'];
     if (options.encode) plugins.push('encode');

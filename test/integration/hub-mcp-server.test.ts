@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { freePort } from '../support/free-port.js';
 import { startMcpFleet, type McpFleet } from './hub-mcp-fixture.js';
 
 const DEVICE = 'cam-mcp';
@@ -47,7 +48,13 @@ describe('the hub’s MCP server (POST /mcp) with the official TypeScript client
   let direct: Client;
 
   before(async () => {
-    fleet = await startMcpFleet({ deviceId: DEVICE, encode: true, hub: { env: { LOOKOUT_HUB_MCP_PROGRESS_MS: '100' } } });
+    fleet = await startMcpFleet({
+      deviceId: DEVICE,
+      encode: true,
+      hub: { env: { LOOKOUT_HUB_MCP_PROGRESS_MS: '100' } },
+      // Named in the registry file, never running: it cannot list its tools.
+      registryDevices: [{ device_id: 'cam-dead', ips: ['127.0.0.1'], tool_port: await freePort() }],
+    });
     hub = await connect(fleet.hubMcpUrl);
     direct = await connect(fleet.deviceUrl);
   });
@@ -74,6 +81,17 @@ describe('the hub’s MCP server (POST /mcp) with the official TypeScript client
     }
     assert.equal(tools.find((t) => t.name === `${DEVICE}.wait_ms`)?.annotations?.readOnlyHint, true);
     assert.equal(tools.find((t) => t.name === `${DEVICE}.sleep_ms`)?.annotations?.readOnlyHint, false);
+  });
+
+  it('a device that cannot list its tools is left out of tools/list and named in its _meta', async () => {
+    const listed = await hub.listTools();
+    assert.ok(!listed.tools.some((t) => t.name.startsWith('cam-dead.')));
+    assert.ok(listed.tools.some((t) => t.name === `${DEVICE}.get_camera_profile`));
+    assert.deepEqual((listed._meta as Record<string, unknown>)['lookout/unlisted'], [{ device_id: 'cam-dead', code: 'device_unreachable' }]);
+    // Its tools called by name: the device's failure as an error result, not a protocol error.
+    const call = await hub.callTool({ name: 'cam-dead.get_camera_profile', arguments: {} });
+    assert.equal(call.isError, true);
+    assert.equal((call._meta as Record<string, any>)['lookout/error'].code, 'device_unreachable');
   });
 
   it('a device tool through the hub answers what the device answers directly, with its sources', async () => {

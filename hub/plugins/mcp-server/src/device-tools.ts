@@ -29,7 +29,8 @@ export interface DeviceToolCatalogOptions {
  * the tools-proxy service (the device's credential, TLS pin, timeout) and kept `ttlMs`.
  */
 export class DeviceToolCatalog {
-  private readonly kept = new Map<string, { at: number; tools: ListedTool[] }>();
+  /** A device's listing, or its failure: a device that is down costs one attempt per `ttlMs`, not one per tools/list. */
+  private readonly kept = new Map<string, { at: number; tools: ListedTool[] } | { at: number; error: unknown }>();
 
   constructor(private readonly options: DeviceToolCatalogOptions) {}
 
@@ -89,8 +90,18 @@ export class DeviceToolCatalog {
   private async toolsOf(device: RegisteredDevice, signal: AbortSignal): Promise<ListedTool[]> {
     const key = `${device.deviceId} ${device.toolUrl ?? ''}`;
     const hit = this.kept.get(key);
-    if (hit && Date.now() - hit.at < this.options.ttlMs) return hit.tools;
-    const tools = await this.options.tools.listTools(device, signal);
+    if (hit && Date.now() - hit.at < this.options.ttlMs) {
+      if ('error' in hit) throw hit.error;
+      return hit.tools;
+    }
+    let tools: ListedTool[];
+    try {
+      tools = await this.options.tools.listTools(device, signal);
+    } catch (err) {
+      // The caller's own abort says nothing about the device.
+      if (!signal.aborted) this.kept.set(key, { at: Date.now(), error: err });
+      throw err;
+    }
     this.kept.set(key, { at: Date.now(), tools });
     // Devices that left the registry do not keep their listings.
     if (this.kept.size > 2 * this.options.registry.list().length + 16) this.kept.clear();

@@ -5,7 +5,7 @@ import type { HubRouteCatalog } from 'lookout/hub';
 import type { BusCache } from '../../bus-cache/src/service.js';
 import type { DeviceRegistry } from '../../registry/src/service.js';
 import { callRoute } from './route-call.js';
-import { liveSources, type Sources } from './sources.js';
+import { callSources, liveSources, type Sources } from './sources.js';
 
 /** A fleet tool's answer: its JSON, pictures for image blocks, and where its numbers come from. */
 export interface FleetAnswer {
@@ -132,6 +132,7 @@ export const FLEET_TOOLS: readonly FleetTool[] = [
       q: z.number().int().min(L.minQuality).max(L.maxQuality).optional().describe(`JPEG quality (${L.minQuality}-${L.maxQuality})`),
     }),
     async run(args, deps, signal) {
+      const started = Date.now();
       const answer = await callRoute(deps.routes, 'GET', '/stream/snapshot', asQuery(args), signal);
       const body = answer.kind === 'reply' ? answer.reply.body : undefined;
       if (!Buffer.isBuffer(body) && !(body instanceof Uint8Array)) throw new LookoutError('internal', 'GET /stream/snapshot did not answer a picture');
@@ -139,7 +140,10 @@ export const FLEET_TOOLS: readonly FleetTool[] = [
       const deviceId = headers['X-Lookout-Device-Id'] ?? String(args.target);
       const bytes = Buffer.from(body);
       const capturedAt = headers['X-Lookout-Captured-At'] ?? null;
-      const sources: Sources = { ...liveSources(deps.cache, [deviceId]), ...(capturedAt ? { from: capturedAt, to: capturedAt } : {}) };
+      // The picture's own time when the step knows it (a tail's frame, a chunk), else the call's span.
+      const sources: Sources = capturedAt
+        ? { devices: [deviceId], from: capturedAt, to: capturedAt, kind: 'call' }
+        : callSources(deviceId, started, Date.now());
       return {
         structured: { device_id: deviceId, source: headers['X-Lookout-Snapshot-Source'] ?? null, content_type: 'image/jpeg', bytes: bytes.length, sources },
         images: [{ data: bytes.toString('base64'), mimeType: 'image/jpeg' }],

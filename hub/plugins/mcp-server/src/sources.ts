@@ -13,17 +13,22 @@ export interface Sources {
   kind: 'live' | 'call' | 'history';
 }
 
-/** The devices' newest messages in the hub's bus cache: from the oldest of them to the newest. */
+/**
+ * The devices' newest messages in the hub's bus cache, from the oldest of them to the newest. Only
+ * devices the cache holds a message of are named: one that never spoke contributes no number.
+ */
 export function liveSources(cache: BusCache, deviceIds: readonly string[]): Sources {
   let from: number | undefined;
   let to: number | undefined;
+  const devices: string[] = [];
   for (const id of deviceIds) {
     const at = cache.device(id)?.newestAt;
     if (at === undefined || at <= 0) continue;
+    devices.push(id);
     from = from === undefined ? at : Math.min(from, at);
     to = to === undefined ? at : Math.max(to, at);
   }
-  return { devices: [...deviceIds].sort(), from: iso(from), to: iso(to), kind: 'live' };
+  return { devices: devices.sort(), from: iso(from), to: iso(to), kind: 'live' };
 }
 
 /** One call on one device, from when it was sent to when it came back. */
