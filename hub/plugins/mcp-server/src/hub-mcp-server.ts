@@ -36,6 +36,8 @@ export interface HubMcpDeps {
 const DEVICE_FAILURES = new Set(['device_unreachable', 'device_timeout', 'device_busy', 'device_auth_refused', 'device_tls_mismatch', 'target_not_allowed']);
 
 const FLEET_BY_NAME = new Map(FLEET_TOOLS.map((t) => [t.name, t]));
+/** Built once: the fleet tools' JSON Schemas do not change while the hub runs. */
+let fleetListings: ReturnType<typeof fleetListing>[] | undefined;
 
 /**
  * The hub's MCP server: the fleet tools (FLEET_TOOLS), every device tool as `<device>.<tool>`
@@ -53,7 +55,7 @@ export function createHubMcpServer(deps: HubMcpDeps): Server {
   server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     const { tools, unlisted } = await deps.catalog.list(extra.signal);
     return {
-      tools: [...FLEET_TOOLS.map(fleetListing), ...tools],
+      tools: [...(fleetListings ??= FLEET_TOOLS.map(fleetListing)), ...tools],
       ...(unlisted.length > 0 ? { _meta: { 'lookout/unlisted': unlisted } } : {}),
     };
   });
