@@ -280,6 +280,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       urlKey: signedUrlKey(fleet.secret),
       ...(options.corsOrigins ? { corsOrigins: options.corsOrigins } : {}),
       ...(options.hostNames ? { hostNames: options.hostNames } : {}),
+      loopback: isLoopbackHost(host),
     });
     const handle = app.callback(); // Koa answers every failure itself: the returned promise never rejects
     const web = await startHubServer({ handler: (req, res) => void handle(req, res), transport, host, port: options.port ?? DEFAULT_HUB_PORT, logger });

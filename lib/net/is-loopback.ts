@@ -19,6 +19,20 @@ export function isLoopbackHostHeader(header: string | undefined): boolean {
   return name !== undefined && LOOPBACK_HOST_NAME.test(name);
 }
 
+/** An `Origin` naming this machine's loopback exactly (`http://localhost:6274`, `https://[::1]`); `null` and other schemes are not. */
+export function isLoopbackOrigin(origin: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  // An Origin is scheme, host and port alone: credentials, a path or a query make it something else.
+  const bare = !url.username && !url.password && url.pathname === '/' && !url.search && !url.hash && !origin.endsWith('/');
+  return bare && isLoopbackHostHeader(url.host);
+}
+
 /** The name of a `Host` header without its port, lower case (`[::1]:8788` → `::1`); undefined when there is none. */
 export function hostHeaderName(header: string | undefined): string | undefined {
   if (!header) return undefined;

@@ -82,6 +82,12 @@ export interface RouteDecl {
    * when it chooses, with `parseBody()`; `body` then describes it (OpenAPI) and is not checked first.
    */
   rawBody?: boolean;
+  /**
+   * On a hub listening on loopback, browser pages of loopback origins (localhost, 127.0.0.1, [::1],
+   * any port) may call it besides the configured origins, as MCP asks of a local server (its
+   * inspector runs on a port of its own); beyond loopback only the configured origins may.
+   */
+  localOrigins?: boolean;
 }
 
 /** An error code a plugin adds to the error table, namespaced by the plugin's name. */
@@ -194,6 +200,7 @@ export const ManifestSchema = z.object({
         public: z.boolean().optional(),
         signedUrl: z.boolean().optional(),
         rawBody: z.boolean().optional(),
+        localOrigins: z.boolean().optional(),
       }),
     )
     .optional(),

@@ -23,6 +23,8 @@ export interface HubAppOptions {
   /** Host names the hub answers to besides loopback ones (checked always without a token, else only when given). */
   hostNames?: readonly string[];
   bodyLimitBytes: number;
+  /** The hub listens on loopback only: routes declaring `localOrigins` take loopback browser origins. */
+  loopback?: boolean;
 }
 
 /**
@@ -40,10 +42,12 @@ export function createHubApp(options: HubAppOptions): Koa {
   const router = new Router();
   const publicRoutes = new Set<string>();
   const signedRoutes = new Set<string>();
+  const localOriginRoutes = new Set<string>();
   for (const entry of options.routes) {
     const { method, path } = entry.decl;
     if (entry.decl.public) publicRoutes.add(`${method} ${path}`);
     if (entry.decl.signedUrl && method === 'GET') signedRoutes.add(`${method} ${path}`);
+    if (entry.decl.localOrigins && options.loopback) localOriginRoutes.add(`${method} ${path}`);
     router.register(path, [method], routeDispatcher(entry, options.bodyLimitBytes));
   }
   const authorized = options.token ? bearerChecker(options.token) : () => true;
@@ -73,7 +77,7 @@ export function createHubApp(options: HubAppOptions): Koa {
       ctx.state.answered = true;
       return;
     }
-    checkOrigin(ctx, corsOrigins);
+    checkOrigin(ctx, corsOrigins, isListed(router, localOriginRoutes, ctx));
     // A signed URL (a player without headers) is judged by its signature alone: valid, or refused.
     if (isListed(router, signedRoutes, ctx) && signedUrl(ctx)) {
       await next();

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { LookoutError } from 'lookout/core';
-import { hostHeaderName, isLoopbackHostHeader } from 'lookout/lib/net';
+import { hostHeaderName, isLoopbackHostHeader, isLoopbackOrigin } from 'lookout/lib/net';
 
 /**
  * DNS rebinding: a web page whose own name resolves to 127.0.0.1 reaches a hub on loopback, and the
@@ -26,12 +26,14 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * A browser sends `Origin` with every cross-site POST, and CORS only stops the page reading the
  * answer, not the request running. A state-changing request from an origin that neither the CORS
- * configuration allows nor is the hub's own is refused before its route runs.
+ * configuration allows nor is the hub's own is refused before its route runs. `localOrigins`: the
+ * hub listens on loopback and the route declares `localOrigins` (POST /mcp): a loopback page may call.
  */
-export function checkOrigin(ctx: Context, corsOrigins: readonly string[]): void {
+export function checkOrigin(ctx: Context, corsOrigins: readonly string[], localOrigins = false): void {
   const origin = ctx.get('Origin');
   if (!origin || SAFE_METHODS.has(ctx.method)) return;
   if (corsOrigins.includes('*') || corsOrigins.includes(origin)) return;
+  if (localOrigins && isLoopbackOrigin(origin)) return;
   const host = ctx.get('Host');
   if (host && (origin === `http://${host}` || origin === `https://${host}`)) return;
   throw new LookoutError('forbidden', `requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed (--cors-origin)`, {

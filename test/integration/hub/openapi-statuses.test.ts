@@ -51,6 +51,7 @@ const BODIES: Record<string, (device: string) => unknown> = {
   putCameraProfile: () => ({ fps: 5 }),
   postMediaClipsSign: (device) => ({ device, file: 'chunk_20240101T000000Z.mp4' }),
   postA2aSign: (device) => ({ method: 'POST', path: '/a2a/query', query: { q: 'peer_hello', target: device } }),
+  postMcp: (device) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `${device}.get_system_health`, arguments: {} } }),
 };
 
 /** A path parameter's value for a device. */
@@ -159,6 +160,10 @@ function judge(op: Json, codes: Map<string, number>, seen: { status: number; typ
     body = JSON.parse(seen.text ?? '');
   } catch {
     return { problem: 'error body is not JSON' };
+  }
+  // POST /mcp speaks JSON-RPC: its refusals of a message are JSON-RPC errors (numeric codes), which MCP clients read.
+  if (op.operationId === 'postMcp' && body?.jsonrpc === '2.0') {
+    return typeof body.error?.code === 'number' && typeof body.error?.message === 'string' ? {} : { problem: `not a JSON-RPC error: ${seen.text}` };
   }
   const e = body?.error;
   const keys = Object.keys(body ?? {});

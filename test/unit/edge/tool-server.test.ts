@@ -173,11 +173,28 @@ describe('tool server (MCP over streamable HTTP)', () => {
 
   it('answers 403 to a request from a browser origin it does not allow (MCP: servers MUST validate Origin)', async () => {
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    for (const origin of ['http://evil.example', 'null', `http://127.0.0.1:${server.port}`]) {
+    for (const origin of [
+      'http://evil.example',
+      'null',
+      'http://127.0.0.1.evil.example',
+      'http://localhost.evil.example:8765',
+      'file://',
+      'ws://127.0.0.1:80',
+    ]) {
       const res = await post(server.url, list, { origin });
       assert.equal(res.status, 403, origin);
       assert.equal((JSON.parse(res.text) as { error: { code: string } }).error.code, 'forbidden');
       assert.doesNotMatch(res.text, /list_things/);
+    }
+  });
+
+  it('on loopback, serves loopback origins with any port (MCP transports: a local server accepts localhost, 127.0.0.1 and [::1])', async () => {
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const port = server.port;
+    for (const origin of [`http://127.0.0.1:${port}`, 'http://localhost:6274', 'https://[::1]:9000', 'http://127.0.0.1', 'HTTP://LOCALHOST:3000']) {
+      const res = await post(server.url, list, { origin, host: `127.0.0.1:${port}` });
+      assert.equal(res.status, 200, origin);
+      assert.match(res.text, /list_things/);
     }
   });
 
@@ -300,10 +317,10 @@ describe('tool server origins and credentials', () => {
   const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
 
   it('serves an allowed browser origin', async () => {
-    const server = await startToolServer({ tools: registry(), logger, port: 0, allowedOrigins: ['http://localhost:6274'] });
+    const server = await startToolServer({ tools: registry(), logger, port: 0, allowedOrigins: ['https://console.example'] });
     try {
-      assert.equal((await post(server.url, list, { origin: 'http://localhost:6274' })).status, 200);
-      assert.equal((await post(server.url, list, { origin: 'http://localhost:6275' })).status, 403);
+      assert.equal((await post(server.url, list, { origin: 'https://console.example' })).status, 200);
+      assert.equal((await post(server.url, list, { origin: 'https://console.example:8443' })).status, 403);
     } finally {
       await server.close();
     }
@@ -328,6 +345,8 @@ describe('tool server origins and credentials', () => {
         assert.doesNotMatch(res.text, new RegExp(token));
       }
       assert.equal(ran, 1, 'no tool ran for a refused call');
+      // On loopback a local page's origin is served with the token's rules unchanged.
+      assert.equal((await post(server.url, call, { origin: 'http://localhost:6274', authorization: 'Bearer wrong-token-0123456789' })).status, 401);
       assert.equal((await post(server.url, call, { authorization: `Bearer ${token}` })).status, 200);
       assert.equal((await post(server.url, call, { authorization: `bearer  ${token}` })).status, 200);
       const client = await connect(server.url, { authorization: `Bearer ${token}` });

@@ -126,6 +126,8 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/a2a/query?q=peer_hello', init: { method: 'POST' }, field: 'query.target' },
     { path: '/a2a/query?q=peer_goodbye&target=cam-1', init: { method: 'POST' }, field: 'query.q' },
   ],
+  // JSON-RPC: a bad message is a JSON-RPC error, not the hub's 400 (test/integration/hub-mcp-server.test.ts).
+  'POST /mcp': [],
   'POST /tools/call': [
     { path: '/tools/call', init: { json: { tool: 'get_system_health', arguments: {} } }, field: 'query.target' },
     { path: '/tools/call?target=cam-1', init: { json: { arguments: {} } }, field: 'body.tool' },
@@ -205,7 +207,9 @@ describe('hub routes: 400s and OpenAPI', () => {
               ? { method: 'POST', path: '/a2a/query' }
               : decl.path === '/media/clips/sign'
                 ? { device: 'cam-404', file: 'x.mp4' }
-                : { tool: 'get_system_health', arguments: {} };
+                : decl.path === '/mcp'
+                  ? { jsonrpc: '2.0', id: 1, method: 'ping' }
+                  : { tool: 'get_system_health', arguments: {} };
         // An unsigned /a2a/query answers 401 (not 400) once its own parameters are there.
         const query = decl.path === '/a2a/query' ? 'q=peer_hello&target=cam-404' : 'target=cam-404';
         const r = await api(hub.url, `${decl.path}?${query}&${extra}`, { method: decl.method, json });
