@@ -1,5 +1,7 @@
 import { z } from 'lookout/core';
-import { JOB_STATES } from './service.js';
+
+/** Spec 02's builder job states (here, beside the wire schema, so that service.ts can re-export both without a cycle). */
+export const JOB_STATES = ['QUEUED', 'TRAINING', 'TRAINING_COMPLETE', 'COMPILING', 'COMPILE_COMPLETE', 'DEPLOYING', 'DEPLOYED', 'FAILED'] as const;
 
 const time = z.string().describe('ISO 8601 time');
 

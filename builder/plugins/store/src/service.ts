@@ -25,7 +25,8 @@ export interface BuilderDb {
 export const BUILDER_DB = serviceToken<BuilderDb>('builder.db');
 
 /** Spec 02's builder job states. Clients poll until TRAINING_COMPLETE, COMPILE_COMPLETE, DEPLOYED or FAILED. */
-export const JOB_STATES = ['QUEUED', 'TRAINING', 'TRAINING_COMPLETE', 'COMPILING', 'COMPILE_COMPLETE', 'DEPLOYING', 'DEPLOYED', 'FAILED'] as const;
+import { JOB_STATES } from './job-schema.js';
+export { JOB_STATES };
 export type JobState = (typeof JOB_STATES)[number];
 
 /** What a job does: the stage plugin that runs it names it (train, compile, deploy, …). */
@@ -70,6 +71,8 @@ export interface JobStore {
    */
   transition(id: string, state: JobState, fields?: { reason?: string; result?: Record<string, unknown>; executor?: string }): Job;
   progress(id: string, progress: number, note?: string): void;
+  /** Merges fields into the job's result without a state change (what a restart needs to resume it: a remote job's name). */
+  remember(id: string, fields: Record<string, unknown>): void;
   log(id: string, stream: JobLogLine['stream'], line: string): void;
   logs(id: string, options?: { after?: number; limit?: number }): JobLogLine[];
   /** Jobs a restart interrupted (TRAINING, COMPILING, DEPLOYING): their executor resumes each or fails it with why. */
@@ -77,3 +80,6 @@ export interface JobStore {
 }
 
 export const BUILDER_JOBS = serviceToken<JobStore>('builder.jobs');
+
+/** The job's wire shape, for the stage plugins' route declarations. */
+export { JobSchema } from './job-schema.js';

@@ -90,6 +90,14 @@ export class SqliteJobStore implements JobStore {
     if (changed === 0) throw unknownJob(id);
   }
 
+  remember(id: string, fields: Record<string, unknown>): void {
+    const job = this.get(id);
+    if (!job) throw unknownJob(id);
+    this.db
+      .prepare('UPDATE jobs SET result = ?, updated_at = ? WHERE id = ?')
+      .run(JSON.stringify({ ...(job.result ?? {}), ...fields }), this.now().toISOString(), id);
+  }
+
   log(id: string, stream: JobLogLine['stream'], line: string): void {
     const seq = this.nextSeq(id);
     const text = Buffer.byteLength(line) > this.limits.maxLineBytes ? `${Buffer.from(line).subarray(0, this.limits.maxLineBytes).toString()}…` : line;
