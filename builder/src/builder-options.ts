@@ -1,5 +1,4 @@
-import type { Logger } from '../../core/src/log/logger.js';
-import type { Plugin } from '../../core/src/plugin/context.js';
+import type { Logger, Plugin } from 'lookout/core';
 
 /** The builder's port when none is given (the hub is 8788; the spec leaves the builder's open). */
 export const DEFAULT_BUILDER_PORT = 8790;

@@ -20,6 +20,8 @@ function pluginHome(file) {
 }
 
 const isServiceSurface = (target) => /^((hub|builder)\/)?plugins\/[^/]+\/src\/service\.(js|ts)$/.test(target);
+/** A plugin's loadable module (its default export): what a host lists in its plugin set. */
+const isPluginEntry = (target) => /^((hub|builder)\/)?plugins\/[^/]+\/src\/index\.(js|ts)$/.test(target);
 
 /** A host's or a library's own folder: relative imports stay inside it. */
 function ownFolder(from) {
@@ -46,7 +48,8 @@ function check(context, node) {
   if (!spec.startsWith('.')) {
     if (!spec.startsWith('lookout/')) return;
     if (from.startsWith('core/')) return report('core is the plugin SDK: it imports no library, host or plugin');
-    const hubPlugin = home?.startsWith('hub/plugins/') && spec === 'lookout/hub';
+    // Hub plugins, and the builder's (served by the hub's HTTP composition), may use the hub's services.
+    const hubPlugin = (home?.startsWith('hub/plugins/') || home?.startsWith('builder/plugins/')) && spec === 'lookout/hub';
     if (home && !PLUGIN_ENTRY.test(spec) && !hubPlugin) {
       report(
         "a plugin imports only 'lookout/core' (and 'lookout/core/contracts'), the libraries ('lookout/lib/<name>', 'lookout/native'; 'lookout/hub' in a hub plugin) and the plugins' published services",
@@ -66,6 +69,7 @@ function check(context, node) {
   }
   if (own) {
     if (target === own || target.startsWith(`${own}/`)) return;
+    if (!own.startsWith('lib/') && !own.startsWith('native/') && (isServiceSurface(target) || isPluginEntry(target))) return;
     report(`a host or library imports its own files and public entries only ('lookout/core', 'lookout/lib/<name>', plugins' services; this reaches ${target})`);
     return;
   }
