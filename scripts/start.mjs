@@ -48,9 +48,22 @@ function ensureBuilt() {
   };
   if (!existsSync(join(root, 'node_modules', 'zod'))) run(['install', '--no-audit', '--no-fund']);
   const stamp = join(root, 'dist', 'tsconfig.tsbuildinfo');
-  const sources = Math.max(...['core', 'lib', join('native', 'ts'), 'plugins', 'edge', 'hub', 'operator', 'builder', 'test'].map((d) => newestMtime(join(root, d))));
+  const sources = Math.max(
+    ...['core', 'lib', join('native', 'ts'), 'plugins', 'edge', 'hub', 'operator', 'builder', 'test'].map((d) => newestMtime(join(root, d))),
+  );
   const consolePage = join(root, 'dist', 'hub', 'plugins', 'console', 'web', 'index.html');
   if (!existsSync(stamp) || !existsSync(join(root, 'dist', 'schemas')) || !existsSync(consolePage) || statSync(stamp).mtimeMs < sources) run(['run', 'build']);
+}
+
+/** A port free now, picked by the system. */
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /** The preferred port when free, else one the system picks (so a second `npm start` still runs). */
@@ -144,8 +157,19 @@ async function main() {
     devices: FLEET.map((d) => ({ deviceId: d.id, dataRoot: join(work, 'devices', d.id), ips: ['127.0.0.1'] })),
     hubDataDir: hubDir,
   });
+  // The model builder beside the hub (docs/builder.md): the hub passes /api/* to it, and its deploy
+  // stage asks the hub for a device's detector status, so the hub's port is chosen first.
+  const hubPort = Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))) || (await freePort());
+  const { startBuilder } = await import(join(root, 'dist', 'builder', 'src', 'start-builder.js'));
+  const builder = await startBuilder({
+    port: Number(process.env.LOOKOUT_BUILDER_PORT ?? (await portOr(8790))),
+    dataDir: join(work, 'builder'),
+    env: { ...process.env, LOOKOUT_BUILDER_HUB_URL: `http://127.0.0.1:${hubPort}` },
+    logger: createLogger({ name: 'lookout-builder', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
+  });
   const hub = await startHub({
-    port: Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))),
+    port: hubPort,
+    builderUrl: builder.url,
     brokerPort: Number(process.env.LOOKOUT_BROKER_PORT ?? (await portOr(1883))),
     dataDir: hubDir,
     registryFile,
@@ -168,6 +192,7 @@ async function main() {
     for (const d of devices) d.child.kill('SIGTERM');
     await Promise.all(devices.map((d) => new Promise((r) => (d.child.exitCode !== null ? r() : d.child.once('exit', r)))));
     await hub.close();
+    await builder.close();
     process.exit(0);
   };
   process.once('SIGINT', stop);
@@ -196,6 +221,7 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
   recorders      ${u}/fleet/recorder-inventory
   snapshot       ${u}/stream/snapshot?target=sim-cam-1&w=640
   play a clip    ${clip ? `${u}${clip}` : `(no chunk yet: open ${u}/fleet/playback-ready in a few seconds)`}
+  model builder  ${u}/api/ontology   (lookout-builder at ${builder.url}; docs/builder.md)
   OpenAPI        ${u}/openapi.json
   metrics        ${u}/metrics
   broker         ${hub.brokerUrl}

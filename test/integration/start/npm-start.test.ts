@@ -1,6 +1,6 @@
 /**
- * `npm start` as a newcomer runs it (scripts/start.mjs): the hub, its embedded broker and the simulated
- * fleet come up, the banner says where to look, the addresses it prints answer, and Ctrl-C (SIGTERM
+ * `npm start` as a newcomer runs it (scripts/start.mjs): the hub, its embedded broker, the model builder
+ * and the simulated fleet come up, the banner says where to look, the addresses it prints answer, and Ctrl-C (SIGTERM
  * here) stops everything. Its fleet lives in a folder of the test's own (LOOKOUT_DEV_DIR) and every
  * port is picked by the system, so it runs beside a developer's own `npm start`.
  */
@@ -71,6 +71,20 @@ describe('npm start', () => {
     }
     assert.ok(JSON.stringify(latest).includes('"dets"'), `a device's dets reach the cache: ${JSON.stringify(latest).slice(0, 500)}`);
     assert.equal((await fetch(`${hubUrl}/openapi.json`)).status, 200);
+  });
+
+  it('runs the model builder beside the hub: /api/* through the hub reaches it', async () => {
+    assert.match(output, /^ {2}model builder +\S+\/api\/ontology/m, output);
+    const r = await fetch(`${hubUrl}/api/ontology`);
+    const text = await r.text();
+    assert.equal(r.status, 200, text);
+    assert.match(text, /handgun/, 'the weapons default ontology');
+    // The README's next two lines, as written there.
+    const compiled = await fetch(`${hubUrl}/api/ontology/compile`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const labels = (await compiled.json()) as { ontology_hash?: string };
+    assert.ok([200, 201].includes(compiled.status), JSON.stringify(labels));
+    assert.match(labels.ontology_hash ?? '', /^sha256:/);
+    assert.equal((await fetch(`${hubUrl}/api/pipeline/jobs`)).status, 200);
   });
 
   it('stops everything on SIGTERM (Ctrl-C), exiting 0', async () => {
