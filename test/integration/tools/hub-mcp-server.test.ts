@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { freePort } from '../../support/free-port.js';
-import { startMcpFleet, type McpFleet } from '../hub-mcp-fixture.js';
+import { startMcpFleet, type McpFleet } from './hub-mcp-fixture.js';
 
 const DEVICE = 'cam-mcp';
 const FLEET_TOOLS = ['fleet_devices', 'fleet_latest', 'fleet_health', 'fleet_readiness', 'playback_ready_clips', 'snapshot'];

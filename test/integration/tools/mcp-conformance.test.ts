@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { APPLICABLE_SCENARIOS, NOT_APPLICABLE_SCENARIOS } from './mcp-conformance-scenarios.js';
-import { startMcpFleet, type McpFleet } from '../hub-mcp-fixture.js';
+import { startMcpFleet, type McpFleet } from './hub-mcp-fixture.js';
 
 const require = createRequire(import.meta.url);
 const SUITE = join(dirname(require.resolve('@modelcontextprotocol/conformance/package.json')), 'dist', 'index.js');

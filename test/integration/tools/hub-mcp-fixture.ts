@@ -7,11 +7,11 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { packageRoot } from '../../core/src/paths/package-root.js';
-import type { HubOptions } from '../../hub/src/hub-options.js';
-import type { RunningHub } from '../../hub/src/start-hub.js';
-import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
-import { api, testHub, TEST_FLEET_SECRET, waitFor } from '../support/hub-helpers.js';
+import { packageRoot } from '../../../core/src/paths/package-root.js';
+import type { HubOptions } from '../../../hub/src/hub-options.js';
+import type { RunningHub } from '../../../hub/src/start-hub.js';
+import { startDeviceProcess, type DeviceProcess } from '../../support/device-process.js';
+import { api, testHub, TEST_FLEET_SECRET, waitFor } from '../../support/hub-helpers.js';
 
 export interface McpFleet {
   hub: RunningHub;
