@@ -1,7 +1,7 @@
 import { LookoutError, recordingsRoot } from 'lookout/core';
-import { dropGoneFromManifest, pruneRecordings } from 'lookout/plugins/recorder';
+import { localChunkStore, pruneStore, type ManualPruneReport } from 'lookout/plugins/recorder';
 import { defineCommand, SSH_EXITS } from './command-spec.js';
-import { pruneRemote } from './remote/remote-prune.js';
+import { sftpChunkStore } from './remote/remote-prune.js';
 
 /**
  * `lookout prune-recordings`: spec 02's prune script on a device data root: it keeps exactly KEEP_CHUNKS,
@@ -44,25 +44,23 @@ Options:
       throw new LookoutError('config_invalid', `--keep (or KEEP_CHUNKS) must be a whole number of at least 1, not "${keepText}"`, { details: { usage: true } });
     }
     const dryRun = values['dry-run'] || process.env.DRY_RUN === '1';
-    let report: Awaited<ReturnType<typeof pruneRecordings>>;
-    let manifestDropped: number;
+    let report: ManualPruneReport;
     let dir: string;
     const device = positionals[0];
     if (device) {
       const session = await connect(device);
       try {
         dir = session.path(values['recordings-dir'] ?? process.env.RECORDINGS_DIR ?? '/data/recordings');
-        ({ manifest_lines_dropped: manifestDropped, ...report } = await pruneRemote(session, dir, { keep, dryRun }));
+        report = await pruneStore(sftpChunkStore(session), dir, { keep, dryRun });
       } finally {
         session.close();
       }
     } else {
       dir = recordingsRoot(values['data-dir'], values['recordings-dir'] ?? process.env.RECORDINGS_DIR);
-      report = await pruneRecordings(dir, { keep, dryRun });
-      manifestDropped = dryRun ? 0 : await dropGoneFromManifest(dir);
+      report = await pruneStore(localChunkStore, dir, { keep, dryRun });
     }
     if (values.json) {
-      console.log(JSON.stringify({ ...report, manifest_lines_dropped: manifestDropped }));
+      console.log(JSON.stringify(report));
       return 0;
     }
     const verb = dryRun ? 'would remove' : 'removed';
