@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { LookoutError, parseEnv, resolveLayer, DEVICE_PATHS, type LayerId } from 'lookout/core';
 import {
   firstPartyPlugins,
@@ -12,18 +11,15 @@ import {
   declaredKeys,
   parsePluginConfig,
 } from 'lookout/core/host';
-import { EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
-import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
-import { BUS_OPTIONS, BUS_OPTIONS_HELP, waitSeconds, watchHello, type HelloWatch } from './remote/hello-wait.js';
+import { EXIT } from './exit-codes.js';
+import { defineCommand, SSH_EXITS } from './command-spec.js';
+import { waitSeconds, watchHello, type HelloWatch } from './remote/hello-wait.js';
 import { envDiff, formatEnvDiff } from './remote/env-diff.js';
 
 const USAGE = 'lookout apply-layer <layer> <device> [--dry-run] [--restart] [--root <dir>] [--json]   (local: lookout apply-layer <layer> --data-dir <dir>)';
 export const DEFAULT_SERVICE_COMMAND = 'systemctl restart lookout-edge';
 
-const HELP = `${USAGE}
-
-Applies a configuration layer to a device (spec 02's apply script). The layer's env is checked
+const ABOUT = `Applies a configuration layer to a device (spec 02's apply script). The layer's env is checked
 first against the keys the plugins declare (a bad value refuses, an undeclared key warns); then the
 writable mirror (/app-storage/config/edge_v3_layer.env) and the durable file
 (/data/config/edge_v3_layer.env) are written over SFTP, each atomically (temp file, then rename).
@@ -38,18 +34,13 @@ Options:
   --restart                  restart the runtime and wait for its hello with the layer (also APPLY_RESTART=1)
   --service-command <cmd>    how the device restarts the runtime (default "${DEFAULT_SERVICE_COMMAND}")
   --data-dir <dir>           local mode: the data root to write under
-  --json                     the result as one JSON object
+  --json                     the result as one JSON object`;
 
-${SSH_OPTIONS_HELP}
-
-${BUS_OPTIONS_HELP}
-
-Examples:
-  DEVICE_PASSWORD=… lookout apply-layer layer3 cam-1 --registry hub/registry.json --dry-run
-  DEVICE_PASSWORD=… APPLY_RESTART=1 lookout apply-layer layer2_tracker 10.0.0.21 --device-id cam-1 --mqtt mqtt://10.0.0.2:1883
-  lookout apply-layer layer4_thermal --data-dir ./dev-device
-
-${EXIT_CODES_HELP}`;
+const EXAMPLES = [
+  `DEVICE_PASSWORD=… lookout apply-layer layer3 cam-1 --registry hub/registry.json --dry-run`,
+  `DEVICE_PASSWORD=… APPLY_RESTART=1 lookout apply-layer layer2_tracker 10.0.0.21 --device-id cam-1 --mqtt mqtt://10.0.0.2:1883`,
+  `lookout apply-layer layer4_thermal --data-dir ./dev-device`,
+];
 
 interface CheckedLayer {
   layer: LayerId;
@@ -84,24 +75,22 @@ export async function checkLayer(alias: string, envFile?: string): Promise<Check
   return { layer, text, env, warnings };
 }
 
-export const applyLayerCommand: OperatorCommand = {
+export const applyLayerCommand = defineCommand({
   summary: 'apply a layer to a device over SSH (checked, mirror then durable file, atomically; --restart waits for the hello) or to a local data root',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...SSH_OPTIONS,
-        ...BUS_OPTIONS,
-        'data-dir': { type: 'string' },
-        'layer-env': { type: 'string' },
-        'dry-run': { type: 'boolean', default: false },
-        restart: { type: 'boolean', default: false },
-        'service-command': { type: 'string', default: DEFAULT_SERVICE_COMMAND },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...SSH_EXITS, EXIT.checkFailed],
+  ssh: true,
+  bus: true,
+  options: {
+    'data-dir': { type: 'string' },
+    'layer-env': { type: 'string' },
+    'dry-run': { type: 'boolean', default: false },
+    restart: { type: 'boolean', default: false },
+    'service-command': { type: 'string', default: DEFAULT_SERVICE_COMMAND },
+  },
+  async run({ values, positionals, connect }) {
     const [alias, device] = positionals;
     if (!alias) throw new LookoutError('config_invalid', 'apply-layer needs a layer, e.g. `lookout apply-layer layer2`', { details: { usage: true } });
     if (!device) {
@@ -117,7 +106,7 @@ export const applyLayerCommand: OperatorCommand = {
     for (const w of checked.warnings) console.error(`warning: ${w}`);
     const waitMs = restart ? waitSeconds(values) * 1000 : 0;
 
-    const session = await openSession(device, values);
+    const session = await connect(device);
     let watch: HelloWatch | undefined;
     try {
       const mirror = session.path(DEVICE_PATHS.mirrorLayerEnv);
@@ -153,4 +142,4 @@ export const applyLayerCommand: OperatorCommand = {
       session.close();
     }
   },
-};
+});

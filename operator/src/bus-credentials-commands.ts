@@ -1,6 +1,5 @@
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import {
   HUB_BUS_USER,
   OPERATOR_BUS_USER,
@@ -13,7 +12,7 @@ import {
   mosquittoPasswordLine,
 } from 'lookout/lib/auth';
 import { LookoutError } from 'lookout/core';
-import type { OperatorCommand } from './lookout-cli.js';
+import { BASE_EXITS, defineCommand } from './command-spec.js';
 import { mosquittoConf, type MosquittoConfOptions } from './mosquitto-conf.js';
 
 const HUB_DATA_DIR = { 'hub-data-dir': { type: 'string', default: '.lookout-dev/hub' } } as const;
@@ -24,12 +23,25 @@ async function fleetSecret(hubDataDir: string): Promise<string> {
 }
 
 /** `lookout device-credentials <id>`: the environment a device started by hand needs (bus password, tool token, mesh key). */
-export const deviceCredentialsCommand: OperatorCommand = {
+export const deviceCredentialsCommand = defineCommand({
   summary: "print a device's bus credentials, tool token and the fleet's mesh key (env lines), derived from the hub's fleet secret",
   usage:
     'lookout device-credentials <device-id> [--hub-data-dir <dir>] [--json]   e.g. env $(lookout device-credentials cam-1) lookout-edge --device-id cam-1 …',
-  async run(args) {
-    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { ...HUB_DATA_DIR, json: { type: 'boolean' } } });
+  synopsis: `lookout device-credentials <device-id> [--hub-data-dir <dir>] [--json]`,
+  about: `Prints the environment a device started by hand needs, derived from the hub's fleet secret
+(LOOKOUT_FLEET_SECRET, else <hub-data-dir>/fleet-secret; never created here): its bus user and
+password, its tool token and the fleet's mesh key, as env lines (or JSON).
+
+Options:
+  --hub-data-dir <dir>   the hub's data folder (default .lookout-dev/hub)
+  --json                 one JSON object`,
+  examples: [
+    `env $(lookout device-credentials cam-1) lookout-edge --device-id cam-1 --mqtt mqtt://10.0.0.2:1883`,
+    `lookout device-credentials cam-2 --hub-data-dir /var/lib/lookout-hub --json`,
+  ],
+  exits: BASE_EXITS,
+  options: { ...HUB_DATA_DIR, json: { type: 'boolean' } },
+  async run({ values, positionals }) {
     const id = positionals[0];
     if (!id) throw new LookoutError('config_invalid', 'device-credentials needs a device id', { details: { usage: true } });
     const secret = await fleetSecret(values['hub-data-dir']);
@@ -49,7 +61,7 @@ export const deviceCredentialsCommand: OperatorCommand = {
     );
     return 0;
   },
-};
+});
 
 /** The bus user a `bus-credentials` argument names: `hub` and `operator` as short forms of their user names. */
 function busUserOf(name: string): { username: string; clientIds: string } {
@@ -65,15 +77,27 @@ function busUserOf(name: string): { username: string; clientIds: string } {
  * The password is printed only with --reveal, to stdout (never to a log), so that a plain call
  * shows who connects how without putting a secret on the screen or in a terminal's scrollback.
  */
-export const busCredentialsCommand: OperatorCommand = {
+export const busCredentialsCommand = defineCommand({
   summary: 'print the bus user of the hub, the operator or a device (its password only with --reveal), derived from the fleet secret',
   usage: 'lookout bus-credentials <hub|operator|device-id> [--reveal] [--url <mqtt-url>] [--json] [--hub-data-dir <dir>]',
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { ...HUB_DATA_DIR, reveal: { type: 'boolean' }, url: { type: 'string' }, json: { type: 'boolean' } },
-    });
+  about: `Prints a bus user derived from the hub's fleet secret (LOOKOUT_FLEET_SECRET, else
+<hub-data-dir>/fleet-secret; never created here): the hub (lookout-hub), the operator and its tools
+(lookout-operator), or a device (its id). The password is printed only with --reveal; without it
+stderr says which client ids the user connects with.
+
+Options:
+  --reveal               print the password (LOOKOUT_MQTT_PASSWORD=…, or inside --url)
+  --url <mqtt-url>       print this broker URL with the user (and with --reveal the password) in it
+  --json                 one JSON object {username, client_ids, password?, url?}
+  --hub-data-dir <dir>   the hub's data folder (default .lookout-dev/hub)`,
+  examples: [
+    `export LOOKOUT_HUB_MQTT=$(lookout bus-credentials hub --reveal --url mqtt://broker.lan:1884)`,
+    `env $(lookout bus-credentials operator --reveal) lookout tap all --mqtt mqtt://broker.lan:1884`,
+    `lookout bus-credentials cam-1`,
+  ],
+  exits: BASE_EXITS,
+  options: { ...HUB_DATA_DIR, reveal: { type: 'boolean' }, url: { type: 'string' }, json: { type: 'boolean' } },
+  async run({ values, positionals }) {
     const name = positionals[0];
     if (!name || positionals.length > 1) {
       throw new LookoutError('config_invalid', 'bus-credentials takes one user: hub, operator or a device id', { details: { usage: true } });
@@ -109,32 +133,51 @@ export const busCredentialsCommand: OperatorCommand = {
     if (!reveal) console.error(`client ids: ${clientIds}; the password is not shown: --reveal prints it`);
     return 0;
   },
-};
+});
 
 /** `lookout broker-acl`: the bus ACL as a mosquitto acl_file, its password_files and the mosquitto.conf lines that use them. */
-export const brokerAclCommand: OperatorCommand = {
+export const brokerAclCommand = defineCommand({
   summary: 'write the bus ACL as a mosquitto acl_file (and the password_files of the devices and of the hub and operator, and the listeners that use them)',
   usage:
     'lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--admin-password-file <file>] [--conf <snippet> [--bind <ip>] [--port <n>] [--admin-port <n>] [--certfile <f> --keyfile <f> [--cafile <f> [--require-certificate]]]] [--hub-data-dir <dir>]',
-  async run(args) {
-    const { values } = parseArgs({
-      args,
-      options: {
-        ...HUB_DATA_DIR,
-        out: { type: 'string' },
-        'password-file': { type: 'string' },
-        'admin-password-file': { type: 'string' },
-        devices: { type: 'string' },
-        conf: { type: 'string' },
-        bind: { type: 'string' },
-        port: { type: 'string' },
-        'admin-port': { type: 'string' },
-        certfile: { type: 'string' },
-        keyfile: { type: 'string' },
-        cafile: { type: 'string' },
-        'require-certificate': { type: 'boolean' },
-      },
-    });
+  synopsis: `lookout broker-acl [--out <acl_file>] [--password-file <file> --devices <id,id,…>] [--admin-password-file <file>]
+                   [--conf <snippet> [--bind <ip>] [--port <n>] [--admin-port <n>]
+                    [--certfile <f> --keyfile <f> [--cafile <f> [--require-certificate]]]] [--hub-data-dir <dir>]`,
+  positionals: false,
+  about: `Writes the bus ACL as a mosquitto acl_file (each device writes only its own topics; the hub and the
+operator read all). --password-file writes the devices' password_file (the given devices), and
+--admin-password-file the one of the hub and the operator, their passwords derived from the hub's
+fleet secret. --conf writes the mosquitto.conf lines that use them: two listeners with their own
+settings, the devices' (port 1883; 8883 with TLS), where a device's client id is its user name so
+that no device can take another's session, and the hub's and operator tools' (1884; 8884 with TLS),
+where each client keeps a client id of its own (two hubs, a hub's replicas, several lookout tap).
+Plain MQTT listens on 127.0.0.1 unless --bind gives another address; with --certfile and --keyfile
+the listeners are TLS and serve every interface (or --bind). With --cafile (the fleet CA) and
+--require-certificate, each device authenticates by its fleet certificate instead of a password:
+its CN, the device id, is its user name (require_certificate, use_identity_as_username); the ACL
+and the client id rule stay. Without --out the ACL goes to stdout.`,
+  examples: [
+    `lookout broker-acl --out /etc/mosquitto/lookout/acl --password-file /etc/mosquitto/lookout/passwd --devices cam-1,cam-2 \\`,
+    `  --admin-password-file /etc/mosquitto/lookout/passwd-admin --conf /etc/mosquitto/conf.d/lookout.conf \\`,
+    `  --certfile /etc/mosquitto/certs/broker.crt --keyfile /etc/mosquitto/certs/broker.key`,
+  ],
+  exits: BASE_EXITS,
+  options: {
+    ...HUB_DATA_DIR,
+    out: { type: 'string' },
+    'password-file': { type: 'string' },
+    'admin-password-file': { type: 'string' },
+    devices: { type: 'string' },
+    conf: { type: 'string' },
+    bind: { type: 'string' },
+    port: { type: 'string' },
+    'admin-port': { type: 'string' },
+    certfile: { type: 'string' },
+    keyfile: { type: 'string' },
+    cafile: { type: 'string' },
+    'require-certificate': { type: 'boolean' },
+  },
+  async run({ values }) {
     // Checked before anything is written: a half-written broker setup is worse than none.
     const conf = values.conf ? confOptions(values) : undefined;
     const acl = mosquittoAcl();
@@ -163,7 +206,7 @@ export const brokerAclCommand: OperatorCommand = {
     if (values.conf && conf) await writeFile(values.conf, mosquittoConf(conf), { mode: 0o644 });
     return 0;
   },
-};
+});
 
 /** The --conf options, refused as a usage error when a file the snippet names is not being written or a port is bad. */
 function confOptions(values: Record<string, string | boolean | undefined>): MosquittoConfOptions {

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { LookoutError } from 'lookout/core';
 import { provisionFleetCertificates, type FleetCertificatesReport, type FleetCertificatesRequest } from 'lookout/lib/tls';
 import { certsStatus, certsStatusExitCode, certsStatusTable, parseCertsStatusArgs } from './certs-status.js';
-import type { OperatorCommand } from './lookout-cli.js';
+import { BASE_EXITS, type OperatorCommand } from './command-spec.js';
+import { EXIT } from './exit-codes.js';
 
 const USAGE =
   'lookout certs --ca-dir <dir> [--device <id> --data-root <dir> [--ip <addr>]...]... [--hub-data <dir> [--hub-host <name>] [--san <name|addr>]...] [--renew] [--json]\n' +
@@ -109,6 +110,8 @@ export const certsCommand: OperatorCommand = {
   summary:
     'create the fleet CA (first use), issue and renew the device certificates and the hub’s client and HTTPS server certificates; `certs status` shows their expiry; --help for examples',
   usage: USAGE,
+  // certs parses its own groups (--device … --data-root … per device) and prints its own help.
+  exits: [...BASE_EXITS, [EXIT.authRefused, 'certs status: a certificate expires within 30 days, has expired or is missing']],
   async run(args) {
     if (args[0] === 'status') {
       const options = parseCertsStatusArgs(args.slice(1));

@@ -2,14 +2,14 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs, promisify } from 'node:util';
+import { promisify } from 'node:util';
 import { LookoutError, packageRoot } from 'lookout/core';
-import { EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
+import { EXIT } from './exit-codes.js';
+import { defineCommand, SSH_EXITS } from './command-spec.js';
 import { DEFAULT_SERVICE_COMMAND } from './apply-layer-command.js';
-import { commandTimeoutMs, openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
+import { commandTimeoutMs } from './remote/device-target.js';
 import { shellQuote, type DeviceSession } from './remote/device-session.js';
-import { BUS_OPTIONS, BUS_OPTIONS_HELP, waitSeconds, watchHello, type HelloWatch } from './remote/hello-wait.js';
+import { waitSeconds, watchHello, type HelloWatch } from './remote/hello-wait.js';
 import { progressFor } from './remote/progress.js';
 import { uploadResumable } from './remote/resumable-upload.js';
 
@@ -17,9 +17,7 @@ const run = promisify(execFile);
 const USAGE = 'lookout deploy <device> [--bundle <file.tar.gz>] [--service-command <cmd>] [--mqtt <url>] [--root <dir>] [--json]';
 const BASE = '/opt/lookout';
 
-const HELP = `${USAGE}
-
-Deploys the device runtime: builds a release bundle (npm run bundle) unless --bundle names one,
+const ABOUT = `Deploys the device runtime: builds a release bundle (npm run bundle) unless --bundle names one,
 copies it over SFTP (resumable, SHA-256 checked on the device), unpacks it into
 /opt/lookout/releases/<version>, switches /opt/lookout/current to it in one step (a symlink renamed
 over the old one), restarts the service (the repo's deploy/lookout-edge.service; the command is
@@ -32,17 +30,12 @@ Options:
   --arch <arch>              the device's architecture when building (default this machine's)
   --service-command <cmd>    restarts the runtime on the device (default "${DEFAULT_SERVICE_COMMAND}")
   --keep <n>                 releases kept on the device, the active and previous included (default 3)
-  --json                     the result as one JSON object
+  --json                     the result as one JSON object`;
 
-${SSH_OPTIONS_HELP}
-
-${BUS_OPTIONS_HELP}
-
-Examples:
-  DEVICE_PASSWORD=… lookout deploy cam-1 --registry hub/registry.json --mqtt mqtt://10.0.0.2:1883
-  LOOKOUT_SSH_KEY_FILE=~/.ssh/fleet lookout deploy 10.0.0.21 --device-id cam-1 --bundle dist-bundle/lookout-edge-0.2.0-linux-arm64.tar.gz --arch arm64
-
-${EXIT_CODES_HELP}`;
+const EXAMPLES = [
+  `DEVICE_PASSWORD=… lookout deploy cam-1 --registry hub/registry.json --mqtt mqtt://10.0.0.2:1883`,
+  `LOOKOUT_SSH_KEY_FILE=~/.ssh/fleet lookout deploy 10.0.0.21 --device-id cam-1 --bundle dist-bundle/lookout-edge-0.2.0-linux-arm64.tar.gz --arch arm64`,
+];
 
 interface BundleManifest {
   version: string;
@@ -91,23 +84,21 @@ async function currentRelease(session: DeviceSession): Promise<string | undefine
   return /^releases\/([^/]+)$/.exec(target)?.[1];
 }
 
-export const deployCommand: OperatorCommand = {
+export const deployCommand = defineCommand({
   summary: 'deploy a release bundle of lookout-edge to a device: unpack, switch current atomically, restart, wait for the hello, roll back on failure',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...SSH_OPTIONS,
-        ...BUS_OPTIONS,
-        bundle: { type: 'string' },
-        arch: { type: 'string' },
-        'service-command': { type: 'string', default: DEFAULT_SERVICE_COMMAND },
-        keep: { type: 'string', default: '3' },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...SSH_EXITS, EXIT.checkFailed, EXIT.rolledBack],
+  ssh: true,
+  bus: true,
+  options: {
+    bundle: { type: 'string' },
+    arch: { type: 'string' },
+    'service-command': { type: 'string', default: DEFAULT_SERVICE_COMMAND },
+    keep: { type: 'string', default: '3' },
+  },
+  async run({ values, positionals, connect }) {
     const [device] = positionals;
     if (!device || positionals.length > 1) throw new LookoutError('config_invalid', `deploy takes one device: ${USAGE}`, { details: { usage: true } });
     const keep = Number(values.keep);
@@ -126,7 +117,7 @@ export const deployCommand: OperatorCommand = {
           details: { usage: true },
         });
       }
-      session = await openSession(device, values);
+      session = await connect(device);
       const releases = session.path(`${BASE}/releases`);
       const previous = await currentRelease(session);
 
@@ -203,4 +194,4 @@ export const deployCommand: OperatorCommand = {
       await rm(scratch, { recursive: true, force: true });
     }
   },
-};
+});

@@ -13,16 +13,33 @@ export const EXIT = {
   rolledBack: 8,
 } as const;
 
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The one exit-code table: what each code means, for every command's help and for `lookout help`. */
+export const EXIT_MEANINGS: Record<ExitCode, string> = {
+  0: 'done (a gate passed)',
+  1: 'failed (the message says why)',
+  2: 'usage: an unknown option, a missing or bad argument',
+  3: 'the device refused the SSH credentials (DEVICE_PASSWORD or the key)',
+  4: "the device's host key is not pinned, or is another than the pinned one (refused before any credential is sent)",
+  5: 'the device (or the broker) is unreachable: nothing listens, or no answer in time',
+  6: 'not enough free space on the device (the figures are in the message)',
+  7: 'a check failed: a checksum on the device, the soak gate, no hello with the new version or layer',
+  8: 'deploy: the new release did not come up and the previous one was restored',
+};
+
+/** A code a command can return, with the table's meaning or, where the command gives the code its own (readiness's 3), that one. */
+export type ExitSpec = ExitCode | readonly [ExitCode, string];
+
+export function exitCodeRows(exits: readonly ExitSpec[]): string {
+  return exits
+    .map((e) => (typeof e === 'number' ? [e, EXIT_MEANINGS[e]] : e))
+    .map(([code, meaning]) => `  ${code}  ${meaning}`)
+    .join('\n');
+}
+
 export const EXIT_CODES_HELP = `Exit codes (lookout readiness has its own: 0 ready, 1 not ready, 3 degraded):
-  0  done (a gate passed)
-  1  failed (the message says why)
-  2  usage: an unknown option, a missing or bad argument
-  3  the device refused the SSH credentials (DEVICE_PASSWORD or the key)
-  4  the device's host key is not pinned, or is another than the pinned one (refused before any credential is sent)
-  5  the device (or the broker) is unreachable: nothing listens, or no answer in time
-  6  not enough free space on the device (the figures are in the message)
-  7  a check failed: a checksum on the device, the soak gate, no hello with the new version or layer
-  8  deploy: the new release did not come up and the previous one was restored`;
+${exitCodeRows(Object.values(EXIT))}`;
 
 /** The exit code a failure gives. */
 export function exitCodeOf(err: unknown): number {

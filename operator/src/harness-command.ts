@@ -1,19 +1,16 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { LookoutError, packageVersion } from 'lookout/core';
-import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
+import { EXIT } from './exit-codes.js';
 import { formatMismatches, mismatches, type Mismatch } from './harness/expectation.js';
-import type { OperatorCommand } from './lookout-cli.js';
+import { BASE_EXITS, defineCommand } from './command-spec.js';
 
 const USAGE = 'lookout harness --mode live-mcp <scenarios.yaml|json>… [--url <tool server url>] [--json]';
 
-const HELP = `${USAGE}
-
-The live tool harness (spec 02's test_harness --mode live-mcp): each scenario file names a device's
+const ABOUT = `The live tool harness (spec 02's test_harness --mode live-mcp): each scenario file names a device's
 MCP tool server and cases: a tool, its arguments and what the answer must hold. Every case is a real
 tools/call against the live device; a failing expectation shows the diff (each path, expected and
 actual). Exits 0 when every case passed, 7 when one failed, 5 when a tool server cannot be reached.
@@ -34,13 +31,12 @@ Options:
   --mode live-mcp            the only mode: tool calls against live devices
   --url <url>                the tool server for files that name none
   --timeout-ms <n>           per call (default 15000)
-  --json                     the results as one JSON object
+  --json                     the results as one JSON object`;
 
-Examples:
-  LOOKOUT_TOOL_TOKEN=… lookout harness --mode live-mcp scenarios/tools-layer2.yaml
-  lookout harness --mode live-mcp a.yaml b.json --url http://127.0.0.1:8765/mcp --json
-
-${EXIT_CODES_HELP}`;
+const EXAMPLES = [
+  `LOOKOUT_TOOL_TOKEN=… lookout harness --mode live-mcp scenarios/tools-layer2.yaml`,
+  `lookout harness --mode live-mcp a.yaml b.json --url http://127.0.0.1:8765/mcp --json`,
+];
 
 const ScenarioSchema = z.strictObject({
   url: z.url().optional(),
@@ -102,21 +98,14 @@ function answerOf(answer: object): unknown {
   }
 }
 
-export const harnessCommand: OperatorCommand = {
+export const harnessCommand = defineCommand({
   summary: 'live tool scenarios (--mode live-mcp): tools/call against live devices with expected results; a failing expectation shows the diff',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        mode: { type: 'string' },
-        url: { type: 'string' },
-        'timeout-ms': { type: 'string', default: '15000' },
-        json: { type: 'boolean', default: false },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...BASE_EXITS, EXIT.unreachable, EXIT.checkFailed],
+  options: { mode: { type: 'string' }, url: { type: 'string' }, 'timeout-ms': { type: 'string', default: '15000' }, json: { type: 'boolean', default: false } },
+  async run({ values, positionals }) {
     if (values.mode !== 'live-mcp')
       throw new LookoutError('config_invalid', `--mode: live-mcp is the harness's mode, not ${values.mode ?? '(none)'}`, { details: { usage: true } });
     if (positionals.length === 0) throw new LookoutError('config_invalid', `harness needs scenario files: ${USAGE}`, { details: { usage: true } });
@@ -186,4 +175,4 @@ export const harnessCommand: OperatorCommand = {
     else console.log(`\n${results.length - failed} of ${results.length} cases passed`);
     return failed === 0 ? 0 : EXIT.checkFailed;
   },
-};
+});

@@ -17,23 +17,9 @@ import { visualGateCommand } from './visual-gate-command.js';
 import { soakMatrixCommand } from './soak-matrix-command.js';
 import { harnessCommand } from './harness-command.js';
 import { EXIT_CODES_HELP, exitCodeOf } from './exit-codes.js';
-import {
-  BROKER_ACL_HELP,
-  BUS_CREDENTIALS_HELP,
-  DEVICE_CREDENTIALS_HELP,
-  LAYERS_HELP,
-  PLUGINS_HELP,
-  READINESS_HELP,
-  VERIFY_CONTRACT_HELP,
-} from './command-help.js';
+import { BASE_EXITS, defineCommand, type OperatorCommand } from './command-spec.js';
 
-export interface OperatorCommand {
-  summary: string;
-  usage: string;
-  /** Full help (options, examples, exit codes), shown by `lookout <command> --help`. */
-  help?: string;
-  run(args: string[]): Promise<number>;
-}
+export type { OperatorCommand } from './command-spec.js';
 
 /** Subcommands of `lookout`: the SSH commands first (apply-layer … harness), then the fleet's local tools. */
 export const COMMANDS: Record<string, OperatorCommand> = {
@@ -47,23 +33,28 @@ export const COMMANDS: Record<string, OperatorCommand> = {
   'visual-gate': visualGateCommand,
   'soak-matrix': soakMatrixCommand,
   harness: harnessCommand,
-  'verify-contract': { ...verifyContractCommand, help: VERIFY_CONTRACT_HELP },
-  'device-credentials': { ...deviceCredentialsCommand, help: DEVICE_CREDENTIALS_HELP },
-  'bus-credentials': { ...busCredentialsCommand, help: BUS_CREDENTIALS_HELP },
-  'broker-acl': { ...brokerAclCommand, help: BROKER_ACL_HELP },
-  plugins: { ...pluginsCommand, help: PLUGINS_HELP },
+  'verify-contract': verifyContractCommand,
+  'device-credentials': deviceCredentialsCommand,
+  'bus-credentials': busCredentialsCommand,
+  'broker-acl': brokerAclCommand,
+  plugins: pluginsCommand,
   'prune-recordings': pruneRecordingsCommand,
-  readiness: { ...readinessCommand, help: READINESS_HELP },
+  readiness: readinessCommand,
   certs: certsCommand,
-  layers: {
+  layers: defineCommand({
     summary: 'list the configuration layers and their aliases',
     usage: 'lookout layers',
-    help: LAYERS_HELP,
+    positionals: false,
+    about: `Lists the configuration layers (cumulative: each adds to the ones before) and their aliases, which
+every command taking a layer accepts.`,
+    examples: ['lookout layers', 'lookout apply-layer layer3_depth cam-1 --dry-run'],
+    exits: BASE_EXITS,
+    options: {},
     async run() {
       for (const id of LAYER_IDS) console.log(`${LAYERS[id].aliases.join(' | ').padEnd(28)} ${LAYERS[id].adds}`);
       return 0;
     },
-  },
+  }),
 };
 
 export function helpText(): string {

@@ -1,16 +1,13 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { LookoutError, packageRoot } from 'lookout/core';
-import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
+import { EXIT } from './exit-codes.js';
+import { defineCommand } from './command-spec.js';
 import { readPlan, stepArgs, stepsOf, type PlannedStep } from './orchestrate/plan.js';
 
 const USAGE = 'lookout orchestrate --batch <plan.yaml|json> [--matrix] [--prune-first] [--tap] [--json]';
 
-const HELP = `${USAGE}
-
-Runs a pipeline of operator steps from a plan (spec 02's orchestrator): for each device in turn,
+const ABOUT = `Runs a pipeline of operator steps from a plan (spec 02's orchestrator): for each device in turn,
 the steps in order, each a \`lookout <command>\` of its own (its output kept, its exit code judged);
 a device's pipeline stops at its first failed step, the other devices go on. Ends with a summary
 table, and exits 0 when every step passed, else with the exit code of the first failure.
@@ -29,13 +26,12 @@ Options:
   --matrix                   run the steps once per layer of matrix.layers (apply-layer --restart first)
   --prune-first              prune-recordings before each device's steps (KEEP_CHUNKS from the environment)
   --tap                      record the bus of the whole run (lookout tap all) to taps/orchestrate-<time>.jsonl
-  --json                     the summary as one JSON object
+  --json                     the summary as one JSON object`;
 
-Examples:
-  DEVICE_PASSWORD=… lookout orchestrate --batch plans/canary.yaml --prune-first --tap
-  lookout orchestrate --batch plans/layers.json --matrix --json
-
-${EXIT_CODES_HELP}`;
+const EXAMPLES = [
+  `DEVICE_PASSWORD=… lookout orchestrate --batch plans/canary.yaml --prune-first --tap`,
+  `lookout orchestrate --batch plans/layers.json --matrix --json`,
+];
 
 export interface StepResult {
   device: string;
@@ -70,22 +66,20 @@ export function formatSummary(results: StepResult[]): string {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
-export const orchestrateCommand: OperatorCommand = {
+export const orchestrateCommand = defineCommand({
   summary: 'run a plan of steps (YAML/JSON) on devices: --matrix layers, --prune-first, --tap; a summary table',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        batch: { type: 'string' },
-        matrix: { type: 'boolean', default: false },
-        'prune-first': { type: 'boolean', default: false },
-        tap: { type: 'boolean', default: false },
-        json: { type: 'boolean', default: false },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: Object.values(EXIT),
+  options: {
+    batch: { type: 'string' },
+    matrix: { type: 'boolean', default: false },
+    'prune-first': { type: 'boolean', default: false },
+    tap: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+  },
+  async run({ values, positionals }) {
     if (!values.batch || positionals.length > 0) throw new LookoutError('config_invalid', `orchestrate needs a plan: ${USAGE}`, { details: { usage: true } });
     const plan = await readPlan(resolve(values.batch));
     if (values.matrix && !plan.matrix)
@@ -146,4 +140,4 @@ export const orchestrateCommand: OperatorCommand = {
     else console.log(`\n${formatSummary(results)}${tapOut ? `\n\nbus tap: ${tapOut}` : ''}`);
     return failed ? failed.exit_code : 0;
   },
-};
+});

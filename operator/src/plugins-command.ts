@@ -1,7 +1,6 @@
-import { parseArgs } from 'node:util';
 import { firstPartyPlugins } from 'lookout/core/host';
 import type { Plugin } from 'lookout/core';
-import type { OperatorCommand } from './lookout-cli.js';
+import { BASE_EXITS, defineCommand } from './command-spec.js';
 
 const code = (s: string) => `\`${s}\``;
 const list = (names: string[]) => names.map(code).join(', ') || '—';
@@ -19,11 +18,17 @@ export function pluginTable(plugins: Plugin[]): string {
 }
 
 /** `lookout plugins`: the first-party plugins of the device images and the hub plugin set. */
-export const pluginsCommand: OperatorCommand = {
+export const pluginsCommand = defineCommand({
   summary: 'list the first-party plugins: services they provide and require, topics they publish, tools and routes they serve',
   usage: 'lookout plugins [--json]',
-  async run(args) {
-    const { values } = parseArgs({ args, options: { json: { type: 'boolean' } } });
+  positionals: false,
+  about: `Lists the first-party plugins of the device images and the hub's plugin set: the layer each starts
+at, the services it provides and requires, the topics it publishes, the tools and routes it serves
+(a markdown table, or JSON).`,
+  examples: [`lookout plugins`, `lookout plugins --json | jq '.[] | select(.layer == "layer2")'`],
+  exits: BASE_EXITS,
+  options: { json: { type: 'boolean' } },
+  async run({ values }) {
     const plugins = await firstPartyPlugins();
     if (values.json) {
       const rows = plugins.map((p) => ({
@@ -42,4 +47,4 @@ export const pluginsCommand: OperatorCommand = {
     }
     return 0;
   },
-};
+});

@@ -1,10 +1,7 @@
-import { parseArgs } from 'node:util';
 import { LookoutError, recordingsRoot } from 'lookout/core';
-import { dropGoneFromManifest, pruneRecordings } from 'lookout/plugins/recorder';
-import type { OperatorCommand } from './lookout-cli.js';
-import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
-import { pruneRemote } from './remote/remote-prune.js';
-import { EXIT_CODES_HELP } from './exit-codes.js';
+import { localChunkStore, pruneStore, type ManualPruneReport } from 'lookout/plugins/recorder';
+import { defineCommand, SSH_EXITS } from './command-spec.js';
+import { sftpChunkStore } from './remote/remote-prune.js';
 
 /**
  * `lookout prune-recordings`: spec 02's prune script on a device data root: it keeps exactly KEEP_CHUNKS,
@@ -12,12 +9,11 @@ import { EXIT_CODES_HELP } from './exit-codes.js';
  * recorder's cautious removals below KEEP_CHUNKS. KEEP_CHUNKS and DRY_RUN=1 from the environment work
  * as the script's did; the flags win over them.
  */
-export const pruneRecordingsCommand: OperatorCommand = {
+export const pruneRecordingsCommand = defineCommand({
   summary: 'prune recording chunks: keep the KEEP_CHUNKS (30) newest, unjustified ones go first; --dry-run (or DRY_RUN=1) only reports',
   usage: 'lookout prune-recordings [<device>] [--data-dir <dir>] [--recordings-dir <dir>] [--keep N] [--dry-run] [--json]',
-  help: `lookout prune-recordings [<device>] [--keep N] [--dry-run] [--recordings-dir <dir>] [--json]
-
-Spec 02's prune script: keeps exactly KEEP_CHUNKS (default 30) recording chunks, the oldest
+  synopsis: 'lookout prune-recordings [<device>] [--keep N] [--dry-run] [--recordings-dir <dir>] [--json]',
+  about: `Spec 02's prune script: keeps exactly KEEP_CHUNKS (default 30) recording chunks, the oldest
 unjustified ones going first and justified ones last; a chunk goes with its sidecar and detection
 log, and the manifest loses its line. With <device>, over SSH (SFTP) on the device; without, under a
 local data root (--data-dir, default /). --dry-run (or DRY_RUN=1) only reports.
@@ -26,28 +22,21 @@ Options:
   --keep <n>                 chunks to keep (default KEEP_CHUNKS, else 30)
   --dry-run                  report what would go; remove nothing (also DRY_RUN=1)
   --recordings-dir <dir>     the recordings folder (default <root>/data/recordings, or RECORDINGS_DIR)
-  --data-dir <dir>           local mode: the data root
-
-${SSH_OPTIONS_HELP}
-
-Examples:
-  DEVICE_PASSWORD=… KEEP_CHUNKS=30 lookout prune-recordings cam-1 --registry hub/registry.json
-  DRY_RUN=1 lookout prune-recordings root@10.0.0.21 --json
-  lookout prune-recordings --data-dir ./dev-device --keep 5
-
-${EXIT_CODES_HELP}`,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...SSH_OPTIONS,
-        'data-dir': { type: 'string', default: '/' },
-        'recordings-dir': { type: 'string' },
-        keep: { type: 'string' },
-        'dry-run': { type: 'boolean', default: false },
-      },
-    });
+  --data-dir <dir>           local mode: the data root`,
+  examples: [
+    `DEVICE_PASSWORD=… KEEP_CHUNKS=30 lookout prune-recordings cam-1 --registry hub/registry.json`,
+    `DRY_RUN=1 lookout prune-recordings root@10.0.0.21 --json`,
+    `lookout prune-recordings --data-dir ./dev-device --keep 5`,
+  ],
+  exits: SSH_EXITS,
+  ssh: true,
+  options: {
+    'data-dir': { type: 'string', default: '/' },
+    'recordings-dir': { type: 'string' },
+    keep: { type: 'string' },
+    'dry-run': { type: 'boolean', default: false },
+  },
+  async run({ values, positionals, connect }) {
     if (positionals.length > 1) throw new LookoutError('config_invalid', 'prune-recordings takes at most one device', { details: { usage: true } });
     const keepText = values.keep ?? process.env.KEEP_CHUNKS ?? '30';
     const keep = Number(keepText);
@@ -55,25 +44,23 @@ ${EXIT_CODES_HELP}`,
       throw new LookoutError('config_invalid', `--keep (or KEEP_CHUNKS) must be a whole number of at least 1, not "${keepText}"`, { details: { usage: true } });
     }
     const dryRun = values['dry-run'] || process.env.DRY_RUN === '1';
-    let report: Awaited<ReturnType<typeof pruneRecordings>>;
-    let manifestDropped: number;
+    let report: ManualPruneReport;
     let dir: string;
     const device = positionals[0];
     if (device) {
-      const session = await openSession(device, values);
+      const session = await connect(device);
       try {
         dir = session.path(values['recordings-dir'] ?? process.env.RECORDINGS_DIR ?? '/data/recordings');
-        ({ manifest_lines_dropped: manifestDropped, ...report } = await pruneRemote(session, dir, { keep, dryRun }));
+        report = await pruneStore(sftpChunkStore(session), dir, { keep, dryRun });
       } finally {
         session.close();
       }
     } else {
       dir = recordingsRoot(values['data-dir'], values['recordings-dir'] ?? process.env.RECORDINGS_DIR);
-      report = await pruneRecordings(dir, { keep, dryRun });
-      manifestDropped = dryRun ? 0 : await dropGoneFromManifest(dir);
+      report = await pruneStore(localChunkStore, dir, { keep, dryRun });
     }
     if (values.json) {
-      console.log(JSON.stringify({ ...report, manifest_lines_dropped: manifestDropped }));
+      console.log(JSON.stringify(report));
       return 0;
     }
     const verb = dryRun ? 'would remove' : 'removed';
@@ -83,4 +70,4 @@ ${EXIT_CODES_HELP}`,
     for (const r of report.removed) console.log(`  ${verb} ${r.name}${r.justified ? ' (justified)' : ''}`);
     return 0;
   },
-};
+});

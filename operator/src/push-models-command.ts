@@ -1,19 +1,16 @@
 import { readdir } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { LookoutError, DEVICE_PATHS } from 'lookout/core';
-import { EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
-import { commandTimeoutMs, openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
+import { EXIT } from './exit-codes.js';
+import { defineCommand, SSH_EXITS } from './command-spec.js';
+import { commandTimeoutMs } from './remote/device-target.js';
 import { progressFor } from './remote/progress.js';
 import { uploadResumable, type UploadReport } from './remote/resumable-upload.js';
 
 const MODEL_EXTENSIONS = new Set(['.dlc', '.onnx', '.tar']);
 const USAGE = 'lookout push-models <device> [files…] [--from <dir>] [--bandwidth <KB/s>] [--root <dir>] [--json]';
 
-const HELP = `${USAGE}
-
-Copies model files (.dlc, .onnx, .tar) to /data/models on a device over SFTP (spec 02's push script).
+const ABOUT = `Copies model files (.dlc, .onnx, .tar) to /data/models on a device over SFTP (spec 02's push script).
 Each file goes to .<name>.partial first: an interrupted copy continues where it stopped when the
 command runs again; the free space is checked before a byte is sent (refused with the figures);
 the SHA-256 is checked on the device; then the file is renamed into place in one step, so the
@@ -23,27 +20,23 @@ Options:
   [files…]                 model files; none: every .dlc, .onnx and .tar in --from
   --from <dir>             where the models are when no files are named (default ./models)
   --bandwidth <KB/s>       at most this many kilobytes per second (like scp -l, in KB)
-  --json                   one JSON line per file, then a summary line
+  --json                   one JSON line per file, then a summary line`;
 
-${SSH_OPTIONS_HELP}
-
-Examples:
-  DEVICE_PASSWORD=… lookout push-models cam-1 build/rfdetr_640.dlc --registry hub/registry.json
-  LOOKOUT_SSH_KEY_FILE=~/.ssh/fleet lookout push-models root@10.0.0.21 --from out/models --json
-
-${EXIT_CODES_HELP}`;
+const EXAMPLES = [
+  `DEVICE_PASSWORD=… lookout push-models cam-1 build/rfdetr_640.dlc --registry hub/registry.json`,
+  `LOOKOUT_SSH_KEY_FILE=~/.ssh/fleet lookout push-models root@10.0.0.21 --from out/models --json`,
+];
 
 /** `lookout push-models`: model files to a device's /data/models, resumable, checked, renamed into place. */
-export const pushModelsCommand: OperatorCommand = {
+export const pushModelsCommand = defineCommand({
   summary: 'copy .dlc/.onnx/.tar models to a device /data/models over SFTP: free-space check, resume, SHA-256 on the device, atomic rename',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: { ...SSH_OPTIONS, from: { type: 'string', default: 'models' }, bandwidth: { type: 'string' } },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...SSH_EXITS, EXIT.checkFailed],
+  ssh: true,
+  options: { from: { type: 'string', default: 'models' }, bandwidth: { type: 'string' } },
+  async run({ values, positionals, connect }) {
     const [device, ...named] = positionals;
     if (!device) throw new LookoutError('config_invalid', `push-models needs a device: ${USAGE}`, { details: { usage: true } });
     let bandwidth: number | undefined;
@@ -63,7 +56,7 @@ export const pushModelsCommand: OperatorCommand = {
     }
     if (files.length === 0) throw new LookoutError('config_invalid', `no .dlc, .onnx or .tar files in ${resolve(values.from)}`, { details: { usage: true } });
 
-    const session = await openSession(device, values);
+    const session = await connect(device);
     const reports: UploadReport[] = [];
     try {
       const dest = session.path(DEVICE_PATHS.models);
@@ -88,7 +81,7 @@ export const pushModelsCommand: OperatorCommand = {
     if (values.json) console.log(JSON.stringify({ event: 'done', device: session.deviceId, files: reports.length, bytes }));
     return 0;
   },
-};
+});
 
 async function modelsIn(dir: string): Promise<string[]> {
   let names: string[];

@@ -1,7 +1,7 @@
-import { parseArgs } from 'node:util';
 import { LookoutError } from 'lookout/core';
 import { DEFAULT_HUB_PORT } from 'lookout/hub';
-import type { OperatorCommand } from './lookout-cli.js';
+import { defineCommand } from './command-spec.js';
+import { EXIT } from './exit-codes.js';
 import { readinessExitCode, readinessTable, type ReadinessBody } from './readiness-table.js';
 
 /** The hub may hold many devices' grades; it answers them from its shared state, so this is ample. */
@@ -12,14 +12,21 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * status says the fleet's grade, so a script or a deploy gate can test it. The hub's bearer token
  * comes from LOOKOUT_HUB_TOKEN only: a flag would be visible to every local user in the process list.
  */
-export const readinessCommand: OperatorCommand = {
+export const readinessCommand = defineCommand({
   summary: 'the fleet readiness grades from a hub (GET /fleet/readiness); exit 0 ready, 1 not ready, 3 degraded; the token from LOOKOUT_HUB_TOKEN',
   usage: `lookout readiness [--hub <url>] [--json]   (default --hub http://127.0.0.1:${DEFAULT_HUB_PORT})`,
-  async run(args) {
-    const { values } = parseArgs({
-      args,
-      options: { hub: { type: 'string', default: `http://127.0.0.1:${DEFAULT_HUB_PORT}` }, json: { type: 'boolean', default: false } },
-    });
+  synopsis: `lookout readiness [--hub <url>] [--json]`,
+  positionals: false,
+  about: `The fleet's readiness grades from a hub (GET /fleet/readiness) as a table, or the JSON as it came.
+The hub's bearer token comes from LOOKOUT_HUB_TOKEN only.
+
+Options:
+  --hub <url>   the hub (default http://127.0.0.1:8788)
+  --json        the hub's answer as it came`,
+  examples: [`LOOKOUT_HUB_TOKEN=… lookout readiness --hub https://hub.local:8788`, `lookout readiness --json`],
+  exits: [[EXIT.ok, 'the fleet is ready'], [EXIT.failed, 'not ready, or the hub cannot be reached'], EXIT.usage, [EXIT.authRefused, 'degraded']],
+  options: { hub: { type: 'string', default: `http://127.0.0.1:${DEFAULT_HUB_PORT}` }, json: { type: 'boolean', default: false } },
+  async run({ values }) {
     const url = readinessUrl(values.hub);
     const token = process.env.LOOKOUT_HUB_TOKEN;
     let res: Response;
@@ -45,7 +52,7 @@ export const readinessCommand: OperatorCommand = {
     console.log(values.json ? text : readinessTable(body));
     return readinessExitCode(body.fleet.grade);
   },
-};
+});
 
 function readinessUrl(hub: string): URL {
   let base: URL;

@@ -2,23 +2,19 @@ import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { MqttBus } from 'lookout/lib/mqtt';
 import { WIRE_LIMITS } from 'lookout/core/contracts';
 import { LookoutError, parseEnv, DEVICE_PATHS } from 'lookout/core';
 import { storageHealth } from 'lookout/lib/storage';
-import { EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
-import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
+import { EXIT } from './exit-codes.js';
+import { defineCommand, SSH_EXITS } from './command-spec.js';
 import { sampleDevice } from './soak-gate-command.js';
 import { TapRecorder } from './tap/tap-session.js';
 import { snapshotOverSsh } from './visual/device-snapshot.js';
 
 const USAGE = 'lookout soak <device> --minutes N [--tap] [--visual] [--interval-s 10] [--out <dir>] [--mqtt <url>] [--json]';
 
-const HELP = `${USAGE}
-
-A watched soak of one device (spec 02's automate_shadow_soak): for N minutes, every --interval-s,
+const ABOUT = `A watched soak of one device (spec 02's automate_shadow_soak): for N minutes, every --interval-s,
 the watchers sample
   rates      telemetry and dets per second on the bus (3-15 Hz once a detector runs), failed plugins in its hello
   thermal    the die temperature (its thermal zone over SSH) against THERMAL_WARN, the thermal state on the bus
@@ -35,42 +31,38 @@ Options:
   --visual                   a snapshot every minute to <out>/snapshots/
   --out <dir>                where the records go (default soaks/<device>-<time>)
   --mqtt <url>               the broker (default $LOOKOUT_MQTT_URL; user $LOOKOUT_MQTT_USERNAME, password $LOOKOUT_MQTT_PASSWORD)
+  --mqtt-username <name>     broker user (default $LOOKOUT_MQTT_USERNAME; password from $LOOKOUT_MQTT_PASSWORD only)
   --stall-s <s>              the longest the encoder may stand still (default 30)
   --rate-hz <min-max>        the dets rate accepted once a detector runs (default the wire's 3-15)
   --temp-file, --recordings-dir as for soak-gate
-  --json                     the verdict as one JSON object
+  --json                     the verdict as one JSON object`;
 
-${SSH_OPTIONS_HELP}
+const EXAMPLES = [
+  `DEVICE_PASSWORD=… lookout soak cam-1 --minutes 60 --tap --visual --registry hub/registry.json --mqtt mqtt://10.0.0.2:1883`,
+  `lookout soak root@10.0.0.21 --device-id cam-2 --minutes 5 --interval-s 5 --json`,
+];
 
-Examples:
-  DEVICE_PASSWORD=… lookout soak cam-1 --minutes 60 --tap --visual --registry hub/registry.json --mqtt mqtt://10.0.0.2:1883
-  lookout soak root@10.0.0.21 --device-id cam-2 --minutes 5 --interval-s 5 --json
-
-${EXIT_CODES_HELP}`;
-
-export const soakCommand: OperatorCommand = {
+export const soakCommand = defineCommand({
   summary: 'a watched soak of a device: rates, thermal, storage and recorder watchers over SSH and the bus, --tap, --visual snapshots each minute',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...SSH_OPTIONS,
-        minutes: { type: 'string' },
-        'interval-s': { type: 'string', default: '10' },
-        tap: { type: 'boolean', default: false },
-        visual: { type: 'boolean', default: false },
-        out: { type: 'string' },
-        mqtt: { type: 'string' },
-        'mqtt-username': { type: 'string' },
-        'stall-s': { type: 'string', default: '30' },
-        'rate-hz': { type: 'string', default: `${WIRE_LIMITS.acceptedRateHz.min}-${WIRE_LIMITS.acceptedRateHz.max}` },
-        'temp-file': { type: 'string', default: '/sys/class/thermal/thermal_zone0/temp' },
-        'recordings-dir': { type: 'string', default: '/data/recordings' },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...SSH_EXITS, EXIT.checkFailed],
+  ssh: true,
+  options: {
+    minutes: { type: 'string' },
+    'interval-s': { type: 'string', default: '10' },
+    tap: { type: 'boolean', default: false },
+    visual: { type: 'boolean', default: false },
+    out: { type: 'string' },
+    mqtt: { type: 'string' },
+    'mqtt-username': { type: 'string' },
+    'stall-s': { type: 'string', default: '30' },
+    'rate-hz': { type: 'string', default: `${WIRE_LIMITS.acceptedRateHz.min}-${WIRE_LIMITS.acceptedRateHz.max}` },
+    'temp-file': { type: 'string', default: '/sys/class/thermal/thermal_zone0/temp' },
+    'recordings-dir': { type: 'string', default: '/data/recordings' },
+  },
+  async run({ values, positionals, connect }) {
     const [device] = positionals;
     const minutes = Number(values.minutes);
     const intervalMs = Number(values['interval-s']) * 1000;
@@ -83,7 +75,7 @@ export const soakCommand: OperatorCommand = {
     const mqtt = values.mqtt ?? process.env.LOOKOUT_MQTT_URL;
     if (!mqtt) throw new LookoutError('config_invalid', 'the rates watcher needs the broker: --mqtt <url> (or LOOKOUT_MQTT_URL)', { details: { usage: true } });
 
-    const session = await openSession(device, values);
+    const session = await connect(device);
     const out = resolve(values.out ?? join('soaks', `${session.deviceId}-${new Date().toISOString().replace(/[:.]/g, '')}`));
     await mkdir(join(out, 'snapshots'), { recursive: true });
     const username = values['mqtt-username'] ?? process.env.LOOKOUT_MQTT_USERNAME;
@@ -214,4 +206,4 @@ export const soakCommand: OperatorCommand = {
       session.close();
     }
   },
-};
+});

@@ -1,9 +1,7 @@
-import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LookoutError, parseEnv, DEVICE_PATHS } from 'lookout/core';
-import { EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
-import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
+import { EXIT } from './exit-codes.js';
+import { defineCommand, SSH_EXITS } from './command-spec.js';
 import type { DeviceSession } from './remote/device-session.js';
 import { BusTemperature } from './remote/bus-temperature.js';
 
@@ -12,9 +10,7 @@ const ZONE = '/sys/class/thermal/thermal_zone0/temp';
 /** Where the gate leaves its pass marker on the device. */
 export const PASS_MARKER = '/data/config/soak_gate_pass.json';
 
-const HELP = `${USAGE}
-
-The soak gate (spec 02's soak_gate script): for <minutes>, polls the die temperature (the thermal
+const ABOUT = `The soak gate (spec 02's soak_gate script): for <minutes>, polls the die temperature (the thermal
 zone the die-temp plugin reads, millidegrees) and the encoder's frame counter (encode.frames in the
 recorder's .h265_status) over SSH. It passes when every temperature stays below THERMAL_WARN and the
 encoder grew at least --min-rate of its fps over the window without stalling; then it writes a pass
@@ -31,15 +27,12 @@ Options:
                              its telemetry and status (a simulated die, a zone the gate cannot read)
   --mqtt <url>               the broker for --temp-source bus (default $LOOKOUT_MQTT_URL)
   --recordings-dir <path>    where .h265_status lives on the device (default /data/recordings)
-  --json                     the verdict and figures as one JSON object
+  --json                     the verdict and figures as one JSON object`;
 
-${SSH_OPTIONS_HELP}
-
-Examples:
-  DEVICE_PASSWORD=… lookout soak-gate cam-1 30 --registry hub/registry.json
-  lookout soak-gate root@10.0.0.21 10 --interval-s 5 --warn-c 70 --json
-
-${EXIT_CODES_HELP}`;
+const EXAMPLES = [
+  `DEVICE_PASSWORD=… lookout soak-gate cam-1 30 --registry hub/registry.json`,
+  `lookout soak-gate root@10.0.0.21 10 --interval-s 5 --warn-c 70 --json`,
+];
 
 interface Sample {
   at: number;
@@ -83,26 +76,24 @@ export async function sampleDevice(session: DeviceSession, temperature: Temperat
   return { at: Date.now(), celsius: milli / 1000, frames: encode.frames, fps: encode.fps };
 }
 
-export const soakGateCommand: OperatorCommand = {
+export const soakGateCommand = defineCommand({
   summary: 'soak gate: die temperature below THERMAL_WARN and encoder growth at its rate for N minutes over SSH; a pass marker on the device',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...SSH_OPTIONS,
-        'interval-s': { type: 'string', default: '10' },
-        'warn-c': { type: 'string' },
-        'min-rate': { type: 'string', default: '0.9' },
-        'stall-s': { type: 'string', default: '30' },
-        'temp-file': { type: 'string', default: ZONE },
-        'temp-source': { type: 'string', default: 'zone' },
-        mqtt: { type: 'string' },
-        'recordings-dir': { type: 'string', default: '/data/recordings' },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...SSH_EXITS, EXIT.checkFailed],
+  ssh: true,
+  options: {
+    'interval-s': { type: 'string', default: '10' },
+    'warn-c': { type: 'string' },
+    'min-rate': { type: 'string', default: '0.9' },
+    'stall-s': { type: 'string', default: '30' },
+    'temp-file': { type: 'string', default: ZONE },
+    'temp-source': { type: 'string', default: 'zone' },
+    mqtt: { type: 'string' },
+    'recordings-dir': { type: 'string', default: '/data/recordings' },
+  },
+  async run({ values, positionals, connect }) {
     const [device, minutesText] = positionals;
     if (!device || minutesText === undefined)
       throw new LookoutError('config_invalid', `soak-gate needs a device and minutes: ${USAGE}`, { details: { usage: true } });
@@ -118,7 +109,7 @@ export const soakGateCommand: OperatorCommand = {
     if (values['temp-source'] === 'bus' && !busUrl) {
       throw new LookoutError('config_invalid', '--temp-source bus needs the broker: --mqtt <url> (or LOOKOUT_MQTT_URL)', { details: { usage: true } });
     }
-    const session = await openSession(device, values);
+    const session = await connect(device);
     const busTemperature =
       values['temp-source'] === 'bus'
         ? await BusTemperature.open(session.deviceId, busUrl!).catch((err: unknown) => {
@@ -198,7 +189,7 @@ export const soakGateCommand: OperatorCommand = {
       session.close();
     }
   },
-};
+});
 
 async function waitForReading(read: () => number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -4,19 +4,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { MqttBus } from 'lookout/lib/mqtt';
 import { WIRE_LIMITS } from 'lookout/core/contracts';
 import { LookoutError, resolveLayer, packageRoot, type LayerId } from 'lookout/core';
-import { EXIT, EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
+import { EXIT } from './exit-codes.js';
+import { BASE_EXITS, defineCommand } from './command-spec.js';
 import { TapRecorder } from './tap/tap-session.js';
 
 const USAGE = 'lookout soak-matrix --scenarios <a,b> --layers <l0,l2> [--seconds 60] [--mqtt <url>] [--json]';
 
-const HELP = `${USAGE}
-
-The matrix soak (spec 02's batch_soak_scenarios): every scenario × layer on a simulated device
+const ABOUT = `The matrix soak (spec 02's batch_soak_scenarios): every scenario × layer on a simulated device
 (lookout-edge --source sim with SIM_SCENARIO, started here, one at a time), watched on the bus for
 --seconds after a warm-up. A cell passes when no plugin failed and telemetry flows; from layer1 on
 (a detector runs) telemetry and dets at ${WIRE_LIMITS.acceptedRateHz.min}-${WIRE_LIMITS.acceptedRateHz.max} Hz. Prints a table (or JSON) of the figures: rates, persons, die
@@ -30,13 +27,12 @@ Options:
   --warmup-s <s>             after the device is ready, before watching (default 3)
   --rate-hz <min-max>        telemetry and dets rates accepted from layer1 (default the wire's 3-15)
   --mqtt <url>               the broker the devices and the watch use (default $LOOKOUT_MQTT_URL, else mqtt://127.0.0.1:1883)
-  --json                     the cells as one JSON object
+  --json                     the cells as one JSON object`;
 
-Examples:
-  lookout soak-matrix --scenarios people-crossing,thermal-soak --layers layer0,layer2,layer4 --seconds 120
-  lookout soak-matrix --scenarios vehicles --layers full --seconds 30 --json
-
-${EXIT_CODES_HELP}`;
+const EXAMPLES = [
+  `lookout soak-matrix --scenarios people-crossing,thermal-soak --layers layer0,layer2,layer4 --seconds 120`,
+  `lookout soak-matrix --scenarios vehicles --layers full --seconds 30 --json`,
+];
 
 export interface MatrixCell {
   scenario: string;
@@ -139,23 +135,22 @@ export function formatMatrix(cells: MatrixCell[]): string {
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
-export const soakMatrixCommand: OperatorCommand = {
+export const soakMatrixCommand = defineCommand({
   summary: 'scenarios × layers on simulated devices, each watched on the bus (rates, persons, thermal, plugin failures); a table of results',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values } = parseArgs({
-      args,
-      options: {
-        scenarios: { type: 'string' },
-        layers: { type: 'string' },
-        seconds: { type: 'string', default: '60' },
-        'warmup-s': { type: 'string', default: '3' },
-        'rate-hz': { type: 'string', default: `${WIRE_LIMITS.acceptedRateHz.min}-${WIRE_LIMITS.acceptedRateHz.max}` },
-        mqtt: { type: 'string' },
-        json: { type: 'boolean', default: false },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...BASE_EXITS, EXIT.unreachable, EXIT.checkFailed],
+  options: {
+    scenarios: { type: 'string' },
+    layers: { type: 'string' },
+    seconds: { type: 'string', default: '60' },
+    'warmup-s': { type: 'string', default: '3' },
+    'rate-hz': { type: 'string', default: `${WIRE_LIMITS.acceptedRateHz.min}-${WIRE_LIMITS.acceptedRateHz.max}` },
+    mqtt: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+  async run({ values }) {
     const scenarios = list(values.scenarios, '--scenarios');
     const layers = list(values.layers, '--layers').map((l) => resolveLayer(l));
     const seconds = Number(values.seconds);
@@ -242,4 +237,4 @@ export const soakMatrixCommand: OperatorCommand = {
     console.log(values.json ? JSON.stringify({ passed, cells }) : `\n${formatMatrix(cells)}`);
     return passed ? 0 : EXIT.checkFailed;
   },
-};
+});

@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { MqttBus } from 'lookout/lib/mqtt';
 import { DeviceIdSchema } from 'lookout/core/contracts';
 import { LookoutError } from 'lookout/core';
-import { EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
+import { EXIT } from './exit-codes.js';
+import { BASE_EXITS, defineCommand } from './command-spec.js';
 import { formatTapView, TapRecorder, type TapSummary } from './tap/tap-session.js';
 
 const USAGE = 'lookout tap <device|all> [--mqtt <url>] [--out <file.jsonl>] [--duration-s N] [--json]';
 
-const HELP = `${USAGE}
-
-The bus tap (spec 02's tap_shadow_session): every message of one device (devices/<id>/# and its
+const ABOUT = `The bus tap (spec 02's tap_shadow_session): every message of one device (devices/<id>/# and its
 shadow/<id>/# mirror), or of the whole fleet with "all", written to a JSONL file (one line per
 message: t, topic, retain, payload, or payload_base64 when it is not JSON). On a terminal a live view
 shows the rate of each topic, the persons in view (class 0 at confidence 0.35 or more), the die
@@ -24,30 +21,24 @@ Options:
   --mqtt-username <name>     broker user (default $LOOKOUT_MQTT_USERNAME; password from $LOOKOUT_MQTT_PASSWORD only)
   --out <file>               the JSONL file (default taps/tap-<device>-<time>.jsonl); appended to
   --duration-s <s>           stop after this long (default: until Ctrl-C)
-  --json                     no live view; the summary as one JSON object at the end
+  --json                     no live view; the summary as one JSON object at the end`;
 
-Examples:
-  lookout tap cam-1 --mqtt mqtt://10.0.0.2:1883
-  lookout tap all --duration-s 600 --out soak/bus.jsonl --json
+const EXAMPLES = [`lookout tap cam-1 --mqtt mqtt://10.0.0.2:1883`, `lookout tap all --duration-s 600 --out soak/bus.jsonl --json`];
 
-${EXIT_CODES_HELP}`;
-
-export const tapCommand: OperatorCommand = {
+export const tapCommand = defineCommand({
   summary: 'the bus of one device (or all) to JSONL with a live view: rates per topic, person counts, thermal',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        mqtt: { type: 'string' },
-        'mqtt-username': { type: 'string' },
-        out: { type: 'string' },
-        'duration-s': { type: 'string' },
-        json: { type: 'boolean', default: false },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...BASE_EXITS, EXIT.unreachable],
+  options: {
+    mqtt: { type: 'string' },
+    'mqtt-username': { type: 'string' },
+    out: { type: 'string' },
+    'duration-s': { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+  async run({ values, positionals }) {
     const [target] = positionals;
     if (!target || positionals.length > 1) throw new LookoutError('config_invalid', `tap takes one device id, or all: ${USAGE}`, { details: { usage: true } });
     if (target !== 'all' && !DeviceIdSchema.safeParse(target).success) {
@@ -103,4 +94,4 @@ export const tapCommand: OperatorCommand = {
     console.log(values.json ? JSON.stringify(summary) : formatTapView(summary));
     return 0;
   },
-};
+});

@@ -1,35 +1,44 @@
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { MqttBus } from 'lookout/lib/mqtt';
 import { LookoutError } from 'lookout/core';
 import { formatReport, verifyContract } from './contract-verifier.js';
-import type { OperatorCommand } from './lookout-cli.js';
+import { defineCommand } from './command-spec.js';
+import { EXIT } from './exit-codes.js';
 
 /** Each flag as the wire spells its fields (snake_case), and as the spec's verifier script and older lookouts did. */
 const FLAG_ALIASES = { mqtt_host: 'mqtt-host', mqtt_port: 'mqtt-port', device_id: 'device-id', duration_s: 'duration-s' } as const;
 type Flag = keyof typeof FLAG_ALIASES;
 
-export const verifyContractCommand: OperatorCommand = {
+export const verifyContractCommand = defineCommand({
   summary: "sample a device's telemetry and dets, check them against the wire contracts and the 3-15 Hz rate",
   usage:
     'lookout verify-contract --mqtt-host H [--mqtt-port 1883] --device-id D [--duration-s 20] [--json] [--username U] (the spec’s flag names; --mqtt_host, --mqtt_port, --device_id, --duration_s are accepted too; password: env LOOKOUT_MQTT_PASSWORD)',
-  async run(args) {
-    const { values } = parseArgs({
-      args,
-      options: {
-        mqtt_host: { type: 'string' },
-        'mqtt-host': { type: 'string' },
-        mqtt_port: { type: 'string' },
-        'mqtt-port': { type: 'string' },
-        device_id: { type: 'string' },
-        'device-id': { type: 'string' },
-        duration_s: { type: 'string' },
-        'duration-s': { type: 'string' },
-        username: { type: 'string' },
-        password: { type: 'string' },
-        json: { type: 'boolean', default: false },
-      },
-    });
+  synopsis: `lookout verify-contract --mqtt-host <host> --device-id <id> [--mqtt-port 1883] [--duration-s 20] [--username <user>] [--json]`,
+  positionals: false,
+  about: `The contract verifier (spec 01's verify_fleet_contract.py): samples a device's telemetry and dets on
+the bus for --duration-s, validates them against the wire contracts and checks their rate is within
+3-15 Hz; passes when at least 80% of the sampled messages are valid. The spec's flag spellings
+(--mqtt_host, --mqtt_port, --device_id, --duration_s) are accepted too. The broker password comes
+from LOOKOUT_MQTT_PASSWORD only (never a flag: --password is refused, as it would show in the process list).`,
+  examples: [
+    `lookout verify-contract --mqtt-host 10.0.0.2 --device-id cam-1 --duration-s 20`,
+    `LOOKOUT_MQTT_PASSWORD=… lookout verify-contract --mqtt_host 10.0.0.2 --device_id cam-1 --username operator --json`,
+  ],
+  exits: [[EXIT.ok, 'the contract holds'], [EXIT.failed, 'it does not (the report says which fields and rates), or the broker cannot be reached'], EXIT.usage],
+  options: {
+    mqtt_host: { type: 'string' },
+    'mqtt-host': { type: 'string' },
+    mqtt_port: { type: 'string' },
+    'mqtt-port': { type: 'string' },
+    device_id: { type: 'string' },
+    'device-id': { type: 'string' },
+    duration_s: { type: 'string' },
+    'duration-s': { type: 'string' },
+    username: { type: 'string' },
+    password: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  },
+  async run({ values }) {
     const flag = (name: Flag): string | undefined => {
       const [snake, kebab] = [values[name], values[FLAG_ALIASES[name]]];
       if (snake !== undefined && kebab !== undefined && snake !== kebab) {
@@ -70,4 +79,4 @@ export const verifyContractCommand: OperatorCommand = {
       await bus.close();
     }
   },
-};
+});

@@ -1,19 +1,15 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { LookoutError, writeFileAtomic } from 'lookout/core';
-import { EXIT_CODES_HELP } from './exit-codes.js';
-import type { OperatorCommand } from './lookout-cli.js';
-import { openSession, SSH_OPTIONS, SSH_OPTIONS_HELP } from './remote/device-target.js';
+import { EXIT } from './exit-codes.js';
+import { defineCommand, SSH_EXITS } from './command-spec.js';
 import { snapshotOverSsh } from './visual/device-snapshot.js';
 import { compareImages, decodeRgba, encodePng } from './visual/image-diff.js';
 
 const USAGE = 'lookout visual-gate <device> --baseline <dir> [--threshold 0.1] [--max-diff 0.02] [--update] [--root <dir>] [--json]';
 
-const HELP = `${USAGE}
-
-The snapshot regression gate (spec 02's visual_soak_gate): takes a snapshot of the device over SSH
+const ABOUT = `The snapshot regression gate (spec 02's visual_soak_gate): takes a snapshot of the device over SSH
 (the last picture of its newest complete recording chunk) and compares it with the baseline
 <dir>/<device>.png (or .jpg) with pixelmatch: pixels whose perceptual colour distance is below
 --threshold count as equal, and the gate passes when at most --max-diff of the pixels differ. The
@@ -27,15 +23,12 @@ Options:
   --width <px>               snapshot width (default 640; the comparison is at the baseline's size)
   --recordings-dir <path>    the recordings on the device (default /data/recordings)
   --update                   write the snapshot as the baseline (the first run, or an accepted change)
-  --json                     the verdict and figures as one JSON object
+  --json                     the verdict and figures as one JSON object`;
 
-${SSH_OPTIONS_HELP}
-
-Examples:
-  DEVICE_PASSWORD=… lookout visual-gate cam-1 --baseline baselines/ --update
-  DEVICE_PASSWORD=… lookout visual-gate cam-1 --baseline baselines/ --max-diff 0.05 --json
-
-${EXIT_CODES_HELP}`;
+const EXAMPLES = [
+  `DEVICE_PASSWORD=… lookout visual-gate cam-1 --baseline baselines/ --update`,
+  `DEVICE_PASSWORD=… lookout visual-gate cam-1 --baseline baselines/ --max-diff 0.05 --json`,
+];
 
 function ratio(text: string, flag: string): number {
   const n = Number(text);
@@ -44,24 +37,22 @@ function ratio(text: string, flag: string): number {
   return n;
 }
 
-export const visualGateCommand: OperatorCommand = {
+export const visualGateCommand = defineCommand({
   summary: 'snapshot regression gate: a snapshot over SSH against a baseline with pixelmatch, the diff image written beside',
   usage: USAGE,
-  help: HELP,
-  async run(args) {
-    const { values, positionals } = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        ...SSH_OPTIONS,
-        baseline: { type: 'string' },
-        threshold: { type: 'string', default: '0.1' },
-        'max-diff': { type: 'string', default: '0.02' },
-        width: { type: 'string', default: '640' },
-        'recordings-dir': { type: 'string', default: '/data/recordings' },
-        update: { type: 'boolean', default: false },
-      },
-    });
+  about: ABOUT,
+  examples: EXAMPLES,
+  exits: [...SSH_EXITS, EXIT.checkFailed],
+  ssh: true,
+  options: {
+    baseline: { type: 'string' },
+    threshold: { type: 'string', default: '0.1' },
+    'max-diff': { type: 'string', default: '0.02' },
+    width: { type: 'string', default: '640' },
+    'recordings-dir': { type: 'string', default: '/data/recordings' },
+    update: { type: 'boolean', default: false },
+  },
+  async run({ values, positionals, connect }) {
     const [device] = positionals;
     if (!device || positionals.length > 1 || !values.baseline)
       throw new LookoutError('config_invalid', `visual-gate needs a device and --baseline: ${USAGE}`, { details: { usage: true } });
@@ -72,7 +63,7 @@ export const visualGateCommand: OperatorCommand = {
       throw new LookoutError('config_invalid', `--width: 16 to 4096 pixels, not "${values.width}"`, { details: { usage: true } });
     const dir = resolve(values.baseline);
 
-    const session = await openSession(device, values);
+    const session = await connect(device);
     let snapshot: Awaited<ReturnType<typeof snapshotOverSsh>>;
     try {
       snapshot = await snapshotOverSsh(session, session.path(values['recordings-dir']), width);
@@ -131,4 +122,4 @@ export const visualGateCommand: OperatorCommand = {
     }
     return 0;
   },
-};
+});

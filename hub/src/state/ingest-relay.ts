@@ -2,11 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { IPublishPacket } from 'mqtt';
 import type { Redis } from 'ioredis';
 import type { MessageHandler } from 'lookout/core/host';
-import { SubscriptionTable } from 'lookout/lib/mqtt';
+import { SharedSubscriber, SubscriptionTable } from 'lookout/lib/mqtt';
 import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 import { SessionAdoption } from './session-adoption.js';
-import { SharedSubscriber } from './shared-subscriber.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
 /** The shared-subscription group every replica of one fleet joins (`--mqtt-group`). */
@@ -234,6 +233,7 @@ export class IngestRelay {
       clientId,
       replicaId: this.replicaId,
       mqttUrl: o.mqttUrl,
+      receiveMaximum: RECEIVE_MAXIMUM,
       ...(o.ca ? { ca: o.ca } : {}),
       logger: o.logger,
       take: (packet) => this.take(packet),

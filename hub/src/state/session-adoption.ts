@@ -1,4 +1,5 @@
-import mqtt, { type IPublishPacket, type MqttClient } from 'mqtt';
+import type { IPublishPacket } from 'mqtt-packet';
+import { SharedSubscriber } from 'lookout/lib/mqtt';
 import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 
@@ -15,6 +16,11 @@ export interface SessionAdoptionOptions {
   /** The process (`IngestRelay.replicaId`): a restarted replica is another process with the same client id. */
   replicaId: string;
   mqttUrl: string;
+  /**
+   * The replicas' Receive Maximum: the broker hands an adopted session's unacknowledged messages over
+   * again all at once, as many as the dead replica had in hand, whatever the new connection asks for.
+   */
+  receiveMaximum: number;
   /** With mqtts://: the CAs the broker's certificate must chain to (default Node's). */
   ca?: string[];
   logger: Logger;
@@ -33,7 +39,7 @@ export interface SessionAdoptionOptions {
  */
 export class SessionAdoption {
   private timer: NodeJS.Timeout | undefined;
-  private readonly adopting = new Map<string, { client: MqttClient; idle: NodeJS.Timeout }>();
+  private readonly adopting = new Map<string, { client: SharedSubscriber; idle: NodeJS.Timeout }>();
   private closed = false;
   adopted = 0;
 
@@ -58,7 +64,7 @@ export class SessionAdoption {
     // The drain timers too: the close handler skips them once the client is disconnecting, and a live interval keeps the process up.
     for (const { client, idle } of this.adopting.values()) {
       clearInterval(idle);
-      client.end(true);
+      void client.close();
     }
     if (graceful && this.options.redis.up) await this.options.redis.client.del(this.heartbeatKey(this.options.clientId)).catch(() => undefined);
   }
@@ -88,29 +94,13 @@ export class SessionAdoption {
   private adopt(deadClientId: string): void {
     const { logger, redis } = this.options;
     const log = logger.child({ adopted: deadClientId });
-    const client = mqtt.connect(this.options.mqttUrl, {
-      protocolVersion: 5,
-      clientId: deadClientId,
-      clean: false,
-      properties: { sessionExpiryInterval: 3600 },
-      reconnectPeriod: 0,
-      connectTimeout: 5_000,
-      ...(this.options.ca ? { ca: this.options.ca } : {}),
-    });
     let lastMessageAt = Date.now();
     let taken = 0;
-    client.handleMessage = (packet, done) => {
-      lastMessageAt = Date.now();
-      taken++;
-      this.options
-        .take(packet)
-        .then(() => done())
-        .catch((err: unknown) => {
-          log.error({ err, topic: packet.topic }, 'adopted session: a message failed');
-          done();
-        });
-    };
+    let ending = false;
+    let finished = false;
     const finish = async (ended: boolean): Promise<void> => {
+      if (finished) return;
+      finished = true;
       clearInterval(idle);
       this.adopting.delete(deadClientId);
       if (ended) {
@@ -121,19 +111,38 @@ export class SessionAdoption {
       }
       await redis.client.del(redis.key('adopt', deadClientId)).catch(() => undefined);
     };
+    // The library's subscriber, on the dead replica's client id: no subscription of its own (the session has them), no reconnect.
+    const client = new SharedSubscriber({
+      url: this.options.mqttUrl,
+      clientId: deadClientId,
+      sessionExpirySec: 3600,
+      receiveMaximum: this.options.receiveMaximum,
+      reconnectMs: null,
+      connectTimeoutMs: 5_000,
+      ...(this.options.ca ? { ca: this.options.ca } : {}),
+      logger: log,
+      onMessage: (packet) => {
+        lastMessageAt = Date.now();
+        taken++;
+        // A message that failed is acknowledged all the same: the session is being ended, nobody would get it again.
+        return this.options.take(packet).catch((err: unknown) => log.error({ err, topic: packet.topic }, 'adopted session: a message failed'));
+      },
+      onConnect: (sessionPresent) => log.info({ session_present: sessionPresent }, 'adopting the broker session of a replica without a heartbeat'),
+      // Taken back by the replica itself (same client id), or the broker went away: the claim lapses and a later round decides again.
+      onEnd: () => {
+        if (!ending) void finish(false);
+      },
+    });
     const idle = setInterval(() => {
       if (!client.connected || Date.now() - lastMessageAt < DRAIN_IDLE_MS) return;
       clearInterval(idle);
-      client.end(false, { properties: { sessionExpiryInterval: 0 } }, () => void finish(true));
+      ending = true;
+      void client.close({ endSession: true }).then(() => finish(true));
     }, 250);
     this.adopting.set(deadClientId, { client, idle });
-    client.on('connect', (connack) => {
-      log.info({ session_present: connack.sessionPresent }, 'adopting the broker session of a replica without a heartbeat');
+    client.start().catch((err: Error) => {
+      log.warn({ err: err.message }, 'adopting a broker session failed');
+      void finish(false);
     });
-    // Taken back by the replica itself (same client id), or the broker went away: the claim lapses and a later round decides again.
-    client.on('close', () => {
-      if (this.adopting.get(deadClientId)?.client === client && !client.disconnecting) void finish(false);
-    });
-    client.on('error', (err) => log.warn({ err: err.message }, 'adopting a broker session failed'));
   }
 }

@@ -1,4 +1,4 @@
-import { access, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChunkSidecarSchema, type ChunkSidecar } from 'lookout/core/contracts';
 import { writeFileAtomic } from 'lookout/core';
@@ -29,24 +29,4 @@ export async function readManifest(dir: string): Promise<ChunkSidecar[]> {
     }
   }
   return out;
-}
-
-/** Drops the lines whose chunk is gone (after a prune from outside the recorder); returns how many went. */
-export async function dropGoneFromManifest(dir: string): Promise<number> {
-  const lines = await readManifest(dir);
-  const present: ChunkSidecar[] = [];
-  for (const s of lines) {
-    if (await exists(join(dir, s.name))) present.push(s);
-  }
-  if (present.length !== lines.length) await writeManifest(dir, present, present.length);
-  return lines.length - present.length;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,7 +1,7 @@
 /**
- * The recorder's published surface: its prune rules and chunk-file naming, which the operator's manual
- * prune (`lookout prune-recordings`, local or over SSH) applies the same way the recorder does.
+ * The recorder's published surface: its prune rules, and the manual prune itself (pruneStore: one
+ * builder of its report) that `lookout prune-recordings` runs on a local folder or, through a
+ * ChunkStore over SFTP, on a device.
  */
-export { files, MANIFEST_FILE } from './chunk-files.js';
-export { dropGoneFromManifest } from './manifest-file.js';
-export { chunkFilesInRemovalOrder, pruneInventory, pruneRecordings, type PruneEntry, type PruneReport } from './prune.js';
+export { pruneInventory, pruneRecordings, type PruneEntry, type PruneReport } from './prune.js';
+export { localChunkStore, pruneStore, type ChunkStore, type ManualPruneReport } from './store-prune.js';

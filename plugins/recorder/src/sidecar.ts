@@ -66,12 +66,18 @@ export async function writeSidecar(dir: string, sidecar: ChunkSidecar): Promise<
   await writeFileAtomic(join(dir, files.sidecar(sidecar.name)), `${JSON.stringify(sidecar)}\n`);
 }
 
-/** The chunk's sidecar, or undefined when it is missing or not a valid sidecar of that chunk. */
-export async function readSidecar(dir: string, chunk: string): Promise<ChunkSidecar | undefined> {
+/** The chunk's sidecar from its file's text, or undefined when it is missing or not a valid sidecar of that chunk. */
+export function sidecarOf(chunk: string, text: string | undefined): ChunkSidecar | undefined {
+  if (text === undefined) return undefined;
   try {
-    const parsed = ChunkSidecarSchema.safeParse(JSON.parse(await readFile(join(dir, files.sidecar(chunk)), 'utf8')));
+    const parsed = ChunkSidecarSchema.safeParse(JSON.parse(text));
     return parsed.success && parsed.data.name === chunk ? parsed.data : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** The chunk's sidecar, or undefined when it is missing or not a valid sidecar of that chunk. */
+export async function readSidecar(dir: string, chunk: string): Promise<ChunkSidecar | undefined> {
+  return sidecarOf(chunk, await readFile(join(dir, files.sidecar(chunk)), 'utf8').catch(() => undefined));
 }

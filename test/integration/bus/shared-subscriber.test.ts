@@ -5,7 +5,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
 import { isLookoutError } from '../../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../../core/src/log/logger.js';
-import { SharedSubscriber } from '../../../hub/src/state/shared-subscriber.js';
+import { SharedSubscriber } from '../../../lib/mqtt/shared-subscriber.js';
 import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
 import { waitFor } from '../../support/wait-for.js';
 

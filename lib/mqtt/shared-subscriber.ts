@@ -1,7 +1,7 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
-import { corkUntilNextTurn } from 'lookout/lib/mqtt';
+import { corkUntilNextTurn } from './coalesced-acks.js';
 import { LookoutError, type Logger } from 'lookout/core';
 
 const TLS_SCHEMES = new Set(['mqtts:', 'ssl:', 'tls:']);
@@ -19,7 +19,12 @@ export interface SharedSubscriberOptions {
   /** Messages the broker may have handed over and not seen acknowledged (MQTT 5 Receive Maximum). */
   receiveMaximum: number;
   keepaliveSec?: number;
-  reconnectMs?: number;
+  /** Wait before connecting again after a lost connection; null: never again (a session taken over once, then ended). */
+  reconnectMs?: number | null;
+  /** Each CONNACK that accepted the connection, with whether the broker had a session for this client id. */
+  onConnect?(sessionPresent: boolean): void;
+  /** The connection closed and, with reconnectMs null or after close(), is not opened again. */
+  onEnd?(): void;
   connectTimeoutMs?: number;
   /** With mqtts://: the CAs the broker's certificate must chain to (default Node's). */
   ca?: string[];
@@ -117,8 +122,12 @@ export class SharedSubscriber {
     return this.sendSubscribe(subscription);
   }
 
-  /** Disconnects and keeps the session: what was not acknowledged stays with the broker. */
-  async close(): Promise<void> {
+  /**
+   * Disconnects and keeps the session: what was not acknowledged stays with the broker. With
+   * endSession, the session ends with the connection (session expiry 0): the broker forgets it and
+   * stops routing messages to it.
+   */
+  async close(options: { endSession?: boolean } = {}): Promise<void> {
     this.closed = true;
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.attemptTimer);
@@ -128,7 +137,10 @@ export class SharedSubscriber {
     if (!socket || socket.destroyed) return;
     await new Promise<void>((resolve) => {
       socket.once('close', () => resolve());
-      if (this.connected_) socket.end(generate({ cmd: 'disconnect', reasonCode: 0 }, { protocolVersion: 5 }));
+      const disconnect = options.endSession
+        ? { cmd: 'disconnect' as const, reasonCode: 0, properties: { sessionExpiryInterval: 0 } }
+        : { cmd: 'disconnect' as const, reasonCode: 0 };
+      if (this.connected_) socket.end(generate(disconnect, { protocolVersion: 5 }));
       else socket.destroy();
       setTimeout(() => socket.destroy(), 1_000).unref();
     });
@@ -202,6 +214,7 @@ export class SharedSubscriber {
           return;
         }
         this.connected_ = true;
+        this.options.onConnect?.(packet.sessionPresent);
         // The broker may set a shorter keepalive than asked for (MQTT 5 Server Keep Alive).
         this.startPings(socket, packet.properties?.serverKeepAlive ?? this.keepaliveSec);
         // Made again at every connection, not only when the broker answers without a session: mosquitto
@@ -325,7 +338,11 @@ export class SharedSubscriber {
     clearTimeout(this.attemptTimer);
     for (const waiting of this.pendingSubacks.values()) waiting.reject(new Error('the connection closed before the SUBACK'));
     this.pendingSubacks.clear();
-    if (this.closed) return;
+    if (this.closed || this.options.reconnectMs === null) {
+      this.closed = true;
+      this.options.onEnd?.();
+      return;
+    }
     this.reconnectTimer = setTimeout(() => this.open(), this.options.reconnectMs ?? 500);
   }
 }
