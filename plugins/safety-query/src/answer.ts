@@ -26,6 +26,11 @@ export const SafetyAnswerSchema = z.object({
   thermal_state: z.string().nullable(),
   thermal_state_reason: z.string().nullable(),
   die_temp_c: z.number().nullable(),
+  recording: z
+    .object({ is_writing_data: z.boolean(), storage_health: z.string(), total_chunks: z.number().int(), latest_chunk_started_at: z.string().nullable() })
+    .nullable()
+    .describe('the recorder’s status; null without a recorder'),
+  recording_reason: z.string().nullable().describe('why recording is null'),
 });
 export type SafetyAnswer = z.infer<typeof SafetyAnswerSchema>;
 

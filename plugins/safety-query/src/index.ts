@@ -4,8 +4,9 @@ import type { Detection } from 'lookout/core/contracts';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { ThermalGovernorToken } from '../../thermal/src/service.js';
+import { RecordingStatusToken, type RecordingStatusSource } from '../../recorder/src/service.js';
 import { answerQuestion, SafetyAnswerSchema, SafetyQuestionSchema } from './answer.js';
-import type { LatestFrame } from './safety-state.js';
+import type { LatestFrame, RecordingFigures } from './safety-state.js';
 
 export const SafetyQueryConfig = z.object({
   /** OpenAI-compatible API base (POST <url>/chat/completions) that may phrase answers; unset: the device's plain answer. */
@@ -29,7 +30,7 @@ export default definePlugin({
   core: '^1',
   description: 'conversational_safety_query: answers from the device counts, optionally phrased by a describer that may not change them',
   layer: 'layer0',
-  optionalRequires: [DetectionPipelineToken, DieTemperatureToken, ThermalGovernorToken],
+  optionalRequires: [DetectionPipelineToken, DieTemperatureToken, ThermalGovernorToken, RecordingStatusToken],
   config: SafetyQueryConfig,
   tools: [
     {
@@ -45,6 +46,7 @@ export default definePlugin({
     const pipeline = ctx.services.optional(DetectionPipelineToken);
     const dieTemp = ctx.services.optional(DieTemperatureToken);
     const governor = ctx.services.optional(ThermalGovernorToken);
+    const recorder = ctx.services.optional(RecordingStatusToken);
     let latest: LatestFrame | null = null;
     if (pipeline) {
       ctx.onStop(
@@ -62,7 +64,8 @@ export default definePlugin({
           ...(c.SAFETY_DESCRIBER_API_KEY ? { apiKey: c.SAFETY_DESCRIBER_API_KEY } : {}),
         }
       : undefined;
-    ctx.tools.register('conversational_safety_query', (args: z.output<typeof SafetyQuestionSchema>, { signal }) => {
+    ctx.tools.register('conversational_safety_query', async (args: z.output<typeof SafetyQuestionSchema>, { signal }) => {
+      const recording = await recordingFigures(recorder);
       const thermal = dieTemp?.thermal();
       const suspension = governor?.suspension() ?? null;
       return answerQuestion(
@@ -76,6 +79,7 @@ export default definePlugin({
           thermalReason: thermal ? thermal.reason : 'no die-temp plugin is running',
           dieTempC: dieTemp?.current() ?? null,
           weaponGate: c.SAFETY_WEAPON_CONFIDENCE,
+          ...recording,
         },
         describer,
         signal,
@@ -83,3 +87,22 @@ export default definePlugin({
     });
   },
 });
+
+/** The recorder's figures an answer states, or why there are none. */
+async function recordingFigures(recorder: RecordingStatusSource | undefined): Promise<{ recording: RecordingFigures | null; recordingReason: string | null }> {
+  if (!recorder) return { recording: null, recordingReason: 'no recorder runs on this device' };
+  try {
+    const r = await recorder.status();
+    return {
+      recording: {
+        is_writing_data: r.is_writing_data,
+        storage_health: r.storage_health,
+        total_chunks: r.total_chunks,
+        latest_chunk_started_at: r.latest_chunk?.started_at ?? null,
+      },
+      recordingReason: null,
+    };
+  } catch (err) {
+    return { recording: null, recordingReason: `the recorder did not answer: ${(err as Error).message}` };
+  }
+}

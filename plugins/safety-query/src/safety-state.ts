@@ -20,6 +20,16 @@ export interface StateInputs {
   thermalReason: string | null;
   dieTempC: number | null;
   weaponGate: number;
+  /** The recorder's status; null without a recorder (recordingReason says why). */
+  recording: RecordingFigures | null;
+  recordingReason: string | null;
+}
+
+export interface RecordingFigures {
+  is_writing_data: boolean;
+  storage_health: string;
+  total_chunks: number;
+  latest_chunk_started_at: string | null;
 }
 
 /** The device's own figures: every number an answer may state comes from here. */
@@ -36,6 +46,8 @@ export interface SafetyState {
   thermal_state: string | null;
   thermal_state_reason: string | null;
   die_temp_c: number | null;
+  recording: RecordingFigures | null;
+  recording_reason: string | null;
 }
 
 export function safetyState(i: StateInputs): SafetyState {
@@ -63,6 +75,8 @@ export function safetyState(i: StateInputs): SafetyState {
     thermal_state: i.thermalState,
     thermal_state_reason: i.thermalReason,
     die_temp_c: i.dieTempC,
+    recording: i.recording,
+    recording_reason: i.recordingReason,
   };
 }
 
@@ -80,6 +94,8 @@ export function plainAnswer(s: SafetyState): string {
     parts.push(`${s.person_count} ${s.person_count === 1 ? 'person' : 'people'} in view, ${s.track_count} tracked.`);
     parts.push(s.weapons.detected ? `Weapon detected: ${s.weapons.labels.join(', ')} (${s.weapons.count}).` : 'No weapon detected.');
   }
+  if (s.recording) parts.push(`Recording ${s.recording.is_writing_data ? 'is writing' : 'is not writing'} (storage ${s.recording.storage_health}).`);
+  else parts.push(`Recording unknown: ${s.recording_reason ?? 'no recorder'}.`);
   parts.push(s.thermal_state ? `Thermal state ${s.thermal_state}.` : `Thermal state unknown: ${s.thermal_state_reason ?? 'no reading'}.`);
   return parts.join(' ');
 }

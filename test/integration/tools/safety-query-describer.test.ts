@@ -1,5 +1,5 @@
 /**
- * conversational_safety_query on a real `lookout-edge` device (simulated camera, detector, tracker)
+ * conversational_safety_query on a real `lookout-edge` device (simulated camera, encoder, recorder, detector, tracker)
  * with a describer double on 127.0.0.1: a truthful describer phrases the answer; one that states
  * another person count is overruled and the device's plain answer is returned, saying so (spec 01,
  * "What the service does" 7: models describe, never override counts).
@@ -27,6 +27,8 @@ interface Answer {
   track_count: number;
   detection: string;
   dets_timestamp: string | null;
+  recording: { is_writing_data: boolean; storage_health: string } | null;
+  recording_reason: string | null;
 }
 
 describe('conversational_safety_query against a describer double', () => {
@@ -53,7 +55,14 @@ describe('conversational_safety_query against a describer double', () => {
       image,
       layer: 'layer2',
       dataDir: dir,
-      env: { SIM_SCENARIO: 'people-crossing', SAFETY_DESCRIBER_URL: describer.url, SAFETY_DESCRIBER_TIMEOUT_MS: '5000' },
+      env: {
+        ENCODE_RESOLUTION: '320x240',
+        ENCODE_FPS: '5',
+        ENCODE_GOP: '5',
+        SIM_SCENARIO: 'people-crossing',
+        SAFETY_DESCRIBER_URL: describer.url,
+        SAFETY_DESCRIBER_TIMEOUT_MS: '5000',
+      },
       readyTimeoutMs: 30_000,
     });
     client = new Client({ name: 'lookout-test', version: '1.0.0' });
@@ -79,6 +88,12 @@ describe('conversational_safety_query against a describer double', () => {
     assert.equal(a.detection, 'running');
     assert.match(a.answer, new RegExp(`^${a.person_count} (people|person) in view`));
     assert.ok(a.dets_timestamp);
+    // The recorder's own status, through its service: the figures and the text agree.
+    assert.ok(a.recording, a.recording_reason ?? '');
+    assert.match(
+      a.answer,
+      new RegExp(`Recording ${a.recording.is_writing_data ? 'is writing' : 'is not writing'} \\(storage ${a.recording.storage_health}\\)`),
+    );
   });
 
   it('takes the truthful describer’s text, whose count is the device’s', async () => {

@@ -20,6 +20,8 @@ const state = safetyState({
   thermalReason: null,
   dieTempC: 61,
   weaponGate: 0.5,
+  recording: null,
+  recordingReason: 'no recorder runs on this device',
 });
 
 describe('safety-query count check', () => {
