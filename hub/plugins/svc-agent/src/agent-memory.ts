@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { LookoutError } from 'lookout/core';
 
-/** The scope of fleet-wide notes (a device's notes are under its id). */
+/** The scope of fleet-wide notes (a device's notes are under device:<id>). */
 export const FLEET_SCOPE = 'fleet';
 
 export const NoteSchema = z.object({ id: z.string(), text: z.string(), created_at: z.string() });

@@ -24,7 +24,12 @@ const Scope = z.string().min(1).max(256).optional().describe('a device id; left 
 const MemoryQuery = z.object({ agent: Agent, device: Scope });
 const MemoryDeleteQuery = MemoryQuery.extend({ id: z.string().min(1).max(64).optional().describe('one note; left out: every note of the scope') });
 const MemoryPutBody = z.object({ agent: Agent, device: Scope, note: z.string().trim().min(1).max(4000) });
-const MemoryResponse = z.object({ agent: z.string(), scope: z.string(), notes: z.array(NoteSchema), limit: z.number().int() });
+const MemoryResponse = z.object({
+  agent: z.string(),
+  scope: z.string().describe('fleet, or device:<id>'),
+  notes: z.array(NoteSchema),
+  limit: z.number().int(),
+});
 
 /**
  * The agent routes (spec 01: /svc-agent/resolve, /execute, /memory; first path segment neutral):
@@ -161,7 +166,8 @@ export default definePlugin({
       return { dry_run: body.dry_run, approved: body.plan.approved, steps: outcome.steps };
     });
 
-    const scopeOf = (device: string | undefined) => device ?? FLEET_SCOPE;
+    // A device's notes are under device:<id>, so a device named "fleet" never shares the fleet's.
+    const scopeOf = (device: string | undefined) => (device === undefined ? FLEET_SCOPE : `device:${device}`);
     const page = (agent: string, scope: string) => ({ agent, scope, notes: memory.list(agent, scope), limit: c.LOOKOUT_SVC_AGENT_MEMORY_NOTES });
     ctx.routes.handle<z.output<typeof MemoryQuery>>('GET', '/svc-agent/memory', ({ query }) => page(query.agent, scopeOf(query.device)));
     ctx.routes.handle<unknown, z.output<typeof MemoryPutBody>>('PUT', '/svc-agent/memory', ({ body }) => {
