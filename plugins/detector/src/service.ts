@@ -54,6 +54,7 @@ export {
   OMNI15_TO_PRODUCTION_EXAMPLE,
   PRODUCTION_LABELS,
   PERSON_CLASS_ID,
+  countGatedPersons,
   WEAPONS_ONTOLOGY_DEFAULT,
   type ClassMapName,
 } from './model/class-maps.js';

@@ -12,6 +12,8 @@ import { ManifestPublisher } from './manifest-publisher.js';
 import { openRecordings } from './open-recordings.js';
 import { RecorderActivity } from './recorder-activity.js';
 import { describerOf, RECORDER_TOOLS, registerRecorderTools } from './recorder-tools.js';
+import { recordingStatus } from './recording-status.js';
+import { RecordingStatusToken } from './service.js';
 import { statusFileWriter } from './status-file.js';
 import { StorageHealthReport } from './storage-health.js';
 import { StorageWatch } from './storage-watch.js';
@@ -34,7 +36,7 @@ export default definePlugin({
   layer: 'layer0',
   requires: [EncodedVideoToken],
   optionalRequires: [DetectionPipelineToken],
-  provides: [RecordingFilesToken],
+  provides: [RecordingFilesToken, RecordingStatusToken],
   config: RecorderConfigSchema,
   topics: [busTopic('data_manifest')],
   subscriptions: ['cmd/data_manifest'],
@@ -75,7 +77,9 @@ export default definePlugin({
     recording.start();
     await manifest.listen();
     const understand = { dir, index, inProgress: () => writer.inProgress(), personGate: gates.person, describer: describerOf(config), jpegTimeoutMs: 10_000 };
-    registerRecorderTools(ctx.tools, { dir, video, writer, index, storage, activity, startedAtMs, manifestEntries, stallMs }, understand);
+    const statusParts = { dir, video, writer, index, storage, activity, startedAtMs, manifestEntries, stallMs };
+    registerRecorderTools(ctx.tools, statusParts, understand);
+    ctx.services.provide(RecordingStatusToken, { status: () => recordingStatus(statusParts) });
 
     await checkStorage();
     await writeStatus();
