@@ -86,16 +86,14 @@ export function summary(rows: readonly MinuteRow[]): Omit<Bucket, 't'> {
 
 /** People (the person gate's counts, person tracks) at the devices over [from, to). */
 export function peopleSeen(store: HistoryStore, deviceIds: readonly string[], from: number, to: number) {
-  const rows = store.minutes(deviceIds, from, to);
-  const s = summary(rows);
-  const person = s.classes.person;
+  const p = store.people(deviceIds, from, to);
   return {
-    person_max: s.person_max,
-    person_mean: s.person_mean,
-    unique_person_tracks: person?.unique_tracks ?? 0,
-    frames: s.frames,
-    minutes: new Set(rows.map((r) => r.minute)).size,
-    devices_with_data: [...new Set(rows.map((r) => r.deviceId))].sort(),
+    person_max: p.personMax,
+    person_mean: p.frames > 0 ? round(p.personSum / p.frames) : null,
+    unique_person_tracks: p.uniqueTracks,
+    frames: p.frames,
+    minutes: p.minutes,
+    devices_with_data: p.devices,
   };
 }
 

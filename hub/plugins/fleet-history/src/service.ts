@@ -56,6 +56,17 @@ export interface HistoryEvent {
   body: Record<string, unknown>;
 }
 
+export interface PeopleTotals {
+  frames: number;
+  personMax: number;
+  personSum: number;
+  /** Distinct (device, person track id) pairs. */
+  uniqueTracks: number;
+  /** Distinct minutes with data. */
+  minutes: number;
+  devices: string[];
+}
+
 export interface HistoryUsage {
   bytes: number;
   minutes: number;
@@ -73,6 +84,8 @@ export interface HistoryStore {
   write(minutes: readonly MinuteRow[], events: readonly HistoryEvent[]): void;
   /** Minutes of the devices in [from, to), oldest first. */
   minutes(deviceIds: readonly string[], from: number, to: number): MinuteRow[];
+  /** The person counts of the devices over [from, to), added up where the data is (a day of 100 devices is 144 000 minutes). */
+  people(deviceIds: readonly string[], from: number, to: number): PeopleTotals;
   /** Events of the devices in [from, to), newest first, at most `limit`. */
   events(deviceIds: readonly string[], kind: HistoryEvent['kind'], from: number, to: number, limit: number): HistoryEvent[];
   /** The newest minute in which the class was seen, by any of the devices (all devices when empty). */
