@@ -39,11 +39,11 @@ describe('SqliteHistoryStore', () => {
     store.write([minute('cam', 0, 2, [1, 2])], []);
     store.write([{ ...minute('cam', 0, 3, [2, 3]), suspended: true }], []);
     const [row] = store.minutes(['cam'], 0, 60_000);
-    assert.equal(row!.frames, 2);
-    assert.equal(row!.personMax, 3);
-    assert.equal(row!.personSum, 5);
-    assert.deepEqual([...row!.classes[0]!.tracks].sort(), [1, 2, 3]);
-    assert.equal(row!.suspended, true);
+    assert.equal(row.frames, 2);
+    assert.equal(row.personMax, 3);
+    assert.equal(row.personSum, 5);
+    assert.deepEqual([...row.classes[0].tracks].sort(), [1, 2, 3]);
+    assert.equal(row.suspended, true);
   });
 
   it('drops minutes and events past the retention, and the oldest days while over the size bound', () => {
