@@ -72,7 +72,7 @@ export default definePlugin({
     LOOKOUT_HISTORY_STEP_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
     /** Devices held; past that, the one silent longest is forgotten. */
     LOOKOUT_HISTORY_MAX_DEVICES: z.coerce.number().int().min(1).max(100_000).default(1000),
-    /** The history database (SQLite): a file path, default `<data dir>/fleet-history.sqlite`; `off` keeps only the hour in memory. */
+    /** The history database (SQLite): a file path, default `<data dir>/fleet-history.sqlite`; `:memory:` keeps it in memory (lost at a restart); `off` keeps only the hour of telemetry. */
     LOOKOUT_HISTORY_DB: z.string().min(1).optional(),
     /** Days the database keeps; older minutes and events are dropped. */
     LOOKOUT_HISTORY_RETENTION_DAYS: z.coerce.number().min(0.000001).max(3650).default(30),
@@ -145,14 +145,18 @@ export default definePlugin({
     const recorder =
       dbSetting === 'off'
         ? undefined
-        : new HistoryRecorder(cache, openStore(dbSetting ? resolve(dbSetting) : join(resolve(ctx.runtime.dataDir), 'fleet-history.sqlite')), {
-            flushMs: ctx.config.LOOKOUT_HISTORY_FLUSH_MS,
-            trimMs: ctx.config.LOOKOUT_HISTORY_TRIM_MS,
-            retentionDays: ctx.config.LOOKOUT_HISTORY_RETENTION_DAYS,
-            maxBytes: ctx.config.LOOKOUT_HISTORY_MAX_MB * 1024 * 1024,
-            now: () => ctx.clock.now(),
-            warn: (message, fields) => ctx.log.warn(fields, message),
-          });
+        : new HistoryRecorder(
+            cache,
+            openStore(dbSetting === ':memory:' ? dbSetting : dbSetting ? resolve(dbSetting) : join(resolve(ctx.runtime.dataDir), 'fleet-history.sqlite')),
+            {
+              flushMs: ctx.config.LOOKOUT_HISTORY_FLUSH_MS,
+              trimMs: ctx.config.LOOKOUT_HISTORY_TRIM_MS,
+              retentionDays: ctx.config.LOOKOUT_HISTORY_RETENTION_DAYS,
+              maxBytes: ctx.config.LOOKOUT_HISTORY_MAX_MB * 1024 * 1024,
+              now: () => ctx.clock.now(),
+              warn: (message, fields) => ctx.log.warn(fields, message),
+            },
+          );
     if (recorder) ctx.onStop(() => recorder.stop());
     const registry = ctx.services.optional(DEVICE_REGISTRY);
     const deps: HistoryRouteDeps = {
@@ -187,6 +191,6 @@ export default definePlugin({
 });
 
 function openStore(file: string): SqliteHistoryStore {
-  mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   return new SqliteHistoryStore(file);
 }
