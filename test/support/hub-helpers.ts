@@ -78,6 +78,8 @@ export function testHub(options: HubOptions = {}): Promise<RunningHub> {
     defaultMetrics: false,
     logger: createLogger({ level: process.env.LOOKOUT_LOG_LEVEL ?? 'silent' }),
     ...options,
+    // Without a data dir the fleet history's database lives in memory too (parallel hubs share that folder).
+    env: { ...(options.dataDir === undefined ? { LOOKOUT_HISTORY_DB: ':memory:' } : {}), ...options.env },
   });
 }
 

@@ -1,7 +1,26 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DeviceIdSchema, queryInteger } from 'lookout/core/contracts';
 import { LookoutError, definePlugin } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
+import { DEVICE_REGISTRY } from '../../registry/src/service.js';
+import { HistoryRecorder } from './history-recorder.js';
+import { Sources } from './history-params.js';
+import {
+  BucketSchema,
+  HISTORY_ROUTES,
+  HistoryRangeQuery,
+  bucketsAnswer,
+  eventsAnswer,
+  lastSeenAnswer,
+  peopleAnswer,
+  type EventsQuery,
+  type HistoryRouteDeps,
+  type LastSeenQuery,
+  type PeopleQuery,
+} from './history-routes.js';
+import { SqliteHistoryStore } from './sqlite-history-store.js';
 import { HistoryRing } from './history-ring.js';
 import { readingOfDets, readingOfTelemetry } from './reading-of.js';
 import { FLEET_HISTORY, type FleetHistory, type HistorySample } from './service.js';
@@ -9,6 +28,7 @@ import { FLEET_HISTORY, type FleetHistory, type HistorySample } from './service.
 const HistoryQuery = z.object({
   device: DeviceIdSchema.max(128).describe('the device whose history to read'),
   since: queryInteger(0, Number.MAX_SAFE_INTEGER).optional().describe('epoch ms: only samples newer than this (what a plot already has)'),
+  ...HistoryRangeQuery,
 });
 
 const SampleSchema = z.object({
@@ -24,6 +44,11 @@ const HistoryResponse = z.object({
   window_s: z.number().int(),
   step_s: z.number(),
   samples: z.array(SampleSchema).describe('oldest first'),
+  from: z.number().int().optional().describe('with from/to/bucket: the buckets’ span (epoch ms)'),
+  to: z.number().int().optional(),
+  bucket_s: z.number().int().optional(),
+  buckets: z.array(BucketSchema).optional().describe('with from/to/bucket: per-bucket counts from the stored history, oldest first'),
+  sources: Sources.optional(),
 });
 
 /**
@@ -35,8 +60,10 @@ export default definePlugin({
   name: 'fleet-history',
   version: '1.0.0',
   core: '^1',
-  description: 'A bounded per-device history of telemetry (die temperature, camera and detection fps, person count) for plots over the last hour',
+  description:
+    'Per-device history: telemetry for plots over the last hour in memory, and per device and minute the devices’ counts, thermal state, storage health, presence, incidents, OCR reads and chunks in SQLite for days',
   requires: [BUS_CACHE],
+  optionalRequires: [DEVICE_REGISTRY],
   provides: [FLEET_HISTORY],
   config: z.object({
     /** How far back the history reaches. */
@@ -45,16 +72,27 @@ export default definePlugin({
     LOOKOUT_HISTORY_STEP_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
     /** Devices held; past that, the one silent longest is forgotten. */
     LOOKOUT_HISTORY_MAX_DEVICES: z.coerce.number().int().min(1).max(100_000).default(1000),
+    /** The history database (SQLite): a file path, default `<data dir>/fleet-history.sqlite`; `:memory:` keeps it in memory (lost at a restart); `off` keeps only the hour of telemetry. */
+    LOOKOUT_HISTORY_DB: z.string().min(1).optional(),
+    /** Days the database keeps; older minutes and events are dropped. */
+    LOOKOUT_HISTORY_RETENTION_DAYS: z.coerce.number().min(0.000001).max(3650).default(30),
+    /** Size bound of the database in MiB: past it the oldest days go. */
+    LOOKOUT_HISTORY_MAX_MB: z.coerce.number().min(1).max(1_000_000).default(1024),
+    /** How often the gathered minutes are written (one transaction each). */
+    LOOKOUT_HISTORY_FLUSH_MS: z.coerce.number().int().min(50).max(600_000).default(5000),
+    /** How often retention and size are enforced. */
+    LOOKOUT_HISTORY_TRIM_MS: z.coerce.number().int().min(100).max(86_400_000).default(600_000),
   }),
   routes: [
     {
       method: 'GET',
       path: '/fleet/history',
-      errors: ['target_unknown'],
+      errors: ['target_unknown', 'bad_request', 'service_unavailable'],
       summary: "A device's telemetry history over the window (one sample per step, oldest first): die temperature, camera and detection fps, person count",
       query: HistoryQuery,
       response: HistoryResponse,
     },
+    ...HISTORY_ROUTES,
   ],
   start(ctx) {
     const cache = ctx.services.get(BUS_CACHE);
@@ -103,12 +141,56 @@ export default definePlugin({
     };
     ctx.services.provide(FLEET_HISTORY, history);
 
+    const dbSetting = ctx.config.LOOKOUT_HISTORY_DB;
+    const recorder =
+      dbSetting === 'off'
+        ? undefined
+        : new HistoryRecorder(
+            cache,
+            openStore(dbSetting === ':memory:' ? dbSetting : dbSetting ? resolve(dbSetting) : join(resolve(ctx.runtime.dataDir), 'fleet-history.sqlite')),
+            {
+              flushMs: ctx.config.LOOKOUT_HISTORY_FLUSH_MS,
+              trimMs: ctx.config.LOOKOUT_HISTORY_TRIM_MS,
+              retentionDays: ctx.config.LOOKOUT_HISTORY_RETENTION_DAYS,
+              maxBytes: ctx.config.LOOKOUT_HISTORY_MAX_MB * 1024 * 1024,
+              now: () => ctx.clock.now(),
+              warn: (message, fields) => ctx.log.warn(fields, message),
+            },
+          );
+    if (recorder) ctx.onStop(() => recorder.stop());
+    const registry = ctx.services.optional(DEVICE_REGISTRY);
+    const deps: HistoryRouteDeps = {
+      store: () => {
+        if (!recorder) throw new LookoutError('service_unavailable', 'the fleet history database is off (LOOKOUT_HISTORY_DB=off)');
+        return recorder.store;
+      },
+      flush: () => recorder?.flush(),
+      registry,
+      knows: (id) => cache.device(id) !== undefined || (recorder?.store.deviceIds().includes(id) ?? false),
+      now: () => ctx.clock.now(),
+      maxSpanDays: Math.max(1, Math.ceil(ctx.config.LOOKOUT_HISTORY_RETENTION_DAYS)),
+    };
+
     ctx.routes.handle<z.output<typeof HistoryQuery>>('GET', '/fleet/history', ({ query }) => {
-      const samples = history.samples(query.device, query.since);
-      if (samples === undefined && cache.device(query.device) === undefined) {
+      const ranged = query.from !== undefined || query.to !== undefined || query.bucket !== undefined;
+      let samples = history.samples(query.device, query.since);
+      const stored = ranged && recorder !== undefined && recorder.store.deviceIds().includes(query.device);
+      if (samples === undefined && cache.device(query.device) === undefined && !stored) {
         throw new LookoutError('target_unknown', `the hub has no telemetry of a device ${query.device}`, { details: { device_id: query.device } });
       }
-      return { device_id: query.device, window_s: windowS, step_s: stepMs / 1000, samples: samples ?? [] };
+      const base = { device_id: query.device, window_s: windowS, step_s: stepMs / 1000 };
+      if (!ranged) return { ...base, samples: samples ?? [] };
+      const range = bucketsAnswer(query.device, query, deps);
+      samples = (samples ?? []).filter((s) => s.t >= range.from && s.t < range.to);
+      return { ...base, samples, ...range };
     });
+    ctx.routes.handle<z.output<typeof PeopleQuery>>('GET', '/fleet/history/people', ({ query }) => peopleAnswer(query, deps));
+    ctx.routes.handle<z.output<typeof LastSeenQuery>>('GET', '/fleet/history/last-seen', ({ query }) => lastSeenAnswer(query, deps));
+    ctx.routes.handle<z.output<typeof EventsQuery>>('GET', '/fleet/history/events', ({ query }) => eventsAnswer(query, deps));
   },
 });
+
+function openStore(file: string): SqliteHistoryStore {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  return new SqliteHistoryStore(file);
+}

@@ -24,3 +24,76 @@ export interface FleetHistory {
 }
 
 export const FLEET_HISTORY = serviceToken<FleetHistory>('fleet-history');
+
+/** One device's minute as the history store keeps it: the devices' own counts, never inferred. */
+export interface MinuteRow {
+  deviceId: string;
+  /** Epoch ms of the minute's start. */
+  minute: number;
+  /** dets messages in the minute. */
+  frames: number;
+  /** The person gate's count (dets `person_count`): the most in one message, and the sum (mean = sum / frames). */
+  personMax: number;
+  personSum: number;
+  /** Per class id: the most in one message, the sum over its messages, and the track ids seen (bounded). */
+  classes: Record<string, { max: number; sum: number; tracks: number[] }>;
+  thermalState: string | null;
+  /** Detection was suspended at some point of the minute. */
+  suspended: boolean;
+  storageHealth: string | null;
+  /** When a class was last seen in the minute, per class id (epoch ms). */
+  lastSeen: Record<string, number>;
+}
+
+/** A thing that happened at one instant: an incident (events/<type>), an OCR read, a chunk, a presence change. */
+export interface HistoryEvent {
+  deviceId: string;
+  at: number;
+  kind: 'event' | 'ocr' | 'chunk' | 'presence';
+  /** The event's type (its topic suffix after events/), the chunk's name, `online`/`offline`. */
+  name: string;
+  trackId: number | null;
+  body: Record<string, unknown>;
+}
+
+export interface PeopleTotals {
+  frames: number;
+  personMax: number;
+  personSum: number;
+  /** Distinct (device, person track id) pairs. */
+  uniqueTracks: number;
+  /** Distinct minutes with data. */
+  minutes: number;
+  devices: string[];
+}
+
+export interface HistoryUsage {
+  bytes: number;
+  minutes: number;
+  events: number;
+  oldest: number | null;
+}
+
+/**
+ * The fleet history's backing (issue 29 item 1): SQLite through better-sqlite3 in one hub; the same
+ * calls over a shared database when replicas share it (docs/fleet-history.md says how). Writes come
+ * batched: one `write` per flush, in one transaction.
+ */
+export interface HistoryStore {
+  /** Merges minutes (a minute already stored adds up with this one) and appends events. */
+  write(minutes: readonly MinuteRow[], events: readonly HistoryEvent[]): void;
+  /** Minutes of the devices in [from, to), oldest first. */
+  minutes(deviceIds: readonly string[], from: number, to: number): MinuteRow[];
+  /** The person counts of the devices over [from, to), added up where the data is (a day of 100 devices is 144 000 minutes). */
+  people(deviceIds: readonly string[], from: number, to: number): PeopleTotals;
+  /** Events of the devices in [from, to), newest first, at most `limit`. */
+  events(deviceIds: readonly string[], kind: HistoryEvent['kind'], from: number, to: number, limit: number): HistoryEvent[];
+  /** The newest minute in which the class was seen, by any of the devices (all devices when empty). */
+  lastSeen(deviceIds: readonly string[], classId: number): { deviceId: string; at: number } | undefined;
+  /** Devices the store holds anything of. */
+  deviceIds(): string[];
+  /** Drops what is older than `before`, then the oldest days until the store is under `maxBytes`. Answers rows dropped. */
+  trim(before: number, maxBytes: number): number;
+  usage(): HistoryUsage;
+  close(): void;
+}

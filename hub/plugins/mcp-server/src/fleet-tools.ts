@@ -52,6 +52,61 @@ function routeTool(name: string, title: string, path: string, description: strin
   };
 }
 
+/**
+ * A question to the fleet history (GET /fleet/history/*): the route answers its own `sources`
+ * (the devices whose counts these are, and the span), which the tool passes on as they are.
+ */
+function historyTool(name: string, title: string, path: string, description: string, input: z.ZodObject): FleetTool {
+  return {
+    name,
+    title,
+    description: `${description} (the answer of GET ${path}; \`sources\` names the devices and span)`,
+    input,
+    async run(args, deps, signal) {
+      const answer = await callRoute(deps.routes, 'GET', path, asQuery(args), signal);
+      if (answer.kind !== 'json' || !isObject(answer.body) || !isObject(answer.body.sources))
+        throw new LookoutError('internal', `GET ${path} did not answer JSON with sources`);
+      return { structured: answer.body, sources: answer.body.sources as unknown as Sources };
+    },
+  };
+}
+
+const From = z.string().min(1).max(40).optional().describe('start: ISO 8601 date-time or epoch ms (default: an hour before `to`)');
+const To = z.string().min(1).max(40).optional().describe('end, exclusive: ISO 8601 date-time or epoch ms (default: now)');
+const HistoryTarget = z.string().min(1).max(256).describe('device id or role label (every device carrying it)');
+
+/** The fleet history's questions (issue 29 item 1), answered from the devices' own stored counts. */
+export const HISTORY_TOOLS: readonly FleetTool[] = [
+  historyTool(
+    'history_people_seen',
+    'People seen',
+    '/fleet/history/people',
+    'People seen at a device or label between two instants: the most at once (the devices’ person_count), the mean, and distinct person tracks',
+    z.object({ target: HistoryTarget, from: From, to: To }),
+  ),
+  historyTool(
+    'history_last_seen',
+    'Last time a class was seen',
+    '/fleet/history/last-seen',
+    'The last time a class (person, car, knife… or a production class id) was seen, by which device',
+    z.object({ class: z.string().min(1).max(64).describe('class name or production class id'), target: HistoryTarget.optional() }),
+  ),
+  historyTool(
+    'history_incidents',
+    'Incidents',
+    '/fleet/history/events',
+    'Incidents and other events a device or label published between two instants, newest first',
+    z.object({ target: HistoryTarget, from: From, to: To, kind: z.literal('event').default('event'), limit: z.number().int().min(1).max(1000).optional() }),
+  ),
+  historyTool(
+    'history_ocr_reads',
+    'OCR reads',
+    '/fleet/history/events',
+    'OCR reads (plates, signs) per track a device or label published between two instants, newest first',
+    z.object({ target: HistoryTarget, from: From, to: To, kind: z.literal('ocr').default('ocr'), limit: z.number().int().min(1).max(1000).optional() }),
+  ),
+];
+
 export const FLEET_TOOLS: readonly FleetTool[] = [
   {
     name: 'fleet_devices',
@@ -151,6 +206,7 @@ export const FLEET_TOOLS: readonly FleetTool[] = [
       };
     },
   },
+  ...HISTORY_TOOLS,
 ];
 
 /** MCP arguments (JSON) as the route's query strings: the route's own schema then checks them. */
