@@ -116,14 +116,29 @@ describe('device timeline in chromium', () => {
     const start1 = (await first.jsonValue()) as { t: number; frames: number; duration: number };
     assert.ok(start1.t >= Math.min(offset, start1.duration) - 0.3, `playback began at the moment (${start1.t} s, offset ${offset} s)`);
     if (offset < start1.duration - 0.6) {
-      await page.waitForFunction(
-        (o) => {
-          const v = document.querySelector('[data-testid=timeline-player]') as HTMLVideoElement;
-          return v.currentTime > o.t + 0.2 && v.getVideoPlaybackQuality().totalVideoFrames > o.frames;
-        },
-        start1,
-        { timeout: 20_000 },
-      );
+      await page
+        .waitForFunction(
+          (o) => {
+            const v = document.querySelector('[data-testid=timeline-player]') as HTMLVideoElement;
+            return v.currentTime > o.t + 0.2 && v.getVideoPlaybackQuality().totalVideoFrames > o.frames;
+          },
+          start1,
+          { timeout: 20_000 },
+        )
+        .catch(async (err: Error) => {
+          const state = await player.evaluate((el) => {
+            const v = el as HTMLVideoElement;
+            return {
+              t: v.currentTime,
+              paused: v.paused,
+              ended: v.ended,
+              readyState: v.readyState,
+              duration: v.duration,
+              playError: v.dataset.playError ?? null,
+            };
+          });
+          throw new Error(`${err.message}: ${JSON.stringify(state)} from ${JSON.stringify(start1)}`);
+        });
     }
     await page.screenshot({ path: join(artifactsDir(), 'device-timeline.png'), fullPage: true });
 

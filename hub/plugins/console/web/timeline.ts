@@ -240,7 +240,14 @@ function usePlayAt(deviceId: string, chunks: Chunk[], reload: () => Promise<Chun
           onLoadedMetadata=${(e: Event) => {
             const v = e.currentTarget as HTMLVideoElement;
             v.currentTime = Math.min(playing.offsetS, Math.max(0, v.duration - 0.05));
-            void v.play().catch(() => undefined);
+          }}
+          onSeeked=${(e: Event) => {
+            // Played once at the moment: a play() asked before the seek ends can be cut off by it.
+            const v = e.currentTarget as HTMLVideoElement;
+            if (v.paused && !v.ended && v.dataset.started !== 'true') {
+              v.dataset.started = 'true';
+              v.play().catch((err: Error) => (v.dataset.playError = err.message));
+            }
           }}
         ></video>`
       : null
