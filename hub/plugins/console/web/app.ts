@@ -6,15 +6,17 @@ import { DeviceView } from './device-view.js';
 import { FleetView } from './fleet-view.js';
 import { startLiveData } from './live-data.js';
 import { LoginView } from './login-view.js';
+import { ModelsView } from './models-view.js';
 import { setState, useStore } from './store.js';
 import { forgetToken, restoreToken, setToken } from './token-store.js';
 
-type Route = { view: 'fleet' } | { view: 'device'; id: string } | { view: 'debug' };
+type Route = { view: 'fleet' } | { view: 'device'; id: string } | { view: 'debug' } | { view: 'models' };
 
 function routeOf(hash: string): Route {
   const device = /^#\/device\/(.+)$/.exec(hash);
   if (device) return { view: 'device', id: decodeURIComponent(device[1]) };
   if (hash === '#/debug') return { view: 'debug' };
+  if (hash === '#/models') return { view: 'models' };
   return { view: 'fleet' };
 }
 
@@ -82,10 +84,19 @@ export function App() {
     <nav class="top">
       <a class="brand" href="#/">Lookout</a>
       <a href="#/" class=${route.view === 'fleet' ? 'active' : ''}>Fleet</a>
+      <a href="#/models" class=${route.view === 'models' ? 'active' : ''}>Models</a>
       <a href="#/debug" class=${route.view === 'debug' ? 'active' : ''}>Debug</a>
       <span class="spacer"></span>
       <${ConnectionBadge} />
     </nav>
-    ${route.view === 'device' ? html`<${DeviceView} key=${route.id} deviceId=${route.id} />` : route.view === 'debug' ? html`<${DebugView} />` : html`<${FleetView} />`}
+    ${
+      route.view === 'device'
+        ? html`<${DeviceView} key=${route.id} deviceId=${route.id} />`
+        : route.view === 'debug'
+          ? html`<${DebugView} />`
+          : route.view === 'models'
+            ? html`<${ModelsView} />`
+            : html`<${FleetView} />`
+    }
   </div>`;
 }

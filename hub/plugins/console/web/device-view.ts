@@ -9,6 +9,7 @@ import { openEventStream } from './events.js';
 import { ago, clock, gradeClass, num, storageClass, thermalClass } from './format.js';
 import { LivePlayer, type LiveState } from './live-player.js';
 import { Plots } from './plots.js';
+import { Timeline } from './timeline.js';
 import { setState, useStore } from './store.js';
 import { ToolForm } from './tool-form.js';
 
@@ -234,6 +235,7 @@ export function DeviceView(props: { deviceId: string }) {
         </ul>
       </section>
     </div>
+    <${Timeline} deviceId=${props.deviceId} />
     <${Plots} deviceId=${props.deviceId} />
     <div class="columns">
       <${Clips} deviceId=${props.deviceId} />

@@ -5,6 +5,11 @@ import { ago, clock, gradeClass, num, storageClass, thermalClass } from './forma
 import { useStore, type DeviceCard, type DeviceHealth } from './store.js';
 
 const THUMB_EVERY_MS = 10_000;
+/**
+ * Cards on one page: each card asks a snapshot every THUMB_EVERY_MS, so a fleet of 1 000 shown at once
+ * would ask the hub 100 pictures a second and lay out 1 000 cards; a page keeps both to its size.
+ */
+export const FLEET_PAGE_SIZE = 48;
 /** The newest picture of each device, kept across remounts (a filter change must not blank the cards). */
 const lastThumb = new Map<string, string>();
 
@@ -99,31 +104,53 @@ export function FleetView() {
   const s = useStore();
   const [role, setRole] = useState('');
   const [presence, setPresence] = useState('');
+  const [search, setSearch] = useState('');
+  const [pageNo, setPageNo] = useState(0);
   const cards = Object.values(s.cards).sort((a, b) => a.device_id.localeCompare(b.device_id));
   const roles = [...new Set(cards.map((c) => c.role).filter((r): r is string => r !== null))].sort();
-  const shown = cards.filter((c) => (!role || c.role === role) && (!presence || c.presence === presence));
+  const needle = search.trim().toLowerCase();
+  const shown = cards.filter(
+    (c) => (!role || c.role === role) && (!presence || c.presence === presence) && (!needle || c.device_id.toLowerCase().includes(needle)),
+  );
+  const pages = Math.max(1, Math.ceil(shown.length / FLEET_PAGE_SIZE));
+  const current = Math.min(pageNo, pages - 1);
+  const onPage = shown.slice(current * FLEET_PAGE_SIZE, (current + 1) * FLEET_PAGE_SIZE);
+  const filter = (set: (v: string) => void) => (e: Event) => {
+    set((e.target as HTMLInputElement | HTMLSelectElement).value);
+    setPageNo(0);
+  };
   return html`<main>
     <${Summary} />
     <div class="filters">
       <label
         >Role
-        <select data-testid="filter-role" value=${role} onChange=${(e: Event) => setRole((e.target as HTMLSelectElement).value)}>
+        <select data-testid="filter-role" value=${role} onChange=${filter(setRole)}>
           <option value="">all</option>
           ${roles.map((r) => html`<option value=${r}>${r}</option>`)}
         </select></label
       >
       <label
         >State
-        <select data-testid="filter-state" value=${presence} onChange=${(e: Event) => setPresence((e.target as HTMLSelectElement).value)}>
+        <select data-testid="filter-state" value=${presence} onChange=${filter(setPresence)}>
           <option value="">all</option>
           <option value="online">online</option>
           <option value="offline">offline</option>
           <option value="stale">stale</option>
         </select></label
       >
+      <label>Device <input data-testid="filter-search" type="search" placeholder="id contains…" value=${search} onInput=${filter(setSearch)} /></label>
       <span class="muted small">${shown.length} of ${cards.length}</span>
+      ${
+        pages > 1
+          ? html`<span class="pager" data-testid="fleet-pager" data-page=${current + 1} data-pages=${pages}>
+              <button class="small" disabled=${current === 0} onClick=${() => setPageNo(current - 1)}>‹ prev</button>
+              page ${current + 1} of ${pages}
+              <button class="small" disabled=${current >= pages - 1} onClick=${() => setPageNo(current + 1)}>next ›</button>
+            </span>`
+          : null
+      }
     </div>
-    <section class="cards">${shown.map((c) => html`<${Card} key=${c.device_id} card=${c} health=${s.health?.devices[c.device_id]} />`)}</section>
+    <section class="cards">${onPage.map((c) => html`<${Card} key=${c.device_id} card=${c} health=${s.health?.devices[c.device_id]} />`)}</section>
     ${cards.length === 0 ? html`<p class="muted">No device has reported yet.</p>` : null}
     ${
       s.incidents.length > 0
