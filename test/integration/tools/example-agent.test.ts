@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { packageRoot } from '../../../core/src/paths/package-root.js';
 import { api, endClient, mqttClient, msg, publish, waitFor } from '../../support/hub-helpers.js';
-import { startMcpFleet, type McpFleet } from '../hub-mcp-fixture.js';
+import { startMcpFleet, type McpFleet } from './hub-mcp-fixture.js';
 
 const DEVICE = 'cam-agent';
 /** Person track ids per published dets message: at most 3 at once, 4 distinct people. */
