@@ -76,6 +76,21 @@ describe('device timeline in chromium', () => {
     });
     assert.ok(where > 0.9 && where <= 1.001, `a moment of just now sits at the strip's right end (at ${where})`);
 
+    // The chunk holding the moment is recorded and listed first (a loaded machine finishes a chunk
+    // late): the click then checks what it must, that the page plays that chunk from that moment.
+    const momentMs = Date.parse(at);
+    await waitFor(
+      'the chunk holding the incident, listed by the hub',
+      async () =>
+        ((await api(fleet.hub.url, `/fleet/playback-ready?shadow=${front.id}&limit=200`, { token: HUB_TOKEN })).body.recent_chunks ?? []).some(
+          (c: { started_at: string; duration_s: number }) => {
+            const from = Date.parse(c.started_at);
+            return momentMs >= from - 1500 && momentMs < from + c.duration_s * 1000;
+          },
+        ),
+      60_000,
+      500,
+    );
     await mark.click();
     const player = page.getByTestId('timeline-player');
     await player.waitFor({ timeout: 90_000 }).catch(async (err: Error) => {
@@ -84,7 +99,7 @@ describe('device timeline in chromium', () => {
         .textContent()
         .catch(() => null);
       const listed = (await api(fleet.hub.url, `/fleet/playback-ready?shadow=${front.id}&limit=200`, { token: HUB_TOKEN })).body.recent_chunks;
-      throw new Error(`${err.message}\nnote: ${note}\nchunks: ${JSON.stringify(listed.map((c: any) => [c.started_at, c.duration_s]))}`);
+      throw new Error(`${err.message}\nnote: ${note}\nthe moment: ${at}\nchunks: ${JSON.stringify(listed.map((c: any) => [c.started_at, c.duration_s]))}`);
     });
     const chunkName = await player.getAttribute('data-chunk');
     const offset = Number(await player.getAttribute('data-offset'));

@@ -126,8 +126,27 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/a2a/query?q=peer_hello', init: { method: 'POST' }, field: 'query.target' },
     { path: '/a2a/query?q=peer_goodbye&target=cam-1', init: { method: 'POST' }, field: 'query.q' },
   ],
-  // JSON-RPC: a bad message is a JSON-RPC error, not the hub's 400 (test/integration/hub-mcp-server.test.ts).
+  // JSON-RPC: a bad message is a JSON-RPC error, not the hub's 400 (test/integration/tools/hub-mcp-server.test.ts).
   'POST /mcp': [],
+  // Passed through to the builder, which checks what it gets (test/integration/builder/builder-hub-proxy.test.ts).
+  'GET /api/*rest': [],
+  'POST /api/*rest': [],
+  'PUT /api/*rest': [],
+  'DELETE /api/*rest': [],
+  'GET /fleet/history/people': [
+    { path: '/fleet/history/people', field: 'query.target' },
+    { path: '/fleet/history/people?target=cam-1&from=yesterday', field: 'query.from' },
+  ],
+  'GET /fleet/history/last-seen': [{ path: '/fleet/history/last-seen', field: 'query.class' }],
+  'GET /fleet/history/events': [
+    { path: '/fleet/history/events', field: 'query.target' },
+    { path: '/fleet/history/events?target=cam-1&kind=nope', field: 'query.kind' },
+  ],
+  'POST /svc-agent/resolve': [{ path: '/svc-agent/resolve', init: { json: ['request'] }, field: 'body' }],
+  'POST /svc-agent/execute': [{ path: '/svc-agent/execute', init: { json: ['plan'] }, field: 'body' }],
+  'GET /svc-agent/memory': [{ path: '/svc-agent/memory', field: 'query.agent' }],
+  'PUT /svc-agent/memory': [{ path: '/svc-agent/memory', init: { method: 'PUT', json: ['note'] }, field: 'body' }],
+  'DELETE /svc-agent/memory': [{ path: '/svc-agent/memory', init: { method: 'DELETE' }, field: 'query.agent' }],
   'POST /tools/call': [
     { path: '/tools/call', init: { json: { tool: 'get_system_health', arguments: {} } }, field: 'query.target' },
     { path: '/tools/call?target=cam-1', init: { json: { arguments: {} } }, field: 'body.tool' },
@@ -147,6 +166,11 @@ const REQUIRED_INPUT: Record<string, string> = {
   // An endless stream otherwise: with a device that does not exist it answers 404 at once.
   '/fleet/events': '?device=cam-404',
   '/fleet/history': '?device=cam-404',
+  '/fleet/history/people': '?target=cam-404',
+  '/fleet/history/last-seen': '?class=person&target=cam-404',
+  '/fleet/history/events': '?target=cam-404',
+  '/svc-agent/memory': '?agent=test-agent&device=fleet',
+  '/api/*rest': '?',
   '/stream/snapshot': '?target=cam-404',
   '/media/clips/:device/:file': '?',
   '/camera/profile': '?target=cam-404',
@@ -209,7 +233,11 @@ describe('hub routes: 400s and OpenAPI', () => {
                 ? { device: 'cam-404', file: 'x.mp4' }
                 : decl.path === '/mcp'
                   ? { jsonrpc: '2.0', id: 1, method: 'ping' }
-                  : { tool: 'get_system_health', arguments: {} };
+                  : decl.path === '/svc-agent/resolve'
+                    ? { tool: 'get_system_health', devices: ['cam-404'] }
+                    : decl.path === '/svc-agent/execute'
+                      ? { plan: { steps: [{ device: 'cam-404', tool: 'get_system_health', arguments: {} }] }, dry_run: true }
+                      : { tool: 'get_system_health', arguments: {} };
         // An unsigned /a2a/query answers 401 (not 400) once its own parameters are there.
         const query = decl.path === '/a2a/query' ? 'q=peer_hello&target=cam-404' : 'target=cam-404';
         const r = await api(hub.url, `${decl.path}?${query}&${extra}`, { method: decl.method, json });
@@ -243,7 +271,7 @@ describe('hub routes: 400s and OpenAPI', () => {
     assert.equal(doc.openapi, '3.1.0');
     assert.ok(doc.components.schemas.ErrorBody);
     for (const { decl } of hub.runtime.routes.list()) {
-      const op = doc.paths[decl.path.replace(/:(\w+)/g, '{$1}')]?.[decl.method.toLowerCase()];
+      const op = doc.paths[decl.path.replace(/[:*](\w+)/g, '{$1}')]?.[decl.method.toLowerCase()];
       assert.ok(op, `${decl.method} ${decl.path} missing from OpenAPI`);
       assert.ok(op.responses['200'], `${decl.path} has no 200`);
       assert.ok(op.responses['400'], `${decl.path} has no 400`);
