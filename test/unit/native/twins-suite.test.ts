@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import { packageRoot } from '../../../core/src/index.js';
 import { childEnv } from './addon-under-test.js';
 
-const FOLDERS = ['dist/test/unit/plugins/detector', 'dist/test/unit/plugins/tracker', 'dist/test/unit/plugins/depth', 'dist/test/unit/core/media'];
+const FOLDERS = ['dist/test/unit/plugins/detector', 'dist/test/unit/plugins/tracker', 'dist/test/unit/plugins/depth', 'dist/test/unit/lib/media'];
 const FILES = [
   'dist/test/integration/device/detector-onnx-device.test.js',
   'dist/test/unit/native/kernels-in-use.test.js',
