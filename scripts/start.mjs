@@ -55,23 +55,18 @@ function ensureBuilt() {
   if (!existsSync(stamp) || !existsSync(join(root, 'dist', 'schemas')) || !existsSync(consolePage) || statSync(stamp).mtimeMs < sources) run(['run', 'build']);
 }
 
-/** A port free now, picked by the system. */
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** The preferred port when free, else one the system picks (so a second `npm start` still runs). */
+/**
+ * The preferred port when free, else 0 (one the system picks when listening: a second `npm start`
+ * still runs); `portOr(0)` answers a port free now.
+ */
 function portOr(preferred) {
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(0));
-    server.listen(preferred, '127.0.0.1', () => server.close(() => resolve(preferred)));
+    server.listen(preferred, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
   });
 }
 
@@ -159,7 +154,7 @@ async function main() {
   });
   // The model builder beside the hub (docs/builder.md): the hub passes /api/* to it, and its deploy
   // stage asks the hub for a device's detector status, so the hub's port is chosen first.
-  const hubPort = Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))) || (await freePort());
+  const hubPort = Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))) || (await portOr(0));
   const { startBuilder } = await import(join(root, 'dist', 'builder', 'src', 'start-builder.js'));
   const builder = await startBuilder({
     port: Number(process.env.LOOKOUT_BUILDER_PORT ?? (await portOr(8790))),
