@@ -7,16 +7,18 @@ import { FleetView } from './fleet-view.js';
 import { startLiveData } from './live-data.js';
 import { LoginView } from './login-view.js';
 import { ModelsView } from './models-view.js';
+import { OpsView } from './ops-view.js';
 import { setState, useStore } from './store.js';
 import { forgetToken, restoreToken, setToken } from './token-store.js';
 
-type Route = { view: 'fleet' } | { view: 'device'; id: string } | { view: 'debug' } | { view: 'models' };
+type Route = { view: 'fleet' } | { view: 'device'; id: string } | { view: 'debug' } | { view: 'models' } | { view: 'ops' };
 
 function routeOf(hash: string): Route {
   const device = /^#\/device\/(.+)$/.exec(hash);
   if (device) return { view: 'device', id: decodeURIComponent(device[1]) };
   if (hash === '#/debug') return { view: 'debug' };
   if (hash === '#/models') return { view: 'models' };
+  if (hash === '#/ops') return { view: 'ops' };
   return { view: 'fleet' };
 }
 
@@ -85,6 +87,7 @@ export function App() {
       <a class="brand" href="#/">Lookout</a>
       <a href="#/" class=${route.view === 'fleet' ? 'active' : ''}>Fleet</a>
       <a href="#/models" class=${route.view === 'models' ? 'active' : ''}>Models</a>
+      <a href="#/ops" class=${route.view === 'ops' ? 'active' : ''}>Operations</a>
       <a href="#/debug" class=${route.view === 'debug' ? 'active' : ''}>Debug</a>
       <span class="spacer"></span>
       <${ConnectionBadge} />
@@ -96,7 +99,9 @@ export function App() {
           ? html`<${DebugView} />`
           : route.view === 'models'
             ? html`<${ModelsView} />`
-            : html`<${FleetView} />`
+            : route.view === 'ops'
+              ? html`<${OpsView} />`
+              : html`<${FleetView} />`
     }
   </div>`;
 }

@@ -1,0 +1,11 @@
+import type { FunctionComponent } from 'preact';
+
+/** A section of the operations page: its id (the section's data-testid is `ops-<id>`), its heading and its component. */
+export interface OpsPanel {
+  id: string;
+  title: string;
+  Panel: FunctionComponent;
+}
+
+/** The operations page's sections, in the order shown. */
+export const OPS_PANELS: OpsPanel[] = [];
