@@ -38,6 +38,9 @@ const ROUND_SCOPE = 'readiness-round';
 export class ReadinessChecker {
   private readonly inFlight = new JoinedWork<DeviceReadiness | undefined>(undefined);
   private readonly pending = new Map<string, NodeJS.Timeout>();
+  /** Devices whose change delay ran out, waiting for a free check slot (in arrival order). */
+  private readonly due = new Set<string>();
+  private dueRunning = 0;
   private round: Promise<void> | undefined;
   private readonly stopping = new AbortController();
 
@@ -74,12 +77,17 @@ export class ReadinessChecker {
     return this.round;
   }
 
-  /** Checks one device after `delayMs` (its status or hello changed); several changes in that time make one check. */
+  /**
+   * Checks one device after `delayMs` (its status or hello changed); several changes in that time make
+   * one check. These checks run `concurrency` at a time: a fleet that says hello at once (a broker
+   * restart) would otherwise start a check of every device in the same instant.
+   */
   checkSoon(deviceId: string, delayMs: number): void {
-    if (this.stopping.signal.aborted || this.pending.has(deviceId)) return;
+    if (this.stopping.signal.aborted || this.pending.has(deviceId) || this.due.has(deviceId)) return;
     const timer = this.o.clock.setTimeout(() => {
       this.pending.delete(deviceId);
-      void this.join(deviceId);
+      this.due.add(deviceId);
+      this.runDue();
     }, delayMs);
     this.pending.set(deviceId, timer);
   }
@@ -88,6 +96,19 @@ export class ReadinessChecker {
     this.stopping.abort(new LookoutError('service_unavailable', 'the hub is stopping'));
     for (const t of this.pending.values()) this.o.clock.clear(t);
     this.pending.clear();
+    this.due.clear();
+  }
+
+  private runDue(): void {
+    while (this.dueRunning < this.o.concurrency && this.due.size > 0 && !this.stopping.signal.aborted) {
+      const [deviceId] = this.due;
+      this.due.delete(deviceId);
+      this.dueRunning++;
+      void this.join(deviceId).finally(() => {
+        this.dueRunning--;
+        this.runDue();
+      });
+    }
   }
 
   private async roundNow(): Promise<void> {

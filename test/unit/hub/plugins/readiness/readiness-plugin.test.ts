@@ -129,6 +129,46 @@ describe('the readiness plugin in a hub', () => {
     });
   });
 
+  describe('checks on change, many devices at once', () => {
+    let hub: RunningHub;
+    let bus: MemoryBus;
+    const devices: FakeMcpDevice[] = [];
+    const ids = ['cam-w1', 'cam-w2', 'cam-w3', 'cam-w4', 'cam-w5', 'cam-w6'];
+    before(async () => {
+      ({ hub, bus } = await hubWith(
+        { READINESS_CONCURRENCY: '2', READINESS_RECHECK_DELAY_MS: '0', READINESS_CHECK_TIMEOUT_MS: '2000', READINESS_START_DELAY_MS: '86400000' },
+        10_000,
+      ));
+      // The edge of the world: tool servers whose get_system_health never answers, so each check runs to its bound.
+      for (const _ of ids) {
+        const device = await startFakeMcpDevice([{ name: 'get_system_health' }]);
+        device.hold('get_system_health');
+        devices.push(device);
+      }
+    });
+    after(async () => {
+      for (const d of devices) {
+        d.releaseHeld();
+        await d.close();
+      }
+      await hub.close();
+      await bus.close();
+    });
+
+    it('checks a fleet that says hello at once READINESS_CONCURRENCY devices at a time, and grades every one', async () => {
+      // A thousand hellos used to start a thousand checks at once, READINESS_RECHECK_DELAY_MS later (a stall of the hub).
+      await Promise.all(ids.map((id, i) => announce(bus, id, devices[i].port)));
+      const called = () => devices.filter((d) => d.calls('get_system_health') > 0).length;
+      await waitFor('a first check under way', async () => called() > 0);
+      // Each check holds for its 2 s bound: until then only the first READINESS_CONCURRENCY may have started.
+      assert.ok(called() <= 2, `${called()} devices checked at once, READINESS_CONCURRENCY is 2`);
+      for (const id of ids) {
+        const d = await waitFor(`${id} graded`, async () => (await api(hub.url, `/fleet/readiness?device=${id}`)).body.devices?.[id], 30_000);
+        assert.equal(d.modules.mcp_health.grade, 'not_ready');
+      }
+    });
+  });
+
   describe('concurrent validates', () => {
     let hub: RunningHub;
     let bus: MemoryBus;
