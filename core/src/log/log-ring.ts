@@ -75,7 +75,7 @@ export class LogRing {
   tail(filter: LogTailFilter): LogTail {
     const matching: LogLine[] = [];
     for (let i = this.head; i < this.entries.length; i++) {
-      const e = this.entries[i]!;
+      const e = this.entries[i];
       if (filter.minLevel !== undefined && e.level < filter.minLevel) continue;
       if (filter.component !== undefined && e.component !== filter.component) continue;
       matching.push(e);
@@ -83,7 +83,7 @@ export class LogRing {
     const out: LogLine[] = [];
     let bytes = 0;
     for (let i = matching.length - 1; i >= 0 && out.length < filter.lines; i--) {
-      const e = matching[i]!;
+      const e = matching[i];
       bytes += Buffer.byteLength(e.line) + 1;
       if (bytes > filter.maxBytes) break;
       out.push(e);
@@ -100,7 +100,7 @@ export class LogRing {
     } catch {
       // A line that is not JSON (cut above, or another writer) is kept as text at info.
     }
-    const component = [parsed.component, parsed.plugin, parsed.name].find((v) => typeof v === 'string') as string | undefined;
+    const component = [parsed.component, parsed.plugin, parsed.name].find((v): v is string => typeof v === 'string');
     const entry: LogLine = {
       seq: ++this.seq,
       time: typeof parsed.time === 'number' ? parsed.time : Date.now(),
@@ -111,7 +111,7 @@ export class LogRing {
     this.entries.push(entry);
     this.bytes += Buffer.byteLength(line);
     while (this.size > this.maxLines || (this.bytes > this.maxBytes && this.size > 1)) {
-      const old = this.entries[this.head]!;
+      const old = this.entries[this.head];
       this.bytes -= Buffer.byteLength(old.line);
       this.head++;
       this.droppedCount++;

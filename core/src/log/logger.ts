@@ -56,7 +56,13 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   if (settings.ring) {
     // Each stream takes every line the logger's own level lets through.
     const main = settings.destination ?? pino.destination(1);
-    return pino(options, pino.multistream([{ stream: main, level: 'trace' }, { stream: settings.ring, level: 'trace' }]));
+    return pino(
+      options,
+      pino.multistream([
+        { stream: main, level: 'trace' },
+        { stream: settings.ring, level: 'trace' },
+      ]),
+    );
   }
   return settings.destination ? pino(options, settings.destination) : pino(options);
 }

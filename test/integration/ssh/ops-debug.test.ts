@@ -103,7 +103,14 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
     for (const [k, v] of Object.entries({ DEVICE_PASSWORD, LOOKOUT_HUB_TOKEN: HUB_TOKEN, LOOKOUT_MQTT_PASSWORD: MQTT_PASSWORD })) process.env[k] = v;
     // The device's own log as it would be on its overlay, and a line where it printed a password.
     writeFileSync(logFile, `${device.logs()}{"level":40,"msg":"login with ${DEVICE_PASSWORD}"}\n{"level":30,"msg":"last line"}\n`);
-    secrets = [TEST_FLEET_SECRET, DEVICE_PASSWORD, HUB_TOKEN, MQTT_PASSWORD, deviceToolToken(TEST_FLEET_SECRET, 'cam-logs'), hub.deviceCredentials('cam-logs').password];
+    secrets = [
+      TEST_FLEET_SECRET,
+      DEVICE_PASSWORD,
+      HUB_TOKEN,
+      MQTT_PASSWORD,
+      deviceToolToken(TEST_FLEET_SECRET, 'cam-logs'),
+      hub.deviceCredentials('cam-logs').password,
+    ];
   });
 
   after(async () => {
@@ -210,7 +217,7 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
         else files.push(`${rel}${name}`);
       }
     };
-    walk(join(out, folder!));
+    walk(join(out, folder));
     assert.deepEqual(files.sort(), [
       'debug-ring.json',
       'devices/cam-dead/error.json',
@@ -219,7 +226,7 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
       'hub-config.json',
       'hub.log',
     ]);
-    const read = (f: string) => readFileSync(join(out, folder!, f), 'utf8');
+    const read = (f: string) => readFileSync(join(out, folder, f), 'utf8');
     for (const f of files) noSecret(read(f), f);
     assert.match(read('devices/cam-logs/lookout-edge.log'), /login with \[redacted\]/);
     assert.match(read('debug-ring.json'), /connecting with \[redacted\]/);

@@ -61,7 +61,12 @@ export async function deviceLogFollow(ssh: DeviceSsh, deviceId: string, dir: str
   let started: () => void = () => undefined;
   const startedP = new Promise<void>((r) => (started = r));
   const done = ssh
-    .tailLog(deviceId, { dir, file: q.file, lines: q.lines, maxBytes: q.max_bytes, followMs: q.follow_s * 1000, onStart: () => started() }, (c) => split.push(c).forEach(write), stop.signal)
+    .tailLog(
+      deviceId,
+      { dir, file: q.file, lines: q.lines, maxBytes: q.max_bytes, followMs: q.follow_s * 1000, onStart: () => started() },
+      (c) => split.push(c).forEach(write),
+      stop.signal,
+    )
     .then(
       (r) => ({ ok: true as const, ...r }),
       (err: unknown) => ({ ok: false as const, error: toLookoutError(err) }),

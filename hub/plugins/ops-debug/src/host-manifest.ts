@@ -52,8 +52,8 @@ type Report = z.infer<typeof PluginSchema>;
 
 function plugins(value: unknown): Report[] {
   if (!Array.isArray(value)) return [];
-  return value
-    .filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null && typeof p.name === 'string')
+  return (value as unknown[])
+    .filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null && typeof (p as { name?: unknown }).name === 'string')
     .map((p) => ({
       name: String(p.name),
       version: typeof p.version === 'string' ? p.version : 'unknown',

@@ -20,7 +20,13 @@ export function hubLogTail(logs: HubLogLines, q: { lines: number; max_bytes: num
       } catch {
         record = { msg: l.line };
       }
-      return { seq: l.seq, time: new Date(l.time).toISOString(), level: NAMES[l.level] ?? String(l.level), component: l.component, record: scrub.value(record) };
+      return {
+        seq: l.seq,
+        time: new Date(l.time).toISOString(),
+        level: NAMES[l.level] ?? String(l.level),
+        component: l.component,
+        record: scrub.value(record),
+      };
     }),
     matched: tail.matched,
     held: tail.held,

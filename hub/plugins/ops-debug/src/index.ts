@@ -23,7 +23,8 @@ export default definePlugin({
   name: 'ops-debug',
   version: '1.0.0',
   core: '^1',
-  description: 'Host manifest (GET /fleet/host-manifest), hub and device log tails (GET /debug/log/tail, /debug/shadow/:device/logs) and the debug export (GET /debug/export)',
+  description:
+    'Host manifest (GET /fleet/host-manifest), hub and device log tails (GET /debug/log/tail, /debug/shadow/:device/logs) and the debug export (GET /debug/export)',
   requires: [HUB_INFO, DEVICE_REGISTRY],
   optionalRequires: [BUS_CACHE, DEBUG_RING, DEVICE_SSH],
   config: z.object({
@@ -66,7 +67,8 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/debug/export',
-      summary: 'A tar.gz of the debug ring, the hub\u2019s config (redacted), the host manifest, the hub\u2019s recent log and chosen devices\u2019 logs; secrets redacted',
+      summary:
+        'A tar.gz of the debug ring, the hub\u2019s config (redacted), the host manifest, the hub\u2019s recent log and chosen devices\u2019 logs; secrets redacted',
       query: ExportQuery,
       produces: 'application/gzip',
       errors: ['target_unknown', 'argument_invalid'],
@@ -103,7 +105,8 @@ export default definePlugin({
     ctx.routes.handle('GET', '/fleet/host-manifest', () => manifest());
 
     ctx.routes.handle<z.output<typeof LogTailQuery>>('GET', '/debug/log/tail', ({ query }) => {
-      if (!info.logs) throw new LookoutError('ops-debug.log_unavailable', 'the hub keeps no log lines: it was started with a logger of its embedder and no ring');
+      if (!info.logs)
+        throw new LookoutError('ops-debug.log_unavailable', 'the hub keeps no log lines: it was started with a logger of its embedder and no ring');
       return hubLogTail(info.logs, query, scrub.refresh());
     });
 
@@ -119,7 +122,9 @@ export default definePlugin({
     ctx.routes.handle<z.output<typeof ExportQuery>>('GET', '/debug/export', async ({ query, signal }) => {
       const devices = [...new Set(query.device ?? [])];
       if (devices.length > cfg.LOOKOUT_DEBUG_EXPORT_MAX_DEVICES) {
-        throw new LookoutError('argument_invalid', `device: at most ${cfg.LOOKOUT_DEBUG_EXPORT_MAX_DEVICES} devices per export`, { details: { field: 'device' } });
+        throw new LookoutError('argument_invalid', `device: at most ${cfg.LOOKOUT_DEBUG_EXPORT_MAX_DEVICES} devices per export`, {
+          details: { field: 'device' },
+        });
       }
       devices.forEach(known);
       scrub.refresh();
@@ -127,19 +132,36 @@ export default definePlugin({
       const json = (name: string, value: unknown) => entries.push({ name, text: `${JSON.stringify(scrub.value(value), null, 2)}\n` });
       json('host-manifest.json', manifest());
       json('hub-config.json', {
-        hub: { id: info.id, version: info.version, broker_url: info.brokerUrl, embedded_broker: info.embeddedBroker, token_required: info.tokenRequired, http_url: info.httpUrl ?? null },
+        hub: {
+          id: info.id,
+          version: info.version,
+          broker_url: info.brokerUrl,
+          embedded_broker: info.embeddedBroker,
+          token_required: info.tokenRequired,
+          http_url: info.httpUrl ?? null,
+        },
         plugins: info.plugins?.() ?? [],
         // The environment the hub process runs with: Lookout's settings, secret-named ones redacted.
         environment: scrub.env(Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(LOOKOUT_|DEVICE_|MESH_|A2A_|COMPILE_)/.test(k)))),
       });
-      json('debug-ring.json', ring ? ring.query({ limit: cfg.LOOKOUT_DEBUG_EXPORT_RING_EVENTS }) : { events: [], note: 'the debug-ring plugin is not running' });
+      json(
+        'debug-ring.json',
+        ring ? ring.query({ limit: cfg.LOOKOUT_DEBUG_EXPORT_RING_EVENTS }) : { events: [], note: 'the debug-ring plugin is not running' },
+      );
       if (info.logs) {
         const tail = hubLogTail(info.logs, { lines: query.lines, max_bytes: 4 * MiB }, scrub);
         entries.push({ name: 'hub.log', text: tail.lines.map((l) => JSON.stringify(l.record)).join('\n') + '\n' });
       }
       for (const id of devices) {
         try {
-          const tail = await deviceLogTail(ssh(), id, cfg.LOOKOUT_DEVICE_LOGS_DIR, { file: 'lookout-edge.log', lines: query.lines, max_bytes: 4 * MiB, follow: false, follow_s: 0 }, scrub, signal);
+          const tail = await deviceLogTail(
+            ssh(),
+            id,
+            cfg.LOOKOUT_DEVICE_LOGS_DIR,
+            { file: 'lookout-edge.log', lines: query.lines, max_bytes: 4 * MiB, follow: false, follow_s: 0 },
+            scrub,
+            signal,
+          );
           entries.push({ name: `devices/${id}/lookout-edge.log`, text: tail.lines.join('\n') + '\n' });
         } catch (err) {
           // One unreachable device does not spoil the archive: it says why instead.

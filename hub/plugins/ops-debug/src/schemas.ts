@@ -8,7 +8,9 @@ const LogFileName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'one 
 
 export const LogTailQuery = z.object({
   lines: queryInteger(1, 10_000).default(200).describe('newest lines to return, at most'),
-  max_bytes: queryInteger(1, 4 * MiB).default(256 * 1024).describe('bytes of the returned lines, at most (the newest whole lines are kept)'),
+  max_bytes: queryInteger(1, 4 * MiB)
+    .default(256 * 1024)
+    .describe('bytes of the returned lines, at most (the newest whole lines are kept)'),
   level: z.enum(LEVEL_NAMES).optional().describe('only lines at this level or above'),
   component: z
     .string()
@@ -39,7 +41,9 @@ export const LogTailResponse = z.object({
 export const DeviceLogsQuery = z.object({
   file: LogFileName.default('lookout-edge.log').describe('a log file in the device\u2019s logs folder (LOOKOUT_DEVICE_LOGS_DIR, default /data/logs)'),
   lines: queryInteger(1, 10_000).default(200).describe('last lines of the file'),
-  max_bytes: queryInteger(1, 4 * MiB).default(256 * 1024).describe('bytes at most (with follow: in all, then the stream ends)'),
+  max_bytes: queryInteger(1, 4 * MiB)
+    .default(256 * 1024)
+    .describe('bytes at most (with follow: in all, then the stream ends)'),
   follow: z.enum(['true', 'false']).default('false').describe('true: Server-Sent Events (text/event-stream), a `line` event per line as written, then `end`'),
   follow_s: queryInteger(1, 3600).default(300).describe('with follow: how long at most (bounded by LOOKOUT_DEBUG_FOLLOW_MAX_S)'),
 });
