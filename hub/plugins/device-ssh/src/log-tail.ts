@@ -28,7 +28,8 @@ export function checkLogRequest(r: LogTailRequest): { dir: string; file: string 
     ['lines', r.lines, 100_000],
     ['maxBytes', r.maxBytes, 64 * 1024 * 1024],
   ] as const) {
-    if (!Number.isSafeInteger(v) || v < 1 || v > max) throw new LookoutError('argument_invalid', `${field}: an integer from 1 to ${max}`, { details: { field } });
+    if (!Number.isSafeInteger(v) || v < 1 || v > max)
+      throw new LookoutError('argument_invalid', `${field}: an integer from 1 to ${max}`, { details: { field } });
   }
   return { dir: dir.replace(/\/+$/, ''), file: r.file };
 }
@@ -52,12 +53,7 @@ export function tailCommand(dir: string, file: string, lines: number, maxBytes: 
  * (then the channel is closed: truncated). A follow ends when `followMs` has passed or the caller
  * aborts; either way the channel is closed, so no tail keeps running on the device.
  */
-export function execTail(
-  client: Client,
-  request: LogTailRequest,
-  ctx: OpContext,
-  onData: (chunk: Buffer) => void,
-): Promise<LogTailResult> {
+export function execTail(client: Client, request: LogTailRequest, ctx: OpContext, onData: (chunk: Buffer) => void): Promise<LogTailResult> {
   const { dir, file } = checkLogRequest(request);
   const follow = request.followMs !== undefined;
   let channel: ClientChannel | undefined;
