@@ -13,6 +13,7 @@ export { applyLayer, layerEnvPath, selectLayer } from './layers/layer-env.js';
 export { LAYERS, LAYER_KEY, isLayerEnabled } from './layers/layers.js';
 export { unknownEnvKeys } from './layers/unknown-keys.js';
 export { createLogger } from './log/logger.js';
+export { LogRing } from './log/log-ring.js';
 export { LoadedRuntime, loadPlugins } from './plugin/loader.js';
 export { declaredKeys, parsePluginConfig } from './plugin/plugin-config.js';
 export { RestartPolicy } from './plugin/plugin-supervisor.js';

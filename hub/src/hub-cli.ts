@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { toLookoutError } from 'lookout/core';
-import { createLogger } from 'lookout/core/host';
+import { LogRing, createLogger } from 'lookout/core/host';
 import { HUB_USAGE, parseHubArgs, secretsOnCommandLine, type HubArgs } from './hub-args.js';
 import { startHub, type RunningHub } from './start-hub.js';
 
@@ -64,8 +64,11 @@ export async function runHub(io: HubIo): Promise<number> {
     io.stdout(HUB_USAGE);
     return 0;
   }
+  // GET /debug/log/tail and the debug export read the hub's recent lines from this ring.
+  const logRing = new LogRing();
   const logger = createLogger({
     name: 'lookout-hub',
+    ring: logRing,
     level: args.logLevel ?? io.env.LOOKOUT_LOG_LEVEL ?? 'info',
     destination: pino.destination({ fd: 2, sync: true }),
   });
@@ -74,7 +77,7 @@ export async function runHub(io: HubIo): Promise<number> {
   }
   let hub: RunningHub;
   try {
-    hub = await startHub({ ...args.options, logger });
+    hub = await startHub({ ...args.options, logger, logRing });
   } catch (err) {
     const e = toLookoutError(err);
     logger.error({ code: e.code, details: e.details }, `hub did not start: ${e.message}`);

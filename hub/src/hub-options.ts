@@ -1,4 +1,4 @@
-import type { BusPort } from 'lookout/core/host';
+import type { BusPort, LogRing } from 'lookout/core/host';
 import type { Logger, Plugin } from 'lookout/core';
 import type { HubSharedState, HubStateStore } from './services/hub-services.js';
 import type { HubTlsOptions } from './http/hub-transport.js';
@@ -93,6 +93,11 @@ export interface HubOptions extends HubTlsOptions, BrokerTlsOptions {
   /** Hub id: MQTT client id and runtime id. Default `lookout-hub-<host>-<pid>`. */
   hubId?: string;
   logger?: Logger;
+  /**
+   * The ring `logger` also writes to (createLogger's `ring`), read by GET /debug/log/tail. Without
+   * `logger` the hub makes both; with a logger and no ring the hub keeps no log lines.
+   */
+  logRing?: LogRing;
   /** Default true; off in tests with several hubs in one process. */
   defaultMetrics?: boolean;
 }

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { container as rootContainer } from 'tsyringe';
-import { type BusPort, RouteRegistry, createLogger, loadPlugins, type LoadedRuntime } from 'lookout/core/host';
+import { type BusPort, LogRing, RouteRegistry, createLogger, loadPlugins, type LoadedRuntime } from 'lookout/core/host';
 import { busPassword, HUB_BUS_USER, deviceBusCredentials, loadFleetSecret, signedUrlKey } from 'lookout/lib/auth';
 import { urlForLog, MqttBus } from 'lookout/lib/mqtt';
 import { EmbeddedBroker } from './broker/embedded-broker.js';
@@ -56,7 +56,8 @@ export interface RunningHub {
  * of the plugin set, and the Koa app composed from the routes they declared.
  */
 export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
-  const logger = options.logger ?? createLogger({ name: 'lookout-hub' });
+  const logRing = options.logRing ?? (options.logger ? undefined : new LogRing());
+  const logger = options.logger ?? createLogger({ name: 'lookout-hub', ...(logRing ? { ring: logRing } : {}) });
   const token = options.token;
   if (token !== undefined && token.length < 8) {
     throw new LookoutError('config_invalid', '--token must be at least 8 characters', { details: { key: 'token' } });
@@ -201,6 +202,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       ...(transport.scheme === 'https' ? { tlsCertPath: transport.certPath } : {}),
       bus,
       ...(busClientAddress ? { busClientAddress } : {}),
+      ...(logRing ? { logs: logRing } : {}),
       sharedState: () => {
         if (!redis) return { backend: 'memory', replica: false, stale: false, stale_since: null };
         if (relay) {
@@ -266,6 +268,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         { token: HUB_SHARED, value: shared },
       ],
     });
+    info.plugins = () => runtime.plugins.map((p) => ({ ...p }));
     cleanups.push(async () => {
       await runtime.stop();
     });

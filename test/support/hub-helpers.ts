@@ -4,6 +4,7 @@
  */
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { createLogger } from '../../core/src/log/logger.js';
+import { LogRing } from '../../core/src/log/log-ring.js';
 import { startHub, type RunningHub } from '../../hub/src/start-hub.js';
 import type { HubOptions } from '../../hub/src/hub-options.js';
 import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
@@ -68,6 +69,8 @@ export const TEST_FLEET_SECRET = 'lookout-test-fleet-secret-7d1c';
  * and one test's devices must not appear in the next one's hub.
  */
 export function testHub(options: HubOptions = {}): Promise<RunningHub> {
+  // The hub keeps its log lines (GET /debug/log/tail) as lookout-hub does.
+  const logRing = new LogRing();
   return startHub({
     anonymousBroker: true,
     fleetSecret: TEST_FLEET_SECRET,
@@ -76,7 +79,8 @@ export function testHub(options: HubOptions = {}): Promise<RunningHub> {
     dataDir: options.dataDir ?? '/tmp/lookout-hub-tests-nonexistent',
     ...(options.dataDir === undefined ? { stateStore: new MemoryStateStore() } : {}),
     defaultMetrics: false,
-    logger: createLogger({ level: process.env.LOOKOUT_LOG_LEVEL ?? 'silent' }),
+    logger: createLogger({ level: process.env.LOOKOUT_LOG_LEVEL ?? 'silent', ring: logRing }),
+    logRing,
     ...options,
     // Without a data dir the fleet history's database lives in memory too (parallel hubs share that folder).
     env: { ...(options.dataDir === undefined ? { LOOKOUT_HISTORY_DB: ':memory:' } : {}), ...options.env },

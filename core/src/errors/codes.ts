@@ -98,6 +98,7 @@ export const ERROR_CODES = {
   ssh_host_key_changed: { status: 502, message: 'the device presented an SSH host key other than the pinned one' },
   ssh_auth_failed: { status: 502, message: 'the device refused the SSH credentials' },
   ssh_failed: { status: 502, message: 'the SSH connection or command failed' },
+  log_not_found: { status: 404, message: 'no such log file (or logs folder) on the device' },
   ssh_timeout: { status: 504, message: 'the device did not answer over SSH in time' },
   // operator CLI over SSH (lookout apply-layer, push-models, deploy, soak-gate)
   device_storage_full: { status: 507, message: 'the device has not enough free space for the copy' },

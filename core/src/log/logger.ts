@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions, type DestinationStream } from 'pino';
+import type { LogRing } from './log-ring.js';
 
 export type { Logger };
 
@@ -41,6 +42,8 @@ export interface LoggerSettings {
   level?: string;
   name?: string;
   destination?: DestinationStream;
+  /** Also keep every line written in this bounded ring (the hub's GET /debug/log/tail), after redaction. */
+  ring?: LogRing;
 }
 
 /** A pino logger that redacts secrets by key name; the level defaults to LOOKOUT_LOG_LEVEL, else `info`. */
@@ -50,6 +53,17 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: REDACTED },
   };
   if (settings.name) options.name = settings.name;
+  if (settings.ring) {
+    // Each stream takes every line the logger's own level lets through.
+    const main = settings.destination ?? pino.destination(1);
+    return pino(
+      options,
+      pino.multistream([
+        { stream: main, level: 'trace' },
+        { stream: settings.ring, level: 'trace' },
+      ]),
+    );
+  }
   return settings.destination ? pino(options, settings.destination) : pino(options);
 }
 

@@ -1,6 +1,6 @@
 import type { BusPort } from 'lookout/core/host';
 import type { DeviceGaugeSample } from 'lookout/lib/metrics';
-import { type RouteEntry, type ErrorTableEntry, serviceToken, type ServiceToken } from 'lookout/core';
+import { type RouteEntry, type ErrorTableEntry, type PluginReport, serviceToken, type ServiceToken } from 'lookout/core';
 
 /**
  * Services the hub host (`lookout-hub`) provides to hub plugins, which name them in `requires`.
@@ -29,6 +29,22 @@ export interface HubInfo {
    * hub cannot know who connects to another broker).
    */
   busClientAddress?(clientId: string): string | undefined;
+  /** The hub's plugins with their live state (set once they are loaded). */
+  plugins?(): PluginReport[];
+  /** The hub's recent log lines (a bounded ring), when its logger keeps them. */
+  logs?: HubLogLines;
+}
+
+/** The hub's own recent log lines, newest kept (see LogRing in core's log folder). */
+export interface HubLogLines {
+  readonly maxLines: number;
+  readonly maxBytes: number;
+  tail(filter: { lines: number; maxBytes: number; minLevel?: number; component?: string }): {
+    lines: { seq: number; time: number; level: number; component: string | null; line: string }[];
+    matched: number;
+    held: number;
+    dropped: number;
+  };
 }
 
 /**

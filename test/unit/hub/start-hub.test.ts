@@ -143,6 +143,16 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/fleet/history/events?target=cam-1&kind=nope', field: 'query.kind' },
   ],
   'POST /svc-agent/resolve': [{ path: '/svc-agent/resolve', init: { json: ['request'] }, field: 'body' }],
+  'GET /fleet/host-manifest': [],
+  'GET /debug/log/tail': [
+    { path: '/debug/log/tail?lines=0', field: 'query.lines' },
+    { path: '/debug/log/tail?level=loud', field: 'query.level' },
+  ],
+  'GET /debug/shadow/:device/logs': [
+    { path: '/debug/shadow/cam-1/logs?file=..%2Fetc', field: 'query.file' },
+    { path: '/debug/shadow/cam-1/logs?follow=yes', field: 'query.follow' },
+  ],
+  'GET /debug/export': [{ path: '/debug/export?lines=0', field: 'query.lines' }],
   'POST /svc-agent/execute': [{ path: '/svc-agent/execute', init: { json: ['plan'] }, field: 'body' }],
   'GET /svc-agent/memory': [{ path: '/svc-agent/memory', field: 'query.agent' }],
   'PUT /svc-agent/memory': [{ path: '/svc-agent/memory', init: { method: 'PUT', json: ['note'] }, field: 'body' }],
@@ -175,6 +185,7 @@ const REQUIRED_INPUT: Record<string, string> = {
   '/media/clips/:device/:file': '?',
   '/camera/profile': '?target=cam-404',
   '/stream/live/info': '?target=cam-404',
+  '/debug/shadow/:device/logs': '?',
   // No device holds a label in a hub that heard no hello: 404.
   '/fleet/registry/labels/:label': '?',
 };

@@ -2,7 +2,8 @@ import { LookoutError, isLookoutError } from 'lookout/core';
 import { describeTarget, type SshTarget, type SshCredentials } from 'lookout/lib/ssh';
 import { DEFAULT_RECORDINGS_ROOT, type DeviceRegistry, type DeviceSshAddress } from '../../registry/src/service.js';
 import { checkRecordingFileName, checkRecordingsRoot, remotePathIn } from './recording-names.js';
-import type { DeviceSsh, RemoteFile, RemoteListing } from './service.js';
+import type { DeviceSsh, LogTailRequest, LogTailResult, RemoteFile, RemoteListing } from './service.js';
+import { checkLogRequest, execTail } from './log-tail.js';
 import type { SshPool } from './ssh-pool.js';
 import { shellList } from './shell-listing.js';
 import { sftpDownload, sftpList, sftpRead, type OpContext } from './sftp-ops.js';
@@ -60,6 +61,19 @@ export class HubDeviceSsh implements DeviceSsh {
     return this.run(deviceId, signal, (client, root, ctx) =>
       sftpDownload(client, remotePathIn(root, name), name, localPath, this.options.maxDownloadBytes, ctx),
     );
+  }
+
+  async tailLog(deviceId: string, request: LogTailRequest, onData: (chunk: Buffer) => void, signal?: AbortSignal): Promise<LogTailResult> {
+    checkLogRequest(request);
+    let started = false;
+    return this.run(deviceId, signal, (client, _root, ctx) => {
+      // The pool runs an operation again on a fresh connection only when its channel would not open: never after output.
+      if (started) throw new LookoutError('ssh_failed', `${ctx.where}: the connection closed during the tail`, { details: { reason: 'closed' } });
+      return execTail(client, request, ctx, (chunk) => {
+        started = true;
+        onData(chunk);
+      });
+    });
   }
 
   private address(deviceId: string): DeviceSshAddress {

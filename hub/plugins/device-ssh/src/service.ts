@@ -35,6 +35,31 @@ export interface DeviceSsh {
   read(deviceId: string, name: string, maxBytes: number, signal?: AbortSignal): Promise<Buffer>;
   /** Copies a file to a local path over SFTP (written to a temporary name and renamed: a failed download leaves no file). */
   download(deviceId: string, name: string, localPath: string, signal?: AbortSignal): Promise<{ bytes: number }>;
+  /**
+   * The last lines of a log file (`file`, one plain name) in a folder of the device, over an exec
+   * channel, handed to `onData` as they come: at most `lines` lines and `maxBytes` bytes; with
+   * `followMs`, then what is appended until that long has passed, `maxBytes` is reached or `signal`
+   * aborts (the channel is closed then: no tail stays behind). Rejects log_not_found for a missing file or folder.
+   */
+  tailLog(deviceId: string, request: LogTailRequest, onData: (chunk: Buffer) => void, signal?: AbortSignal): Promise<LogTailResult>;
+}
+
+export interface LogTailRequest {
+  /** Absolute folder on the device. */
+  dir: string;
+  file: string;
+  lines: number;
+  maxBytes: number;
+  /** Follow the file this long (ms) after its tail. */
+  followMs?: number;
+  /** Called once the device has found the file (before any line): a caller may start its answer then. */
+  onStart?: () => void;
+}
+
+export interface LogTailResult {
+  bytes: number;
+  /** Cut at maxBytes. */
+  truncated: boolean;
 }
 
 export const DEVICE_SSH = serviceToken<DeviceSsh>('device-ssh');
@@ -49,4 +74,5 @@ export const DEVICE_SSH_ERRORS = [
   'ssh_auth_failed',
   'ssh_failed',
   'ssh_timeout',
+  'log_not_found',
 ] as const;
