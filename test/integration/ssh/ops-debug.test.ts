@@ -25,6 +25,8 @@ import { startSshd, type Sshd } from '../../support/sshd.js';
 const DEVICE_PASSWORD = 'planted-device-password-51c9e';
 const HUB_TOKEN = 'planted-hub-token-0b7e2d4a';
 const MQTT_PASSWORD = 'planted-mqtt-password-93aa1';
+/** Another plugin's secret, known to this one only as a secret-named variable of the process. */
+const DESCRIBER_KEY = 'planted-describer-key-7f3c1';
 
 /** Processes whose command line names `path` (a tail left running on the "device"). */
 function processesNaming(path: string): number {
@@ -75,7 +77,7 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
       requires: [DEBUG_RING],
       start(ctx) {
         ctx.services.get(DEBUG_RING).record({ kind: 'hub', message: `connecting with ${DEVICE_PASSWORD}`, details: { note: TEST_FLEET_SECRET } });
-        ctx.log.warn(`the fleet secret is ${TEST_FLEET_SECRET} and the token ${HUB_TOKEN}`);
+        ctx.log.warn(`the fleet secret is ${TEST_FLEET_SECRET}, the token ${HUB_TOKEN} and the key ${DESCRIBER_KEY}`);
       },
     });
     const ring = new LogRing({ maxLines: 5000 });
@@ -100,7 +102,13 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
     const image = join(packageRoot(), 'test', 'fixtures', 'images', 'base-camera.json');
     device = await startDeviceProcess({ deviceId: 'cam-logs', mqtt: hub.brokerUrl, image, layer: 'layer0' });
     // The hub process's environment (what the export's config lists), planted after the device took its own.
-    for (const [k, v] of Object.entries({ DEVICE_PASSWORD, LOOKOUT_HUB_TOKEN: HUB_TOKEN, LOOKOUT_MQTT_PASSWORD: MQTT_PASSWORD })) process.env[k] = v;
+    for (const [k, v] of Object.entries({
+      DEVICE_PASSWORD,
+      LOOKOUT_HUB_TOKEN: HUB_TOKEN,
+      LOOKOUT_MQTT_PASSWORD: MQTT_PASSWORD,
+      LOOKOUT_SVC_AGENT_DESCRIBER_API_KEY: DESCRIBER_KEY,
+    }))
+      process.env[k] = v;
     // The device's own log as it would be on its overlay, and a line where it printed a password.
     writeFileSync(logFile, `${device.logs()}{"level":40,"msg":"login with ${DEVICE_PASSWORD}"}\n{"level":30,"msg":"last line"}\n`);
     secrets = [
@@ -108,6 +116,7 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
       DEVICE_PASSWORD,
       HUB_TOKEN,
       MQTT_PASSWORD,
+      DESCRIBER_KEY,
       deviceToolToken(TEST_FLEET_SECRET, 'cam-logs'),
       hub.deviceCredentials('cam-logs').password,
     ];

@@ -11,7 +11,7 @@ import { deviceLogFollow, deviceLogTail, type DeviceLogQuery } from './device-lo
 import { HostManifestSchema, hostManifest } from './host-manifest.js';
 import { hubLogTail } from './hub-log-tail.js';
 import { DeviceLogsQuery, DeviceLogsResponse, ExportQuery, LogTailQuery, LogTailResponse } from './schemas.js';
-import { SecretScrubber } from './secret-scrub.js';
+import { SecretScrubber, isSecretName } from './secret-scrub.js';
 
 const MiB = 1024 * 1024;
 
@@ -82,7 +82,17 @@ export default definePlugin({
     const ring = ctx.services.optional(DEBUG_RING);
     const scrub = new SecretScrubber({
       fleetSecret: cfg.LOOKOUT_FLEET_SECRET,
-      settings: () => [cfg.DEVICE_PASSWORD, cfg.LOOKOUT_HUB_TOKEN, cfg.LOOKOUT_MQTT_PASSWORD, cfg.LOOKOUT_SSH_KEY_PASSPHRASE],
+      // The plugin's own settings (given in the hub's options or its environment), and every secret-named
+      // variable of the process (an API key of another plugin's describer, an approval token).
+      settings: () => [
+        cfg.DEVICE_PASSWORD,
+        cfg.LOOKOUT_HUB_TOKEN,
+        cfg.LOOKOUT_MQTT_PASSWORD,
+        cfg.LOOKOUT_SSH_KEY_PASSPHRASE,
+        ...Object.entries(process.env)
+          .filter(([k]) => isSecretName(k))
+          .map(([, v]) => v),
+      ],
       deviceIds: () => registry.list().map((d) => d.deviceId),
     });
     const ssh = () => {
