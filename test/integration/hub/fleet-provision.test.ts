@@ -174,7 +174,13 @@ describe('POST /fleet/provision-shadow with a real sshd and device', () => {
   });
 
   it('is idempotent: called again, it changes nothing and says so', async () => {
-    const files = ['data/config/shadow_peer.key', 'data/config/shadow_peer.crt', 'data/config/mesh.key', 'etc/lookout/edge.env', 'data/config/edge_v3_layer.env'];
+    const files = [
+      'data/config/shadow_peer.key',
+      'data/config/shadow_peer.crt',
+      'data/config/mesh.key',
+      'etc/lookout/edge.env',
+      'data/config/edge_v3_layer.env',
+    ];
     const before = await Promise.all(files.map(async (f) => (await stat(join(root, f))).mtimeMs));
     const registryBefore = await readFile(join(dir, 'hub', 'registry.json'), 'utf8');
     const r = await provision({ hello_timeout_s: 60 });
@@ -218,8 +224,8 @@ describe('POST /fleet/provision-shadow with a real sshd and device', () => {
       deviceToolToken(TEST_FLEET_SECRET, ID),
       fleetMeshKey(TEST_FLEET_SECRET),
       'not-the-password-9f3',
-      privateKey.split('\n')[1]!,
-      (await readFile(join(root, 'data', 'config', 'shadow_peer.key'), 'utf8')).split('\n')[1]!,
+      privateKey.split('\n')[1],
+      (await readFile(join(root, 'data', 'config', 'shadow_peer.key'), 'utf8')).split('\n')[1],
     ];
     for (const text of [...answers, ring.text, (await api(hub.url, '/fleet/provision-shadow')).text]) {
       for (const s of secrets) assert.ok(!text.includes(s), `a secret in: ${text.slice(0, 200)}`);
@@ -239,7 +245,11 @@ describe('POST /fleet/provision-shadow with a real sshd and device', () => {
     await assert.rejects(stat(join(root, 'app-storage', 'config', 'edge_v3_layer.env')));
     assert.deepEqual(JSON.parse(await readFile(join(dir, 'hub', 'registry.json'), 'utf8')).devices, []);
     const records = (await api(hub.url, '/fleet/provision-shadow')).body.provisions as { device_id: string }[];
-    assert.deepEqual(records.map((p) => p.device_id), ['cam-nowhere'], 'only the unreachable one (its failed connect) is left');
+    assert.deepEqual(
+      records.map((p) => p.device_id),
+      ['cam-nowhere'],
+      'only the unreachable one (its failed connect) is left',
+    );
     const again = await provision({ undo: true });
     assert.equal(again.body.changed, false);
   });

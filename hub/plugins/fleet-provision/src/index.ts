@@ -52,7 +52,11 @@ export default definePlugin({
     LOOKOUT_SSH_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(20_000),
   }),
   errors: [
-    { code: 'hello_timeout', status: 504, description: "the files are on the device but it said no hello within the bound; call again once it runs (the done steps are kept)" },
+    {
+      code: 'hello_timeout',
+      status: 504,
+      description: 'the files are on the device but it said no hello within the bound; call again once it runs (the done steps are kept)',
+    },
     { code: 'provision_in_progress', status: 409, description: 'a provisioning of this device is running; wait for its answer' },
     { code: 'fleet_ca_unavailable', status: 503, description: 'the hub has no fleet CA to sign the peer certificate (LOOKOUT_FLEET_CA_DIR); nothing was done' },
   ],
@@ -76,6 +80,7 @@ export default definePlugin({
         'ssh_timeout',
         'layer_unknown',
         'argument_invalid',
+        'config_invalid',
         ...BODY_ROUTE_ERRORS,
       ],
     },

@@ -54,5 +54,8 @@ export async function ensurePeerCertificate(device: RemoteDevice, ca: FleetCa, d
   });
   await device.writeAtomic(keyPath, issued.keyPem, SECRET_MODE);
   await device.writeAtomic(certPath, issued.certPem, PUBLIC_MODE);
-  return { status: 'done', detail: `issued (${why === 'there was none' ? 'none there' : `the one there: ${why}`}): ${issued.fingerprint}, until ${issued.notAfter.toISOString()}` };
+  return {
+    status: 'done',
+    detail: `issued (${why === 'there was none' ? 'none there' : `the one there: ${why}`}): ${issued.fingerprint}, until ${issued.notAfter.toISOString()}`,
+  };
 }

@@ -13,7 +13,11 @@ export const AuthSchema = z.discriminatedUnion('method', [
   z.strictObject({ method: z.literal('password'), password: z.string().min(1).max(1024).describe('never stored, logged or answered') }),
   z.strictObject({
     method: z.literal('key'),
-    private_key: z.string().min(1).max(16 * 1024).describe('a private key (PEM or OpenSSH); never stored, logged or answered'),
+    private_key: z
+      .string()
+      .min(1)
+      .max(16 * 1024)
+      .describe('a private key (PEM or OpenSSH); never stored, logged or answered'),
     passphrase: z.string().min(1).max(1024).optional(),
   }),
 ]);
@@ -57,18 +61,7 @@ export const ProvisionBodySchema = z.strictObject({
 });
 export type ProvisionBody = z.output<typeof ProvisionBodySchema>;
 
-export const STEP_NAMES = [
-  'connect',
-  'fleet_ca',
-  'peer_certificate',
-  'mesh_key',
-  'device_env',
-  'layer_env',
-  'registry',
-  'start',
-  'hello',
-  'grade',
-] as const;
+export const STEP_NAMES = ['connect', 'fleet_ca', 'peer_certificate', 'mesh_key', 'device_env', 'layer_env', 'registry', 'start', 'hello', 'grade'] as const;
 export type StepName = (typeof STEP_NAMES)[number];
 
 export const STEP_STATUSES = ['pending', 'done', 'unchanged', 'skipped', 'failed', 'undone'] as const;
@@ -107,7 +100,7 @@ export const ProvisionResponseSchema = z.object({
   changed: z.boolean().describe('false: every step found the device as it should be (a repeated call)'),
   resumed: z.boolean().describe('a half-done provisioning of this device was picked up where it stopped'),
   steps: z.array(StepSchema),
-  grade: ProvisionGradeSchema.nullable().describe("the readiness grade after its hello; null without the readiness plugin or on undo"),
+  grade: ProvisionGradeSchema.nullable().describe('the readiness grade after its hello; null without the readiness plugin or on undo'),
 });
 
 export const ProvisionListSchema = z.object({ provisions: z.array(ProvisionRecordSchema) });

@@ -117,7 +117,10 @@ export class Provisioner {
         const e = toLookoutError(err);
         record.steps[at] = { name, status: 'failed', detail: e.message, at: iso() };
         record.state = 'failed';
-        throw new LookoutError(e.code as never, e.message, { cause: err, details: { ...(e.details as object | undefined), device_id: id, step: name, steps: record.steps } });
+        throw new LookoutError(e.code, e.message, {
+          cause: err,
+          details: { ...(e.details as object | undefined), device_id: id, step: name, steps: record.steps },
+        });
       } finally {
         record.updated_at = iso();
         this.o.records.put(record);
@@ -211,7 +214,12 @@ export class Provisioner {
           removed.push(p);
         }
         if (removed.length > 0) changed = true;
-        steps.push({ name, status: removed.length > 0 ? 'undone' : 'unchanged', detail: removed.length > 0 ? `removed: ${removed.join(', ')}` : 'none there', at: iso() });
+        steps.push({
+          name,
+          status: removed.length > 0 ? 'undone' : 'unchanged',
+          detail: removed.length > 0 ? `removed: ${removed.join(', ')}` : 'none there',
+          at: iso(),
+        });
       }
     } finally {
       device.close();
@@ -232,18 +240,29 @@ export class Provisioner {
   private async connect(body: ProvisionBody, credentials: SshCredentials, signal?: AbortSignal): Promise<{ device: RemoteDevice; outcome: StepOutcome }> {
     const target: SshTarget = { deviceId: body.device_id, host: body.host, port: body.port, user: body.user, hostFromFile: true };
     if (!credentials.configured) {
-      throw new LookoutError('ssh_not_configured', 'no SSH credentials: give auth (password or key), or configure DEVICE_PASSWORD or LOOKOUT_SSH_KEY_FILE on the hub', {
-        details: { device_id: body.device_id },
-      });
+      throw new LookoutError(
+        'ssh_not_configured',
+        'no SSH credentials: give auth (password or key), or configure DEVICE_PASSWORD or LOOKOUT_SSH_KEY_FILE on the hub',
+        {
+          details: { device_id: body.device_id },
+        },
+      );
     }
     let pinnedNow: string | undefined;
     if (body.host_key !== undefined) {
-      const key = hostKeyOf(Buffer.from(body.host_key.split(' ')[1]!, 'base64'));
+      const key = hostKeyOf(Buffer.from(body.host_key.split(' ')[1], 'base64'));
       const fingerprint = fingerprintOf(key.blob);
       const verdict = this.o.knownHosts.check(body.host, body.port, key);
       if (verdict.status === 'changed') {
         throw new LookoutError('ssh_host_key_changed', `another host key is pinned for ${body.host}:${body.port} than the given ${fingerprint}: refused`, {
-          details: { device_id: body.device_id, host: body.host, port: body.port, fingerprint, pinned_types: verdict.pinnedTypes, known_hosts: this.o.knownHosts.path },
+          details: {
+            device_id: body.device_id,
+            host: body.host,
+            port: body.port,
+            fingerprint,
+            pinned_types: verdict.pinnedTypes,
+            known_hosts: this.o.knownHosts.path,
+          },
         });
       }
       if (verdict.status === 'unknown') {

@@ -101,7 +101,8 @@ export class RemoteDevice {
     return new Promise((resolve, reject) => {
       let stderr = '';
       const timer = setTimeout(
-        () => reject(new LookoutError('ssh_timeout', `${this.where}: ${what}: no result within ${this.timeoutMs} ms`, { details: { timeout_ms: this.timeoutMs } })),
+        () =>
+          reject(new LookoutError('ssh_timeout', `${this.where}: ${what}: no result within ${this.timeoutMs} ms`, { details: { timeout_ms: this.timeoutMs } })),
         this.timeoutMs,
       );
       try {
@@ -154,14 +155,18 @@ export class RemoteDevice {
           const timer = setTimeout(
             () =>
               reject(
-                new LookoutError('ssh_timeout', `${this.where}: ${what}: no SFTP answer within ${this.timeoutMs} ms`, { details: { timeout_ms: this.timeoutMs } }),
+                new LookoutError('ssh_timeout', `${this.where}: ${what}: no SFTP answer within ${this.timeoutMs} ms`, {
+                  details: { timeout_ms: this.timeoutMs },
+                }),
               ),
             this.timeoutMs,
           );
           call(sftp, (err, value) => {
             clearTimeout(timer);
             if (!err) return resolve(value as T);
-            reject(new LookoutError('ssh_failed', `${this.where}: ${what}: ${err.message}`, { details: { sftp_code: (err as { code?: unknown }).code, what } }));
+            reject(
+              new LookoutError('ssh_failed', `${this.where}: ${what}: ${err.message}`, { details: { sftp_code: (err as { code?: unknown }).code, what } }),
+            );
           });
         }),
     );
