@@ -165,66 +165,67 @@ export function ProvisioningPanel() {
       <button type="submit" disabled=${busy}>${busy ? 'Provisioning…' : 'Provision'}</button>
       <button type="button" disabled=${busy} onClick=${(e: Event) => void submit(e, true)}>Undo</button>
     </form>
-    ${
-      outcome
-        ? html`<div data-testid="provision-outcome" class=${outcome.ok ? 'ok' : 'bad'}>
-            <p>
-              ${outcome.device_id}:
-              ${
-                outcome.ok
-                  ? html`<strong data-testid="provision-grade">${outcome.grade ? outcome.grade.grade : 'provisioned'}</strong>
-                      ${outcome.grade?.reason ? ` (${outcome.grade.reason})` : ''}${outcome.changed === false ? ' — nothing changed' : ''}${outcome.resumed ? ' — resumed' : ''}`
-                  : html`<strong data-testid="provision-error">${outcome.error?.code}</strong> ${outcome.error?.message}`
-              }
-            </p>
-            <table data-testid="provision-steps">
-              <thead>
-                <tr>
-                  <th>step</th>
-                  <th>status</th>
-                  <th>detail</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${outcome.steps.map(
-                  (s) =>
-                    html`<tr key=${s.name} data-step=${s.name}>
-                      <td>${s.name}</td>
-                      <td class=${STATUS_CLASS[s.status] ?? ''}>${s.status}</td>
-                      <td>${s.detail ?? ''}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </div>`
-        : null
-    }
-    ${
-      records.length > 0
-        ? html`<table data-testid="provision-records">
-            <thead>
-              <tr>
-                <th>device</th>
-                <th>address</th>
-                <th>layer</th>
-                <th>state</th>
-                <th>updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${records.map(
-                (r) =>
-                  html`<tr key=${r.device_id}>
-                    <td>${r.device_id}</td>
-                    <td>${r.host}:${r.port}</td>
-                    <td>${r.layer}</td>
-                    <td class=${r.state === 'provisioned' ? 'ok' : r.state === 'failed' ? 'bad' : 'warn'}>${r.state}</td>
-                    <td>${r.updated_at}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`
-        : null
-    }
+    ${outcome ? html`<${OutcomeView} outcome=${outcome} />` : null} ${records.length > 0 ? html`<${RecordsTable} records=${records} />` : null}
   </div>`;
+}
+
+/** What the last call answered: its outcome line and each step's status. */
+function OutcomeView({ outcome }: { outcome: Outcome }) {
+  return html`<div data-testid="provision-outcome">
+    <p class=${outcome.ok ? 'ok' : 'bad'}>
+      ${outcome.device_id}:
+      ${
+        outcome.ok
+          ? html`<strong data-testid="provision-grade">${outcome.grade ? outcome.grade.grade : 'provisioned'}</strong>
+              ${outcome.grade?.reason ? ` (${outcome.grade.reason})` : ''}${outcome.changed === false ? ' — nothing changed' : ''}${outcome.resumed ? ' — resumed' : ''}`
+          : html`<strong data-testid="provision-error">${outcome.error?.code}</strong> ${outcome.error?.message}`
+      }
+    </p>
+    <table data-testid="provision-steps">
+      <thead>
+        <tr>
+          <th>step</th>
+          <th>status</th>
+          <th>detail</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${outcome.steps.map(
+          (s) =>
+            html`<tr key=${s.name} data-step=${s.name}>
+              <td>${s.name}</td>
+              <td class=${STATUS_CLASS[s.status] ?? ''}>${s.status}</td>
+              <td>${s.detail ?? ''}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+/** Each device's last provisioning (GET /fleet/provision-shadow). */
+function RecordsTable({ records }: { records: Record_[] }) {
+  return html`<table data-testid="provision-records">
+    <thead>
+      <tr>
+        <th>device</th>
+        <th>address</th>
+        <th>layer</th>
+        <th>state</th>
+        <th>updated</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${records.map(
+        (r) =>
+          html`<tr key=${r.device_id}>
+            <td>${r.device_id}</td>
+            <td>${r.host}:${r.port}</td>
+            <td>${r.layer}</td>
+            <td class=${r.state === 'provisioned' ? 'ok' : r.state === 'failed' ? 'bad' : 'warn'}>${r.state}</td>
+            <td>${r.updated_at}</td>
+          </tr>`,
+      )}
+    </tbody>
+  </table>`;
 }
