@@ -219,6 +219,7 @@ describe('POST /fleet/provision-shadow with a real sshd and device', () => {
 
   it('puts no secret in any answer or the debug ring', async () => {
     const ring = await api(hub.url, '/debug/events?limit=1000');
+    assert.ok((ring.body.events as { kind: string }[]).filter((e) => e.kind === 'provision').length >= 10, 'the steps are in the ring');
     const secrets = [
       busPassword(TEST_FLEET_SECRET, ID),
       deviceToolToken(TEST_FLEET_SECRET, ID),

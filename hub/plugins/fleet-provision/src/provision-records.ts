@@ -5,6 +5,9 @@ import type { ProvisionRecord } from './provision-schemas.js';
  * device's last provisioning and how each ended, so a half-done one is seen as such after a restart
  * and resumed by the next call. Records hold no secret: the auth of a call is never kept.
  */
+/** Records kept at most: past it the least recently updated goes (a device id per call could otherwise grow the state without end). */
+export const MAX_RECORDS = 5000;
+
 export class ProvisionRecords {
   private readonly byDevice = new Map<string, ProvisionRecord>();
 
@@ -23,7 +26,10 @@ export class ProvisionRecords {
   }
 
   put(record: ProvisionRecord): void {
+    this.byDevice.delete(record.device_id);
     this.byDevice.set(record.device_id, structuredClone(record));
+    // A Map keeps insertion order and a put re-inserts: the first key is the least recently updated.
+    while (this.byDevice.size > MAX_RECORDS) this.byDevice.delete(this.byDevice.keys().next().value!);
     this.onChange();
   }
 
