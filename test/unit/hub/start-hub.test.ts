@@ -142,6 +142,13 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/fleet/history/events', field: 'query.target' },
     { path: '/fleet/history/events?target=cam-1&kind=nope', field: 'query.kind' },
   ],
+  'POST /fleet/provision-shadow': [
+    { path: '/fleet/provision-shadow', init: { json: { device_id: 'cam-1' } }, field: 'body.host' },
+    { path: '/fleet/provision-shadow', init: { json: { device_id: 'a/b', host: '127.0.0.1' } }, field: 'body.device_id' },
+    { path: '/fleet/provision-shadow', init: { json: { device_id: 'cam-1', host: '127.0.0.1', root: 'rel' } }, field: 'body.root' },
+    { path: '/fleet/provision-shadow', init: { json: { device_id: 'cam-1', host: '127.0.0.1', auth: { method: 'password' } } }, field: 'body.auth.password' },
+  ],
+  'GET /fleet/provision-shadow': [],
   'POST /svc-agent/resolve': [{ path: '/svc-agent/resolve', init: { json: ['request'] }, field: 'body' }],
   'GET /fleet/host-manifest': [],
   'GET /debug/log/tail': [
@@ -244,11 +251,13 @@ describe('hub routes: 400s and OpenAPI', () => {
                 ? { device: 'cam-404', file: 'x.mp4' }
                 : decl.path === '/mcp'
                   ? { jsonrpc: '2.0', id: 1, method: 'ping' }
-                  : decl.path === '/svc-agent/resolve'
-                    ? { tool: 'get_system_health', devices: ['cam-404'] }
-                    : decl.path === '/svc-agent/execute'
-                      ? { plan: { steps: [{ device: 'cam-404', tool: 'get_system_health', arguments: {} }] }, dry_run: true }
-                      : { tool: 'get_system_health', arguments: {} };
+                  : decl.path === '/fleet/provision-shadow'
+                    ? { device_id: 'cam-404', host: '127.0.0.1', port: 1, mqtt_url: 'mqtt://127.0.0.1:1883', hello_timeout_s: 1 }
+                    : decl.path === '/svc-agent/resolve'
+                      ? { tool: 'get_system_health', devices: ['cam-404'] }
+                      : decl.path === '/svc-agent/execute'
+                        ? { plan: { steps: [{ device: 'cam-404', tool: 'get_system_health', arguments: {} }] }, dry_run: true }
+                        : { tool: 'get_system_health', arguments: {} };
         // An unsigned /a2a/query answers 401 (not 400) once its own parameters are there.
         const query = decl.path === '/a2a/query' ? 'q=peer_hello&target=cam-404' : 'target=cam-404';
         const r = await api(hub.url, `${decl.path}?${query}&${extra}`, { method: decl.method, json });
