@@ -7,22 +7,23 @@ import type { CanMessage, CanState } from './service.js';
 
 export const CanConfig = z
   .object({
-  CAN_INTERFACE: z
-    .string()
-    .regex(/^[A-Za-z0-9_.-]{1,15}$/, 'a network interface name')
-    .default('can0')
-    .describe('the SocketCAN interface candump reads'),
-  CAN_SOURCE: z.enum(['candump', 'file']).default('candump').describe('candump (the kernel, through can-utils) or file (a recorded candump -L log)'),
-  CAN_CANDUMP: z.string().min(1).default('candump').describe('the candump program'),
-  CAN_RECORDING: z.string().min(1).optional().describe('the candump -L log CAN_SOURCE=file plays'),
-  CAN_PUBLISH_INTERVAL_MS: z.coerce.number().int().min(100).default(1000).describe('one telemetry/can message per interval at most'),
-  CAN_STALE_MS: z.coerce.number().int().min(100).default(30_000).describe('a group not heard for this long leaves the message'),
-  CAN_IDLE_MS: z.coerce.number().int().min(100).default(5000).describe('no frame for this long: the bus is said idle'),
-  CAN_RETRY_MS: z.coerce.number().int().min(100).default(30_000).describe('candump is started again this long after it ended'),
-  CAN_MAX_GROUPS: z.coerce.number().int().min(1).max(1024).default(64).describe('at most this many (PGN, source) entries in a message'),
+    CAN_INTERFACE: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,15}$/, 'a network interface name')
+      .default('can0')
+      .describe('the SocketCAN interface candump reads'),
+    CAN_SOURCE: z.enum(['candump', 'file']).default('candump').describe('candump (the kernel, through can-utils) or file (a recorded candump -L log)'),
+    CAN_CANDUMP: z.string().min(1).default('candump').describe('the candump program'),
+    CAN_RECORDING: z.string().min(1).optional().describe('the candump -L log CAN_SOURCE=file plays'),
+    CAN_PUBLISH_INTERVAL_MS: z.coerce.number().int().min(100).default(1000).describe('one telemetry/can message per interval at most'),
+    CAN_STALE_MS: z.coerce.number().int().min(100).default(30_000).describe('a group not heard for this long leaves the message'),
+    CAN_IDLE_MS: z.coerce.number().int().min(100).default(5000).describe('no frame for this long: the bus is said idle'),
+    CAN_RETRY_MS: z.coerce.number().int().min(100).default(30_000).describe('candump is started again this long after it ended'),
+    CAN_MAX_GROUPS: z.coerce.number().int().min(1).max(1024).default(64).describe('at most this many (PGN, source) entries in a message'),
   })
   .superRefine((c, issues) => {
-    if (c.CAN_SOURCE === 'file' && !c.CAN_RECORDING) issues.addIssue({ code: 'custom', path: ['CAN_RECORDING'], message: 'CAN_SOURCE=file needs CAN_RECORDING, the candump -L log to play' });
+    if (c.CAN_SOURCE === 'file' && !c.CAN_RECORDING)
+      issues.addIssue({ code: 'custom', path: ['CAN_RECORDING'], message: 'CAN_SOURCE=file needs CAN_RECORDING, the candump -L log to play' });
   });
 
 /**
@@ -49,11 +50,11 @@ export default definePlugin({
     let said: { state: CanState; reason: string | null } | null = null;
 
     const open = () => {
-      // The reason it was down stays until candump proves itself (a frame, or a second alive):
+      // The reason it was down stays until candump proves itself (a frame, or CAN_IDLE_MS alive):
       // a retry that fails the same way again says nothing new.
       const opened = clock.setTimeout(() => {
         if (source) down = null;
-      }, 1000);
+      }, config.CAN_IDLE_MS);
       const events = {
         frame: (f: Parameters<CanAggregate['add']>[0]) => {
           down = null;
@@ -74,12 +75,18 @@ export default definePlugin({
       if (down) return { state: 'unavailable', reason: down };
       const silentFor = aggregate.lastFrameAt === null ? null : now - aggregate.lastFrameAt;
       if (silentFor !== null && silentFor < config.CAN_IDLE_MS) return { state: 'receiving', reason: null };
-      return { state: 'idle', reason: silentFor === null ? `no frame on ${config.CAN_INTERFACE} yet` : `no frame on ${config.CAN_INTERFACE} for ${Math.round(silentFor / 1000)} s` };
+      return {
+        state: 'idle',
+        reason: silentFor === null ? `no frame on ${config.CAN_INTERFACE} yet` : `no frame on ${config.CAN_INTERFACE} for ${Math.round(silentFor / 1000)} s`,
+      };
     };
 
     let busy = false;
+    // A (re)connect is owed a message even when a tick is running or nothing changed.
+    let owed = false;
     /** Publishes when frames came, or once when the state changed (a silent or missing bus is said once, not every interval). */
     const tick = async (force: boolean) => {
+      owed ||= force;
       if (busy || !ctx.bus.connected) return;
       const now = clock.now();
       const fresh = aggregate.pending;
@@ -87,7 +94,8 @@ export default definePlugin({
       const changed = said?.state !== s.state || said?.reason !== s.reason;
       // An idle reason's seconds grow every tick: only a change of state is news there.
       const news = fresh || said?.state !== s.state || (s.state === 'unavailable' && changed);
-      if (!news && !force) return;
+      if (!news && !owed) return;
+      owed = false;
       if (s.state !== said?.state) {
         const level = s.state === 'receiving' ? 'info' : 'warn';
         log[level]({ interface: config.CAN_INTERFACE, state: s.state }, s.reason ?? `CAN frames arriving on ${config.CAN_INTERFACE}`);

@@ -111,7 +111,11 @@ export const J1939_GROUPS: readonly GroupSpec[] = [
       p(158, 'keyswitch_battery_potential', 7, 16, 0.05, 0, 'V'),
     ],
   },
-  { pgn: 65269, acronym: 'AMB', parameters: [p(108, 'barometric_pressure', 1, 8, 0.5, 0, 'kPa'), p(171, 'ambient_air_temperature', 4, 16, 0.03125, -273, '°C')] },
+  {
+    pgn: 65269,
+    acronym: 'AMB',
+    parameters: [p(108, 'barometric_pressure', 1, 8, 0.5, 0, 'kPa'), p(171, 'ambient_air_temperature', 4, 16, 0.03125, -273, '°C')],
+  },
   { pgn: 65270, acronym: 'IC1', parameters: [p(102, 'boost_pressure', 2, 8, 2, 0, 'kPa'), p(105, 'intake_manifold_temperature', 3, 8, 1, -40, '°C')] },
 ];
 

@@ -15,7 +15,10 @@ export const WifiConfig = z.object({
   WIFI_SYS_NET: z.string().min(1).default('/sys/class/net'),
   WIFI_IW: z.string().min(1).default('iw').describe('the iw program (nl80211: SSID, BSSID, frequency); off to skip it'),
   WIFI_INTERVAL_MS: z.coerce.number().int().min(100).default(10_000),
-  WIFI_PRIMARY: z.enum(['wifi', 'wired', 'cellular']).default('wifi').describe('the uplink kind that is the primary; the default route on another kind is a failover'),
+  WIFI_PRIMARY: z
+    .enum(['wifi', 'wired', 'cellular'])
+    .default('wifi')
+    .describe('the uplink kind that is the primary; the default route on another kind is a failover'),
 });
 
 const same = (a: Uplink | null, b: Uplink | null) => a?.interface === b?.interface && a?.kind === b?.kind;
@@ -48,9 +51,13 @@ export default definePlugin({
     let failoverSince: string | null = null;
     let said: string | null = null;
     let nl80211Said: string | null = null;
+    let unavailableSaid: string | null = null;
     let busy = false;
+    // A (re)connect is owed a message even when a tick is running or nothing changed.
+    let owed = false;
 
     const tick = async (force: boolean) => {
+      owed ||= force;
       if (busy) return;
       busy = true;
       try {
@@ -61,21 +68,39 @@ export default definePlugin({
         if (uplink === undefined || moved) {
           if (moved) {
             previous = uplink ?? null;
-            log.warn({ from: previous, to: up }, `uplink moved from ${previous ? `${previous.interface} (${previous.kind})` : 'none'} to ${up ? `${up.interface} (${up.kind})` : 'none'}`);
+            log.warn(
+              { from: previous, to: up },
+              `uplink moved from ${previous ? `${previous.interface} (${previous.kind})` : 'none'} to ${up ? `${up.interface} (${up.kind})` : 'none'}`,
+            );
           }
           failoverSince = now;
           uplink = up;
         }
         const failover_state = !up ? 'down' : up.kind === config.WIFI_PRIMARY ? 'primary' : 'failover';
-        const message: WifiMessage = { timestamp: now, ...radio, uplink: up, failover_state, failover_since: failoverSince, previous_uplink: previous };
+        const { rssi_dbm, ssid, ...rest } = radio;
+        const message: WifiMessage = {
+          timestamp: now,
+          ...(rssi_dbm !== null ? { rssi_dbm } : {}),
+          ...(ssid !== null ? { ssid } : {}),
+          ...rest,
+          uplink: up,
+          failover_state,
+          failover_since: failoverSince,
+          previous_uplink: previous,
+        };
         // Said once: no Wi-Fi here (or iw missing) is a fact of the device, not news every interval.
         const key = `${radio.state}|${radio.reason}|${up?.interface}|${up?.kind}`;
-        if (radio.state === 'unavailable' && key !== said) log.info({ reason: radio.reason }, `no Wi-Fi telemetry: ${radio.reason}`);
+        if (radio.state === 'unavailable' && radio.reason !== unavailableSaid) log.info({ reason: radio.reason }, `no Wi-Fi telemetry: ${radio.reason}`);
+        unavailableSaid = radio.state === 'unavailable' ? radio.reason : null;
         if (radio.nl80211 && radio.nl80211 !== nl80211Said) log.info(`no SSID or BSSID: ${radio.nl80211}`);
         nl80211Said = radio.nl80211;
         const news = radio.state !== 'unavailable' || key !== said || moved;
-        said = key;
-        if ((news || force) && ctx.bus.connected) await ctx.bus.publish('telemetry/wifi', message);
+        // Only what was published counts as said: a reading while the bus is away is said on connect.
+        if ((news || owed) && ctx.bus.connected) {
+          owed = false;
+          said = key;
+          await ctx.bus.publish('telemetry/wifi', message);
+        }
       } catch (err) {
         log.warn({ code: toLookoutError(err).code }, `telemetry/wifi not published: ${toLookoutError(err).message}`);
       } finally {

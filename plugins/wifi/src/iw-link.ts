@@ -45,7 +45,11 @@ export function iwLink(program: string, iface: string, timeoutMs = 3000): Promis
       const e = err as NodeJS.ErrnoException & { killed?: boolean };
       if (e.code === 'ENOENT') return resolve({ ok: false, missing: true, reason: `${program} is not installed (Debian package iw)` });
       const words = (stderr || stdout).trim().split('\n').pop() || e.message;
-      resolve({ ok: false, missing: false, reason: e.killed ? `${program} dev ${iface} link timed out after ${timeoutMs} ms` : `${program} dev ${iface} link: ${words}` });
+      resolve({
+        ok: false,
+        missing: false,
+        reason: e.killed ? `${program} dev ${iface} link timed out after ${timeoutMs} ms` : `${program} dev ${iface} link: ${words}`,
+      });
     });
   });
 }

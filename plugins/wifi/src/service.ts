@@ -16,8 +16,9 @@ export const WifiMessageSchema = WifiTelemetryMessageSchema.extend({
   state: z.enum(['connected', 'disconnected', 'unavailable']),
   reason: z.string().nullable().describe('why disconnected or unavailable'),
   interface: z.string().nullable(),
-  rssi_dbm: z.number().nullable(),
-  ssid: z.string().nullable(),
+  // The contract's two: absent (not null) while unknown, as the contract types them.
+  rssi_dbm: z.number().optional().describe('signal level in dBm; absent while not associated'),
+  ssid: z.string().optional().describe('absent while not associated or without iw'),
   bssid: z.string().nullable(),
   noise_dbm: z.number().nullable(),
   link_quality_pct: z.number().min(0).max(100).nullable().describe('the driver’s link figure over its 70 scale'),

@@ -15,7 +15,13 @@ export async function uplinkKind(iface: string, sysNet: string, wireless: Readon
   const devtype = /^DEVTYPE=(\w+)$/m.exec(uevent)?.[1];
   if (devtype === 'wlan') return 'wifi';
   if (devtype === 'wwan') return 'cellular';
-  if (await access(join(sysNet, iface, 'wireless')).then(() => true, () => false)) return 'wifi';
+  if (
+    await access(join(sysNet, iface, 'wireless')).then(
+      () => true,
+      () => false,
+    )
+  )
+    return 'wifi';
   if (/^(wlan|wl)/.test(iface)) return 'wifi';
   if (/^(wwan|ppp|rmnet|wwp|usb|cdc)/.test(iface)) return 'cellular';
   return 'wired';

@@ -46,7 +46,10 @@ export async function readRadio(src: WifiSources): Promise<{ radio: RadioReading
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOENT' ? 'does not exist (no Wi-Fi hardware, or a kernel without wireless support)' : `cannot be read (${(err as Error).message})`;
-    return { radio: { state: 'unavailable', reason: `no wireless interface: ${src.procWireless} ${why}`, interface: src.iface ?? null, ...NONE }, wireless: new Set() };
+    return {
+      radio: { state: 'unavailable', reason: `no wireless interface: ${src.procWireless} ${why}`, interface: src.iface ?? null, ...NONE },
+      wireless: new Set(),
+    };
   }
   const lines = parseProcWireless(text);
   const wireless = new Set(lines.map((l) => l.iface));
