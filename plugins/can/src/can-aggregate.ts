@@ -1,5 +1,7 @@
 import type { CanFrame } from './candump-line.js';
 import { decodeJ1939Frame, type DecodedParameter } from './j1939-decode.js';
+import { decodeJ1939Id } from './j1939-id.js';
+import { groupOf } from './j1939-parameters.js';
 
 /** One entry of the published `frames`: the latest frame of a group from one source address. */
 export interface PublishedFrame {
@@ -37,16 +39,17 @@ export interface CanCounters {
  * at most `maxUnknown` of their numbers listed.
  */
 export class CanAggregate {
-  private latest = new Map<number, PublishedFrame>();
+  /** The latest raw frame per group and source: decoded only when a message is made, not per frame. */
+  private latest = new Map<number, { frame: CanFrame; count: number }>();
   private unknownPgns = new Set<number>();
   readonly counters: CanCounters = { frames: 0, decoded: 0, unknown: 0, standard: 0, error_frames: 0, remote: 0, dropped: 0 };
   lastFrameAt: number | null = null;
+  private fresh = false;
 
   constructor(
     private readonly maxGroups = 64,
     private readonly maxUnknown = 32,
   ) {}
-  private fresh = false;
 
   add(frame: CanFrame): void {
     this.counters.frames++;
@@ -55,28 +58,17 @@ export class CanAggregate {
     if (frame.error) return void this.counters.error_frames++;
     if (frame.remote) return void this.counters.remote++;
     if (!frame.extended) return void this.counters.standard++;
-    const d = decodeJ1939Frame(frame.id, frame.data);
-    if (!d.name) {
+    const head = decodeJ1939Id(frame.id);
+    if (!groupOf(head.pgn)) {
       this.counters.unknown++;
-      if (this.unknownPgns.size < this.maxUnknown) this.unknownPgns.add(d.pgn);
+      if (this.unknownPgns.size < this.maxUnknown) this.unknownPgns.add(head.pgn);
       return;
     }
-    const key = d.pgn * 256 + d.source_address;
+    const key = head.pgn * 256 + head.source_address;
     const prev = this.latest.get(key);
     if (!prev && this.latest.size >= this.maxGroups) return void this.counters.dropped++;
     this.counters.decoded++;
-    const value: Record<string, number | null> = {};
-    for (const p of d.parameters) if (p.state !== 'missing') value[p.name] = p.value;
-    this.latest.set(key, {
-      pgn: d.pgn,
-      source_address: d.source_address,
-      priority: d.priority,
-      name: d.name,
-      value,
-      parameters: d.parameters,
-      received_at: new Date(frame.time * 1000).toISOString(),
-      count: (prev?.count ?? 0) + 1,
-    });
+    this.latest.set(key, { frame, count: (prev?.count ?? 0) + 1 });
   }
 
   /** Whether a frame arrived since the last `take`. */
@@ -90,12 +82,27 @@ export class CanAggregate {
    */
   take(nowMs: number, staleMs: number): { frames: PublishedFrame[]; unknown_pgns: number[] } {
     const frames: PublishedFrame[] = [];
-    for (const [key, f] of this.latest) {
-      if (nowMs - Date.parse(f.received_at) > staleMs) this.latest.delete(key);
-      else frames.push({ ...f });
+    for (const [key, held] of this.latest) {
+      if (nowMs - held.frame.time * 1000 > staleMs) {
+        this.latest.delete(key);
+        continue;
+      }
+      const d = decodeJ1939Frame(held.frame.id, held.frame.data);
+      const value: Record<string, number | null> = {};
+      for (const p of d.parameters) if (p.state !== 'missing') value[p.name] = p.value;
+      frames.push({
+        pgn: d.pgn,
+        source_address: d.source_address,
+        priority: d.priority,
+        name: d.name!,
+        value,
+        parameters: d.parameters,
+        received_at: new Date(held.frame.time * 1000).toISOString(),
+        count: held.count,
+      });
+      held.count = 0;
     }
     frames.sort((a, b) => a.pgn - b.pgn || a.source_address - b.source_address);
-    for (const f of this.latest.values()) f.count = 0;
     const unknown_pgns = [...this.unknownPgns].sort((a, b) => a - b);
     this.unknownPgns.clear();
     this.fresh = false;

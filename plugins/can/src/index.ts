@@ -19,7 +19,13 @@ export const CanConfig = z
     CAN_STALE_MS: z.coerce.number().int().min(100).default(30_000).describe('a group not heard for this long leaves the message'),
     CAN_IDLE_MS: z.coerce.number().int().min(100).default(5000).describe('no frame for this long: the bus is said idle'),
     CAN_RETRY_MS: z.coerce.number().int().min(100).default(30_000).describe('candump is started again this long after it ended'),
-    CAN_MAX_GROUPS: z.coerce.number().int().min(1).max(1024).default(64).describe('at most this many (PGN, source) entries in a message'),
+    CAN_MAX_GROUPS: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(256)
+      .default(64)
+      .describe('at most this many (PGN, source) entries in a message (256 keep it well under the hub’s 256 KiB message limit)'),
   })
   .superRefine((c, issues) => {
     if (c.CAN_SOURCE === 'file' && !c.CAN_RECORDING)
