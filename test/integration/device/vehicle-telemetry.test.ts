@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmod, copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -114,7 +114,9 @@ function vehicleTelemetry(can: 'vcan' | 'recorded', whyNot: string | null): void
 
       // The Wi-Fi drops its default route; the modem's takes over.
       const mark = recorder.mark;
-      await writeFile(procRoute, await readFile(join(WIFI, 'proc-net-route-cellular'), 'utf8'));
+      // Renamed into place: the kernel's table is read whole, never half-written as a plain rewrite would be.
+      await copyFile(join(WIFI, 'proc-net-route-cellular'), `${procRoute}.new`);
+      await rename(`${procRoute}.new`, procRoute);
       const moved = WifiMessageSchema.parse(
         (await recorder.until((m) => of('van-wifi', 'telemetry/wifi')(m) && m.body.failover_state === 'failover', 'the failover', { after: mark })).body,
       );
@@ -122,7 +124,7 @@ function vehicleTelemetry(can: 'vcan' | 'recorded', whyNot: string | null): void
       assert.deepEqual(moved.previous_uplink, { interface: 'wlan0', kind: 'wifi', gateway: '192.168.1.1' });
       assert.ok(moved.failover_since && Date.parse(moved.failover_since) >= Date.parse(wifi.timestamp));
       assert.equal(moved.ssid, 'depot-fleet', 'still associated: only the route moved');
-      assert.match(d.logs(), /uplink moved from wlan0 \(wifi\) to wwan0 \(cellular\)/);
+      await waitFor('the move in the device log', () => /uplink moved from wlan0 \(wifi\) to wwan0 \(cellular\)/.test(d.logs()));
     });
   });
 
