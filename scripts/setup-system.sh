@@ -8,6 +8,9 @@
 #   openssh-server  the sshd tests start for SSH/SFTP fallbacks (sshd in /usr/sbin)
 #   openssh-client  ssh-keygen for the host and client keys those tests make
 #   iproute2        `ip netns` and veth for tests that cross a network
+#   can-utils       candump, the CAN plugin's SocketCAN reader (Node has no PF_CAN socket), and cansend,
+#                   which the CAN test feeds a vcan interface with where the kernel has vcan
+#   iw              nl80211 readings (SSID, BSSID, frequency) for the wifi plugin
 #   openssl         device certificates generated on first start in development
 #   g++ make python3  the toolchain node-gyp drives to build the native addon (native/) during npm install
 #   chromium        the browser the console's tests drive with playwright-core (which downloads none)
@@ -33,6 +36,9 @@ declare -A PROVIDER=(
   [/usr/sbin/sshd]=openssh-server
   [ssh-keygen]=openssh-client
   [ip]=iproute2
+  [candump]=can-utils
+  [cansend]=can-utils
+  [/usr/sbin/iw]=iw
   [openssl]=openssl
   [g++]=g++
   [make]=make
@@ -166,7 +172,7 @@ mapfile -t packages < <(missing_packages)
 need_nginx=0
 nginx_runs || need_nginx=1
 if ((${#packages[@]} == 0 && need_nginx == 0)); then
-  echo "setup-system: ffmpeg, mosquitto (and its clients), paho-mqtt, redis-server, sshd, ssh-keygen, ip, openssl, g++, make, python3, chromium, certutil and nginx (.lookout-dev/nginx) are present; nothing to do"
+  echo "setup-system: ffmpeg, mosquitto (and its clients), paho-mqtt, redis-server, sshd, ssh-keygen, ip, candump, cansend, iw, openssl, g++, make, python3, chromium, certutil and nginx (.lookout-dev/nginx) are present; nothing to do"
   exit 0
 fi
 if ((need_nginx)); then
