@@ -25,6 +25,13 @@ export interface Chunk {
   device_id: string;
   name: string;
   started_at?: string;
+  /**
+   * Wall time of its end (the last picture's capture plus a frame). A device that drops pictures
+   * before its encoder (loaded, throttled) writes a chunk spanning more wall time than its media:
+   * 20 pictures at 5 fps are 4 s of video over 9 s of the day.
+   */
+  ended_at?: string;
+  /** Media duration: its pictures at the encoder's rate. */
   duration_s?: number;
   justified?: boolean;
   playUrl: string;
@@ -118,15 +125,31 @@ export function mergeIncidents(a: readonly Incident[], b: readonly Incident[], w
   return out;
 }
 
+/** The wall time a chunk covers: to its ended_at, else (a chunk listed without it) its start plus its media duration. */
 export function chunkSpan(c: Chunk): Span | null {
   const from = Date.parse(c.started_at ?? '');
-  if (!Number.isFinite(from) || typeof c.duration_s !== 'number') return null;
+  if (!Number.isFinite(from)) return null;
+  const ended = Date.parse(c.ended_at ?? '');
+  if (Number.isFinite(ended) && ended > from) return { from, to: ended };
+  if (typeof c.duration_s !== 'number') return null;
   return { from, to: from + c.duration_s * 1000 };
 }
 
 /**
- * The recorded chunk holding the moment `at`, with the offset into it in seconds; null while none does.
- * Chunks do not quite tile time (a chunk's duration ends at its last frame, the next starts at its first):
+ * Seconds into the chunk's video of the wall moment `at`: the moment's share of the chunk's wall span,
+ * of its media duration (a raw stream keeps no capture times, and pictures dropped before the encoder
+ * shorten the media, not the span).
+ */
+export function mediaOffsetS(c: Chunk, span: Span, at: number): number {
+  const wallS = Math.max(0, at - span.from) / 1000;
+  const spanS = (span.to - span.from) / 1000;
+  if (typeof c.duration_s !== 'number' || !(c.duration_s > 0) || !(spanS > 0)) return wallS;
+  return Math.min(c.duration_s, (wallS / spanS) * c.duration_s);
+}
+
+/**
+ * The recorded chunk holding the moment `at`, with the offset into its video in seconds; null while none does.
+ * Chunks do not quite tile time (a chunk ends a frame after its last picture, the next starts at its first):
  * a moment in such a hole (up to `holeMs`) plays from the start of the chunk after it.
  */
 export function chunkAt(chunks: readonly Chunk[], at: number, holeMs = 1500): { chunk: Chunk; offsetS: number } | null {
@@ -134,7 +157,7 @@ export function chunkAt(chunks: readonly Chunk[], at: number, holeMs = 1500): { 
   for (const c of chunks) {
     const span = chunkSpan(c);
     if (!span) continue;
-    if (at >= span.from && at < span.to) return { chunk: c, offsetS: (at - span.from) / 1000 };
+    if (at >= span.from && at < span.to) return { chunk: c, offsetS: mediaOffsetS(c, span, at) };
     if (span.from > at && span.from - at <= holeMs && (!next || span.from < next.from)) next = { chunk: c, from: span.from };
   }
   return next ? { chunk: next.chunk, offsetS: 0 } : null;

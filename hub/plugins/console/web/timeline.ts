@@ -1,7 +1,7 @@
 import { html } from 'htm/preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { blobUrl, getJson, HubError, q } from './api.js';
-import { openEventStream } from './events.js';
+import { openEventStream, type ConnectionState } from './events.js';
 import { clock } from './format.js';
 import {
   bucketCounts,
@@ -50,6 +50,8 @@ export function Timeline(props: { deviceId: string }) {
   const [liveIncidents, setLiveIncidents] = useState<Incident[]>([]);
   const [thermalChanges, setThermalChanges] = useState<{ at: number; to: string | null }[]>([]);
   const [error, setError] = useState<string | null>(null);
+  // Said on the strip (data-live): until the stream is live an incident arrives only with the ring's reload.
+  const [stream, setStream] = useState<ConnectionState>('connecting');
   const from = now - rangeMs;
 
   const loadHistory = async () => {
@@ -89,7 +91,7 @@ export function Timeline(props: { deviceId: string }) {
     () =>
       openEventStream({
         path: `/fleet/events?device=${q(props.deviceId)}&kind=incident,thermal,sample`,
-        onState: () => undefined,
+        onState: setStream,
         onEvent: (name, data) => {
           const d = data as Record<string, unknown>;
           if (d.device_id !== props.deviceId) return;
@@ -117,7 +119,7 @@ export function Timeline(props: { deviceId: string }) {
 
   const player = usePlayAt(props.deviceId, chunks, loadChunks);
 
-  return html`<section class="panel timeline" data-testid="timeline">
+  return html`<section class="panel timeline" data-testid="timeline" data-live=${stream}>
     <h2>
       Timeline
       <span class="ranges">
