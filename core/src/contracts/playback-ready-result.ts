@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NonNegativeIntSchema } from './common.js';
+import { NonNegativeIntSchema, TimestampSchema } from './common.js';
 import { ChunkRefSchema } from './recording-chunk.js';
 
 /** A playable chunk: its justified metadata and the URLs of its mp4 (H.264 transcode, HEVC remux). */
@@ -8,7 +8,10 @@ export const PlaybackChunkSchema = ChunkRefSchema.extend({
   justified: z.boolean(),
   playUrl: z.string().min(1).describe('H.264 mp4 (faststart) that every browser plays, transcoded once into the hub cache'),
   playUrlHevc: z.string().min(1).optional().describe('the H.265 original remuxed into an hvc1 mp4: no transcode, for clients that decode H.265'),
-  duration_s: z.number().positive().optional(),
+  duration_s: z.number().positive().optional().describe('video length: pictures over the frame rate'),
+  ended_at: TimestampSchema.optional().describe(
+    'real-time end (the last picture plus one frame); later than started_at + duration_s when the device dropped pictures',
+  ),
   keyframe_count: NonNegativeIntSchema.optional(),
   rfdetr_stride_fps: z.number().nonnegative().optional(),
   source: z.string().optional().describe('where the hub found the chunk: cache (data_manifest), device, local, ssh_sftp, ssh_listing'),

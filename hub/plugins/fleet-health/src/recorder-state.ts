@@ -50,6 +50,10 @@ export function recorderState(f: RecorderFacts): RecorderView {
 
 /** End of a chunk from its start and duration (duration 0 when unknown: the start is then the best bound). */
 function chunkEnd(chunk: Record<string, unknown> | null): number | null {
+  // The real-time end the recorder stamps: a device that dropped pictures recorded a chunk over more
+  // time than its video lasts, so started_at + duration_s would put the end too early.
+  const ended = typeof chunk?.ended_at === 'string' ? Date.parse(chunk.ended_at) : NaN;
+  if (Number.isFinite(ended)) return ended;
   if (!chunk || typeof chunk.started_at !== 'string') return null;
   const start = Date.parse(chunk.started_at);
   if (!Number.isFinite(start)) return null;

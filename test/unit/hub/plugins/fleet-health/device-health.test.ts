@@ -77,6 +77,14 @@ describe('fleet health of one device', () => {
     assert.match(stalled.reason ?? '', /ended 3540 s ago/);
   });
 
+  it('takes a chunk to end at its ended_at, not at started_at + duration_s (a device that dropped pictures)', () => {
+    // 60 s of video recorded over 250 s of real time, ended 100 s ago: recording, not ended 240 s ago.
+    const slow = { ...chunk(NOW - 340_000), ended_at: new Date(NOW - 100_000).toISOString() };
+    const manifest = { timestamp: new Date(NOW).toISOString(), chunks: [slow] };
+    const r = healthOf(device({ status: online, health: health(3), data_manifest: manifest })).recorder;
+    assert.equal(r.status, 'recording', r.reason ?? '');
+  });
+
   it('does not vouch for the recorder of a device that is not online', () => {
     const offline = { ...online, state: 'offline' };
     const r = healthOf(device({ status: offline, health: health(0) })).recorder;
