@@ -46,11 +46,24 @@ before(async () => {
   const registry = join(dir, 'registry.json');
   const ids = ['cam-1', 'cam-2'];
   await writeFile(registry, JSON.stringify({ devices: ids.map((id) => ({ device_id: id, ips: ['127.0.0.1'], ssh_port: sshd.port, ssh_user: 'root' })) }));
+  // The camera image's frame source and detector stages without its media surfaces (encoder, recorder, RTSP…): nothing here watches video.
+  const image = join(dir, 'detector-camera.json');
+  await writeFile(
+    image,
+    JSON.stringify({
+      name: 'detector-camera',
+      description: 'camera image without its media surfaces',
+      role: 'camera',
+      plugins: ['die-temp', 'identity', 'system-health', 'thermal', 'status', 'firmware', 'camera-profile', 'camera', 'detector', 'tracker'],
+      essential: ['identity'],
+    }),
+  );
   for (const id of ids) {
     await mkdir(rootOf(id), { recursive: true });
     // No layer flag: the runtime reads the durable layer file apply-layer writes (layer2 until there is one).
     const device = await superviseDevice({
       deviceId: id,
+      image,
       mqtt: hub.brokerUrl,
       dataDir: rootOf(id),
       pidFile: join(dir, 'run', `${id}.pid`),
