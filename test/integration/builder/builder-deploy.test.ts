@@ -20,6 +20,7 @@ import { testBuilder } from './builder-helpers.js';
 import { superviseDevice, type SupervisedDevice } from './supervised-device.js';
 import { api, callTool, testHub, waitFor } from '../../support/hub-helpers.js';
 import { startSshd, type Sshd } from '../../support/sshd.js';
+import { startDescriberDouble, type DescriberDouble } from '../../support/describer-double.js';
 import type { RunningBuilder } from '../../../builder/src/start-builder.js';
 import type { RunningHub } from '../../../hub/src/start-hub.js';
 
@@ -27,6 +28,7 @@ let dir: string;
 let sshd: Sshd;
 let hub: RunningHub;
 let b: RunningBuilder;
+let describer: DescriberDouble;
 const devices = new Map<string, SupervisedDevice>();
 const rootOf = (id: string) => join(dir, 'devices', id);
 
@@ -41,6 +43,7 @@ before(async () => {
   await mkdir(join(dir, 'run'));
   sshd = await startSshd();
   hub = await testHub();
+  describer = await startDescriberDouble({ kind: 'lying', people: 97 });
   const knownHosts = join(dir, 'known_hosts');
   await writeFile(knownHosts, `${sshd.knownHostsLine}\n`);
   const registry = join(dir, 'registry.json');
@@ -54,7 +57,7 @@ before(async () => {
       name: 'detector-camera',
       description: 'camera image without its media surfaces',
       role: 'camera',
-      plugins: ['die-temp', 'identity', 'system-health', 'thermal', 'status', 'firmware', 'camera-profile', 'camera', 'detector', 'tracker'],
+      plugins: ['die-temp', 'identity', 'system-health', 'thermal', 'status', 'firmware', 'camera-profile', 'camera', 'detector', 'tracker', 'safety-query'],
       essential: ['identity'],
     }),
   );
@@ -95,6 +98,7 @@ after(async () => {
   await hub?.close();
   vendor.close();
   await sshd?.stop();
+  await describer?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -140,6 +144,15 @@ test('deploy to real devices over real sshd: a broken package on a fresh canary 
   assert.equal(cam2.starts(), 3, 'restarted with the package, then with layer0');
   await waitFor('cam-2 back at layer0 in the hub', async () => (await callTool(hub.url, 'cam-2', 'get_rfdetr_status')).body.error?.code, 30_000, 100);
 
+  // The promoted Track L model (its deploy: host env naming its OpenAI-compatible endpoint) goes to the devices with the layer.
+  const l = (await api(b.url, '/api/track-l/artifacts', { json: { name: 'describer-l1', base_model: 'stock-llm' } })).body;
+  for (const stage of ['curriculum', 'dataset_factory', 'train', 'package', 'deploy', 'evaluate', 'promote']) {
+    const host_env = stage === 'deploy' ? { OPENAI_BASE_URL: describer.url, OPENAI_MODEL: 'lookout-describer-l1' } : undefined;
+    const r = await api(b.url, `/api/track-l/artifacts/${l.id}/stages`, { json: { stage, ...(host_env ? { host_env } : {}) } });
+    assert.equal(r.status, 200, r.text);
+  }
+  assert.deepEqual((await api(b.url, '/api/track-l/promoted')).body.describer, { url: describer.url, model: 'lookout-describer-l1', artifact: 'describer-l1' });
+
   const ok = await settled((await api(b.url, '/api/pipeline/deploy', { json: { package_id: 'v1', devices: ['cam-1', 'cam-2'], soak_s: 1 } })).body.id);
   assert.equal(ok.state, 'DEPLOYED', ok.reason);
   assert.deepEqual(ok.result.devices, [
@@ -156,6 +169,20 @@ test('deploy to real devices over real sshd: a broken package on a fresh canary 
       `${id}'s running detector loaded v1`,
     );
   }
+  // conversational_safety_query on the device, through the hub: phrased by the promoted model, which is overruled when it lies.
+  const ask = async (id: string) => {
+    const r = await callTool(hub.url, id, 'conversational_safety_query', { question: 'how many people are at the door?' });
+    assert.equal(r.status, 200, r.text);
+    return r.body.result as { answer: string; answer_source: string; describer_refused: boolean; describer_model: string | null; person_count: number };
+  };
+  const lied = await ask('cam-1');
+  assert.deepEqual([lied.answer_source, lied.describer_refused, lied.describer_model], ['device', true, 'lookout-describer-l1'], lied.answer);
+  assert.ok(describer.prompts.length >= 1, 'the promoted endpoint was asked');
+  describer.mode = { kind: 'truthful' };
+  const told = await ask('cam-2');
+  assert.deepEqual([told.answer_source, told.describer_model], ['describer', 'lookout-describer-l1'], told.answer);
+  assert.ok(told.answer.includes(`${told.person_count} people`), told.answer);
+
   const logs = (await api(b.url, `/api/pipeline/jobs/${ok.id}/logs`)).body.lines.map((l: any) => l.line);
   const order = logs.filter((l: string) => /^lookout (push-models|apply-layer)/.test(l)).map((l: string) => l.split(' ').slice(1, 4).join(' '));
   assert.deepEqual(order.slice(0, 4), [

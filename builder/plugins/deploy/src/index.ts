@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { definePlugin, LookoutError, reply, toLookoutError, z } from 'lookout/core';
 import { BUILDER_DB, BUILDER_JOBS, JobSchema } from 'lookout/builder-plugins/store';
@@ -9,6 +10,7 @@ import { runOperator } from './operator-cli.js';
 import { detectorStatus } from './detector-status.js';
 import { rollout } from './rollout.js';
 import { perDevice } from './per-device.js';
+import { describerLayerEnv } from './describer-layer-env.js';
 
 const config = z.object({
   LOOKOUT_BUILDER_HUB_URL: z.url().optional().describe('the hub the deploy asks get_rfdetr_status through (POST /tools/call)'),
@@ -174,6 +176,7 @@ export default definePlugin({
                 log('event', text);
               },
               deviceArgs: (device) => [...(c.LOOKOUT_BUILDER_DEPLOY_ROOT ? ['--root', perDevice(c.LOOKOUT_BUILDER_DEPLOY_ROOT, device)] : [])],
+              layerArgs: (layer) => describerLayerEnv(layer, trackL.promotedDescriber(), join(ctx.runtime.dataDir, 'layer-env')),
               restartArgs: (device) => (c.LOOKOUT_BUILDER_SERVICE_COMMAND ? ['--service-command', perDevice(c.LOOKOUT_BUILDER_SERVICE_COMMAND, device)] : []),
               verifyTimeoutMs: c.LOOKOUT_BUILDER_DEPLOY_VERIFY_MS,
               pollMs: c.LOOKOUT_BUILDER_DEPLOY_POLL_MS,

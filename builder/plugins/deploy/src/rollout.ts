@@ -24,6 +24,8 @@ export interface RolloutDeps {
   deviceArgs: (device: string) => string[];
   /** Extra apply-layer arguments when it restarts the runtime (--service-command). */
   restartArgs: (device: string) => string[];
+  /** Extra apply-layer arguments for a layer (--layer-env carrying the promoted describer). */
+  layerArgs: (layer: string) => Promise<string[]>;
   verifyTimeoutMs: number;
   pollMs: number;
   signal: AbortSignal;
@@ -72,8 +74,16 @@ async function install(d: RolloutDeps, device: string, tar: string, layer: strin
 }
 
 /** apply-layer; with restart the runtime restarts (what makes a running detector load the pushed package) and its hello is awaited. */
-function applyLayer(d: RolloutDeps, device: string, layer: string, restart: boolean): Promise<string> {
-  return d.operator(['apply-layer', layer, device, '--json', ...(restart ? ['--restart', ...d.restartArgs(device)] : []), ...d.deviceArgs(device)]);
+async function applyLayer(d: RolloutDeps, device: string, layer: string, restart: boolean): Promise<string> {
+  return d.operator([
+    'apply-layer',
+    layer,
+    device,
+    '--json',
+    ...(await d.layerArgs(layer)),
+    ...(restart ? ['--restart', ...d.restartArgs(device)] : []),
+    ...d.deviceArgs(device),
+  ]);
 }
 
 function reports(s: DetectorStatus, pkg: PackageRecord): boolean {
