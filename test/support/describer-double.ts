@@ -13,11 +13,13 @@ export interface DescriberDouble {
   mode: DescriberMode;
   /** The user messages it was sent, oldest first. */
   prompts: string[];
+  /** The model each request asked for, oldest first. */
+  models: string[];
   close(): Promise<void>;
 }
 
 export async function startDescriberDouble(mode: DescriberMode = { kind: 'truthful' }): Promise<DescriberDouble> {
-  const double: DescriberDouble = { url: '', mode, prompts: [], close: async () => undefined };
+  const double: DescriberDouble = { url: '', mode, prompts: [], models: [], close: async () => undefined };
   const server: Server = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
@@ -26,7 +28,8 @@ export async function startDescriberDouble(mode: DescriberMode = { kind: 'truthf
         res.writeHead(404).end();
         return;
       }
-      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { messages: { role: string; content: string }[] };
+      const body = JSON.parse(Buffer.concat(parts).toString('utf8')) as { model: string; messages: { role: string; content: string }[] };
+      double.models.push(body.model);
       const prompt = body.messages.find((m) => m.role === 'user')?.content ?? '';
       double.prompts.push(prompt);
       let text: string;

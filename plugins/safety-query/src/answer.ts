@@ -14,6 +14,10 @@ export const SafetyAnswerSchema = z.object({
   answer_source: z.enum(['device', 'describer']).describe('device: the plain answer from the figures; describer: its text, checked'),
   describer_refused: z.boolean().describe('true when the describer stated a count that differs from the device’s and its text was dropped'),
   describer_reason: z.string().nullable().describe('why the answer is not the describer’s (not configured, failed, refused), null when it is'),
+  describer_model: z
+    .string()
+    .nullable()
+    .describe('the describer model asked to phrase it (SAFETY_DESCRIBER_MODEL: the promoted Track L model where the builder deployed it); null when none was'),
   device_id: z.string(),
   dets_timestamp: z.string().nullable().describe('when the detector’s frame the counts come from was processed; null before the first'),
   detection: z.enum(['running', 'suspended', 'off']),
@@ -42,12 +46,13 @@ export async function answerQuestion(
   signal?: AbortSignal,
 ): Promise<SafetyAnswer> {
   const state = safetyState(inputs);
-  const plain = (reason: string, refused = false): SafetyAnswer => ({
+  const plain = (reason: string, refused = false, asked: string | null = null): SafetyAnswer => ({
     question: args.question,
     answer: plainAnswer(state),
     answer_source: 'device',
     describer_refused: refused,
     describer_reason: reason,
+    describer_model: asked,
     ...state,
   });
   if (!args.describe) return plain('not asked for (describe: false)');
@@ -56,9 +61,17 @@ export async function answerQuestion(
   try {
     text = await phrase(describer, args.question, JSON.stringify(state), signal);
   } catch (err) {
-    return plain(`describer failed: ${(err as Error).message}`);
+    return plain(`describer failed: ${(err as Error).message}`, false, describer.model);
   }
   const why = contradiction(text, state);
-  if (why) return plain(`refused: ${why}; the device's counts are authoritative`, true);
-  return { question: args.question, answer: text, answer_source: 'describer', describer_refused: false, describer_reason: null, ...state };
+  if (why) return plain(`refused: ${why}; the device's counts are authoritative`, true, describer.model);
+  return {
+    question: args.question,
+    answer: text,
+    answer_source: 'describer',
+    describer_refused: false,
+    describer_reason: null,
+    describer_model: describer.model,
+    ...state,
+  };
 }

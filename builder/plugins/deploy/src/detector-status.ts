@@ -6,6 +6,8 @@ export interface DetectorStatus {
   ontology_hash: string | null;
   train_job_id: string | null;
   model_path: string | null;
+  /** Set when the detector's model failed its checks at start (the detector runs as a failed plugin). */
+  model_error: { code: string; message: string } | null;
 }
 
 /** get_rfdetr_status of a device, asked through the hub (`POST /tools/call?target=<device>`). */
@@ -40,5 +42,6 @@ export async function detectorStatus(
     ontology_hash: r.ontology_hash ?? null,
     train_job_id: r.train_job_id ?? null,
     model_path: r.model_path ?? null,
+    model_error: r.model_error && typeof r.model_error.message === 'string' ? { code: String(r.model_error.code), message: r.model_error.message } : null,
   };
 }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { definePlugin, LookoutError, reply, toLookoutError, z } from 'lookout/core';
 import { BUILDER_DB, BUILDER_JOBS, JobSchema } from 'lookout/builder-plugins/store';
@@ -8,12 +9,28 @@ import { DEPLOY_MIGRATIONS, DeployStore } from './deploy-store.js';
 import { runOperator } from './operator-cli.js';
 import { detectorStatus } from './detector-status.js';
 import { rollout } from './rollout.js';
+import { perDevice } from './per-device.js';
+import { describerLayerEnv } from './describer-layer-env.js';
 
 const config = z.object({
   LOOKOUT_BUILDER_HUB_URL: z.url().optional().describe('the hub the deploy asks get_rfdetr_status through (POST /tools/call)'),
   LOOKOUT_BUILDER_HUB_TOKEN: z.string().optional().describe("the hub's token (never logged)"),
   LOOKOUT_BUILDER_OPERATOR_CLI: z.string().optional().describe('bin/lookout.js of this checkout unless set'),
-  LOOKOUT_BUILDER_DEPLOY_ROOT: z.string().optional().describe("a simulated fleet's device filesystem root (the operator's --root)"),
+  LOOKOUT_BUILDER_DEPLOY_ROOT: z
+    .string()
+    .optional()
+    .describe("a simulated fleet's device filesystem root (the operator's --root); {device} stands for the device name, one root per device"),
+  LOOKOUT_BUILDER_SERVICE_COMMAND: z
+    .string()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe(
+      "how a device restarts its runtime so that it loads the package (apply-layer --service-command; the operator's default: systemctl restart lookout-edge); {device} stands for the device name",
+    ),
+  LOOKOUT_MQTT_URL: z.string().optional().describe("the fleet's broker: apply-layer --restart waits there for the device's hello with the layer"),
+  LOOKOUT_MQTT_USERNAME: z.string().optional(),
+  LOOKOUT_MQTT_PASSWORD: z.string().optional().describe('broker password (never logged)'),
   LOOKOUT_BUILDER_DEPLOY_VERIFY_MS: z.coerce.number().int().min(100).default(300_000).describe('how long a device has to report the new package'),
   LOOKOUT_BUILDER_DEPLOY_POLL_MS: z.coerce.number().int().min(10).default(2000),
   LOOKOUT_BUILDER_OPERATOR_TIMEOUT_MS: z.coerce.number().int().min(1000).default(1_800_000),
@@ -69,7 +86,7 @@ export default definePlugin({
       summary: 'Deploy a package: canary, its detector report, soak, then the rest (202; poll the job until DEPLOYED or FAILED)',
       body: Body,
       statuses: [202],
-      errors: ['track_l_refused', 'hub_not_configured', 'package.package_unknown'],
+      errors: ['track_l_refused', 'hub_not_configured', 'package.package_unknown', 'config_invalid'],
       response: JobSchema,
     },
     {
@@ -91,7 +108,17 @@ export default definePlugin({
     ctx.services.provide(DEPLOYMENTS, store);
     const cli = c.LOOKOUT_BUILDER_OPERATOR_CLI ?? fileURLToPath(new URL('../../../../../bin/lookout.js', import.meta.url));
     const sshEnv = Object.fromEntries(
-      (['LOOKOUT_REGISTRY_FILE', 'LOOKOUT_SSH_KEY_FILE', 'LOOKOUT_SSH_KNOWN_HOSTS', 'DEVICE_PASSWORD'] as const).flatMap((k) => (c[k] ? [[k, c[k]]] : [])),
+      (
+        [
+          'LOOKOUT_REGISTRY_FILE',
+          'LOOKOUT_SSH_KEY_FILE',
+          'LOOKOUT_SSH_KNOWN_HOSTS',
+          'DEVICE_PASSWORD',
+          'LOOKOUT_MQTT_URL',
+          'LOOKOUT_MQTT_USERNAME',
+          'LOOKOUT_MQTT_PASSWORD',
+        ] as const
+      ).flatMap((k) => (c[k] ? [[k, c[k]]] : [])),
     );
     const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
 
@@ -111,6 +138,10 @@ export default definePlugin({
             },
           );
         }
+      }
+      // A name the per-device settings cannot take is refused before anything is touched.
+      for (const d of [...body.devices, ...(body.canary ? [body.canary] : [])]) {
+        for (const t of [c.LOOKOUT_BUILDER_DEPLOY_ROOT, c.LOOKOUT_BUILDER_SERVICE_COMMAND]) if (t) perDevice(t, d);
       }
       const pkg = packages.get(body.package_id);
       if (!pkg) throw new LookoutError('package.package_unknown', `no package ${body.package_id}`, { details: { id: body.package_id } });
@@ -144,7 +175,9 @@ export default definePlugin({
                 jobs.progress(job.id, progress, text);
                 log('event', text);
               },
-              deviceArgs: c.LOOKOUT_BUILDER_DEPLOY_ROOT ? ['--root', c.LOOKOUT_BUILDER_DEPLOY_ROOT] : [],
+              deviceArgs: (device) => [...(c.LOOKOUT_BUILDER_DEPLOY_ROOT ? ['--root', perDevice(c.LOOKOUT_BUILDER_DEPLOY_ROOT, device)] : [])],
+              layerArgs: (layer) => describerLayerEnv(layer, trackL.promotedDescriber(), join(ctx.runtime.dataDir, 'layer-env')),
+              restartArgs: (device) => (c.LOOKOUT_BUILDER_SERVICE_COMMAND ? ['--service-command', perDevice(c.LOOKOUT_BUILDER_SERVICE_COMMAND, device)] : []),
               verifyTimeoutMs: c.LOOKOUT_BUILDER_DEPLOY_VERIFY_MS,
               pollMs: c.LOOKOUT_BUILDER_DEPLOY_POLL_MS,
               signal: abort.signal,

@@ -20,8 +20,12 @@ export interface RolloutDeps {
   operator: (args: string[]) => Promise<string>;
   status: (device: string) => Promise<DetectorStatus>;
   note: (progress: number, text: string) => void;
-  /** Extra operator arguments for every device command (--root of a simulated fleet). */
-  deviceArgs: string[];
+  /** Extra operator arguments for every command on a device (--root of a simulated fleet). */
+  deviceArgs: (device: string) => string[];
+  /** Extra apply-layer arguments when it restarts the runtime (--service-command). */
+  restartArgs: (device: string) => string[];
+  /** Extra apply-layer arguments for a layer (--layer-env carrying the promoted describer). */
+  layerArgs: (layer: string) => Promise<string[]>;
   verifyTimeoutMs: number;
   pollMs: number;
   signal: AbortSignal;
@@ -46,7 +50,7 @@ export async function rollout(p: RolloutPlan, d: RolloutDeps): Promise<{ devices
       d.note(i / p.devices.length, `${where}: push-models ${p.pkg.version}`);
       await install(d, device, p.pkg.path, p.layer, p.restart);
       d.note((i + 0.5) / p.devices.length, `${where}: waiting for get_rfdetr_status to report ${p.pkg.version}`);
-      await waitReports(d, device, p.pkg);
+      await waitReports(d, device, p.pkg, p.restart);
       d.store.activate({ job_id: p.jobId, device, role, package_id: p.pkg.id, package_version: p.pkg.version });
       if (role === 'canary' && p.soakMs > 0) {
         d.note((i + 0.75) / p.devices.length, `${where}: soak ${Math.round(p.soakMs / 1000)} s`);
@@ -65,25 +69,45 @@ export async function rollout(p: RolloutPlan, d: RolloutDeps): Promise<{ devices
 }
 
 async function install(d: RolloutDeps, device: string, tar: string, layer: string, restart: boolean): Promise<void> {
-  await d.operator(['push-models', device, tar, '--json', ...d.deviceArgs]);
-  await d.operator(['apply-layer', layer, device, '--json', ...(restart ? ['--restart'] : []), ...d.deviceArgs]);
+  await d.operator(['push-models', device, tar, '--json', ...d.deviceArgs(device)]);
+  await applyLayer(d, device, layer, restart);
+}
+
+/** apply-layer; with restart the runtime restarts (what makes a running detector load the pushed package) and its hello is awaited. */
+async function applyLayer(d: RolloutDeps, device: string, layer: string, restart: boolean): Promise<string> {
+  return d.operator([
+    'apply-layer',
+    layer,
+    device,
+    '--json',
+    ...(await d.layerArgs(layer)),
+    ...(restart ? ['--restart', ...d.restartArgs(device)] : []),
+    ...d.deviceArgs(device),
+  ]);
 }
 
 function reports(s: DetectorStatus, pkg: PackageRecord): boolean {
   return s.package_version === pkg.version && s.ontology_hash === pkg.ontology_hash;
 }
 
-async function waitReports(d: RolloutDeps, device: string, pkg: PackageRecord): Promise<void> {
+async function waitReports(d: RolloutDeps, device: string, pkg: PackageRecord, restarted: boolean): Promise<void> {
   const deadline = Date.now() + d.verifyTimeoutMs;
   let last = 'no answer';
   for (;;) {
+    let s: DetectorStatus | undefined;
     try {
-      const s = await d.status(device);
+      s = await d.status(device);
       if (reports(s, pkg)) return;
       last = `it reports ${s.package_version ?? 'no package'} (${s.ontology_hash ?? 'no ontology hash'})`;
     } catch (err) {
       if (d.signal.aborted) throw err;
       last = (err as Error).message;
+    }
+    // After a restart (apply-layer saw the new runtime's hello) a model error is the new package's: no use waiting.
+    if (restarted && s?.model_error) {
+      throw new LookoutError('deploy.not_loaded', `the detector refused package ${pkg.version}: ${s.model_error.message} (${s.model_error.code})`, {
+        details: { model_error: s.model_error },
+      });
     }
     if (Date.now() > deadline) {
       throw new LookoutError(
@@ -114,7 +138,7 @@ async function rollBack(p: RolloutPlan, d: RolloutDeps, device: string, previous
   const prevPkg = previous ? d.packages.get(previous.package_id) : undefined;
   try {
     if (prevPkg) await install(d, device, prevPkg.path, p.layer, p.restart);
-    else await d.operator(['apply-layer', PURE_ENCODE, device, '--json', ...(p.restart ? ['--restart'] : []), ...d.deviceArgs]);
+    else await applyLayer(d, device, PURE_ENCODE, p.restart);
     d.store.rollBack(p.jobId, device, previous);
     return prevPkg ? `${device} to package ${prevPkg.version}` : `${device} to ${PURE_ENCODE} (pure encode)`;
   } catch (err) {

@@ -2,6 +2,7 @@ import { definePlugin, LookoutError, reply, z } from 'lookout/core';
 import { BUILDER_DB } from 'lookout/builder-plugins/store';
 import { TRACK_L, TRACK_L_STAGES } from './service.js';
 import { TRACK_L_MIGRATIONS, TrackLStore } from './track-l-store.js';
+import { describerOf, endpointProblem } from './describer-endpoint.js';
 
 const Artifact = z.looseObject({ id: z.string(), name: z.string(), stage: z.string().nullable() });
 const EnvKey = z.string().regex(/^[A-Z][A-Z0-9_]{0,127}$/);
@@ -20,7 +21,7 @@ export default definePlugin({
     { code: 'artifact_exists', status: 409, description: 'a Track L artifact of that name exists' },
     { code: 'stage_out_of_order', status: 409, description: 'Track L stages are recorded in the spec’s order' },
     { code: 'release_audit_missing', status: 409, description: 'path A (adapter training) needs a recorded release audit first' },
-    { code: 'host_env_missing', status: 400, description: 'a Track L deploy is host environment variables' },
+    { code: 'host_env_missing', status: 400, description: 'a Track L deploy is host environment variables (OPENAI_BASE_URL, if given, an http(s) URL)' },
   ],
   routes: [
     {
@@ -66,16 +67,24 @@ export default definePlugin({
     {
       method: 'GET',
       path: '/api/track-l/promoted',
-      summary: 'The promoted Track L model and its host env (what the describers use)',
+      summary:
+        'The promoted Track L model and its host env; describer: its OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_MODEL of the host env), what the describers use when none is set for them',
       errors: ['artifact_unknown'],
-      response: Artifact,
+      response: Artifact.extend({ describer: z.object({ url: z.string(), model: z.string(), artifact: z.string() }).nullable() }),
     },
   ],
   start(ctx) {
     const { db, migrate } = ctx.services.get(BUILDER_DB);
     migrate('track-l', TRACK_L_MIGRATIONS);
     const store = new TrackLStore(db);
-    ctx.services.provide(TRACK_L, { get: (id) => store.get(id), isTrackL: (id) => store.get(id) !== undefined });
+    ctx.services.provide(TRACK_L, {
+      get: (id) => store.get(id),
+      isTrackL: (id) => store.get(id) !== undefined,
+      promotedDescriber: () => {
+        const p = store.promoted();
+        return p ? describerOf(p) : null;
+      },
+    });
     ctx.routes.handle<unknown, { name: string; base_model: string; train_path: 'A' | 'B' }>('POST', '/api/track-l/artifacts', ({ body }) =>
       reply({ status: 201, body: store.create(body) }),
     );
@@ -87,12 +96,16 @@ export default definePlugin({
     ctx.routes.handle<unknown, { stage: (typeof TRACK_L_STAGES)[number]; notes?: string; host_env?: Record<string, string> }>(
       'POST',
       '/api/track-l/artifacts/:id/stages',
-      ({ params, body }) => store.record(params.id, body.stage, body),
+      ({ params, body }) => {
+        const problem = body.host_env ? endpointProblem(body.host_env) : null;
+        if (problem) throw new LookoutError('track-l.host_env_missing', `host_env: ${problem}`, { details: { id: params.id } });
+        return store.record(params.id, body.stage, body);
+      },
     );
     ctx.routes.handle('GET', '/api/track-l/promoted', () => {
       const p = store.promoted();
       if (!p) throw new LookoutError('track-l.artifact_unknown', 'no Track L model is promoted yet');
-      return p;
+      return { ...p, describer: describerOf(p) };
     });
   },
 });

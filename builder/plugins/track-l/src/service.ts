@@ -1,4 +1,7 @@
 import { serviceToken } from 'lookout/core';
+import type { DescriberEndpoint } from './describer-endpoint.js';
+
+export type { DescriberEndpoint } from './describer-endpoint.js';
 
 /**
  * Track L (host only): records of language-model artifacts through spec 02's stages. They never go
@@ -27,6 +30,8 @@ export interface TrackLArtifact {
 export interface TrackLService {
   get(id: string): TrackLArtifact | undefined;
   isTrackL(id: string): boolean;
+  /** The promoted model's OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_MODEL of its host env), null when none is promoted or it names none. */
+  promotedDescriber(): DescriberEndpoint | null;
 }
 
 export const TRACK_L = serviceToken<TrackLService>('builder.track-l');

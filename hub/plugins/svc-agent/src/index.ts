@@ -10,6 +10,7 @@ import { executePlan } from './execute-plan.js';
 import { ExecuteBodySchema, ExecuteResponseSchema, MAX_PLAN_STEPS, ResolveBodySchema, ResolveResponseSchema } from './plan.js';
 import { callerMayMutate } from './policy.js';
 import { resolveByRules } from './rules.js';
+import { PromotedDescriber } from './promoted-describer.js';
 
 const MEMORY_STATE_KEY = 'svc-agent-memory';
 const APPROVAL_HEADER = 'x-svc-agent-approval';
@@ -52,6 +53,19 @@ export default definePlugin({
     LOOKOUT_SVC_AGENT_DESCRIBER_MODEL: z.string().min(1).default('default'),
     LOOKOUT_SVC_AGENT_DESCRIBER_API_KEY: z.string().min(1).optional(),
     LOOKOUT_SVC_AGENT_DESCRIBER_TIMEOUT_MS: z.coerce.number().int().min(50).max(120_000).default(10_000),
+    /** The builder whose promoted Track L model resolves text when LOOKOUT_SVC_AGENT_DESCRIBER_URL is unset (the key builder-proxy reads too). */
+    LOOKOUT_BUILDER_URL: z
+      .union([z.literal(''), z.url({ protocol: /^https?$/ })])
+      .optional()
+      .describe('the model builder (lookout-builder), e.g. http://127.0.0.1:8790'),
+    LOOKOUT_BUILDER_TOKEN: z.string().min(8).optional().describe("the builder's own bearer token"),
+    LOOKOUT_SVC_AGENT_PROMOTED_TTL_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .default(30_000)
+      .describe('how long the builder’s answer about its promoted Track L model is kept before it is asked again'),
     LOOKOUT_SVC_AGENT_MEMORY_NOTES: z.coerce.number().int().min(1).max(10_000).default(100),
     LOOKOUT_SVC_AGENT_MEMORY_SCOPES: z.coerce.number().int().min(1).max(100_000).default(10_000),
   }),
@@ -113,14 +127,28 @@ export default definePlugin({
       const keeper = (saved = store.keep(MEMORY_STATE_KEY, () => memory.snapshot()));
       ctx.onStop(() => keeper.flush());
     }
-    const describer = c.LOOKOUT_SVC_AGENT_DESCRIBER_URL
-      ? {
-          url: c.LOOKOUT_SVC_AGENT_DESCRIBER_URL,
-          model: c.LOOKOUT_SVC_AGENT_DESCRIBER_MODEL,
-          timeoutMs: c.LOOKOUT_SVC_AGENT_DESCRIBER_TIMEOUT_MS,
-          ...(c.LOOKOUT_SVC_AGENT_DESCRIBER_API_KEY ? { apiKey: c.LOOKOUT_SVC_AGENT_DESCRIBER_API_KEY } : {}),
-        }
+    const apiKey = c.LOOKOUT_SVC_AGENT_DESCRIBER_API_KEY ? { apiKey: c.LOOKOUT_SVC_AGENT_DESCRIBER_API_KEY } : {};
+    const configured = c.LOOKOUT_SVC_AGENT_DESCRIBER_URL
+      ? { url: c.LOOKOUT_SVC_AGENT_DESCRIBER_URL, model: c.LOOKOUT_SVC_AGENT_DESCRIBER_MODEL, timeoutMs: c.LOOKOUT_SVC_AGENT_DESCRIBER_TIMEOUT_MS, ...apiKey }
       : undefined;
+    const promoted = new PromotedDescriber({
+      ...(c.LOOKOUT_BUILDER_URL ? { builderUrl: c.LOOKOUT_BUILDER_URL } : {}),
+      ...(c.LOOKOUT_BUILDER_TOKEN ? { builderToken: c.LOOKOUT_BUILDER_TOKEN } : {}),
+      ttlMs: c.LOOKOUT_SVC_AGENT_PROMOTED_TTL_MS,
+      timeoutMs: c.LOOKOUT_SVC_AGENT_DESCRIBER_TIMEOUT_MS,
+      now: () => ctx.clock.now(),
+    });
+    /** The describer set for the agent routes, else the builder's promoted Track L model, else none (the rules). */
+    const describerNow = async () => {
+      if (configured) return { options: configured, used: { model: configured.model, source: 'env' as const, artifact: null }, why: null };
+      const p = await promoted.current();
+      if (!p.value) return { options: undefined, used: undefined, why: p.why };
+      return {
+        options: { url: p.value.url, model: p.value.model, timeoutMs: c.LOOKOUT_SVC_AGENT_DESCRIBER_TIMEOUT_MS, ...apiKey },
+        used: { model: p.value.model, source: 'track-l' as const, artifact: p.value.artifact },
+        why: null,
+      };
+    };
 
     ctx.routes.handle<unknown, z.output<typeof ResolveBodySchema>>('POST', '/svc-agent/resolve', async ({ body, signal }) => {
       if (body.tool !== undefined) {
@@ -129,17 +157,20 @@ export default definePlugin({
         return { plan: { steps, approved: false }, resolved_by: 'structured', note: null };
       }
       const ids = registry.list().map((d) => d.deviceId);
-      let note: string | null = null;
-      if (describer) {
+      const describer = await describerNow();
+      let note: string | null = describer.why ? `${describer.why}; resolved by the rules` : null;
+      const asked = describer.used ? { describer: describer.used } : {};
+      if (describer.options) {
         try {
-          return { plan: { steps: await planByDescriber(describer, body.text!, ids, signal), approved: false }, resolved_by: 'describer', note: null };
+          const steps = await planByDescriber(describer.options, body.text!, ids, signal);
+          return { plan: { steps, approved: false }, resolved_by: 'describer', note: null, ...asked };
         } catch (err) {
           note = `the describer gave no plan (${(err as Error).message}); resolved by the rules`;
         }
       }
       const ruled = resolveByRules(body.text!, ids, MAX_PLAN_STEPS);
       if ('unresolved' in ruled) throw new LookoutError('svc-agent.request_unresolved', ruled.unresolved, { details: { text: body.text!.slice(0, 200) } });
-      return { plan: { steps: ruled.steps, approved: false }, resolved_by: 'rules', note };
+      return { plan: { steps: ruled.steps, approved: false }, resolved_by: 'rules', note, ...asked };
     });
 
     ctx.routes.handle<unknown, z.output<typeof ExecuteBodySchema>>('POST', '/svc-agent/execute', async ({ body, headers, signal }) => {

@@ -34,6 +34,14 @@ export const ResolveResponseSchema = z.object({
   plan: PlanSchema,
   resolved_by: z.enum(['structured', 'rules', 'describer']),
   note: z.string().nullable().describe('why rules resolved it although a describer is set (its answer was not a plan), else null'),
+  describer: z
+    .object({
+      model: z.string(),
+      source: z.enum(['env', 'track-l']).describe('env: LOOKOUT_SVC_AGENT_DESCRIBER_URL; track-l: the builder’s promoted Track L model'),
+      artifact: z.string().nullable().describe('the promoted Track L artifact, null for env'),
+    })
+    .optional()
+    .describe('the describer asked for a text request (absent when none is set or promoted, and for a structured one)'),
 });
 
 export const ExecuteBodySchema = z.object({
