@@ -120,6 +120,10 @@ export async function pullChunk(deps: FetcherDeps, job: PullJob): Promise<PullOu
     } catch (err) {
       const e = toLookoutError(err);
       if (job.signal.aborted) throw e; // cancelled, or the hub stops: no other source is asked
+      if (deps.signal.aborted) {
+        // This plugin stops: the queue keeps the pull for later, as no failure.
+        throw new LookoutError('service_unavailable', 'the media plugin stopped', { cause: e, details: { interrupted: true } });
+      }
       deps.onFailure?.(job.deviceId, job.chunk, label, e);
       if (e.code === 'recording_not_found' || /no such file/i.test(e.message)) notFound ??= e;
       else {

@@ -36,6 +36,8 @@ const PERMANENT = new Set(['recording_not_found', 'bad_request', 'target_unknown
 
 interface Running {
   abort: AbortController;
+  /** Stopped by its puller's removal, not failed. */
+  interrupted: boolean;
   rate: TransferRate;
   done: Promise<void>;
 }
@@ -53,6 +55,7 @@ export class FileTransferQueue implements TransferQueue {
   private readonly running = new Map<string, Running>();
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly wakeAt = new Set<number>();
   private puller: Puller | undefined;
   private closed = false;
 
@@ -87,7 +90,13 @@ export class FileTransferQueue implements TransferQueue {
     this.puller = puller;
     this.pump();
     return () => {
-      if (this.puller === puller) this.puller = undefined;
+      if (this.puller !== puller) return;
+      this.puller = undefined;
+      // Its plugin stops: what it was pulling waits queued (resumed when a puller is installed again, or after a restart).
+      for (const r of this.running.values()) {
+        r.interrupted = true;
+        r.abort.abort(new LookoutError('service_unavailable', 'the plugin that pulls recordings stopped'));
+      }
     };
   }
 
@@ -222,6 +231,7 @@ export class FileTransferQueue implements TransferQueue {
     this.closed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    this.wakeAt.clear();
     const runs = [...this.running.values()];
     for (const r of runs) r.abort.abort(new LookoutError('service_unavailable', 'the hub stops'));
     await Promise.all(runs.map((r) => r.done));
@@ -230,19 +240,26 @@ export class FileTransferQueue implements TransferQueue {
   private pump(): void {
     if (this.closed || !this.puller) return;
     const now = Date.now();
+    let nextDue = Infinity;
     for (const t of this.items.values()) {
-      if (this.running.size >= this.o.concurrency) return;
+      if (this.running.size >= this.o.concurrency) break;
       if (t.state !== 'queued') continue;
-      if (t.next_attempt_at && Date.parse(t.next_attempt_at) > now) continue;
+      const due = t.next_attempt_at ? Date.parse(t.next_attempt_at) : 0;
+      if (due > now) {
+        nextDue = Math.min(nextDue, due);
+        continue;
+      }
       if (this.runningOf(t.device_id) >= this.o.perDevice) continue;
       this.start(t, this.puller);
     }
+    // A timer may fire a little before the wall clock says its time came: the earliest backoff still ahead wakes the queue again.
+    if (nextDue !== Infinity) this.wake(nextDue - now + 1);
   }
 
   private start(t: Transfer, puller: Puller): void {
     const abort = new AbortController();
     const rate = new TransferRate();
-    const run: Running = { abort, rate, done: Promise.resolve() };
+    const run: Running = { abort, rate, interrupted: false, done: Promise.resolve() };
     this.running.set(t.id, run);
     Object.assign(t, { state: 'running', attempts: t.attempts + 1, next_attempt_at: null, rate_bps: null });
     t.started_at ??= new Date().toISOString();
@@ -293,8 +310,13 @@ export class FileTransferQueue implements TransferQueue {
     } catch (err) {
       if (t.state !== 'running' || this.closed) return; // cancelled, or the hub stops: the state says what happens next
       const e = toLookoutError(err);
+      const details = e.details as { retryable?: unknown; interrupted?: unknown } | undefined;
+      if (run.interrupted || details?.interrupted === true) {
+        // Not a failure: the puller's plugin stops. Queued again, resumed from what came.
+        Object.assign(t, { state: 'queued', rate_bps: null });
+        return this.changed(t, true);
+      }
       t.error = { code: e.code, message: e.message.slice(0, 500) };
-      const details = e.details as { retryable?: unknown } | undefined;
       const retryable = details?.retryable !== false && !PERMANENT.has(e.code);
       if (retryable && t.attempts < t.max_attempts) {
         const wait = backoffMs(t.attempts, this.o.backoffMs, this.o.backoffMaxMs);
@@ -330,9 +352,14 @@ export class FileTransferQueue implements TransferQueue {
   }
 
   private wake(ms: number): void {
+    const at = Date.now() + Math.max(0, ms);
+    // One timer per moment is enough (pump schedules the earliest backoff again each time it runs).
+    if (this.wakeAt.has(at)) return;
+    this.wakeAt.add(at);
     const timer = setTimeout(
       () => {
         this.timers.delete(timer);
+        this.wakeAt.delete(at);
         this.pump();
       },
       Math.max(0, ms),
