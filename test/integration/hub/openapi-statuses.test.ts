@@ -54,6 +54,7 @@ const BODIES: Record<string, (device: string) => unknown> = {
   postSvcAgentResolve: (device) => ({ tool: 'get_system_health', devices: [device] }),
   postSvcAgentExecute: (device) => ({ plan: { steps: [{ device, tool: 'get_system_health', arguments: {} }] } }),
   putSvcAgentMemory: (device) => ({ agent: 'agent-1', device, note: 'a note' }),
+  postFleetTransfers: (device) => ({ device, chunks: ['20240101T000000000Z_000001.h265'] }),
   postMcp: (device) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `${device}.get_system_health`, arguments: {} } }),
 };
 
