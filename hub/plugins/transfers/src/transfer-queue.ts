@@ -138,7 +138,7 @@ export class FileTransferQueue implements TransferQueue {
 
   get(id: string): Transfer | undefined {
     const t = this.items.get(id);
-    return t && { ...t };
+    return t && this.view(t);
   }
 
   list(filter: TransferFilter = {}): Transfer[] {
@@ -146,7 +146,7 @@ export class FileTransferQueue implements TransferQueue {
     const all = [...this.items.values()];
     for (let i = all.length - 1; i >= 0 && out.length < (filter.limit ?? Infinity); i--) {
       const t = all[i];
-      if ((filter.state === undefined || t.state === filter.state) && (filter.device === undefined || t.device_id === filter.device)) out.push({ ...t });
+      if ((filter.state === undefined || t.state === filter.state) && (filter.device === undefined || t.device_id === filter.device)) out.push(this.view(t));
     }
     return out;
   }
@@ -377,6 +377,12 @@ export class FileTransferQueue implements TransferQueue {
     t.updated_at = new Date().toISOString();
     this.o.onChange();
     if (stateChanged) this.o.onState({ ...t });
+  }
+
+  /** A copy to answer, a running transfer's rate as of now (a stalled one's falls to 0). */
+  private view(t: Transfer): Transfer {
+    const run = this.running.get(t.id);
+    return run && t.state === 'running' ? { ...t, rate_bps: run.rate.perSecond(Date.now()) ?? t.rate_bps } : { ...t };
   }
 
   private dataPath(id: string): string {

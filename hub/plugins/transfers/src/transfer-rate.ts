@@ -10,10 +10,11 @@ export class TransferRate {
     while (this.samples.length > 2 && atMs - this.samples[0][0] > WINDOW_MS) this.samples.shift();
   }
 
-  /** Null until two reports at least 200 ms apart. */
-  perSecond(): number | null {
-    const first = this.samples[0];
-    const last = this.samples[this.samples.length - 1];
+  /** Null until two reports at least 200 ms apart. `atMs`: now, so that a transfer that stalled shows its rate falling. */
+  perSecond(atMs?: number): number | null {
+    const first = this.samples.find((s) => atMs === undefined || atMs - s[0] <= WINDOW_MS) ?? this.samples[this.samples.length - 1];
+    const newest = this.samples[this.samples.length - 1];
+    const last: [number, number] | undefined = newest && atMs !== undefined && atMs > newest[0] ? [atMs, newest[1]] : newest;
     if (!first || !last || last[0] - first[0] < 200) return null;
     return Math.max(0, Math.round(((last[1] - first[1]) * 1000) / (last[0] - first[0])));
   }
