@@ -24,7 +24,7 @@ import type { RunningHub } from '../../../hub/src/start-hub.js';
 import type { Transfer } from '../../../hub/plugins/transfers/src/service.js';
 import { CuttingRelay } from '../../support/cutting-relay.js';
 import { freePort } from '../../support/free-port.js';
-import { api, callTool, TEST_FLEET_SECRET, testHub, waitFor } from '../../support/hub-helpers.js';
+import { api, callTool, endClient, mqttClient, publish, TEST_FLEET_SECRET, testHub, waitFor } from '../../support/hub-helpers.js';
 
 const DEVICE = 'cam-transfers';
 const GONE = 'cam-transfers-gone';
@@ -116,7 +116,7 @@ describe('the transfer queue pulls recordings from a live device', () => {
   let stall: StallRelay;
   let hub: RunningHub;
   let stallHub: RunningHub | undefined;
-  let chunk: { name: string; size_bytes: number };
+  let chunk: { name: string; size_bytes: number; started_at: string };
   let deviceFile: (name: string) => Buffer;
 
   before(async () => {
@@ -160,7 +160,7 @@ describe('the transfer queue pulls recordings from a live device', () => {
       'a complete chunk of more than 6 KB on the device',
       async () => {
         const r = await callTool(hub.url, DEVICE, 'list_recording_chunks', { limit: 10 });
-        const list = (r.body?.result?.chunks ?? []) as { name: string; size_bytes: number }[];
+        const list = (r.body?.result?.chunks ?? []) as { name: string; size_bytes: number; started_at: string }[];
         return list.find((c) => c.size_bytes > 6000);
       },
       60_000,
@@ -215,6 +215,27 @@ describe('the transfer queue pulls recordings from a live device', () => {
     assert.ok(mine, JSON.stringify(list.body.transfers));
     assert.equal(mine.state, 'done');
     assert.equal(mine.stored, false, 'the clip build took the pulled file');
+  });
+
+  it('an incident pulls the chunk covering it through the queue', async () => {
+    const client = await mqttClient(hub.brokerUrl);
+    try {
+      const at = new Date(Date.parse(chunk.started_at) + 500).toISOString();
+      await publish(client, `devices/${DEVICE}/events/incident`, { timestamp: at, type: 'incident', message: 'person in restricted zone' });
+      const pulled = await waitFor(
+        'the incident pull done',
+        async () => {
+          const list = (await api(hub.url, `/fleet/transfers?device=${DEVICE}`)).body.transfers as Transfer[];
+          return list.find((t) => t.origin === 'incident' && t.state === 'done');
+        },
+        60_000,
+        100,
+      );
+      assert.equal(pulled.chunk, chunk.name);
+      assert.equal(pulled.bytes_done, chunk.size_bytes);
+    } finally {
+      await endClient(client);
+    }
   });
 
   it('a pull from a device that is down fails after the configured attempts with the reason', async () => {
