@@ -55,6 +55,7 @@ const BODIES: Record<string, (device: string) => unknown> = {
   postSvcAgentExecute: (device) => ({ plan: { steps: [{ device, tool: 'get_system_health', arguments: {} }] } }),
   putSvcAgentMemory: (device) => ({ agent: 'agent-1', device, note: 'a note' }),
   postFleetProvisionShadow: (device) => ({ device_id: device, host: '127.0.0.1', port: 1, mqtt_url: 'mqtt://127.0.0.1:1883', hello_timeout_s: 1 }),
+  postFleetTransfers: (device) => ({ device, chunks: ['20240101T000000000Z_000001.h265'] }),
   postMcp: (device) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `${device}.get_system_health`, arguments: {} } }),
 };
 

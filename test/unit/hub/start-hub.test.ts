@@ -164,6 +164,19 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
   'GET /svc-agent/memory': [{ path: '/svc-agent/memory', field: 'query.agent' }],
   'PUT /svc-agent/memory': [{ path: '/svc-agent/memory', init: { method: 'PUT', json: ['note'] }, field: 'body' }],
   'DELETE /svc-agent/memory': [{ path: '/svc-agent/memory', init: { method: 'DELETE' }, field: 'query.agent' }],
+  'GET /fleet/transfers': [
+    { path: '/fleet/transfers?state=paused', field: 'query.state' },
+    { path: '/fleet/transfers?limit=0', field: 'query.limit' },
+  ],
+  'POST /fleet/transfers': [
+    { path: '/fleet/transfers', init: { json: { device: 'cam-1' } }, field: 'body.chunks' },
+    { path: '/fleet/transfers', init: { json: { device: 'cam-1', chunks: [] } }, field: 'body.chunks' },
+    { path: '/fleet/transfers', init: { json: { chunks: ['a.h265'] } }, field: 'body.device' },
+  ],
+  // No query and no body: an unknown id answers 404 (test/integration/media/transfer-queue.test.ts).
+  'GET /fleet/transfers/:id': [],
+  'DELETE /fleet/transfers/:id': [],
+  'POST /fleet/transfers/:id/retry': [],
   'POST /tools/call': [
     { path: '/tools/call', init: { json: { tool: 'get_system_health', arguments: {} } }, field: 'query.target' },
     { path: '/tools/call?target=cam-1', init: { json: { arguments: {} } }, field: 'body.tool' },
@@ -195,6 +208,20 @@ const REQUIRED_INPUT: Record<string, string> = {
   '/debug/shadow/:device/logs': '?',
   // No device holds a label in a hub that heard no hello: 404.
   '/fleet/registry/labels/:label': '?',
+  // No transfer has the id `:id`: 404.
+  '/fleet/transfers/:id': '?',
+};
+
+/** A valid body of each route that takes one (the rest take a tool call's): what is not a 400. */
+const VALID_BODIES: Record<string, unknown> = {
+  '/camera/profile': { fps: 5 },
+  '/a2a/sign': { method: 'POST', path: '/a2a/query' },
+  '/media/clips/sign': { device: 'cam-404', file: 'x.mp4' },
+  '/mcp': { jsonrpc: '2.0', id: 1, method: 'ping' },
+  '/fleet/provision-shadow': { device_id: 'cam-404', host: '127.0.0.1', port: 1, mqtt_url: 'mqtt://127.0.0.1:1883', hello_timeout_s: 1 },
+  '/fleet/transfers': { device: 'cam-404', chunks: ['20240101T000000000Z_000001.h265'] },
+  '/svc-agent/resolve': { tool: 'get_system_health', devices: ['cam-404'] },
+  '/svc-agent/execute': { plan: { steps: [{ device: 'cam-404', tool: 'get_system_health', arguments: {} }] }, dry_run: true },
 };
 
 describe('hub routes: 400s and OpenAPI', () => {
@@ -242,22 +269,7 @@ describe('hub routes: 400s and OpenAPI', () => {
         const r = await api(hub.url, `${decl.path}?${extra}`);
         assert.equal(r.status, 200, `${decl.path}: ${r.text}`);
       } else {
-        const json =
-          decl.path === '/camera/profile'
-            ? { fps: 5 }
-            : decl.path === '/a2a/sign'
-              ? { method: 'POST', path: '/a2a/query' }
-              : decl.path === '/media/clips/sign'
-                ? { device: 'cam-404', file: 'x.mp4' }
-                : decl.path === '/mcp'
-                  ? { jsonrpc: '2.0', id: 1, method: 'ping' }
-                  : decl.path === '/fleet/provision-shadow'
-                    ? { device_id: 'cam-404', host: '127.0.0.1', port: 1, mqtt_url: 'mqtt://127.0.0.1:1883', hello_timeout_s: 1 }
-                    : decl.path === '/svc-agent/resolve'
-                      ? { tool: 'get_system_health', devices: ['cam-404'] }
-                      : decl.path === '/svc-agent/execute'
-                        ? { plan: { steps: [{ device: 'cam-404', tool: 'get_system_health', arguments: {} }] }, dry_run: true }
-                        : { tool: 'get_system_health', arguments: {} };
+        const json = VALID_BODIES[decl.path] ?? { tool: 'get_system_health', arguments: {} };
         // An unsigned /a2a/query answers 401 (not 400) once its own parameters are there.
         const query = decl.path === '/a2a/query' ? 'q=peer_hello&target=cam-404' : 'target=cam-404';
         const r = await api(hub.url, `${decl.path}?${query}&${extra}`, { method: decl.method, json });

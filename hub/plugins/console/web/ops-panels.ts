@@ -1,5 +1,6 @@
 import type { FunctionComponent } from 'preact';
 import { ProvisioningPanel } from './provisioning-panel.js';
+import { TransfersPanel } from './transfers-panel.js';
 
 /** A section of the operations page: its id (the section's data-testid is `ops-<id>`), its heading and its component. */
 export interface OpsPanel {
@@ -9,4 +10,7 @@ export interface OpsPanel {
 }
 
 /** The operations page's sections, in the order shown. */
-export const OPS_PANELS: OpsPanel[] = [{ id: 'provisioning', title: 'Provisioning', Panel: ProvisioningPanel }];
+export const OPS_PANELS: OpsPanel[] = [
+  { id: 'provisioning', title: 'Provisioning', Panel: ProvisioningPanel },
+  { id: 'transfers', title: 'Transfers', Panel: TransfersPanel },
+];

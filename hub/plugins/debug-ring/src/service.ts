@@ -16,6 +16,7 @@ export const HUB_EVENT_KINDS = [
   'video_understand',
   'ssh',
   'a2a',
+  'transfer',
 ] as const;
 /** The kinds `GET /debug/events?kind=` takes (an enum in OpenAPI); an event of another kind is kept, not filterable. */
 export const EVENT_KINDS = [...SPEC_EVENT_KINDS, ...HUB_EVENT_KINDS] as const;

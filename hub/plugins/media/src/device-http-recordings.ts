@@ -21,6 +21,16 @@ export interface DeviceHttpDeps {
   https?: DeviceHttpsFetch;
 }
 
+export interface FetchIntoOptions {
+  /** The device's ETag of what the partial file holds (absent: start from the beginning). */
+  etag?: string | undefined;
+  signal?: AbortSignal;
+  /** Bytes in the partial file and the file's size, as they come. */
+  onProgress?: (bytesDone: number, bytesTotal: number) => void;
+  /** The device's ETag of the file, for a later resume. */
+  onEtag?: (etag: string | undefined) => void;
+}
+
 /**
  * Recording files from the device itself, over its tool server's `GET /recordings/<file>` with the
  * device's tool token: what the hub plays from without SSH credentials. A download is written to
@@ -56,38 +66,9 @@ export class DeviceHttpRecordings implements Pick<RecordingsAccess, 'read' | 'do
   async download(deviceId: string, name: string, localPath: string, signal?: AbortSignal): Promise<{ bytes: number }> {
     const tmp = `${localPath}.part`;
     try {
-      let have = 0;
-      let etag: string | undefined;
-      let total: number | undefined;
-      for (let attempt = 0; ; attempt++) {
-        const headers: Record<string, string> = have > 0 && etag ? { range: `bytes=${have}-`, 'if-range': etag } : {};
-        const res = await this.request(deviceId, name, headers, signal);
-        if (res.status === 429 && attempt < RESUMES) {
-          // The device sends a few files at once (its slot may still be held by the transfer just cut): a moment, then again.
-          await res.body?.cancel();
-          await sleep(Math.min(Number(res.headers.get('retry-after')) || 1, 2) * 1000, undefined, signal ? { signal } : {});
-          continue;
-        }
-        if (res.status === 200)
-          have = 0; // the whole file (first try, or the file changed under If-Range)
-        else if (res.status !== 206 || !headers.range) throw await this.failure(deviceId, name, res);
-        const size = res.status === 206 ? rangeTotal(res.headers.get('content-range'), have) : Number(res.headers.get('content-length'));
-        if (!Number.isSafeInteger(size) || size < 0 || size > MAX_CHUNK_BYTES) {
-          await res.body?.cancel();
-          throw new LookoutError('recordings_unavailable', `${deviceId}/${name}: the device announced no usable size`);
-        }
-        total = size;
-        etag = res.headers.get('etag') ?? undefined;
-        const cut = await this.write(res, tmp, have === 0 ? 'w' : 'a', size - have);
-        have = (await stat(tmp)).size;
-        if (!cut && have === total) break;
-        if (signal?.aborted) throw signal.reason;
-        if (attempt >= RESUMES || !etag) {
-          throw new LookoutError('recordings_unavailable', `${deviceId}/${name}: the transfer stopped at ${have} of ${total} bytes ${attempt + 1} times`);
-        }
-      }
+      const { bytes } = await this.fetchInto(deviceId, name, tmp, signal ? { signal } : {});
       await rename(tmp, localPath);
-      return { bytes: have };
+      return { bytes };
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
@@ -95,10 +76,56 @@ export class DeviceHttpRecordings implements Pick<RecordingsAccess, 'read' | 'do
   }
 
   /**
+   * Brings the file into `part`, resuming from what `part` holds when `etag` is given (the device's
+   * ETag of the file then: sent as If-Range, so a file replaced since starts over). Resumes a cut
+   * connection up to RESUMES times itself; on failure `part` keeps what came, for a later attempt
+   * (the transfer queue's). Resolves the file's size and the offset the first answer started from.
+   */
+  async fetchInto(deviceId: string, name: string, part: string, o: FetchIntoOptions = {}): Promise<{ bytes: number; resumedFrom: number }> {
+    const { signal } = o;
+    let etag = o.etag;
+    let have = etag ? ((await stat(part).catch(() => undefined))?.size ?? 0) : 0;
+    let resumedFrom: number | undefined;
+    let total: number | undefined;
+    for (let attempt = 0; ; attempt++) {
+      const headers: Record<string, string> = have > 0 && etag ? { range: `bytes=${have}-`, 'if-range': etag } : {};
+      const res = await this.request(deviceId, name, headers, signal);
+      if (res.status === 429 && attempt < RESUMES) {
+        // The device sends a few files at once (its slot may still be held by the transfer just cut): a moment, then again.
+        await res.body?.cancel();
+        await sleep(Math.min(Number(res.headers.get('retry-after')) || 1, 2) * 1000, undefined, signal ? { signal } : {});
+        continue;
+      }
+      if (res.status === 200)
+        have = 0; // the whole file (first try, or the file changed under If-Range)
+      else if (res.status !== 206 || !headers.range) throw await this.failure(deviceId, name, res);
+      resumedFrom ??= have;
+      const size = res.status === 206 ? rangeTotal(res.headers.get('content-range'), have) : Number(res.headers.get('content-length'));
+      if (!Number.isSafeInteger(size) || size < 0 || size > MAX_CHUNK_BYTES) {
+        await res.body?.cancel();
+        throw new LookoutError('recordings_unavailable', `${deviceId}/${name}: the device announced no usable size`);
+      }
+      total = size;
+      etag = res.headers.get('etag') ?? undefined;
+      o.onEtag?.(etag);
+      const from = have;
+      o.onProgress?.(from, size);
+      const cut = await this.write(res, part, have === 0 ? 'w' : 'a', size - have, (n) => o.onProgress?.(from + n, size));
+      have = (await stat(part)).size;
+      if (!cut && have === total) break;
+      if (signal?.aborted) throw signal.reason;
+      if (attempt >= RESUMES || !etag) {
+        throw new LookoutError('recordings_unavailable', `${deviceId}/${name}: the transfer stopped at ${have} of ${total} bytes ${attempt + 1} times`);
+      }
+    }
+    return { bytes: have, resumedFrom: resumedFrom ?? 0 };
+  }
+
+  /**
    * Appends the answer's body, each piece written before the next is read (so that after a cut the
    * file holds exactly what came); resolves true when the connection was cut before `expected` bytes.
    */
-  private async write(res: Response, tmp: string, flags: 'w' | 'a', expected: number): Promise<boolean> {
+  private async write(res: Response, tmp: string, flags: 'w' | 'a', expected: number, written?: (bytes: number) => void): Promise<boolean> {
     const file = await open(tmp, flags);
     let seen = 0;
     try {
@@ -106,6 +133,7 @@ export class DeviceHttpRecordings implements Pick<RecordingsAccess, 'read' | 'do
         seen += piece.length;
         if (seen > expected) throw new LookoutError('recordings_unavailable', `the device sent more than the ${expected} bytes it announced`);
         await file.write(piece);
+        written?.(seen);
       }
       return seen < expected;
     } catch (err) {

@@ -77,7 +77,7 @@ export class IncidentWatcher {
       out.chunk = chunkName = chunk.name;
       Object.assign(out, this.media.playUrls(device.deviceId, chunk.name));
       try {
-        await this.media.clip(device.deviceId, chunk.name, 'h264');
+        await this.media.clip(device.deviceId, chunk.name, 'h264', undefined, 'incident');
         out.pulled = true;
       } catch (err) {
         const e = toLookoutError(err);

@@ -9,6 +9,7 @@ import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH } from '../../device-ssh/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { DEVICE_TOOLS } from '../../tools-proxy/src/service.js';
+import { TRANSFERS } from '../../transfers/src/service.js';
 import { serveClip } from './clip-route.js';
 import { ClipSignBody, ClipSignResponse, signClip } from './clip-sign.js';
 import { sourcesDirOf, sweepSources } from './chunk-fetcher.js';
@@ -32,7 +33,7 @@ export default definePlugin({
   description:
     'Recordings for HTTP clients: mp4 clips from a transcode cache, playback-ready chunks, pull-recording, recorder inventory, SSH fallbacks of the chunk tools',
   requires: [DEVICE_REGISTRY, BUS_CACHE, DEBUG_RING, DEVICE_TOOLS],
-  optionalRequires: [DEVICE_SSH],
+  optionalRequires: [DEVICE_SSH, TRANSFERS],
   config: z.object({
     /** Bound on the transcode cache's disk use; least recently used clips go first. */
     LOOKOUT_MEDIA_CACHE_BYTES: z.coerce
@@ -151,6 +152,8 @@ export default definePlugin({
       ring,
       // Looked up per use: device-ssh may start, fail or be restarted while this plugin runs.
       ssh: () => ctx.services.optional(DEVICE_SSH),
+      // Chunks are pulled through the hub's transfer queue when its plugin runs (looked up per use, as SSH).
+      transfers: () => ctx.services.optional(TRANSFERS),
       local: cfg.LOOKOUT_MEDIA_LOCAL_RECORDINGS ? new LocalRecordings(cfg.LOOKOUT_MEDIA_LOCAL_RECORDINGS) : undefined,
       // The token tools-proxy presents to the device's /mcp: its /recordings takes the same.
       credential: (deviceId) => (fleetSecret === undefined ? undefined : deviceToolToken(fleetSecret, deviceId)),
@@ -163,6 +166,9 @@ export default definePlugin({
     });
 
     for (const remove of registerToolFallbacks(media)) ctx.onStop(remove);
+    // The queue's pulls (operators', /pull-recording's, incidents') are made with this plugin's sources.
+    const transfers = ctx.services.optional(TRANSFERS);
+    if (transfers) ctx.onStop(transfers.setPuller((job) => media.pull(job)));
 
     const incidents = new IncidentWatcher(media, {
       windowS: cfg.LOOKOUT_MEDIA_INCIDENT_WINDOW_S,

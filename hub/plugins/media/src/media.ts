@@ -5,6 +5,7 @@ import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { DeviceSsh } from '../../device-ssh/src/service.js';
 import type { DeviceRegistry, RegisteredDevice } from '../../registry/src/service.js';
 import type { DeviceTools } from '../../tools-proxy/src/service.js';
+import type { PullJob, PullOutcome, TransferOrigin, TransferQueue } from '../../transfers/src/service.js';
 import {
   discoverChunks,
   type ChunkRecord,
@@ -14,7 +15,7 @@ import {
   type DiscoveryStep,
   type StepFailure,
 } from './chunk-discovery.js';
-import { fetchChunk, sourcesDirOf, type FetcherDeps } from './chunk-fetcher.js';
+import { fetchChunk, pullChunk, sourcesDirOf, type FetcherDeps } from './chunk-fetcher.js';
 import { DeviceHttpRecordings } from './device-http-recordings.js';
 import type { LocalRecordings } from './recordings-access.js';
 import { RecorderWatch } from './recorder-watch.js';
@@ -28,6 +29,8 @@ export interface MediaDeps {
   ring: DebugRing;
   ssh: () => DeviceSsh | undefined;
   local: LocalRecordings | undefined;
+  /** The hub's transfer queue when its plugin runs (looked up per use): chunks are pulled through it. */
+  transfers?: () => TransferQueue | undefined;
   /** A device's tool token (derived from the fleet secret), or undefined to send none: what /recordings asks for. */
   credential: (deviceId: string) => string | undefined;
   /** Recordings from a device whose tool server speaks TLS: the fleet CA and the device's pinned certificate. */
@@ -71,6 +74,7 @@ export class Media {
       ssh: deps.ssh,
       local: deps.local,
       timeoutMs: deps.fetchTimeoutMs,
+      ...(deps.transfers ? { transfers: deps.transfers } : {}),
       knownFps: (deviceId, chunk) => this.fps.get(`${deviceId}/${chunk}`) ?? this.cachedFps(deviceId, chunk),
       signal: deps.signal,
       onFailure: (deviceId, chunk, source, e) =>
@@ -96,11 +100,12 @@ export class Media {
 
   /**
    * The mp4 of a chunk: from the cache, else fetched from the device and built (once, however many
-   * ask). `signal`: the request's; when it goes away it stops waiting for a build slot.
+   * ask). `signal`: the request's; when it goes away it stops waiting for a build slot. `origin`:
+   * who asked, for the transfer queue's listing.
    */
-  clip(deviceId: string, chunk: string, variant: ClipVariant, signal?: AbortSignal): Promise<CachedClip> {
+  clip(deviceId: string, chunk: string, variant: ClipVariant, signal?: AbortSignal, origin: TransferOrigin = 'clip'): Promise<CachedClip> {
     return this.deps.clips
-      .get(`${deviceId}/${chunk}`, variant, () => fetchChunk(this.fetcher, deviceId, chunk), signal)
+      .get(`${deviceId}/${chunk}`, variant, () => fetchChunk(this.fetcher, deviceId, chunk, origin), signal)
       .catch((err: unknown) => {
         // The client went away: nothing failed.
         if (signal?.aborted) throw err;
@@ -144,6 +149,11 @@ export class Media {
   private cachedFps(deviceId: string, chunk: string): number | undefined {
     const c = this.deps.cache.device(deviceId)?.recentChunks.find((x) => x.name === chunk);
     return typeof c?.fps === 'number' && c.fps > 0 ? c.fps : undefined;
+  }
+
+  /** The transfer queue's puller: one attempt at a chunk through the fetcher's sources. */
+  pull(job: PullJob): Promise<PullOutcome> {
+    return pullChunk(this.fetcher, job);
   }
 
   private stepFailed(deviceId: string, f: StepFailure): void {

@@ -38,7 +38,7 @@ export async function pullRecording(media: Media, req: RouteRequest<z.output<typ
     'Content-Disposition': `inline; filename="${chunk.name.replace(/\.h265$/, req.query.variant === 'hevc' ? '.hevc.mp4' : '.mp4')}"`,
   };
   for (let attempt = 0; attempt < 2; attempt++) {
-    const clip = await media.clip(device.deviceId, chunk.name, req.query.variant, req.signal);
+    const clip = await media.clip(device.deviceId, chunk.name, req.query.variant, req.signal, 'pull-recording');
     const answer = await clipReply(clip, req.headers, extra);
     if (answer) return answer;
     media.deps.clips.forget(`${device.deviceId}/${chunk.name}`, req.query.variant);
