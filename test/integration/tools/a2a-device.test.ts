@@ -67,7 +67,13 @@ describe('A2A: a signed peer_hello through a real hub to a real device sidecar',
         ],
       }),
     );
-    hub = await a2aTestHub({ dataDir: join(scratch.dir, 'hub'), registryFile });
+    // The hub's own readiness checks send peer_hello to each sidecar too: none in this test's time, so the
+    // device's count of answered queries is the test's.
+    hub = await a2aTestHub({
+      dataDir: join(scratch.dir, 'hub'),
+      registryFile,
+      env: { READINESS_RECHECK_ON_CHANGE: '0', READINESS_START_DELAY_MS: '86400000' },
+    });
     devices.push(...(await Promise.all([start('a2a-cam', '127.0.0.2'), start('other-cam', '127.0.0.3')])));
     // Their hello carries the sidecar port (the ready line already says it is listening).
     for (const d of devices) assert.equal(typeof d.ready.ports.sidecar, 'number', d.logs().slice(-2000));
