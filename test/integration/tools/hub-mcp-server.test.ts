@@ -208,6 +208,58 @@ describe('the hub’s MCP server (POST /mcp) with the official TypeScript client
   });
 });
 
+describe('tools/list in pages of LOOKOUT_HUB_MCP_TOOLS_PAGE_DEVICES devices (a big fleet)', () => {
+  let fleet: McpFleet;
+  let hub: Client;
+  // Named in the registry, never running: each fails its listing (device_unreachable) and is named in its page's _meta.
+  const dead = ['cam-a-dead', 'cam-b-dead', 'cam-z-dead'];
+
+  before(async () => {
+    const registryDevices = [];
+    for (const id of dead) registryDevices.push({ device_id: id, ips: ['127.0.0.1'], tool_port: await freePort() });
+    fleet = await startMcpFleet({ deviceId: DEVICE, hub: { env: { LOOKOUT_HUB_MCP_TOOLS_PAGE_DEVICES: '2' } }, registryDevices });
+    hub = await connect(fleet.hubMcpUrl);
+  });
+
+  after(async () => {
+    await hub?.close();
+    await fleet?.close();
+  });
+
+  it('walks the fleet page by page with nextCursor: the fleet tools first, each device once, in id order', async () => {
+    const pages: { names: string[]; unlisted: unknown }[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await hub.listTools(cursor === undefined ? {} : { cursor });
+      pages.push({ names: page.tools.map((t) => t.name), unlisted: (page._meta)?.['lookout/unlisted'] });
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && pages.length < 10);
+    // Four devices, two a page: cam-a-dead + cam-b-dead, cam-mcp + cam-z-dead.
+    assert.equal(pages.length, 2, JSON.stringify(pages));
+    for (const name of FLEET_TOOLS) assert.ok(pages[0].names.includes(name), `${name} on the first page`);
+    assert.ok(!pages[1].names.some((n) => FLEET_TOOLS.includes(n)), 'the fleet tools on the first page only');
+    assert.deepEqual(pages[0].unlisted, [
+      { device_id: 'cam-a-dead', code: 'device_unreachable' },
+      { device_id: 'cam-b-dead', code: 'device_unreachable' },
+    ]);
+    assert.deepEqual(pages[1].unlisted, [{ device_id: 'cam-z-dead', code: 'device_unreachable' }]);
+    const own = pages[1].names.filter((n) => n.startsWith(`${DEVICE}.`));
+    assert.ok(own.length > 0 && new Set(own).size === own.length, `the device's tools once: ${own.join(', ')}`);
+  });
+
+  it('answers a cursor it did not give with -32602', async () => {
+    for (const cursor of ['not-a-cursor', Buffer.from('{"after":42}').toString('base64url')]) {
+      const err = await hub.listTools({ cursor }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(err instanceof McpError, String(err));
+      assert.equal(err.code, -32602);
+      assert.match(err.message, /cursor/);
+    }
+  });
+});
+
 describe('POST /mcp: Host and Origin on a loopback hub (issue 33)', () => {
   let fleet: McpFleet;
   before(async () => {

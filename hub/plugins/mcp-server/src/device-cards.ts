@@ -39,7 +39,8 @@ export async function readCard(
   if (!device)
     throw new LookoutError('target_unknown', `no registered device ${JSON.stringify(deviceId.slice(0, 200))}`, { details: { uri: uri.slice(0, 300) } });
   const view = deps.cache.view(deviceId);
-  const tools = device.toolUrl !== null ? await deps.catalog.list(signal).then((l) => l.tools.filter((t) => t._meta['lookout/device_id'] === deviceId)) : [];
+  // A device that cannot list its tools now has a card without them (as tools/list leaves it out).
+  const tools = device.toolUrl !== null ? await deps.catalog.toolsOfDevice(device, signal).catch(() => []) : [];
   const card = {
     device_id: deviceId,
     labels: device.labels,

@@ -34,11 +34,17 @@ export class DeviceToolCatalog {
 
   constructor(private readonly options: DeviceToolCatalogOptions) {}
 
-  async list(signal: AbortSignal): Promise<{ tools: HubListedTool[]; unlisted: Unlisted[] }> {
-    const devices = this.options.registry
+  /**
+   * One page of the listing: the tools of up to `page.devices` devices in id order, from the first
+   * device whose id sorts after `page.after`; `next` is the last device of the page when more follow.
+   * A page asks only its own devices, so a tools/list of a big fleet costs a page's worth at a time.
+   */
+  async list(signal: AbortSignal, page: { after?: string; devices: number }): Promise<{ tools: HubListedTool[]; unlisted: Unlisted[]; next?: string }> {
+    const all = this.options.registry
       .list()
-      .filter((d) => d.toolUrl !== null)
-      .sort((a, b) => a.deviceId.localeCompare(b.deviceId));
+      .filter((d) => d.toolUrl !== null && (page.after === undefined || d.deviceId > page.after))
+      .sort((a, b) => (a.deviceId < b.deviceId ? -1 : a.deviceId > b.deviceId ? 1 : 0));
+    const devices = all.slice(0, page.devices);
     const listed = new Map<string, ListedTool[]>();
     const unlisted: Unlisted[] = [];
     let next = 0;
@@ -57,7 +63,8 @@ export class DeviceToolCatalog {
     for (const device of devices) {
       for (const tool of listed.get(device.deviceId) ?? []) tools.push(hubTool(device.deviceId, tool));
     }
-    return { tools, unlisted: unlisted.sort((a, b) => a.device_id.localeCompare(b.device_id)) };
+    unlisted.sort((a, b) => (a.device_id < b.device_id ? -1 : 1));
+    return all.length > devices.length ? { tools, unlisted, next: devices[devices.length - 1].deviceId } : { tools, unlisted };
   }
 
   /**
@@ -76,6 +83,11 @@ export class DeviceToolCatalog {
         details: { device_id: deviceId.slice(0, 200) },
       });
     return { device, tool: name.slice(dot + 1) };
+  }
+
+  /** One device's tools as the hub lists them; rejects when the device cannot list them. */
+  async toolsOfDevice(device: RegisteredDevice, signal: AbortSignal): Promise<HubListedTool[]> {
+    return (await this.toolsOf(device, signal)).map((t) => hubTool(device.deviceId, t));
   }
 
   /** The device's listing of `tool`, when the device answered one (for its output schema). */

@@ -30,6 +30,8 @@ export interface HubMcpDeps {
   info: { name: string; version: string };
   /** Between two progress notifications of a call whose client sent a progress token. */
   progressIntervalMs: number;
+  /** Devices whose tools one tools/list page holds. */
+  toolsPageDevices: number;
 }
 
 /** Failures of the device's tool server (not of its tool): an execution error the caller may retry. */
@@ -52,10 +54,18 @@ export function createHubMcpServer(deps: HubMcpDeps): Server {
     instructions:
       'Lookout fleet hub. Fleet tools (no dot in their names) answer from the hub; `<device>.<tool>` runs that device’s own tool. Counts come from the devices: every answer says in `sources` (or `_meta["lookout/sources"]`) from which devices and time span.',
   });
-  server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
-    const { tools, unlisted } = await deps.catalog.list(extra.signal);
+  server.setRequestHandler(ListToolsRequestSchema, async (request, extra) => {
+    let after: string | undefined;
+    try {
+      after = request.params?.cursor === undefined ? undefined : cursorDevice(request.params.cursor);
+    } catch (err) {
+      throw invalidParams(toLookoutError(err));
+    }
+    const { tools, unlisted, next } = await deps.catalog.list(extra.signal, { after, devices: deps.toolsPageDevices });
     return {
-      tools: [...(fleetListings ??= FLEET_TOOLS.map(fleetListing)), ...tools],
+      // The fleet tools open the first page only.
+      tools: after === undefined ? [...(fleetListings ??= FLEET_TOOLS.map(fleetListing)), ...tools] : tools,
+      ...(next !== undefined ? { nextCursor: Buffer.from(JSON.stringify({ after: next })).toString('base64url') } : {}),
       ...(unlisted.length > 0 ? { _meta: { 'lookout/unlisted': unlisted } } : {}),
     };
   });
@@ -78,6 +88,22 @@ export function createHubMcpServer(deps: HubMcpDeps): Server {
     }
   });
   return server;
+}
+
+/** The device a tools/list cursor continues after: the cursor is opaque to clients, and one the hub did not write is -32602. */
+function cursorDevice(cursor: string): string {
+  let after: unknown;
+  try {
+    after = (JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown }).after;
+  } catch {
+    after = undefined;
+  }
+  if (typeof after !== 'string' || after.length === 0 || after.length > 256) {
+    throw new LookoutError('argument_invalid', 'tools/list: the cursor is not one this hub gave (start again without a cursor)', {
+      details: { field: 'cursor' },
+    });
+  }
+  return after;
 }
 
 function fleetListing(tool: FleetTool) {

@@ -34,6 +34,8 @@ export default definePlugin({
     LOOKOUT_HUB_MCP_TOOLS_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
     /** Devices asked for their tools at once by a tools/list. */
     LOOKOUT_HUB_MCP_LIST_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+    /** Devices whose tools one tools/list page holds (the page's nextCursor leads on). */
+    LOOKOUT_HUB_MCP_TOOLS_PAGE_DEVICES: z.coerce.number().int().min(1).max(10_000).default(100),
     /** Between two progress notifications of a call whose client sent a progress token. */
     LOOKOUT_HUB_MCP_PROGRESS_MS: z.coerce.number().int().min(50).max(60_000).default(1000),
   }),
@@ -67,6 +69,7 @@ export default definePlugin({
       log: ctx.log,
       info: { name: 'lookout-hub', version: packageVersion() },
       progressIntervalMs: c.LOOKOUT_HUB_MCP_PROGRESS_MS,
+      toolsPageDevices: c.LOOKOUT_HUB_MCP_TOOLS_PAGE_DEVICES,
     };
     ctx.routes.handle('POST', '/mcp', (req) => serveMcpPost(req, () => createHubMcpServer(deps)));
   },
