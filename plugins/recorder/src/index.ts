@@ -17,6 +17,7 @@ import { RecordingStatusToken } from './service.js';
 import { statusFileWriter } from './status-file.js';
 import { StorageHealthReport } from './storage-health.js';
 import { StorageWatch } from './storage-watch.js';
+import { publishPruneLog } from './prune-log.js';
 
 /**
  * The device recorder (layer 0: every layer records). It writes the encoder's one H.265 stream as
@@ -38,7 +39,7 @@ export default definePlugin({
   optionalRequires: [DetectionPipelineToken],
   provides: [RecordingFilesToken, RecordingStatusToken],
   config: RecorderConfigSchema,
-  topics: [busTopic('data_manifest')],
+  topics: [busTopic('data_manifest'), busTopic('events/automation_log', 'each prune: at CRITICAL (AUTO_PRUNE) or asked with prune_recordings')],
   subscriptions: ['cmd/data_manifest'],
   startTimeoutMs: 120_000,
   tools: RECORDER_TOOLS,
@@ -58,7 +59,10 @@ export default definePlugin({
     const writer = new ChunkWriter({ dir, chunkSeconds: config.CHUNK_SECONDS, nextSeq: index.nextSeq(), maxQueuedBytes: config.RECORDER_MAX_QUEUED_BYTES });
     const housekeeping = new SerialQueue();
     const thresholds = { warnPct: config.STORAGE_WARN_PCT, criticalPct: config.STORAGE_CRITICAL_PCT };
-    const storage = new StorageWatch({ dir, thresholds, autoPrune: config.AUTO_PRUNE, keepChunks: config.KEEP_CHUNKS, manifestEntries, index, log });
+    const storage = new StorageWatch({
+      ...{ dir, thresholds, autoPrune: config.AUTO_PRUNE, keepChunks: config.KEEP_CHUNKS, manifestEntries, index, log },
+      onPrune: (report, trigger) => publishPruneLog(ctx.bus, report, trigger, log),
+    });
     const stallMs = config.RECORDING_STALL_MS;
     const activity = new RecorderActivity({ writer, video, storage, hasDetector: pipeline !== undefined, stallMs, chunkSeconds: config.CHUNK_SECONDS });
     const health = new StorageHealthReport(ctx.health, dir);
@@ -78,7 +82,14 @@ export default definePlugin({
     await manifest.listen();
     const understand = { dir, index, inProgress: () => writer.inProgress(), personGate: gates.person, describer: describerOf(config), jpegTimeoutMs: 10_000 };
     const statusParts = { dir, video, writer, index, storage, activity, startedAtMs, manifestEntries, stallMs };
-    registerRecorderTools(ctx.tools, statusParts, understand);
+    // Through the housekeeping queue, as the watch's own checks, so that a prune never races one.
+    registerRecorderTools(ctx.tools, statusParts, understand, () =>
+      housekeeping.run(async () => {
+        const report = await storage.pruneNow();
+        health.update(storage.state, storage.error);
+        return report;
+      }),
+    );
     ctx.services.provide(RecordingStatusToken, { status: () => recordingStatus(statusParts) });
 
     await checkStorage();
