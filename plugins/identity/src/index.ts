@@ -100,7 +100,10 @@ export default definePlugin({
       );
     const announce = (): void => void publishHello();
     const renewed = (next: { fingerprint: string; notAfter: string }): void => {
-      log.info({ fingerprint: next.fingerprint, notAfter: next.notAfter, previous: fingerprint }, 'device certificate renewed: announcing its fingerprint and end');
+      log.info(
+        { fingerprint: next.fingerprint, notAfter: next.notAfter, previous: fingerprint },
+        'device certificate renewed: announcing its fingerprint and end',
+      );
       fingerprint = next.fingerprint;
       notAfter = next.notAfter;
     };

@@ -83,9 +83,7 @@ export class StorageWatch {
     await writeManifest(dir, index.all(), this.o.manifestEntries);
     log.warn(
       { trigger, removed: pruned.removed.length, freed_bytes: pruned.freed_bytes, storage_health: this.state?.health, used_pct: this.state?.used_pct },
-      pruned.still_critical
-        ? `storage CRITICAL after pruning to ${index.size} chunks: the recordings are not what fills the disk`
-        : 'pruned recordings',
+      pruned.still_critical ? `storage CRITICAL after pruning to ${index.size} chunks: the recordings are not what fills the disk` : 'pruned recordings',
     );
     this.o.onPrune?.(pruned, trigger);
     return pruned;

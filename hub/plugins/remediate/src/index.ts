@@ -5,7 +5,7 @@ import { mapBounded } from 'lookout/lib/limits';
 import { BUS_CACHE, type BusCache } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
-import { GradeSchema, ModuleGradeSchema, READINESS_GRADES, READINESS_MODULES, type DeviceReadiness, type ReadinessModule } from '../../readiness/src/service.js';
+import { GradeSchema, ModuleGradeSchema, READINESS_GRADES, READINESS_MODULES, type DeviceReadiness } from '../../readiness/src/service.js';
 import { DeviceCommands, RESPONSES_FILTER } from './device-commands.js';
 import { PlannedActionSchema, REMEDIES, planDevice } from './remedy-plan.js';
 import { runDeviceActions, type ActionOutcome } from './run-remedies.js';
@@ -17,7 +17,9 @@ const RemediateBody = z.strictObject({
 });
 
 const ActionReportSchema = PlannedActionSchema.extend({
-  status: z.enum(['planned', 'done', 'failed', 'manual']).describe('planned: the dry run; done: the device said ok; failed: its error; manual: left to the operator'),
+  status: z
+    .enum(['planned', 'done', 'failed', 'manual'])
+    .describe('planned: the dry run; done: the device said ok; failed: its error; manual: left to the operator'),
   result: z.unknown().describe('the device’s answer (done)'),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   module_after: ModuleGradeSchema.nullable().describe('the module’s grade when the device was graded again after the apply (null in a dry run)'),
@@ -63,7 +65,14 @@ export default definePlugin({
   description: 'The known remedy for each failing readiness module: dry run by default, applied through the devices’ cmd topics (POST /fleet/remediate)',
   requires: [READINESS_GRADES, BUS_CACHE, DEVICE_REGISTRY],
   optionalRequires: [DEBUG_RING],
-  topics: [{ suffix: 'devices/+/cmd/tool', qos: 1, schema: ToolCommandSchema, description: 'remedies that call a device tool (restart_plugin, prune_recordings, announce_identity)' }],
+  topics: [
+    {
+      suffix: 'devices/+/cmd/tool',
+      qos: 1,
+      schema: ToolCommandSchema,
+      description: 'remedies that call a device tool (restart_plugin, prune_recordings, announce_identity)',
+    },
+  ],
   subscriptions: [RESPONSES_FILTER],
   config: z.object({
     /** How long a device has to answer one remedy's command on its cmd topic. */
@@ -100,7 +109,7 @@ export default definePlugin({
       const unknown = (body.devices ?? []).filter((id) => !all.includes(id));
       if (unknown.length) throw new LookoutError('target_unknown', `the hub knows no device ${unknown.join(', ')}`, { details: { devices: unknown } });
       const ids = body.devices ? [...new Set(body.devices)] : all;
-      const modules = body.modules as ReadinessModule[] | undefined;
+      const modules = body.modules;
 
       // Planned from a fresh check, so that the plan is about the device as it is now.
       const before = new Map((await readiness.validate(ids, signal)).map((g) => [g.device_id, g]));
@@ -115,7 +124,15 @@ export default definePlugin({
         const deps = { commands, registry, ring: ctx.services.optional(DEBUG_RING), clock: ctx.clock, settleMs: c.REMEDIATE_SETTLE_MS };
         const acting = plans.filter((p) => p.actions.length > 0);
         await mapBounded(acting, c.REMEDIATE_CONCURRENCY, async (p) => outcomes.set(p.id, await runDeviceActions(p.id, p.actions, deps, signal)));
-        if (acting.length) after = new Map((await readiness.validate(acting.map((p) => p.id), signal)).map((g) => [g.device_id, g]));
+        if (acting.length)
+          after = new Map(
+            (
+              await readiness.validate(
+                acting.map((p) => p.id),
+                signal,
+              )
+            ).map((g) => [g.device_id, g]),
+          );
         ctx.log.info({ devices: acting.length, actions: acting.reduce((n, p) => n + p.actions.length, 0) }, 'remediation applied');
       }
 

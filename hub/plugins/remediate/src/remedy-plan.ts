@@ -83,7 +83,12 @@ export function planDevice(input: DevicePlanInput, modules?: readonly ReadinessM
     else if (p.state === 'skipped' && p.code !== 'dependency_failed' && !actions.some((a) => a.remedy === 'reapply_layer')) {
       const layer = input.layer ?? '<layer>';
       actions.push(
-        manual('reapply_layer', owner, why, `lookout apply-layer ${layer} ${grade.device_id} --restart (writes the layer's env over SFTP and waits for its hello)`),
+        manual(
+          'reapply_layer',
+          owner,
+          why,
+          `lookout apply-layer ${layer} ${grade.device_id} --restart (writes the layer's env over SFTP and waits for its hello)`,
+        ),
       );
     }
   }

@@ -44,7 +44,11 @@ async function runAction(deviceId: string, action: PlannedAction, deps: RunDeps,
   try {
     const answer = await deps.commands.call(deviceId, action.tool, action.arguments, signal);
     if (answer.ok !== true) {
-      return { status: 'failed', result: null, error: { code: answer.error?.code ?? 'tool_failed', message: answer.error?.message ?? 'the device answered not ok' } };
+      return {
+        status: 'failed',
+        result: null,
+        error: { code: answer.error?.code ?? 'tool_failed', message: answer.error?.message ?? 'the device answered not ok' },
+      };
     }
     const result = (answer as { result?: unknown }).result ?? null;
     if (action.remedy === 'announce') await waitForAnnounced(deviceId, result, deps, signal);
