@@ -1,4 +1,5 @@
 import type { FunctionComponent } from 'preact';
+import { RemediationPanel } from './remediation-panel.js';
 
 /** A section of the operations page: its id (the section's data-testid is `ops-<id>`), its heading and its component. */
 export interface OpsPanel {
@@ -8,4 +9,4 @@ export interface OpsPanel {
 }
 
 /** The operations page's sections, in the order shown. */
-export const OPS_PANELS: OpsPanel[] = [];
+export const OPS_PANELS: OpsPanel[] = [{ id: 'remediation', title: 'Remediation', Panel: RemediationPanel }];
