@@ -53,6 +53,7 @@ const BODIES: Record<string, (device: string) => unknown> = {
   postA2aSign: (device) => ({ method: 'POST', path: '/a2a/query', query: { q: 'peer_hello', target: device } }),
   postSvcAgentResolve: (device) => ({ tool: 'get_system_health', devices: [device] }),
   postSvcAgentExecute: (device) => ({ plan: { steps: [{ device, tool: 'get_system_health', arguments: {} }] } }),
+  postFleetRemediate: (device) => ({ devices: [device] }),
   putSvcAgentMemory: (device) => ({ agent: 'agent-1', device, note: 'a note' }),
   postMcp: (device) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `${device}.get_system_health`, arguments: {} } }),
 };

@@ -143,6 +143,11 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/fleet/history/events?target=cam-1&kind=nope', field: 'query.kind' },
   ],
   'POST /svc-agent/resolve': [{ path: '/svc-agent/resolve', init: { json: ['request'] }, field: 'body' }],
+  'POST /fleet/remediate': [
+    { path: '/fleet/remediate', init: { json: { apply: 'yes' } }, field: 'body.apply' },
+    { path: '/fleet/remediate', init: { json: { devices: ['a/b'] } }, field: 'body.devices.0' },
+    { path: '/fleet/remediate', init: { json: { modules: ['storage'] } }, field: 'body.modules.0' },
+  ],
   'POST /svc-agent/execute': [{ path: '/svc-agent/execute', init: { json: ['plan'] }, field: 'body' }],
   'GET /svc-agent/memory': [{ path: '/svc-agent/memory', field: 'query.agent' }],
   'PUT /svc-agent/memory': [{ path: '/svc-agent/memory', init: { method: 'PUT', json: ['note'] }, field: 'body' }],
@@ -237,7 +242,9 @@ describe('hub routes: 400s and OpenAPI', () => {
                     ? { tool: 'get_system_health', devices: ['cam-404'] }
                     : decl.path === '/svc-agent/execute'
                       ? { plan: { steps: [{ device: 'cam-404', tool: 'get_system_health', arguments: {} }] }, dry_run: true }
-                      : { tool: 'get_system_health', arguments: {} };
+                      : decl.path === '/fleet/remediate'
+                        ? {}
+                        : { tool: 'get_system_health', arguments: {} };
         // An unsigned /a2a/query answers 401 (not 400) once its own parameters are there.
         const query = decl.path === '/a2a/query' ? 'q=peer_hello&target=cam-404' : 'target=cam-404';
         const r = await api(hub.url, `${decl.path}?${query}&${extra}`, { method: decl.method, json });
