@@ -59,11 +59,11 @@ after(async () => {
 test('a thermal suspension and the resume each publish events/automation_log', async () => {
   await waitFor('the suspension and the resume on events/automation_log', () => (logs.length >= 2 ? true : undefined), 30_000);
   const [suspend, resume] = logs.map((l) => AutomationLogEventSchema.parse(l));
-  assert.deepEqual([suspend!.action, suspend!.plugin, suspend!.trigger, suspend!.outcome], ['thermal_suspend', 'thermal', 'THERMAL_CRITICAL', 'ok']);
-  assert.match(suspend!.message, /^detection suspended: THERMAL_CRITICAL at \d+/);
-  assert.deepEqual([resume!.action, resume!.plugin], ['thermal_resume', 'thermal']);
+  assert.deepEqual([suspend.action, suspend.plugin, suspend.trigger, suspend.outcome], ['thermal_suspend', 'thermal', 'THERMAL_CRITICAL', 'ok']);
+  assert.match(suspend.message, /^detection suspended: THERMAL_CRITICAL at \d+/);
+  assert.deepEqual([resume.action, resume.plugin], ['thermal_resume', 'thermal']);
   // Sampled every 50 ms on the way down, the state it resumed in may be THERMAL_WARN before NORMAL.
-  assert.ok(['THERMAL_WARN', 'NORMAL'].includes(resume!.trigger), resume!.trigger);
+  assert.ok(['THERMAL_WARN', 'NORMAL'].includes(resume.trigger), resume.trigger);
   assert.equal(logs.length, 2, 'a stride change is no automation_log: only the suspension and the resume');
   // The hub took them as valid events (an invalid one would be counted under `invalid`).
   const entry = await waitFor('events/automation_log in /fleet/mqtt/latest', async () => {
