@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { SerialQueue } from 'lookout/lib/limits';
-import { recordingsRoot, definePlugin } from 'lookout/core';
+import { recordingsRoot, definePlugin, deviceInfo } from 'lookout/core';
 import { busTopic } from 'lookout/core/contracts';
 import { RecordingFilesToken } from 'lookout/lib/storage';
 import { EncodedVideoToken } from '../../encode/src/service.js';
@@ -17,7 +17,7 @@ import { RecordingStatusToken } from './service.js';
 import { statusFileWriter } from './status-file.js';
 import { StorageHealthReport } from './storage-health.js';
 import { StorageWatch } from './storage-watch.js';
-import { publishPruneLog } from './prune-log.js';
+import { pruneLogEntry } from './prune-log.js';
 
 /**
  * The device recorder (layer 0: every layer records). It writes the encoder's one H.265 stream as
@@ -39,7 +39,7 @@ export default definePlugin({
   optionalRequires: [DetectionPipelineToken],
   provides: [RecordingFilesToken, RecordingStatusToken],
   config: RecorderConfigSchema,
-  topics: [busTopic('data_manifest'), busTopic('events/automation_log', 'each prune: at CRITICAL (AUTO_PRUNE) or asked with prune_recordings')],
+  topics: [busTopic('data_manifest')],
   subscriptions: ['cmd/data_manifest'],
   startTimeoutMs: 120_000,
   tools: RECORDER_TOOLS,
@@ -61,7 +61,8 @@ export default definePlugin({
     const thresholds = { warnPct: config.STORAGE_WARN_PCT, criticalPct: config.STORAGE_CRITICAL_PCT };
     const storage = new StorageWatch({
       ...{ dir, thresholds, autoPrune: config.AUTO_PRUNE, keepChunks: config.KEEP_CHUNKS, manifestEntries, index, log },
-      onPrune: (report, trigger) => publishPruneLog(ctx.bus, report, trigger, log),
+      // Each prune is told to the fleet on events/automation_log (the status plugin owns the topic).
+      onPrune: (report, trigger) => deviceInfo(runtime).reportAutomation(pruneLogEntry(report, trigger)),
     });
     const stallMs = config.RECORDING_STALL_MS;
     const activity = new RecorderActivity({ writer, video, storage, hasDetector: pipeline !== undefined, stallMs, chunkSeconds: config.CHUNK_SECONDS });

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { LookoutError, definePlugin, toLookoutError } from 'lookout/core';
+import { LookoutError, definePlugin, deviceInfo, toLookoutError } from 'lookout/core';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { DieTemperatureToken, type DieTemperature } from '../../die-temp/src/service.js';
-import { busTopic } from 'lookout/core/contracts';
 import { Governor } from './governor.js';
-import { publishSuspensionLog } from './suspension-log.js';
+import { suspensionLogEntry } from './suspension-log.js';
 import { ThermalGovernorToken, type ThermalGovernor } from './service.js';
 
 export const ThermalConfigSchema = z.object({
@@ -34,7 +33,6 @@ export default definePlugin({
   requires: [DieTemperatureToken, DetectionPipelineToken],
   config: ThermalConfigSchema,
   provides: [ThermalGovernorToken],
-  topics: [busTopic('events/automation_log', 'detection suspended at THERMAL_CRITICAL, and resumed')],
   start(ctx) {
     const c = ctx.config;
     const die = ctx.services.get(DieTemperatureToken);
@@ -59,7 +57,7 @@ export default definePlugin({
       ctx.log.info({ thermal_state: state, celsius }, 'thermal state changed');
       // Only a suspension or a resume is an automation the fleet hears of: a stride change is not.
       const suspension = governor.suspension();
-      if ((suspension !== null) !== suspendedBefore) publishSuspensionLog(ctx.bus, ctx.log, { state, celsius, suspension });
+      if ((suspension !== null) !== suspendedBefore) deviceInfo(ctx.runtime).reportAutomation(suspensionLogEntry({ state, celsius, suspension }));
       suspendedBefore = suspension !== null;
       ctx.health.set(state === 'NORMAL' ? 'ok' : 'degraded', state === 'NORMAL' ? undefined : `${state} at ${celsius} C`);
     });

@@ -11,12 +11,15 @@ import { after, before, test } from 'node:test';
 import type { MqttClient } from 'mqtt';
 import { AutomationLogEventSchema } from '../../../core/src/contracts/index.js';
 import type { RunningHub } from '../../../hub/src/start-hub.js';
-import { startPluginDevice, type PluginDevice } from '../../support/plugin-device.js';
+import { importPlugin } from '../../../core/src/images/load-image.js';
+import { createLogger } from '../../../core/src/log/logger.js';
+import { packageRoot } from '../../../core/src/paths/package-root.js';
+import { startDevice, type DeviceHandle } from '../../../edge/src/device-runtime.js';
 import { api, endClient, mqttClient, msg, publish, testHub, waitFor } from '../../support/hub-helpers.js';
 
 const ID = 'cam-thermal-log';
 let hub: RunningHub;
-let device: PluginDevice | undefined;
+let device: DeviceHandle | undefined;
 let client: MqttClient;
 let dir: string;
 const logs: unknown[] = [];
@@ -40,12 +43,18 @@ before(async () => {
   await publish(client, `devices/${ID}/hello`, msg.hello(ID, ['127.0.0.1'], 8765));
   client.on('message', (_topic, payload) => logs.push(JSON.parse(payload.toString())));
   await new Promise<void>((resolve, reject) => client.subscribe(`devices/${ID}/events/automation_log`, { qos: 1 }, (err) => (err ? reject(err) : resolve())));
-  device = await startPluginDevice({
-    brokerUrl: hub.brokerUrl,
-    id: ID,
-    plugins: ['die-temp', 'camera', 'detector', 'thermal', 'status'],
+  // The edge runtime itself: it is what hands the plugins' automation entries to the status plugin.
+  const plugins = await Promise.all(['die-temp', 'camera', 'detector', 'thermal', 'status'].map((n) => importPlugin(n, packageRoot())));
+  device = await startDevice({
+    deviceId: ID,
+    image: { name: 'thermal-log-camera', role: 'camera', plugins },
     layer: 'layer4',
+    source: 'sim',
+    dataDir: dir,
+    mqttUrl: hub.brokerUrl,
+    toolPort: 0,
     env: { SIM_TEMP_SCRIPT: script, DIE_TEMP_INTERVAL_MS: '50' },
+    logger: createLogger({ level: process.env.LOOKOUT_LOG_LEVEL ?? 'silent' }),
   });
 });
 

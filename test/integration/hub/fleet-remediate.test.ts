@@ -204,11 +204,18 @@ describe('POST /fleet/remediate on a device with a failed plugin, a full volume 
     assert.ok(!String(readiness.modules.mcp_health.evidence.reason ?? '').includes('flaky'), readiness.modules.mcp_health.evidence.reason);
     await waitFor('flaky no longer failed in /fleet/health', async () => ((await failed('flaky')) === false ? true : undefined));
 
-    // The commands went on the cmd topic; the prune told the fleet what it removed.
+    // The commands went on the cmd topic; the restart and the prune each told the fleet on events/automation_log.
     assert.deepEqual([...new Set(commands)], [`devices/${ID}/cmd/tool`]);
-    const log = await waitFor('the prune on events/automation_log', () => (automation.length ? automation[0] : undefined));
-    const parsed = AutomationLogEventSchema.parse(log);
-    assert.deepEqual([parsed.action, parsed.plugin, parsed.trigger, parsed.outcome], ['prune', 'recorder', 'requested', 'ok']);
+    const logs = await waitFor('the restart and the prune on events/automation_log', () =>
+      automation.length >= 2 ? automation.map((l) => AutomationLogEventSchema.parse(l)) : undefined,
+    );
+    const byAction = Object.fromEntries(logs.map((l) => [l.action, l]));
+    assert.deepEqual([byAction.prune?.plugin, byAction.prune?.trigger, byAction.prune?.outcome], ['recorder', 'requested', 'ok'], JSON.stringify(logs));
+    assert.deepEqual(
+      [byAction.plugin_restart?.plugin, byAction.plugin_restart?.trigger, byAction.plugin_restart?.outcome, byAction.plugin_restart?.details?.dependents],
+      ['flaky', 'restart_plugin', 'ok', ['flaky-dependent']],
+      JSON.stringify(logs),
+    );
     assert.equal(chunkFiles().filter((n) => chunks.includes(n)).length, 3);
 
     // Each action audited in the debug ring.
