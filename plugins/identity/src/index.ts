@@ -43,7 +43,6 @@ export default definePlugin({
     },
     {
       name: 'announce_identity',
-      idempotent: true,
       description:
         'Reads the device certificate again (one renewed in /data/config/shadow_peer.crt) and publishes hello now: the hub learns the device again (its address, ports, fingerprint and certificate end) without a restart',
       input: z.object({}),
