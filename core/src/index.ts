@@ -44,7 +44,15 @@ export type {
   Logger,
 } from './log/logger.js';
 export { LastWillToken, type LastWill } from './plugin/last-will.js';
-export { deviceInfo, surfacePort, type DeviceInfo, type PluginReport, type PluginState } from './plugin/device-info.js';
+export {
+  deviceInfo,
+  surfacePort,
+  type DeviceInfo,
+  type AutomationEntry,
+  type PluginReport,
+  type PluginRestart,
+  type PluginState,
+} from './plugin/device-info.js';
 export { packageRoot, packageVersion } from './paths/package-root.js';
 export { writeFileAtomic } from './paths/atomic-write.js';
 export { setOwn } from './json/own-key.js';

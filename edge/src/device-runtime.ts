@@ -23,10 +23,12 @@ import {
   type LayerId,
   packageVersion,
   type PluginReport,
+  type PluginRestart,
   LastWillToken,
   type LastWill,
 } from 'lookout/core';
 import { DeviceIdSchema } from 'lookout/core/contracts';
+import { automationHook } from './automation-hook.js';
 import { DEFAULT_TOOL_HOST, DEFAULT_TOOL_PORT, checkCredential, startToolServer, type ToolServer } from './tool-server.js';
 import { decideToolTransport, type ToolTlsOptions } from './tool-transport.js';
 import { startCommandDispatcher, type CommandDispatcher, type CommandStats } from './command-dispatcher.js';
@@ -191,6 +193,8 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
   let outboxBus: OutboxBus | undefined;
   // Plugins subscribe while they start, before the loader (and its onChange) exists.
   const pluginListeners = new Set<(p: PluginReport) => void>();
+  const restartListeners = new Set<(r: PluginRestart) => void>();
+  const automation = automationHook(log.child({ component: 'automation' }));
   const reportPlugins = (): PluginReport[] => (loaded ? loaded.plugins.map((p) => ({ ...p })) : []);
   const runtime: RuntimeInfo = {
     kind: 'device',
@@ -216,6 +220,12 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
         pluginListeners.add(listener);
         return () => pluginListeners.delete(listener);
       },
+      onPluginRestart: (listener) => {
+        restartListeners.add(listener);
+        return () => restartListeners.delete(listener);
+      },
+      reportAutomation: (entry) => automation.report(entry),
+      onAutomation: (listener) => automation.listen(listener),
     },
   };
 
@@ -238,6 +248,9 @@ export async function startDevice(options: DeviceOptions): Promise<DeviceHandle>
     loaded.onChange((p) => {
       log.info({ plugin: p.name, state: p.state, code: p.code }, `plugin ${p.name} is ${p.state}${p.message ? `: ${p.message}` : ''}`);
       for (const listener of pluginListeners) listener(p);
+    });
+    loaded.onRestart((r) => {
+      for (const listener of restartListeners) listener(r);
     });
   } catch (err) {
     await toolServer?.close();

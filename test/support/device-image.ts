@@ -13,6 +13,7 @@ export function baseImage(name = 'base', role = 'camera'): ImageSpec {
 
 /** The tools a device with the base plugins serves (theirs, and the host's restart_plugin). */
 export const BASE_TOOLS = [
+  'announce_identity',
   'check_firmware_update',
   'get_camera_profile',
   'get_device_health',

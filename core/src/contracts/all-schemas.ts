@@ -6,7 +6,7 @@ import { DetectionSchema } from './detection.js';
 import { DetsMessageSchema } from './dets-message.js';
 import { DevicePortsSchema } from './device-ports.js';
 import { ErrorBodySchema } from './error-body.js';
-import { EventMessageSchema } from './event-message.js';
+import { AutomationLogEventSchema, EventMessageSchema } from './event-message.js';
 import { EnrichedHealthResponseSchema, HealthEnrichmentSchema } from './health-enrichment.js';
 import { HealthMessageSchema } from './health-message.js';
 import { HelloMessageSchema } from './hello-message.js';
@@ -38,6 +38,7 @@ export const CONTRACT_SCHEMAS = {
   'data-manifest-message': DataManifestMessageSchema,
   'responses-message': ResponseMessageSchema,
   'event-message': EventMessageSchema,
+  'automation-log-event': AutomationLogEventSchema,
   'storage-summary': StorageSummarySchema,
   'device-ports': DevicePortsSchema,
   'chunk-ref': ChunkRefSchema,

@@ -1,6 +1,17 @@
 import type { BusHealth } from '../bus/bus-port.js';
 import type { RuntimeInfo } from './context.js';
 import { CORE_VERSION } from './core-version.js';
+import type { AutomationLogEvent } from '../contracts/event-message.js';
+
+/** What a plugin did on its own (a prune, a thermal suspension): an events/automation_log message without its timestamp and type. */
+export interface AutomationEntry {
+  action: AutomationLogEvent['action'];
+  plugin: string;
+  trigger: string;
+  outcome: AutomationLogEvent['outcome'];
+  message: string;
+  details?: Record<string, unknown>;
+}
 
 /** A plugin's state as the runtime reports it: its own health, or `skipped`/`stopped` set by the loader. */
 export type PluginState = 'starting' | 'ok' | 'degraded' | 'failed' | 'skipped' | 'stopped';
@@ -14,6 +25,16 @@ export interface PluginReport {
   /** Why it failed or was skipped: an error code (`model_shape_mismatch`, `dependency_failed`…). */
   code?: string;
   message?: string;
+}
+
+/** A restart of a failed or skipped plugin (restart_plugin), once it is over: for a plugin to tell the fleet (events/automation_log). */
+export interface PluginRestart {
+  /** The plugin's report after the restart: `ok` (or degraded) when it came back, `failed` again otherwise. */
+  plugin: PluginReport;
+  /** The plugins skipped because of it that came back with it. */
+  dependents: string[];
+  /** When it was asked (ISO 8601). */
+  at: string;
 }
 
 /**
@@ -46,6 +67,16 @@ export interface DeviceInfo {
   disabled(): { name: string; reason: string }[];
   /** Called when a plugin's state changes after start (failed, skipped, restarted). */
   onPluginChange(listener: (plugin: PluginReport) => void): () => void;
+  /** Called after each restart of a plugin (restart_plugin), with how it went. */
+  onPluginRestart(listener: (restart: PluginRestart) => void): () => void;
+  /**
+   * Tells the fleet what a plugin did on its own (events/automation_log has one owner, the status
+   * plugin, which publishes every entry reported here). Never throws; without a listener the host
+   * keeps the last few for the first one.
+   */
+  reportAutomation(entry: AutomationEntry): void;
+  /** Where the owner of events/automation_log hears the entries (with `at`, when they were reported). */
+  onAutomation(listener: (entry: AutomationEntry, at: Date) => void): () => void;
 }
 
 /** The device facts the host set on `runtime.device`, with defaults filled in from the image and role. */
@@ -67,6 +98,9 @@ export function deviceInfo(runtime: RuntimeInfo): DeviceInfo {
     plugins: given?.plugins ?? (() => []),
     disabled: given?.disabled ?? (() => []),
     onPluginChange: given?.onPluginChange ?? (() => () => undefined),
+    onPluginRestart: given?.onPluginRestart ?? (() => () => undefined),
+    reportAutomation: given?.reportAutomation ?? (() => undefined),
+    onAutomation: given?.onAutomation ?? (() => () => undefined),
   };
 }
 

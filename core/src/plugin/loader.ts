@@ -10,7 +10,7 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import type { Plugin, RuntimeInfo } from './context.js';
 import { assertCoreCompatible } from './core-version.js';
 import { dependencyOrder } from './dependency-order.js';
-import type { PluginReport } from './device-info.js';
+import type { PluginReport, PluginRestart } from './device-info.js';
 import { isLayerEnabled } from '../layers/layers.js';
 import { ManifestSchema } from './manifest.js';
 import { PluginServiceDirectory } from './plugin-services.js';
@@ -66,6 +66,8 @@ export interface LoadedRuntime {
   restart(name: string): Promise<PluginStatus>;
   /** Called with a plugin's report whenever its state changes (failed, skipped, restarted). */
   onChange(listener: (plugin: PluginStatus) => void): () => void;
+  /** Called after every restart that ran, with how it went (the host passes it on as deviceInfo's onPluginRestart). */
+  onRestart(listener: (restart: PluginRestart) => void): () => void;
   /** Stops plugins in reverse start order; returns the failures (each already logged). Idempotent. */
   stop(): Promise<LookoutError[]>;
 }
@@ -163,6 +165,7 @@ export async function loadPlugins(options: LoadOptions): Promise<LoadedRuntime> 
     service: (token) => services.lookup(token),
     restart: (name) => supervisor.restart(name),
     onChange: (listener) => supervisor.onChange(listener),
+    onRestart: (listener) => supervisor.onRestart(listener),
     stop: () => (stopping ??= supervisor.stopAll()),
   };
 }

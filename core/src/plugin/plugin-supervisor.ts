@@ -6,7 +6,7 @@ import type { Logger } from '../log/logger.js';
 import type { ToolRegistry } from '../tools/tool-registry.js';
 import type { Plugin, PluginContext, PluginInstance } from './context.js';
 import type { LoadOptions } from './loader.js';
-import type { PluginReport, PluginState } from './device-info.js';
+import type { PluginReport, PluginRestart, PluginState } from './device-info.js';
 import { createPluginBus } from './plugin-bus.js';
 import { createPluginClock } from './plugin-clock.js';
 import { parsePluginConfig } from './plugin-config.js';
@@ -67,6 +67,7 @@ export class PluginSupervisor {
   readonly tlsPorts = new Set<string>();
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<(p: PluginReport) => void>();
+  private readonly restartListeners = new Set<(r: PluginRestart) => void>();
   private readonly policy: RestartPolicy;
   private stopped = false;
 
@@ -85,6 +86,22 @@ export class PluginSupervisor {
   onChange(listener: (p: PluginReport) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Told after every restart that ran (not one refused): the host hands it to plugins (deviceInfo's onPluginRestart). */
+  onRestart(listener: (r: PluginRestart) => void): () => void {
+    this.restartListeners.add(listener);
+    return () => this.restartListeners.delete(listener);
+  }
+
+  private told(restart: PluginRestart): void {
+    for (const listener of [...this.restartListeners]) {
+      try {
+        listener(restart);
+      } catch (err) {
+        this.o.logger.error({ err: toLookoutError(err) }, 'a plugin restart listener failed');
+      }
+    }
   }
 
   /** Starts every plugin in order, then runs their `onStarted` hooks. Throws only for an essential plugin. */
@@ -123,20 +140,27 @@ export class PluginSupervisor {
       });
     }
     entry.log.info('restarting');
+    const at = new Date().toISOString();
     // A plugin that marked itself failed may still hold what it registered (a status tool).
     await this.release(entry, []);
     if (!(await this.startOne(entry))) {
       entry.failures += 1;
       entry.retryAt = Date.now() + Math.min(this.policy.initialBackoffMs * 2 ** (entry.failures - 1), this.policy.maxBackoffMs);
+      this.told({ plugin: { ...entry.report }, dependents: [], at });
       return { ...entry.report };
     }
     entry.failures = 0;
     entry.retryAt = 0;
     await this.runStartedHooks(entry);
     // The plugins skipped because of this one come back with it, in start order.
+    const dependents: string[] = [];
     for (const other of this.entries.values()) {
-      if (other.report.state === 'skipped' && !this.downDependency(other) && (await this.startOne(other))) await this.runStartedHooks(other);
+      if (other.report.state === 'skipped' && !this.downDependency(other) && (await this.startOne(other))) {
+        await this.runStartedHooks(other);
+        dependents.push(other.plugin.name);
+      }
     }
+    this.told({ plugin: { ...entry.report }, dependents, at });
     return { ...entry.report };
   }
 

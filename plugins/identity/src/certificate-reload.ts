@@ -12,23 +12,35 @@ type Ctx = Pick<PluginContext, 'log' | 'onStop'>;
  * fingerprint, so a renewed certificate served but not announced would be refused, and its readiness
  * warns from the announced end. A file that cannot be read or parsed keeps what was announced.
  */
+/**
+ * Reads the certificate file once more and hands on its fingerprint and end when they changed (SIGHUP,
+ * and the announce_identity tool). Answers whether it changed; a file that cannot be read keeps what was announced.
+ */
+export async function rereadCertificate(
+  ctx: Ctx,
+  certPath: string,
+  current: () => string | null,
+  onChange: (next: { fingerprint: string; notAfter: string }) => void,
+): Promise<boolean> {
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(await readFile(certPath));
+  } catch (err) {
+    ctx.log.warn({ certPath }, `the device certificate was not read again, the announced fingerprint stays: ${(err as Error).message}`);
+    return false;
+  }
+  if (cert.fingerprint256 === current()) return false;
+  onChange({ fingerprint: cert.fingerprint256, notAfter: notAfterOf(cert) });
+  return true;
+}
+
 export function watchCertificateOnSighup(
   ctx: Ctx,
   certPath: string,
   current: () => string | null,
   onChange: (next: { fingerprint: string; notAfter: string }) => void,
 ): void {
-  const reread = async (): Promise<void> => {
-    let cert: X509Certificate;
-    try {
-      cert = new X509Certificate(await readFile(certPath));
-    } catch (err) {
-      ctx.log.warn({ certPath }, `SIGHUP: the device certificate was not read again, the announced fingerprint stays: ${(err as Error).message}`);
-      return;
-    }
-    if (cert.fingerprint256 !== current()) onChange({ fingerprint: cert.fingerprint256, notAfter: notAfterOf(cert) });
-  };
-  const onHup = (): void => void reread();
+  const onHup = (): void => void rereadCertificate(ctx, certPath, current, onChange);
   process.on('SIGHUP', onHup);
   ctx.onStop(() => process.off('SIGHUP', onHup));
 }

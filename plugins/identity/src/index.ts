@@ -5,7 +5,7 @@ import { ensureDeviceCertificate } from './device-certificate.js';
 import { deviceSerial } from './device-serial.js';
 import { DeviceIdentityResultSchema, helloMessage, identityResult } from './identity-report.js';
 import { trackKeyDurability } from './key-durability.js';
-import { watchCertificateOnSighup } from './certificate-reload.js';
+import { rereadCertificate, watchCertificateOnSighup } from './certificate-reload.js';
 import { DeviceIdentityToken, type DeviceIdentity } from './service.js';
 
 export const IdentityConfig = z.object({
@@ -40,6 +40,18 @@ export default definePlugin({
       description: 'Device id, serial, role labels, addresses, listening ports and the SHA-256 fingerprint of the device certificate',
       input: z.object({}),
       output: DeviceIdentityResultSchema,
+    },
+    {
+      name: 'announce_identity',
+      description:
+        'Reads the device certificate again (one renewed in /data/config/shadow_peer.crt) and publishes hello now: the hub learns the device again (its address, ports, fingerprint and certificate end) without a restart',
+      input: z.object({}),
+      output: z.object({
+        announced: z.boolean().describe('hello was handed to the bus'),
+        certificate_changed: z.boolean().describe('the certificate file held another certificate than the one announced before'),
+        cert_fingerprint: z.string().nullable(),
+        cert_not_after: z.string().nullable(),
+      }),
     },
   ],
   async start(ctx) {
@@ -76,12 +88,30 @@ export default definePlugin({
     };
     ctx.services.provide(DeviceIdentityToken, identity);
     ctx.tools.register('get_device_identity', () => identityResult(ctx, identity));
-    const announce = (): void => {
-      ctx.bus.publish('hello', helloMessage(ctx, identity)).catch((err: unknown) => {
-        const e = toLookoutError(err);
-        log.warn({ code: e.code }, `hello not published: ${e.message}`);
-      });
+    const publishHello = (): Promise<boolean> =>
+      ctx.bus.publish('hello', helloMessage(ctx, identity)).then(
+        () => true,
+        (err: unknown) => {
+          const e = toLookoutError(err);
+          log.warn({ code: e.code }, `hello not published: ${e.message}`);
+          return false;
+        },
+      );
+    const announce = (): void => void publishHello();
+    const renewed = (next: { fingerprint: string; notAfter: string }): void => {
+      log.info(
+        { fingerprint: next.fingerprint, notAfter: next.notAfter, previous: fingerprint },
+        'device certificate renewed: announcing its fingerprint and end',
+      );
+      fingerprint = next.fingerprint;
+      notAfter = next.notAfter;
     };
+    // The hub's remediation re-announces a device it lost, or one whose certificate an operator renewed.
+    ctx.tools.register('announce_identity', async () => {
+      const changed = await rereadCertificate(ctx, cert.certPath, () => fingerprint, renewed);
+      const announced = settings.oneShot ? false : await publishHello();
+      return { announced, certificate_changed: changed, cert_fingerprint: fingerprint, cert_not_after: notAfter };
+    });
     // In the one-shot modes nothing listens and the bus is in-process: there is nobody to greet.
     if (!settings.oneShot) {
       ctx.bus.onConnect(announce);
@@ -91,12 +121,7 @@ export default definePlugin({
         cert.certPath,
         () => fingerprint,
         (next) => {
-          log.info(
-            { fingerprint: next.fingerprint, notAfter: next.notAfter, previous: fingerprint },
-            'device certificate renewed: announcing its fingerprint and end',
-          );
-          fingerprint = next.fingerprint;
-          notAfter = next.notAfter;
+          renewed(next);
           announce();
         },
       );

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { SerialQueue } from 'lookout/lib/limits';
-import { recordingsRoot, definePlugin } from 'lookout/core';
+import { recordingsRoot, definePlugin, deviceInfo } from 'lookout/core';
 import { busTopic } from 'lookout/core/contracts';
 import { RecordingFilesToken } from 'lookout/lib/storage';
 import { EncodedVideoToken } from '../../encode/src/service.js';
@@ -17,6 +17,7 @@ import { RecordingStatusToken } from './service.js';
 import { statusFileWriter } from './status-file.js';
 import { StorageHealthReport } from './storage-health.js';
 import { StorageWatch } from './storage-watch.js';
+import { pruneLogEntry } from './prune-log.js';
 
 /**
  * The device recorder (layer 0: every layer records). It writes the encoder's one H.265 stream as
@@ -58,7 +59,11 @@ export default definePlugin({
     const writer = new ChunkWriter({ dir, chunkSeconds: config.CHUNK_SECONDS, nextSeq: index.nextSeq(), maxQueuedBytes: config.RECORDER_MAX_QUEUED_BYTES });
     const housekeeping = new SerialQueue();
     const thresholds = { warnPct: config.STORAGE_WARN_PCT, criticalPct: config.STORAGE_CRITICAL_PCT };
-    const storage = new StorageWatch({ dir, thresholds, autoPrune: config.AUTO_PRUNE, keepChunks: config.KEEP_CHUNKS, manifestEntries, index, log });
+    const storage = new StorageWatch({
+      ...{ dir, thresholds, autoPrune: config.AUTO_PRUNE, keepChunks: config.KEEP_CHUNKS, manifestEntries, index, log },
+      // Each prune is told to the fleet on events/automation_log (the status plugin owns the topic).
+      onPrune: (report, trigger) => deviceInfo(runtime).reportAutomation(pruneLogEntry(report, trigger)),
+    });
     const stallMs = config.RECORDING_STALL_MS;
     const activity = new RecorderActivity({ writer, video, storage, hasDetector: pipeline !== undefined, stallMs, chunkSeconds: config.CHUNK_SECONDS });
     const health = new StorageHealthReport(ctx.health, dir);
@@ -78,7 +83,14 @@ export default definePlugin({
     await manifest.listen();
     const understand = { dir, index, inProgress: () => writer.inProgress(), personGate: gates.person, describer: describerOf(config), jpegTimeoutMs: 10_000 };
     const statusParts = { dir, video, writer, index, storage, activity, startedAtMs, manifestEntries, stallMs };
-    registerRecorderTools(ctx.tools, statusParts, understand);
+    // Through the housekeeping queue, as the watch's own checks, so that a prune never races one.
+    registerRecorderTools(ctx.tools, statusParts, understand, () =>
+      housekeeping.run(async () => {
+        const report = await storage.pruneNow();
+        health.update(storage.state, storage.error);
+        return report;
+      }),
+    );
     ctx.services.provide(RecordingStatusToken, { status: () => recordingStatus(statusParts) });
 
     await checkStorage();

@@ -7,6 +7,7 @@ import {
 } from 'lookout/core/contracts';
 import { z, type PluginTools } from 'lookout/core';
 import type { ChunkIndex } from './chunk-index.js';
+import type { StorageWatch } from './storage-watch.js';
 import type { RecorderConfig } from './config.js';
 import { recordingStatus, type RecordingStatusParts } from './recording-status.js';
 import { videoUnderstand, type UnderstandDeps } from './video-understand.js';
@@ -27,6 +28,21 @@ export const RECORDER_TOOLS = [
     description: 'Complete recording chunks with their sidecar fields, newest first, paged (limit, offset); justified filters justified or unjustified ones',
     input: ListRecordingChunksArgsSchema,
     output: ListRecordingChunksResultSchema,
+  },
+  {
+    name: 'prune_recordings',
+    description:
+      'Prunes the recordings now as the prune at CRITICAL does (whatever AUTO_PRUNE says): down to KEEP_CHUNKS, unjustified oldest first; below it, while the volume stays CRITICAL, unjustified chunks but never the newest two. Answers what went and the storage health after',
+    input: z.object({}),
+    output: z
+      .object({
+        removed: z.array(z.object({ name: z.string(), justified: z.boolean(), size_bytes: z.number() })),
+        freed_bytes: z.number(),
+        kept_chunks: z.number(),
+        still_critical: z.boolean(),
+        storage_health: z.string().nullable(),
+      })
+      .loose(),
   },
   {
     name: 'video_understand',
@@ -59,7 +75,13 @@ export function listRecordingChunks(index: ChunkIndex, args: z.output<typeof Lis
 }
 
 /** Registers the handlers of RECORDER_TOOLS. */
-export function registerRecorderTools(tools: PluginTools, status: RecordingStatusParts, understand: UnderstandDeps): void {
+export function registerRecorderTools(
+  tools: PluginTools,
+  status: RecordingStatusParts,
+  understand: UnderstandDeps,
+  prune: () => ReturnType<StorageWatch['pruneNow']>,
+): void {
+  tools.register('prune_recordings', () => prune());
   tools.register('get_recording_status', () => recordingStatus(status));
   tools.register('list_recording_chunks', async (args: z.output<typeof ListRecordingChunksArgsSchema>) => listRecordingChunks(status.index, args));
   tools.register('video_understand', async (args: z.output<typeof VideoUnderstandArgsSchema>, { signal }) => videoUnderstand(args, understand, signal));

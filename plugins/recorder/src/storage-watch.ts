@@ -2,7 +2,7 @@ import { type Logger, toLookoutError } from 'lookout/core';
 import type { StorageThresholds } from 'lookout/lib/storage';
 import type { ChunkIndex } from './chunk-index.js';
 import { writeManifest } from './manifest-file.js';
-import { pruneUntilHealthy } from './prune.js';
+import { pruneUntilHealthy, type HealthyPruneReport } from './prune.js';
 import { freeBytes, measureStorage, type StorageState } from './storage.js';
 
 export interface StorageWatchOptions {
@@ -14,7 +14,12 @@ export interface StorageWatchOptions {
   manifestEntries: number;
   index: ChunkIndex;
   log: Logger;
+  /** Told of every prune this watch ran (the automatic one at CRITICAL, or one asked for): the plugin publishes it as automation_log. */
+  onPrune?: (report: HealthyPruneReport, trigger: PruneTrigger) => void;
 }
+
+/** Why a prune ran: the watch found the volume CRITICAL (AUTO_PRUNE), or someone asked (prune_recordings, the hub's remediation). */
+export type PruneTrigger = 'storage_critical' | 'requested';
 
 /**
  * Storage and retention of the recordings volume: its last measure (or why it could not be measured)
@@ -48,24 +53,39 @@ export class StorageWatch {
     if (this.state?.health !== 'CRITICAL') this.prunedToChunks = null;
   }
 
+  /**
+   * The prune at CRITICAL, asked for (the prune_recordings tool): runs whatever AUTO_PRUNE says, and
+   * on a volume that is not CRITICAL only down to `keep`. Answers its report and the health after it.
+   */
+  async pruneNow(): Promise<HealthyPruneReport & { storage_health: string | null }> {
+    await this.o.index.refresh().catch(() => undefined);
+    const report = await this.prune('requested');
+    if (this.state?.health !== 'CRITICAL') this.prunedToChunks = null;
+    return { ...report, storage_health: this.state?.health ?? null };
+  }
+
   private async pruneAtCritical(): Promise<void> {
-    const { dir, index, log } = this.o;
     try {
-      const pruned = await pruneUntilHealthy(dir, this.o.keepChunks, async () => ({
-        critical: (await this.measure())?.health === 'CRITICAL',
-        freeBytes: await freeBytes(dir),
-      }));
-      await index.refresh();
-      this.prunedToChunks = pruned.still_critical ? index.size : null;
-      await writeManifest(dir, index.all(), this.o.manifestEntries);
-      log.warn(
-        { removed: pruned.removed.length, freed_bytes: pruned.freed_bytes, storage_health: this.state?.health, used_pct: this.state?.used_pct },
-        pruned.still_critical
-          ? `storage CRITICAL after pruning to ${index.size} chunks: the recordings are not what fills the disk`
-          : 'storage CRITICAL: pruned recordings',
-      );
+      await this.prune('storage_critical');
     } catch (err) {
-      log.error({ code: toLookoutError(err).code }, `prune at CRITICAL failed: ${(err as Error).message}`);
+      this.o.log.error({ code: toLookoutError(err).code }, `prune at CRITICAL failed: ${(err as Error).message}`);
     }
+  }
+
+  private async prune(trigger: PruneTrigger): Promise<HealthyPruneReport> {
+    const { dir, index, log } = this.o;
+    const pruned = await pruneUntilHealthy(dir, this.o.keepChunks, async () => ({
+      critical: (await this.measure())?.health === 'CRITICAL',
+      freeBytes: await freeBytes(dir),
+    }));
+    await index.refresh();
+    this.prunedToChunks = pruned.still_critical ? index.size : null;
+    await writeManifest(dir, index.all(), this.o.manifestEntries);
+    log.warn(
+      { trigger, removed: pruned.removed.length, freed_bytes: pruned.freed_bytes, storage_health: this.state?.health, used_pct: this.state?.used_pct },
+      pruned.still_critical ? `storage CRITICAL after pruning to ${index.size} chunks: the recordings are not what fills the disk` : 'pruned recordings',
+    );
+    this.o.onPrune?.(pruned, trigger);
+    return pruned;
   }
 }

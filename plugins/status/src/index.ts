@@ -3,6 +3,8 @@ import { LastWillToken, definePlugin, deviceInfo, toLookoutError } from 'lookout
 import { busTopic } from 'lookout/core/contracts';
 import { DieTemperatureToken } from '../../die-temp/src/service.js';
 import { ThermalGovernorToken } from '../../thermal/src/service.js';
+import { AutomationLogEventSchema } from 'lookout/core/contracts';
+import { restartLogEntry } from './restart-log.js';
 import { lastWillMessage, statusMessage } from './status-message.js';
 
 export const StatusConfig = z.object({
@@ -27,7 +29,10 @@ export default definePlugin({
   optionalRequires: [ThermalGovernorToken],
   config: StatusConfig,
   provides: [LastWillToken],
-  topics: [busTopic('status')],
+  topics: [
+    busTopic('status'),
+    busTopic('events/automation_log', 'what the device did on its own: prunes, thermal suspensions, plugin restarts (the plugins report, this one publishes)'),
+  ],
   async start(ctx) {
     const { runtime, config, log, clock } = ctx;
     const device = deviceInfo(runtime);
@@ -82,6 +87,16 @@ export default definePlugin({
       else down.delete(p.name);
       void publish('plugin_change');
     });
+    // The runtime restarts plugins (restart_plugin); the status plugin tells the fleet, as it owns presence.
+    // What plugins did on their own (a prune, a thermal suspension), and the runtime's restarts, go
+    // out on events/automation_log, which this plugin owns (a topic has one owner).
+    const offAutomation = device.onAutomation((entry, at) => {
+      const message = AutomationLogEventSchema.parse({ timestamp: at.toISOString(), type: 'automation_log', ...entry });
+      ctx.bus.publish('events/automation_log', message).catch((err: unknown) => {
+        log.warn({ code: toLookoutError(err).code, action: entry.action }, 'automation_log not published');
+      });
+    });
+    const offRestarts = device.onPluginRestart((r) => device.reportAutomation(restartLogEntry(r)));
     const periodic = clock.setInterval(() => void publish('periodic'), config.STATUS_INTERVAL_MS);
 
     return {
@@ -90,6 +105,8 @@ export default definePlugin({
         clock.clear(periodic);
         offThermal();
         offPlugins();
+        offRestarts();
+        offAutomation();
         if (!ctx.bus.connected) return;
         const offline = ctx.bus.publish(
           'status',

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { LookoutError, definePlugin, toLookoutError } from 'lookout/core';
+import { LookoutError, definePlugin, deviceInfo, toLookoutError } from 'lookout/core';
 import { DetectionPipelineToken } from '../../detector/src/service.js';
 import { DieTemperatureToken, type DieTemperature } from '../../die-temp/src/service.js';
 import { Governor } from './governor.js';
+import { suspensionLogEntry } from './suspension-log.js';
 import { ThermalGovernorToken, type ThermalGovernor } from './service.js';
 
 export const ThermalConfigSchema = z.object({
@@ -51,8 +52,13 @@ export default definePlugin({
       onListenerError: (err) => ctx.log.error({ err: toLookoutError(err) }, 'thermal state listener failed'),
       now: () => ctx.clock.now(),
     });
+    let suspendedBefore = false;
     governor.onChange((state, celsius) => {
       ctx.log.info({ thermal_state: state, celsius }, 'thermal state changed');
+      // Only a suspension or a resume is an automation the fleet hears of: a stride change is not.
+      const suspension = governor.suspension();
+      if ((suspension !== null) !== suspendedBefore) deviceInfo(ctx.runtime).reportAutomation(suspensionLogEntry({ state, celsius, suspension }));
+      suspendedBefore = suspension !== null;
       ctx.health.set(state === 'NORMAL' ? 'ok' : 'degraded', state === 'NORMAL' ? undefined : `${state} at ${celsius} C`);
     });
     // Provided before the first state so the status plugin sees the state the device starts in.

@@ -53,6 +53,7 @@ const BODIES: Record<string, (device: string) => unknown> = {
   postA2aSign: (device) => ({ method: 'POST', path: '/a2a/query', query: { q: 'peer_hello', target: device } }),
   postSvcAgentResolve: (device) => ({ tool: 'get_system_health', devices: [device] }),
   postSvcAgentExecute: (device) => ({ plan: { steps: [{ device, tool: 'get_system_health', arguments: {} }] } }),
+  postFleetRemediate: (device) => ({ devices: [device] }),
   putSvcAgentMemory: (device) => ({ agent: 'agent-1', device, note: 'a note' }),
   postFleetProvisionShadow: (device) => ({ device_id: device, host: '127.0.0.1', port: 1, mqtt_url: 'mqtt://127.0.0.1:1883', hello_timeout_s: 1 }),
   postFleetTransfers: (device) => ({ device, chunks: ['20240101T000000000Z_000001.h265'] }),

@@ -160,6 +160,11 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/debug/shadow/cam-1/logs?follow=yes', field: 'query.follow' },
   ],
   'GET /debug/export': [{ path: '/debug/export?lines=0', field: 'query.lines' }],
+  'POST /fleet/remediate': [
+    { path: '/fleet/remediate', init: { json: { apply: 'yes' } }, field: 'body.apply' },
+    { path: '/fleet/remediate', init: { json: { devices: ['a/b'] } }, field: 'body.devices.0' },
+    { path: '/fleet/remediate', init: { json: { modules: ['storage'] } }, field: 'body.modules.0' },
+  ],
   'POST /svc-agent/execute': [{ path: '/svc-agent/execute', init: { json: ['plan'] }, field: 'body' }],
   'GET /svc-agent/memory': [{ path: '/svc-agent/memory', field: 'query.agent' }],
   'PUT /svc-agent/memory': [{ path: '/svc-agent/memory', init: { method: 'PUT', json: ['note'] }, field: 'body' }],
@@ -220,6 +225,7 @@ const VALID_BODIES: Record<string, unknown> = {
   '/mcp': { jsonrpc: '2.0', id: 1, method: 'ping' },
   '/fleet/provision-shadow': { device_id: 'cam-404', host: '127.0.0.1', port: 1, mqtt_url: 'mqtt://127.0.0.1:1883', hello_timeout_s: 1 },
   '/fleet/transfers': { device: 'cam-404', chunks: ['20240101T000000000Z_000001.h265'] },
+  '/fleet/remediate': {},
   '/svc-agent/resolve': { tool: 'get_system_health', devices: ['cam-404'] },
   '/svc-agent/execute': { plan: { steps: [{ device: 'cam-404', tool: 'get_system_health', arguments: {} }] }, dry_run: true },
 };

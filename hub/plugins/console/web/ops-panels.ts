@@ -1,6 +1,7 @@
 import type { FunctionComponent } from 'preact';
 import { ProvisioningPanel } from './provisioning-panel.js';
 import { TransfersPanel } from './transfers-panel.js';
+import { RemediationPanel } from './remediation-panel.js';
 
 /** A section of the operations page: its id (the section's data-testid is `ops-<id>`), its heading and its component. */
 export interface OpsPanel {
@@ -11,6 +12,7 @@ export interface OpsPanel {
 
 /** The operations page's sections, in the order shown. */
 export const OPS_PANELS: OpsPanel[] = [
+  { id: 'remediation', title: 'Remediation', Panel: RemediationPanel },
   { id: 'provisioning', title: 'Provisioning', Panel: ProvisioningPanel },
   { id: 'transfers', title: 'Transfers', Panel: TransfersPanel },
 ];

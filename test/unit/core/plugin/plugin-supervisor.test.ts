@@ -158,6 +158,9 @@ test('restart brings a failed plugin and its skipped dependents back; failing ag
     // Wide enough that a loaded machine's pauses stay well inside each wait and each window.
     { restart: { initialBackoffMs: 400, maxBackoffMs: 1000 } },
   );
+  // Every restart that ran is told (the status plugin publishes it as events/automation_log); a refused one is not.
+  const told: [string, string, string[]][] = [];
+  rt.onRestart((r) => told.push([r.plugin.name, r.plugin.state, r.dependents]));
   assert.deepEqual(states(rt), [
     ['flaky', 'failed'],
     ['user', 'skipped'],
@@ -177,6 +180,11 @@ test('restart brings a failed plugin and its skipped dependents back; failing ag
     ['user', 'ok'],
   ]);
   assert.equal(rt.service(Svc)?.ok, true);
+  assert.deepEqual(told, [
+    ['flaky', 'failed', []],
+    ['flaky', 'failed', []],
+    ['flaky', 'ok', ['user']],
+  ]);
   await assert.rejects(rt.restart('flaky'), { code: 'plugin_not_restartable' });
   await assert.rejects(rt.restart('ghost'), { code: 'plugin_unknown' });
   await rt.stop();
