@@ -218,9 +218,10 @@ describe('POST /fleet/remediate on a device with a failed plugin, a full volume 
     );
     assert.equal(chunkFiles().filter((n) => chunks.includes(n)).length, 3);
 
-    // Each action audited in the debug ring.
-    const events = (await api(hub!.url, `/debug/events?device=${ID}&limit=200`)).body.events as { kind: string; message: string }[];
-    const audited = events.filter((e) => e.kind === 'remediation').map((e) => e.message);
+    // Each action audited in the debug ring, where an operator finds it by its kind.
+    const ring = await api(hub!.url, `/debug/events?device=${ID}&kind=remediation&limit=200`);
+    assert.equal(ring.status, 200, ring.text);
+    const audited = (ring.body.events as { kind: string; message: string }[]).map((e) => e.message);
     for (const remedy of ['restart_plugin', 'prune', 'renew_certificate', 'announce'])
       assert.ok(
         audited.some((m) => m.startsWith(`remediation ${remedy} `)),

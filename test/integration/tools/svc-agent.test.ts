@@ -124,7 +124,8 @@ describe('svc-agent routes against a real device', () => {
     assert.equal(step.read_only, true);
     assert.equal(step.status, 'ok');
     assert.equal(typeof step.result.person_count, 'number');
-    const events = await api(hub.url, `/debug/events?device=${DEVICE}&limit=50`);
+    const events = await api(hub.url, `/debug/events?device=${DEVICE}&kind=svc_agent&limit=50`);
+    assert.equal(events.status, 200, events.text);
     assert.ok(
       events.body.events.some((e: { kind: string; message: string }) => e.kind === 'svc_agent' && /conversational_safety_query: ok/.test(e.message)),
       JSON.stringify(events.body.events.slice(-5)),

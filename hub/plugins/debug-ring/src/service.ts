@@ -17,6 +17,9 @@ export const HUB_EVENT_KINDS = [
   'ssh',
   'a2a',
   'transfer',
+  'svc_agent',
+  'remediation',
+  'provision',
 ] as const;
 /** The kinds `GET /debug/events?kind=` takes (an enum in OpenAPI); an event of another kind is kept, not filterable. */
 export const EVENT_KINDS = [...SPEC_EVENT_KINDS, ...HUB_EVENT_KINDS] as const;
