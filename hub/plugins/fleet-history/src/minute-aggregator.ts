@@ -13,6 +13,10 @@ const MAX_EVENT_BODY = 8192;
  */
 export class MinuteAggregator {
   private minutes = new Map<string, MinuteRow>();
+  /** Each device's row of the minute it was last heard in: 10 Hz messages find it without building the key. */
+  private current = new Map<string, MinuteRow>();
+  /** Detections per class of the message being folded (cleared for each, never reallocated). */
+  private readonly perClass = new Map<number, number>();
   private events: HistoryEvent[] = [];
   /** The device's state the next minute starts from (a status says thermal state on change only). */
   private readonly carried = new Map<string, { thermal: string | null; suspended: boolean; storage: string | null; online: boolean | null }>();
@@ -28,7 +32,8 @@ export class MinuteAggregator {
       const persons = typeof msg.person_count === 'number' ? msg.person_count : 0;
       row.personMax = Math.max(row.personMax, persons);
       row.personSum += persons;
-      const perClass = new Map<number, number>();
+      const perClass = this.perClass;
+      perClass.clear();
       for (const d of Array.isArray(msg.dets) ? msg.dets : []) {
         if (!isObject(d) || typeof d.c !== 'number') continue;
         perClass.set(d.c, (perClass.get(d.c) ?? 0) + 1);
@@ -82,12 +87,21 @@ export class MinuteAggregator {
   drain(): { minutes: MinuteRow[]; events: HistoryEvent[] } {
     const out = { minutes: [...this.minutes.values()], events: this.events };
     this.minutes = new Map();
+    this.current = new Map();
     this.events = [];
     return out;
   }
 
   private row(deviceId: string, at: number): MinuteRow {
     const minute = Math.floor(at / MINUTE_MS) * MINUTE_MS;
+    const last = this.current.get(deviceId);
+    if (last !== undefined && last.minute === minute) return last;
+    const row = this.rowOf(deviceId, minute);
+    this.current.set(deviceId, row);
+    return row;
+  }
+
+  private rowOf(deviceId: string, minute: number): MinuteRow {
     const key = `${deviceId}\u0000${minute}`;
     let row = this.minutes.get(key);
     if (!row) {
