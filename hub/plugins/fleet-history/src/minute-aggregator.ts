@@ -17,6 +17,8 @@ export class MinuteAggregator {
   private current = new Map<string, MinuteRow>();
   /** Detections per class of the message being folded (cleared for each, never reallocated). */
   private readonly perClass = new Map<number, number>();
+  /** The track ids of each class entry of a row, as a set: a busy minute holds up to MAX_TRACKS_PER_MINUTE of them, not scanned per detection. */
+  private trackSets = new WeakMap<object, Set<number>>();
   private events: HistoryEvent[] = [];
   /** The device's state the next minute starts from (a status says thermal state on change only). */
   private readonly carried = new Map<string, { thermal: string | null; suspended: boolean; storage: string | null; online: boolean | null }>();
@@ -38,7 +40,14 @@ export class MinuteAggregator {
         if (!isObject(d) || typeof d.c !== 'number') continue;
         perClass.set(d.c, (perClass.get(d.c) ?? 0) + 1);
         const cls = (row.classes[d.c] ??= { max: 0, sum: 0, tracks: [] });
-        if (typeof d.track_id === 'number' && !cls.tracks.includes(d.track_id) && cls.tracks.length < MAX_TRACKS_PER_MINUTE) cls.tracks.push(d.track_id);
+        if (typeof d.track_id === 'number' && cls.tracks.length < MAX_TRACKS_PER_MINUTE) {
+          let seen = this.trackSets.get(cls);
+          if (!seen) this.trackSets.set(cls, (seen = new Set(cls.tracks)));
+          if (!seen.has(d.track_id)) {
+            seen.add(d.track_id);
+            cls.tracks.push(d.track_id);
+          }
+        }
       }
       for (const [c, n] of perClass) {
         const cls = row.classes[c];
@@ -88,6 +97,7 @@ export class MinuteAggregator {
     const out = { minutes: [...this.minutes.values()], events: this.events };
     this.minutes = new Map();
     this.current = new Map();
+    this.trackSets = new WeakMap();
     this.events = [];
     return out;
   }

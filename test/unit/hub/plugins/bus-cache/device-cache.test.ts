@@ -83,6 +83,22 @@ describe('DeviceCache: a redelivery is the same JSON, told without serialising',
     ],
     [[], {}],
     [0, -0],
+    [
+      { d: { x: 1 }, seq: 1 },
+      { d: { x: 2 }, seq: 1 },
+    ],
+    [
+      { d: { x: 1 }, seq: 1 },
+      { d: { x: 1 }, seq: 2 },
+    ],
+    [
+      { d: { x: 1 }, seq: 1 },
+      { d: { x: 1 }, seq: 1 },
+    ],
+    [
+      { d: null, seq: 1 },
+      { d: { x: 1 }, seq: 1 },
+    ],
   ];
   it('agrees with JSON.stringify(a) === JSON.stringify(b) on every pair', () => {
     for (const [a, b] of pairs) assert.equal(sameJson(a, b), JSON.stringify(a) === JSON.stringify(b), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
