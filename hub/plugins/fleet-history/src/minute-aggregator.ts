@@ -4,6 +4,8 @@ import type { HistoryEvent, MinuteRow } from './service.js';
 import { MAX_TRACKS_PER_MINUTE } from './sqlite-history-store.js';
 
 export const MINUTE_MS = 60_000;
+/** Tracks of a class in a minute up to which the list itself is scanned for a track id. */
+const SCAN_TRACKS = 32;
 /** Bytes of one event's body kept (an incident's JSON past it is cut to its type and time). */
 const MAX_EVENT_BODY = 8192;
 
@@ -41,6 +43,11 @@ export class MinuteAggregator {
         perClass.set(d.c, (perClass.get(d.c) ?? 0) + 1);
         const cls = (row.classes[d.c] ??= { max: 0, sum: 0, tracks: [] });
         if (typeof d.track_id === 'number' && cls.tracks.length < MAX_TRACKS_PER_MINUTE) {
+          // A short list is scanned (faster than a set); past SCAN_TRACKS the class keeps a set beside it.
+          if (cls.tracks.length < SCAN_TRACKS) {
+            if (!cls.tracks.includes(d.track_id)) cls.tracks.push(d.track_id);
+            continue;
+          }
           let seen = this.trackSets.get(cls);
           if (!seen) this.trackSets.set(cls, (seen = new Set(cls.tracks)));
           if (!seen.has(d.track_id)) {
