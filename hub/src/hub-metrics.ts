@@ -31,7 +31,8 @@ export class HubMetrics {
   private readonly toolDuration: Histogram<'tool' | 'outcome'>;
   private readonly toolCalls: Counter<'tool' | 'outcome'>;
   private readonly children = new Map<string, IncOnly | ObserveOnly>();
-  private readonly ingestChildren = new Map<string, IncOnly>();
+  /** Messages per contract since the last scrape: counted here, handed to prom-client when it collects (a label hash per message is not free). */
+  private readonly ingestPending = new Map<string, { n: number }>();
   private readonly toolNames = new Set<string>();
   /** Set by setKnownTools: then only these names are labels, whoever calls first. */
   private knownTool: ((tool: string) => boolean) | undefined;
@@ -52,6 +53,7 @@ export class HubMetrics {
       help: 'Bus messages ingested, valid or not, by topic contract',
       labelNames: ['topic'],
       registers,
+      collect: () => this.flushIngested(),
     });
     this.ingestInvalid = new Counter({
       name: 'lookout_hub_ingest_invalid_total',
@@ -99,12 +101,20 @@ export class HubMetrics {
     };
   }
 
-  /** Per bus message: a map lookup and two additions (`now` is the caller's clock reading). */
+  /** Per bus message: a map lookup and two additions (`now` is the caller's clock reading); the counter hears of them when scraped. */
   ingested(topic: string, now = Date.now()): void {
-    let c = this.ingestChildren.get(topic);
-    if (!c) this.ingestChildren.set(topic, (c = this.ingestMessages.labels({ topic })));
-    c.inc();
+    const pending = this.ingestPending.get(topic);
+    if (pending) pending.n++;
+    else this.ingestPending.set(topic, { n: 1 });
     this.tick(Math.floor(now / 1000));
+  }
+
+  private flushIngested(): void {
+    for (const [topic, pending] of this.ingestPending) {
+      if (pending.n === 0) continue;
+      this.ingestMessages.inc({ topic }, pending.n);
+      pending.n = 0;
+    }
   }
 
   invalid(topic: string, reason: string): void {

@@ -77,13 +77,16 @@ export function createHubApp(options: HubAppOptions): Koa {
       ctx.state.answered = true;
       return;
     }
-    checkOrigin(ctx, corsOrigins, isListed(router, localOriginRoutes, ctx));
+    // The request's routes are matched once here, not once per list (each match tests every route).
+    let matched: string[] | undefined;
+    const isListed = (routes: Set<string>): boolean => routes.size > 0 && (matched ??= matchedRoutes(router, ctx)).some((r) => routes.has(r));
+    checkOrigin(ctx, corsOrigins, isListed(localOriginRoutes));
     // A signed URL (a player without headers) is judged by its signature alone: valid, or refused.
-    if (isListed(router, signedRoutes, ctx) && signedUrl(ctx)) {
+    if (isListed(signedRoutes) && signedUrl(ctx)) {
       await next();
       return;
     }
-    if (!isListed(router, publicRoutes, ctx) && !authorized(ctx.get('Authorization') || undefined)) {
+    if (!isListed(publicRoutes) && !authorized(ctx.get('Authorization') || undefined)) {
       throw new LookoutError('unauthorized', 'this route needs Authorization: Bearer <token>');
     }
     await next();
@@ -93,12 +96,10 @@ export function createHubApp(options: HubAppOptions): Koa {
   return app;
 }
 
-/** Whether the request's route (HEAD as its GET) is one of `routes`. */
-function isListed(router: Router, routes: Set<string>, ctx: Context): boolean {
-  if (routes.size === 0) return false;
+/** The declared routes the request matches, as `<method> <path>` (HEAD as its GET). */
+function matchedRoutes(router: Router, ctx: Context): string[] {
   const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
-  const match = router.match(ctx.path, ctx.method);
-  return match.pathAndMethod.some((layer) => routes.has(`${method} ${String(layer.path)}`));
+  return router.match(ctx.path, ctx.method).pathAndMethod.map((layer) => `${method} ${String(layer.path)}`);
 }
 
 function unmatched(router: Router, ctx: Context): LookoutError {

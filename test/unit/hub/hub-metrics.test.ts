@@ -60,4 +60,19 @@ describe('hub metrics', () => {
     for (const t of types.filter((t) => t.type === 'counter')) assert.ok(t.name.endsWith('_total'), `counter ${t.name}`);
     assert.ok(types.some((t) => t.name === 'lookout_hub_nodejs_active_handles' && t.type === 'gauge'));
   });
+
+  it('counts every ingested message per contract, scrape after scrape (counted in the ingest, handed over when scraped)', async () => {
+    const metrics = new HubMetrics({ defaultMetrics: false });
+    for (let i = 0; i < 5; i++) metrics.ingested('dets');
+    metrics.ingested('telemetry');
+    const first = (await metrics.text()).body;
+    assert.match(first, /^lookout_hub_ingest_messages_total\{topic="dets"\} 5$/m);
+    assert.match(first, /^lookout_hub_ingest_messages_total\{topic="telemetry"\} 1$/m);
+    metrics.ingested('dets');
+    const second = (await metrics.text()).body;
+    assert.match(second, /^lookout_hub_ingest_messages_total\{topic="dets"\} 6$/m, 'cumulative: neither reset nor counted twice by a scrape');
+    assert.match(second, /^lookout_hub_ingest_messages_total\{topic="telemetry"\} 1$/m);
+    assert.equal((await metrics.text()).body, second, 'a scrape with nothing new changes nothing');
+    assert.equal(metrics.ingestRate() >= 0, true);
+  });
 });

@@ -131,7 +131,45 @@ function stampOf(message: Record<string, unknown>): number {
   return typeof message.timestamp === 'string' ? Date.parse(message.timestamp) : NaN;
 }
 
-/** Devices stamp each message to the millisecond: equal stamps are compared in full (rare, so cheap). */
+/**
+ * Devices stamp each message to the millisecond: equal stamps are compared in full. A fast device
+ * (or several publishing under one id) sends two messages in one millisecond often enough that the
+ * comparison is on the ingest path: it walks both values and stops at the first difference (a
+ * sequence number, a box) instead of serialising both.
+ */
 function isRedelivery(previous: Record<string, unknown>, message: Record<string, unknown>): boolean {
-  return typeof message.timestamp === 'string' && message.timestamp === previous.timestamp && JSON.stringify(message) === JSON.stringify(previous);
+  return typeof message.timestamp === 'string' && message.timestamp === previous.timestamp && sameJson(message, previous);
+}
+
+/**
+ * Whether two parsed JSON values would serialise alike (JSON.stringify(a) === JSON.stringify(b)):
+ * the same primitives, arrays of the same values, objects with the same keys in the same order.
+ */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  const oa = a as Record<string, unknown>;
+  const ob = b as Record<string, unknown>;
+  // The keys and the plain values first: two messages of one stamp differ most often in a counter
+  // or a sequence number, found before walking their detections.
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i];
+    if (k !== kb[i]) return false;
+    const va = oa[k];
+    if ((typeof va !== 'object' || va === null) && va !== ob[k]) return false;
+  }
+  for (let i = 0; i < ka.length; i++) {
+    const va = oa[ka[i]];
+    if (typeof va === 'object' && va !== null && !sameJson(va, ob[ka[i]])) return false;
+  }
+  return true;
 }

@@ -4,6 +4,8 @@ import type { HistoryEvent, MinuteRow } from './service.js';
 import { MAX_TRACKS_PER_MINUTE } from './sqlite-history-store.js';
 
 export const MINUTE_MS = 60_000;
+/** Tracks of a class in a minute up to which the list itself is scanned for a track id. */
+const SCAN_TRACKS = 32;
 /** Bytes of one event's body kept (an incident's JSON past it is cut to its type and time). */
 const MAX_EVENT_BODY = 8192;
 
@@ -13,6 +15,12 @@ const MAX_EVENT_BODY = 8192;
  */
 export class MinuteAggregator {
   private minutes = new Map<string, MinuteRow>();
+  /** Each device's row of the minute it was last heard in: 10 Hz messages find it without building the key. */
+  private current = new Map<string, MinuteRow>();
+  /** Detections per class of the message being folded (cleared for each, never reallocated). */
+  private readonly perClass = new Map<number, number>();
+  /** The track ids of each class entry of a row, as a set: a busy minute holds up to MAX_TRACKS_PER_MINUTE of them, not scanned per detection. */
+  private trackSets = new WeakMap<object, Set<number>>();
   private events: HistoryEvent[] = [];
   /** The device's state the next minute starts from (a status says thermal state on change only). */
   private readonly carried = new Map<string, { thermal: string | null; suspended: boolean; storage: string | null; online: boolean | null }>();
@@ -28,12 +36,25 @@ export class MinuteAggregator {
       const persons = typeof msg.person_count === 'number' ? msg.person_count : 0;
       row.personMax = Math.max(row.personMax, persons);
       row.personSum += persons;
-      const perClass = new Map<number, number>();
+      const perClass = this.perClass;
+      perClass.clear();
       for (const d of Array.isArray(msg.dets) ? msg.dets : []) {
         if (!isObject(d) || typeof d.c !== 'number') continue;
         perClass.set(d.c, (perClass.get(d.c) ?? 0) + 1);
         const cls = (row.classes[d.c] ??= { max: 0, sum: 0, tracks: [] });
-        if (typeof d.track_id === 'number' && !cls.tracks.includes(d.track_id) && cls.tracks.length < MAX_TRACKS_PER_MINUTE) cls.tracks.push(d.track_id);
+        if (typeof d.track_id === 'number' && cls.tracks.length < MAX_TRACKS_PER_MINUTE) {
+          // A short list is scanned (faster than a set); past SCAN_TRACKS the class keeps a set beside it.
+          if (cls.tracks.length < SCAN_TRACKS) {
+            if (!cls.tracks.includes(d.track_id)) cls.tracks.push(d.track_id);
+            continue;
+          }
+          let seen = this.trackSets.get(cls);
+          if (!seen) this.trackSets.set(cls, (seen = new Set(cls.tracks)));
+          if (!seen.has(d.track_id)) {
+            seen.add(d.track_id);
+            cls.tracks.push(d.track_id);
+          }
+        }
       }
       for (const [c, n] of perClass) {
         const cls = row.classes[c];
@@ -82,12 +103,22 @@ export class MinuteAggregator {
   drain(): { minutes: MinuteRow[]; events: HistoryEvent[] } {
     const out = { minutes: [...this.minutes.values()], events: this.events };
     this.minutes = new Map();
+    this.current = new Map();
+    this.trackSets = new WeakMap();
     this.events = [];
     return out;
   }
 
   private row(deviceId: string, at: number): MinuteRow {
     const minute = Math.floor(at / MINUTE_MS) * MINUTE_MS;
+    const last = this.current.get(deviceId);
+    if (last !== undefined && last.minute === minute) return last;
+    const row = this.rowOf(deviceId, minute);
+    this.current.set(deviceId, row);
+    return row;
+  }
+
+  private rowOf(deviceId: string, minute: number): MinuteRow {
     const key = `${deviceId}\u0000${minute}`;
     let row = this.minutes.get(key);
     if (!row) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DeviceCache } from '../../../../../hub/plugins/bus-cache/src/device-cache.js';
+import { DeviceCache, sameJson } from '../../../../../hub/plugins/bus-cache/src/device-cache.js';
 
 const limits = { maxTopics: 8, maxAlerts: 3, maxChunks: 5 };
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -52,5 +52,65 @@ describe('DeviceCache: the same state whatever order messages are applied in', (
       [4, 3, 2],
     );
     assert.deepEqual(b.anomalyAlerts, a.anomalyAlerts);
+  });
+});
+
+/** A redelivery is told by comparing the two parsed messages: the walk must agree with comparing their JSON texts. */
+describe('DeviceCache: a redelivery is the same JSON, told without serialising', () => {
+  const dets = (box: number[], extra: Record<string, unknown> = {}) => ({
+    timestamp: iso(T0),
+    dets: [{ c: 0, p: 0.9, b: box, track_id: 1, ...extra }],
+    person_count: 1,
+    meta: null,
+  });
+  const pairs: [unknown, unknown][] = [
+    [dets([1, 2, 3, 4]), dets([1, 2, 3, 4])],
+    [dets([1, 2, 3, 4]), dets([1, 2, 3, 5])],
+    [dets([1, 2, 3, 4]), dets([1, 2, 3])],
+    [dets([1, 2, 3, 4]), dets([1, 2, 3, 4], { lane: 'a' })],
+    [
+      { a: 1, b: 2 },
+      { b: 2, a: 1 },
+    ],
+    [{ a: [] }, { a: {} }],
+    [{ a: null }, { a: {} }],
+    [{ a: '1' }, { a: 1 }],
+    [{ a: [{ x: [true] }] }, { a: [{ x: [true] }] }],
+    [{ a: [{ x: [true] }] }, { a: [{ x: [false] }] }],
+    [
+      { 2: 'x', 1: 'y' },
+      { 1: 'y', 2: 'x' },
+    ],
+    [[], {}],
+    [0, -0],
+    [
+      { d: { x: 1 }, seq: 1 },
+      { d: { x: 2 }, seq: 1 },
+    ],
+    [
+      { d: { x: 1 }, seq: 1 },
+      { d: { x: 1 }, seq: 2 },
+    ],
+    [
+      { d: { x: 1 }, seq: 1 },
+      { d: { x: 1 }, seq: 1 },
+    ],
+    [
+      { d: null, seq: 1 },
+      { d: { x: 1 }, seq: 1 },
+    ],
+  ];
+  it('agrees with JSON.stringify(a) === JSON.stringify(b) on every pair', () => {
+    for (const [a, b] of pairs) assert.equal(sameJson(a, b), JSON.stringify(a) === JSON.stringify(b), `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+  });
+
+  it('counts a message of the same stamp that differs deep inside as a new one, and the same one again not', () => {
+    const d = new DeviceCache('cam-1', limits);
+    d.store('dets', dets([1, 2, 3, 4]), T0, false, T0);
+    d.store('dets', dets([1, 2, 3, 4]), T0 + 1, false, T0 + 1);
+    assert.equal(d.latest.get('dets')?.count, 1, 'the same message again (a QoS 1 redelivery) is not a new one');
+    d.store('dets', dets([1, 2, 3, 5]), T0 + 2, false, T0 + 2);
+    assert.equal(d.latest.get('dets')?.count, 2, 'same stamp, one box coordinate differs: a new message');
+    assert.deepEqual(d.latest.get('dets')?.message, dets([1, 2, 3, 5]));
   });
 });
