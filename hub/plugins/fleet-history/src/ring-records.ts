@@ -54,7 +54,8 @@ function auditBody(e: DebugEventInput): Record<string, unknown> {
 
 function boundedUnderstanding(u: Record<string, unknown>): Record<string, unknown> {
   if (JSON.stringify(u).length <= MAX_UNDERSTANDING_BYTES) return u;
-  const result = isObject(u.result) ? { ...u.result, track_ids: undefined, track_ids_dropped: true } : u.result;
+  const { track_ids: _ids, ...counts } = isObject(u.result) ? u.result : {};
+  const result = isObject(u.result) ? { ...counts, track_ids_dropped: true } : u.result;
   const smaller = { ...u, result };
   if (JSON.stringify(smaller).length <= MAX_UNDERSTANDING_BYTES) return smaller;
   return { truncated: true, status: u.status ?? null, incident_at: u.incident_at ?? null, chunk: u.chunk ?? null, error: u.error ?? null };
