@@ -2,7 +2,15 @@ import { KeyedRateLimiter, type KeyedRateLimits } from 'lookout/lib/limits';
 import { sizeEvent } from './event-size.js';
 import { IngestLane } from './ingest-lane.js';
 import { RingBuffer } from './ring-buffer.js';
-import { EVENT_KINDS, type DebugEvent, type DebugEventFilter, type DebugEventInput, type DebugEventPage, type DebugRing } from './service.js';
+import {
+  EVENT_KINDS,
+  type DebugEvent,
+  type DebugEventFilter,
+  type DebugEventInput,
+  type DebugEventPage,
+  type DebugRing,
+  type RecordListener,
+} from './service.js';
 
 interface Stored {
   kind: string;
@@ -63,6 +71,7 @@ export class MemoryDebugRing implements DebugRing {
   private readonly now: () => number;
   private readonly onChange: (() => void) | undefined;
   private readonly repeats: KeyedRateLimiter | undefined;
+  private readonly listeners = new Set<RecordListener>();
   private seq = 0;
 
   constructor(
@@ -80,6 +89,7 @@ export class MemoryDebugRing implements DebugRing {
 
   record(event: DebugEventInput, atMs?: number): void {
     const ms = atMs ?? this.now();
+    if (event.kind !== 'ingest') this.notify(event, ms);
     const suppressedBefore = event.kind === 'ingest' || !this.repeats ? 0 : this.repeats.take(`${event.kind}\u0000${event.device_id ?? ''}`, ms);
     if (suppressedBefore === false) return;
     const extra = (event.device_id?.length ?? 0) + (event.topic?.length ?? 0) + event.kind.length;
@@ -93,6 +103,21 @@ export class MemoryDebugRing implements DebugRing {
     else {
       this.other.push(stored, sized.bytes);
       this.onChange?.();
+    }
+  }
+
+  onRecord(listener: RecordListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private notify(event: DebugEventInput, ms: number): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event, ms);
+      } catch {
+        // A listener's failure is its own: the ring records the event all the same.
+      }
     }
   }
 

@@ -75,6 +75,16 @@ export interface DebugRing {
   query(filter: DebugEventFilter): DebugEventPage;
   /** Kinds that can be asked for: the spec's and the hub's. */
   kinds(): string[];
+  /**
+   * Called with each event offered to `record` besides valid ingests, before the ring's own bounds
+   * (repeats, bytes) apply: a keeper of audits (the fleet history's database) loses none of them to
+   * a burst the ring leaves out or to events pushed out before anyone read them. Not called for
+   * events restored after a restart (they were seen before it). Returns the removal.
+   */
+  onRecord(listener: RecordListener): () => void;
 }
+
+/** Sees an event as `record` got it, with its time (epoch ms). A listener's exception is the listener's own. */
+export type RecordListener = (event: DebugEventInput, atMs: number) => void;
 
 export const DEBUG_RING = serviceToken<DebugRing>('debug-ring');

@@ -46,5 +46,6 @@ export function sharedRing(ring: DebugRing, shared: HubSharedState): DebugRing {
     ingest: (deviceId, topic, suffix, ms) => ring.ingest(deviceId, topic, suffix, ms),
     query: (filter) => ring.query(filter),
     kinds: () => ring.kinds(),
+    onRecord: (listener) => ring.onRecord(listener),
   };
 }

@@ -1,5 +1,7 @@
 import type { BusCache } from '../../bus-cache/src/service.js';
+import type { DebugEventInput } from '../../debug-ring/src/service.js';
 import { MinuteAggregator } from './minute-aggregator.js';
+import { historyEventOfRing } from './ring-records.js';
 import type { HistoryStore } from './service.js';
 
 export interface RecorderOptions {
@@ -31,6 +33,12 @@ export class HistoryRecorder {
     this.unsubscribe = cache.on('*', (m) => this.aggregator.add(m));
     this.timers.push(setInterval(() => this.flush(), options.flushMs).unref());
     this.trim();
+  }
+
+  /** A debug ring record: an incident's understanding or an audit is kept with the next flush, the rest is not the history's. */
+  noteRing(event: DebugEventInput, atMs: number): void {
+    const e = historyEventOfRing(event, atMs);
+    if (e) this.aggregator.addEvent(e);
   }
 
   /** Writes what was gathered (a failed write is logged; those rows are lost, the ingest goes on). */

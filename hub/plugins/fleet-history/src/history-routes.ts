@@ -5,6 +5,7 @@ import type { DeviceRegistry } from '../../registry/src/service.js';
 import { bucketsOf, classIdOf, peopleSeen } from './history-queries.js';
 import { Sources, SpanQuery, Target, TimeParam, sourcesOf, spanOf } from './history-params.js';
 import type { HistoryEvent, HistoryStore } from './service.js';
+import { understandingKey } from './sqlite-history-store.js';
 
 const ClassCounts = z.object({
   max: z.number().int().describe('the most in one dets message'),
@@ -53,13 +54,16 @@ const LastSeenResponse = z.object({
   sources: Sources,
 });
 
-const EVENT_KINDS = ['event', 'ocr', 'chunk', 'presence'] as const;
+/** What `kind` takes (the understandings are served with their incidents, not on their own). */
+export const EVENT_KINDS = ['event', 'ocr', 'chunk', 'presence', 'audit'] as const;
 const EventsQuery = z.object({
   target: Target,
   kind: z
     .enum(EVENT_KINDS)
     .default('event')
-    .describe('event: incidents and other events/<type>; ocr: OCR reads per track; chunk: recorded chunks; presence: online/offline changes'),
+    .describe(
+      'event: incidents (with the hub’s understanding) and other events/<type>; ocr: OCR reads per track; chunk: recorded chunks; presence: online/offline changes; audit: what svc-agent execute, remediation and provisioning did to the devices (who, what, outcome)',
+    ),
   ...SpanQuery,
   limit: queryInteger(1, 1000).optional().describe('most rows (newest first; default 100)'),
 });
@@ -70,9 +74,14 @@ const EventsResponse = z.object({
     z.object({
       device_id: z.string(),
       at: z.string(),
-      name: z.string().describe('event type, chunk name or online/offline'),
+      name: z.string().describe('event type, chunk name, online/offline, or the audit’s source (svc_agent, remediation, provision)'),
       track_id: z.number().int().nullable(),
-      body: z.record(z.string(), z.unknown()),
+      body: z.record(z.string(), z.unknown()).describe('the message as the device sent it; for an audit: who, what, outcome, message, details'),
+      understanding: z
+        .record(z.string(), z.unknown())
+        .nullable()
+        .optional()
+        .describe('incidents only: the hub’s video_understand of it (status, chunk, result…) as the media plugin recorded it; null while none is stored'),
     }),
   ),
   sources: Sources,
@@ -99,7 +108,7 @@ export const HISTORY_ROUTES: RouteDecl[] = [
     method: 'GET',
     path: '/fleet/history/events',
     errors: ['target_unknown', 'service_unavailable'],
-    summary: 'Stored incidents, OCR reads, recorded chunks or online/offline changes of a device or label, newest first',
+    summary: 'Stored incidents (with their understanding), OCR reads, recorded chunks, online/offline changes or audits of a device or label, newest first',
     query: EventsQuery,
     response: EventsResponse,
   },
@@ -158,8 +167,22 @@ export function eventsAnswer(q: z.output<typeof EventsQuery>, deps: HistoryRoute
   const devices = resolveTarget(q.target, deps);
   const { from, to } = span(q, deps);
   deps.flush();
-  const rows = deps.store().events(devices, q.kind, from, to, q.limit ?? 100);
-  return { target: q.target, kind: q.kind, events: rows.map(eventView), sources: sourcesOf(devices, from, to) };
+  const store = deps.store();
+  const rows = store.events(devices, q.kind, from, to, q.limit ?? 100);
+  const incidents = rows.filter((e) => e.kind === 'event' && e.name === 'incident');
+  const understood = store.understandings(incidents.map((e) => ({ deviceId: e.deviceId, at: incidentTime(e) })));
+  const events = rows.map((e) => {
+    const view = eventView(e);
+    if (e.kind !== 'event' || e.name !== 'incident') return view;
+    return { ...view, understanding: understood.get(understandingKey(e.deviceId, incidentTime(e))) ?? null };
+  });
+  return { target: q.target, kind: q.kind, events, sources: sourcesOf(devices, from, to) };
+}
+
+/** An incident's own time as the media plugin dates its understanding: its timestamp, else when the hub received it. */
+function incidentTime(e: HistoryEvent): number {
+  const stamped = typeof e.body.timestamp === 'string' ? Date.parse(e.body.timestamp) : NaN;
+  return Number.isFinite(stamped) ? stamped : e.at;
 }
 
 /** Buckets of one device over [from, to) for GET /fleet/history. */

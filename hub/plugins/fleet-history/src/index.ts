@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { DeviceIdSchema, queryInteger } from 'lookout/core/contracts';
 import { LookoutError, definePlugin } from 'lookout/core';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
+import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { HistoryRecorder } from './history-recorder.js';
 import { Sources } from './history-params.js';
@@ -61,9 +62,9 @@ export default definePlugin({
   version: '1.0.0',
   core: '^1',
   description:
-    'Per-device history: telemetry for plots over the last hour in memory, and per device and minute the devices’ counts, thermal state, storage health, presence, incidents, OCR reads and chunks in SQLite for days',
+    'Per-device history: telemetry for plots over the last hour in memory, and per device and minute the devices’ counts, thermal state, storage health, presence, incidents with their understanding, OCR reads, chunks and audits in SQLite for days',
   requires: [BUS_CACHE],
-  optionalRequires: [DEVICE_REGISTRY],
+  optionalRequires: [DEVICE_REGISTRY, DEBUG_RING],
   provides: [FLEET_HISTORY],
   config: z.object({
     /** How far back the history reaches. */
@@ -158,6 +159,11 @@ export default definePlugin({
             },
           );
     if (recorder) ctx.onStop(() => recorder.stop());
+    // The incidents' understandings and the audits (svc-agent, remediation, provisioning) reach the
+    // ring as they are recorded; a listener sees each (a poll of the ring would lose those its
+    // repeat bound leaves out or a burst pushes out between two polls, and see restored ones again).
+    const ring = ctx.services.optional(DEBUG_RING);
+    if (recorder && ring) ctx.onStop(ring.onRecord((event, atMs) => recorder.noteRing(event, atMs)));
     const registry = ctx.services.optional(DEVICE_REGISTRY);
     const deps: HistoryRouteDeps = {
       store: () => {

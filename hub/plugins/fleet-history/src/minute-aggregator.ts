@@ -99,6 +99,11 @@ export class MinuteAggregator {
     }
   }
 
+  /** An event from elsewhere than the bus (the debug ring's understandings and audits), written with the next flush. */
+  addEvent(e: HistoryEvent): void {
+    this.event(e);
+  }
+
   /** Hands over what was gathered since the last drain. */
   drain(): { minutes: MinuteRow[]; events: HistoryEvent[] } {
     const out = { minutes: [...this.minutes.values()], events: this.events };

@@ -45,12 +45,16 @@ export interface MinuteRow {
   lastSeen: Record<string, number>;
 }
 
-/** A thing that happened at one instant: an incident (events/<type>), an OCR read, a chunk, a presence change. */
+/**
+ * A thing that happened at one instant: an incident (events/<type>), an OCR read, a chunk, a
+ * presence change; the hub's understanding of an incident (`at` is the incident's own time, so it
+ * is found by device and that time); an audit of what an agent, a remediation or a provisioning did.
+ */
 export interface HistoryEvent {
   deviceId: string;
   at: number;
-  kind: 'event' | 'ocr' | 'chunk' | 'presence';
-  /** The event's type (its topic suffix after events/), the chunk's name, `online`/`offline`. */
+  kind: 'event' | 'ocr' | 'chunk' | 'presence' | 'understanding' | 'audit';
+  /** The event's type (its topic suffix after events/), the chunk's name, `online`/`offline`; an audit's source (svc_agent, remediation, provision). */
   name: string;
   trackId: number | null;
   body: Record<string, unknown>;
@@ -88,6 +92,8 @@ export interface HistoryStore {
   people(deviceIds: readonly string[], from: number, to: number): PeopleTotals;
   /** Events of the devices in [from, to), newest first, at most `limit`. */
   events(deviceIds: readonly string[], kind: HistoryEvent['kind'], from: number, to: number, limit: number): HistoryEvent[];
+  /** The stored understanding of each incident given by device and incident time (epoch ms), keyed `<device>\u0000<ms>`. */
+  understandings(incidents: readonly { deviceId: string; at: number }[]): Map<string, Record<string, unknown>>;
   /** The newest minute in which the class was seen, by any of the devices (all devices when empty). */
   lastSeen(deviceIds: readonly string[], classId: number): { deviceId: string; at: number } | undefined;
   /** Devices the store holds anything of. */

@@ -148,6 +148,18 @@ export class SqliteHistoryStore implements HistoryStore {
     }));
   }
 
+  understandings(incidents: readonly { deviceId: string; at: number }[]): Map<string, Record<string, unknown>> {
+    const out = new Map<string, Record<string, unknown>>();
+    if (incidents.length === 0) return out;
+    // One indexed look-up per incident (events_by_device): a page holds at most 1000 of them.
+    const get = this.db.prepare(`SELECT body FROM events WHERE device_id = ? AND kind = 'understanding' AND at = ? ORDER BY id DESC LIMIT 1`);
+    for (const i of incidents) {
+      const row = get.get(i.deviceId, i.at) as { body: string } | undefined;
+      if (row) out.set(understandingKey(i.deviceId, i.at), JSON.parse(row.body) as Record<string, unknown>);
+    }
+    return out;
+  }
+
   lastSeen(deviceIds: readonly string[], classId: number): { deviceId: string; at: number } | undefined {
     const row = (
       deviceIds.length === 0
@@ -201,6 +213,11 @@ export class SqliteHistoryStore implements HistoryStore {
       return a + b + c;
     })();
   }
+}
+
+/** The key `understandings` answers an incident's understanding under. */
+export function understandingKey(deviceId: string, at: number): string {
+  return `${deviceId}\u0000${at}`;
 }
 
 /** Two parts of one device's minute (before and after a flush, or a restart) as one. */
