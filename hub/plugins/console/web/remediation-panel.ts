@@ -7,10 +7,12 @@ interface Action {
   remedy: string;
   module: string;
   reason: string;
-  how: 'cmd_tool' | 'manual';
+  how: 'cmd_tool' | 'ssh' | 'manual';
   tool: string | null;
   arguments: Record<string, unknown>;
   manual: string | null;
+  manual_reason?: string | null;
+  via?: string | null;
   status: 'planned' | 'done' | 'failed' | 'manual';
   error: { code: string; message: string } | null;
   module_after: string | null;
@@ -37,7 +39,12 @@ const gradeClass = (g: string | null) => (g === 'ready' ? 'ok' : g === 'degraded
 const statusClass = (s: Action['status']) => (s === 'done' ? 'ok' : s === 'failed' ? 'bad' : 'warn');
 
 function ActionRow({ a }: { a: Action }) {
-  const what = a.how === 'manual' ? a.manual : `${a.tool}(${JSON.stringify(a.arguments)})`;
+  const what =
+    a.how === 'manual'
+      ? `${a.manual}${a.manual_reason ? ` (manual: ${a.manual_reason})` : ''}`
+      : a.how === 'ssh'
+        ? `over SSH to ${a.via}`
+        : `${a.tool}(${JSON.stringify(a.arguments)})`;
   return html`<li data-testid="remediation-action" data-remedy=${a.remedy} data-status=${a.status}>
     <b>${a.remedy}</b> <span class="muted">${a.module}</span> — ${a.reason}
     <div><code>${what}</code></div>

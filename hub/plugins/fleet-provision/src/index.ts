@@ -11,6 +11,7 @@ import { ProvisionBodySchema, ProvisionListSchema, ProvisionResponseSchema, Prov
 import { ProvisionRecords } from './provision-records.js';
 import { Provisioner } from './provisioner.js';
 import { RegistryFileEditor } from './registry-entry.js';
+import { FLEET_PROVISION, type FleetProvision } from './service.js';
 
 const STATE_KEY = 'fleet-provision';
 
@@ -22,6 +23,8 @@ const STATE_KEY = 'fleet-provision';
  * file checked first and written atomically (keys 0600); adds the device to the registry file,
  * starts its service, waits for its hello and grades it. Every step is recorded in the hub state:
  * a repeated call changes nothing, a failed one is resumed by the next, `undo` takes it back.
+ * Its certificate and layer steps serve POST /fleet/remediate too (FLEET_PROVISION), on devices
+ * it provisioned or that the registry gives an SSH address.
  */
 export default definePlugin({
   name: 'fleet-provision',
@@ -30,6 +33,7 @@ export default definePlugin({
   description: 'POST /fleet/provision-shadow: a new device brought into the fleet over SSH (certificate, keys, env, registry), its hello awaited and graded',
   requires: [DEVICE_REGISTRY, HUB_INFO],
   optionalRequires: [HUB_STATE, READINESS_GRADES, DEBUG_RING],
+  provides: [FLEET_PROVISION],
   config: z.object({
     LOOKOUT_FLEET_SECRET: z.string().min(16).optional().describe('the fleet secret the device credentials derive from (the hub sets it)'),
     LOOKOUT_FLEET_CA_DIR: z
@@ -157,5 +161,11 @@ export default definePlugin({
       return provisioner.run(body, signal);
     });
     ctx.routes.handle('GET', '/fleet/provision-shadow', () => ({ provisions: records.list() }));
+    const service: FleetProvision = {
+      availability: (deviceId, what) => provisioner.availability(deviceId, what),
+      renewCertificate: (deviceId, signal) => provisioner.renewCertificate(deviceId, signal),
+      reapplyLayer: (deviceId, layer, signal) => provisioner.reapplyLayer(deviceId, layer, signal),
+    };
+    ctx.services.provide(FLEET_PROVISION, service);
   },
 });

@@ -9,6 +9,7 @@ import { STEP_NAMES, type ProvisionBody, type ProvisionRecord, type Step, type S
 import type { ProvisionRecords } from './provision-records.js';
 import type { RegistryFileEditor } from './registry-entry.js';
 import { RemoteDevice } from './remote-device.js';
+import type { DeviceFilesAvailability, DeviceFilesOutcome } from './service.js';
 
 export interface ProvisionerOptions {
   fleetSecret: string;
@@ -42,6 +43,20 @@ export interface ProvisionAnswer {
   resumed: boolean;
   steps: Step[];
   grade: ProvisionRecord['grade'];
+}
+
+/** Where and how the hub reaches a device over SSH: a provisioning's body, or a known device's address. */
+interface ConnectTarget {
+  device_id: string;
+  host: string;
+  port: number;
+  user: string;
+  /** The device's filesystem root the spec paths are under (`/` on a device). */
+  root: string;
+  /** A host key to pin first (a provisioning's body). */
+  host_key?: string | undefined;
+  /** The host is an operator's word (a body, the registry file), not a hello's: its key may be pinned on first use. */
+  hostFromFile: boolean;
 }
 
 /** Connection failures that mean the device is not there (as opposed to refusing us). */
@@ -128,22 +143,14 @@ export class Provisioner {
       }
     };
     const pushFiles = async (files: DeviceFile[]): Promise<StepOutcome> => {
-      const written: string[] = [];
-      for (const f of files) {
-        const path = device!.path(f.path);
-        const there = await device!.read(path);
-        if (there && there.content.toString('utf8') === f.content && there.mode === f.mode) continue;
-        await device!.writeAtomic(path, f.content, f.mode);
-        written.push(f.path);
-      }
-      if (written.length === 0) return { status: 'unchanged', detail: `as wanted: ${files.map((f) => f.path).join(', ')}` };
-      pushedNow = true;
-      return { status: 'done', detail: `written: ${written.join(', ')}` };
+      const outcome = await writeFiles(device!, files);
+      if (outcome.status === 'done') pushedNow = true;
+      return outcome;
     };
 
     try {
       await step('connect', async () => {
-        const opened = await this.connect(body, credentials, signal);
+        const opened = await this.connect({ ...body, hostFromFile: true }, credentials, signal);
         device = opened.device;
         return opened.outcome;
       });
@@ -190,11 +197,112 @@ export class Provisioner {
     return { device_id: id, state: 'provisioned', changed: acted, resumed, steps: record.steps, grade: record.grade };
   }
 
+  /**
+   * Where the hub reaches a device it knows for a remedy: its provisioning record (the address and
+   * root it was provisioned at), else its registry entry's SSH address (root `/`). Undefined: neither.
+   */
+  private knownTarget(deviceId: string): ConnectTarget | undefined {
+    const record = this.o.records.get(deviceId);
+    if (record) return { device_id: deviceId, host: record.host, port: record.port, user: record.user, root: record.root, hostFromFile: true };
+    const ssh = this.o.registry.get(deviceId)?.ssh;
+    if (ssh) return { device_id: deviceId, host: ssh.host, port: ssh.port, user: ssh.user, root: '/', hostFromFile: ssh.hostFromFile };
+    return undefined;
+  }
+
+  /** What a remedy would need and the hub lacks, checked without contacting the device. */
+  async availability(deviceId: string, what: 'certificate' | 'layer'): Promise<DeviceFilesAvailability> {
+    if (what === 'certificate') {
+      try {
+        await this.o.fleetCa();
+      } catch (err) {
+        return { ok: false, reason: toLookoutError(err).message };
+      }
+    }
+    const target = this.knownTarget(deviceId);
+    if (!target) return { ok: false, reason: `the hub has no SSH address of ${deviceId} (not provisioned by this hub, no ssh address in the registry)` };
+    if (!this.o.hubCredentials.configured) return { ok: false, reason: 'the hub has no SSH credentials (DEVICE_PASSWORD or LOOKOUT_SSH_KEY_FILE)' };
+    return { ok: true, via: viaOf(target) };
+  }
+
+  /** The provisioning's peer_certificate step on a known device, with the hub's credentials (FleetProvision.renewCertificate). */
+  async renewCertificate(deviceId: string, signal?: AbortSignal): Promise<DeviceFilesOutcome> {
+    // The CA first: a hub without it contacts no device.
+    const ca = await this.o.fleetCa();
+    return this.onKnownDevice(deviceId, 'peer_certificate', signal, async (device, target) => {
+      return { outcome: await ensurePeerCertificate(device, ca, deviceId, target.host, new Date(this.o.now())) };
+    });
+  }
+
+  /** The provisioning's layer_env step on a known device, then its start and hello when a file changed (FleetProvision.reapplyLayer). */
+  async reapplyLayer(deviceId: string, layer: string | null, signal?: AbortSignal): Promise<DeviceFilesOutcome> {
+    const alias = layer ?? this.o.records.get(deviceId)?.layer;
+    if (!alias) throw new LookoutError('argument_invalid', `no layer to re-apply on ${deviceId}: its hello names none and this hub did not provision it`);
+    const files = await layerEnvFiles(alias);
+    const pushedAt = this.o.now();
+    const answer = await this.onKnownDevice(deviceId, 'layer_env', signal, async (device) => {
+      const outcome = await writeFiles(device, files);
+      if (outcome.status === 'done' && this.o.startCommand) {
+        await device.exec(this.o.startCommand, 'restarting the device runtime on its re-applied layer');
+        return { outcome: { status: 'done', detail: `${outcome.detail}; ran LOOKOUT_PROVISION_START_COMMAND` } };
+      }
+      return { outcome };
+    });
+    // Restarted on its new env: the regrade must see the device as it came back.
+    if (answer.changed && this.o.startCommand) await this.awaitHello(deviceId, new Date(pushedAt).toISOString(), undefined, signal);
+    return { ...answer, layer: alias };
+  }
+
+  /**
+   * One step of the provisioning run again on a device the hub knows, with the hub's credentials:
+   * refused while a provisioning of it runs; recorded in its provisioning record (when it has one)
+   * and reported through onStep as a provisioning's step is.
+   */
+  private async onKnownDevice(
+    deviceId: string,
+    name: StepName,
+    signal: AbortSignal | undefined,
+    work: (device: RemoteDevice, target: ConnectTarget) => Promise<{ outcome: StepOutcome }>,
+  ): Promise<DeviceFilesOutcome> {
+    const target = this.knownTarget(deviceId);
+    if (!target) {
+      throw new LookoutError('target_unknown', `the hub has no SSH address of ${deviceId} (not provisioned by this hub, no ssh address in the registry)`, {
+        details: { device_id: deviceId },
+      });
+    }
+    if (this.running.has(deviceId)) {
+      throw new LookoutError('fleet-provision.provision_in_progress', `a provisioning of ${deviceId} is running; wait for its answer`, {
+        details: { device_id: deviceId },
+      });
+    }
+    this.running.add(deviceId);
+    let device: RemoteDevice | undefined;
+    try {
+      device = (await this.connect(target, this.o.hubCredentials, signal)).device;
+      const { outcome } = await work(device, target);
+      const iso = new Date(this.o.now()).toISOString();
+      const step: Step = { name, status: outcome.status, detail: outcome.detail, at: iso };
+      const record = this.o.records.get(deviceId);
+      if (record) {
+        this.o.records.put({
+          ...record,
+          steps: record.steps.map((s) => (s.name === name ? step : s)),
+          pushed_at: outcome.status === 'done' ? iso : record.pushed_at,
+          updated_at: iso,
+        });
+      }
+      this.o.onStep(deviceId, step);
+      return { device_id: deviceId, via: viaOf(target), changed: outcome.status === 'done', detail: outcome.detail };
+    } finally {
+      device?.close();
+      this.running.delete(deviceId);
+    }
+  }
+
   /** Takes back what provisioning put on the device and in the registry file, and forgets its record. */
   private async undo(body: ProvisionBody, signal?: AbortSignal): Promise<ProvisionAnswer> {
     const id = body.device_id;
     const iso = () => new Date(this.o.now()).toISOString();
-    const { device, outcome } = await this.connect(body, this.o.credentialsOf(body.auth), signal);
+    const { device, outcome } = await this.connect({ ...body, hostFromFile: true }, this.o.credentialsOf(body.auth), signal);
     const steps: Step[] = [{ name: 'connect', status: outcome.status, detail: outcome.detail, at: iso() }];
     let changed = false;
     try {
@@ -237,8 +345,8 @@ export class Provisioner {
    * Opens SSH with the host key pinned: a key given in the body is pinned first (refused when another
    * is pinned for the address); without one the hub's known-hosts file (or LOOKOUT_SSH_ACCEPT_NEW) decides.
    */
-  private async connect(body: ProvisionBody, credentials: SshCredentials, signal?: AbortSignal): Promise<{ device: RemoteDevice; outcome: StepOutcome }> {
-    const target: SshTarget = { deviceId: body.device_id, host: body.host, port: body.port, user: body.user, hostFromFile: true };
+  private async connect(body: ConnectTarget, credentials: SshCredentials, signal?: AbortSignal): Promise<{ device: RemoteDevice; outcome: StepOutcome }> {
+    const target: SshTarget = { deviceId: body.device_id, host: body.host, port: body.port, user: body.user, hostFromFile: body.hostFromFile };
     if (!credentials.configured) {
       throw new LookoutError(
         'ssh_not_configured',
@@ -318,4 +426,22 @@ export class Provisioner {
       await new Promise((r) => setTimeout(r, this.o.helloPollMs));
     }
   }
+}
+
+function viaOf(t: ConnectTarget): string {
+  return `${t.user}@${t.host}:${t.port}${t.root === '/' ? '' : ` (root ${t.root})`}`;
+}
+
+/** Writes the files that differ from what the device holds (content or mode), each atomically; unchanged when none does. */
+async function writeFiles(device: RemoteDevice, files: DeviceFile[]): Promise<StepOutcome> {
+  const written: string[] = [];
+  for (const f of files) {
+    const path = device.path(f.path);
+    const there = await device.read(path);
+    if (there && there.content.toString('utf8') === f.content && there.mode === f.mode) continue;
+    await device.writeAtomic(path, f.content, f.mode);
+    written.push(f.path);
+  }
+  if (written.length === 0) return { status: 'unchanged', detail: `as wanted: ${files.map((f) => f.path).join(', ')}` };
+  return { status: 'done', detail: `written: ${written.join(', ')}` };
 }

@@ -4,10 +4,11 @@ import { BODY_ROUTE_ERRORS, LookoutError, definePlugin, type PluginReport } from
 import { mapBounded } from 'lookout/lib/limits';
 import { BUS_CACHE, type BusCache } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
+import { FLEET_PROVISION, type FleetProvision } from '../../fleet-provision/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { GradeSchema, ModuleGradeSchema, READINESS_GRADES, READINESS_MODULES, type DeviceReadiness } from '../../readiness/src/service.js';
 import { DeviceCommands, RESPONSES_FILTER } from './device-commands.js';
-import { PlannedActionSchema, REMEDIES, planDevice } from './remedy-plan.js';
+import { PlannedActionSchema, REMEDIES, NO_SSH, SSH_REMEDIES, planDevice, type DevicePlanInput } from './remedy-plan.js';
 import { runDeviceActions, type ActionOutcome } from './run-remedies.js';
 
 const RemediateBody = z.strictObject({
@@ -19,8 +20,8 @@ const RemediateBody = z.strictObject({
 const ActionReportSchema = PlannedActionSchema.extend({
   status: z
     .enum(['planned', 'done', 'failed', 'manual'])
-    .describe('planned: the dry run; done: the device said ok; failed: its error; manual: left to the operator'),
-  result: z.unknown().describe('the device’s answer (done)'),
+    .describe('planned: the dry run; done: the device said ok (or the SSH write ended); failed: its error; manual: left to the operator'),
+  result: z.unknown().describe('the device’s answer, or what the SSH write changed (done)'),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   module_after: ModuleGradeSchema.nullable().describe('the module’s grade when the device was graded again after the apply (null in a dry run)'),
 });
@@ -44,6 +45,7 @@ const RemediateResponse = z.object({
     by_remedy: z.record(z.enum(REMEDIES), z.number().int()),
     failed: z.number().int(),
     manual: z.number().int(),
+    over_ssh: z.number().int().describe("actions that write the device's files over SSH"),
   }),
   generated_at: z.string(),
 });
@@ -56,7 +58,9 @@ const PluginListSchema = z.array(PluginReportSchema);
  * every device, the known remedy (remedy-plan.ts), as a Kubernetes-style plan first: a dry run by
  * default answers what would be done to which devices and changes nothing. With `apply: true` each
  * command goes to the device on its cmd topic, is audited in the debug ring, and the device is
- * graded again, so the answer says whether it worked.
+ * graded again, so the answer says whether it worked. Renewing a certificate and re-applying a layer
+ * write the device's files over SSH through the fleet-provision plugin where the hub can (its fleet
+ * CA, the device's SSH address, its credentials); else they are the operator's step, with the reason.
  */
 export default definePlugin({
   name: 'remediate',
@@ -64,7 +68,7 @@ export default definePlugin({
   core: '^1',
   description: 'The known remedy for each failing readiness module: dry run by default, applied through the devices’ cmd topics (POST /fleet/remediate)',
   requires: [READINESS_GRADES, BUS_CACHE, DEVICE_REGISTRY],
-  optionalRequires: [DEBUG_RING],
+  optionalRequires: [DEBUG_RING, FLEET_PROVISION],
   topics: [
     {
       suffix: 'devices/+/cmd/tool',
@@ -113,15 +117,25 @@ export default definePlugin({
 
       // Planned from a fresh check, so that the plan is about the device as it is now.
       const before = new Map((await readiness.validate(ids, signal)).map((g) => [g.device_id, g]));
-      const plans = ids.map((id) => {
-        const grade = before.get(id);
-        return { id, grade, actions: grade ? planDevice({ grade, plugins: pluginsOf(cache, id), layer: layerOf(cache, id) }, modules) : [] };
-      });
+      const provision = ctx.services.optional(FLEET_PROVISION);
+      const plans = await Promise.all(
+        ids.map(async (id) => {
+          const grade = before.get(id);
+          if (!grade) return { id, grade, actions: [] };
+          const input: DevicePlanInput = { grade, plugins: pluginsOf(cache, id), layer: layerOf(cache, id) };
+          let actions = planDevice(input, modules);
+          // Only a plan with an SSH remedy asks whether the hub can write the device's files.
+          if (actions.some((a) => (SSH_REMEDIES as readonly string[]).includes(a.remedy))) {
+            actions = planDevice({ ...input, remote: await remoteOf(provision, id) }, modules);
+          }
+          return { id, grade, actions };
+        }),
+      );
 
       const outcomes = new Map<string, ActionOutcome[]>();
       let after = new Map<string, DeviceReadiness>();
       if (body.apply) {
-        const deps = { commands, registry, ring: ctx.services.optional(DEBUG_RING), clock: ctx.clock, settleMs: c.REMEDIATE_SETTLE_MS };
+        const deps = { commands, provision, registry, ring: ctx.services.optional(DEBUG_RING), clock: ctx.clock, settleMs: c.REMEDIATE_SETTLE_MS };
         const acting = plans.filter((p) => p.actions.length > 0);
         await mapBounded(acting, c.REMEDIATE_CONCURRENCY, async (p) => outcomes.set(p.id, await runDeviceActions(p.id, p.actions, deps, signal)));
         if (acting.length)
@@ -168,6 +182,7 @@ export default definePlugin({
           by_remedy,
           failed: actions.filter((a) => a.status === 'failed').length,
           manual: actions.filter((a) => a.how === 'manual').length,
+          over_ssh: actions.filter((a) => a.how === 'ssh').length,
         },
         generated_at: new Date(ctx.clock.now()).toISOString(),
       };
@@ -192,4 +207,11 @@ function pluginsOf(cache: BusCache, deviceId: string): PluginReport[] {
 function layerOf(cache: BusCache, deviceId: string): string | null {
   const layer = cache.device(deviceId)?.latest.get('hello')?.message.layer;
   return typeof layer === 'string' ? layer : null;
+}
+
+/** Whether fleet-provision can renew the certificate and re-apply the layer of the device, and why not. */
+async function remoteOf(provision: FleetProvision | undefined, deviceId: string): Promise<NonNullable<DevicePlanInput['remote']>> {
+  if (!provision) return { certificate: NO_SSH, layer: NO_SSH };
+  const [certificate, layer] = await Promise.all([provision.availability(deviceId, 'certificate'), provision.availability(deviceId, 'layer')]);
+  return { certificate, layer };
 }

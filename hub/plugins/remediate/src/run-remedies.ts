@@ -1,5 +1,6 @@
-import { toLookoutError, type PluginClock } from 'lookout/core';
+import { LookoutError, toLookoutError, type PluginClock } from 'lookout/core';
 import type { DebugRing } from '../../debug-ring/src/service.js';
+import type { FleetProvision } from '../../fleet-provision/src/service.js';
 import type { DeviceRegistry } from '../../registry/src/service.js';
 import type { DeviceCommands } from './device-commands.js';
 import type { PlannedAction } from './remedy-plan.js';
@@ -13,6 +14,8 @@ export interface ActionOutcome {
 
 export interface RunDeps {
   commands: DeviceCommands;
+  /** Writes device files over SSH (renew_certificate, reapply_layer); undefined without the fleet-provision plugin. */
+  provision: FleetProvision | undefined;
   registry: DeviceRegistry;
   ring: DebugRing | undefined;
   clock: Pick<PluginClock, 'now'>;
@@ -32,7 +35,16 @@ export async function runDeviceActions(deviceId: string, actions: readonly Plann
       kind: 'remediation',
       device_id: deviceId,
       message: `remediation ${action.remedy} (${action.module}): ${outcome.status}${outcome.error ? `: ${outcome.error.code}: ${outcome.error.message}` : ''}`,
-      details: { remedy: action.remedy, module: action.module, how: action.how, tool: action.tool, arguments: action.arguments, status: outcome.status },
+      details: {
+        remedy: action.remedy,
+        module: action.module,
+        how: action.how,
+        tool: action.tool,
+        arguments: action.arguments,
+        via: action.via,
+        status: outcome.status,
+        ...(action.manual_reason ? { manual_reason: action.manual_reason } : {}),
+      },
     });
     out.push(outcome);
   }
@@ -40,8 +52,10 @@ export async function runDeviceActions(deviceId: string, actions: readonly Plann
 }
 
 async function runAction(deviceId: string, action: PlannedAction, deps: RunDeps, signal: AbortSignal): Promise<ActionOutcome> {
-  if (action.how === 'manual' || action.tool === null) return { status: 'manual', result: null, error: null };
+  if (action.how === 'manual') return { status: 'manual', result: null, error: null };
   try {
+    if (action.how === 'ssh') return { status: 'done', result: await overSsh(deviceId, action, deps, signal), error: null };
+    if (action.tool === null) return { status: 'manual', result: null, error: null };
     const answer = await deps.commands.call(deviceId, action.tool, action.arguments, signal);
     if (answer.ok !== true) {
       return {
@@ -71,4 +85,15 @@ async function waitForAnnounced(deviceId: string, result: unknown, deps: RunDeps
     if (entry && (typeof notAfter !== 'string' || entry.certNotAfter === notAfter)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** A remedy that writes the device's files (fleet-provision's steps): its answer says what changed. */
+async function overSsh(deviceId: string, action: PlannedAction, deps: RunDeps, signal: AbortSignal): Promise<unknown> {
+  if (!deps.provision) throw new LookoutError('service_unavailable', 'the fleet-provision plugin is not running: the hub cannot write device files');
+  if (action.remedy === 'renew_certificate') return deps.provision.renewCertificate(deviceId, signal);
+  if (action.remedy === 'reapply_layer') {
+    const layer = typeof action.arguments.layer === 'string' ? action.arguments.layer : null;
+    return deps.provision.reapplyLayer(deviceId, layer, signal);
+  }
+  throw new LookoutError('internal', `no SSH remedy ${action.remedy}`);
 }

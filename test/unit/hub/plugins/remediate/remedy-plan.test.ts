@@ -72,6 +72,45 @@ describe('remedy plan', () => {
     assert.match(actions[0].manual!, /lookout certs .*--device cam-1 .*--renew/);
   });
 
+  it('renews the certificate and re-applies the layer over SSH when the hub can write the device files, else says why not', () => {
+    const facts = withHealth({
+      status: 'degraded',
+      plugins: plugins([...CAMERA_PLUGINS, 'configured'], { configured: { state: 'skipped', code: 'config_invalid', message: 'ZONE is required' } }),
+    });
+    facts.registered!.certNotAfter = new Date(NOW - 2 * DAY).toISOString();
+    const grade = gradeDevice(facts, 'hub-test');
+    const input = { grade, plugins: facts.plugins?.list ?? [], layer: facts.layer };
+    const via = 'root@10.0.0.7:22';
+    const over = planDevice({ ...input, remote: { certificate: { ok: true, via }, layer: { ok: true, via } } });
+    assert.deepEqual(
+      over.map((a) => [a.remedy, a.how, a.tool, a.arguments, a.via, a.manual, a.manual_reason]),
+      [
+        ['reapply_layer', 'ssh', null, { layer: 'layer3' }, via, null, null],
+        ['renew_certificate', 'ssh', null, {}, via, null, null],
+        ['announce', 'cmd_tool', 'announce_identity', {}, null, null, null],
+      ],
+    );
+    const reason = "no fleet CA to sign the device's certificate";
+    const manual = planDevice({ ...input, remote: { certificate: { ok: false, reason }, layer: { ok: true, via } } });
+    assert.deepEqual(
+      manual.map((a) => [a.remedy, a.how, a.manual_reason]),
+      [
+        ['reapply_layer', 'ssh', null],
+        ['renew_certificate', 'manual', reason],
+        ['announce', 'cmd_tool', null],
+      ],
+    );
+    // Nothing asked (no fleet-provision plugin): both manual, with that reason.
+    assert.deepEqual(
+      planDevice(input).map((a) => [a.how, a.manual_reason]),
+      [
+        ['manual', 'the hub has no fleet-provision plugin to write device files over SSH'],
+        ['manual', 'the hub has no fleet-provision plugin to write device files over SSH'],
+        ['cmd_tool', null],
+      ],
+    );
+  });
+
   it('a certificate ending within 30 days is renewed too, though the device is ready', () => {
     const facts = recordedFacts();
     facts.registered!.certNotAfter = new Date(NOW + 10 * DAY).toISOString();
