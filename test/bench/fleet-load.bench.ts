@@ -20,8 +20,9 @@
  *   LOOKOUT_BENCH_HUB_NODE_ARGS='--trace-warnings --cpu-prof --cpu-prof-dir=/tmp/prof' …   (node options for the hub only)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +41,18 @@ const HELLO_PHASE_S = Number(process.env.LOOKOUT_BENCH_HELLO_PHASE_S ?? 20);
 const HELLO_SPREAD_MS = Number(process.env.LOOKOUT_BENCH_HELLO_SPREAD_MS ?? 2000);
 const WORKERS = Number(process.env.LOOKOUT_BENCH_WORKERS ?? 2);
 const PROBE_MS = Number(process.env.LOOKOUT_BENCH_PROBE_MS ?? 200);
+/**
+ * The devices' tool servers, which the hub's readiness checks call: by default nothing listens at
+ * the port their hellos announce (a check fails at once); LOOKOUT_BENCH_SILENT_TOOLS=1 gives them one
+ * that accepts and never answers (devices behind a dead link: every check runs to its bound).
+ */
+const SILENT_TOOLS = process.env.LOOKOUT_BENCH_SILENT_TOOLS === '1';
+/**
+ * LOOKOUT_BENCH_HEAP_SNAPSHOT=1: the hub writes a heap snapshot (--heapsnapshot-signal) before each
+ * memory reading, which collects its garbage first, so that heap per device is what the devices keep,
+ * not what the last messages left; the snapshots stay in the data dir (printed) to see where it goes.
+ */
+const HEAP_SNAPSHOT = process.env.LOOKOUT_BENCH_HEAP_SNAPSHOT === '1';
 const HUB_NODE_ARGS = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux
 const PAGE_BYTES = 4096;
@@ -61,10 +74,14 @@ const pub = (c: MqttClient, topic: string, body: unknown, retain = false) =>
 
 /** A hello as a device's identity plugin sends it, checked against the contract here so the bench cannot drift from it. */
 function hello(id: string) {
-  return HelloMessageSchema.parse({ ...msg.hello(id, ['127.0.0.1'], 9), serial: `SER-${id}`, versions: { runtime: '0.1.0', plugins: { status: '0.1.0' } } });
+  return HelloMessageSchema.parse({
+    ...msg.hello(id, ['127.0.0.1'], Number(process.env.LOOKOUT_BENCH_TOOL_PORT ?? 9)),
+    serial: `SER-${id}`,
+    versions: { runtime: '0.1.0', plugins: { status: '0.1.0' } },
+  });
 }
 
-function get(url: string): Promise<string> {
+function getOnce(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent }, (res) => {
       const chunks: Buffer[] = [];
@@ -74,6 +91,16 @@ function get(url: string): Promise<string> {
     req.on('error', reject);
     req.end();
   });
+}
+
+/** A kept-alive socket the hub closed as it idled (the phase scrapes are 20 s apart) is reset on reuse: asked again once. */
+async function get(url: string): Promise<string> {
+  try {
+    return await getOnce(url);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') throw err;
+    return getOnce(url);
+  }
 }
 
 function pct(xs: number[], p: number): number {
@@ -122,6 +149,12 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'fleet-load-bench-'));
   const broker = await startMosquitto({ maxQueuedMessages: 1_000_000, maxInflightMessages: 1000, extraConfig: ['max_connections -1'] });
   const children: ChildProcess[] = [];
+  const silent = createServer(() => undefined);
+  if (SILENT_TOOLS) {
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    // The device workers inherit it.
+    process.env.LOOKOUT_BENCH_TOOL_PORT = String((silent.address() as AddressInfo).port);
+  }
   try {
     const hub = spawn(
       process.execPath,
@@ -141,6 +174,8 @@ async function main(): Promise<void> {
       {
         env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET, LOOKOUT_HUB_MAX_DEVICES: String(Math.max(10_000, DEVICES + 10)) },
         stdio: ['ignore', 'pipe', 'inherit'],
+        // Where its heap snapshots go (LOOKOUT_BENCH_HEAP_SNAPSHOT).
+        cwd: dir,
       },
     );
     children.push(hub);
@@ -176,7 +211,12 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 1000));
     const validBefore = await ingestValid();
     await get(`${hubUrl}/metrics`); // prom-client's event-loop figures are since the last scrape: leave start-up out
-    const memBefore = { rss: procStat(hubPid).rssBytes, heap: metric(await get(`${hubUrl}/metrics`), 'nodejs_heap_size_used_bytes') };
+    const memory = async () => {
+      const rss = procStat(hubPid).rssBytes;
+      if (HEAP_SNAPSHOT) await heapSnapshot(hub, dir);
+      return { rss, heap: metric(await get(`${hubUrl}/metrics`), 'nodejs_heap_size_used_bytes') };
+    };
+    const memBefore = await memory();
 
     // The fleet: WORKERS processes, each with its share of the devices.
     const perWorker = Math.ceil(DEVICES / WORKERS);
@@ -208,7 +248,8 @@ async function main(): Promise<void> {
           lines(child, (m) => {
             if (m.event === 'done') sent += m.sent as number;
           });
-          child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`device worker exited with ${code}`))));
+          // 'close', not 'exit': its stdout (the count it sent) is read to the end by then.
+          child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`device worker exited with ${code}`))));
         }),
       );
     }
@@ -280,7 +321,7 @@ async function main(): Promise<void> {
     await poller;
     const applied = (await ingestValid()) - validBefore;
     const m = await get(`${hubUrl}/metrics`);
-    const memAfter = { rss: procStat(hubPid).rssBytes, heap: metric(m, 'nodejs_heap_size_used_bytes') };
+    const memAfter = await memory();
     bare.kill('SIGUSR2');
     await new Promise((r) => setTimeout(r, 500));
 
@@ -301,7 +342,7 @@ async function main(): Promise<void> {
       console.log(
         `${p.name.padEnd(6)} (${f(p.seconds)} s): hub publish→visible p50 ${f(pct(p.hub, 0.5))} ms, p99 ${f(pct(p.hub, 0.99))} ms, max ${f(pct(p.hub, 1))} ms (${p.hub.length} probes, ${p.unseen} not shown by the end); ` +
           `bare subscriber p50 ${f(pct(p.bare, 0.5))} ms, p99 ${f(pct(p.bare, 0.99))} ms, max ${f(pct(p.bare, 1))} ms; hub / bare p50 ${ratio(0.5)}, p99 ${ratio(0.99)}; ` +
-          `hub CPU ${f((p.cpuMs / 1000 / p.seconds) * 100)} % of a core, event-loop delay p99 ${f(p.loopP99Ms)} ms, max ${f(p.loopMaxMs)} ms`,
+          `hub CPU ${f(p.cpuMs / 1000)} s (${f((p.cpuMs / 1000 / p.seconds) * 100)} % of a core), event-loop delay p99 ${f(p.loopP99Ms)} ms, max ${f(p.loopMaxMs)} ms`,
       );
     }
     console.log(`hub latencies in order (ms): ${[...probeAt.keys()].map((s) => (hubAt.has(s) ? hubAt.get(s)! - probeAt.get(s)! : '-')).join(' ')}`);
@@ -310,7 +351,10 @@ async function main(): Promise<void> {
     );
     console.log(
       `hub memory: RSS ${f(memAfter.rss / 2 ** 20)} MiB, heap used ${f(memAfter.heap / 2 ** 20)} MiB with ${DEVICES} devices; ` +
-        `per device (over the hub with the probe alone): RSS ${f((memAfter.rss - memBefore.rss) / DEVICES / 1024)} KiB, heap ${f((memAfter.heap - memBefore.heap) / DEVICES / 1024)} KiB`,
+        `per device (over the hub with the probe alone): RSS ${f((memAfter.rss - memBefore.rss) / DEVICES / 1024)} KiB, heap ${f((memAfter.heap - memBefore.heap) / DEVICES / 1024)} KiB` +
+        (HEAP_SNAPSHOT
+          ? ` (heap after a full GC; snapshots in ${dir})`
+          : ' (heap as found, garbage included: LOOKOUT_BENCH_HEAP_SNAPSHOT=1 collects it first)'),
     );
     probe.end(true);
   } finally {
@@ -322,7 +366,22 @@ async function main(): Promise<void> {
       await exited;
     }
     await broker.stop();
+    if (SILENT_TOOLS) {
+      silent.closeAllConnections?.();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   }
+}
+
+/**
+ * Has the hub write a heap snapshot (a full GC first) into its working directory. The snapshot is
+ * taken on the hub's main thread: once its file exists, the next request is answered after it.
+ */
+async function heapSnapshot(hub: ChildProcess, dir: string): Promise<void> {
+  const count = () => readdirSync(dir).filter((n) => n.endsWith('.heapsnapshot')).length;
+  const before = count();
+  hub.kill('SIGUSR2');
+  await until(async () => count() > before, 'the heap snapshot');
 }
 
 /** The baseline subscriber: parses every message; reports each probe's arrival, and its count on SIGUSR2. */
