@@ -160,6 +160,7 @@ async function main(): Promise<void> {
       process.execPath,
       [
         ...HUB_NODE_ARGS,
+        ...(HEAP_SNAPSHOT ? ['--heapsnapshot-signal=SIGUSR2'] : []),
         join(packageRoot(), 'bin', 'lookout-hub.js'),
         '--port',
         '0',
@@ -320,7 +321,6 @@ async function main(): Promise<void> {
     running = false;
     await poller;
     const applied = (await ingestValid()) - validBefore;
-    const m = await get(`${hubUrl}/metrics`);
     const memAfter = await memory();
     bare.kill('SIGUSR2');
     await new Promise((r) => setTimeout(r, 500));
