@@ -413,13 +413,26 @@ async function devices(url: string, from: number, to: number, startAt: number, s
   const fleet: { id: string; client?: MqttClient; phase: number; dets: number; telemetry: number }[] = [];
   for (let i = from; i < to; i++) fleet.push({ id: deviceId(i), phase: Math.random() * periodMs, dets: 0, telemetry: 0 });
   await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
+  const unacked = new Set<Promise<void>>();
   const send = (c: MqttClient, topic: string, body: unknown, retain = false) => {
     sent++;
-    pub(c, topic, body, retain).catch(() => failed++);
+    const p = pub(c, topic, body, retain)
+      .catch(() => void failed++)
+      .finally(() => unacked.delete(p));
+    unacked.add(p);
   };
   const joined = fleet.map(async (d) => {
     await new Promise((r) => setTimeout(r, Math.random() * spreadMs));
-    const c = await mqttConnect(url, d.id);
+    // A refused connect (the broker's accept queue full while a fleet connects) is tried again, as a device does.
+    let c: MqttClient | undefined;
+    for (let attempt = 0; !c; attempt++) {
+      try {
+        c = await mqttConnect(url, d.id);
+      } catch (err) {
+        if (attempt >= 20) throw err;
+        await new Promise((r) => setTimeout(r, 250 + Math.random() * 750));
+      }
+    }
     send(c, `devices/${d.id}/hello`, hello(d.id));
     send(c, `devices/${d.id}/status`, msg.status(d.id), true);
     // Dets on the device's phase, telemetry half a period later: the two streams interleave.
@@ -446,7 +459,8 @@ async function devices(url: string, from: number, to: number, startAt: number, s
     await new Promise((r) => setTimeout(r, 5));
   }
   await Promise.all(joined);
-  await new Promise((r) => setTimeout(r, periodMs));
+  // Every publish acknowledged before the connections end (ending them fails what is in flight, which the broker may have taken).
+  await Promise.race([Promise.all(unacked), new Promise((r) => setTimeout(r, 60_000))]);
   await Promise.all(fleet.map((d) => new Promise<void>((resolve) => (d.client ? d.client.end(false, {}, () => resolve()) : resolve()))));
   // Exit once the line is out: stdout to a pipe is written asynchronously.
   process.stdout.write(`${JSON.stringify({ event: 'done', sent: sent - failed })}\n`, () => process.exit(0));
