@@ -2,7 +2,14 @@ import type { BusCache } from '../../bus-cache/src/service.js';
 import type { DebugEventInput } from '../../debug-ring/src/service.js';
 import { MinuteAggregator } from './minute-aggregator.js';
 import { historyEventOfRing } from './ring-records.js';
-import type { HistoryStore } from './service.js';
+import type { HistoryEvent, HistoryStore, MinuteRow } from './service.js';
+
+/**
+ * Rows (device-minutes, events) one transaction writes: a flush of a large fleet goes in slices, one
+ * per turn of the event loop. SQLite writes on the hub's main thread, and one transaction of a
+ * thousand devices' minutes every flush held the ingest up for tens of milliseconds (issue 31).
+ */
+export const HISTORY_WRITE_SLICE = 100;
 
 export interface RecorderOptions {
   flushMs: number;
@@ -12,18 +19,24 @@ export interface RecorderOptions {
   trimMs: number;
   now: () => number;
   warn: (message: string, fields: Record<string, unknown>) => void;
+  /** Rows per transaction (HISTORY_WRITE_SLICE). */
+  slice?: number;
 }
 
 /**
  * Listens to the bus-cache's ingest, folds it per device and minute in memory, and writes each
- * flush in one transaction: the ingest's cost per message is the fold, the database sees one write
- * per interval whatever the message rate.
+ * flush in transactions of HISTORY_WRITE_SLICE rows, one per turn: the ingest's cost per message is
+ * the fold, the database sees a write per interval and slice whatever the message rate.
  */
 export class HistoryRecorder {
   private readonly aggregator = new MinuteAggregator();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly unsubscribe: () => void;
   private lastTrimAt = 0;
+  /** Drained but not written yet, oldest first: the slices still to come. */
+  private minutes: MinuteRow[] = [];
+  private events: HistoryEvent[] = [];
+  private next: NodeJS.Immediate | undefined;
 
   constructor(
     cache: BusCache,
@@ -41,15 +54,35 @@ export class HistoryRecorder {
     if (e) this.aggregator.addEvent(e);
   }
 
-  /** Writes what was gathered (a failed write is logged; those rows are lost, the ingest goes on). */
+  /** Writes what was gathered, a slice now and the rest over the next turns (a failed write is logged; those rows are lost, the ingest goes on). */
   flush(): void {
     const { minutes, events } = this.aggregator.drain();
+    // Behind what an earlier flush still writes: a device-minute written again merges with what is stored.
+    this.minutes = this.minutes.concat(minutes);
+    this.events = this.events.concat(events);
+    if (!this.next) this.writeSlice();
+    if (this.options.now() - this.lastTrimAt >= this.options.trimMs) this.trim();
+  }
+
+  /** Writes everything gathered now, in one transaction: a read of the history answers with all of it. */
+  flushNow(): void {
+    if (this.next) clearImmediate(this.next);
+    const { minutes, events } = this.aggregator.drain();
+    this.minutes = this.minutes.concat(minutes);
+    this.events = this.events.concat(events);
+    this.writeSlice(Infinity);
+  }
+
+  private writeSlice(limit = this.options.slice ?? HISTORY_WRITE_SLICE): void {
+    this.next = undefined;
+    const minutes = this.minutes.splice(0, limit);
+    const events = this.events.splice(0, limit);
     try {
       this.store.write(minutes, events);
     } catch (err) {
       this.options.warn('fleet history: a flush failed', { minutes: minutes.length, events: events.length, error: String(err) });
     }
-    if (this.options.now() - this.lastTrimAt >= this.options.trimMs) this.trim();
+    if (this.minutes.length > 0 || this.events.length > 0) this.next = setImmediate(() => this.writeSlice());
   }
 
   /** Drops what is past the retention, then the oldest days while over the size bound. */
@@ -66,7 +99,8 @@ export class HistoryRecorder {
   stop(): void {
     this.unsubscribe();
     for (const t of this.timers) clearInterval(t);
-    this.flush();
+    // At stop everything left goes at once: the store closes next.
+    this.flushNow();
     this.store.close();
   }
 }

@@ -170,7 +170,7 @@ export default definePlugin({
         if (!recorder) throw new LookoutError('service_unavailable', 'the fleet history database is off (LOOKOUT_HISTORY_DB=off)');
         return recorder.store;
       },
-      flush: () => recorder?.flush(),
+      flush: () => recorder?.flushNow(),
       registry,
       knows: (id) => cache.device(id) !== undefined || (recorder?.store.deviceIds().includes(id) ?? false),
       now: () => ctx.clock.now(),

@@ -57,6 +57,12 @@ export default definePlugin({
     READINESS_CHECK_TIMEOUT_MS: z.coerce.number().int().min(50).max(600_000).default(20_000),
     /** Devices checked at once. */
     READINESS_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+    /**
+     * The checks the hub sets off itself (rounds, changes) start at most this many a second, so that
+     * a fleet saying hello at once is checked over the next seconds, not in one burst beside the
+     * ingest; 50 goes through a round of 1 000 devices in 20 s. POST /fleet/validate is not held.
+     */
+    READINESS_CHECKS_PER_S: z.coerce.number().min(0.1).max(10_000).default(50),
     /** 1: a device whose status (presence, plugin states) or hello changes is checked again, READINESS_RECHECK_DELAY_MS after; 0: only the rounds and POST /fleet/validate check. */
     READINESS_RECHECK_ON_CHANGE: z.enum(['0', '1']).default('1'),
     READINESS_RECHECK_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(5000),
@@ -120,6 +126,7 @@ export default definePlugin({
       checkTimeoutMs: c.READINESS_CHECK_TIMEOUT_MS,
       staleAfterMs,
       concurrency: c.READINESS_CONCURRENCY,
+      startsPerSecond: c.READINESS_CHECKS_PER_S,
     });
     ctx.onStop(() => checker.stop());
 

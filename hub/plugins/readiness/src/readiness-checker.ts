@@ -7,6 +7,7 @@ import { gradeDevice } from './grade-device.js';
 import type { GradeStore } from './grade-store.js';
 import { JoinedWork } from './joined-work.js';
 import type { DeviceReadiness } from './readiness-schemas.js';
+import { StartPace } from './start-pace.js';
 
 export interface CheckerOptions {
   sources: FactSources;
@@ -22,6 +23,8 @@ export interface CheckerOptions {
   /** A grade no check refreshed for this long, of a device this replica does not know, is dropped. */
   staleAfterMs: number;
   concurrency: number;
+  /** The checks the hub sets off itself (rounds, changes) start at most this many a second; checks asked for (validate) are not held. */
+  startsPerSecond: number;
 }
 
 /** HUB_SHARED scope of the scheduled rounds' claims: one replica runs each round. */
@@ -43,8 +46,11 @@ export class ReadinessChecker {
   private dueRunning = 0;
   private round: Promise<void> | undefined;
   private readonly stopping = new AbortController();
+  private readonly pace: StartPace;
 
-  constructor(private readonly o: CheckerOptions) {}
+  constructor(private readonly o: CheckerOptions) {
+    this.pace = new StartPace(o.startsPerSecond, o.clock);
+  }
 
   /** Every device this replica knows: the registry's and those the bus cache holds. */
   knownDevices(): string[] {
@@ -94,6 +100,7 @@ export class ReadinessChecker {
 
   stop(): void {
     this.stopping.abort(new LookoutError('service_unavailable', 'the hub is stopping'));
+    this.pace.stop();
     for (const t of this.pending.values()) this.o.clock.clear(t);
     this.pending.clear();
     this.due.clear();
@@ -104,7 +111,7 @@ export class ReadinessChecker {
       const [deviceId] = this.due;
       this.due.delete(deviceId);
       this.dueRunning++;
-      void this.join(deviceId).finally(() => {
+      void this.paced(deviceId).finally(() => {
         this.dueRunning--;
         this.runDue();
       });
@@ -113,7 +120,7 @@ export class ReadinessChecker {
 
   private async roundNow(): Promise<void> {
     const ids = this.knownDevices();
-    await mapBounded(ids, this.o.concurrency, (id) => this.join(id));
+    await mapBounded(ids, this.o.concurrency, (id) => this.paced(id));
     // Grades of devices gone from the registry and the cache are dropped once stale: a replica that
     // just started knows no device yet, and must not drop what the others keep fresh.
     const known = new Set(ids);
@@ -121,6 +128,12 @@ export class ReadinessChecker {
     for (const [id, record] of await this.o.store.all()) {
       if (!known.has(id) && now - Date.parse(record.checked_at) > this.o.staleAfterMs) await this.o.store.delete(id);
     }
+  }
+
+  /** A check the hub sets off itself: at its turn (StartPace), unless the hub stopped meanwhile. */
+  private async paced(deviceId: string): Promise<DeviceReadiness | undefined> {
+    await this.pace.turn();
+    return this.stopping.signal.aborted ? undefined : this.join(deviceId);
   }
 
   /** The check of a device in flight, or a new one; without a signal the caller (a round, a change) waits until it ends. */

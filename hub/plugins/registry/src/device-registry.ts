@@ -29,7 +29,8 @@ export interface RegistryOptions {
    * broker does not: undefined), asked when its hello arrives.
    */
   connectedFrom?(deviceId: string): string | undefined;
-  onEvent(event: { kind: 'registry'; device_id: string; message: string; details?: unknown }): void;
+  /** `registered`: a device new to the registry announced itself (routine, and many at once when a fleet connects). */
+  onEvent(event: { kind: 'registry'; device_id: string; message: string; details?: unknown; registered?: true }): void;
 }
 
 /** A hello as the registry keeps it: when it came, and where its device's bus connection came from. */
@@ -130,6 +131,7 @@ export class HubDeviceRegistry implements DeviceRegistry {
         device_id: id,
         message: `${id} registered by hello at ${device.toolUrl}`,
         details: { ips: hello.ips, ports: hello.ports, ...(from !== undefined ? { connected_from: from } : {}) },
+        registered: true,
       });
     }
   }

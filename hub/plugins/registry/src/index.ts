@@ -8,7 +8,12 @@ import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { HubDeviceRegistry } from './device-registry.js';
 import { REGISTRY_STATE_KEY, REGISTRY_STATE_MAX_DEVICES, parseRegistryState } from './registry-state.js';
+import { RegisteredRecords } from './registered-records.js';
 import { DEVICE_ADMISSION, DEVICE_REGISTRY, type RegisteredDevice } from './service.js';
+
+/** "registered by hello" ring records one per device up to this many a second; past it, one per second names the rest. */
+const REGISTERED_RECORDS_BURST = 20;
+const REGISTERED_RECORDS_INTERVAL_MS = 1000;
 
 const HubShadowSchema = RegistryShadowSchema.extend({
   source: z.enum(['file', 'hello', 'file+hello']),
@@ -114,6 +119,12 @@ export default definePlugin({
       const d = cache.device(id);
       return d ? cache.isOnline(d.deviceId) : false;
     };
+    const registeredRecords = new RegisteredRecords({
+      record: (r) => ring.record(r),
+      burst: REGISTERED_RECORDS_BURST,
+      intervalMs: REGISTERED_RECORDS_INTERVAL_MS,
+      clock: ctx.clock,
+    });
     const registry = new HubDeviceRegistry({
       path: cfg.LOOKOUT_HUB_REGISTRY ? resolve(cfg.LOOKOUT_HUB_REGISTRY) : join(resolve(ctx.runtime.dataDir), 'registry.json'),
       required: cfg.LOOKOUT_HUB_REGISTRY !== undefined,
@@ -123,8 +134,9 @@ export default definePlugin({
       isOnline,
       // The embedded broker knows where each client connects from; with an external broker this is undefined.
       connectedFrom: (id) => ctx.services.optional(HUB_INFO)?.busClientAddress?.(id),
-      onEvent: (e) => ring.record(e.device_id ? e : { kind: e.kind, message: e.message }),
+      onEvent: ({ registered, ...e }) => (registered ? registeredRecords.add(e) : ring.record(e.device_id ? e : { kind: e.kind, message: e.message })),
     });
+    ctx.onStop(() => registeredRecords.flush());
     // The hellos announced before a restart (the cache restores its entries; this, who they are and where).
     const store = ctx.services.optional(HUB_STATE);
     const saved = store?.keep(REGISTRY_STATE_KEY, () => ({

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { MemoryBus } from '../../../../../core/src/bus/memory-bus.js';
 import readiness from '../../../../../hub/plugins/readiness/src/index.js';
@@ -166,6 +168,44 @@ describe('the readiness plugin in a hub', () => {
         const d = await waitFor(`${id} graded`, async () => (await api(hub.url, `/fleet/readiness?device=${id}`)).body.devices?.[id], 30_000);
         assert.equal(d.modules.mcp_health.grade, 'not_ready');
       }
+    });
+  });
+
+  describe('checks the hub sets off itself, paced', () => {
+    let hub: RunningHub;
+    let bus: MemoryBus;
+    const ids = ['cam-p1', 'cam-p2', 'cam-p3', 'cam-p4'];
+    /** Per device: a tool server that notes when the hub first spoke to it and refuses at once (a check ends in milliseconds). */
+    const servers = ids.map(() => ({ server: createServer(), firstAt: undefined as number | undefined }));
+    before(async () => {
+      ({ hub, bus } = await hubWith({
+        READINESS_CONCURRENCY: '64',
+        READINESS_RECHECK_DELAY_MS: '0',
+        READINESS_CHECKS_PER_S: '2',
+        READINESS_START_DELAY_MS: '86400000',
+      }));
+      for (const s of servers) {
+        s.server.on('request', (_req, res) => {
+          s.firstAt ??= Date.now();
+          res.writeHead(503).end();
+        });
+        await new Promise<void>((resolve) => s.server.listen(0, '127.0.0.1', resolve));
+      }
+    });
+    after(async () => {
+      await hub.close();
+      await bus.close();
+      for (const s of servers) await new Promise((resolve) => s.server.close(resolve));
+    });
+
+    it('starts the checks of a fleet that says hello at once READINESS_CHECKS_PER_S a second, not in one burst', async () => {
+      // Concurrency alone let checks that end at once run back to back: a thousand hellos took half the hub's loop for seconds.
+      await Promise.all(ids.map((id, i) => announce(bus, id, (servers[i].server.address() as AddressInfo).port)));
+      await waitFor('every device checked', async () => servers.every((s) => s.firstAt !== undefined), 30_000);
+      const at = servers.map((s) => s.firstAt!).sort((a, b) => a - b);
+      // Four starts at 2 a second span 1.5 s; a loaded machine only spreads them further (a fifth of it is left for a late first call).
+      assert.ok(at[3] - at[0] >= 1200, `the checks started within ${at[3] - at[0]} ms of each other`);
+      for (const id of ids) await waitFor(`${id} graded`, async () => (await api(hub.url, `/fleet/readiness?device=${id}`)).body.devices?.[id], 30_000);
     });
   });
 

@@ -9,7 +9,7 @@ import { LookoutError } from '../../../../../core/src/errors/lookout-error.js';
 import { HubDeviceRegistry } from '../../../../../hub/plugins/registry/src/device-registry.js';
 import { readRegistryFile } from '../../../../../hub/plugins/registry/src/registry-file.js';
 import { DeviceNetworks } from '../../../../../lib/net/device-networks.js';
-import { api, msg, testHub } from '../../../../support/hub-helpers.js';
+import { api, msg, testHub, waitFor } from '../../../../support/hub-helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'hub-registry-'));
 let n = 0;
@@ -328,6 +328,30 @@ describe('GET /fleet/registry', () => {
 
   it('refuses to start when the named registry file is broken', async () => {
     await assert.rejects(testHub({ bus: new MemoryBus(), registryFile: file({ devices: 'none' }) }), code('config_invalid'));
+  });
+});
+
+describe('a fleet saying hello at once', () => {
+  it('records the first devices registered by hello one by one, and the rest in one ring record a second that names them', async () => {
+    const bus = new MemoryBus();
+    const hub = await testHub({ bus, deviceNetworks: ['127.0.0.0/8'] });
+    try {
+      const ids = Array.from({ length: 200 }, (_, i) => `cam-f${String(i).padStart(3, '0')}`);
+      for (const id of ids) await bus.publish(`devices/${id}/hello`, JSON.stringify(msg.hello(id, ['127.0.0.1'], 9555, [id])));
+      // A record per device pushed the hub's failures out of the ring (2 000 records) when a thousand connected.
+      const events = await waitFor('every device recorded', async () => {
+        const all = (await api(hub.url, '/debug/events?kind=registry&limit=1000')).body.events as { device_id?: string; details?: { count?: number } }[];
+        const told = all.reduce((n, e) => n + (e.device_id ? 1 : (e.details?.count ?? 0)), 0);
+        return told === ids.length ? all : undefined;
+      });
+      assert.ok(events.length <= 30, `${events.length} ring records for ${ids.length} hellos`);
+      const folded = events.filter((e) => !e.device_id);
+      assert.ok(folded.length >= 1);
+      assert.match(JSON.stringify(folded[0]), /more device\(s\) registered by hello within 1000 ms: cam-f/);
+    } finally {
+      await hub.close();
+      await bus.close();
+    }
   });
 });
 
