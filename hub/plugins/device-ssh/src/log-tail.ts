@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import type { Client } from 'ssh2';
 import { LookoutError } from 'lookout/core';
-import { shellQuote } from './shell-listing.js';
+import { shellQuote } from 'lookout/lib/ssh';
 import type { OpContext } from './sftp-ops.js';
 import { commandFailed, execOnChannel } from './exec-channel.js';
 import type { LogTailRequest, LogTailResult } from './service.js';

@@ -1,5 +1,6 @@
 import type { Client } from 'ssh2';
 import { LookoutError } from 'lookout/core';
+import { shellQuote } from 'lookout/lib/ssh';
 import { isRecordingFileName } from './recording-names.js';
 import type { RemoteFile } from './service.js';
 import type { OpContext } from './sftp-ops.js';
@@ -7,11 +8,6 @@ import { commandFailed, execOnChannel } from './exec-channel.js';
 
 /** A listing of tens of thousands of chunks fits; a device writing more is cut off. */
 const MAX_LISTING_BYTES = 8 * 1024 * 1024;
-
-/** A string as one single-quoted shell word. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The fixed listing command; its one argument is the recordings root, quoted. GNU find prints name,
