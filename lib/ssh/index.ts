@@ -4,3 +4,4 @@ export { SshCredentials, loadSsh2, type SshCredentialSource } from './ssh-creden
 export { connectSsh, describeTarget, sshDetails, type SshTarget, type ConnectOptions } from './ssh-connect.js';
 export { abortError, guarded, type GuardOptions } from './op-guard.js';
 export { RemoteSession, SFTP_NO_SUCH_FILE, isSftpMissing, shellQuote, type ExecResult } from './remote-session.js';
+export { SSH_ERRORS } from './ssh-errors.js';
