@@ -1,7 +1,7 @@
 // `npm start`: builds if needed, then runs the hub (with its embedded broker) and a small simulated
 // fleet on this machine, and prints where to look. Ctrl-C stops everything.
 import { spawn, spawnSync } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -70,10 +70,18 @@ function portOr(preferred) {
   });
 }
 
+/** Where a demo device's runtime writes its pid: the service command of a deploy (kill -TERM) reads it. */
+const pidFile = (id) => join(work, 'run', `${id}.pid`);
+
 function startDevice(device, brokerUrl, credentials, meshKey) {
   const dataDir = join(work, 'devices', device.id);
   mkdirSync(join(work, 'logs'), { recursive: true });
   const logPath = join(work, 'logs', `${device.id}.log`);
+  // As a device's service does: the layer an operator applied (apply-layer writes the durable file)
+  // and the detector package pushed to /data/models are what the runtime starts with; a device that
+  // has neither runs the demo's layer and the simulated detector.
+  const applied = existsSync(join(dataDir, 'data', 'config', 'edge_v3_layer.env'));
+  const pushed = existsSync(join(dataDir, 'data', 'models', 'rf_detr_edge4.tar'));
   const child = spawn(
     process.execPath,
     [
@@ -84,8 +92,7 @@ function startDevice(device, brokerUrl, credentials, meshKey) {
       device.id,
       '--image',
       device.image,
-      '--layer',
-      device.layer,
+      ...(applied ? [] : ['--layer', device.layer]),
       '--role',
       device.role,
       '--mqtt',
@@ -113,11 +120,14 @@ function startDevice(device, brokerUrl, credentials, meshKey) {
         // One mesh key for the demo fleet, derived from the hub's fleet secret (lookout device-credentials prints it too).
         MESH_KEY: meshKey,
         ...device.env,
+        ...(pushed ? { RF_DETR_EDGE4_MODEL: '/data/models/rf_detr_edge4.tar' } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
   child.stderr.pipe(createWriteStream(logPath, { flags: 'a' }));
+  mkdirSync(join(work, 'run'), { recursive: true });
+  writeFileSync(pidFile(device.id), `${child.pid}\n`);
   return new Promise((resolve, reject) => {
     const lines = createInterface({ input: child.stdout });
     lines.on('line', (line) => {
@@ -132,6 +142,68 @@ function startDevice(device, brokerUrl, credentials, meshKey) {
   });
 }
 
+/**
+ * A demo device kept running as a device's service manager keeps it (Restart=always): when its
+ * runtime exits it starts again, reading what was applied and pushed meanwhile. `entry` is updated
+ * in place with the running child and its addresses.
+ */
+async function superviseDevice(device, brokerUrl, credentials, meshKey, isStopping) {
+  const entry = await startDevice(device, brokerUrl, credentials, meshKey);
+  const watch = (child) =>
+    child.once('exit', () => {
+      if (isStopping()) return;
+      entry.restarting = startDevice(device, brokerUrl, credentials, meshKey).then(
+        (next) => {
+          Object.assign(entry, next);
+          watch(next.child);
+        },
+        (err) => console.error(String(err)),
+      );
+    });
+  watch(entry.child);
+  return entry;
+}
+
+/**
+ * The simulated fleet's SSH: a loopback OpenSSH server (the tests' own, test/support/sshd.ts) that
+ * lets in the key it made, as root, so that the builder's deploy reaches the demo devices' roots
+ * with the operator's push-models and apply-layer, as it reaches real devices. Without sshd (apt
+ * install openssh-server; scripts/setup-system.sh does) or root, the demo runs without deploys.
+ */
+async function startFleetSsh() {
+  const { startSshd } = await import(join(root, 'dist', 'test', 'support', 'sshd.js'));
+  try {
+    const sshd = await startSshd();
+    const knownHosts = join(work, 'ssh_known_hosts');
+    writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
+    return { sshd, knownHosts };
+  } catch (err) {
+    return { why: String(err.message ?? err).split('\n')[0] };
+  }
+}
+
+/**
+ * A small YOLO dataset for the README's walk-through, in the builder's dataset root: ten clips of
+ * three 320x240 pictures (ffmpeg's test pattern), each labelled with one person box. Written once.
+ */
+function ensureDemoDataset(dir) {
+  if (existsSync(join(dir, 'classes.txt'))) return;
+  const frames = join(dir, '.frames');
+  mkdirSync(frames, { recursive: true });
+  const r = spawnSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=320x240:rate=5', '-frames:v', '30', join(frames, '%02d.jpg')]);
+  if (r.status !== 0) throw new Error(`ffmpeg could not write the demo dataset: ${r.stderr}`);
+  for (let i = 0; i < 30; i++) {
+    const clip = `clip${Math.floor(i / 3)}`;
+    const name = String(i % 3).padStart(3, '0');
+    mkdirSync(join(dir, 'images', clip), { recursive: true });
+    mkdirSync(join(dir, 'labels', clip), { recursive: true });
+    renameSync(join(frames, `${String(i + 1).padStart(2, '0')}.jpg`), join(dir, 'images', clip, `${name}.jpg`));
+    writeFileSync(join(dir, 'labels', clip, `${name}.txt`), '0 0.5 0.5 0.2 0.4\n');
+  }
+  rmSync(frames, { recursive: true, force: true });
+  writeFileSync(join(dir, 'classes.txt'), 'person\n');
+}
+
 async function main() {
   ensureBuilt();
   const { startHub } = await import(join(root, 'dist', 'hub', 'src', 'start-hub.js'));
@@ -139,9 +211,12 @@ async function main() {
   const hubDir = join(work, 'hub');
   mkdirSync(hubDir, { recursive: true });
   const registryFile = join(hubDir, 'registry.json');
+  const ssh = await startFleetSsh();
+  // Each demo device is reached over the fleet's SSH at its own root (LOOKOUT_BUILDER_DEPLOY_ROOT below).
+  const sshEntry = ssh.sshd ? { ips: ['127.0.0.1'], ssh_port: ssh.sshd.port, ssh_user: ssh.sshd.user } : {};
   writeFileSync(
     registryFile,
-    `${JSON.stringify({ bus_id: 'lookout-demo', devices: FLEET.map((d) => ({ device_id: d.id, labels: d.labels, roles: [d.role] })) }, null, 2)}\n`,
+    `${JSON.stringify({ bus_id: 'lookout-demo', devices: FLEET.map((d) => ({ device_id: d.id, labels: d.labels, roles: [d.role], ...sshEntry })) }, null, 2)}\n`,
   );
 
   // The fleet CA and every demo device's certificate (the peer sidecars' mutual TLS), and the hub's
@@ -153,19 +228,44 @@ async function main() {
     hubDataDir: hubDir,
   });
   // The model builder beside the hub (docs/builder.md): the hub passes /api/* to it, and its deploy
-  // stage asks the hub for a device's detector status, so the hub's port is chosen first.
+  // stage asks the hub for a device's detector status and waits on the hub's broker for a restarted
+  // device's hello, so the hub's and the broker's ports are chosen first.
   const hubPort = Number(process.env.LOOKOUT_HUB_PORT ?? (await portOr(8788))) || (await portOr(0));
+  const brokerPort = Number(process.env.LOOKOUT_BROKER_PORT ?? (await portOr(1883))) || (await portOr(0));
+  const { loadFleetSecret, fleetMeshKey, busPassword, OPERATOR_BUS_USER } = await import(join(root, 'dist', 'lib', 'auth', 'index.js'));
+  // The hub's fleet secret (made now on a first start, as the hub would): the builder's deploy signs in to the broker as the operator.
+  const fleetSecret = (await loadFleetSecret(hubDir, process.env.LOOKOUT_FLEET_SECRET || undefined)).secret;
+  const datasetDir = join(work, 'builder', 'imports', 'demo');
+  ensureDemoDataset(datasetDir);
   const { startBuilder } = await import(join(root, 'dist', 'builder', 'src', 'start-builder.js'));
   const builder = await startBuilder({
     port: Number(process.env.LOOKOUT_BUILDER_PORT ?? (await portOr(8790))),
     dataDir: join(work, 'builder'),
-    env: { ...process.env, LOOKOUT_BUILDER_HUB_URL: `http://127.0.0.1:${hubPort}` },
+    env: {
+      ...process.env,
+      LOOKOUT_BUILDER_HUB_URL: `http://127.0.0.1:${hubPort}`,
+      // A deploy to the demo fleet (docs/builder.md, stage 5): the operator's commands over the fleet's
+      // SSH to each device's root, the restart a kill of its runtime (the supervisor below starts it
+      // again, as systemd does on a device), the new hello awaited on the hub's broker.
+      ...(ssh.sshd
+        ? {
+            LOOKOUT_REGISTRY_FILE: registryFile,
+            LOOKOUT_SSH_KEY_FILE: ssh.sshd.clientKeyPath,
+            LOOKOUT_SSH_KNOWN_HOSTS: ssh.knownHosts,
+            LOOKOUT_BUILDER_DEPLOY_ROOT: join(work, 'devices', '{device}'),
+            LOOKOUT_BUILDER_SERVICE_COMMAND: `kill -TERM "$(cat '${pidFile('{device}')}')"`,
+            LOOKOUT_MQTT_URL: `mqtt://127.0.0.1:${brokerPort}`,
+            LOOKOUT_MQTT_USERNAME: OPERATOR_BUS_USER,
+            LOOKOUT_MQTT_PASSWORD: busPassword(fleetSecret, OPERATOR_BUS_USER),
+          }
+        : {}),
+    },
     logger: createLogger({ name: 'lookout-builder', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
   });
   const hub = await startHub({
     port: hubPort,
     builderUrl: builder.url,
-    brokerPort: Number(process.env.LOOKOUT_BROKER_PORT ?? (await portOr(1883))),
+    brokerPort,
     dataDir: hubDir,
     registryFile,
     logger: createLogger({ name: 'lookout-hub', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
@@ -178,22 +278,25 @@ async function main() {
       LOOKOUT_LIVE_RTSP_PASSWORD: ONVIF_PASSWORD,
     },
   });
-  const { loadFleetSecret } = await import(join(root, 'dist', 'lib', 'auth', 'index.js'));
-  const { fleetMeshKey } = await import(join(root, 'dist', 'lib', 'auth', 'index.js'));
-  const meshKey = fleetMeshKey((await loadFleetSecret(hubDir, process.env.LOOKOUT_FLEET_SECRET || undefined, { create: false })).secret);
+  const meshKey = fleetMeshKey(fleetSecret);
   await ensureDemoTextModels(join(work, 'devices', 'sim-cam-3', 'data', 'models'));
   const devices = [];
+  let stopping = false;
   const stop = async () => {
+    stopping = true;
+    // A runtime a deploy is restarting comes up first, then stops with the rest.
+    await Promise.all(devices.map((d) => d.restarting));
     for (const d of devices) d.child.kill('SIGTERM');
-    await Promise.all(devices.map((d) => new Promise((r) => (d.child.exitCode !== null ? r() : d.child.once('exit', r)))));
+    await Promise.all(devices.map((d) => new Promise((r) => (d.child.exitCode !== null || d.child.signalCode !== null ? r() : d.child.once('exit', r)))));
     await hub.close();
     await builder.close();
+    await ssh.sshd?.stop();
     process.exit(0);
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    devices.push(...(await Promise.all(FLEET.map((d) => startDevice(d, hub.brokerUrl, hub.deviceCredentials(d.id), meshKey)))));
+    devices.push(...(await Promise.all(FLEET.map((d) => superviseDevice(d, hub.brokerUrl, hub.deviceCredentials(d.id), meshKey, () => stopping)))));
   } catch (err) {
     console.error(String(err));
     await stop();
@@ -217,6 +320,8 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
   snapshot       ${u}/stream/snapshot?target=sim-cam-1&w=640
   play a clip    ${clip ? `${u}${clip}` : `(no chunk yet: open ${u}/fleet/playback-ready in a few seconds)`}
   model builder  ${u}/api/ontology   (lookout-builder at ${builder.url}; docs/builder.md)
+  demo dataset   ${datasetDir}   (YOLO; import it with POST ${u}/api/datasets)
+  deploys        ${ssh.sshd ? `over the fleet's SSH at 127.0.0.1:${ssh.sshd.port} to each device's root ${join(work, 'devices', '<device>')}` : `none: no SSH for the demo fleet (${ssh.why})`}
   OpenAPI        ${u}/openapi.json
   metrics        ${u}/metrics
   broker         ${hub.brokerUrl}

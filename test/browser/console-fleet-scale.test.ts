@@ -10,10 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { MqttClient } from 'mqtt';
 import type { BrowserContext, Page } from 'playwright-core';
-import { HUB_BUS_USER, busPassword } from '../../lib/auth/bus-acl.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
-import { api, endClient, mqttClient, msg, publish, testHub, TEST_FLEET_SECRET, waitFor } from '../support/hub-helpers.js';
-import { consolePluginSet, HUB_TOKEN, launchChromium } from './console-fleet.js';
+import { api, endClient, msg, publish, waitFor } from '../support/hub-helpers.js';
+import { consoleHub, HUB_TOKEN, hubBusClient, openConsole } from './console-fleet.js';
 
 const DEVICES = 1000;
 const PAGE = 48;
@@ -29,9 +28,9 @@ describe('fleet page at 1 000 devices in chromium', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lookout-console-scale-'));
-    hub = await testHub({ ...(await consolePluginSet()), token: HUB_TOKEN, host: '127.0.0.1', dataDir: join(dir, 'hub') });
-    // The hub's own bus identity may publish on any device's topics: 1 000 devices without 1 000 processes.
-    bus = await mqttClient(hub.brokerUrl, { username: HUB_BUS_USER, password: busPassword(TEST_FLEET_SECRET, HUB_BUS_USER), clientId: 'console-scale-test' });
+    hub = await consoleHub({ dataDir: join(dir, 'hub') });
+    // As the hub's own bus identity: 1 000 devices without 1 000 processes.
+    bus = await hubBusClient(hub, 'console-scale-test');
     for (let i = 0; i < DEVICES; i++) {
       await publish(bus, `devices/${id(i)}/hello`, msg.hello(id(i), ['127.0.0.1'], 9, [id(i)]), { qos: 0 });
       await publish(bus, `devices/${id(i)}/status`, msg.status(id(i)), { qos: 0 });
@@ -42,15 +41,11 @@ describe('fleet page at 1 000 devices in chromium', () => {
       30_000,
       250,
     );
-    browser = await launchChromium(dir);
-    page = await browser.newPage();
-    page.on('request', (r) => {
-      if (new URL(r.url()).pathname === '/stream/snapshot') snapshots.push(new URL(r.url()).searchParams.get('target') ?? '');
-    });
-    await page.goto(`${hub.url}/`);
-    await page.locator('input[name=token]').fill(HUB_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('fleet-summary').waitFor();
+    ({ browser, page } = await openConsole(dir, hub.url, (p) =>
+      p.on('request', (r) => {
+        if (new URL(r.url()).pathname === '/stream/snapshot') snapshots.push(new URL(r.url()).searchParams.get('target') ?? '');
+      }),
+    ));
   });
 
   after(async () => {

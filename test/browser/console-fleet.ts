@@ -8,15 +8,18 @@ import { mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import consolePlugin from '../../hub/plugins/console/src/index.js';
 import fleetEvents from '../../hub/plugins/fleet-events/src/index.js';
 import fleetHistory from '../../hub/plugins/fleet-history/src/index.js';
 import liveMp4 from '../../hub/plugins/live-mp4/src/index.js';
 import { loadHubPluginSet } from '../../hub/src/hub-plugin-set.js';
+import type { HubOptions } from '../../hub/src/hub-options.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
-import { api, testHub, waitFor } from '../support/hub-helpers.js';
+import type { MqttClient } from 'mqtt';
+import { HUB_BUS_USER, busPassword } from '../../lib/auth/bus-acl.js';
+import { api, mqttClient, TEST_FLEET_SECRET, testHub, waitFor } from '../support/hub-helpers.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
 
 export const CHROMIUM = process.env.LOOKOUT_CHROMIUM ?? '/usr/bin/chromium';
@@ -53,6 +56,19 @@ export async function consolePluginSet() {
   const set = await loadHubPluginSet();
   const names = new Set(CONSOLE_PLUGINS.map((p) => p.name));
   return { plugins: [...set.plugins.filter((p) => !names.has(p.name)), ...CONSOLE_PLUGINS], essential: set.essential };
+}
+
+/** A hub for the console's tests: the console's plugin set, the tests' token, loopback only; `options` add or override. */
+export async function consoleHub(options: HubOptions = {}): Promise<RunningHub> {
+  return testHub({ ...(await consolePluginSet()), token: HUB_TOKEN, host: '127.0.0.1', ...options });
+}
+
+/**
+ * A bus client as the hub's own identity, which may publish on any device's topics: a test speaks
+ * for devices it does not run (or whose own identity the running device holds), under `clientId`.
+ */
+export function hubBusClient(hub: RunningHub, clientId: string): Promise<MqttClient> {
+  return mqttClient(hub.brokerUrl, { username: HUB_BUS_USER, password: busPassword(TEST_FLEET_SECRET, HUB_BUS_USER), clientId });
 }
 
 export async function startConsoleFleet(): Promise<ConsoleFleet> {
@@ -141,6 +157,37 @@ export async function launchChromium(dir: string): Promise<BrowserContext> {
     args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 900 },
   });
+}
+
+/** Signs in to the console at the hub's root with the tests' token and waits for the fleet page. */
+export async function signIn(page: Page, hubUrl: string): Promise<void> {
+  await page.goto(`${hubUrl}/`);
+  await page.locator('input[name=token]').fill(HUB_TOKEN);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('fleet-summary').waitFor();
+}
+
+/** Chromium with one page signed in to the console; the page's uncaught errors land in `pageErrors`. */
+export interface ConsoleSession {
+  browser: BrowserContext;
+  page: Page;
+  pageErrors: string[];
+}
+
+/** Chromium (its profile in `dir`) signed in to the hub's console; `watch` sees the page before it loads anything (to note its requests). */
+export async function openConsole(dir: string, hubUrl: string, watch?: (page: Page) => void): Promise<ConsoleSession> {
+  const browser = await launchChromium(dir);
+  try {
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    watch?.(page);
+    await signIn(page, hubUrl);
+    return { browser, page, pageErrors };
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
 }
 
 /** Where the screenshots go: LOOKOUT_TEST_ARTIFACTS, else dist/test-artifacts/console. */

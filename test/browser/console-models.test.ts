@@ -13,9 +13,9 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningBuilder } from '../../builder/src/start-builder.js';
 import type { RunningHub } from '../../hub/src/start-hub.js';
-import { api, testHub, waitFor } from '../support/hub-helpers.js';
+import { api, waitFor } from '../support/hub-helpers.js';
 import { importAndWait, testBuilder, writeClip, writeText } from '../integration/builder/builder-helpers.js';
-import { artifactsDir, consolePluginSet, HUB_TOKEN, launchChromium } from './console-fleet.js';
+import { artifactsDir, consoleHub, HUB_TOKEN, openConsole } from './console-fleet.js';
 
 const BUILDER_TOKEN = 'models-builder-token-3e9a';
 
@@ -27,17 +27,14 @@ describe('Models page in chromium', () => {
   let page: Page;
   let dataset: any;
   let job: any;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   const viaHub = (path: string, o: { json?: unknown } = {}) => api(hub.url, path, { token: HUB_TOKEN, ...o });
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lookout-console-models-'));
     const data = join(dir, 'builder');
     builder = await testBuilder(data, { token: BUILDER_TOKEN, host: '127.0.0.1' });
-    hub = await testHub({
-      ...(await consolePluginSet()),
-      token: HUB_TOKEN,
-      host: '127.0.0.1',
+    hub = await consoleHub({
       builderUrl: builder.url,
       dataDir: join(dir, 'hub'),
       env: { LOOKOUT_BUILDER_TOKEN: BUILDER_TOKEN },
@@ -71,13 +68,7 @@ describe('Models page in chromium', () => {
     const pkg = await viaHub('/api/packages', { json: { train_job_id: job.id } });
     assert.ok(pkg.status < 300, pkg.text);
 
-    browser = await launchChromium(dir);
-    page = await browser.newPage();
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(`${hub.url}/`);
-    await page.locator('input[name=token]').fill(HUB_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('fleet-summary').waitFor();
+    ({ browser, page, pageErrors } = await openConsole(dir, hub.url));
   });
 
   after(async () => {

@@ -13,9 +13,8 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { provisionTestFleetCerts } from '../support/fleet-certs.js';
-import { testHub } from '../support/hub-helpers.js';
 import { startSshd, type Sshd } from '../support/sshd.js';
-import { artifactsDir, consolePluginSet, HUB_TOKEN, launchChromium } from './console-fleet.js';
+import { artifactsDir, consoleHub, openConsole } from './console-fleet.js';
 
 describe('Provisioning panel in chromium', () => {
   let dir: string;
@@ -24,7 +23,7 @@ describe('Provisioning panel in chromium', () => {
   let hub: RunningHub;
   let browser: BrowserContext;
   let page: Page;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'lookout-console-provision-'));
@@ -32,10 +31,7 @@ describe('Provisioning panel in chromium', () => {
     await mkdir(root);
     await provisionTestFleetCerts(join(dir, 'ca'), { hubDataDir: join(dir, 'hub') });
     sshd = await startSshd();
-    hub = await testHub({
-      ...(await consolePluginSet()),
-      token: HUB_TOKEN,
-      host: '127.0.0.1',
+    hub = await consoleHub({
       dataDir: join(dir, 'hub'),
       env: {
         LOOKOUT_FLEET_CA_DIR: join(dir, 'ca'),
@@ -44,13 +40,7 @@ describe('Provisioning panel in chromium', () => {
         LOOKOUT_PROVISION_HELLO_TIMEOUT_S: '1',
       },
     });
-    browser = await launchChromium(dir);
-    page = await browser.newPage();
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(`${hub.url}/`);
-    await page.locator('input[name=token]').fill(HUB_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('fleet-summary').waitFor();
+    ({ browser, page, pageErrors } = await openConsole(dir, hub.url));
   });
 
   after(async () => {

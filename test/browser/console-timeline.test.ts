@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { MqttClient } from 'mqtt';
-import { HUB_BUS_USER, busPassword } from '../../lib/auth/bus-acl.js';
-import { api, endClient, mqttClient, publish, TEST_FLEET_SECRET, waitFor } from '../support/hub-helpers.js';
-import { artifactsDir, DEVICES, HUB_TOKEN, launchChromium, startConsoleFleet, type ConsoleFleet } from './console-fleet.js';
+import { api, endClient, publish, waitFor } from '../support/hub-helpers.js';
+import { artifactsDir, DEVICES, HUB_TOKEN, hubBusClient, openConsole, startConsoleFleet, type ConsoleFleet } from './console-fleet.js';
 
 /** A chunk as GET /fleet/playback-ready lists it (the recorder's sidecar fields). */
 interface Listed {
@@ -33,25 +32,15 @@ describe('device timeline in chromium', () => {
   let browser: BrowserContext;
   let page: Page;
   let bus: MqttClient;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   const [front] = DEVICES;
 
   before(async () => {
     fleet = await startConsoleFleet();
     // The device's own bus identity is held by the running device (its client id is its id): the event goes
     // in as the hub's identity, which may publish on any device topic, under a client id of its own.
-    bus = await mqttClient(fleet.hub.brokerUrl, {
-      username: HUB_BUS_USER,
-      password: busPassword(TEST_FLEET_SECRET, HUB_BUS_USER),
-      clientId: 'console-timeline-test',
-    });
-    browser = await launchChromium(fleet.dir);
-    page = await browser.newPage();
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(`${fleet.hub.url}/`);
-    await page.locator('input[name=token]').fill(HUB_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('fleet-summary').waitFor();
+    bus = await hubBusClient(fleet.hub, 'console-timeline-test');
+    ({ browser, page, pageErrors } = await openConsole(fleet.dir, fleet.hub.url));
   });
 
   after(async () => {

@@ -15,8 +15,8 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { freePort } from '../support/free-port.js';
-import { api, testHub, waitFor } from '../support/hub-helpers.js';
-import { artifactsDir, consolePluginSet, HUB_TOKEN, launchChromium } from './console-fleet.js';
+import { api, waitFor } from '../support/hub-helpers.js';
+import { artifactsDir, consoleHub, HUB_TOKEN, openConsole } from './console-fleet.js';
 
 const CHUNK = '20240101T000000000Z_000001.h265';
 const SIZE = 100_000;
@@ -30,7 +30,7 @@ describe('Transfers panel in chromium', () => {
   let page: Page;
   let runningId: string;
   let failedId: string;
-  const pageErrors: string[] = [];
+  let pageErrors: string[] = [];
   const viaHub = (path: string, o: { json?: unknown } = {}) => api(hub.url, path, { token: HUB_TOKEN, ...o });
 
   before(async () => {
@@ -52,10 +52,7 @@ describe('Transfers panel in chromium', () => {
         ],
       }),
     );
-    hub = await testHub({
-      ...(await consolePluginSet()),
-      token: HUB_TOKEN,
-      host: '127.0.0.1',
+    hub = await consoleHub({
       dataDir: join(dir, 'hub'),
       registryFile,
       env: { DEVICE_PASSWORD: undefined, LOOKOUT_SSH_KEY_FILE: undefined, LOOKOUT_TRANSFERS_MAX_ATTEMPTS: '1' },
@@ -68,13 +65,7 @@ describe('Transfers panel in chromium', () => {
       return a.state === 'running' && a.bytes_done === SENT && b.state === 'failed';
     });
 
-    browser = await launchChromium(dir);
-    page = await browser.newPage();
-    page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(`${hub.url}/`);
-    await page.locator('input[name=token]').fill(HUB_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('fleet-summary').waitFor();
+    ({ browser, page, pageErrors } = await openConsole(dir, hub.url));
   });
 
   after(async () => {

@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext } from 'playwright-core';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { api, endClient, mqttClient, msg, publish, testHub, waitFor } from '../support/hub-helpers.js';
-import { consolePluginSet, HUB_TOKEN, launchChromium } from './console-fleet.js';
+import { consolePluginSet, HUB_TOKEN, launchChromium, signIn } from './console-fleet.js';
 import { pictureOfGrey, startJitteryCamera, type JitteryCamera } from './jittery-camera.js';
 
 const FPS = 10;
@@ -89,10 +89,7 @@ describe('the console’s live view draws the boxes of the picture on screen', (
   it('each picture gets the boxes whose captured_at is its capture time, and none where no dets are within half a frame', async () => {
     const page = await browser.newPage();
     try {
-      await page.goto(`${hub.url}/`);
-      await page.locator('input[name=token]').fill(HUB_TOKEN);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.getByTestId('fleet-summary').waitFor();
+      await signIn(page, hub.url);
       await page.goto(`${hub.url}/#/device/${DEVICE}`);
       await page.getByTestId('live-state').and(page.getByText('playing')).waitFor({ timeout: 30_000 });
       await page.locator('.stage [data-testid=det-box]').first().waitFor({ timeout: 30_000 });

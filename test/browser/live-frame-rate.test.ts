@@ -20,7 +20,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { api, callTool, endClient, mqttClient, msg, publish, testHub, waitFor } from '../support/hub-helpers.js';
 import { startDeviceProcess, type DeviceProcess } from '../support/device-process.js';
-import { consolePluginSet, HUB_TOKEN, launchChromium } from './console-fleet.js';
+import { consolePluginSet, HUB_TOKEN, launchChromium, signIn } from './console-fleet.js';
 import { startJitteryCamera, type JitteryCamera } from './jittery-camera.js';
 
 const FPS = 10;
@@ -346,10 +346,7 @@ async function playPlain(browser: BrowserContext, pageOrigin: string, hubUrl: st
 async function playConsole(browser: BrowserContext, hubUrl: string, deviceId: string): Promise<Measured> {
   const page = await browser.newPage();
   try {
-    await page.goto(`${hubUrl}/`);
-    await page.locator('input[name=token]').fill(HUB_TOKEN);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByTestId('fleet-summary').waitFor();
+    await signIn(page, hubUrl);
     await page.goto(`${hubUrl}/#/device/${deviceId}`);
     await page.getByTestId('live-state').and(page.getByText('playing')).waitFor({ timeout: 30_000 });
     return await measure(page, '[data-testid=live-video]');

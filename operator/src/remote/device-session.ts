@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { posix } from 'node:path';
-import type { Client, SFTPWrapper } from 'ssh2';
+import type { Client } from 'ssh2';
 import { LookoutError } from 'lookout/core';
-import { connectSsh, describeTarget, type SshTarget, type KnownHosts, type SshCredentials } from 'lookout/lib/ssh';
+import { connectSsh, RemoteSession, shellQuote, type SshTarget, type KnownHosts, type SshCredentials } from 'lookout/lib/ssh';
+
+export { shellQuote, SFTP_NO_SUCH_FILE, type ExecResult } from 'lookout/lib/ssh';
 
 export interface SessionOptions {
   target: SshTarget;
@@ -16,12 +18,6 @@ export interface SessionOptions {
   root: string;
 }
 
-export interface ExecResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Free space of the filesystem holding a path (OpenSSH's statvfs@openssh.com). */
 export interface FreeSpace {
   availableBytes: number;
@@ -31,21 +27,15 @@ export interface FreeSpace {
 /** Below this much free space a failed write is put down to a full disk. */
 const FULL_BELOW_BYTES = 128 * 1024;
 
-/** SFTP status codes that mean something here (draft-ietf-secsh-filexfer-02). */
-export const SFTP_NO_SUCH_FILE = 2;
-
 /**
- * One SSH connection to a device for an operator command: remote commands, SFTP and the device's
- * paths under its root (`--root`). Every wait is bounded; every failure is a LookoutError naming
- * the device, never a credential.
+ * One SSH connection to a device for an operator command (lib/ssh's RemoteSession: remote commands,
+ * SFTP and the device's paths under its root, `--root`), opened with the operator's settings, and
+ * what the commands need beyond it: free space, checksums, atomic writes that say when the disk is full.
  */
-export class DeviceSession {
-  private sftpChannel: Promise<SFTPWrapper> | undefined;
-
-  private constructor(
-    readonly client: Client,
-    private readonly options: SessionOptions,
-  ) {}
+export class DeviceSession extends RemoteSession {
+  private constructor(client: Client, options: SessionOptions) {
+    super(client, options.target, options.root, options.commandTimeoutMs);
+  }
 
   static async open(options: SessionOptions): Promise<DeviceSession> {
     let client: Client;
@@ -67,108 +57,11 @@ export class DeviceSession {
       }
       throw err;
     }
-    // An error after the handshake (connection lost) rejects whatever waits; unheard it would throw.
-    client.on('error', () => undefined);
     return new DeviceSession(client, options);
   }
 
-  get where(): string {
-    return describeTarget(this.options.target);
-  }
-
   get deviceId(): string {
-    return this.options.target.deviceId;
-  }
-
-  /** A spec path (`/data/models`) on the device, under its root. */
-  path(specPath: string): string {
-    const root = posix.resolve('/', this.options.root);
-    const full = posix.resolve(root, `.${posix.resolve('/', specPath)}`);
-    if (full !== root && !full.startsWith(root === '/' ? '/' : `${root}/`)) {
-      throw new LookoutError('forbidden', `path "${specPath}" escapes the device root`, { details: { path: specPath } });
-    }
-    return full;
-  }
-
-  /** Runs a shell command on the device; resolves with its exit code and output (bounded wait). */
-  exec(command: string, timeoutMs = this.options.commandTimeoutMs): Promise<ExecResult> {
-    return new Promise((resolve, reject) => {
-      let stdout = '';
-      let stderr = '';
-      let finished = false;
-      const fail = (err: LookoutError): void => {
-        if (finished) return;
-        finished = true;
-        clearTimeout(timer);
-        reject(err);
-      };
-      const timer = setTimeout(
-        () =>
-          fail(
-            new LookoutError('ssh_timeout', `${this.where}: a remote command gave no result within ${timeoutMs} ms`, { details: { timeout_ms: timeoutMs } }),
-          ),
-        timeoutMs,
-      );
-      try {
-        this.client.exec(command, (err, stream) => {
-          if (err) return fail(new LookoutError('ssh_failed', `${this.where}: cannot run a command: ${err.message}`));
-          stream.on('data', (d: Buffer) => (stdout = (stdout + d.toString()).slice(-1_000_000)));
-          stream.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-100_000)));
-          stream.on('close', (code: number | null) => {
-            if (finished) return;
-            finished = true;
-            clearTimeout(timer);
-            resolve({ code, stdout, stderr });
-          });
-        });
-      } catch (err) {
-        fail(new LookoutError('ssh_failed', `${this.where}: ${(err as Error).message}`));
-      }
-    });
-  }
-
-  /** Runs a command that must succeed; its stderr is the message otherwise. */
-  async run(command: string, what: string, timeoutMs?: number): Promise<string> {
-    const result = await this.exec(command, timeoutMs);
-    if (result.code !== 0) {
-      const why = result.stderr.trim().split('\n').slice(-3).join('; ') || `exit ${result.code}`;
-      throw new LookoutError('ssh_failed', `${this.where}: ${what} failed: ${why}`, { details: { exit_code: result.code, what } });
-    }
-    return result.stdout;
-  }
-
-  sftp(): Promise<SFTPWrapper> {
-    this.sftpChannel ??= new Promise((resolve, reject) => {
-      try {
-        this.client.sftp((err, sftp) => {
-          if (err) return reject(new LookoutError('ssh_failed', `${this.where}: no SFTP channel: ${err.message}`, { details: { reason: 'sftp_unavailable' } }));
-          sftp.on('error', () => undefined);
-          resolve(sftp);
-        });
-      } catch (err) {
-        reject(new LookoutError('ssh_failed', `${this.where}: ${(err as Error).message}`));
-      }
-    });
-    return this.sftpChannel;
-  }
-
-  /** One SFTP request under the command timeout, its failure a LookoutError (ENOENT keeps sftp's code in details). */
-  sftpCall<T>(what: string, call: (sftp: SFTPWrapper, done: (err: Error | null | undefined, value?: T) => void) => void): Promise<T> {
-    return this.sftp().then(
-      (sftp) =>
-        new Promise<T>((resolve, reject) => {
-          const timer = setTimeout(
-            () => reject(new LookoutError('ssh_timeout', `${this.where}: ${what}: no SFTP answer within ${this.options.commandTimeoutMs} ms`)),
-            this.options.commandTimeoutMs,
-          );
-          call(sftp, (err, value) => {
-            clearTimeout(timer);
-            if (!err) return resolve(value as T);
-            const code = (err as { code?: unknown }).code;
-            reject(new LookoutError('ssh_failed', `${this.where}: ${what}: ${err.message}`, { details: { sftp_code: code, what } }));
-          });
-        }),
-    );
+    return this.target.deviceId;
   }
 
   async mkdirs(remoteDir: string): Promise<void> {
@@ -189,37 +82,11 @@ export class DeviceSession {
 
   /** Size of a remote file, or undefined when there is none. */
   async sizeOf(remotePath: string): Promise<number | undefined> {
-    try {
-      const st = await this.sftpCall<{ size: number }>(`stat ${remotePath}`, (sftp, done) => sftp.stat(remotePath, done));
-      return st.size;
-    } catch (err) {
-      if ((err as LookoutError).details && (err as LookoutError & { details: { sftp_code?: unknown } }).details.sftp_code === SFTP_NO_SUCH_FILE)
-        return undefined;
-      throw err;
-    }
-  }
-
-  /** Replaces `to` by `from` in one step (posix-rename@openssh.com; plain SFTP rename refuses an existing target). */
-  rename(from: string, to: string): Promise<void> {
-    return this.sftpCall<void>(`renaming ${from} to ${to}`, (sftp, done) => sftp.ext_openssh_rename(from, to, (err) => done(err)));
-  }
-
-  async remove(remotePath: string): Promise<void> {
-    try {
-      await this.sftpCall<void>(`removing ${remotePath}`, (sftp, done) => sftp.unlink(remotePath, (err) => done(err)));
-    } catch (err) {
-      if ((err as LookoutError & { details: { sftp_code?: unknown } }).details?.sftp_code !== SFTP_NO_SUCH_FILE) throw err;
-    }
+    return (await this.stat(remotePath))?.size;
   }
 
   async readText(remotePath: string): Promise<string | undefined> {
-    try {
-      const data = await this.sftpCall<Buffer>(`reading ${remotePath}`, (sftp, done) => sftp.readFile(remotePath, (err, buf) => done(err, buf)));
-      return data.toString('utf8');
-    } catch (err) {
-      if ((err as LookoutError & { details: { sftp_code?: unknown } }).details?.sftp_code === SFTP_NO_SUCH_FILE) return undefined;
-      throw err;
-    }
+    return (await this.readFile(remotePath))?.toString('utf8');
   }
 
   /**
@@ -263,13 +130,4 @@ export class DeviceSession {
     if (!hash) throw new LookoutError('ssh_failed', `${this.where}: sha256sum gave no checksum for ${remotePath}`);
     return hash;
   }
-
-  close(): void {
-    this.client.end();
-  }
-}
-
-/** A word for a POSIX shell: single-quoted, its own single quotes escaped. */
-export function shellQuote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
 }

@@ -13,19 +13,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { deviceToolToken } from '../../../lib/auth/tool-token.js';
-import { MemoryBus } from '../../../core/src/bus/memory-bus.js';
-import { importPlugin } from '../../../core/src/images/load-image.js';
-import { createLogger } from '../../../core/src/log/logger.js';
-import { packageRoot } from '../../../core/src/paths/package-root.js';
-import { startDevice, type DeviceHandle } from '../../../edge/src/device-runtime.js';
+import type { DeviceHandle } from '../../../edge/src/device-runtime.js';
 import type { RunningHub } from '../../../hub/src/start-hub.js';
 import { CuttingRelay } from '../../support/cutting-relay.js';
-import { api, callTool, TEST_FLEET_SECRET, testHub, waitFor } from '../../support/hub-helpers.js';
+import { NO_SSH, startRecordingDevice, toolPortOf } from '../../support/recording-device.js';
+import { api, callTool, testHub, waitFor } from '../../support/hub-helpers.js';
 
 const DEVICE = 'cam-http-play';
-/** No SSH credentials whatever the environment of the test run holds. */
-const NO_SSH = { DEVICE_PASSWORD: undefined, LOOKOUT_SSH_KEY_FILE: undefined, LOOKOUT_MEDIA_LOCAL_RECORDINGS: undefined };
 
 /** ffprobe of an mp4 (from a file: from a pipe it stops at the moov atom of a faststart mp4). */
 function probe(dir: string, mp4: Buffer): { codec: string; duration: number } {
@@ -46,21 +40,8 @@ describe('playback from the device itself, without SSH credentials', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'media-http-'));
-    const names = ['die-temp', 'identity', 'system-health', 'status', 'camera', 'encode', 'recorder'];
-    const image = { name: 'recording-camera', role: 'camera', plugins: await Promise.all(names.map((n) => importPlugin(n, packageRoot()))) };
-    device = await startDevice({
-      deviceId: DEVICE,
-      image,
-      layer: 'layer0',
-      source: 'sim',
-      dataDir: join(dir, 'device'),
-      bus: new MemoryBus(),
-      toolPort: 0,
-      toolToken: deviceToolToken(TEST_FLEET_SECRET, DEVICE),
-      logger: createLogger({ level: 'silent' }),
-      env: { ENCODE_RESOLUTION: '320x240', ENCODE_FPS: '5', ENCODE_GOP: '5', CHUNK_SECONDS: '2', PATH: process.env.PATH },
-    });
-    relay = await CuttingRelay.start(Number(new URL(device.toolUrl!).port), 3000, 1);
+    device = await startRecordingDevice(DEVICE, dir);
+    relay = await CuttingRelay.start(toolPortOf(device), 3000, 1);
     const registryFile = join(dir, 'registry.json');
     writeFileSync(registryFile, JSON.stringify({ devices: [{ device_id: DEVICE, ips: ['127.0.0.1'], tool_port: relay.port, labels: ['porch'] }] }));
     const env = { ...NO_SSH, LOOKOUT_MEDIA_STEP_TIMEOUT_MS: '5000', LOOKOUT_MEDIA_INCIDENT_WAIT_MS: '0' };

@@ -13,23 +13,17 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { deviceToolToken } from '../../../lib/auth/tool-token.js';
-import { MemoryBus } from '../../../core/src/bus/memory-bus.js';
-import { importPlugin } from '../../../core/src/images/load-image.js';
-import { createLogger } from '../../../core/src/log/logger.js';
-import { packageRoot } from '../../../core/src/paths/package-root.js';
 import { recordingsRoot } from '../../../core/src/paths/recordings-root.js';
-import { startDevice, type DeviceHandle } from '../../../edge/src/device-runtime.js';
+import type { DeviceHandle } from '../../../edge/src/device-runtime.js';
 import type { RunningHub } from '../../../hub/src/start-hub.js';
 import type { Transfer } from '../../../hub/plugins/transfers/src/service.js';
 import { CuttingRelay } from '../../support/cutting-relay.js';
+import { NO_SSH, startRecordingDevice, toolPortOf } from '../../support/recording-device.js';
 import { freePort } from '../../support/free-port.js';
-import { api, callTool, endClient, mqttClient, publish, TEST_FLEET_SECRET, testHub, waitFor } from '../../support/hub-helpers.js';
+import { api, callTool, endClient, mqttClient, publish, testHub, waitFor } from '../../support/hub-helpers.js';
 
 const DEVICE = 'cam-transfers';
 const GONE = 'cam-transfers-gone';
-/** No SSH credentials whatever the environment holds: the device's tool server is the source. */
-const NO_SSH = { DEVICE_PASSWORD: undefined, LOOKOUT_SSH_KEY_FILE: undefined, LOOKOUT_MEDIA_LOCAL_RECORDINGS: undefined };
 const QUEUE_ENV = { LOOKOUT_TRANSFERS_BACKOFF_MS: '100', LOOKOUT_TRANSFERS_BACKOFF_MAX_MS: '400', LOOKOUT_TRANSFERS_MAX_ATTEMPTS: '3' };
 /** Requests one attempt makes at a cut file: the first and its resumes (DeviceHttpRecordings' RESUMES + 1). */
 const REQUESTS_PER_ATTEMPT = 4;
@@ -121,22 +115,9 @@ describe('the transfer queue pulls recordings from a live device', () => {
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'transfers-'));
-    const names = ['die-temp', 'identity', 'system-health', 'status', 'camera', 'encode', 'recorder'];
-    const image = { name: 'recording-camera', role: 'camera', plugins: await Promise.all(names.map((n) => importPlugin(n, packageRoot()))) };
-    device = await startDevice({
-      deviceId: DEVICE,
-      image,
-      layer: 'layer0',
-      source: 'sim',
-      dataDir: join(dir, 'device'),
-      bus: new MemoryBus(),
-      toolPort: 0,
-      toolToken: deviceToolToken(TEST_FLEET_SECRET, DEVICE),
-      logger: createLogger({ level: 'silent' }),
-      env: { ENCODE_RESOLUTION: '320x240', ENCODE_FPS: '5', ENCODE_GOP: '5', CHUNK_SECONDS: '2', PATH: process.env.PATH },
-    });
+    device = await startRecordingDevice(DEVICE, dir);
     deviceFile = (name) => readFileSync(join(recordingsRoot(join(dir, 'device')), name));
-    const toolPort = Number(new URL(device.toolUrl!).port);
+    const toolPort = toolPortOf(device);
     cutting = await CuttingRelay.start(toolPort, 1000, 0);
     stall = await new StallRelay(toolPort).listen();
     const closedPort = await freePort();

@@ -1,12 +1,14 @@
 /**
  * `npm start` as a newcomer runs it (scripts/start.mjs): the hub, its embedded broker, the model builder
- * and the simulated fleet come up, the banner says where to look, the addresses it prints answer, and Ctrl-C (SIGTERM
- * here) stops everything. Its fleet lives in a folder of the test's own (LOOKOUT_DEV_DIR) and every
+ * and the simulated fleet come up, the banner says where to look, the addresses it prints answer, the
+ * README's model path runs from classes to a deploy the simulated devices load (over the demo fleet's
+ * sshd, restarted by their supervisor), and Ctrl-C (SIGTERM here) stops everything, the restarted
+ * devices too. Its fleet lives in a folder of the test's own (LOOKOUT_DEV_DIR) and every
  * port is picked by the system, so it runs beside a developer's own `npm start`.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -87,9 +89,83 @@ describe('npm start', () => {
     assert.equal((await fetch(`${hubUrl}/api/pipeline/jobs`)).status, 200);
   });
 
+  it("walks the README's path: classes, the demo dataset, a test-recipe training, a package, a canary-first deploy the restarted devices load", async () => {
+    // The README's requests, as written there (its localhost:8788 is this run's hub, its .lookout-dev this run's folder).
+    const post = async (path: string, body: unknown) => {
+      const r = await fetch(`${hubUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return { status: r.status, body: await r.json() };
+    };
+    const get = async (path: string) => await (await fetch(`${hubUrl}${path}`)).json();
+    const until = async <T>(what: string, read: () => Promise<T | undefined>, ms: number): Promise<T> => {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const v = await read();
+        if (v !== undefined) return v;
+        if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms\n${output.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    };
+    assert.match(output, /^ {2}deploys +over the fleet's SSH/m, output);
+    const dataset = /^ {2}demo dataset +(\S+)/m.exec(output)?.[1] ?? '';
+    assert.equal(dataset, join(dir, 'builder', 'imports', 'demo'));
+
+    assert.ok((await post('/api/ontology', { classes: ['person'] })).status < 300);
+    assert.ok([200, 201].includes((await post('/api/ontology/compile', {})).status));
+    assert.equal((await post('/api/datasets', { name: 'demo', format: 'yolo', uri: dataset })).status, 202);
+    const imported = await until(
+      'the demo dataset imported',
+      async () => {
+        const d = await get('/api/datasets/demo');
+        return d.state === 'IMPORTING' ? undefined : d;
+      },
+      60_000,
+    );
+    assert.equal(imported.state, 'READY', JSON.stringify(imported.reason));
+    assert.equal(imported.class_counts.person.frames, 30);
+
+    const launched = await post('/api/pipeline/launch', { epochs: 3, batch_size: 8, recipe: 'test-double', gcs_dataset: dataset });
+    assert.equal(launched.status, 202, JSON.stringify(launched.body));
+    const trained = await until(
+      'the training settled',
+      async () => {
+        const j = await get(`/api/pipeline/jobs/${launched.body.id}`);
+        return ['TRAINING_COMPLETE', 'FAILED'].includes(j.state) ? j : undefined;
+      },
+      120_000,
+    );
+    assert.equal(trained.state, 'TRAINING_COMPLETE', trained.reason);
+    const pkg = await post('/api/packages', { train_job_id: trained.id });
+    assert.equal(pkg.body.version, 'v1', JSON.stringify(pkg.body));
+
+    const deploy = await post('/api/pipeline/deploy', { package_id: 'v1', devices: ['sim-cam-1', 'sim-cam-2'], soak_s: 10 });
+    assert.equal(deploy.status, 202, JSON.stringify(deploy.body));
+    const deployed = await until(
+      'the deploy settled',
+      async () => {
+        const j = await get(`/api/pipeline/jobs/${deploy.body.id}`);
+        return ['DEPLOYED', 'FAILED'].includes(j.state) ? j : undefined;
+      },
+      240_000,
+    );
+    assert.equal(deployed.state, 'DEPLOYED', `${deployed.reason}\n${JSON.stringify(await get(`/api/pipeline/jobs/${deploy.body.id}/logs`))}`);
+    // Each device was restarted by the deploy (its service command) and its running detector reports the package.
+    for (const device of ['sim-cam-1', 'sim-cam-2']) {
+      const status = await post(`/tools/call?target=${device}`, { tool: 'get_rfdetr_status', arguments: {} });
+      assert.equal(status.body.result?.package_version, 'v1', JSON.stringify(status.body));
+      assert.equal(status.body.result?.backend, 'onnx');
+    }
+    const active = (await get('/api/deployments')).deployments.filter((d: { state: string }) => d.state === 'active');
+    assert.deepEqual(active.map((d: { device: string; role: string }) => `${d.device} ${d.role}`).sort(), ['sim-cam-1 canary', 'sim-cam-2 fleet']);
+  });
+
   it('stops everything on SIGTERM (Ctrl-C), exiting 0', async () => {
     const exited = new Promise<number | null>((r) => child.once('exit', r));
     child.kill('SIGTERM');
     assert.equal(await exited, 0, output.slice(-2000));
+    // The devices' runtimes, the ones the deploy restarted among them, are gone with it.
+    for (const name of readdirSync(join(dir, 'run'))) {
+      const pid = Number(readFileSync(join(dir, 'run', name), 'utf8'));
+      assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' }, `${name}: ${pid} still runs`);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { serviceToken } from 'lookout/core';
+import { SSH_ERRORS } from 'lookout/lib/ssh';
 
 /** The name check every call makes (chunks, their .json and .dets.jsonl, the index files), for callers to check first. */
 export { isRecordingFileName, RECORDINGS_INDEX_FILES } from './recording-names.js';
@@ -65,14 +66,4 @@ export interface LogTailResult {
 export const DEVICE_SSH = serviceToken<DeviceSsh>('device-ssh');
 
 /** The codes a call of DeviceSsh rejects with (besides bad_request and target_unknown): for the routes that use it to declare. */
-export const DEVICE_SSH_ERRORS = [
-  'target_not_allowed',
-  'recording_not_found',
-  'ssh_not_configured',
-  'ssh_host_key_unknown',
-  'ssh_host_key_changed',
-  'ssh_auth_failed',
-  'ssh_failed',
-  'ssh_timeout',
-  'log_not_found',
-] as const;
+export const DEVICE_SSH_ERRORS = ['target_not_allowed', 'recording_not_found', ...SSH_ERRORS, 'log_not_found'] as const;

@@ -1,18 +1,13 @@
 import type { Client } from 'ssh2';
 import { LookoutError } from 'lookout/core';
-import { guarded } from 'lookout/lib/ssh';
+import { shellQuote } from 'lookout/lib/ssh';
 import { isRecordingFileName } from './recording-names.js';
 import type { RemoteFile } from './service.js';
 import type { OpContext } from './sftp-ops.js';
+import { commandFailed, execOnChannel } from './exec-channel.js';
 
 /** A listing of tens of thousands of chunks fits; a device writing more is cut off. */
 const MAX_LISTING_BYTES = 8 * 1024 * 1024;
-const STDERR_TAIL = 500;
-
-/** A string as one single-quoted shell word. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The fixed listing command; its one argument is the recordings root, quoted. GNU find prints name,
@@ -45,100 +40,30 @@ export function parseListing(text: string): RemoteFile[] {
 }
 
 /** Lists the recordings root with a shell command (for devices without SFTP). */
-export function shellList(client: Client, root: string, ctx: OpContext): Promise<RemoteFile[]> {
-  let channel: { close(): void; destroy(): void } | undefined;
-  return guarded(
-    {
-      what: `${ctx.where}: list ${root}`,
-      idleTimeoutMs: ctx.idleTimeoutMs,
-      signal: ctx.signal,
-      stop: () => {
-        channel?.close();
-        // A hung device never acknowledges the close: the channel's close event comes now.
-        channel?.destroy();
-      },
+export async function shellList(client: Client, root: string, ctx: OpContext): Promise<RemoteFile[]> {
+  const what = `${ctx.where}: list ${root}`;
+  const out: Buffer[] = [];
+  let outBytes = 0;
+  let overflow = false;
+  const end = await execOnChannel(client, listingCommand(root), ctx, {
+    what,
+    onData: (d, close) => {
+      outBytes += d.length;
+      if (outBytes <= MAX_LISTING_BYTES) return void out.push(d);
+      overflow = true;
+      close();
     },
-    (touch) => {
-      return new Promise<RemoteFile[]>((resolve, reject) => {
-        const open = (err: Error | undefined, stream: import('ssh2').ClientChannel) => {
-          if (err) {
-            // A refused exec is the device's policy (no shell for us), not a dead connection.
-            const refused = /unable to exec/i.test(err.message);
-            return reject(
-              new LookoutError('ssh_failed', `${ctx.where}: ${refused ? 'the device refuses commands' : 'no exec channel'}: ${err.message}`, {
-                details: { reason: refused ? 'exec_refused' : 'channel' },
-              }),
-            );
-          }
-          channel = stream;
-          // ssh2 leaves 'error' on the channel unheard: a device that breaks the channel protocol (data
-          // after its EOF) would otherwise throw inside ssh2's parser. Heard for the channel's life.
-          const onError = (e: Error): void => {
-            reject(
-              new LookoutError('ssh_failed', `${ctx.where}: list ${root}: the device broke the SSH channel protocol: ${e.message}`, {
-                details: { reason: 'protocol' },
-              }),
-            );
-            try {
-              stream.close();
-            } catch {
-              // Already closed.
-            }
-          };
-          stream.on('error', onError);
-          stream.stderr.on('error', onError);
-          const out: Buffer[] = [];
-          let outBytes = 0;
-          let stderr = '';
-          let exitCode: number | null = null;
-          let overflow = false;
-          stream.on('data', (d: Buffer) => {
-            touch();
-            outBytes += d.length;
-            if (outBytes > MAX_LISTING_BYTES) {
-              overflow = true;
-              stream.close();
-            } else out.push(d);
-          });
-          stream.stderr.on('data', (d: Buffer) => {
-            touch();
-            stderr = (stderr + d.toString('utf8')).slice(-STDERR_TAIL);
-          });
-          stream.on('exit', (code: number | null) => {
-            exitCode = code;
-          });
-          stream.on('close', () => {
-            if (overflow) {
-              return reject(
-                new LookoutError('ssh_failed', `${ctx.where}: the listing of ${root} is longer than ${MAX_LISTING_BYTES} bytes`, {
-                  details: { reason: 'too_large' },
-                }),
-              );
-            }
-            if (exitCode === 3) {
-              return reject(
-                new LookoutError('ssh_failed', `${ctx.where}: the recordings root ${root} does not exist on the device`, {
-                  details: { reason: 'root_missing', recordings_root: root },
-                }),
-              );
-            }
-            if (exitCode !== 0) {
-              const said = stderr.trim().split('\n').pop()?.slice(0, 300) ?? '';
-              return reject(
-                new LookoutError('ssh_failed', `${ctx.where}: the listing command exited with ${exitCode ?? 'a signal'}${said ? `: ${said}` : ''}`, {
-                  details: { reason: 'command', exit_code: exitCode },
-                }),
-              );
-            }
-            resolve(parseListing(Buffer.concat(out, outBytes).toString('utf8')));
-          });
-        };
-        try {
-          client.exec(listingCommand(root), open);
-        } catch (err) {
-          reject(new LookoutError('ssh_failed', `${ctx.where}: ${(err as Error).message}`, { details: { reason: 'channel' } }));
-        }
-      });
-    },
-  );
+  });
+  if (overflow) {
+    throw new LookoutError('ssh_failed', `${ctx.where}: the listing of ${root} is longer than ${MAX_LISTING_BYTES} bytes`, {
+      details: { reason: 'too_large' },
+    });
+  }
+  if (end.exitCode === 3) {
+    throw new LookoutError('ssh_failed', `${ctx.where}: the recordings root ${root} does not exist on the device`, {
+      details: { reason: 'root_missing', recordings_root: root },
+    });
+  }
+  if (end.exitCode !== 0) throw commandFailed(what, end);
+  return parseListing(Buffer.concat(out, outBytes).toString('utf8'));
 }

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { HUB_INFO, HUB_STATE, type StateKeeper } from 'lookout/hub';
 import { BODY_ROUTE_ERRORS, LookoutError, definePlugin } from 'lookout/core';
-import { KnownHosts, SshCredentials } from 'lookout/lib/ssh';
+import { KnownHosts, SSH_ERRORS, SshCredentials } from 'lookout/lib/ssh';
 import { openFleetCa, type FleetCa } from 'lookout/lib/tls';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
@@ -76,12 +76,7 @@ export default definePlugin({
         'fleet-provision.provision_in_progress',
         'fleet-provision.fleet_ca_unavailable',
         'device_unreachable',
-        'ssh_not_configured',
-        'ssh_host_key_unknown',
-        'ssh_host_key_changed',
-        'ssh_auth_failed',
-        'ssh_failed',
-        'ssh_timeout',
+        ...SSH_ERRORS,
         'layer_unknown',
         'argument_invalid',
         'config_invalid',

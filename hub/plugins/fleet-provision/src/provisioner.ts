@@ -173,7 +173,7 @@ export class Provisioner {
         if (!this.o.startCommand) return { status: 'skipped', detail: 'no LOOKOUT_PROVISION_START_COMMAND: the device starts its service itself' };
         const before = previous?.steps.find((s) => s.name === 'start')?.status;
         if (!pushedNow && (before === 'done' || before === 'unchanged')) return { status: 'unchanged', detail: 'no file changed since it was started' };
-        await device!.exec(this.o.startCommand, 'starting the device runtime');
+        await device!.run(this.o.startCommand, 'starting the device runtime');
         return { status: 'done', detail: 'ran LOOKOUT_PROVISION_START_COMMAND' };
       });
       device?.close();

@@ -4,7 +4,8 @@ import { chmodSync, mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { listingCommand, parseListing, shellQuote } from '../../../../../hub/plugins/device-ssh/src/shell-listing.js';
+import { listingCommand, parseListing } from '../../../../../hub/plugins/device-ssh/src/shell-listing.js';
+import { shellQuote } from '../../../../../lib/ssh/index.js';
 import { scratchDir, type ScratchDir } from '../../../../support/scratch-dir.js';
 
 const run = promisify(execFile);
