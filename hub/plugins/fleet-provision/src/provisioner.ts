@@ -242,7 +242,7 @@ export class Provisioner {
     const answer = await this.onKnownDevice(deviceId, 'layer_env', signal, async (device) => {
       const outcome = await writeFiles(device, files);
       if (outcome.status === 'done' && this.o.startCommand) {
-        await device.exec(this.o.startCommand, 'restarting the device runtime on its re-applied layer');
+        await device.run(this.o.startCommand, 'restarting the device runtime on its re-applied layer');
         return { outcome: { status: 'done', detail: `${outcome.detail}; ran LOOKOUT_PROVISION_START_COMMAND` } };
       }
       return { outcome };
