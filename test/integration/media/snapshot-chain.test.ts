@@ -87,7 +87,8 @@ describe('GET /stream/snapshot against a real device', () => {
         LOOKOUT_HUB_SNAPSHOT_TAIL_BACKOFF_MS: '100',
         LOOKOUT_HUB_SNAPSHOT_TAIL_BACKOFF_MAX_MS: '400',
         LOOKOUT_HUB_SNAPSHOT_TAIL_STALL_MS: '2000',
-        LOOKOUT_HUB_SNAPSHOT_TAIL_IDLE_MS: '1000',
+        // Long enough that the warm snapshot below finds the tail the cold one opened on a loaded machine.
+        LOOKOUT_HUB_SNAPSHOT_TAIL_IDLE_MS: '4000',
       },
     });
     const image = join(dir, 'encode-camera.json');
@@ -170,7 +171,7 @@ describe('GET /stream/snapshot against a real device', () => {
   it('with the tool server unreachable, serves from the live tail: cold, then warm', async () => {
     writeRegistry(deadPort);
     // A tail the first snapshots may have opened is closed once idle (LOOKOUT_HUB_SNAPSHOT_TAIL_IDLE_MS).
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 4500));
     const cold = await snapshot(hub.url, `target=${DEVICE}&w=320&q=80`);
     assert.equal(cold.status, 200, cold.json ? JSON.stringify(cold.json) : '');
     assert.equal(cold.source, 'live_tail');
