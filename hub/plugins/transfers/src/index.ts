@@ -62,6 +62,12 @@ export default definePlugin({
       .min(64 * 1024)
       .max(1024 * 1024 * 1024)
       .default(8 * 1024 * 1024),
+    /** Bytes the transfers folder may hold: past it, the files of the oldest finished transfers go (they stay listed). */
+    LOOKOUT_TRANSFERS_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .default(20 * 1024 * 1024 * 1024),
     /** Where partial and pulled files are kept; default `<hub data dir>/transfers`. */
     LOOKOUT_TRANSFERS_DIR: z.string().min(1).optional(),
   }),
@@ -137,6 +143,7 @@ export default definePlugin({
       backoffMaxMs: cfg.LOOKOUT_TRANSFERS_BACKOFF_MAX_MS,
       maxActive: cfg.LOOKOUT_TRANSFERS_MAX_ACTIVE,
       keepFinished: cfg.LOOKOUT_TRANSFERS_KEEP,
+      maxBytes: cfg.LOOKOUT_TRANSFERS_MAX_BYTES,
       uploader: tusUpload,
       uploadChunkBytes: cfg.LOOKOUT_TRANSFERS_UPLOAD_CHUNK_BYTES,
       onChange: () => keeper?.changed(),
@@ -163,6 +170,7 @@ export default definePlugin({
       per_device: cfg.LOOKOUT_TRANSFERS_PER_DEVICE,
       max_attempts: cfg.LOOKOUT_TRANSFERS_MAX_ATTEMPTS,
       max_active: cfg.LOOKOUT_TRANSFERS_MAX_ACTIVE,
+      max_bytes: cfg.LOOKOUT_TRANSFERS_MAX_BYTES,
     };
     ctx.routes.handle<z.output<typeof TransferListQuery>>('GET', '/fleet/transfers', ({ query }) => ({
       transfers: queue.list({ ...query }),

@@ -19,6 +19,8 @@ export interface QueueOptions {
   maxActive: number;
   /** Finished transfers kept listed (with their files); the oldest go first. */
   keepFinished: number;
+  /** Bytes the folder may hold: past it, the files of the oldest finished transfers go (they stay listed, without their file). */
+  maxBytes?: number;
   /** Sends an upload's file (tusUpload); without one, uploads wait queued. */
   uploader?: Uploader;
   /** Bytes per PATCH of an upload. */
@@ -62,6 +64,8 @@ export class FileTransferQueue implements TransferQueue {
   private readonly wakeAt = new Set<number>();
   private puller: Puller | undefined;
   private closed = false;
+  /** The byte bound's sweeps, one after the other. */
+  private sweeping: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: QueueOptions) {}
 
@@ -273,6 +277,7 @@ export class FileTransferQueue implements TransferQueue {
     const runs = [...this.running.values()];
     for (const r of runs) r.abort.abort(new LookoutError('service_unavailable', 'the hub stops'));
     await Promise.all(runs.map((r) => r.done));
+    await this.sweeping;
   }
 
   private pump(): void {
@@ -439,8 +444,18 @@ export class FileTransferQueue implements TransferQueue {
     for (const wake of set ?? []) wake();
   }
 
-  /** Finished transfers past the bound go, oldest first, with their files. */
+  /** Finished transfers past the bound go, oldest first, with their files; then files past the byte bound. */
   private evict(): void {
+    this.evictCount();
+    if (this.o.maxBytes !== undefined) this.sweeping = this.sweeping.then(() => this.evictBytes(this.o.maxBytes!)).catch(() => undefined);
+  }
+
+  /** Resolves once the byte bound's sweeps so far have run (tests, close). */
+  swept(): Promise<void> {
+    return this.sweeping;
+  }
+
+  private evictCount(): void {
     let finished = this.items.size - this.count('queued') - this.count('running');
     for (const t of this.items.values()) {
       if (finished <= this.o.keepFinished) return;
@@ -450,6 +465,41 @@ export class FileTransferQueue implements TransferQueue {
       finished--;
     }
     this.o.onChange();
+  }
+
+  /**
+   * While the folder holds more than `max` bytes, the files of finished transfers go, the oldest
+   * finished first: a done pull's file (it stays listed, `stored: false`, as when taken), a failed or
+   * cancelled one's partial file (a retry starts over). Running and queued transfers keep theirs.
+   */
+  private async evictBytes(max: number): Promise<void> {
+    const sizes = new Map<string, number>();
+    let total = 0;
+    // An upload's file is a link to its pull's: counted once, as the disk holds it once.
+    const inodes = new Set<number>();
+    for (const name of await readdir(this.o.dir)) {
+      const s = await stat(join(this.o.dir, name)).catch(() => undefined);
+      const size = s === undefined || inodes.has(s.ino) ? 0 : s.size;
+      if (s) inodes.add(s.ino);
+      total += size;
+      const id = /^(t-[0-9a-f]{16})\.(part|data)$/.exec(name)?.[1];
+      if (id !== undefined) sizes.set(id, (sizes.get(id) ?? 0) + size);
+    }
+    if (total <= max) return;
+    const finished = [...this.items.values()]
+      .filter((t) => FINISHED_STATES.includes(t.state) && (sizes.get(t.id) ?? 0) > 0)
+      .sort((a, b) => (a.finished_at ?? '').localeCompare(b.finished_at ?? ''));
+    for (const t of finished) {
+      if (total <= max) break;
+      if (!FINISHED_STATES.includes(t.state)) continue; // retried meanwhile
+      await rm(join(this.o.dir, `${t.id}.part`), { force: true });
+      await rm(this.dataPath(t.id), { force: true });
+      total -= sizes.get(t.id) ?? 0;
+      if (t.stored) {
+        t.stored = false;
+        this.changed(t, false);
+      }
+    }
   }
 
   private wake(ms: number): void {

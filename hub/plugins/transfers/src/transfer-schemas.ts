@@ -64,6 +64,10 @@ export const TransferLimitsSchema = z.object({
   per_device: z.number().int().describe('transfers running at once per device (LOOKOUT_TRANSFERS_PER_DEVICE)'),
   max_attempts: z.number().int(),
   max_active: z.number().int().describe('queued and running transfers the hub holds at once; more are refused (device_busy)'),
+  max_bytes: z
+    .number()
+    .int()
+    .describe('bytes the transfers folder may hold; past it the oldest finished transfers lose their files (LOOKOUT_TRANSFERS_MAX_BYTES)'),
 });
 
 export const TransferListResponse = z.object({
