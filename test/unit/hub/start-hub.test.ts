@@ -177,6 +177,9 @@ const BAD_REQUESTS: Record<string, { path: string; init?: Parameters<typeof api>
     { path: '/fleet/transfers', init: { json: { device: 'cam-1' } }, field: 'body.chunks' },
     { path: '/fleet/transfers', init: { json: { device: 'cam-1', chunks: [] } }, field: 'body.chunks' },
     { path: '/fleet/transfers', init: { json: { chunks: ['a.h265'] } }, field: 'body.device' },
+    { path: '/fleet/transfers', init: { json: { kind: 'upload' } }, field: 'body.transfers' },
+    { path: '/fleet/transfers', init: { json: { kind: 'upload', transfers: ['t-1'], chunks: ['a.h265'] } }, field: 'body.chunks' },
+    { path: '/fleet/transfers', init: { json: { kind: 'fetch', device: 'cam-1', chunks: ['a.h265'] } }, field: 'body.kind' },
   ],
   // No query and no body: an unknown id answers 404 (test/integration/media/transfer-queue.test.ts).
   'GET /fleet/transfers/:id': [],

@@ -2,11 +2,11 @@ import { LookoutError, isLookoutError } from 'lookout/core';
 import { describeTarget, type SshTarget, type SshCredentials } from 'lookout/lib/ssh';
 import { DEFAULT_RECORDINGS_ROOT, type DeviceRegistry, type DeviceSshAddress } from '../../registry/src/service.js';
 import { checkRecordingFileName, checkRecordingsRoot, remotePathIn } from './recording-names.js';
-import type { DeviceSsh, LogTailRequest, LogTailResult, RemoteFile, RemoteListing } from './service.js';
+import type { DeviceSsh, DownloadFromOptions, LogTailRequest, LogTailResult, RemoteFile, RemoteListing } from './service.js';
 import { checkLogRequest, execTail } from './log-tail.js';
 import type { SshPool } from './ssh-pool.js';
 import { shellList } from './shell-listing.js';
-import { sftpDownload, sftpList, sftpRead, type OpContext } from './sftp-ops.js';
+import { sftpDownload, sftpList, sftpRead, sftpResume, type OpContext } from './sftp-ops.js';
 
 /** The most `read` returns: it is for sidecars and index files, not chunks (download those). */
 export const MAX_READ_BYTES = 16 * 1024 * 1024;
@@ -61,6 +61,40 @@ export class HubDeviceSsh implements DeviceSsh {
     return this.run(deviceId, signal, (client, root, ctx) =>
       sftpDownload(client, remotePathIn(root, name), name, localPath, this.options.maxDownloadBytes, ctx),
     );
+  }
+
+  async downloadFrom(
+    deviceId: string,
+    name: string,
+    localPath: string,
+    o: DownloadFromOptions,
+  ): Promise<{ bytes: number; resumedFrom: number; mtimeMs: number }> {
+    checkRecordingFileName(name);
+    if (!Number.isSafeInteger(o.offset) || o.offset < 0 || o.offset > this.options.maxDownloadBytes) {
+      throw new LookoutError('argument_invalid', `offset: an integer from 0 to ${this.options.maxDownloadBytes}, not ${o.offset}`, {
+        details: { field: 'offset' },
+      });
+    }
+    let started = false;
+    return this.run(deviceId, o.signal, (client, root, ctx) => {
+      // Run again on a fresh connection only before any byte: after that, the caller resumes from what came.
+      if (started) throw new LookoutError('ssh_failed', `${ctx.where}: the connection closed during the read`, { details: { reason: 'closed' } });
+      return sftpResume(
+        client,
+        remotePathIn(root, name),
+        name,
+        localPath,
+        this.options.maxDownloadBytes,
+        {
+          ...o,
+          onProgress: (bytes) => {
+            started = true;
+            o.onProgress?.(bytes);
+          },
+        },
+        ctx,
+      );
+    });
   }
 
   async tailLog(deviceId: string, request: LogTailRequest, onData: (chunk: Buffer) => void, signal?: AbortSignal): Promise<LogTailResult> {

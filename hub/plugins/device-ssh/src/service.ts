@@ -37,12 +37,29 @@ export interface DeviceSsh {
   /** Copies a file to a local path over SFTP (written to a temporary name and renamed: a failed download leaves no file). */
   download(deviceId: string, name: string, localPath: string, signal?: AbortSignal): Promise<{ bytes: number }>;
   /**
+   * Appends a file's bytes from `offset` (the length of a partial local copy) to `localPath` over
+   * SFTP: a cut pull resumes from what it had. Every byte that came stays in `localPath`, also when
+   * the read fails. Started over from 0 (the local copy truncated) when the remote file is shorter
+   * than the copy or its mtime is not `mtimeMs`. Bounded like download.
+   */
+  downloadFrom(deviceId: string, name: string, localPath: string, o: DownloadFromOptions): Promise<{ bytes: number; resumedFrom: number; mtimeMs: number }>;
+  /**
    * The last lines of a log file (`file`, one plain name) in a folder of the device, over an exec
    * channel, handed to `onData` as they come: at most `lines` lines and `maxBytes` bytes; with
    * `followMs`, then what is appended until that long has passed, `maxBytes` is reached or `signal`
    * aborts (the channel is closed then: no tail stays behind). Rejects log_not_found for a missing file or folder.
    */
   tailLog(deviceId: string, request: LogTailRequest, onData: (chunk: Buffer) => void, signal?: AbortSignal): Promise<LogTailResult>;
+}
+
+export interface DownloadFromOptions {
+  offset: number;
+  /** The remote mtime (ms) the partial copy was begun with, if known. */
+  mtimeMs?: number;
+  signal?: AbortSignal;
+  /** The remote size and mtime, before any byte is read. */
+  onStart?: (size: number, mtimeMs: number) => void;
+  onProgress?: (bytes: number) => void;
 }
 
 export interface LogTailRequest {

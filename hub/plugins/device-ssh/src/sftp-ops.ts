@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { rename, rm, stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { rename, rm, stat, truncate } from 'node:fs/promises';
+import { pipeline } from 'node:stream/promises';
 import type { Client, SFTPWrapper, Stats } from 'ssh2';
 import { LookoutError } from 'lookout/core';
 import { guarded } from 'lookout/lib/ssh';
@@ -163,6 +165,10 @@ export function sftpList(client: Client, root: string, ctx: OpContext): Promise<
 
 /** The size of a regular file (a symlink or directory with a recording name is refused as not found). */
 async function regularFileSize(sftp: SFTPWrapper, path: string, name: string, ctx: OpContext): Promise<number> {
+  return (await regularFileStats(sftp, path, name, ctx)).size;
+}
+
+async function regularFileStats(sftp: SFTPWrapper, path: string, name: string, ctx: OpContext): Promise<Stats> {
   let attrs: Stats;
   try {
     attrs = await call<Stats>((cb) => sftp.lstat(path, cb));
@@ -170,7 +176,7 @@ async function regularFileSize(sftp: SFTPWrapper, path: string, name: string, ct
     throw sftpError(err as Error, ctx, `stat ${name}`, name);
   }
   if (!attrs.isFile()) throw new LookoutError('recording_not_found', `${ctx.where}: ${name} is not a regular file`, { details: { name } });
-  return attrs.size;
+  return attrs;
 }
 
 function tooLarge(ctx: OpContext, name: string, size: number, maxBytes: number): LookoutError {
@@ -257,5 +263,72 @@ export async function sftpDownload(
     await rm(part, { force: true }).catch(() => undefined);
     if (err instanceof LookoutError) throw err;
     throw new LookoutError('ssh_failed', `${ctx.where}: download ${name} to ${localPath}: ${(err as Error).message}`, { details: { reason: 'local', name } });
+  }
+}
+
+export interface ResumeOptions {
+  /** Bytes the local partial copy holds: the file is read from there. */
+  offset: number;
+  /** The remote file's mtime (ms) when the partial copy was begun: another one means another file, read from the start. */
+  mtimeMs?: number;
+  /** The remote file's size and mtime, told before any byte is read (saved with the partial copy). */
+  onStart?: (size: number, mtimeMs: number) => void;
+  /** Bytes the local copy holds, as they come. */
+  onProgress?: (bytes: number) => void;
+}
+
+/**
+ * Appends a remote file's bytes from `offset` to the partial local copy `localPath` (SFTP reads at
+ * that position): a pull cut mid-file is resumed from what it had instead of from the start. Every
+ * byte written stays, so a cut, timed out or aborted read leaves the longer partial file for the next
+ * call. The copy starts over (the local file truncated) when the remote file is not the one the copy
+ * began with: its mtime differs or it is shorter than the copy. Bounded by `maxBytes` as a download.
+ */
+export async function sftpResume(
+  client: Client,
+  path: string,
+  name: string,
+  localPath: string,
+  maxBytes: number,
+  o: ResumeOptions,
+  ctx: OpContext,
+): Promise<{ bytes: number; resumedFrom: number; mtimeMs: number }> {
+  try {
+    return await withSftp(client, ctx, `resume ${name}`, async (sftp, { touch, cancelled }) => {
+      const attrs = await regularFileStats(sftp, path, name, ctx);
+      if (attrs.size > maxBytes) throw tooLarge(ctx, name, attrs.size, maxBytes);
+      const mtimeMs = attrs.mtime * 1000;
+      const same = o.mtimeMs === undefined || o.mtimeMs === mtimeMs;
+      const from = same && o.offset <= attrs.size ? o.offset : 0;
+      // The local copy holds exactly `from` bytes before more are appended (a longer one came from another file).
+      await truncate(localPath, from).catch(async (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT' || from !== 0) throw err;
+      });
+      o.onStart?.(attrs.size, mtimeMs);
+      if (cancelled()) throw cancelledError(ctx, name);
+      let bytes = from;
+      if (from < attrs.size) {
+        const source = sftp.createReadStream(path, { start: from });
+        source.on('data', (chunk: Buffer) => {
+          touch();
+          bytes += chunk.length;
+          if (bytes > maxBytes) source.destroy(tooLarge(ctx, name, bytes, maxBytes));
+          else o.onProgress?.(bytes);
+        });
+        try {
+          await pipeline(source, createWriteStream(localPath, { flags: 'a' }));
+        } catch (err) {
+          throw sftpError(err as Error, ctx, `resume ${name} from byte ${from}`, name);
+        }
+      }
+      const have = (await stat(localPath).catch(() => undefined))?.size ?? 0;
+      if (have !== attrs.size) {
+        throw new LookoutError('ssh_failed', `${ctx.where}: resume ${name}: ${have} of ${attrs.size} bytes came`, { details: { reason: 'short', name } });
+      }
+      return { bytes: have, resumedFrom: from, mtimeMs };
+    });
+  } catch (err) {
+    if (err instanceof LookoutError) throw err;
+    throw new LookoutError('ssh_failed', `${ctx.where}: resume ${name} into ${localPath}: ${(err as Error).message}`, { details: { reason: 'local', name } });
   }
 }

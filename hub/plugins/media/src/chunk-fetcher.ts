@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ChunkSidecarSchema, sidecarNameOf } from 'lookout/core/contracts';
 import { LookoutError, toLookoutError } from 'lookout/core';
@@ -90,8 +90,9 @@ export async function fetchChunk(deps: FetcherDeps, deviceId: string, chunk: str
 /**
  * The transfer queue's puller: one attempt at a chunk, from the first source that has it. The
  * device's tool server (`GET /recordings/<file>` with its token) resumes the queue's partial file
- * from its offset with Range and If-Range (and reports progress as bytes come); the local folder
- * and SFTP copy the whole file. A failure keeps the partial file for the next attempt; it is
+ * from its offset with Range and If-Range (and reports progress as bytes come), SFTP from the
+ * partial file's length (reads at that offset: pullOverSftp); the local folder copies the whole
+ * file. A failure keeps the partial file for the next attempt; it is
  * marked not retryable when every source failed for a lasting reason (LASTING).
  */
 export async function pullChunk(deps: FetcherDeps, job: PullJob): Promise<PullOutcome> {
@@ -110,6 +111,12 @@ export async function pullChunk(deps: FetcherDeps, job: PullJob): Promise<PullOu
           onProgress: (done, total) => job.progress(done, total),
           onEtag: (etag) => job.setEtag(etag),
         });
+        await rename(job.partPath, job.path);
+        return { source: label, resumedFrom: got.resumedFrom };
+      }
+      const ssh = label === 'sftp' ? deps.ssh() : undefined;
+      if (ssh?.configured) {
+        const got = await pullOverSftp(ssh, job, signal);
         await rename(job.partPath, job.path);
         return { source: label, resumedFrom: got.resumedFrom };
       }
@@ -139,6 +146,30 @@ export async function pullChunk(deps: FetcherDeps, job: PullJob): Promise<PullOu
   }
   throw new LookoutError('recordings_unavailable', `${job.deviceId}/${job.chunk} could not be fetched: ${failures.join('; ')}`, {
     details: { device_id: job.deviceId, chunk: job.chunk, attempts: failures, retryable: !lasting },
+  });
+}
+
+/** What the partial file's ETag holds when SFTP began it: the remote file's mtime. */
+const SFTP_ETAG = /^sftp-mtime:(\d+)$/;
+
+/**
+ * A pull over SFTP, resumed from the partial file's length when SFTP began it (its saved remote
+ * mtime is the file's still: another file, or a partial the device's tool server began under its
+ * own ETag, starts over). Every byte that comes stays in the partial file for the next attempt.
+ */
+async function pullOverSftp(ssh: DeviceSsh, job: PullJob, signal: AbortSignal): Promise<{ resumedFrom: number }> {
+  const mtime = SFTP_ETAG.exec(job.etag ?? '')?.[1];
+  const have = mtime === undefined ? 0 : ((await stat(job.partPath).catch(() => undefined))?.size ?? 0);
+  let total: number | undefined;
+  return ssh.downloadFrom(job.deviceId, job.chunk, job.partPath, {
+    offset: have,
+    mtimeMs: mtime === undefined ? undefined : Number(mtime),
+    signal,
+    onStart: (size, mtimeMs) => {
+      total = size;
+      job.setEtag(`sftp-mtime:${mtimeMs}`);
+    },
+    onProgress: (bytes) => job.progress(bytes, total),
   });
 }
 

@@ -7,6 +7,8 @@ import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { TRANSFERS } from './service.js';
 import { FileTransferQueue, QueueSnapshotSchema } from './transfer-queue.js';
+import { tusUpload } from './tus-upload.js';
+import { UploadDestinations } from './upload-destinations.js';
 import { EnqueueBody, EnqueueResponse, TransferIdParams, TransferListQuery, TransferListResponse, TransferSchema, type Transfer } from './transfer-schemas.js';
 
 const STATE_KEY = 'transfers';
@@ -41,6 +43,31 @@ export default definePlugin({
     LOOKOUT_TRANSFERS_MAX_ACTIVE: z.coerce.number().int().min(1).max(100_000).default(1000),
     /** Finished transfers kept listed, with their pulled files; the oldest go first. */
     LOOKOUT_TRANSFERS_KEEP: z.coerce.number().int().min(0).max(100_000).default(200),
+    /** The tus creation URL uploads go to when a request names no destination (POST /fleet/transfers, kind upload). */
+    LOOKOUT_TRANSFERS_UPLOAD_URL: z.string().url().optional(),
+    /** Comma-separated URL prefixes a request's own destination must fall under (besides LOOKOUT_TRANSFERS_UPLOAD_URL); no other host is ever uploaded to. */
+    LOOKOUT_TRANSFERS_UPLOAD_PREFIXES: z
+      .string()
+      .optional()
+      .transform((v) =>
+        (v ?? '')
+          .split(',')
+          .map((p) => p.trim())
+          .filter((p) => p.length > 0),
+      ),
+    /** Bytes per PATCH of an upload: a destination that drops a cut request's bytes loses at most this much. */
+    LOOKOUT_TRANSFERS_UPLOAD_CHUNK_BYTES: z.coerce
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(1024 * 1024 * 1024)
+      .default(8 * 1024 * 1024),
+    /** Bytes the transfers folder may hold: past it, the files of the oldest finished transfers go (they stay listed). */
+    LOOKOUT_TRANSFERS_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .default(20 * 1024 * 1024 * 1024),
     /** Where partial and pulled files are kept; default `<hub data dir>/transfers`. */
     LOOKOUT_TRANSFERS_DIR: z.string().min(1).optional(),
   }),
@@ -52,6 +79,11 @@ export default definePlugin({
       description: 'the transfer is finished: done cannot be cancelled or retried, failed or cancelled cannot be cancelled',
     },
     { code: 'transfer_not_done', status: 409, description: 'the transfer holds no pulled file (not done, or its file was taken)' },
+    {
+      code: 'upload_failed',
+      status: 502,
+      description: 'an upload attempt failed at its destination (a cut connection, an error answer); details.status is the destination’s HTTP status',
+    },
   ],
   routes: [
     {
@@ -72,9 +104,10 @@ export default definePlugin({
     {
       method: 'POST',
       path: '/fleet/transfers',
-      errors: ['target_unknown', 'device_busy', 'service_unavailable'],
+      errors: ['target_unknown', 'target_not_allowed', 'device_busy', 'service_unavailable', 'transfer_not_found', 'transfer_not_done'],
       statuses: [202],
-      summary: 'Queues a pull of each named recording chunk of a device into the hub (202: the transfers as queued); GET /fleet/transfers/:id follows one',
+      summary:
+        'Queues a pull of each named recording chunk of a device into the hub, or (kind upload) an upload of each named done pull to a configured destination (tus); 202: the transfers as queued; GET /fleet/transfers/:id follows one',
       body: EnqueueBody,
       response: EnqueueResponse,
     },
@@ -100,6 +133,7 @@ export default definePlugin({
     const ring = ctx.services.get(DEBUG_RING);
     const registry = ctx.services.get(DEVICE_REGISTRY);
     let keeper: StateKeeper | undefined;
+    const destinations = new UploadDestinations(cfg.LOOKOUT_TRANSFERS_UPLOAD_URL, cfg.LOOKOUT_TRANSFERS_UPLOAD_PREFIXES);
     const queue = new FileTransferQueue({
       dir: cfg.LOOKOUT_TRANSFERS_DIR ?? join(ctx.runtime.dataDir, 'transfers'),
       concurrency: cfg.LOOKOUT_TRANSFERS_CONCURRENCY,
@@ -109,6 +143,9 @@ export default definePlugin({
       backoffMaxMs: cfg.LOOKOUT_TRANSFERS_BACKOFF_MAX_MS,
       maxActive: cfg.LOOKOUT_TRANSFERS_MAX_ACTIVE,
       keepFinished: cfg.LOOKOUT_TRANSFERS_KEEP,
+      maxBytes: cfg.LOOKOUT_TRANSFERS_MAX_BYTES,
+      uploader: tusUpload,
+      uploadChunkBytes: cfg.LOOKOUT_TRANSFERS_UPLOAD_CHUNK_BYTES,
       onChange: () => keeper?.changed(),
       // State changes go to the debug ring: GET /fleet/events carries them as `ring` events.
       onState: (t) => ring.record({ kind: 'transfer', device_id: t.device_id, message: describe(t), details: { transfer: t } }),
@@ -133,6 +170,7 @@ export default definePlugin({
       per_device: cfg.LOOKOUT_TRANSFERS_PER_DEVICE,
       max_attempts: cfg.LOOKOUT_TRANSFERS_MAX_ATTEMPTS,
       max_active: cfg.LOOKOUT_TRANSFERS_MAX_ACTIVE,
+      max_bytes: cfg.LOOKOUT_TRANSFERS_MAX_BYTES,
     };
     ctx.routes.handle<z.output<typeof TransferListQuery>>('GET', '/fleet/transfers', ({ query }) => ({
       transfers: queue.list({ ...query }),
@@ -145,25 +183,44 @@ export default definePlugin({
       if (!t) throw new LookoutError('transfers.transfer_not_found', `no transfer ${JSON.stringify(params.id.slice(0, 80))}`);
       return t;
     });
-    ctx.routes.handle<unknown, z.output<typeof EnqueueBody>>('POST', '/fleet/transfers', ({ body }) => {
-      const device = registry.resolve(body.device);
-      const bad = body.chunks.find((c) => !isRecordingFileName(c));
+    ctx.routes.handle<unknown, z.output<typeof EnqueueBody>>('POST', '/fleet/transfers', async ({ body }) => {
+      if (body.kind === 'upload') {
+        const destination = destinations.resolve(body.destination);
+        const from = body.transfers ?? [];
+        // Every pull is checked before any upload is queued: a bad id queues nothing.
+        for (const id of from) {
+          const t = queue.get(id);
+          if (!t) throw new LookoutError('transfers.transfer_not_found', `no transfer ${JSON.stringify(id.slice(0, 80))}`);
+          if (t.kind !== 'pull' || t.state !== 'done' || !t.stored) {
+            throw new LookoutError(
+              'transfers.transfer_not_done',
+              `transfer ${t.id} holds no pulled file to upload (${t.kind}, ${t.state}${t.state === 'done' ? ', taken' : ''})`,
+            );
+          }
+        }
+        const transfers = [];
+        for (const id of from) transfers.push(await queue.enqueueUpload({ from: id, destination, origin: 'api' }));
+        return reply({ status: 202, body: { transfers } });
+      }
+      const device = registry.resolve(body.device ?? '');
+      const chunks = body.chunks ?? [];
+      const bad = chunks.find((c) => !isRecordingFileName(c));
       if (bad !== undefined)
         throw new LookoutError('bad_request', `${JSON.stringify(bad.slice(0, 160))} is not a recording file name`, { details: { field: 'chunks' } });
       if (!queue.hasPuller()) throw new LookoutError('service_unavailable', 'no plugin pulls recordings on this hub (the media plugin is not running)');
-      const transfers = body.chunks.map((chunk) => queue.enqueue({ deviceId: device.deviceId, chunk, origin: 'api' }));
+      const transfers = chunks.map((chunk) => queue.enqueue({ deviceId: device.deviceId, chunk, origin: 'api' }));
       return reply({ status: 202, body: { transfers } });
     });
     ctx.routes.handle('DELETE', '/fleet/transfers/:id', ({ params }) => queue.cancel(params.id));
     ctx.routes.handle('POST', '/fleet/transfers/:id/retry', ({ params }) => queue.retry(params.id));
-    ctx.log.info({ ...limits, restored: saved?.transfers.length ?? 0 }, 'transfers ready');
+    ctx.log.info({ ...limits, uploads: destinations.configured, restored: saved?.transfers.length ?? 0 }, 'transfers ready');
   },
 });
 
 function describe(t: Transfer): string {
-  const what = `pull ${t.device_id}/${t.chunk}: ${t.state}`;
+  const what = `${t.kind} ${t.device_id}/${t.chunk}: ${t.state}`;
   if (t.state === 'running') return `${what} (attempt ${t.attempts}${t.resumed_from ? `, from byte ${t.resumed_from}` : ''})`;
-  if (t.state === 'done') return `${what} (${t.bytes_done} bytes from ${t.source ?? '?'})`;
+  if (t.state === 'done') return `${what} (${t.bytes_done} bytes ${t.kind === 'upload' ? 'over' : 'from'} ${t.source ?? '?'})`;
   if (t.error && (t.state === 'failed' || t.state === 'queued')) return `${what}: ${t.error.code}: ${t.error.message}`.slice(0, 300);
   return what;
 }

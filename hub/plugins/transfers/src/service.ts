@@ -1,7 +1,16 @@
 import { serviceToken, type LookoutError } from 'lookout/core';
 import type { Transfer, TransferOrigin, TransferState } from './transfer-schemas.js';
 
-export { TRANSFER_STATES, TRANSFER_ORIGINS, TransferSchema, type Transfer, type TransferOrigin, type TransferState } from './transfer-schemas.js';
+export {
+  TRANSFER_KINDS,
+  TRANSFER_STATES,
+  TRANSFER_ORIGINS,
+  TransferSchema,
+  type Transfer,
+  type TransferKind,
+  type TransferOrigin,
+  type TransferState,
+} from './transfer-schemas.js';
 
 /** One attempt of a pull, handed to the puller. */
 export interface PullJob {
@@ -35,6 +44,45 @@ export interface PullOutcome {
  */
 export type Puller = (job: PullJob) => Promise<PullOutcome>;
 
+/** One attempt of an upload of a file the hub holds to a destination (the tus protocol). */
+export interface UploadJob {
+  id: string;
+  /** The file sent (the upload's own link to the pulled file). */
+  file: string;
+  /** The chunk's name, sent as the upload's filename metadata. */
+  name: string;
+  /** The destination's tus creation URL. */
+  endpoint: string;
+  /** The upload's URL at the destination saved by an attempt before: resumed from the destination's offset. */
+  uploadUrl: string | undefined;
+  /** Bytes per PATCH request. */
+  chunkBytes: number;
+  signal: AbortSignal;
+  progress(bytesDone: number, bytesTotal: number | undefined): void;
+  /** Saves the upload's URL at the destination (as soon as it is created), for a later resume. */
+  setUploadUrl(url: string): void;
+}
+
+export interface UploadOutcome {
+  /** The protocol: tus. */
+  source: string;
+  /** The destination's offset the successful attempt started from (0: from the start). */
+  resumedFrom: number;
+  /** The upload's URL at the destination. */
+  url: string;
+}
+
+/** Sends a file to its destination; failures follow the Puller's rule (`details.retryable === false`: not tried again). */
+export type Uploader = (job: UploadJob) => Promise<UploadOutcome>;
+
+export interface EnqueueUpload {
+  /** A done pull whose file the hub holds (`stored`): the upload keeps its own link to the file. */
+  from: string;
+  /** The destination's tus creation URL (checked against the configured ones by the caller). */
+  destination: string;
+  origin: TransferOrigin;
+}
+
 export interface EnqueuePull {
   deviceId: string;
   chunk: string;
@@ -55,6 +103,11 @@ export interface TransferFilter {
 export interface TransferQueue {
   /** Queues a pull; throws device_busy when the queue holds its bound of active transfers. */
   enqueue(pull: EnqueuePull): Transfer;
+  /**
+   * Queues an upload of a done pull's file to a destination; throws transfer_not_found, transfer_not_done
+   * (the pull holds no file), device_busy (the bound of active transfers).
+   */
+  enqueueUpload(upload: EnqueueUpload): Promise<Transfer>;
   get(id: string): Transfer | undefined;
   list(filter?: TransferFilter): Transfer[];
   /** Cancels a queued or running transfer (its partial file is removed); a finished one is refused (transfer_finished). */

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ERROR_CODES, LookoutError, toLookoutError, type AnyErrorCode } from 'lookout/core';
-import type { EnqueuePull, Puller, TransferFilter, TransferQueue } from './service.js';
+import type { EnqueuePull, EnqueueUpload, Puller, TransferFilter, TransferQueue, Uploader } from './service.js';
 import { FINISHED_STATES, TRANSFER_STATES, TransferSchema, type Transfer, type TransferState } from './transfer-schemas.js';
 import { backoffMs, TransferRate } from './transfer-rate.js';
 
@@ -19,6 +19,12 @@ export interface QueueOptions {
   maxActive: number;
   /** Finished transfers kept listed (with their files); the oldest go first. */
   keepFinished: number;
+  /** Bytes the folder may hold: past it, the files of the oldest finished transfers go (they stay listed, without their file). */
+  maxBytes?: number;
+  /** Sends an upload's file (tusUpload); without one, uploads wait queued. */
+  uploader?: Uploader;
+  /** Bytes per PATCH of an upload. */
+  uploadChunkBytes?: number;
   /** A transfer changed (the hub state saves the queue). */
   onChange: () => void;
   /** A transfer changed state (the debug ring records it: /fleet/events carries it). */
@@ -58,6 +64,8 @@ export class FileTransferQueue implements TransferQueue {
   private readonly wakeAt = new Set<number>();
   private puller: Puller | undefined;
   private closed = false;
+  /** The byte bound's sweeps, one after the other. */
+  private sweeping: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: QueueOptions) {}
 
@@ -93,7 +101,8 @@ export class FileTransferQueue implements TransferQueue {
       if (this.puller !== puller) return;
       this.puller = undefined;
       // Its plugin stops: what it was pulling waits queued (resumed when a puller is installed again, or after a restart).
-      for (const r of this.running.values()) {
+      for (const [id, r] of this.running) {
+        if (this.items.get(id)?.kind !== 'pull') continue; // uploads do not need it
         r.interrupted = true;
         r.abort.abort(new LookoutError('service_unavailable', 'the plugin that pulls recordings stopped'));
       }
@@ -101,18 +110,51 @@ export class FileTransferQueue implements TransferQueue {
   }
 
   enqueue(pull: EnqueuePull): Transfer {
+    this.admit();
+    const t = this.fresh('pull', pull.deviceId, pull.chunk, pull.origin);
+    this.items.set(t.id, t);
+    this.changed(t, true);
+    this.pump();
+    return { ...t };
+  }
+
+  async enqueueUpload(upload: EnqueueUpload): Promise<Transfer> {
+    this.admit();
+    const from = this.must(upload.from);
+    if (from.kind !== 'pull' || from.state !== 'done' || !from.stored) {
+      throw new LookoutError('transfers.transfer_not_done', `transfer ${from.id} holds no pulled file to upload (${from.kind}, ${from.state})`);
+    }
+    const t = this.fresh('upload', from.device_id, from.chunk, upload.origin);
+    Object.assign(t, { upload_of: from.id, destination: upload.destination, bytes_total: from.bytes_total, stored: true });
+    // The upload's own link to the pulled file: the pull may be taken or evicted meanwhile, the upload keeps its bytes.
+    await link(this.dataPath(from.id), this.dataPath(t.id)).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') throw new LookoutError('transfers.transfer_not_done', `transfer ${from.id}'s file is gone`);
+      await copyFile(this.dataPath(from.id), this.dataPath(t.id));
+    });
+    this.admit();
+    this.items.set(t.id, t);
+    this.changed(t, true);
+    this.pump();
+    return { ...t };
+  }
+
+  /** Refuses a new transfer when the queue stops or holds its bound of active ones. */
+  private admit(): void {
     if (this.closed) throw new LookoutError('service_unavailable', 'the transfer queue is stopping');
     const active = this.count('queued') + this.count('running');
     if (active >= this.o.maxActive) {
       throw new LookoutError('device_busy', `the transfer queue holds ${active} active transfers, its bound (LOOKOUT_TRANSFERS_MAX_ACTIVE): retry later`);
     }
+  }
+
+  private fresh(kind: Transfer['kind'], deviceId: string, chunk: string, origin: Transfer['origin']): Transfer {
     const now = new Date().toISOString();
-    const t: Transfer = {
+    return {
       id: `t-${randomBytes(8).toString('hex')}`,
-      kind: 'pull',
-      device_id: pull.deviceId,
-      chunk: pull.chunk,
-      origin: pull.origin,
+      kind,
+      device_id: deviceId,
+      chunk,
+      origin,
       state: 'queued',
       attempts: 0,
       max_attempts: this.o.maxAttempts,
@@ -129,11 +171,10 @@ export class FileTransferQueue implements TransferQueue {
       updated_at: now,
       etag: null,
       stored: false,
+      upload_of: null,
+      destination: null,
+      upload_url: null,
     };
-    this.items.set(t.id, t);
-    this.changed(t, true);
-    this.pump();
-    return { ...t };
   }
 
   get(id: string): Transfer | undefined {
@@ -208,7 +249,8 @@ export class FileTransferQueue implements TransferQueue {
 
   async take(id: string, dest: string): Promise<void> {
     const t = this.must(id);
-    if (t.state !== 'done' || !t.stored) throw new LookoutError('transfers.transfer_not_done', `transfer ${id} holds no pulled file (${t.state})`);
+    if (t.kind !== 'pull' || t.state !== 'done' || !t.stored)
+      throw new LookoutError('transfers.transfer_not_done', `transfer ${id} holds no pulled file (${t.kind}, ${t.state})`);
     t.stored = false;
     const from = this.dataPath(id);
     await rename(from, dest).catch(async (err: NodeJS.ErrnoException) => {
@@ -235,10 +277,11 @@ export class FileTransferQueue implements TransferQueue {
     const runs = [...this.running.values()];
     for (const r of runs) r.abort.abort(new LookoutError('service_unavailable', 'the hub stops'));
     await Promise.all(runs.map((r) => r.done));
+    await this.sweeping;
   }
 
   private pump(): void {
-    if (this.closed || !this.puller) return;
+    if (this.closed) return;
     const now = Date.now();
     let nextDue = Infinity;
     for (const t of this.items.values()) {
@@ -249,21 +292,27 @@ export class FileTransferQueue implements TransferQueue {
         nextDue = Math.min(nextDue, due);
         continue;
       }
-      if (this.runningOf(t.device_id) >= this.o.perDevice) continue;
-      this.start(t, this.puller);
+      if (t.kind === 'upload') {
+        // An upload does not use the device's link: only the bound in all applies.
+        if (this.o.uploader) this.start(t, () => this.upload(t, this.o.uploader!, this.running.get(t.id)!));
+        continue;
+      }
+      if (!this.puller || this.runningOf(t.device_id) >= this.o.perDevice) continue;
+      const puller = this.puller;
+      this.start(t, () => this.attempt(t, puller, this.running.get(t.id)!));
     }
     // A timer may fire a little before the wall clock says its time came: the earliest backoff still ahead wakes the queue again.
     if (nextDue !== Infinity) this.wake(nextDue - now + 1);
   }
 
-  private start(t: Transfer, puller: Puller): void {
+  private start(t: Transfer, attempt: () => Promise<void>): void {
     const abort = new AbortController();
     const rate = new TransferRate();
     const run: Running = { abort, rate, interrupted: false, done: Promise.resolve() };
     this.running.set(t.id, run);
     Object.assign(t, { state: 'running', attempts: t.attempts + 1, next_attempt_at: null, rate_bps: null });
     t.started_at ??= new Date().toISOString();
-    run.done = this.attempt(t, puller, run).finally(() => {
+    run.done = attempt().finally(() => {
       this.running.delete(t.id);
       this.pump();
     });
@@ -308,25 +357,82 @@ export class FileTransferQueue implements TransferQueue {
       this.finish(t, 'done');
       this.evict();
     } catch (err) {
-      if (t.state !== 'running' || this.closed) return; // cancelled, or the hub stops: the state says what happens next
-      const e = toLookoutError(err);
-      const details = e.details as { retryable?: unknown; interrupted?: unknown } | undefined;
-      if (run.interrupted || details?.interrupted === true) {
-        // Not a failure: the puller's plugin stops. Queued again, resumed from what came.
-        Object.assign(t, { state: 'queued', rate_bps: null });
-        return this.changed(t, true);
+      this.attemptFailed(t, run, err);
+    }
+  }
+
+  /** One attempt of an upload: the file the upload links to, sent from the destination's offset when an attempt before created it there. */
+  private async upload(t: Transfer, uploader: Uploader, run: Running): Promise<void> {
+    const file = this.dataPath(t.id);
+    t.resumed_from = null;
+    this.changed(t, true);
+    try {
+      if (!t.stored || !(await stat(file).catch(() => undefined))) {
+        throw new LookoutError(
+          'transfers.transfer_not_done',
+          `upload ${t.id} no longer holds the file of ${t.upload_of ?? '?'} (cancelled uploads drop it): upload the pull again`,
+          {
+            details: { retryable: false },
+          },
+        );
       }
-      t.error = { code: e.code, message: e.message.slice(0, 500) };
-      const retryable = details?.retryable !== false && !PERMANENT.has(e.code);
-      if (retryable && t.attempts < t.max_attempts) {
-        const wait = backoffMs(t.attempts, this.o.backoffMs, this.o.backoffMaxMs);
-        Object.assign(t, { state: 'queued', rate_bps: null, next_attempt_at: new Date(Date.now() + wait).toISOString() });
-        this.changed(t, true);
-        this.wake(wait);
-      } else {
-        this.finish(t, 'failed');
-        this.evict();
-      }
+      const out = await uploader({
+        id: t.id,
+        file,
+        name: t.chunk,
+        endpoint: t.destination ?? '',
+        uploadUrl: t.upload_url ?? undefined,
+        chunkBytes: this.o.uploadChunkBytes ?? 8 * 1024 * 1024,
+        signal: run.abort.signal,
+        progress: (done, total) => {
+          if (t.state !== 'running') return;
+          run.rate.add(Date.now(), done);
+          Object.assign(t, { bytes_done: done, bytes_total: total ?? t.bytes_total, rate_bps: run.rate.perSecond() });
+          this.changed(t, false);
+        },
+        setUploadUrl: (url) => {
+          t.upload_url = url;
+          this.changed(t, false);
+        },
+      });
+      if (t.state !== 'running') return; // cancelled as it ended
+      // Sent: the hub's copy is not needed any more (the pull it came from keeps its own).
+      await rm(file, { force: true });
+      Object.assign(t, {
+        bytes_done: t.bytes_total ?? t.bytes_done,
+        source: out.source,
+        resumed_from: out.resumedFrom > 0 ? out.resumedFrom : null,
+        upload_url: out.url,
+        error: null,
+        stored: false,
+      });
+      this.finish(t, 'done');
+      this.evict();
+    } catch (err) {
+      this.attemptFailed(t, run, err);
+    }
+  }
+
+  /** A failed attempt: queued again after the backoff while attempts are left and the failure may pass, else failed. */
+  private attemptFailed(t: Transfer, run: Running, err: unknown): void {
+    if (t.state !== 'running' || this.closed) return; // cancelled, or the hub stops: the state says what happens next
+    const e = toLookoutError(err);
+    const details = e.details as { retryable?: unknown; interrupted?: unknown } | undefined;
+    if (run.interrupted || details?.interrupted === true) {
+      // Not a failure: the puller's plugin stops. Queued again, resumed from what came.
+      Object.assign(t, { state: 'queued', rate_bps: null });
+      return this.changed(t, true);
+    }
+    t.error = { code: e.code, message: e.message.slice(0, 500) };
+    const retryable = details?.retryable !== false && !PERMANENT.has(e.code);
+    if (retryable && t.attempts < t.max_attempts) {
+      const wait = backoffMs(t.attempts, this.o.backoffMs, this.o.backoffMaxMs);
+      Object.assign(t, { state: 'queued', rate_bps: null, next_attempt_at: new Date(Date.now() + wait).toISOString() });
+      this.changed(t, true);
+      this.wake(wait);
+    } else {
+      this.finish(t, 'failed');
+      this.evict();
     }
   }
 
@@ -338,8 +444,18 @@ export class FileTransferQueue implements TransferQueue {
     for (const wake of set ?? []) wake();
   }
 
-  /** Finished transfers past the bound go, oldest first, with their files. */
+  /** Finished transfers past the bound go, oldest first, with their files; then files past the byte bound. */
   private evict(): void {
+    this.evictCount();
+    if (this.o.maxBytes !== undefined) this.sweeping = this.sweeping.then(() => this.evictBytes(this.o.maxBytes!)).catch(() => undefined);
+  }
+
+  /** Resolves once the byte bound's sweeps so far have run (tests, close). */
+  swept(): Promise<void> {
+    return this.sweeping;
+  }
+
+  private evictCount(): void {
     let finished = this.items.size - this.count('queued') - this.count('running');
     for (const t of this.items.values()) {
       if (finished <= this.o.keepFinished) return;
@@ -349,6 +465,41 @@ export class FileTransferQueue implements TransferQueue {
       finished--;
     }
     this.o.onChange();
+  }
+
+  /**
+   * While the folder holds more than `max` bytes, the files of finished transfers go, the oldest
+   * finished first: a done pull's file (it stays listed, `stored: false`, as when taken), a failed or
+   * cancelled one's partial file (a retry starts over). Running and queued transfers keep theirs.
+   */
+  private async evictBytes(max: number): Promise<void> {
+    const sizes = new Map<string, number>();
+    let total = 0;
+    // An upload's file is a link to its pull's: counted once, as the disk holds it once.
+    const inodes = new Set<number>();
+    for (const name of await readdir(this.o.dir)) {
+      const s = await stat(join(this.o.dir, name)).catch(() => undefined);
+      const size = s === undefined || inodes.has(s.ino) ? 0 : s.size;
+      if (s) inodes.add(s.ino);
+      total += size;
+      const id = /^(t-[0-9a-f]{16})\.(part|data)$/.exec(name)?.[1];
+      if (id !== undefined) sizes.set(id, (sizes.get(id) ?? 0) + size);
+    }
+    if (total <= max) return;
+    const finished = [...this.items.values()]
+      .filter((t) => FINISHED_STATES.includes(t.state) && (sizes.get(t.id) ?? 0) > 0)
+      .sort((a, b) => (a.finished_at ?? '').localeCompare(b.finished_at ?? ''));
+    for (const t of finished) {
+      if (total <= max) break;
+      if (!FINISHED_STATES.includes(t.state)) continue; // retried meanwhile
+      await rm(join(this.o.dir, `${t.id}.part`), { force: true });
+      await rm(this.dataPath(t.id), { force: true });
+      total -= sizes.get(t.id) ?? 0;
+      if (t.stored) {
+        t.stored = false;
+        this.changed(t, false);
+      }
+    }
   }
 
   private wake(ms: number): void {
@@ -369,7 +520,10 @@ export class FileTransferQueue implements TransferQueue {
 
   private async removeFiles(t: Transfer): Promise<void> {
     await rm(join(this.o.dir, `${t.id}.part`), { force: true });
-    if (t.state !== 'done' || !this.items.has(t.id)) await rm(this.dataPath(t.id), { force: true });
+    if (t.state !== 'done' || !this.items.has(t.id)) {
+      await rm(this.dataPath(t.id), { force: true });
+      if (t.kind === 'upload') t.stored = false;
+    }
     if (t.stored && !this.items.has(t.id)) t.stored = false;
   }
 
@@ -403,7 +557,10 @@ export class FileTransferQueue implements TransferQueue {
 
   private runningOf(deviceId: string): number {
     let n = 0;
-    for (const id of this.running.keys()) if (this.items.get(id)?.device_id === deviceId) n++;
+    for (const id of this.running.keys()) {
+      const t = this.items.get(id);
+      if (t?.kind === 'pull' && t.device_id === deviceId) n++;
+    }
     return n;
   }
 }

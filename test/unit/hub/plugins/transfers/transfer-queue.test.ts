@@ -214,3 +214,35 @@ describe('transfer queue', () => {
 function queueOptionsOf(queue: FileTransferQueue): QueueOptions {
   return (queue as unknown as { o: QueueOptions }).o;
 }
+
+describe('transfer queue byte bound (LOOKOUT_TRANSFERS_MAX_BYTES)', () => {
+  it('removes the files of the oldest finished transfers past the bound; they stay listed, the newest keep theirs', async () => {
+    const { queue } = await queueOf({ maxBytes: 2500 });
+    queue.setPuller(async (job) => {
+      await complete(job, Buffer.alloc(1000, 1));
+      return { source: 'local', resumedFrom: 0 };
+    });
+    const done: Transfer[] = [];
+    for (const chunk of ['a.h265', 'b.h265', 'c.h265', 'd.h265']) {
+      const t = queue.enqueue({ deviceId: 'cam-1', chunk, origin: 'api' });
+      done.push(await queue.settled(t.id));
+      await queue.swept();
+    }
+    const dir = (queue as unknown as { o: QueueOptions }).o.dir;
+    const held = await Promise.all(
+      done.map((t) =>
+        stat(join(dir, `${t.id}.data`)).then(
+          (s) => s.size,
+          () => 0,
+        ),
+      ),
+    );
+    assert.deepEqual(held, [0, 0, 1000, 1000], 'the two oldest files went, the folder holds 2000 of 2500 bytes');
+    assert.deepEqual(
+      done.map((t) => queue.get(t.id)?.stored),
+      [false, false, true, true],
+    );
+    assert.equal(queue.list().length, 4, 'every transfer stays listed');
+    await assert.rejects(queue.take(done[0].id, join(dir, 'x')), { code: 'transfers.transfer_not_done' });
+  });
+});
