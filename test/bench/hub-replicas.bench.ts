@@ -36,6 +36,8 @@ const SCENARIOS = (process.env.LOOKOUT_BENCH_SCENARIOS ?? '0,1,2').split(',').ma
 const HOT_READ = process.env.LOOKOUT_BENCH_HOT_READ !== '0';
 /** Node options for the hubs only, e.g. LOOKOUT_BENCH_HUB_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'. */
 const HUB_NODE_ARGS = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** The hubs' log level (LOOKOUT_BENCH_HUB_LOG_LEVEL=warn shows why a replica gave up a connection). */
+const HUB_LOG_LEVEL = process.env.LOOKOUT_BENCH_HUB_LOG_LEVEL ?? 'error';
 const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux
 
 const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
@@ -84,7 +86,7 @@ async function startHubProcess(args: string[], dataDir: string, setFile: string)
       setFile,
       '--json',
       '--log-level',
-      'error',
+      HUB_LOG_LEVEL,
       ...args,
     ],
     { env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET, LOOKOUT_HUB_MAX_DEVICES: '20000' }, stdio: ['ignore', 'pipe', 'inherit'] },
@@ -248,8 +250,11 @@ async function main(): Promise<void> {
   const [broker, redis] = await Promise.all([startMosquitto({ maxQueuedMessages: 1_000_000, maxInflightMessages: 1000 }), startRedis()]);
   try {
     console.log(`load: ${DEVICES} devices × ${RATE_HZ} Hz telemetry (QoS 1) for ${SECONDS} s, one publisher, plus a probe every 50 ms`);
+    const p99s = new Map<number, number>();
     for (const n of SCENARIOS) {
       const r = await scenario(broker, redis, n, dir, setFile);
+      // A scenario's figure is its worst replica's p99 (each replica's pollers see every probe).
+      p99s.set(n, Math.max(...r.latencies.map((lat) => pct(lat, 0.99))));
       for (let i = 0; i < Math.max(1, n); i++) {
         const lat = r.latencies[i];
         console.log(
@@ -257,6 +262,15 @@ async function main(): Promise<void> {
         );
       }
       if (n > 0) console.log(`${n} replica(s): Redis commands per 1 000 messages, all replicas together: ${f(r.redisCallsPer1000)}`);
+    }
+    const baseline = p99s.get(0);
+    for (const [n, p99] of p99s) {
+      if (n === 0) continue;
+      const beside =
+        baseline === undefined
+          ? 'no baseline in this run (add 0 to LOOKOUT_BENCH_SCENARIOS)'
+          : `baseline one hub ${f(baseline)} ms, ratio ${f(p99 / baseline)}`;
+      console.log(`summary: ${n} replica(s) probe p99 ${f(p99)} ms (worst replica; aim <= 50 ms); ${beside}`);
     }
     if (!HOT_READ) return;
     // The hot read: a replica with Redis state beside one hub with its state in memory, the same fleet in each.

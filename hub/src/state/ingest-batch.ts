@@ -60,29 +60,35 @@ export function unpackMessages(packed: Buffer): RelayedMessage[] {
   return out;
 }
 
+/** Writes sent before the first answers: enough to keep the pipe full across a slow round trip, few enough that a batch still gathers. */
+export const DEFAULT_MAX_IN_FLIGHT = 4;
+
 /**
- * Group commit: messages handed over while a write is under way wait for the next one, which takes
- * them all. The latency of a message is at most two writes; the writes per second stay one per
- * round trip whatever the message rate.
+ * Group commit, pipelined: the messages of one event-loop turn go in one write, sent at the turn's
+ * end whether or not earlier writes have answered (up to `maxInFlight` at once; past that they wait
+ * for the first to answer). Each item resolves when its own write has, so a message waits one turn
+ * and one round trip, not for the write before it as well: with one write at a time, what arrived
+ * during a write waited for its answer and then for a round trip of its own, and under load the
+ * broker's in-flight window (Receive Maximum) filled with messages waiting for Redis. The writes are
+ * issued in order on one connection, which Redis answers in order: the stream keeps the arrival
+ * order.
  */
 export class GroupCommit<T> {
   private queued: { item: T; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  private writing = false;
+  private scheduled = false;
+  private inFlight = 0;
 
   constructor(
     private readonly write: (items: T[]) => Promise<void>,
     private readonly maxBatch: number,
+    private readonly maxInFlight = DEFAULT_MAX_IN_FLIGHT,
   ) {}
 
   /** Resolves once the item is written; rejects with the write's error (each item of a failed write does). */
   add(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queued.push({ item, resolve, reject });
-      if (!this.writing) {
-        this.writing = true;
-        // The rest of this turn's messages join the first write.
-        setImmediate(() => void this.drain());
-      }
+      this.schedule();
     });
   }
 
@@ -90,16 +96,44 @@ export class GroupCommit<T> {
     return this.queued.length;
   }
 
-  private async drain(): Promise<void> {
-    while (this.queued.length > 0) {
+  /** Writes under way (sent, not answered). */
+  get writing(): number {
+    return this.inFlight;
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queued.length === 0) return;
+    this.scheduled = true;
+    // The rest of this turn's messages join the write.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    while (this.queued.length > 0 && this.inFlight < this.maxInFlight) {
       const batch = this.queued.splice(0, this.maxBatch);
+      this.inFlight++;
+      let written: Promise<void>;
       try {
-        await this.write(batch.map((b) => b.item));
-        for (const b of batch) b.resolve();
+        written = this.write(batch.map((b) => b.item));
       } catch (err) {
-        for (const b of batch) b.reject(err);
+        written = Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
+      written.then(
+        () => this.settle(batch, undefined),
+        (err: unknown) => this.settle(batch, err ?? new Error('write failed')),
+      );
     }
-    this.writing = false;
+  }
+
+  private settle(batch: { resolve: () => void; reject: (err: unknown) => void }[], err: unknown): void {
+    this.inFlight--;
+    for (const b of batch) {
+      if (err === undefined) b.resolve();
+      else b.reject(err);
+    }
+    this.schedule();
   }
 }

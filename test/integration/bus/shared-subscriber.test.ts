@@ -64,6 +64,40 @@ describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto
     }
   });
 
+  it('stays connected while mosquitto, acknowledged as they come, sends past the Receive Maximum', async () => {
+    const broker = await startMosquitto({ maxInflightMessages: 50 });
+    let taken = 0;
+    let ends = 0;
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'shared-sub-overrun',
+      sessionExpirySec: 60,
+      receiveMaximum: 50,
+      reconnectMs: null,
+      logger,
+      onEnd: () => ends++,
+      // Each acknowledged after a few milliseconds, in no particular order (as batches written to Redis are).
+      onMessage: () => new Promise<void>((done) => setTimeout(() => (taken++, done()), (taken * 7) % 20)),
+    });
+    const pub = await publisher(broker.url);
+    try {
+      await sub.start();
+      await sub.subscribe({ filter: '$share/g/devices/#', id: 1 });
+      await publishAll(
+        pub,
+        'devices/cam-1/status',
+        Array.from({ length: 1000 }, (_, i) => String(i)),
+      );
+      await waitFor(() => taken >= 1000 || ends > 0, 'every message taken, or the connection ended', 30_000);
+      assert.equal(ends, 0, 'the connection was given up');
+      assert.equal(sub.connected, true);
+    } finally {
+      pub.end(true);
+      await sub.close();
+      await broker.stop();
+    }
+  });
+
   it('what was not acknowledged is handed over again to the next connection of the session, what was is not', async () => {
     const broker = await startMosquitto();
     const pub = await publisher(broker.url);
@@ -239,12 +273,12 @@ describe('SharedSubscriber against a broker that misbehaves', () => {
     }
   });
 
-  it('disconnects (0x93) a broker that sends more than the Receive Maximum', async () => {
+  it('disconnects (0x93) a broker that sends more than it may have in hand', async () => {
     let disconnect: Packet | undefined;
     const broker = await misbehavingBroker((socket, n, packets) => {
       if (n > 1) return;
       socket.write(generate({ cmd: 'connack', sessionPresent: false, reasonCode: 0 }, v5));
-      for (let i = 1; i <= 5; i++)
+      for (let i = 1; i <= 8; i++)
         socket.write(
           generate({ cmd: 'publish', topic: 'devices/x/telemetry', payload: Buffer.from('{}'), qos: 1, messageId: i, retain: false, dup: false }, v5),
         );
@@ -256,6 +290,7 @@ describe('SharedSubscriber against a broker that misbehaves', () => {
       clientId: 'misbehaved-c',
       sessionExpirySec: 60,
       receiveMaximum: 2,
+      maxInHand: 4,
       reconnectMs: 5_000,
       logger,
       onMessage: (p) => {
@@ -267,7 +302,7 @@ describe('SharedSubscriber against a broker that misbehaves', () => {
       await sub.start();
       await waitFor(() => disconnect !== undefined, 'the DISCONNECT');
       assert.equal((disconnect as { reasonCode?: number }).reasonCode, 0x93);
-      assert.equal(handed.length, 2, 'no more than the Receive Maximum handed to the handler');
+      assert.equal(handed.length, 4, 'no more than maxInHand handed to the handler');
     } finally {
       await sub.close();
       broker.server.close();

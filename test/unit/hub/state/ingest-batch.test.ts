@@ -37,21 +37,53 @@ describe('packed ingest entries', () => {
 });
 
 describe('GroupCommit', () => {
-  it('writes what arrives during a write in the next one, in order, within the batch bound', async () => {
+  it('writes what arrives during a write at once, in order, within the batch bound: each item resolves with its own write', async () => {
     const writes: number[][] = [];
     let release: () => void = () => undefined;
     const commit = new GroupCommit<number>(async (items) => {
       writes.push(items);
       if (writes.length === 1) await new Promise<void>((r) => (release = r));
     }, 3);
-    const first = commit.add(0);
+    let firstDone = false;
+    const first = commit.add(0).then(() => (firstDone = true));
     await new Promise((r) => setImmediate(r));
-    // The first write is under way: these wait for the next ones.
+    // The first write is under way and has not answered: these do not wait for it.
     const rest = [1, 2, 3, 4].map((i) => commit.add(i));
     assert.equal(commit.waiting, 4);
-    release();
-    await Promise.all([first, ...rest]);
+    await Promise.all(rest);
+    assert.equal(firstDone, false, 'the first write still has not answered');
     assert.deepEqual(writes, [[0], [1, 2, 3], [4]]);
+    release();
+    await first;
+  });
+
+  it('sends at most maxInFlight writes before one answers; the rest wait, in order', async () => {
+    const writes: number[][] = [];
+    const releases: (() => void)[] = [];
+    const commit = new GroupCommit<number>(
+      (items) => {
+        writes.push(items);
+        return new Promise<void>((r) => releases.push(r));
+      },
+      1,
+      2,
+    );
+    const all = [0, 1, 2, 3].map((i) => commit.add(i));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(writes, [[0], [1]]);
+    assert.equal(commit.writing, 2);
+    assert.equal(commit.waiting, 2);
+    releases[0]();
+    await all[0];
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(writes, [[0], [1], [2]]);
+    assert.equal(commit.waiting, 1);
+    releases[1]();
+    await all[1];
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(writes, [[0], [1], [2], [3]]);
+    releases.forEach((r) => r());
+    await Promise.all(all);
   });
 
   it('rejects every item of a failed write, and goes on with the next', async () => {
