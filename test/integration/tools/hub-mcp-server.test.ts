@@ -231,7 +231,7 @@ describe('tools/list in pages of LOOKOUT_HUB_MCP_TOOLS_PAGE_DEVICES devices (a b
     let cursor: string | undefined;
     do {
       const page = await hub.listTools(cursor === undefined ? {} : { cursor });
-      pages.push({ names: page.tools.map((t) => t.name), unlisted: (page._meta)?.['lookout/unlisted'] });
+      pages.push({ names: page.tools.map((t) => t.name), unlisted: page._meta?.['lookout/unlisted'] });
       cursor = page.nextCursor;
     } while (cursor !== undefined && pages.length < 10);
     // Four devices, two a page: cam-a-dead + cam-b-dead, cam-mcp + cam-z-dead.
