@@ -333,12 +333,7 @@ export class FileTransferQueue implements TransferQueue {
         partPath,
         etag: t.etag ?? undefined,
         signal: run.abort.signal,
-        progress: (done, total) => {
-          if (t.state !== 'running') return;
-          run.rate.add(Date.now(), done);
-          Object.assign(t, { bytes_done: done, bytes_total: total ?? t.bytes_total, rate_bps: run.rate.perSecond() });
-          this.changed(t, false);
-        },
+        progress: this.progressOf(t, run),
         setEtag: (etag) => {
           t.etag = etag ?? null;
           this.changed(t, false);
@@ -359,6 +354,16 @@ export class FileTransferQueue implements TransferQueue {
     } catch (err) {
       this.attemptFailed(t, run, err);
     }
+  }
+
+  /** The progress callback of a running attempt: bytes and rate while it runs, nothing once it was cancelled. */
+  private progressOf(t: Transfer, run: Running): (done: number, total?: number) => void {
+    return (done, total) => {
+      if (t.state !== 'running') return;
+      run.rate.add(Date.now(), done);
+      Object.assign(t, { bytes_done: done, bytes_total: total ?? t.bytes_total, rate_bps: run.rate.perSecond() });
+      this.changed(t, false);
+    };
   }
 
   /** One attempt of an upload: the file the upload links to, sent from the destination's offset when an attempt before created it there. */
@@ -384,12 +389,7 @@ export class FileTransferQueue implements TransferQueue {
         uploadUrl: t.upload_url ?? undefined,
         chunkBytes: this.o.uploadChunkBytes ?? 8 * 1024 * 1024,
         signal: run.abort.signal,
-        progress: (done, total) => {
-          if (t.state !== 'running') return;
-          run.rate.add(Date.now(), done);
-          Object.assign(t, { bytes_done: done, bytes_total: total ?? t.bytes_total, rate_bps: run.rate.perSecond() });
-          this.changed(t, false);
-        },
+        progress: this.progressOf(t, run),
         setUploadUrl: (url) => {
           t.upload_url = url;
           this.changed(t, false);
