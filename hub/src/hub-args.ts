@@ -28,6 +28,9 @@ tool forwarding to devices, the debug ring and fleet health.
                            sharing the device ingest (default: files under --data-dir, one hub)
   --state-prefix <p>       prefix of the Redis keys, one per fleet (default lookout:)
   --mqtt-group <name>      shared-subscription group of the replicas (default lookout-hub)
+  --stream-retention-s <n> how long the replicas' shared ingest stream keeps messages in Redis
+                           (default 900; its memory is this times the fleet's message rate: a
+                           replica away longer starts from the saved cache)
   --broker-port <n>        embedded broker port (default 1883; 0 picks a free one)
   --broker-host <addr>     embedded broker listen address (default as --host). Beyond loopback
                            the broker speaks MQTT over TLS there (--broker-tls-port) with the
@@ -90,6 +93,7 @@ const OPTIONS = {
   state: { type: 'string' },
   'state-prefix': { type: 'string' },
   'mqtt-group': { type: 'string' },
+  'stream-retention-s': { type: 'string' },
   'broker-port': { type: 'string' },
   'broker-host': { type: 'string' },
   'broker-tls-port': { type: 'string' },
@@ -242,12 +246,15 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   if (values['mqtt-group'] !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(values['mqtt-group'])) {
     throw usageError('--mqtt-group takes 1 to 64 letters, digits, "_", "." or "-" (no MQTT wildcards or "/")');
   }
-  if (values['mqtt-group'] !== undefined && (values.state === undefined || values.mqtt === undefined)) {
-    throw usageError('--mqtt-group is for replicas: it needs --mqtt (an MQTT 5 broker) and --state redis://…');
+  for (const flag of ['mqtt-group', 'stream-retention-s'] as const) {
+    if (values[flag] !== undefined && (values.state === undefined || values.mqtt === undefined)) {
+      throw usageError(`--${flag} is for replicas: it needs --mqtt (an MQTT 5 broker) and --state redis://…`);
+    }
   }
   set('stateUrl', values.state);
   set('statePrefix', values['state-prefix']);
   set('mqttGroup', values['mqtt-group']);
+  set('streamRetentionS', int('stream-retention-s', 60, 86_400));
   const out: HubArgs = { help: values.help === true, json: values.json === true, options };
   if (values['log-level'] !== undefined) out.logLevel = values['log-level'];
   return out;

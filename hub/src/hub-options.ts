@@ -56,6 +56,8 @@ export interface HubOptions extends HubTlsOptions, BrokerTlsOptions {
   statePrefix?: string;
   /** Shared-subscription group of the replicas (`$share/<group>/devices/…`). Default `lookout-hub`. */
   mqttGroup?: string;
+  /** How long the replicas' shared ingest stream keeps messages (seconds). Default 900. */
+  streamRetentionS?: number;
   /** Bearer token for every route but /health; also the password devices need on the embedded broker. */
   token?: string;
   /** Networks a device announced by hello may be contacted in (CIDR list). Default 127.0.0.0/8. */

@@ -181,6 +181,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           ...(trust ? { ca: trust.ca } : {}),
           clientId: `${busClientId}-ingest`,
           ...(options.mqttGroup ? { group: options.mqttGroup } : {}),
+          ...(options.streamRetentionS ? { retentionMs: options.streamRetentionS * 1000 } : {}),
           logger: logger.child({ component: 'ingest-relay' }),
         });
         relay = r;

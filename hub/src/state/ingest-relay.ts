@@ -63,6 +63,8 @@ export interface RelayStatus {
   pending_dropped: number;
   /** Stream id of the last entry applied here. */
   cursor: string;
+  /** How long the shared stream keeps messages (--stream-retention-s): its Redis memory is this times the message rate. */
+  stream_retention_s: number;
   relayed: number;
   applied: number;
   /** Broker sessions of stopped replicas this one took over and ended (SessionAdoption). */
@@ -142,6 +144,7 @@ export class IngestRelay {
       pending: this.pending.length,
       pending_dropped: this.pendingDropped,
       cursor: this.cursor,
+      stream_retention_s: (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS) / 1000,
       relayed: this.relayed,
       applied: this.applied,
       adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),

@@ -47,7 +47,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
       dataDir,
       pluginSet: setFile,
       fleetSecret: TEST_FLEET_SECRET,
-      extraArgs: ['--stale-sec', '60'],
+      extraArgs: ['--stale-sec', '60', '--stream-retention-s', '600'],
     });
     replicas.push(replica);
     return replica;
@@ -153,6 +153,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
       assert.equal(c.state.backend, 'redis');
       assert.equal(c.state.replica, true);
       assert.equal(c.state.stale, false);
+      assert.equal(c.state.details.stream_retention_s, 600, 'the shared stream keeps what --stream-retention-s says');
     }
     assert.equal(ca.body.ingest.valid, cb.body.ingest.valid, 'each replica applied every message once');
     assert.ok(ca.body.state.details.relayed > 0 && cb.body.state.details.relayed > 0, 'the broker shared the ingest between them');

@@ -88,10 +88,13 @@ describe('lookout-hub flags', () => {
       'fleet-7:',
       '--mqtt-group',
       'hubs.eu',
+      '--stream-retention-s',
+      '120',
     ]).options;
     assert.equal(replica.stateUrl, 'redis://:pw@r:6379/2');
     assert.equal(replica.statePrefix, 'fleet-7:');
     assert.equal(replica.mqttGroup, 'hubs.eu');
+    assert.equal(replica.streamRetentionS, 120);
     assert.equal(parseHubArgs(['--state', 'rediss://r:6380']).options.stateUrl, 'rediss://r:6380', 'Redis state beside the embedded broker');
     assert.equal(parseHubArgs([]).options.stateUrl, undefined, 'the default keeps its state in files');
     const fromEnv = parseHubArgs([], { LOOKOUT_HUB_MQTT: 'mqtt://hub:pw@b:1883', LOOKOUT_HUB_STATE: 'redis://:pw@r:6379' }).options;
@@ -111,6 +114,11 @@ describe('lookout-hub flags', () => {
       () => parseHubArgs(['--mqtt-group', 'g', '--mqtt', 'mqtt://b']),
       (e: LookoutError) => usage(e) && /--state/.test(e.message),
     );
+    assert.throws(
+      () => parseHubArgs(['--stream-retention-s', '120']),
+      (e: LookoutError) => usage(e) && /--state/.test(e.message),
+    );
+    assert.throws(() => parseHubArgs(['--mqtt', 'mqtt://b', '--state', 'redis://r', '--stream-retention-s', '10']), usage);
   });
 
   it('prints help, and usage with status 2 on a mistake', async () => {
