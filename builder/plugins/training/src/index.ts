@@ -24,7 +24,10 @@ const config = z.object({
     .regex(/^gs:\/\//)
     .optional()
     .describe('gs:// folder the jobs write under'),
-  LOOKOUT_BUILDER_VERTEX_TOKEN: z.string().optional().describe('an OAuth access token for Vertex AI (never logged)'),
+  GOOGLE_APPLICATION_CREDENTIALS: z
+    .string()
+    .optional()
+    .describe("Google's service account key file for Vertex AI; unset: Google's default credentials (gcloud, metadata server)"),
   LOOKOUT_BUILDER_VERTEX_ENDPOINT: z.url().optional().describe('default https://{location}-aiplatform.googleapis.com'),
   LOOKOUT_BUILDER_VERTEX_POLL_MS: z.coerce.number().int().min(10).default(30_000),
 });
@@ -139,7 +142,7 @@ export default definePlugin({
 });
 
 function vertexCheckGpu(gpuType: string): void {
-  if (!VERTEX_MACHINES[gpuType]) {
+  if (!Object.hasOwn(VERTEX_MACHINES, gpuType)) {
     throw new LookoutError(
       'training.gpu_type_unknown',
       `gpu_type ${gpuType} is not one Vertex AI offers here; one of ${Object.keys(VERTEX_MACHINES).join(', ')}`,
@@ -156,7 +159,7 @@ function vertexFromConfig(c: z.output<typeof config>): VertexExecutor {
     location: c.LOOKOUT_BUILDER_VERTEX_LOCATION,
     ...(c.LOOKOUT_BUILDER_VERTEX_IMAGE ? { image: c.LOOKOUT_BUILDER_VERTEX_IMAGE } : {}),
     ...(c.LOOKOUT_BUILDER_VERTEX_OUTPUT ? { outputUri: c.LOOKOUT_BUILDER_VERTEX_OUTPUT } : {}),
-    ...(c.LOOKOUT_BUILDER_VERTEX_TOKEN ? { accessToken: c.LOOKOUT_BUILDER_VERTEX_TOKEN } : {}),
+    ...(c.GOOGLE_APPLICATION_CREDENTIALS ? { credentialsFile: c.GOOGLE_APPLICATION_CREDENTIALS } : {}),
     ...(c.LOOKOUT_BUILDER_VERTEX_ENDPOINT ? { endpoint: c.LOOKOUT_BUILDER_VERTEX_ENDPOINT } : {}),
     timeLimitS: c.LOOKOUT_BUILDER_TRAIN_TIME_LIMIT_S,
     pollMs: c.LOOKOUT_BUILDER_VERTEX_POLL_MS,

@@ -3,20 +3,24 @@ import { LookoutError } from 'lookout/core';
 import type { Job } from 'lookout/builder-plugins/store';
 import type { TrainExecutor, TrainOutcome, TrainRun } from './train-executor.js';
 import { vertexCustomJob, vertexOutputUri, vertexParent, type VertexSettings } from './vertex-request.js';
+import { checkCredentials, openJobService, vertexEndpoint, vertexError, type JobServiceClient, type VertexEndpoint } from './vertex-client.js';
 
 export interface VertexExecutorOptions extends Partial<VertexSettings> {
   /** https://{location}-aiplatform.googleapis.com unless set (a test's 127.0.0.1 server). */
   endpoint?: string;
-  /** An OAuth access token: sent, never logged nor answered. */
-  accessToken?: string;
+  /** A service account key file instead of Google's default credentials (GOOGLE_APPLICATION_CREDENTIALS). */
+  credentialsFile?: string;
   pollMs: number;
   requestTimeoutMs: number;
 }
 
+const ENDED = new Set(['JOB_STATE_FAILED', 'JOB_STATE_CANCELLED', 'JOB_STATE_EXPIRED']);
+
 /**
- * Submits the job as a Vertex AI custom job and polls it until it ends. Where the service cannot be
- * reached (no route out of this machine), the job fails with training.service_unreachable naming
- * the endpoint: the request it would have sent is in the job's log.
+ * Submits the job as a Vertex AI custom job through Google's client library and polls it until it
+ * ends. Without credentials the job fails with training.executor_not_configured; where the service
+ * cannot be reached (no route out of this machine), with training.service_unreachable naming the
+ * endpoint: the job it would have sent is in the job's log.
  */
 export class VertexExecutor implements TrainExecutor {
   readonly name = 'vertex';
@@ -29,30 +33,46 @@ export class VertexExecutor implements TrainExecutor {
       ['LOOKOUT_BUILDER_VERTEX_PROJECT', this.o.project],
       ['LOOKOUT_BUILDER_VERTEX_IMAGE', this.o.image],
       ['LOOKOUT_BUILDER_VERTEX_OUTPUT', this.o.outputUri],
-      ['LOOKOUT_BUILDER_VERTEX_TOKEN', this.o.accessToken],
     ]
       .filter(([, v]) => !v)
       .map(([k]) => k);
-    return missing.length ? `the vertex executor needs ${missing.join(', ')}` : undefined;
+    if (missing.length) return `the vertex executor needs ${missing.join(', ')}`;
+    const e = vertexEndpoint(this.endpointUrl());
+    return typeof e === 'string' ? e : undefined;
   }
 
-  private settings(): VertexSettings & { endpoint: string } {
-    const location = this.o.location ?? 'us-central1';
+  private endpointUrl(): string {
+    return this.o.endpoint ?? `https://${this.o.location ?? 'us-central1'}-aiplatform.googleapis.com`;
+  }
+
+  private settings(): VertexSettings {
     return {
       project: this.o.project!,
-      location,
+      location: this.o.location ?? 'us-central1',
       image: this.o.image!,
       outputUri: this.o.outputUri!,
       timeLimitS: this.o.timeLimitS ?? 86_400,
-      endpoint: (this.o.endpoint ?? `https://${location}-aiplatform.googleapis.com`).replace(/\/+$/, ''),
     };
   }
 
-  async run(r: TrainRun): Promise<TrainOutcome> {
+  /** The library's client with its credentials loaded, for one job's run; closed by the caller. */
+  private async open(): Promise<{ client: JobServiceClient; endpoint: VertexEndpoint }> {
     const why = this.notConfigured();
     if (why) throw new LookoutError('training.executor_not_configured', why);
+    const endpoint = vertexEndpoint(this.endpointUrl()) as VertexEndpoint;
+    const client = openJobService(endpoint, this.o.credentialsFile);
+    try {
+      await checkCredentials(client, this.o.credentialsFile);
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw err;
+    }
+    return { client, endpoint };
+  }
+
+  async run(r: TrainRun): Promise<TrainOutcome> {
     const s = this.settings();
-    const body = vertexCustomJob(s, {
+    const customJob = vertexCustomJob(s, {
       jobId: r.job.id,
       recipe: r.recipe.name,
       gpuType: r.gpuType,
@@ -62,14 +82,20 @@ export class VertexExecutor implements TrainExecutor {
       inputSize: r.params.input_size,
       classes: r.params.classes,
     });
-    const url = `${s.endpoint}/v1/${vertexParent(s)}/customJobs`;
-    r.log('event', `vertex: POST ${url} ${JSON.stringify(body)}`);
-    const created = (await this.call('POST', url, r.signal, body)) as { name?: string };
-    if (typeof created.name !== 'string')
-      throw new LookoutError('training.service_failed', `Vertex AI answered no job name: ${JSON.stringify(created).slice(0, 300)}`);
-    r.remember({ vertex_job: created.name });
-    r.log('event', `vertex: submitted ${created.name}`);
-    return this.follow(r, created.name);
+    const parent = vertexParent(s);
+    r.log('event', `vertex: createCustomJob ${parent} ${JSON.stringify(customJob)}`);
+    const { client, endpoint } = await this.open();
+    try {
+      const [created] = await this.call(r.signal, endpoint, 'the custom job', () =>
+        client.createCustomJob({ parent, customJob }, { timeout: this.o.requestTimeoutMs }),
+      );
+      if (!created.name) throw new LookoutError('training.service_failed', 'Vertex AI answered no job name');
+      r.remember({ vertex_job: created.name });
+      r.log('event', `vertex: submitted ${created.name}`);
+      return await this.follow(r, client, endpoint, created.name);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
   }
 
   cannotResume(job: Job): string | undefined {
@@ -79,21 +105,27 @@ export class VertexExecutor implements TrainExecutor {
     return why ? `${why} to follow ${name} after the restart` : undefined;
   }
 
-  resume(r: TrainRun): Promise<TrainOutcome> {
+  async resume(r: TrainRun): Promise<TrainOutcome> {
     const name = String(r.job.result?.vertex_job);
     r.log('event', `vertex: following ${name} again after a restart`);
-    return this.follow(r, name);
+    const { client, endpoint } = await this.open();
+    try {
+      return await this.follow(r, client, endpoint, name);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
   }
 
-  private async follow(r: TrainRun, name: string): Promise<TrainOutcome> {
+  private async follow(r: TrainRun, client: JobServiceClient, endpoint: VertexEndpoint, name: string): Promise<TrainOutcome> {
     const s = this.settings();
     for (let last = ''; ;) {
-      const job = (await this.call('GET', `${s.endpoint}/v1/${name}`, r.signal)) as { state?: string; error?: { message?: string } };
-      const state = job.state ?? 'JOB_STATE_UNSPECIFIED';
+      const [job] = await this.call(r.signal, endpoint, `the state of ${name}`, () => client.getCustomJob({ name }, { timeout: this.o.requestTimeoutMs }));
+      // The REST transport decodes enums to their names; a number would be a newer state than this client knows.
+      const state = String(job.state ?? 'JOB_STATE_UNSPECIFIED');
       if (state !== last) r.log('event', `vertex: ${name} ${state}`);
       last = state;
       if (state === 'JOB_STATE_SUCCEEDED') return { export_uri: `${vertexOutputUri(s, r.job.id)}/model/inference_model.onnx`, metrics: {} };
-      if (['JOB_STATE_FAILED', 'JOB_STATE_CANCELLED', 'JOB_STATE_EXPIRED'].includes(state)) {
+      if (ENDED.has(state)) {
         throw new LookoutError('training.service_failed', `Vertex AI job ${name} ended ${state}${job.error?.message ? `: ${job.error.message}` : ''}`);
       }
       r.progress(state === 'JOB_STATE_RUNNING' ? 0.5 : 0.1, `vertex ${state}`);
@@ -102,31 +134,16 @@ export class VertexExecutor implements TrainExecutor {
     }
   }
 
-  private async call(method: string, url: string, signal: AbortSignal, body?: unknown): Promise<unknown> {
-    let res: Response;
+  /** One library call, given up when the job is cancelled; its failure as the builder's error. */
+  private async call<T>(signal: AbortSignal, endpoint: VertexEndpoint, what: string, f: () => Promise<T>): Promise<T> {
+    signal.throwIfAborted();
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }));
+    aborted.catch(() => undefined);
     try {
-      res = await fetch(url, {
-        method,
-        headers: { authorization: `Bearer ${this.o.accessToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.any([signal, AbortSignal.timeout(this.o.requestTimeoutMs)]),
-      });
+      return await Promise.race([f(), aborted]);
     } catch (err) {
       if (signal.aborted) throw signal.reason as Error;
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new LookoutError(
-        'training.service_unreachable',
-        `Vertex AI at ${new URL(url).origin} is not reachable from this builder (${cause?.code ?? cause?.message ?? (err as Error).message})`,
-        { details: { endpoint: new URL(url).origin } },
-      );
-    }
-    const text = await res.text();
-    if (!res.ok)
-      throw new LookoutError('training.service_failed', `Vertex AI answered ${res.status} to ${method} ${new URL(url).pathname}: ${text.slice(0, 300)}`);
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new LookoutError('training.service_failed', `Vertex AI answered ${res.status} without JSON`);
+      throw vertexError(err, endpoint, what);
     }
   }
 }

@@ -1,14 +1,18 @@
+import type { protos } from '@google-cloud/aiplatform';
 import { LookoutError } from 'lookout/core';
 
+type CustomJob = protos.google.cloud.aiplatform.v1.ICustomJob;
+type AcceleratorType = keyof typeof protos.google.cloud.aiplatform.v1.AcceleratorType;
+
 /**
- * The Vertex AI custom job the `vertex` executor submits (REST v1,
- * `POST {endpoint}/v1/projects/{project}/locations/{location}/customJobs`): one worker pool whose
- * machine type and accelerator follow gpu_type, the training image with the recipe's arguments, the
- * dataset URI, and an output folder under the configured bucket.
+ * The Vertex AI custom job the `vertex` executor submits through Google's client
+ * (`JobServiceClient.createCustomJob` under `projects/{project}/locations/{location}`): one worker
+ * pool whose machine type and accelerator follow gpu_type, the training image with the recipe's
+ * arguments, the dataset URI, and an output folder under the configured bucket.
  */
 
 /** gpu_type → the machine Vertex pairs it with (one accelerator). */
-export const VERTEX_MACHINES: Readonly<Record<string, string>> = {
+export const VERTEX_MACHINES: Readonly<Partial<Record<AcceleratorType, string>>> = {
   NVIDIA_TESLA_T4: 'n1-standard-8',
   NVIDIA_TESLA_V100: 'n1-standard-8',
   NVIDIA_TESLA_P100: 'n1-standard-8',
@@ -46,8 +50,9 @@ export function vertexOutputUri(s: VertexSettings, jobId: string): string {
   return `${s.outputUri.replace(/\/+$/, '')}/${jobId}`;
 }
 
-export function vertexCustomJob(s: VertexSettings, j: VertexJobInput): Record<string, unknown> {
-  const machineType = VERTEX_MACHINES[j.gpuType];
+export function vertexCustomJob(s: VertexSettings, j: VertexJobInput): CustomJob {
+  // Own keys only: a gpu_type such as "constructor" is not a machine.
+  const machineType = Object.hasOwn(VERTEX_MACHINES, j.gpuType) ? VERTEX_MACHINES[j.gpuType as AcceleratorType] : undefined;
   if (!machineType) {
     throw new LookoutError(
       'training.gpu_type_unknown',
@@ -64,8 +69,8 @@ export function vertexCustomJob(s: VertexSettings, j: VertexJobInput): Record<st
     jobSpec: {
       workerPoolSpecs: [
         {
-          machineSpec: { machineType, acceleratorType: j.gpuType, acceleratorCount: 1 },
-          replicaCount: '1',
+          machineSpec: { machineType, acceleratorType: j.gpuType as AcceleratorType, acceleratorCount: 1 },
+          replicaCount: 1,
           diskSpec: { bootDiskType: 'pd-ssd', bootDiskSizeGb: 100 },
           containerSpec: {
             imageUri: s.image,
@@ -88,7 +93,7 @@ export function vertexCustomJob(s: VertexSettings, j: VertexJobInput): Record<st
         },
       ],
       baseOutputDirectory: { outputUriPrefix: output },
-      scheduling: { timeout: `${s.timeLimitS}s` },
+      scheduling: { timeout: { seconds: s.timeLimitS } },
     },
   };
 }
