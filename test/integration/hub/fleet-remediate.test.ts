@@ -197,7 +197,7 @@ describe('POST /fleet/remediate on a device with a failed plugin, a full volume 
 
     // Graded again: the certificate and the storage are fixed, and so is what the failed plugin kept down.
     assert.equal(by.announce.module_after, 'ready');
-    assert.notEqual(by.prune.module_after, 'not_ready');
+    assert.notEqual(by.prune.module_after, 'not_ready', JSON.stringify(d));
     const readiness = (await api(hub!.url, `/fleet/readiness?device=${ID}`)).body.devices[ID];
     assert.notEqual(readiness.modules.recorder.evidence.value.storage_health, 'CRITICAL');
     assert.equal(readiness.modules.device_identity_fp.grade, 'ready', readiness.modules.device_identity_fp.evidence.reason);

@@ -9,6 +9,7 @@ import { DEVICE_REGISTRY } from '../../registry/src/service.js';
 import { GradeSchema, ModuleGradeSchema, READINESS_GRADES, READINESS_MODULES, type DeviceReadiness } from '../../readiness/src/service.js';
 import { DeviceCommands, RESPONSES_FILTER } from './device-commands.js';
 import { PlannedActionSchema, REMEDIES, NO_SSH, SSH_REMEDIES, planDevice, type DevicePlanInput } from './remedy-plan.js';
+import { regradeSettled } from './regrade.js';
 import { runDeviceActions, type ActionOutcome } from './run-remedies.js';
 
 const RemediateBody = z.strictObject({
@@ -81,7 +82,7 @@ export default definePlugin({
   config: z.object({
     /** How long a device has to answer one remedy's command on its cmd topic. */
     REMEDIATE_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
-    /** After an announce, how long the regrade waits for the hub's registry to hold the new hello. */
+    /** After a remedy, how long the hub waits for what it caused to show: an announce's new hello, a remedied module no longer not_ready. */
     REMEDIATE_SETTLE_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
     /** Devices remedied at once. */
     REMEDIATE_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
@@ -135,18 +136,17 @@ export default definePlugin({
       const outcomes = new Map<string, ActionOutcome[]>();
       let after = new Map<string, DeviceReadiness>();
       if (body.apply) {
-        const deps = { commands, provision, registry, ring: ctx.services.optional(DEBUG_RING), clock: ctx.clock, settleMs: c.REMEDIATE_SETTLE_MS };
+        const deps = {
+          commands,
+          provision,
+          registry,
+          ring: ctx.services.optional(DEBUG_RING),
+          clock: ctx.clock,
+          settleMs: c.REMEDIATE_SETTLE_MS,
+        };
         const acting = plans.filter((p) => p.actions.length > 0);
         await mapBounded(acting, c.REMEDIATE_CONCURRENCY, async (p) => outcomes.set(p.id, await runDeviceActions(p.id, p.actions, deps, signal)));
-        if (acting.length)
-          after = new Map(
-            (
-              await readiness.validate(
-                acting.map((p) => p.id),
-                signal,
-              )
-            ).map((g) => [g.device_id, g]),
-          );
+        if (acting.length) after = await regradeSettled(acting, outcomes, readiness, c.REMEDIATE_SETTLE_MS, signal);
         ctx.log.info({ devices: acting.length, actions: acting.reduce((n, p) => n + p.actions.length, 0) }, 'remediation applied');
       }
 
