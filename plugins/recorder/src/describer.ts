@@ -1,9 +1,7 @@
-export interface DescriberOptions {
-  /** Base URL of an OpenAI-compatible API: POST `<url>/chat/completions`. */
-  url: string;
-  model: string;
-  apiKey?: string;
-  timeoutMs: number;
+import { chatCompletion, type ChatEndpoint } from 'lookout/lib/net';
+
+/** The describer's API (VIDEO_DESCRIBER_URL…), and the signal of the call it serves. */
+export interface DescriberOptions extends ChatEndpoint {
   signal?: AbortSignal;
 }
 
@@ -12,24 +10,6 @@ export const MAX_ANSWER_BYTES = 256 * 1024;
 /** Bearer tokens anywhere in a text (an answer or an error that echoes the request's headers). */
 export function redactSecrets(text: string): string {
   return text.replace(/Bearer\s+\S+/gi, 'Bearer [redacted]');
-}
-
-/** The answer's body, read until `max` bytes at most: a larger one is cancelled, not read whole. */
-async function readCapped(res: Response, max: number): Promise<Buffer | null> {
-  if (!res.body) return Buffer.alloc(0);
-  const reader = res.body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return Buffer.concat(parts);
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      return null;
-    }
-    parts.push(value);
-  }
 }
 
 /**
@@ -47,10 +27,8 @@ export async function describeClip(o: DescriberOptions, countsText: string, jpeg
   }
 }
 
-async function ask(o: DescriberOptions, countsText: string, jpeg: Buffer): Promise<string> {
-  const signals = [AbortSignal.timeout(o.timeoutMs), ...(o.signal ? [o.signal] : [])];
-  const body = {
-    model: o.model,
+function ask(o: DescriberOptions, countsText: string, jpeg: Buffer): Promise<string> {
+  const request = {
     max_tokens: 200,
     messages: [
       {
@@ -67,38 +45,5 @@ async function ask(o: DescriberOptions, countsText: string, jpeg: Buffer): Promi
       },
     ],
   };
-  let res: Response;
-  try {
-    res = await fetch(`${o.url.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) },
-      body: JSON.stringify(body),
-      signal: AbortSignal.any(signals),
-    });
-  } catch (err) {
-    const e = err as Error;
-    const why = e.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : ((e.cause as Error | undefined)?.message ?? e.message);
-    throw new Error(`describer unreachable: ${why}`);
-  }
-  if (!res.ok) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new Error(`describer answered HTTP ${res.status}`);
-  }
-  let bytes: Buffer | null;
-  try {
-    bytes = await readCapped(res, MAX_ANSWER_BYTES);
-  } catch (err) {
-    const e = err as Error;
-    throw new Error(`describer answer not read: ${e.name === 'TimeoutError' ? `not complete within ${o.timeoutMs} ms` : e.message}`);
-  }
-  if (bytes === null) throw new Error(`describer answer larger than ${MAX_ANSWER_BYTES} bytes`);
-  const text = bytes.toString('utf8');
-  let content: unknown;
-  try {
-    content = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
-  } catch {
-    throw new Error('describer answer is not JSON');
-  }
-  if (typeof content !== 'string' || !content.trim()) throw new Error('describer answer has no choices[0].message.content');
-  return content.trim().slice(0, 2000);
+  return chatCompletion(o, request, MAX_ANSWER_BYTES, o.signal).then((content) => content.trim().slice(0, 2000));
 }

@@ -1,10 +1,7 @@
+import { chatCompletion, type ChatEndpoint } from 'lookout/lib/net';
+
 /** An OpenAI-compatible chat completions endpoint (SAFETY_DESCRIBER_URL), the same shape the recorder's video_understand describer calls. */
-export interface DescriberOptions {
-  url: string;
-  model: string;
-  apiKey?: string;
-  timeoutMs: number;
-}
+export type DescriberOptions = ChatEndpoint;
 
 const MAX_ANSWER_BYTES = 64 * 1024;
 
@@ -14,8 +11,7 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * none. Neither the key nor the answer's body goes into an error.
  */
 export async function phrase(o: DescriberOptions, question: string, figures: string, signal?: AbortSignal): Promise<string> {
-  const body = {
-    model: o.model,
+  const request = {
     max_tokens: 200,
     messages: [
       {
@@ -26,38 +22,7 @@ export async function phrase(o: DescriberOptions, question: string, figures: str
       { role: 'user', content: `Figures: ${figures}\nQuestion: ${question}` },
     ],
   };
-  let res: Response;
-  try {
-    res = await fetch(`${o.url.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) },
-      body: JSON.stringify(body),
-      signal: AbortSignal.any([AbortSignal.timeout(o.timeoutMs), ...(signal ? [signal] : [])]),
-    });
-  } catch (err) {
-    const e = err as Error;
-    throw new Error(
-      `describer unreachable: ${e.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : ((e.cause as Error | undefined)?.message ?? e.message)}`,
-    );
-  }
-  if (!res.ok) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new Error(`describer answered HTTP ${res.status}`);
-  }
-  const length = Number(res.headers.get('content-length') ?? 0);
-  if (length > MAX_ANSWER_BYTES) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new Error(`describer answer larger than ${MAX_ANSWER_BYTES} bytes`);
-  }
-  const text = await res.text();
-  if (text.length > MAX_ANSWER_BYTES) throw new Error(`describer answer larger than ${MAX_ANSWER_BYTES} bytes`);
-  let content: unknown;
-  try {
-    content = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
-  } catch {
-    throw new Error('describer answer is not JSON');
-  }
-  if (typeof content !== 'string' || !content.trim()) throw new Error('describer answer has no choices[0].message.content');
+  const content = await chatCompletion(o, request, MAX_ANSWER_BYTES, signal);
   return content
     .trim()
     .replace(/Bearer\s+\S+/gi, 'Bearer [redacted]')

@@ -1,13 +1,9 @@
 import { z } from 'zod';
+import { ChatAnswerInvalid, chatCompletion, type ChatEndpoint } from 'lookout/lib/net';
 import { PlanStepSchema, MAX_PLAN_STEPS, type PlanStep } from './plan.js';
 
 /** An OpenAI-compatible chat completions endpoint (LOOKOUT_SVC_AGENT_DESCRIBER_URL). */
-export interface DescriberOptions {
-  url: string;
-  model: string;
-  apiKey?: string;
-  timeoutMs: number;
-}
+export type DescriberOptions = ChatEndpoint;
 
 const MAX_ANSWER_BYTES = 64 * 1024;
 const StepsSchema = z.object({ steps: z.array(PlanStepSchema).min(1).max(MAX_PLAN_STEPS) });
@@ -18,8 +14,7 @@ const StepsSchema = z.object({ steps: z.array(PlanStepSchema).min(1).max(MAX_PLA
  * (thrown, with why; never the key or its body) otherwise.
  */
 export async function planByDescriber(o: DescriberOptions, text: string, deviceIds: readonly string[], signal: AbortSignal): Promise<PlanStep[]> {
-  const body = {
-    model: o.model,
+  const request = {
     max_tokens: 400,
     response_format: { type: 'json_object' },
     messages: [
@@ -33,32 +28,15 @@ export async function planByDescriber(o: DescriberOptions, text: string, deviceI
       { role: 'user', content: text },
     ],
   };
-  let res: Response;
-  try {
-    res = await fetch(`${o.url.replace(/\/+$/, '')}/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(o.apiKey ? { authorization: `Bearer ${o.apiKey}` } : {}) },
-      body: JSON.stringify(body),
-      signal: AbortSignal.any([AbortSignal.timeout(o.timeoutMs), signal]),
-    });
-  } catch (err) {
-    const e = err as Error;
-    throw new Error(
-      `describer unreachable: ${e.name === 'TimeoutError' ? `no answer within ${o.timeoutMs} ms` : ((e.cause as Error | undefined)?.message ?? e.message)}`,
-    );
-  }
-  if (!res.ok || Number(res.headers.get('content-length') ?? 0) > MAX_ANSWER_BYTES) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new Error(res.ok ? `describer answer larger than ${MAX_ANSWER_BYTES} bytes` : `describer answered HTTP ${res.status}`);
-  }
-  const raw = await res.text();
-  if (raw.length > MAX_ANSWER_BYTES) throw new Error(`describer answer larger than ${MAX_ANSWER_BYTES} bytes`);
   let steps: PlanStep[];
   try {
-    const content = (JSON.parse(raw) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
-    steps = StepsSchema.parse(JSON.parse(typeof content === 'string' ? content : '')).steps;
-  } catch {
-    throw new Error('describer answer is not a plan ({"steps": [{device, tool, arguments}]})');
+    steps = StepsSchema.parse(JSON.parse(await chatCompletion(o, request, MAX_ANSWER_BYTES, signal))).steps;
+  } catch (err) {
+    // Reached, but no plan in what it said: the answer's shape, not the describer's reachability.
+    if (err instanceof ChatAnswerInvalid || err instanceof SyntaxError || err instanceof z.ZodError) {
+      throw new Error('describer answer is not a plan ({"steps": [{device, tool, arguments}]})');
+    }
+    throw err;
   }
   const unknown = steps.find((s) => !deviceIds.includes(s.device));
   if (unknown) throw new Error(`describer named a device that is not registered: ${unknown.device.slice(0, 64)}`);
