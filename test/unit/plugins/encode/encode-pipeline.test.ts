@@ -35,12 +35,17 @@ test('frames paced at the fps come out as pictures with a keyframe every gop, ca
   const { p, pictures } = pipeline();
   p.start();
   try {
+    // ffmpeg's start takes from 0.1 s to well over a second on a loaded 2-core CI machine: the
+    // 3 s of pacing are counted from the first picture out, not from start().
+    await waitFor(() => pictures.length >= 1, 'the first picture', 10_000);
+    const before = p.stats();
     await sleep(3000);
     const { frames, dropped, encode_fps, bitrate_kbps } = p.stats();
-    // 3 s at 5 fps: 15 frames, less the one or two still inside the encoder and the parser.
-    assert.ok(frames >= 11 && frames <= 16, `${frames} pictures in 3 s at 5 fps`);
+    const paced = frames - before.frames;
+    // 3 s at 5 fps: 15 frames, give or take the one or two still inside the encoder and the parser.
+    assert.ok(paced >= 11 && paced <= 17, `${paced} pictures in 3 s at 5 fps`);
     assert.equal(frames, pictures.length);
-    assert.ok(dropped <= 1, `${dropped} dropped with an idle encoder`);
+    assert.ok(dropped - before.dropped <= 1, `${dropped - before.dropped} dropped with an idle encoder`);
     assert.ok(encode_fps >= 3.5 && encode_fps <= 6.5, `encode_fps ${encode_fps}`);
     assert.ok(bitrate_kbps > 50, `bitrate_kbps ${bitrate_kbps}`);
     assert.deepEqual(
@@ -49,10 +54,17 @@ test('frames paced at the fps come out as pictures with a keyframe every gop, ca
     );
     assert.ok(pictures[0].keyframe, 'the stream starts on a keyframe');
     for (const q of pictures) assert.equal(q.keyframe, q.index % 5 === 0, `picture ${q.index}: a keyframe every 5`);
-    for (let i = 1; i < pictures.length; i++) {
+    // Frames queued while ffmpeg was still starting may be dropped, leaving a gap before the
+    // first pictures: capture times are checked over the paced 3 s, where a gap of n missed
+    // frames must be matched by n drops.
+    let missed = 0;
+    for (let i = before.frames + 1; i < pictures.length; i++) {
       const gap = pictures[i].capturedAtMs - pictures[i - 1].capturedAtMs;
-      assert.ok(gap >= 150 && gap <= 260, `capture times 200 ms apart (${gap})`);
+      const slots = Math.round(gap / 200);
+      assert.ok(slots >= 1 && Math.abs(gap - slots * 200) <= 60, `capture times a multiple of 200 ms apart (${gap})`);
+      missed += slots - 1;
     }
+    assert.ok(missed <= dropped - before.dropped, `${missed} frames missing between pictures, ${dropped - before.dropped} dropped`);
     assert.ok(Date.now() - pictures.at(-1)!.capturedAtMs < 1500, 'a picture leaves the encoder soon after its frame was captured');
     const gop = p.latestGop();
     assert.ok(gop.length >= 1 && gop.length <= 5 && gop[0].keyframe);
