@@ -80,6 +80,7 @@ function bareSubscriber(url: string): void {
     expected = Number(d.toString().trim().split('\n').at(-1));
     report();
   });
+  process.once('SIGTERM', () => process.exit(0)); // an exit a profiler writes its file on
   client.once('connect', () => client.subscribe('devices/+/dets', { qos: 1 }, () => process.stdout.write(`${JSON.stringify({ event: 'ready' })}\n`)));
 }
 
@@ -222,7 +223,11 @@ async function main(): Promise<void> {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
     );
-    const bareProc = spawn(process.execPath, [fileURLToPath(import.meta.url), '--bare-subscriber', broker.url], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // LOOKOUT_BENCH_BARE_NODE_ARGS: the same for the bare subscriber, to compare the two profiles.
+    const bareArgs = (process.env.LOOKOUT_BENCH_BARE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const bareProc = spawn(process.execPath, [...bareArgs, fileURLToPath(import.meta.url), '--bare-subscriber', broker.url], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     children.push(hubProc, bareProc);
     const hubEvents = lines(hubProc);
     const bareEvents = lines(bareProc);
@@ -330,8 +335,11 @@ async function main(): Promise<void> {
         `capacity ratio from CPU time (bare / hub): median ${median(cpuRatios).toFixed(2)} (rounds: ${cpuRatios.map((r) => r.toFixed(2)).join(', ')})`,
     );
     // A clean stop, so that a profiler given through LOOKOUT_BENCH_HUB_NODE_ARGS writes its file.
-    hubProc.kill('SIGTERM');
-    await new Promise((r) => hubProc.once('exit', r));
+    for (const child of [hubProc, bareProc]) {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
   } finally {
     cleanup();
     await broker.stop();

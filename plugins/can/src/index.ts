@@ -90,10 +90,14 @@ export default definePlugin({
     let busy = false;
     // A (re)connect is owed a message even when a tick is running or nothing changed.
     let owed = false;
+    // Ticks publish once the bus has told this connect: its listeners run after the resubscribe, and
+    // a tick in between would say the state that the connect's owed message says again.
+    let live = false;
     /** Publishes when frames came, or once when the state changed (a silent or missing bus is said once, not every interval). */
     const tick = async (force: boolean) => {
       owed ||= force;
-      if (busy || !ctx.bus.connected) return;
+      if (!ctx.bus.connected) live = false;
+      if (busy || !live) return;
       const now = clock.now();
       const fresh = aggregate.pending;
       const s = stateNow(now, fresh);
@@ -129,7 +133,10 @@ export default definePlugin({
     };
 
     open();
-    ctx.bus.onConnect(() => void tick(true));
+    ctx.bus.onConnect(() => {
+      live = true;
+      void tick(true);
+    });
     clock.setInterval(() => void tick(false), config.CAN_PUBLISH_INTERVAL_MS);
     log.info({ source: config.CAN_SOURCE, interface: config.CAN_INTERFACE, intervalMs: config.CAN_PUBLISH_INTERVAL_MS }, 'CAN telemetry reading');
     return {

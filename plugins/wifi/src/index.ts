@@ -55,6 +55,9 @@ export default definePlugin({
     let busy = false;
     // A (re)connect is owed a message even when a tick is running or nothing changed.
     let owed = false;
+    // Ticks publish once the bus has told this connect: its listeners run after the resubscribe, and
+    // a tick in between would say the state that the connect's owed message says again.
+    let live = false;
 
     const tick = async (force: boolean) => {
       owed ||= force;
@@ -96,7 +99,8 @@ export default definePlugin({
         nl80211Said = radio.nl80211;
         const news = radio.state !== 'unavailable' || key !== said || moved;
         // Only what was published counts as said: a reading while the bus is away is said on connect.
-        if ((news || owed) && ctx.bus.connected) {
+        if (!ctx.bus.connected) live = false;
+        if ((news || owed) && live) {
           owed = false;
           said = key;
           await ctx.bus.publish('telemetry/wifi', message);
@@ -108,7 +112,10 @@ export default definePlugin({
       }
     };
 
-    ctx.bus.onConnect(() => void tick(true));
+    ctx.bus.onConnect(() => {
+      live = true;
+      void tick(true);
+    });
     clock.setInterval(() => void tick(false), config.WIFI_INTERVAL_MS);
     log.info({ procWireless: sources.procWireless, iw: sources.iw, intervalMs: config.WIFI_INTERVAL_MS }, 'Wi-Fi telemetry reading');
   },

@@ -215,10 +215,11 @@ function vehicleTelemetry(can: 'vcan' | 'recorded', whyNot: string | null): void
       // Many intervals and candump retries later: no storm, still one message of each.
       await sleep(1500);
       assert.equal(recorder.messages.filter(of('van-bare', 'telemetry/wifi')).length, 1, 'one telemetry/wifi');
+      const cans = recorder.messages.filter(of('van-bare', 'telemetry/can'));
       assert.equal(
-        recorder.messages.filter((m) => of('van-bare', 'telemetry/can')(m) && m.body.state === 'unavailable').length,
+        cans.filter((m) => m.body.state === 'unavailable').length,
         1,
-        'one unavailable telemetry/can',
+        `one unavailable telemetry/can: ${JSON.stringify(cans.map((m) => [m.body.timestamp, m.body.state, m.body.reason]))}`,
       );
       const plugins = (await latest('van-bare')).status.plugins as { name: string; state: string }[];
       assert.deepEqual(
