@@ -61,6 +61,8 @@ export interface DeviceWorker {
   child: ChildProcess;
   /** Messages the broker acknowledged so far (every topic), from the worker's last progress line. */
   readonly acked: number;
+  /** Of them, the numbered ones (dets and telemetry). */
+  readonly numbered: number;
   /** Resolves when the worker has exited: what it sent (acknowledged) and each device's last sequence numbers. */
   done: Promise<{ sent: number; failed: number; last: LastAcked }>;
 }
@@ -70,11 +72,12 @@ export function spawnDeviceWorker(o: WorkerOptions): DeviceWorker {
   const args = [o.url, o.from, o.to, o.startAt, o.seconds, o.rateHz, o.spreadMs, o.progressMs ?? 1000].map(String);
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--devices', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let acked = 0;
+  let numbered = 0;
   let result: { sent: number; failed: number; last: LastAcked } | undefined;
   createInterface({ input: child.stdout }).on('line', (line) => {
     if (!line.startsWith('{')) return;
-    const m = JSON.parse(line) as { event: string; acked?: number; sent?: number; failed?: number; last?: LastAcked };
-    if (m.event === 'progress') acked = m.acked!;
+    const m = JSON.parse(line) as { event: string; acked?: number; numbered?: number; sent?: number; failed?: number; last?: LastAcked };
+    if (m.event === 'progress') [acked, numbered] = [m.acked!, m.numbered!];
     if (m.event === 'done') result = { sent: m.sent!, failed: m.failed!, last: m.last! };
   });
   const done = new Promise<{ sent: number; failed: number; last: LastAcked }>((resolve, reject) =>
@@ -85,6 +88,9 @@ export function spawnDeviceWorker(o: WorkerOptions): DeviceWorker {
     child,
     get acked() {
       return result?.sent ?? acked;
+    },
+    get numbered() {
+      return result ? Object.values(result.last).reduce((n, l) => n + l.dets + l.telemetry, 0) : numbered;
     },
     done,
   };
@@ -100,6 +106,7 @@ async function runDevices(url: string, from: number, to: number, startAt: number
   const endAt = startAt + seconds * 1000;
   let sent = 0;
   let acked = 0;
+  let numberedAcked = 0;
   let failed = 0;
   type Device = { id: string; client?: MqttClient; phase: number; dets: number; telemetry: number; seq: { dets: number; telemetry: number } };
   const fleet: Device[] = [];
@@ -110,7 +117,7 @@ async function runDevices(url: string, from: number, to: number, startAt: number
     last[id] = { dets: 0, telemetry: 0 };
   }
   await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
-  const progress = setInterval(() => process.stdout.write(`${JSON.stringify({ event: 'progress', acked })}\n`), progressMs);
+  const progress = setInterval(() => process.stdout.write(`${JSON.stringify({ event: 'progress', acked, numbered: numberedAcked })}\n`), progressMs);
   const unacked = new Set<Promise<void>>();
   const send = (c: MqttClient, topic: string, body: unknown, retain = false, onAck?: () => void) => {
     sent++;
@@ -126,7 +133,10 @@ async function runDevices(url: string, from: number, to: number, startAt: number
   const numbered = (d: Device, topic: 'dets' | 'telemetry') => {
     const n = ++d.seq[topic];
     const body = topic === 'dets' ? { ...msg.dets(1, 7), seq: n } : { ...msg.telemetry(), seq: n };
-    send(d.client!, `devices/${d.id}/${topic}`, body, false, () => (last[d.id][topic] = Math.max(last[d.id][topic], n)));
+    send(d.client!, `devices/${d.id}/${topic}`, body, false, () => {
+      numberedAcked++;
+      last[d.id][topic] = Math.max(last[d.id][topic], n);
+    });
   };
   const joined = fleet.map(async (d) => {
     await new Promise((r) => setTimeout(r, Math.random() * spreadMs));

@@ -124,6 +124,8 @@ type LatestBody = { devices: Record<string, { payload?: { seq?: number } | null 
 interface Memory {
   rss: number;
   heap: number;
+  /** The replica process's age at the sample (s): a restarted one starts again. */
+  upS?: number;
 }
 
 interface Window {
@@ -149,6 +151,7 @@ interface Slot {
   name: string;
   port: number;
   replica: HubReplica;
+  startedAt: number;
   restarts: number;
 }
 
@@ -176,7 +179,8 @@ async function main(): Promise<void> {
         pluginSet,
         fleetSecret: TEST_FLEET_SECRET,
       });
-    for (const r of await Promise.all([start('a'), start('b')])) slots.push({ name: r.name, port: Number(new URL(r.url).port), replica: r, restarts: 0 });
+    for (const r of await Promise.all([start('a'), start('b')]))
+      slots.push({ name: r.name, port: Number(new URL(r.url).port), replica: r, startedAt: Date.now(), restarts: 0 });
     nginx = await startNginx({ upstreams: slots.map((s) => s.replica.url) });
     const viaNginx = `${nginx.url}/fleet/mqtt/latest?device=probe`;
 
@@ -190,7 +194,10 @@ async function main(): Promise<void> {
         const m = JSON.parse(line) as { event: string; distinct?: number } & AuditReport;
         if (m.event === 'ready') resolve();
         if (m.event === 'progress') arrived = m.distinct!;
-        if (m.event === 'report') report?.(m);
+        if (m.event === 'report') {
+          arrived = m.distinct!;
+          report?.(m);
+        }
       }),
     );
     const audit = (expect: LastAcked) =>
@@ -222,7 +229,8 @@ async function main(): Promise<void> {
       workers.push(spawnDeviceWorker({ url: broker.url, from, to, startAt, seconds: SOAK_S, rateHz: RATE_HZ / 2, spreadMs: HELLO_SPREAD_MS }));
       children.push(workers.at(-1)!.child);
     }
-    const published = () => workers.reduce((n, w) => n + w.acked, 0) + probeAcked;
+    /** Dets and telemetry the broker acknowledged (the probe's included): what the auditor looks for. */
+    const published = () => workers.reduce((n, w) => n + w.numbered, 0) + probeAcked;
 
     // Windows, one per kill interval; a kill opens each but the first.
     const windows: Window[] = [];
@@ -290,7 +298,7 @@ async function main(): Promise<void> {
           const heap = await get(`${s.replica.url}/metrics`)
             .then((r) => metric(r.body, 'nodejs_heap_size_used_bytes'))
             .catch(() => NaN);
-          w.last[i] = { rss, heap };
+          w.last[i] = { rss, heap, upS: (Date.now() - s.startedAt) / 1000 };
           if (rss > w.max[i].rss) w.max[i].rss = rss;
           if (heap > w.max[i].heap) w.max[i].heap = heap;
         }),
@@ -325,7 +333,15 @@ async function main(): Promise<void> {
           slot.replica.child.exitCode !== null || slot.replica.child.signalCode !== null ? resolve(undefined) : slot.replica.child.once('exit', resolve),
         );
         // A supervisor starts it again at once, on the same port and data dir.
-        slot.replica = await start(slot.name, slot.port);
+        // One that does not come back within two minutes ends the run, saying so (its stderr is in the error).
+        let gaveUp: NodeJS.Timeout | undefined;
+        slot.replica = await Promise.race([
+          start(slot.name, slot.port),
+          new Promise<never>(
+            (_, reject) => (gaveUp = setTimeout(() => reject(new Error(`replica ${slot.name} did not come back within 120 s of its SIGKILL`)), 120_000)),
+          ),
+        ]).finally(() => clearTimeout(gaveUp));
+        slot.startedAt = Date.now();
         slot.restarts++;
         const readyMs = Date.now() - killedAt;
         const want = probeSeq;
@@ -371,6 +387,9 @@ async function main(): Promise<void> {
       audited = await audit(last);
     }
     const settleS = (Date.now() - settleStarted) / 1000;
+    // What came after the last window's close (the workers' last acknowledgements, the stream's tail) is the last window's.
+    windows.at(-1)!.published += published() - countedPublished;
+    windows.at(-1)!.arrived += arrived - countedArrived;
     polling = false;
     await poller;
 
@@ -398,11 +417,17 @@ async function main(): Promise<void> {
       );
       slots.forEach((s, i) =>
         console.log(
-          `  replica ${s.name}: RSS ${f(w.last[i].rss / MiB)} MiB (max ${f(w.max[i].rss / MiB)}), heap used ${f(w.last[i].heap / MiB)} MiB (max ${f(w.max[i].heap / MiB)}), ` +
+          `  replica ${s.name} (process up ${f(w.last[i].upS ?? NaN, 0)} s): RSS ${f(w.last[i].rss / MiB)} MiB (max ${f(w.max[i].rss / MiB)}), heap used ${f(w.last[i].heap / MiB)} MiB (max ${f(w.max[i].heap / MiB)}), ` +
             `CPU ${f(w.cpuMs[i] / 1000)} s (${f((w.cpuMs[i] / 1000 / ((w.to - w.from) / 1000)) * 100)} % of a core) at the window's end`,
         ),
       );
       for (const k of w.kills) console.log(`  ${k}`);
+      // Where the tail is: the slow probes, by when they were published (the kill opens the window).
+      const slow = [...probeAt]
+        .filter(([s, at]) => windowAt(at) === w && (hubAt.get(s) ?? Infinity) - at > 100)
+        .map(([s, at]) => `${f((at - w.from) / 1000, 1)} s: ${hubAt.has(s) ? `${hubAt.get(s)! - at} ms` : 'never'}`);
+      if (slow.length > 0)
+        console.log(`  probes over 100 ms (published at, into the window): ${slow.slice(0, 20).join(', ')}${slow.length > 20 ? ` … (${slow.length})` : ''}`);
     }
     const notShown = [...probeAt.keys()].filter((s) => !hubAt.has(s)).length;
     console.log(
@@ -421,7 +446,8 @@ async function main(): Promise<void> {
         slots
           .map(
             (s, i) =>
-              `replica ${s.name} ${f(first.last[i].rss / MiB)} → ${f(lastW.last[i].rss / MiB)} MiB, heap ${f(first.last[i].heap / MiB)} → ${f(lastW.last[i].heap / MiB)} MiB (restarted ${s.restarts}×)`,
+              `replica ${s.name} ${f(first.last[i].rss / MiB)} → ${f(lastW.last[i].rss / MiB)} MiB, heap ${f(first.last[i].heap / MiB)} → ${f(lastW.last[i].heap / MiB)} MiB ` +
+              `(process up ${f(first.last[i].upS ?? NaN, 0)} s → ${f(lastW.last[i].upS ?? NaN, 0)} s; restarted ${s.restarts}×)`,
           )
           .join('; '),
     );
@@ -491,7 +517,7 @@ async function auditStream(url: string, key: string): Promise<void> {
         }
       }
     }
-    process.stdout.write(`${JSON.stringify({ event: 'report', expected, missing, sample })}\n`);
+    process.stdout.write(`${JSON.stringify({ event: 'report', expected, missing, sample, distinct })}\n`);
   });
   process.stdout.write(`${JSON.stringify({ event: 'ready' })}\n`);
   const numbered = /^devices\/([^/]+)\/(dets|telemetry)$/;
