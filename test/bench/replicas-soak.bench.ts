@@ -226,7 +226,7 @@ async function main(): Promise<void> {
       const from = w * perWorker;
       const to = Math.min(DEVICES, from + perWorker);
       if (from >= to) break;
-      workers.push(spawnDeviceWorker({ url: broker.url, from, to, startAt, seconds: SOAK_S, rateHz: RATE_HZ / 2, spreadMs: HELLO_SPREAD_MS }));
+      workers.push(spawnDeviceWorker({ url: broker.url, from, to, startAt, seconds: SOAK_S, rateHz: RATE_HZ / 2, spreadMs: HELLO_SPREAD_MS, progressMs: 250 }));
       children.push(workers.at(-1)!.child);
     }
     /** Dets and telemetry the broker acknowledged (the probe's included): what the auditor looks for. */
