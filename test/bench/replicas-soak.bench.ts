@@ -410,7 +410,7 @@ async function main(): Promise<void> {
     for (const w of windows) {
       const failures = [...w.failures].map(([k, n]) => `${k} ×${n}`).join(', ') || 'none';
       console.log(
-        `window ${w.index + 1} (${f((w.from - startAt) / 1000, 0)}–${f((w.to - startAt) / 1000, 0)} s)${w.index === 0 ? ' [baseline: no kill yet; it holds the fleet's hellos]' : ''}: ` +
+        `window ${w.index + 1} (${f((w.from - startAt) / 1000, 0)}–${f((w.to - startAt) / 1000, 0)} s)${w.index === 0 ? ' [baseline: no kill yet; it holds the fleet’s hellos]' : ''}: ` +
           `probe publish→visible through nginx p50 ${f(pct(w.hub, 0.5))} ms, p99 ${f(pct(w.hub, 0.99))} ms, max ${f(pct(w.hub, 1))} ms (${w.hub.length} probes); ` +
           `broker alone p50 ${f(pct(w.broker, 0.5))} ms, p99 ${f(pct(w.broker, 0.99))} ms; requests through nginx ${w.requests}, not 200: ${failures}; ` +
           `messages published ${w.published}, arrived in the stream ${w.arrived}`,
