@@ -3,7 +3,7 @@
  * process of its own) on a real mosquitto. Simulated devices, each on its own MQTT connection, do
  * what a real device does: hello (the hello contract), retained status, then dets and telemetry at
  * LOOKOUT_BENCH_RATE_HZ each, QoS 1, every device with its own phase. The devices come from several
- * child processes (LOOKOUT_BENCH_WORKERS), so the generator is not the bottleneck; they all connect
+ * child processes (LOOKOUT_BENCH_WORKERS, fleet-devices.ts), so the generator is not the bottleneck; they all connect
  * within LOOKOUT_BENCH_HELLO_SPREAD_MS, as a fleet does after a hub or broker restart.
  *
  * A probe device publishes a telemetry every LOOKOUT_BENCH_PROBE_MS (200) and polls
@@ -27,11 +27,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
-import { connect, type MqttClient } from 'mqtt';
+import { connect } from 'mqtt';
 import { packageRoot } from '../../core/src/paths/package-root.js';
-import { HelloMessageSchema } from '../../core/src/contracts/hello-message.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { msg, TEST_FLEET_SECRET } from '../support/hub-helpers.js';
+import { hello, mqttConnect, pub, spawnDeviceWorker } from './fleet-devices.js';
 
 const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 200);
 /** Per stream: dets and telemetry each at this rate, so a device sends twice this many messages a second. */
@@ -59,28 +59,6 @@ const PAGE_BYTES = 4096;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });
 const f = (n: number) => n.toFixed(1);
-const deviceId = (i: number) => `fleet-${String(i).padStart(5, '0')}`;
-
-function mqttConnect(url: string, clientId: string): Promise<MqttClient> {
-  return new Promise((resolve, reject) => {
-    const c = connect(url, { clientId, protocolVersion: 4, reconnectPeriod: 0, keepalive: 120 });
-    c.once('connect', () => resolve(c));
-    c.once('error', reject);
-  });
-}
-
-const pub = (c: MqttClient, topic: string, body: unknown, retain = false) =>
-  new Promise<void>((resolve, reject) => c.publish(topic, JSON.stringify(body), { qos: 1, retain }, (err) => (err ? reject(err) : resolve())));
-
-/** A hello as a device's identity plugin sends it, checked against the contract here so the bench cannot drift from it. */
-function hello(id: string) {
-  return HelloMessageSchema.parse({
-    ...msg.hello(id, ['127.0.0.1'], Number(process.env.LOOKOUT_BENCH_TOOL_PORT ?? 9)),
-    serial: `SER-${id}`,
-    versions: { runtime: '0.1.0', plugins: { status: '0.1.0' } },
-  });
-}
-
 function getOnce(url: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const req = request(url, { agent }, (res) => {
@@ -228,31 +206,9 @@ async function main(): Promise<void> {
       const from = w * perWorker;
       const to = Math.min(DEVICES, from + perWorker);
       if (from >= to) break;
-      const child = spawn(
-        process.execPath,
-        [
-          fileURLToPath(import.meta.url),
-          '--devices',
-          broker.url,
-          String(from),
-          String(to),
-          String(start),
-          String(SECONDS),
-          String(RATE_HZ),
-          String(HELLO_SPREAD_MS),
-        ],
-        { stdio: ['ignore', 'pipe', 'inherit'] },
-      );
-      children.push(child);
-      workersDone.push(
-        new Promise<void>((resolve, reject) => {
-          lines(child, (m) => {
-            if (m.event === 'done') sent += m.sent as number;
-          });
-          // 'close', not 'exit': its stdout (the count it sent) is read to the end by then.
-          child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`device worker exited with ${code}`))));
-        }),
-      );
+      const worker = spawnDeviceWorker({ url: broker.url, from, to, startAt: start, seconds: SECONDS, rateHz: RATE_HZ, spreadMs: HELLO_SPREAD_MS });
+      children.push(worker.child);
+      workersDone.push(worker.done.then((r) => void (sent += r.sent)));
     }
 
     // The probe: publish, then poll the hub until it shows that sequence number.
@@ -400,74 +356,5 @@ function bareSubscriber(url: string): void {
   client.once('connect', () => client.subscribe('devices/#', { qos: 1 }, () => process.stdout.write(`${JSON.stringify({ event: 'ready' })}\n`)));
 }
 
-/**
- * Devices [from, to): each connects within `spreadMs` of `startAt`, says hello and its status, then
- * publishes dets and telemetry at `rateHz` each, at a phase of its own, until `seconds` after startAt.
- * One 5 ms tick drives them all (a timer per device would cost the generator more than the load).
- */
-async function devices(url: string, from: number, to: number, startAt: number, seconds: number, rateHz: number, spreadMs: number): Promise<void> {
-  const periodMs = 1000 / rateHz;
-  const endAt = startAt + seconds * 1000;
-  let sent = 0;
-  let failed = 0;
-  const fleet: { id: string; client?: MqttClient; phase: number; dets: number; telemetry: number }[] = [];
-  for (let i = from; i < to; i++) fleet.push({ id: deviceId(i), phase: Math.random() * periodMs, dets: 0, telemetry: 0 });
-  await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
-  const unacked = new Set<Promise<void>>();
-  const send = (c: MqttClient, topic: string, body: unknown, retain = false) => {
-    sent++;
-    const p = pub(c, topic, body, retain)
-      .catch(() => void failed++)
-      .finally(() => unacked.delete(p));
-    unacked.add(p);
-  };
-  const joined = fleet.map(async (d) => {
-    await new Promise((r) => setTimeout(r, Math.random() * spreadMs));
-    // A refused connect (the broker's accept queue full while a fleet connects) is tried again, as a device does.
-    let c: MqttClient | undefined;
-    for (let attempt = 0; !c; attempt++) {
-      try {
-        c = await mqttConnect(url, d.id);
-      } catch (err) {
-        if (attempt >= 20) throw err;
-        await new Promise((r) => setTimeout(r, 250 + Math.random() * 750));
-      }
-    }
-    send(c, `devices/${d.id}/hello`, hello(d.id));
-    send(c, `devices/${d.id}/status`, msg.status(d.id), true);
-    // Dets on the device's phase, telemetry half a period later: the two streams interleave.
-    d.dets = Date.now() + d.phase;
-    d.telemetry = d.dets + periodMs / 2;
-    d.client = c;
-  });
-  let tick = 0;
-  while (Date.now() < endAt) {
-    const now = Date.now();
-    for (const d of fleet) {
-      if (!d.client) continue;
-      // Fallen behind (a loaded machine): skip a beat rather than burst.
-      if (now >= d.dets) {
-        send(d.client, `devices/${d.id}/dets`, { ...msg.dets(1, 7), seq: tick });
-        d.dets = Math.max(d.dets + periodMs, now);
-      }
-      if (now >= d.telemetry) {
-        send(d.client, `devices/${d.id}/telemetry`, { ...msg.telemetry(), seq: tick });
-        d.telemetry = Math.max(d.telemetry + periodMs, now);
-      }
-    }
-    tick++;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  await Promise.all(joined);
-  // Every publish acknowledged before the connections end (ending them fails what is in flight, which the broker may have taken).
-  await Promise.race([Promise.all(unacked), new Promise((r) => setTimeout(r, 60_000))]);
-  await Promise.all(fleet.map((d) => new Promise<void>((resolve) => (d.client ? d.client.end(false, {}, () => resolve()) : resolve()))));
-  // Exit once the line is out: stdout to a pipe is written asynchronously.
-  process.stdout.write(`${JSON.stringify({ event: 'done', sent: sent - failed })}\n`, () => process.exit(0));
-}
-
 if (process.argv[2] === '--bare') bareSubscriber(process.argv[3]);
-else if (process.argv[2] === '--devices') {
-  const [url, from, to, startAt, seconds, rateHz, spreadMs] = process.argv.slice(3);
-  await devices(url, Number(from), Number(to), Number(startAt), Number(seconds), Number(rateHz), Number(spreadMs));
-} else await main();
+else await main();

@@ -31,6 +31,8 @@ export interface HubReplicaOptions {
   /** A plugin set file (see writeReplicaPluginSet). */
   pluginSet: string;
   fleetSecret: string;
+  /** The HTTP port; default 0 (a free one). A replica restarted behind a load balancer keeps its port. */
+  port?: number;
   /** More lookout-hub flags (e.g. --stale-sec 60). */
   extraArgs?: string[];
 }
@@ -55,7 +57,7 @@ export async function startHubReplica(options: HubReplicaOptions): Promise<HubRe
     [
       join(packageRoot(), 'bin', 'lookout-hub.js'),
       '--port',
-      '0',
+      String(options.port ?? 0),
       '--mqtt',
       options.brokerUrl,
       '--state',
