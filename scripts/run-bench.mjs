@@ -1,5 +1,5 @@
 // Runs the compiled benchmarks one after another (never in parallel: they measure time).
-// `npm run bench -- tracking` runs only benches whose name contains "tracking".
+// `npm run bench -- tracking` runs only benches whose name contains "tracking"; a soak only when named.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +9,8 @@ const dir = join(root, 'dist', 'test', 'bench');
 const filters = process.argv.slice(2);
 const benches = existsSync(dir)
   ? readdirSync(dir)
-      .filter((f) => f.endsWith('.bench.js') && (filters.length === 0 || filters.some((s) => f.includes(s))))
+      // A soak (`*-soak`) runs for an hour by default: only when it is named.
+      .filter((f) => f.endsWith('.bench.js') && (filters.length === 0 ? !f.endsWith('-soak.bench.js') : filters.some((s) => f.includes(s))))
       .sort()
   : [];
 if (benches.length === 0) {
