@@ -1,4 +1,5 @@
 import { html } from 'htm/preact';
+import { Component } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { blobUrl, q } from './api.js';
 import { ago, clock, gradeClass, num, storageClass, thermalClass } from './format.js';
@@ -46,7 +47,28 @@ function Thumbnail(props: { deviceId: string; online: boolean }) {
   return html`<div class="thumb empty">${props.online ? (failed ? 'no picture' : 'loading…') : 'offline'}</div>`;
 }
 
-function Card(props: { card: DeviceCard; health: DeviceHealth | undefined }) {
+interface CardProps {
+  card: DeviceCard;
+  health: DeviceHealth | undefined;
+  /** The clock's second: "last heard … ago" moves on with it. */
+  second: number;
+}
+
+/**
+ * A card is drawn again only when its device's card or health changed, or a second passed: the
+ * fleet's other devices (a thousand cards a second) leave it alone.
+ */
+class Card extends Component<CardProps> {
+  shouldComponentUpdate(next: CardProps): boolean {
+    return next.card !== this.props.card || next.health !== this.props.health || next.second !== this.props.second;
+  }
+
+  render() {
+    return cardBody(this.props);
+  }
+}
+
+function cardBody(props: CardProps) {
   const { card: c, health: h } = props;
   const grade = h?.readiness.grade ?? null;
   const since = c.presence === 'offline' ? c.offline_since : c.last_seen_at;
@@ -99,6 +121,16 @@ function Summary() {
   </section>`;
 }
 
+/** The clock's second, moving on each second while the fleet page shows. */
+function useSecond(): number {
+  const [second, setSecond] = useState(() => Math.floor(Date.now() / 1000));
+  useEffect(() => {
+    const timer = window.setInterval(() => setSecond(Math.floor(Date.now() / 1000)), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  return second;
+}
+
 /** Every device as a card, filtered by role and state; the fleet's readiness on top; recent incidents. */
 export function FleetView() {
   const s = useStore();
@@ -106,7 +138,8 @@ export function FleetView() {
   const [presence, setPresence] = useState('');
   const [search, setSearch] = useState('');
   const [pageNo, setPageNo] = useState(0);
-  const cards = Object.values(s.cards).sort((a, b) => a.device_id.localeCompare(b.device_id));
+  const second = useSecond();
+  const cards = s.deviceIds.map((id) => s.cards[id]);
   const roles = [...new Set(cards.map((c) => c.role).filter((r): r is string => r !== null))].sort();
   const needle = search.trim().toLowerCase();
   const shown = cards.filter(
@@ -150,7 +183,9 @@ export function FleetView() {
           : null
       }
     </div>
-    <section class="cards">${onPage.map((c) => html`<${Card} key=${c.device_id} card=${c} health=${s.health?.devices[c.device_id]} />`)}</section>
+    <section class="cards">
+      ${onPage.map((c) => html`<${Card} key=${c.device_id} card=${c} health=${s.health?.devices[c.device_id]} second=${second} />`)}
+    </section>
     ${cards.length === 0 ? html`<p class="muted">No device has reported yet.</p>` : null}
     ${
       s.incidents.length > 0

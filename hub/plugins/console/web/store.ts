@@ -60,6 +60,8 @@ export interface State {
   connection: ConnectionState;
   connectionDetail: string | null;
   cards: Record<string, DeviceCard>;
+  /** The cards' device ids in order (sorted again only when a device is added). */
+  deviceIds: string[];
   health: FleetHealth | null;
   ring: RingEvent[];
   dets: Record<string, DetsFrame>;
@@ -79,6 +81,7 @@ let state: State = {
   connection: 'connecting',
   connectionDetail: null,
   cards: {},
+  deviceIds: [],
   health: null,
   ring: [],
   dets: {},
@@ -87,26 +90,64 @@ let state: State = {
   incidents: [],
 };
 const listeners = new Set<() => void>();
+/** Cards and ring events that came since the last frame: applied together, once a frame. */
+const pendingCards = new Map<string, DeviceCard>();
+let pendingRing: RingEvent[] = [];
+let frameAsked = false;
 
 export function getState(): State {
   return state;
 }
 
+/**
+ * The state changes at once; the components hear of it once a frame. A fleet of 1 000 sends 1 000
+ * cards a second, in many network chunks: rendering the page for each chunk redrew every card on it
+ * each time (150 redraws of the whole page a second, half the main thread).
+ */
 export function setState(patch: Partial<State> | ((s: State) => Partial<State>)): void {
   state = { ...state, ...(typeof patch === 'function' ? patch(state) : patch) };
+  askFrame();
+}
+
+function askFrame(): void {
+  if (frameAsked) return;
+  frameAsked = true;
+  // A hidden tab runs no animation frames: it takes the changes at a slower pace (its timers are throttled too).
+  if (document.hidden) setTimeout(onFrame, 250);
+  else requestAnimationFrame(onFrame);
+}
+
+function onFrame(): void {
+  frameAsked = false;
+  if (pendingCards.size > 0) {
+    const cards = { ...state.cards };
+    for (const [id, card] of pendingCards) cards[id] = card;
+    pendingCards.clear();
+    state = { ...state, cards, deviceIds: Object.keys(cards).length === state.deviceIds.length ? state.deviceIds : sortedIds(cards) };
+  }
+  if (pendingRing.length > 0) {
+    const seen = new Set(state.ring.map((e) => e.seq));
+    const merged = [...state.ring, ...pendingRing.filter((e) => !seen.has(e.seq))].sort((a, b) => a.seq - b.seq);
+    pendingRing = [];
+    state = { ...state, ring: merged.slice(-RING_KEPT) };
+  }
   listeners.forEach((l) => l());
 }
 
+const byId = new Intl.Collator(undefined).compare;
+const sortedIds = (cards: Record<string, DeviceCard>) => Object.keys(cards).sort(byId);
+
+/** A device's card from the hub: the newest of each device is applied on the next frame. */
 export function putCard(card: Omit<DeviceCard, 'received_at'>): void {
-  setState((s) => ({ cards: { ...s.cards, [card.device_id]: { ...card, received_at: Date.now() } } }));
+  pendingCards.set(card.device_id, { ...card, received_at: Date.now() });
+  askFrame();
 }
 
 export function addRingEvents(events: RingEvent[]): void {
-  setState((s) => {
-    const seen = new Set(s.ring.map((e) => e.seq));
-    const merged = [...s.ring, ...events.filter((e) => !seen.has(e.seq))].sort((a, b) => a.seq - b.seq);
-    return { ring: merged.slice(-RING_KEPT) };
-  });
+  pendingRing.push(...events);
+  // Only the newest RING_KEPT are kept: a hidden tab (no frames) must not pile them up meanwhile.
+  if (pendingRing.length > 2 * RING_KEPT) pendingRing = pendingRing.slice(-RING_KEPT);
+  askFrame();
 }
 
 /** The store in a component: it renders again on every change. */
