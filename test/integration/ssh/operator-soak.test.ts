@@ -39,7 +39,7 @@ describe('lookout soak (real sshd, mosquitto and lookout-edge)', () => {
       dataDir: root,
       env: { CHUNK_SECONDS: '1', STATUS_INTERVAL_MS: '200' },
     });
-    await waitFor(() => readdirSync(join(root, 'data/recordings')).some((n) => n.endsWith('.json') && !n.startsWith('.')), 'a complete chunk', 30_000).catch(
+    await waitFor(() => readdirSync(join(root, 'data/recordings')).some((n) => n.endsWith('.json') && !n.startsWith('.')), 'a complete chunk', 60_000).catch(
       (err: Error) => {
         throw new Error(`${err.message}\n${device.logs().slice(-3000)}`);
       },
