@@ -302,9 +302,26 @@ describe('fleet console in chromium', () => {
   });
 
   it('plots the last hour from the history ring, recording status, storage and plugin states', async () => {
+    const stream = (match: (q: URLSearchParams) => boolean) =>
+      page.waitForRequest((r) => new URL(r.url()).pathname === '/fleet/events' && match(new URL(r.url()).searchParams), { timeout: 20_000 });
+    const fleetStream = stream((q) => q.get('device') === null);
+    const plotsStream = stream((q) => q.get('device') === front.id && q.get('kind') === 'sample');
     await page.goto(`${fleet.hub.url}/#/device/${front.id}`);
+    // A page load of its own (from another view the goto above only changes the hash): its streams are asked anew.
+    await page.reload();
+    // The history samples come on the plots' own stream of this device; the page's fleet stream
+    // (half its events at 1 000 devices were samples nobody drew) leaves them out.
+    const fleetKinds = new URL((await fleetStream).url()).searchParams.get('kind');
+    assert.ok(
+      fleetKinds?.split(',').includes('device') && !fleetKinds.split(',').includes('sample'),
+      `the fleet stream asks ${fleetKinds ?? 'the default kinds'}`,
+    );
+    await plotsStream;
     await page.waitForFunction(
-      () => [...document.querySelectorAll('[data-testid=chart]')].every((c) => Number(c.getAttribute('data-points')) >= 2),
+      () => {
+        const charts = [...document.querySelectorAll('[data-testid=chart]')];
+        return charts.length === 3 && charts.every((c) => Number(c.getAttribute('data-points')) >= 2);
+      },
       undefined,
       {
         timeout: 20_000,

@@ -2,22 +2,6 @@ import { getJson, HubError } from './api.js';
 import { openEventStream } from './events.js';
 import { addRingEvents, getState, putCard, setState, type DeviceCard, type FleetHealth, type RingEvent } from './store.js';
 
-export interface Sample {
-  t: number;
-  die_temp_c: number | null;
-  camera_fps: number | null;
-  detection_fps: number | null;
-  person_count: number | null;
-}
-
-const sampleListeners = new Set<(deviceId: string, sample: Sample) => void>();
-
-/** History samples as the hub streams them (the device view's plots add them). */
-export function onSample(listener: (deviceId: string, sample: Sample) => void): () => void {
-  sampleListeners.add(listener);
-  return () => sampleListeners.delete(listener);
-}
-
 let healthTimer: number | undefined;
 
 /** /fleet/health (recorder, storage, readiness per device and the fleet's summary), again soon after a presence change. */
@@ -34,10 +18,14 @@ export async function refreshHealth(): Promise<void> {
   }
 }
 
-/** The fleet's live feed for the whole page: cards, presence, ring events, samples. Returns its stop. */
+/**
+ * The fleet's live feed for the whole page: cards, presence, thermal changes, incidents, ring events.
+ * Not the history samples: one a device every few seconds is half the stream at 1 000 devices, and
+ * only the plots of the device shown use them (they open a stream of their own). Returns its stop.
+ */
 export function startLiveData(): () => void {
   const stopStream = openEventStream({
-    path: '/fleet/events',
+    path: '/fleet/events?kind=device,presence,thermal,incident,ring',
     onState: (connection, detail) => {
       const was = getState().connection;
       setState({ connection, connectionDetail: detail ?? null });
@@ -53,9 +41,6 @@ export function startLiveData(): () => void {
         const said = i.message.message ?? i.message.type;
         const text = typeof said === 'string' ? said : 'incident';
         setState((st) => ({ incidents: [{ device_id: i.device_id, at: i.received_at, message: text }, ...st.incidents].slice(0, 50) }));
-      } else if (name === 'sample') {
-        const s = data as { device_id: string; sample: Sample };
-        sampleListeners.forEach((l) => l(s.device_id, s.sample));
       }
     },
   });

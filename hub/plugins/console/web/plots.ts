@@ -2,7 +2,16 @@ import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { getJson, q } from './api.js';
-import { onSample, type Sample } from './live-data.js';
+import { openEventStream } from './events.js';
+
+/** One point of a device's history, as /fleet/history and the `sample` event give it. */
+export interface Sample {
+  t: number;
+  die_temp_c: number | null;
+  camera_fps: number | null;
+  detection_fps: number | null;
+  person_count: number | null;
+}
 
 interface History {
   step_s: number;
@@ -64,14 +73,20 @@ export function Plots(props: { deviceId: string }) {
   useEffect(() => {
     let stepMs = 5000;
     let stopped = false;
-    const unsubscribe = onSample((deviceId, sample) => {
-      if (deviceId !== props.deviceId) return;
-      setSamples((list) => {
-        const last = list.at(-1);
-        // The hub updates the newest step's sample until the next step begins.
-        if (last && Math.floor(last.t / stepMs) === Math.floor(sample.t / stepMs)) return [...list.slice(0, -1), sample];
-        return [...list, sample].filter((s) => s.t > Date.now() - 3600_000);
-      });
+    // This device's samples only: the page's fleet stream leaves them out.
+    const unsubscribe = openEventStream({
+      path: `/fleet/events?device=${q(props.deviceId)}&kind=sample`,
+      onState: () => undefined,
+      onEvent: (name, data) => {
+        if (name !== 'sample') return;
+        const { sample } = data as { sample: Sample };
+        setSamples((list) => {
+          const last = list.at(-1);
+          // The hub updates the newest step's sample until the next step begins.
+          if (last && Math.floor(last.t / stepMs) === Math.floor(sample.t / stepMs)) return [...list.slice(0, -1), sample];
+          return [...list, sample].filter((s) => s.t > Date.now() - 3600_000);
+        });
+      },
     });
     getJson<History>(`/fleet/history?device=${q(props.deviceId)}`).then(
       (h) => {
