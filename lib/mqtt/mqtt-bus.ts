@@ -2,6 +2,7 @@ import { connect as mqttConnect, type IClientOptions, type IConnackPacket, type 
 import { LookoutError } from 'lookout/core';
 import { Backoff } from './backoff.js';
 import { coalesceAcks } from './coalesced-acks.js';
+import { keepAliveWhileReceiving } from './keepalive-while-receiving.js';
 import { silentBusLogger, urlForLog, type BusLogger } from './bus-logger.js';
 import type { BusPort, MessageHandler, PublishOptions } from 'lookout/core/host';
 import type { MqttBusOptions, MqttBusStats } from './mqtt-bus-options.js';
@@ -223,6 +224,7 @@ export class MqttBus implements BusPort {
       }
       this.client = client;
       coalesceAcks(client);
+      keepAliveWhileReceiving(client);
       client.on('connect', (connack) => void this.onBrokerConnect(connack));
       client.on('close', () => this.onBrokerClose());
       client.on('error', (err) => this.onClientError(err));

@@ -216,6 +216,9 @@ export class SharedSubscriber {
   }
 
   private onPacket(socket: Socket, packet: Packet): void {
+    // Any packet shows the broker alive: a PINGRESP queued behind a backlog of PUBLISH packets
+    // being worked through must not end the connection (keepalive-while-receiving.ts).
+    this.awaitingPong = false;
     switch (packet.cmd) {
       case 'connack': {
         clearTimeout(this.attemptTimer);
@@ -295,8 +298,7 @@ export class SharedSubscriber {
         return;
       }
       case 'pingresp':
-        this.awaitingPong = false;
-        return;
+        return; // awaitingPong is cleared above, as by any packet
       case 'disconnect':
         this.options.logger.warn({ clientId: this.options.clientId, reason: packet.reasonCode }, 'shared subscriber: the broker disconnected');
         socket.destroy();
@@ -335,7 +337,7 @@ export class SharedSubscriber {
     return id;
   }
 
-  /** A PINGREQ at half the keepalive; no answer by the next one and the connection is given up for a new one. */
+  /** A PINGREQ at half the keepalive; nothing received by the next one and the connection is given up for a new one. */
   private startPings(socket: Socket, keepaliveSec: number): void {
     clearInterval(this.pingTimer);
     this.awaitingPong = false;

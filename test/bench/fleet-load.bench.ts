@@ -54,6 +54,8 @@ const SILENT_TOOLS = process.env.LOOKOUT_BENCH_SILENT_TOOLS === '1';
  */
 const HEAP_SNAPSHOT = process.env.LOOKOUT_BENCH_HEAP_SNAPSHOT === '1';
 const HUB_NODE_ARGS = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** The hub's log level (LOOKOUT_BENCH_HUB_LOG_LEVEL=warn shows a lost broker connection). */
+const HUB_LOG_LEVEL = process.env.LOOKOUT_BENCH_HUB_LOG_LEVEL ?? 'error';
 const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux
 const PAGE_BYTES = 4096;
 
@@ -148,7 +150,7 @@ async function main(): Promise<void> {
         broker.url,
         '--json',
         '--log-level',
-        'error',
+        HUB_LOG_LEVEL,
       ],
       {
         env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET, LOOKOUT_HUB_MAX_DEVICES: String(Math.max(10_000, DEVICES + 10)) },

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { connect, type MqttClient } from 'mqtt';
-import { createServer, type Server, type Socket } from 'node:net';
-import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
+import { generate, type IPublishPacket, type Packet } from 'mqtt-packet';
 import { isLookoutError } from '../../../core/src/errors/lookout-error.js';
 import { createLogger } from '../../../core/src/log/logger.js';
 import { SharedSubscriber } from '../../../lib/mqtt/shared-subscriber.js';
 import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
+import { misbehavingBroker } from '../../support/misbehaving-broker.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const logger = createLogger({ level: 'silent' });
@@ -191,28 +191,6 @@ describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto
     }
   });
 });
-
-/**
- * A broker that misbehaves the way a real one does only under faults (a test peer at the edge:
- * mosquitto cannot be made to do these): `onConnection(socket, n, packets)` decides what the n-th
- * connection hears.
- */
-async function misbehavingBroker(
-  onConnection: (socket: Socket, n: number, packets: Packet[]) => void,
-): Promise<{ url: string; connections: () => number; server: Server }> {
-  let n = 0;
-  const server = createServer((socket) => {
-    const packets: Packet[] = [];
-    const parser = mqttParser({ protocolVersion: 5 });
-    parser.on('packet', (p: Packet) => packets.push(p));
-    socket.on('data', (chunk: Buffer) => parser.parse(chunk));
-    socket.on('error', () => undefined);
-    onConnection(socket, ++n, packets);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return { url: `mqtt://127.0.0.1:${port}`, connections: () => n, server };
-}
 
 const v5 = { protocolVersion: 5 } as const;
 
