@@ -4,7 +4,7 @@ import { definePlugin, reply } from 'lookout/core';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_ADMISSION } from '../../registry/src/service.js';
 import { persistCache } from './cache-persistence.js';
-import { entryView, isOnline } from './entry-view.js';
+import { entryView, isOnline, personCountOf } from './entry-view.js';
 import { DEFAULT_HOLD_LIMITS } from './early-messages.js';
 import { Ingest } from './ingest.js';
 import { LatestJson } from './latest-json.js';
@@ -77,6 +77,10 @@ export default definePlugin({
       isOnline: (id, now = Date.now()) => {
         const d = ingest.devices.get(id);
         return d ? isOnline(d, staleSec, now) : false;
+      },
+      personCount: (id) => {
+        const d = ingest.devices.get(id);
+        return d ? personCountOf(d) : null;
       },
       deviceIds: () => [...ingest.devices.keys()],
       ingestStatus: () => ingest.status(),

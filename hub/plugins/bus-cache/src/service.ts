@@ -94,6 +94,8 @@ export interface BusCache {
   view(deviceId: string, now?: number): EntryView | undefined;
   /** Its latest status says online and it is not stale. */
   isOnline(deviceId: string, now?: number): boolean;
+  /** The view's person_count without the rest of the view (asked per message): null while detection is suspended. */
+  personCount(deviceId: string): number | null;
   deviceIds(): string[];
   ingestStatus(): IngestStatus;
   /**

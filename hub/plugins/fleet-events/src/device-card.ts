@@ -1,5 +1,5 @@
 import { isObject } from 'lookout/core';
-import type { EntryView } from '../../bus-cache/src/service.js';
+import type { BusCache, EntryView } from '../../bus-cache/src/service.js';
 
 export type Presence = 'online' | 'offline' | 'stale';
 
@@ -32,6 +32,24 @@ export function presenceOf(view: EntryView): Presence {
   return view.status?.state === 'offline' ? 'offline' : 'stale';
 }
 
+/**
+ * The device's presence and thermal state as its card would show them, from the cache's entry
+ * without building the whole view: checked on every status and telemetry message and on every poll
+ * of the fleet, where the views were most of the hub's work past its ingest.
+ */
+export function watchedOf(cache: BusCache, deviceId: string, now: number): { presence: Presence; thermal: string | null } | undefined {
+  const d = cache.device(deviceId);
+  if (!d) return undefined;
+  const status = d.latest.get('status')?.message;
+  const presence = cache.isOnline(deviceId, now) ? 'online' : status?.state === 'offline' ? 'offline' : 'stale';
+  return { presence, thermal: thermalStateOf(d.latest.get('telemetry')?.message ?? null, status ?? null) };
+}
+
+/** Telemetry comes every second, the retained status on changes: the newer reading first. */
+function thermalStateOf(telemetryMessage: Record<string, unknown> | null, status: Record<string, unknown> | null): string | null {
+  return str(objectOr(telemetryMessage?.telemetry).thermal_state) ?? str(status?.thermal_state);
+}
+
 export function cardOf(view: EntryView, hello?: Record<string, unknown>): DeviceCard {
   const telemetry = objectOr(view.payload?.telemetry);
   const status = view.status ?? {};
@@ -46,8 +64,7 @@ export function cardOf(view: EntryView, hello?: Record<string, unknown>): Device
     layer: str(hello?.layer),
     image: str(hello?.image),
     labels: Array.isArray(hello?.labels) ? hello.labels.filter((l): l is string => typeof l === 'string') : [],
-    // Telemetry comes every second, the retained status on changes: the newer reading first.
-    thermal_state: str(telemetry.thermal_state) ?? str(status.thermal_state),
+    thermal_state: thermalStateOf(view.payload, view.status),
     die_temp_c: num(telemetry.die_temp) ?? num(status.die_temp_c),
     camera_fps: num(telemetry.camera_fps),
     detection_fps: num(telemetry.fps),

@@ -1,7 +1,7 @@
 import type { BusCache, IngestedMessage } from '../../bus-cache/src/service.js';
 import type { DebugRing } from '../../debug-ring/src/service.js';
 import type { FleetHistory } from '../../fleet-history/src/service.js';
-import { cardOf, presenceOf, type DeviceCard, type Presence } from './device-card.js';
+import { cardOf, watchedOf, type DeviceCard, type Presence } from './device-card.js';
 import type { FleetEvent, FleetEventKind } from './event-kinds.js';
 import { RatePace } from './rate-pace.js';
 import { frameOf, SseClient, type SseClientOptions } from './sse-client.js';
@@ -51,9 +51,9 @@ export class FleetEventHub {
     this.ringSinceMs = this.now();
     const { cache } = o;
     for (const id of cache.deviceIds()) {
-      const view = cache.view(id);
-      if (view) this.presence.set(id, presenceOf(view));
-      if (view) this.thermal.set(id, cardOf(view).thermal_state);
+      const watched = watchedOf(cache, id, this.now());
+      if (watched) this.presence.set(id, watched.presence);
+      if (watched) this.thermal.set(id, watched.thermal);
     }
     this.unsubscribe.push(
       cache.on('status', (m) => this.onDeviceMessage(m)),
@@ -127,17 +127,19 @@ export class FleetEventHub {
   }
 
   private onDeviceMessage(m: IngestedMessage): void {
-    this.checkPresence(m.deviceId);
-    this.checkThermal(m.deviceId);
+    const watched = watchedOf(this.o.cache, m.deviceId, this.now());
+    if (watched) {
+      this.checkPresence(m.deviceId, watched.presence);
+      this.checkThermal(m.deviceId, watched.thermal);
+    }
     this.scheduleCard(m.deviceId);
   }
 
-  private checkPresence(deviceId: string): void {
-    const view = this.o.cache.view(deviceId, this.now());
-    if (!view) return;
-    const now = presenceOf(view);
+  private checkPresence(deviceId: string, now: Presence): void {
     const before = this.presence.get(deviceId);
     if (before === now) return;
+    const view = this.o.cache.view(deviceId, this.now());
+    if (!view) return;
     this.presence.set(deviceId, now);
     this.emit({
       kind: 'presence',
@@ -155,15 +157,14 @@ export class FleetEventHub {
     this.sendCard(deviceId);
   }
 
-  private checkThermal(deviceId: string): void {
-    const view = this.o.cache.view(deviceId, this.now());
-    if (!view) return;
-    const card = cardOf(view);
+  private checkThermal(deviceId: string, now: string | null): void {
     const before = this.thermal.get(deviceId);
-    if (before === card.thermal_state) return;
-    this.thermal.set(deviceId, card.thermal_state);
+    if (before === now) return;
+    this.thermal.set(deviceId, now);
     if (before === undefined || before === null) return; // a first reading (from unknown) is no change
-    this.emit({ kind: 'thermal', deviceId, data: { device_id: deviceId, from: before, to: card.thermal_state, die_temp_c: card.die_temp_c } });
+    const view = this.o.cache.view(deviceId, this.now());
+    const dieTemp = view ? cardOf(view).die_temp_c : null;
+    this.emit({ kind: 'thermal', deviceId, data: { device_id: deviceId, from: before, to: now, die_temp_c: dieTemp } });
   }
 
   private scheduleCard(deviceId: string): void {
@@ -206,7 +207,11 @@ export class FleetEventHub {
 
   /** Staleness has no message of its own: looked at on the timer, with the debug ring's new events. */
   private poll(): void {
-    for (const id of this.o.cache.deviceIds()) this.checkPresence(id);
+    const now = this.now();
+    for (const id of this.o.cache.deviceIds()) {
+      const watched = watchedOf(this.o.cache, id, now);
+      if (watched) this.checkPresence(id, watched.presence);
+    }
     if (this.clients.size === 0) {
       this.ringSinceMs = this.now();
       return;

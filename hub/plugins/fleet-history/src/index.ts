@@ -118,7 +118,7 @@ export default definePlugin({
 
     ctx.onStop(
       cache.on('telemetry', (m) => {
-        const sample = ringOf(m.deviceId).add(readingOfTelemetry(m.message, m.receivedAt, cache.view(m.deviceId, m.receivedAt)?.person_count ?? null));
+        const sample = ringOf(m.deviceId).add(readingOfTelemetry(m.message, m.receivedAt, cache.personCount(m.deviceId)));
         for (const listener of listeners) listener(m.deviceId, { ...sample });
       }),
     );
