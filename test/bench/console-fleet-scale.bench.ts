@@ -33,6 +33,7 @@ import { chromium, type CDPSession } from 'playwright-core';
 import type { RunningHub } from '../../hub/src/start-hub.js';
 import { CHROMIUM, CHROMIUM_ARGS, consolePluginSet, hubBusClient } from '../browser/console-fleet.js';
 import { api, endClient, msg, testHub, waitFor } from '../support/hub-helpers.js';
+import { pct } from './process-figures.js';
 
 const BIG = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 1000);
 const BASELINE = 20;
@@ -45,10 +46,6 @@ const PAGE = 48;
 const PROBE = 'probe-0';
 
 const id = (i: number) => `cam-${String(i).padStart(5, '0')}`;
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.ceil(s.length * p) - 1)] : NaN;
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Figures {

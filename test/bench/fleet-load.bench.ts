@@ -20,7 +20,7 @@
  *   LOOKOUT_BENCH_HUB_NODE_ARGS='--trace-warnings --cpu-prof --cpu-prof-dir=/tmp/prof' …   (node options for the hub only)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -31,6 +31,7 @@ import { connect } from 'mqtt';
 import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startMosquitto } from '../support/mosquitto.js';
 import { msg, TEST_FLEET_SECRET } from '../support/hub-helpers.js';
+import { hubMetric, pct, procStat } from './process-figures.js';
 import { hello, mqttConnect, pub, spawnDeviceWorker } from './fleet-devices.js';
 
 const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 200);
@@ -56,8 +57,6 @@ const HEAP_SNAPSHOT = process.env.LOOKOUT_BENCH_HEAP_SNAPSHOT === '1';
 const HUB_NODE_ARGS = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** The hub's log level (LOOKOUT_BENCH_HUB_LOG_LEVEL=warn shows a lost broker connection). */
 const HUB_LOG_LEVEL = process.env.LOOKOUT_BENCH_HUB_LOG_LEVEL ?? 'error';
-const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux
-const PAGE_BYTES = 4096;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 2 });
 const f = (n: number) => n.toFixed(1);
@@ -81,22 +80,6 @@ async function get(url: string): Promise<string> {
     if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') throw err;
     return getOnce(url);
   }
-}
-
-function pct(xs: number[], p: number): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(s.length * p) - 1))];
-}
-
-function procStat(pid: number): { cpuMs: number; rssBytes: number } {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS, rssBytes: Number(fields[21]) * PAGE_BYTES };
-}
-
-/** One value of the hub's /metrics (prom-client default metrics carry the lookout_hub_ prefix). */
-function metric(text: string, name: string): number {
-  return Number(new RegExp(`^lookout_hub_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 }
 
 function lines(child: ChildProcess, onLine: (m: Record<string, unknown>) => void): void {
@@ -195,7 +178,7 @@ async function main(): Promise<void> {
     const memory = async () => {
       const rss = procStat(hubPid).rssBytes;
       if (HEAP_SNAPSHOT) await heapSnapshot(hub, dir);
-      return { rss, heap: metric(await get(`${hubUrl}/metrics`), 'nodejs_heap_size_used_bytes') };
+      return { rss, heap: hubMetric(await get(`${hubUrl}/metrics`), 'nodejs_heap_size_used_bytes') };
     };
     const memBefore = await memory();
 
@@ -261,8 +244,8 @@ async function main(): Promise<void> {
         unseen: 0,
         cpuMs: cpu - cpuAt,
         seconds: (Date.now() - phaseStart) / 1000,
-        loopP99Ms: metric(m, 'nodejs_eventloop_lag_p99_seconds') * 1000,
-        loopMaxMs: metric(m, 'nodejs_eventloop_lag_max_seconds') * 1000,
+        loopP99Ms: hubMetric(m, 'nodejs_eventloop_lag_p99_seconds') * 1000,
+        loopMaxMs: hubMetric(m, 'nodejs_eventloop_lag_max_seconds') * 1000,
       });
       phaseOf.push({ name: b.name, from: phaseStart, to: Date.now() });
       cpuAt = cpu;

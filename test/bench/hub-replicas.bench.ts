@@ -13,7 +13,7 @@
  *   LOOKOUT_BENCH_DEVICES=1000 LOOKOUT_BENCH_RATE_HZ=20 LOOKOUT_BENCH_SCENARIOS=0 LOOKOUT_BENCH_HOT_READ=0 node dist/test/bench/hub-replicas.bench.js
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,7 @@ import { packageRoot } from '../../core/src/paths/package-root.js';
 import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { msg, TEST_FLEET_SECRET } from '../support/hub-helpers.js';
+import { pct, procStat } from './process-figures.js';
 
 const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 200);
 const RATE_HZ = Number(process.env.LOOKOUT_BENCH_RATE_HZ ?? 10);
@@ -38,7 +39,6 @@ const HOT_READ = process.env.LOOKOUT_BENCH_HOT_READ !== '0';
 const HUB_NODE_ARGS = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
 /** The hubs' log level (LOOKOUT_BENCH_HUB_LOG_LEVEL=warn shows why a replica gave up a connection). */
 const HUB_LOG_LEVEL = process.env.LOOKOUT_BENCH_HUB_LOG_LEVEL ?? 'error';
-const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux
 
 const ids = Array.from({ length: DEVICES }, (_, i) => `bench-${String(i).padStart(4, '0')}`);
 const agent = new Agent({ keepAlive: true, maxSockets: 4 });
@@ -47,11 +47,6 @@ const f = (n: number) => n.toFixed(2);
 interface Hub {
   url: string;
   child: ChildProcess;
-}
-
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
 }
 
 function get(url: string): Promise<{ ms: number; body: string }> {
@@ -65,11 +60,6 @@ function get(url: string): Promise<{ ms: number; body: string }> {
     req.on('error', reject);
     req.end();
   });
-}
-
-function pct(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(s.length * p) - 1))];
 }
 
 async function startHubProcess(args: string[], dataDir: string, setFile: string): Promise<Hub> {
@@ -177,7 +167,7 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
   const callsBefore = replicas > 0 ? await redisCalls() : 0;
   // prom-client's event-loop delay figures are since the last scrape: this one leaves the start-up out.
   await Promise.all(hubs.map((h) => get(`${h.url}/metrics`)));
-  const cpuBefore = hubs.map((h) => cpuMs(h.child.pid!));
+  const cpuBefore = hubs.map((h) => procStat(h.child.pid!).cpuMs);
   // The load comes from a process of its own, so the probe's messages do not queue behind its bursts
   // in one client, nor the pollers behind its work in one event loop.
   const load = spawn(process.execPath, [fileURLToPath(import.meta.url), '--load-publisher', broker.url, String(SECONDS), String(RATE_HZ), prefix], {
@@ -204,7 +194,7 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
   }, 'every replica to apply every message');
   running = false;
   await Promise.all(pollers);
-  const cpu = hubs.map((h, i) => cpuMs(h.child.pid!) - cpuBefore[i]);
+  const cpu = hubs.map((h, i) => procStat(h.child.pid!).cpuMs - cpuBefore[i]);
   const loops = await Promise.all(hubs.map(async (h) => loopFigures((await get(`${h.url}/metrics`)).body)));
   const redisCallsPer1000 = replicas > 0 ? ((await redisCalls()) - callsBefore) / (total / 1000) : 0;
   publisher.end(true);

@@ -33,7 +33,7 @@
  * LOOKOUT_BENCH_SAMPLE_S (5).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +47,7 @@ import { startMosquitto } from '../support/mosquitto.js';
 import { startNginx } from '../support/nginx.js';
 import { startRedis } from '../support/redis.js';
 import { hello, mqttConnect, pub, spawnDeviceWorker, type DeviceWorker, type LastAcked } from './fleet-devices.js';
+import { hubMetric, pct, procStat } from './process-figures.js';
 
 const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 1000);
 /** Messages a second per device: dets and telemetry at half of it each (the issue's 1 000 × 20 msg/s). */
@@ -58,8 +59,6 @@ const PROBE_MS = Number(process.env.LOOKOUT_BENCH_PROBE_MS ?? 200);
 const HELLO_SPREAD_MS = Number(process.env.LOOKOUT_BENCH_HELLO_SPREAD_MS ?? 2000);
 const SAMPLE_S = Number(process.env.LOOKOUT_BENCH_SAMPLE_S ?? 5);
 const PREFIX = 'soak:';
-const CLOCK_TICKS = 100; // getconf CLK_TCK on Linux
-const PAGE_BYTES = 4096;
 const MiB = 2 ** 20;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 4 });
@@ -78,33 +77,6 @@ function get(url: string): Promise<{ status: number; body: string }> {
     req.on('error', reject);
     req.end();
   });
-}
-
-function pct(xs: number[], p: number): number {
-  if (xs.length === 0) return NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(s.length * p) - 1))];
-}
-
-function rssBytes(pid: number): number {
-  try {
-    return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[21]) * PAGE_BYTES;
-  } catch {
-    return NaN; // exited between the check and the read
-  }
-}
-
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
-  } catch {
-    return NaN;
-  }
-}
-
-function metric(text: string, name: string): number {
-  return Number(new RegExp(`^lookout_hub_${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 }
 
 async function until(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<boolean> {
@@ -290,13 +262,13 @@ async function main(): Promise<void> {
 
     // Memory and CPU samples; each replica's /metrics read directly (not through nginx).
     let sampling = true;
-    let cpuBase = slots.map((s) => cpuMs(s.replica.child.pid!));
+    let cpuBase = slots.map((s) => procStat(s.replica.child.pid!).cpuMs);
     const sample = async (w: Window) => {
       await Promise.all(
         slots.map(async (s, i) => {
-          const rss = rssBytes(s.replica.child.pid!);
+          const rss = procStat(s.replica.child.pid!).rssBytes;
           const heap = await get(`${s.replica.url}/metrics`)
-            .then((r) => metric(r.body, 'nodejs_heap_size_used_bytes'))
+            .then((r) => hubMetric(r.body, 'nodejs_heap_size_used_bytes'))
             .catch(() => NaN);
           w.last[i] = { rss, heap, upS: (Date.now() - s.startedAt) / 1000 };
           if (rss > w.max[i].rss) w.max[i].rss = rss;
@@ -323,7 +295,7 @@ async function main(): Promise<void> {
       w.arrived = arrived - countedArrived;
       countedPublished += w.published;
       countedArrived += w.arrived;
-      w.cpuMs = slots.map((s, i) => cpuMs(s.replica.child.pid!) - cpuBase[i]);
+      w.cpuMs = slots.map((s, i) => procStat(s.replica.child.pid!).cpuMs - cpuBase[i]);
       const next = windows[w.index + 1];
       if (next) {
         const slot = slots[w.index % slots.length];
@@ -360,7 +332,7 @@ async function main(): Promise<void> {
           `SIGKILL ${slot.name} at ${f((killedAt - startAt) / 1000, 0)} s: answering again after ${f(readyMs / 1000, 2)} s, caught up after ${f(caughtUpMs / 1000, 2)} s`,
         );
       }
-      cpuBase = slots.map((s) => cpuMs(s.replica.child.pid!));
+      cpuBase = slots.map((s) => procStat(s.replica.child.pid!).cpuMs);
     }
     sampling = false;
     await sampler;
