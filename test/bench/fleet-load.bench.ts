@@ -72,13 +72,18 @@ function getOnce(url: string): Promise<string> {
   });
 }
 
-/** A kept-alive socket the hub closed as it idled (the phase scrapes are 20 s apart) is reset on reuse: asked again once. */
+/**
+ * A kept-alive socket the hub closed as it idled (the phase scrapes are 20 s apart, and a long stall
+ * idles every pooled socket at once) is reset on reuse: asked again, on the next pooled socket or a
+ * new one, up to as many times as the pool holds sockets.
+ */
 async function get(url: string): Promise<string> {
-  try {
-    return await getOnce(url);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET') throw err;
-    return getOnce(url);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await getOnce(url);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ECONNRESET' || attempt >= agent.maxSockets) throw err;
+    }
   }
 }
 
