@@ -32,11 +32,31 @@ export class DeviceNetworks {
     return new DeviceNetworks(typeof text === 'string' ? text.split(',') : text);
   }
 
+  /**
+   * Addresses repeat (a device's own is checked at every registry lookup, each device at every
+   * readiness round and /metrics scrape), and BlockList.check makes a SocketAddress each time: with
+   * 10 000 devices those checks held the hub's loop for seconds. The networks never change: an
+   * answer is kept, up to MAX_REMEMBERED addresses (then the memory starts again).
+   */
+  private readonly answers = new Map<string, boolean>();
+
   contains(address: string): boolean {
-    const plain = unmapIpv4(address);
-    const family = isIP(plain);
-    if (family === 0) return false;
-    return this.list.check(plain, family === 4 ? 'ipv4' : 'ipv6');
+    let inside = this.answers.get(address);
+    if (inside === undefined) {
+      const plain = unmapIpv4(address);
+      const family = isIP(plain);
+      inside = family !== 0 && this.list.check(plain, family === 4 ? 'ipv4' : 'ipv6');
+      if (this.answers.size >= DeviceNetworks.MAX_REMEMBERED) this.answers.clear();
+      this.answers.set(address, inside);
+    }
+    return inside;
+  }
+
+  static readonly MAX_REMEMBERED = 65_536;
+
+  /** How many answers are kept now (bounded by MAX_REMEMBERED). */
+  get remembered(): number {
+    return this.answers.size;
   }
 }
 
