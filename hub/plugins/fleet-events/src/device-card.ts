@@ -28,8 +28,13 @@ export interface DeviceCard {
 }
 
 export function presenceOf(view: EntryView): Presence {
-  if (view.online) return 'online';
-  return view.status?.state === 'offline' ? 'offline' : 'stale';
+  return presenceFrom(view.online, view.status?.state);
+}
+
+/** Online, else offline when its status says so (a will or a goodbye), else stale. */
+function presenceFrom(online: boolean, statusState: unknown): Presence {
+  if (online) return 'online';
+  return statusState === 'offline' ? 'offline' : 'stale';
 }
 
 /**
@@ -41,8 +46,10 @@ export function watchedOf(cache: BusCache, deviceId: string, now: number): { pre
   const d = cache.device(deviceId);
   if (!d) return undefined;
   const status = d.latest.get('status')?.message;
-  const presence = cache.isOnline(deviceId, now) ? 'online' : status?.state === 'offline' ? 'offline' : 'stale';
-  return { presence, thermal: thermalStateOf(d.latest.get('telemetry')?.message ?? null, status ?? null) };
+  return {
+    presence: presenceFrom(cache.isOnline(deviceId, now), status?.state),
+    thermal: thermalStateOf(d.latest.get('telemetry')?.message ?? null, status ?? null),
+  };
 }
 
 /** Telemetry comes every second, the retained status on changes: the newer reading first. */

@@ -52,8 +52,9 @@ export class FleetEventHub {
     const { cache } = o;
     for (const id of cache.deviceIds()) {
       const watched = watchedOf(cache, id, this.now());
-      if (watched) this.presence.set(id, watched.presence);
-      if (watched) this.thermal.set(id, watched.thermal);
+      if (!watched) continue;
+      this.presence.set(id, watched.presence);
+      this.thermal.set(id, watched.thermal);
     }
     this.unsubscribe.push(
       cache.on('status', (m) => this.onDeviceMessage(m)),
