@@ -13,8 +13,11 @@
  * Printed per tool: both medians, the overhead (median of the differences taken call by call, each
  * pair under the same load), the hub's CPU per call (this process's CPU time through the hub less
  * directly: on a shared machine it varies less than the times), the answer's size both ways, and the aim (<= 0.5 ms). get_system_health
- * and get_device_health are enriched by the hub (two more device calls): their overhead is printed
- * apart and not held to the aim.
+ * and get_device_health are enriched by the hub (two more device calls, one when the device's
+ * tools/list has no peer mesh tool): their overhead is printed apart and not held to the aim. Last,
+ * from the hub's own /metrics over the measured rounds: the mean time of POST /tools/call from the
+ * hub's first middleware to its answer, and of the device call in it; what the overhead has beyond
+ * the first is the client's hop to the hub (its HTTP exchange on loopback).
  *
  *   node dist/test/bench/hub-tools-fetch.bench.js      (npm run bench -- hub-tools-fetch)
  *   LOOKOUT_BENCH_CALLS=400 node dist/test/bench/hub-tools-fetch.bench.js
@@ -65,6 +68,37 @@ async function viaHub(hub: string, tool: string): Promise<{ ms: number; bytes: n
   return { ms, bytes: text.length };
 }
 
+interface Figures {
+  d: number[];
+  h: number[];
+  bytes: { direct: number; hub: number };
+  cpu: { direct: number; hub: number; directSys: number; hubSys: number };
+}
+const newFigures = (): Figures => ({ d: [], h: [], bytes: { direct: 0, hub: 0 }, cpu: { direct: 0, hub: 0, directSys: 0, hubSys: 0 } });
+
+interface HubTimes {
+  routeSeconds: number;
+  routeCount: number;
+  toolSeconds: number;
+  toolCount: number;
+}
+
+/** The hub's own timings so far, from its /metrics: every /tools/call request and every device call in it. */
+async function hubTimes(hub: string): Promise<HubTimes> {
+  const text = await (await fetch(`${hub}/metrics`)).text();
+  const sum = (metric: string, filter: string): number =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(metric) && l.includes(filter))
+      .reduce((a, l) => a + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  return {
+    routeSeconds: sum('lookout_hub_http_request_duration_seconds_sum', 'route="/tools/call"'),
+    routeCount: sum('lookout_hub_http_request_duration_seconds_count', 'route="/tools/call"'),
+    toolSeconds: sum('lookout_hub_tool_call_duration_seconds_sum', ''),
+    toolCount: sum('lookout_hub_tool_call_duration_seconds_count', ''),
+  };
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f = (n: number) => n.toFixed(3);
 
@@ -111,36 +145,39 @@ async function main(): Promise<void> {
       `${CALLS} calls each after ${WARMUP} warm-up, direct and through the hub alternating, plain fetch both ways; the device is a lookout-edge process, the hub in this process`,
     );
     const misses: string[] = [];
-    for (const tool of usable) {
-      const d: number[] = [];
-      const h: number[] = [];
-      let bytes = { direct: 0, hub: 0 };
-      const cpu = { direct: 0, hub: 0, directSys: 0, hubSys: 0 };
-      const timed = async <T>(run: () => Promise<T>, into: 'direct' | 'hub', counted: boolean): Promise<T> => {
-        const before = process.cpuUsage();
-        const out = await run();
-        const used = process.cpuUsage(before);
-        if (counted) {
-          cpu[into] += (used.user + used.system) / 1000;
-          cpu[into === 'hub' ? 'hubSys' : 'directSys'] += used.system / 1000;
-        }
-        return out;
-      };
-      for (let i = 0; i < WARMUP + CALLS; i++) {
-        const counted = i >= WARMUP;
-        const callDirect = () => timed(() => direct(url, 'tools/call', { name: tool, arguments: {} }), 'direct', counted);
-        const callHub = () => timed(() => viaHub(hub.url, tool), 'hub', counted);
+    const figures = new Map(usable.map((tool) => [tool, newFigures()]));
+    const timed = async <T>(run: () => Promise<T>, cpu: Figures['cpu'], into: 'direct' | 'hub', counted: boolean): Promise<T> => {
+      const before = process.cpuUsage();
+      const out = await run();
+      const used = process.cpuUsage(before);
+      if (counted) {
+        cpu[into] += (used.user + used.system) / 1000;
+        cpu[into === 'hub' ? 'hubSys' : 'directSys'] += used.system / 1000;
+      }
+      return out;
+    };
+    // Round by round, every tool once in each: a tool measured after the others would find the
+    // process warmer (the first one measured alone was 0.2 ms slower through the hub, whichever it was).
+    let before: HubTimes | undefined;
+    for (let i = 0; i < WARMUP + CALLS; i++) {
+      const counted = i >= WARMUP;
+      if (i === WARMUP) before = await hubTimes(hub.url);
+      for (const [tool, fig] of figures) {
+        const callDirect = () => timed(() => direct(url, 'tools/call', { name: tool, arguments: {} }), fig.cpu, 'direct', counted);
+        const callHub = () => timed(() => viaHub(hub.url, tool), fig.cpu, 'hub', counted);
         // The order alternates, so that going first favours neither.
         const first = i % 2 === 0;
         const a = first ? await callDirect() : await callHub();
         const b = first ? await callHub() : await callDirect();
         const [dd, hh] = first ? [a, b] : [b, a];
         if (counted) {
-          d.push(dd.ms);
-          h.push(hh.ms);
+          fig.d.push(dd.ms);
+          fig.h.push(hh.ms);
         }
-        bytes = { direct: dd.bytes, hub: hh.bytes };
+        fig.bytes = { direct: dd.bytes, hub: hh.bytes };
       }
+    }
+    for (const [tool, { d, h, cpu, bytes }] of figures) {
       const over = median(h.map((x, i) => x - d[i]));
       // This process runs the client both ways and the hub: the difference is the hub's CPU per call.
       const hubCpu = (cpu.hub - cpu.direct) / CALLS;
@@ -152,6 +189,14 @@ async function main(): Promise<void> {
           (enriched ? '  (enriched: two more device calls, not held to the aim)' : ''),
       );
     }
+    const after = await hubTimes(hub.url);
+    const calls = after.routeCount - before!.routeCount;
+    const routeUs = (1e6 * (after.routeSeconds - before!.routeSeconds)) / calls;
+    const deviceUs = (1e6 * (after.toolSeconds - before!.toolSeconds)) / (after.toolCount - before!.toolCount);
+    console.log(
+      `in the hub (its own metrics, mean of ${calls} requests): POST /tools/call ${routeUs.toFixed(0)} µs from its first middleware to its answer, ` +
+        `of which ${deviceUs.toFixed(0)} µs a device call (limiter, pool, the exchange with the device); the rest of the overhead is the client's hop to the hub`,
+    );
     console.log(`aim: every tool's overhead <= ${AIM_MS} ms: ${misses.length === 0 ? 'met' : `NOT met (${misses.join(', ')})`}`);
   } finally {
     await device.stop();

@@ -16,6 +16,8 @@ export interface FakeMcpDevice {
   readonly port: number;
   /** tools/call requests that reached a tool, per tool name. */
   calls(tool: string): number;
+  /** tools/call requests per tool name, for a tool the device has or not. */
+  asked(tool: string): number;
   /** tools/list requests answered. */
   readonly lists: number;
   /** initialize requests answered (one per client the hub opened). */
@@ -41,6 +43,7 @@ export async function startFakeMcpDevice(
   options: { unknownToolAs?: 'rpc-error' | 'error-result'; sessions?: boolean } = {},
 ): Promise<FakeMcpDevice> {
   const counts = new Map<string, number>();
+  const asked = new Map<string, number>();
   const cut = new Set<string>();
   const held = new Set<string>();
   let waiting: (() => void)[] = [];
@@ -88,6 +91,7 @@ export async function startFakeMcpDevice(
         });
       case 'tools/call': {
         const name = String(msg.params?.name);
+        asked.set(name, (asked.get(name) ?? 0) + 1);
         if (!tools.some((t) => t.name === name)) {
           if (options.unknownToolAs === 'error-result') {
             return reply({ content: [{ type: 'text', text: `no tool named "${name}"` }], isError: true, _meta: { 'lookout/error': { code: 'tool_unknown' } } });
@@ -129,6 +133,7 @@ export async function startFakeMcpDevice(
     url: `http://127.0.0.1:${port}/mcp`,
     port,
     calls: (tool) => counts.get(tool) ?? 0,
+    asked: (tool) => asked.get(tool) ?? 0,
     get lists() {
       return lists;
     },

@@ -86,8 +86,13 @@ export default definePlugin({
     const identities = new IdentityCache(ctx.config.LOOKOUT_HUB_IDENTITY_CACHE_MS, MAX_KEPT_IDENTITIES);
     /** A health tool and its two helpers in parallel; a helper's failure only makes a field missing. */
     const enrichedCall = async (device: RegisteredDevice, tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<EnrichedOutcome> => {
+      // A helper the device's tools/list leaves out is not asked: it would only answer "unknown
+      // tool", a whole call on the device's one event loop beside the health call (a device without
+      // a peer mesh: 0.4 ms more for every health answer). Said as forwardCall says tool_not_found.
       const aux = (name: string, s: AbortSignal): Promise<AuxOutcome> =>
-        forwardCall(deps, device, name, {}, s).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
+        pool.declares(poolTarget(device), name) === false
+          ? Promise.resolve({ status: 'failed' as const, error: `${device.deviceId} has no tool named "${name}"` })
+          : forwardCall(deps, device, name, {}, s).catch((err: unknown) => ({ status: 'failed' as const, error: toLookoutError(err).message }));
       const [outcome, identity, mesh] = await Promise.all([
         forwardCall(deps, device, tool, args, signal),
         // An identity call whose answer other requests share runs to its own timeout, whoever asked

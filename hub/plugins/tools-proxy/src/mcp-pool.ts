@@ -199,6 +199,19 @@ export class McpClientPool {
     return this.clients.get(keyOf(target))?.tools?.get(tool);
   }
 
+  /**
+   * Whether the device's tools/list names the tool: undefined while no list was read. A tool found
+   * missing has the list read again in the background at most every RELIST_MS (a plugin may have
+   * started since), as a call of it would.
+   */
+  declares(target: PoolTarget, tool: string): boolean | undefined {
+    const entry = this.clients.get(keyOf(target));
+    if (!entry?.tools) return undefined;
+    if (entry.tools.has(tool)) return true;
+    if (Date.now() - entry.listedAt > RELIST_MS) this.relist(target, entry);
+    return false;
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     this.clients.clear();
