@@ -1,6 +1,5 @@
-import { Registry } from 'prom-client';
 import type { BusPort, ToolRegistry } from 'lookout/core/host';
-import { gbToBytes, registerDeviceGauges, sampleFromMessages, type DeviceGaugeSample } from 'lookout/lib/metrics';
+import { deviceGaugesText, gbToBytes, PROMETHEUS_TEXT_TYPE, sampleFromMessages, type DeviceGaugeSample } from 'lookout/lib/metrics';
 import type { PluginReport } from 'lookout/core';
 
 /** The messages whose latest copy the gauges read. */
@@ -23,13 +22,10 @@ export interface DeviceMetricsOptions {
  * storage) when the image has one.
  */
 export class DeviceMetrics {
-  private readonly registry = new Registry();
   private readonly latest = new Map<string, Buffer | string>();
   private recorder: { writing: boolean | null; health: string | null; freeBytes: number | null } | undefined;
 
-  constructor(private readonly options: DeviceMetricsOptions) {
-    registerDeviceGauges(this.registry, () => [this.sample()]);
-  }
+  constructor(private readonly options: DeviceMetricsOptions) {}
 
   /** A bus that behaves as `bus` and keeps the latest payload of the watched topics of this device. */
   observe(bus: BusPort): BusPort {
@@ -51,7 +47,7 @@ export class DeviceMetrics {
 
   async text(): Promise<{ body: string; contentType: string }> {
     this.recorder = await this.recorderStatus();
-    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+    return { body: deviceGaugesText([this.sample()]), contentType: PROMETHEUS_TEXT_TYPE };
   }
 
   private sample(): DeviceGaugeSample {

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { registerDeviceGauges, type DeviceGaugeSample } from 'lookout/lib/metrics';
+import { deviceGaugesText, type DeviceGaugeSample } from 'lookout/lib/metrics';
 
 type IncOnly = { inc(value?: number): void };
 type ObserveOnly = { observe(value: number): void };
@@ -91,7 +91,6 @@ export class HubMetrics {
       labelNames: ['tool', 'outcome'],
       registers,
     });
-    registerDeviceGauges(this.registry, () => this.deviceSource?.() ?? []);
   }
 
   setDeviceSource(source: () => Iterable<DeviceGaugeSample>): () => void {
@@ -155,8 +154,10 @@ export class HubMetrics {
     return sum / RATE_WINDOW_SEC;
   }
 
+  /** prom-client's registry, then the per-device gauges (written apart: deviceGaugesText), in the registry's text format. */
   async text(): Promise<{ body: string; contentType: string }> {
-    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+    const body = `${await this.registry.metrics()}\n${deviceGaugesText(this.deviceSource?.() ?? [])}`;
+    return { body, contentType: this.registry.contentType };
   }
 
   private tick(second: number, add = 1): void {
