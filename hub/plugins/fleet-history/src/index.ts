@@ -71,8 +71,10 @@ export default definePlugin({
     LOOKOUT_HISTORY_WINDOW_S: z.coerce.number().int().min(10).max(86_400).default(3600),
     /** One sample per device per step (readings within a step update it). */
     LOOKOUT_HISTORY_STEP_MS: z.coerce.number().int().min(100).max(600_000).default(5000),
-    /** Devices held; past that, the one silent longest is forgotten. */
+    /** Devices whose hour of telemetry is held in memory; past that, one silent for a minute makes room for a new one, else the new one has none. */
     LOOKOUT_HISTORY_MAX_DEVICES: z.coerce.number().int().min(1).max(100_000).default(1000),
+    /** How long a device held in memory must have been silent before a new one takes its place. */
+    LOOKOUT_HISTORY_FORGET_AFTER_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
     /** The history database (SQLite): a file path, default `<data dir>/fleet-history.sqlite`; `:memory:` keeps it in memory (lost at a restart); `off` keeps only the hour of telemetry. */
     LOOKOUT_HISTORY_DB: z.string().min(1).optional(),
     /** Days the database keeps; older minutes and events are dropped. */
@@ -98,11 +100,20 @@ export default definePlugin({
   start(ctx) {
     const cache = ctx.services.get(BUS_CACHE);
     const { LOOKOUT_HISTORY_WINDOW_S: windowS, LOOKOUT_HISTORY_STEP_MS: stepMs, LOOKOUT_HISTORY_MAX_DEVICES: maxDevices } = ctx.config;
+    const forgetAfterMs = ctx.config.LOOKOUT_HISTORY_FORGET_AFTER_MS;
     const capacity = Math.ceil((windowS * 1000) / stepMs);
     const rings = new Map<string, HistoryRing>();
     const listeners = new Set<(deviceId: string, sample: HistorySample) => void>();
 
-    const ringOf = (deviceId: string): HistoryRing => {
+    /**
+     * The device's ring, or undefined when the history holds as many devices as it may and all of
+     * them were heard within LOOKOUT_HISTORY_FORGET_AFTER_MS (a minute): a device silent that long makes room, one still
+     * talking is never forgotten for a newcomer. With more devices talking than are held, forgetting
+     * the one silent longest made a ring for every message and threw it away before the device's
+     * next (5 000 devices over the default 1 000: no device kept any history, and a sixth of the
+     * hub's CPU went to the garbage collector).
+     */
+    const ringOf = (deviceId: string, at: number): HistoryRing | undefined => {
       let ring = rings.get(deviceId);
       if (ring) {
         // Map order is recency order: the first entry is the device silent longest.
@@ -110,7 +121,11 @@ export default definePlugin({
         rings.set(deviceId, ring);
         return ring;
       }
-      if (rings.size >= maxDevices) rings.delete(rings.keys().next().value!);
+      if (rings.size >= maxDevices) {
+        const [silentLongest, itsRing] = rings.entries().next().value!;
+        if (at - (itsRing.newest()?.t ?? -Infinity) < forgetAfterMs) return undefined;
+        rings.delete(silentLongest);
+      }
       ring = new HistoryRing(capacity, stepMs);
       rings.set(deviceId, ring);
       return ring;
@@ -118,12 +133,12 @@ export default definePlugin({
 
     ctx.onStop(
       cache.on('telemetry', (m) => {
-        const sample = ringOf(m.deviceId).add(readingOfTelemetry(m.message, m.receivedAt, cache.personCount(m.deviceId)));
-        for (const listener of listeners) listener(m.deviceId, { ...sample });
+        const sample = ringOf(m.deviceId, m.receivedAt)?.add(readingOfTelemetry(m.message, m.receivedAt, cache.personCount(m.deviceId)));
+        if (sample) for (const listener of listeners) listener(m.deviceId, { ...sample });
       }),
     );
     // Person counts come at the detector's rate: they only raise the step's maximum, without telling anyone.
-    ctx.onStop(cache.on('dets', (m) => void ringOf(m.deviceId).add(readingOfDets(m.message, m.receivedAt))));
+    ctx.onStop(cache.on('dets', (m) => void ringOf(m.deviceId, m.receivedAt)?.add(readingOfDets(m.message, m.receivedAt))));
 
     const history: FleetHistory = {
       windowMs: windowS * 1000,

@@ -42,3 +42,21 @@ test('long topics are matched each time without being kept, and stay correct', (
   for (let i = 0; i < 300; i++) assert.deepEqual(table.handlersFor(`devices/${String(i).padStart(20_000, 'x')}/dets`), [h]);
   assert.deepEqual(table.handlersFor(`devices/${'y'.repeat(20_000)}/other`), []);
 });
+
+test('the topics of a large fleet stay kept, and topics of one shape share their matches', () => {
+  const table = new SubscriptionTable();
+  const a = handler();
+  const b = handler();
+  for (const filter of ['devices/+/hello', 'devices/+/status', 'devices/+/telemetry/#', 'devices/+/dets']) table.add({ filter, handler: a, qos: 1 });
+  table.add({ filter: 'devices/+/dets', handler: b, qos: 1 });
+  // 6 000 devices × 4 topics: the 10 000 topics the table once kept were passed at 2 500 devices,
+  // and it then dropped all of them again and again (every message matched every filter anew).
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 6000; i++) for (const t of ['hello', 'status', 'telemetry', 'dets']) table.handlersFor(`devices/cam-${i}/${t}`);
+  }
+  assert.equal(table.keptTopics, 24_000);
+  assert.deepEqual(table.handlersFor('devices/cam-7/dets'), [a, b]);
+  assert.equal(table.handlersFor('devices/cam-7/dets'), table.handlersFor('devices/cam-5999/dets'), 'one shared answer');
+  assert.deepEqual(table.handlersForCopy('devices/cam-7/dets', ['devices/+/dets']), [a, b]);
+  assert.deepEqual(table.handlersForCopy('devices/cam-7/status', ['devices/+/dets']), []);
+});
