@@ -31,10 +31,14 @@ export function mqttConnect(url: string, clientId: string): Promise<MqttClient> 
 export const pub = (c: MqttClient, topic: string, body: unknown, retain = false) =>
   new Promise<void>((resolve, reject) => c.publish(topic, JSON.stringify(body), { qos: 1, retain }, (err) => (err ? reject(err) : resolve())));
 
-/** A hello as a device's identity plugin sends it, checked against the contract here so the benches cannot drift from it. */
+/**
+ * A hello as a device's identity plugin sends it, checked against the contract here so the benches
+ * cannot drift from it. Each device announces a label of its own, as a fleet's cameras name their
+ * places (a label announced by every device is refused to all but the first: a misconfigured fleet).
+ */
 export function hello(id: string) {
   return HelloMessageSchema.parse({
-    ...msg.hello(id, ['127.0.0.1'], Number(process.env.LOOKOUT_BENCH_TOOL_PORT ?? 9)),
+    ...msg.hello(id, ['127.0.0.1'], Number(process.env.LOOKOUT_BENCH_TOOL_PORT ?? 9), [`door-${id}`]),
     serial: `SER-${id}`,
     versions: { runtime: '0.1.0', plugins: { status: '0.1.0' } },
   });

@@ -139,21 +139,24 @@ export class FleetEventHub {
   private checkPresence(deviceId: string, now: Presence): void {
     const before = this.presence.get(deviceId);
     if (before === now) return;
-    const view = this.o.cache.view(deviceId, this.now());
-    if (!view) return;
     this.presence.set(deviceId, now);
-    this.emit({
-      kind: 'presence',
-      deviceId,
-      data: {
-        device_id: deviceId,
-        presence: now,
-        previous: before ?? null,
-        online: view.online,
-        offline_since: view.offline_since,
-        at: new Date(this.now()).toISOString(),
-      },
-    });
+    // The device's view is made only for a client that asked: a fleet coming online with no console
+    // open made 5 000 of them for nobody.
+    const view = this.wanted('presence', deviceId) ? this.o.cache.view(deviceId, this.now()) : undefined;
+    if (view) {
+      this.emit({
+        kind: 'presence',
+        deviceId,
+        data: {
+          device_id: deviceId,
+          presence: now,
+          previous: before ?? null,
+          online: view.online,
+          offline_since: view.offline_since,
+          at: new Date(this.now()).toISOString(),
+        },
+      });
+    }
     // A card follows at once: a presence change must not wait for the per-device interval.
     this.sendCard(deviceId);
   }
@@ -169,6 +172,8 @@ export class FleetEventHub {
   }
 
   private scheduleCard(deviceId: string): void {
+    // No timer for a card nobody asked: a client that connects gets every card at once (connect).
+    if (!this.wanted('device', deviceId)) return;
     const entry = this.cardTimers.get(deviceId) ?? { lastAt: 0 };
     this.cardTimers.set(deviceId, entry);
     if (entry.timer) return;
