@@ -10,7 +10,8 @@
  * other with a pause between (LOOKOUT_BENCH_GAP_MS, default 2000), in alternating order, and the
  * median of the rounds is reported: on a shared machine single drains vary by tens of percent, so
  * the CPU time each process spent per message (from /proc) is printed too, with its ratio.
- * Printed: both rates and their ratio (aim: hub / bare >= 0.7).
+ * Printed: both rates and their ratio (aim: hub / bare >= 0.7), and the CPU time per message of each
+ * with their ratio (issue 31's aim: bare / hub >= 0.95, every check kept).
  *
  *   node dist/test/bench/hub-ingest.bench.js               (npm run bench -- hub-ingest)
  *   LOOKOUT_BENCH_SECONDS=10 LOOKOUT_BENCH_PUBLISH_RATE=20000 node dist/test/bench/hub-ingest.bench.js
@@ -332,7 +333,7 @@ async function main(): Promise<void> {
     console.log(`ratio hub / bare: median ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; aim >= 0.7)`);
     console.log(
       `CPU per message: bare median ${median(bareCpu).toFixed(1)} µs, hub median ${median(hubCpu).toFixed(1)} µs; ` +
-        `capacity ratio from CPU time (bare / hub): median ${median(cpuRatios).toFixed(2)} (rounds: ${cpuRatios.map((r) => r.toFixed(2)).join(', ')})`,
+        `capacity ratio from CPU time (bare / hub): median ${median(cpuRatios).toFixed(2)} (rounds: ${cpuRatios.map((r) => r.toFixed(2)).join(', ')}; aim >= 0.95)`,
     );
     // A clean stop, so that a profiler given through LOOKOUT_BENCH_HUB_NODE_ARGS writes its file.
     for (const child of [hubProc, bareProc]) {
