@@ -11,6 +11,8 @@ export type Qos = 0 | 1 | 2;
  * themselves are shared by every topic with the same matching entries.
  */
 const MAX_MATCHED_TOPICS = 200_000;
+/** And their characters, so that a flood of long made-up topics keeps the map small (~16 MB at most). */
+const MAX_MATCHED_CHARS = 8_000_000;
 const MAX_CACHED_TOPIC_LENGTH = 512;
 const MAX_SHARED_MATCHES = 10_000;
 
@@ -40,6 +42,7 @@ export class SubscriptionTable {
    * thousands of times a second; matching every filter each time was a fifth of its ingest CPU.
    */
   private readonly matched = new Map<string, Matches>();
+  private matchedChars = 0;
   /** The matches themselves, by the entries matched: topics of the same shape share one. */
   private readonly shared = new Map<string, Matches>();
 
@@ -108,8 +111,9 @@ export class SubscriptionTable {
     // Long topics are not kept: V8 hashes very long strings by length alone, so a flood of them
     // would collide in the map. Bounded too: topics come from the wire.
     if (topic.length > MAX_CACHED_TOPIC_LENGTH) return matches;
-    if (this.matched.size >= MAX_MATCHED_TOPICS) this.matched.clear();
+    if (this.matched.size >= MAX_MATCHED_TOPICS || this.matchedChars >= MAX_MATCHED_CHARS) this.forgetTopics();
     this.matched.set(topic, matches);
+    this.matchedChars += topic.length;
     return matches;
   }
 
@@ -125,8 +129,13 @@ export class SubscriptionTable {
   }
 
   private forget(): void {
-    this.matched.clear();
+    this.forgetTopics();
     this.shared.clear();
+  }
+
+  private forgetTopics(): void {
+    this.matched.clear();
+    this.matchedChars = 0;
   }
 
   clear(): void {

@@ -107,11 +107,11 @@ export default definePlugin({
 
     /**
      * The device's ring, or undefined when the history holds as many devices as it may and all of
-     * them were heard within LOOKOUT_HISTORY_FORGET_AFTER_MS (a minute): a device silent that long makes room, one still
-     * talking is never forgotten for a newcomer. With more devices talking than are held, forgetting
-     * the one silent longest made a ring for every message and threw it away before the device's
-     * next (5 000 devices over the default 1 000: no device kept any history, and a sixth of the
-     * hub's CPU went to the garbage collector).
+     * them were heard within LOOKOUT_HISTORY_FORGET_AFTER_MS (a minute): a device silent that long
+     * makes room, one still talking is never forgotten for a newcomer. With more devices talking
+     * than are held, forgetting the one silent longest made a ring (720 slots) for every message
+     * and threw it away before the device's next: at 5 000 devices over the default 1 000, no device
+     * kept any history, and the hub's heap after a minute was 307 MiB instead of 197.
      */
     const ringOf = (deviceId: string, at: number): HistoryRing | undefined => {
       let ring = rings.get(deviceId);
