@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { DeviceIdSchema, HelloMessageSchema, RegistryRecordSchema, RegistryShadowSchema, RoleLabelSchema, type HelloMessage } from 'lookout/core/contracts';
+import { DeviceIdSchema, RegistryRecordSchema, RegistryShadowSchema, RoleLabelSchema, type HelloMessage } from 'lookout/core/contracts';
 import { LookoutError, definePlugin } from 'lookout/core';
 import { DeviceNetworks, lanAddress } from 'lookout/lib/net';
 import { HUB_INFO, HUB_STATE } from 'lookout/hub';
@@ -162,12 +162,9 @@ export default definePlugin({
       if (latest && latest.receivedAt > (registry.get(id)?.lastHelloAt ?? -1)) registry.hello(latest.message as HelloMessage, latest.receivedAt);
     }
     const off = cache.on('hello', (m) => {
-      // The cache validated it against the hello contract; the parse here only narrows the type.
-      const hello = HelloMessageSchema.safeParse(m.message);
-      if (hello.success) {
-        registry.hello(hello.data, m.receivedAt);
-        saved?.changed();
-      }
+      // The cache took it only once valid against the hello contract (HelloMessageSchema): not parsed again.
+      registry.hello(m.message as HelloMessage, m.receivedAt);
+      saved?.changed();
     });
     ctx.onStop(off);
 
