@@ -15,6 +15,7 @@
  *
  *   node dist/test/bench/hub-ingest.bench.js               (npm run bench -- hub-ingest)
  *   LOOKOUT_BENCH_SECONDS=10 LOOKOUT_BENCH_PUBLISH_RATE=20000 node dist/test/bench/hub-ingest.bench.js
+ *   LOOKOUT_BENCH_BARE_MQTT5=1 …   (the bare subscriber on MQTT 5 with a subscription identifier, as the hub)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,6 +30,8 @@ const DEVICES = 50;
 /** The bare subscriber notes the time every this many messages. */
 const MARK_EVERY = 1000;
 const GAP_MS = Number(process.env.LOOKOUT_BENCH_GAP_MS ?? 2000);
+/** LOOKOUT_BENCH_BARE_MQTT5=1: the bare subscriber speaks MQTT 5 with a subscription identifier, as the hub does (default 3.1.1). */
+const MQTT5_BARE = process.env.LOOKOUT_BENCH_BARE_MQTT5 === '1';
 
 /** Messages per second between 10 % and 90 % of `total`, from (time, count) samples. */
 function middleRate(samples: { t: number; n: number }[], total: number): number {
@@ -49,7 +52,13 @@ function middleRate(samples: { t: number; n: number }[], total: number): number 
  * how many messages to expect in all, it reports each round when it has them.
  */
 function bareSubscriber(url: string): void {
-  const client = connect(url, { clientId: 'bench-bare-subscriber', clean: false, protocolVersion: 4, reconnectPeriod: 100, keepalive: 120 });
+  const client = connect(url, {
+    clientId: 'bench-bare-subscriber',
+    clean: false,
+    reconnectPeriod: 100,
+    keepalive: 120,
+    ...(MQTT5_BARE ? { protocolVersion: 5 as const, properties: { sessionExpiryInterval: 3600 } } : { protocolVersion: 4 as const }),
+  });
   let seen = new Uint8Array(1 << 20);
   let distinct = 0;
   let expected = Infinity;
@@ -82,7 +91,9 @@ function bareSubscriber(url: string): void {
     report();
   });
   process.once('SIGTERM', () => process.exit(0)); // an exit a profiler writes its file on
-  client.once('connect', () => client.subscribe('devices/+/dets', { qos: 1 }, () => process.stdout.write(`${JSON.stringify({ event: 'ready' })}\n`)));
+  // Under MQTT 5 with a subscription identifier, as the hub's bus subscribes: each PUBLISH then carries it.
+  const options = MQTT5_BARE ? { qos: 1 as const, properties: { subscriptionIdentifier: 1 } } : { qos: 1 as const };
+  client.once('connect', () => client.subscribe('devices/+/dets', options, () => process.stdout.write(`${JSON.stringify({ event: 'ready' })}\n`)));
 }
 
 function lines(child: ChildProcess): AsyncGenerator<Record<string, unknown>> {
@@ -327,7 +338,9 @@ async function main(): Promise<void> {
     }
     await new Promise((r) => publisher.end(false, {}, r));
     const latest = await getJson(`${hubUrl}/fleet/mqtt/latest`);
-    console.log(`bare MQTT.js subscriber (JSON.parse only): median ${Math.round(median(bareRates))} msg/s`);
+    console.log(
+      `bare MQTT.js subscriber (JSON.parse only, MQTT ${MQTT5_BARE ? '5 with a subscription identifier' : '3.1.1'}): median ${Math.round(median(bareRates))} msg/s`,
+    );
     console.log(`hub (wire-contract validation, cache of ${latest.count} devices, ring, metrics): median ${Math.round(median(hubRates))} msg/s`);
     console.log(`messages lost: ${lost} of ${published * 2}`);
     console.log(`ratio hub / bare: median ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; aim >= 0.7)`);
