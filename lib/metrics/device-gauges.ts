@@ -67,7 +67,7 @@ export function sampleFromMessages(
 type Numeric = Exclude<keyof DeviceGaugeSample, 'device_id' | 'storage_health' | 'thermal_state'>;
 
 /** The plain gauges: name, help and how a sample gives the value. */
-const PLAIN: { key: Numeric; name: string; help: string }[] = [
+export const PLAIN_DEVICE_GAUGES: readonly { key: Numeric; name: string; help: string }[] = [
   { key: 'online', name: 'lookout_device_online', help: 'Whether the device is online (1) or not (0)' },
   { key: 'die_temp_c', name: 'lookout_device_die_temperature_celsius', help: 'Die temperature of the device, degrees Celsius' },
   { key: 'fps', name: 'lookout_device_detection_fps', help: 'Frames through the detector per second, measured by the device' },
@@ -78,8 +78,26 @@ const PLAIN: { key: Numeric; name: string; help: string }[] = [
   { key: 'plugins_failed', name: 'lookout_device_plugins_failed', help: 'Plugins of the device in the failed state' },
 ];
 
+/** The state sets: one series per value of `label`, 1 for the sample's current one (`key`). */
+export const DEVICE_STATE_SETS: readonly { key: 'storage_health' | 'thermal_state'; name: string; help: string; label: string; values: readonly string[] }[] = [
+  {
+    key: 'storage_health',
+    name: 'lookout_device_storage_health',
+    help: 'Storage health of the device (1 for its current value)',
+    label: 'health',
+    values: STORAGE_HEALTH_VALUES,
+  },
+  {
+    key: 'thermal_state',
+    name: 'lookout_device_thermal_state',
+    help: 'Thermal state of the device die (1 for its current value)',
+    label: 'state',
+    values: THERMAL_STATE_VALUES,
+  },
+];
+
 /** Every metric name the device gauges expose (the Grafana dashboard's test checks against it). */
-export const DEVICE_METRIC_NAMES = [...PLAIN.map((g) => g.name), 'lookout_device_storage_health', 'lookout_device_thermal_state'];
+export const DEVICE_METRIC_NAMES = [...PLAIN_DEVICE_GAUGES.map((g) => g.name), ...DEVICE_STATE_SETS.map((g) => g.name)];
 
 /** The content type of what deviceGaugesText writes: Prometheus' text format 0.0.4, as prom-client's registry writes it. */
 export const PROMETHEUS_TEXT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -100,7 +118,7 @@ export function deviceGaugesText(samples: Iterable<DeviceGaugeSample>): string {
   const ids = all.map((s) => labelValue(s.device_id));
   // Lines joined once per family, each from pieces made once (a template per line was twice as slow).
   const families: string[] = [];
-  for (const { key, name, help } of PLAIN) {
+  for (const { key, name, help } of PLAIN_DEVICE_GAUGES) {
     const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`];
     const head = `${name}{device_id="`;
     for (let i = 0; i < all.length; i++) {
@@ -109,20 +127,18 @@ export function deviceGaugesText(samples: Iterable<DeviceGaugeSample>): string {
     }
     families.push(lines.join('\n'));
   }
-  const stateSet = (name: string, help: string, label: string, values: readonly string[], of: (s: DeviceGaugeSample) => string | null): void => {
+  for (const { key, name, help, label, values } of DEVICE_STATE_SETS) {
     const lines = [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`];
     const head = `${name}{device_id="`;
     const tails = values.map((v) => ({ on: `",${label}="${v}"} 1`, off: `",${label}="${v}"} 0` }));
     for (let i = 0; i < all.length; i++) {
-      const current = of(all[i]);
+      const current = all[i][key];
       const at = current === null ? -1 : values.indexOf(current);
       if (at < 0) continue;
       for (let k = 0; k < tails.length; k++) lines.push(head + ids[i] + (k === at ? tails[k].on : tails[k].off));
     }
     families.push(lines.join('\n'));
-  };
-  stateSet('lookout_device_storage_health', 'Storage health of the device (1 for its current value)', 'health', STORAGE_HEALTH_VALUES, (s) => s.storage_health);
-  stateSet('lookout_device_thermal_state', 'Thermal state of the device die (1 for its current value)', 'state', THERMAL_STATE_VALUES, (s) => s.thermal_state);
+  }
   return `${families.join('\n\n')}\n`;
 }
 

@@ -13,11 +13,10 @@
  *   LOOKOUT_BENCH_DEVICES=1000 node dist/test/bench/hub-metrics-scrape.bench.js
  */
 import { Gauge, Registry } from 'prom-client';
-import { STORAGE_HEALTH_VALUES, THERMAL_STATE_VALUES } from '../../core/src/contracts/index.js';
 import { createLogger } from '../../core/src/log/logger.js';
 import { startHub } from '../../hub/src/start-hub.js';
 import { MemoryStateStore } from '../../hub/src/state/memory-state-store.js';
-import { deviceGaugesText, sampleFromMessages, type DeviceGaugeSample } from '../../lib/metrics/device-gauges.js';
+import { DEVICE_STATE_SETS, deviceGaugesText, PLAIN_DEVICE_GAUGES, sampleFromMessages, type DeviceGaugeSample } from '../../lib/metrics/device-gauges.js';
 import { endClient, mqttClient, msg, publish } from '../support/hub-helpers.js';
 import { deviceId, hello } from './fleet-devices.js';
 
@@ -45,30 +44,9 @@ function samples(): DeviceGaugeSample[] {
 /** The baseline: the same families as prom-client gauges, set at every scrape and written by its registry. */
 function promClientText(all: DeviceGaugeSample[]): () => Promise<string> {
   const registry = new Registry();
-  const families = deviceGaugesText([]).trimEnd().split('\n\n');
   const setters: (() => void)[] = [];
-  for (const family of families) {
-    const [help, type] = family.split('\n');
-    const name = type.split(' ')[2];
-    const gauge = (labelNames: string[]) => new Gauge({ name, help: help.slice(`# HELP ${name} `.length), labelNames, registers: [registry] });
-    if (name === 'lookout_device_storage_health' || name === 'lookout_device_thermal_state') {
-      const [label, values, of] =
-        name === 'lookout_device_storage_health'
-          ? (['health', STORAGE_HEALTH_VALUES, (s: DeviceGaugeSample) => s.storage_health] as const)
-          : (['state', THERMAL_STATE_VALUES, (s: DeviceGaugeSample) => s.thermal_state] as const);
-      const g = gauge(['device_id', label]);
-      setters.push(() => {
-        g.reset();
-        for (const s of all) {
-          const current = of(s);
-          if (current === null) continue;
-          for (const v of values) g.set({ device_id: s.device_id, [label]: v }, v === current ? 1 : 0);
-        }
-      });
-      continue;
-    }
-    const key = KEY_OF[name];
-    const g = gauge(['device_id']);
+  for (const { key, name, help } of PLAIN_DEVICE_GAUGES) {
+    const g = new Gauge({ name, help, labelNames: ['device_id'], registers: [registry] });
     setters.push(() => {
       g.reset();
       for (const s of all) {
@@ -77,22 +55,22 @@ function promClientText(all: DeviceGaugeSample[]): () => Promise<string> {
       }
     });
   }
+  for (const { key, name, help, label, values } of DEVICE_STATE_SETS) {
+    const g = new Gauge({ name, help, labelNames: ['device_id', label], registers: [registry] });
+    setters.push(() => {
+      g.reset();
+      for (const s of all) {
+        const current = s[key];
+        if (current === null || !values.includes(current)) continue;
+        for (const v of values) g.set({ device_id: s.device_id, [label]: v }, v === current ? 1 : 0);
+      }
+    });
+  }
   return async () => {
     for (const set of setters) set();
     return registry.metrics();
   };
 }
-
-const KEY_OF: Record<string, Exclude<keyof DeviceGaugeSample, 'device_id' | 'storage_health' | 'thermal_state'>> = {
-  lookout_device_online: 'online',
-  lookout_device_die_temperature_celsius: 'die_temp_c',
-  lookout_device_detection_fps: 'fps',
-  lookout_device_camera_fps: 'camera_fps',
-  lookout_device_persons: 'person_count',
-  lookout_device_storage_free_bytes: 'storage_free_bytes',
-  lookout_device_recorder_writing: 'recorder_writing',
-  lookout_device_plugins_failed: 'plugins_failed',
-};
 
 async function gaugesAlone(): Promise<void> {
   const all = samples();

@@ -37,7 +37,7 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
     status,
     payload: d.latest.get('telemetry')?.message ?? null,
     dets: Array.isArray(dets?.dets) ? (dets.dets as unknown[]) : [],
-    person_count: personCountOf(d),
+    person_count: personCountIn(dets),
     detection: detection.state,
     suspended_since: detection.since,
     health: d.latest.get('health')?.message ?? null,
@@ -56,9 +56,11 @@ export function entryView(d: DeviceSnapshot, staleSec: number, now: number): Ent
 
 /** The latest dets' person count; none while detection is suspended (those dets are yesterday's scene). */
 export function personCountOf(d: DeviceSnapshot): number | null {
-  if (detectionOf(d).state === 'suspended') return null;
-  const count = d.latest.get('dets')?.message.person_count;
-  return typeof count === 'number' ? count : null;
+  return detectionOf(d).state === 'suspended' ? null : personCountIn(d.latest.get('dets')?.message);
+}
+
+function personCountIn(dets: Record<string, unknown> | undefined): number | null {
+  return typeof dets?.person_count === 'number' ? dets.person_count : null;
 }
 
 /**

@@ -166,6 +166,8 @@ export class FleetEventHub {
     if (before === now) return;
     this.thermal.set(deviceId, now);
     if (before === undefined || before === null) return; // a first reading (from unknown) is no change
+    // As for presence: the view (for the die temperature) only for a client that asked.
+    if (!this.wanted('thermal', deviceId)) return;
     const view = this.o.cache.view(deviceId, this.now());
     const dieTemp = view ? cardOf(view).die_temp_c : null;
     this.emit({ kind: 'thermal', deviceId, data: { device_id: deviceId, from: before, to: now, die_temp_c: dieTemp } });
