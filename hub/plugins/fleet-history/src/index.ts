@@ -22,7 +22,7 @@ import {
   type PeopleQuery,
 } from './history-routes.js';
 import { SqliteHistoryStore } from './sqlite-history-store.js';
-import { HistoryRing } from './history-ring.js';
+import { HistoryRings } from './history-rings.js';
 import { readingOfDets, readingOfTelemetry } from './reading-of.js';
 import { FLEET_HISTORY, type FleetHistory, type HistorySample } from './service.js';
 
@@ -100,45 +100,18 @@ export default definePlugin({
   start(ctx) {
     const cache = ctx.services.get(BUS_CACHE);
     const { LOOKOUT_HISTORY_WINDOW_S: windowS, LOOKOUT_HISTORY_STEP_MS: stepMs, LOOKOUT_HISTORY_MAX_DEVICES: maxDevices } = ctx.config;
-    const forgetAfterMs = ctx.config.LOOKOUT_HISTORY_FORGET_AFTER_MS;
     const capacity = Math.ceil((windowS * 1000) / stepMs);
-    const rings = new Map<string, HistoryRing>();
+    const rings = new HistoryRings(capacity, stepMs, maxDevices, ctx.config.LOOKOUT_HISTORY_FORGET_AFTER_MS);
     const listeners = new Set<(deviceId: string, sample: HistorySample) => void>();
-
-    /**
-     * The device's ring, or undefined when the history holds as many devices as it may and all of
-     * them were heard within LOOKOUT_HISTORY_FORGET_AFTER_MS (a minute): a device silent that long
-     * makes room, one still talking is never forgotten for a newcomer. With more devices talking
-     * than are held, forgetting the one silent longest made a ring (720 slots) for every message
-     * and threw it away before the device's next: at 5 000 devices over the default 1 000, no device
-     * kept any history, and the hub's heap after a minute was 307 MiB instead of 197.
-     */
-    const ringOf = (deviceId: string, at: number): HistoryRing | undefined => {
-      let ring = rings.get(deviceId);
-      if (ring) {
-        // Map order is recency order: the first entry is the device silent longest.
-        rings.delete(deviceId);
-        rings.set(deviceId, ring);
-        return ring;
-      }
-      if (rings.size >= maxDevices) {
-        const [silentLongest, itsRing] = rings.entries().next().value!;
-        if (at - (itsRing.newest()?.t ?? -Infinity) < forgetAfterMs) return undefined;
-        rings.delete(silentLongest);
-      }
-      ring = new HistoryRing(capacity, stepMs);
-      rings.set(deviceId, ring);
-      return ring;
-    };
 
     ctx.onStop(
       cache.on('telemetry', (m) => {
-        const sample = ringOf(m.deviceId, m.receivedAt)?.add(readingOfTelemetry(m.message, m.receivedAt, cache.personCount(m.deviceId)));
+        const sample = rings.ringOf(m.deviceId, m.receivedAt)?.add(readingOfTelemetry(m.message, m.receivedAt, cache.personCount(m.deviceId)));
         if (sample) for (const listener of listeners) listener(m.deviceId, { ...sample });
       }),
     );
     // Person counts come at the detector's rate: they only raise the step's maximum, without telling anyone.
-    ctx.onStop(cache.on('dets', (m) => void ringOf(m.deviceId, m.receivedAt)?.add(readingOfDets(m.message, m.receivedAt))));
+    ctx.onStop(cache.on('dets', (m) => void rings.ringOf(m.deviceId, m.receivedAt)?.add(readingOfDets(m.message, m.receivedAt))));
 
     const history: FleetHistory = {
       windowMs: windowS * 1000,
@@ -149,7 +122,7 @@ export default definePlugin({
         const cutoff = Date.now() - windowS * 1000;
         return ring.list(Math.max(sinceMs ?? -Infinity, cutoff));
       },
-      deviceIds: () => [...rings.keys()],
+      deviceIds: () => rings.deviceIds(),
       onSample(listener) {
         listeners.add(listener);
         return () => listeners.delete(listener);
