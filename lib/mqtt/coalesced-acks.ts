@@ -31,3 +31,38 @@ export function coalesceAcks(client: MqttClient): void {
     if (client.stream) corkUntilNextTurn(client.stream);
   });
 }
+
+/**
+ * Acknowledgements of QoS 1 messages taken on one connection, gathered over an event-loop turn and
+ * written as one buffer: a success PUBACK without properties is the same four bytes in MQTT 3.1.1
+ * and 5 (type, remaining length 2, packet id). Encoding each with mqtt-packet and writing it to the
+ * corked socket was an allocation and a stream write per message.
+ */
+export class PubackBatch {
+  private ids: number[] = [];
+  private socket: Writable | undefined;
+
+  /** Queues the acknowledgement of `messageId` on `socket`; those still queued for an earlier socket are dropped (the broker sends them again). */
+  add(socket: Writable, messageId: number): void {
+    if (socket !== this.socket) {
+      this.socket = socket;
+      this.ids = [];
+    }
+    if (this.ids.push(messageId) === 1) setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    const { socket, ids } = this;
+    this.ids = [];
+    if (!socket || ids.length === 0 || socket.destroyed || socket.writableEnded) return;
+    const out = Buffer.allocUnsafe(ids.length * 4);
+    for (let i = 0; i < ids.length; i++) {
+      out[i * 4] = PUBACK_FIRST_BYTE;
+      out[i * 4 + 1] = 2;
+      out.writeUInt16BE(ids[i], i * 4 + 2);
+    }
+    socket.write(out);
+  }
+}
+
+const PUBACK_FIRST_BYTE = 0x40;

@@ -1,7 +1,7 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { generate, parser as mqttParser, type IPublishPacket, type Packet } from 'mqtt-packet';
-import { corkUntilNextTurn } from './coalesced-acks.js';
+import { PubackBatch } from './coalesced-acks.js';
 import { LookoutError, type Logger } from 'lookout/core';
 
 const TLS_SCHEMES = new Set(['mqtts:', 'ssl:', 'tls:']);
@@ -65,6 +65,7 @@ export interface SharedSubscription {
  */
 export class SharedSubscriber {
   private socket: Socket | undefined;
+  private readonly acks = new PubackBatch();
   private readonly subscriptions: SharedSubscription[] = [];
   private readonly pendingSubacks = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
   private nextPacketId = 1;
@@ -276,8 +277,7 @@ export class SharedSubscriber {
             // Only on the connection it came by: after a reconnect the broker sends it again under its id.
             if (publish.qos === 1 && socket === this.socket && !socket.destroyed && !socket.writableEnded) {
               // A batch written to the stream resolves its messages together: their acknowledgements leave in one write.
-              corkUntilNextTurn(socket);
-              socket.write(generate({ cmd: 'puback', messageId: publish.messageId, reasonCode: 0 }, { protocolVersion: 5 }));
+              this.acks.add(socket, publish.messageId!);
             }
           },
           (err: unknown) => {

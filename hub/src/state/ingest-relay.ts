@@ -26,6 +26,8 @@ const SHARED_SUB_ID = 1;
 const READ_BATCH_WAIT_BELOW = 50;
 const READ_BATCH_WAIT_MS = 3;
 const RETAINED_SUB_ID = 2;
+/** What take() answers for a message it is done with at once. */
+const TAKEN = Promise.resolve();
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
 
@@ -93,7 +95,7 @@ export class IngestRelay {
   readonly replicaId = `${randomBytes(6).toString('hex')}`;
   private readonly handlers = new SubscriptionTable();
   /** Messages taken from the broker, written to the stream a batch per entry before they are acknowledged. */
-  private readonly commit = new GroupCommit<Pending>((batch) => this.append(batch, false), MAX_ENTRY_MESSAGES);
+  private readonly commit = new GroupCommit<Pending>((batch) => this.commitOrKeep(batch), MAX_ENTRY_MESSAGES);
   private readonly subscribed = new Set<string>();
   private readonly pending: Pending[] = [];
   private pendingDropped = 0;
@@ -222,11 +224,7 @@ export class IngestRelay {
       ...(o.ca ? { ca: o.ca } : {}),
       ...(o.username !== undefined ? { username: o.username } : {}),
       ...(o.password !== undefined ? { password: o.password } : {}),
-      onMessage: (packet) =>
-        this.take(packet).catch((err: unknown) => {
-          // Acknowledged all the same: left unacknowledged it would hold one of the connection's slots until a reconnect.
-          o.logger.error({ err, topic: packet.topic }, 'ingest relay failed on a message');
-        }),
+      onMessage: (packet) => this.take(packet),
     });
     await subscriber.start().catch((err: Error) => {
       throw new Error(`the ingest relay could not connect to the broker: ${err.message}`);
@@ -245,23 +243,35 @@ export class IngestRelay {
     return { subscriber, adoption };
   }
 
-  private async take(packet: IPublishPacket): Promise<void> {
-    const ids = packet.properties?.subscriptionIdentifier;
-    const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
-    // The non-shared subscription's live copies are also delivered to one replica of the group.
-    if (fromRetained && !packet.retain) return;
-    // A view of the socket's read: the batch write copies it into its entry within milliseconds.
-    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
-    const m: Pending = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
-    if (this.options.redis.up && this.pending.length === 0) {
-      try {
-        await this.commit.add(m);
-        return;
-      } catch {
-        // Redis went away between the check and the write: this message is applied here and kept.
-      }
+  /**
+   * Resolves when the message is in the stream, or applied here and kept for it while Redis is
+   * away; never rejects (a message that failed here is acknowledged all the same: left
+   * unacknowledged it would hold one of the connection's slots until a reconnect).
+   */
+  private take(packet: IPublishPacket): Promise<void> {
+    try {
+      const ids = packet.properties?.subscriptionIdentifier;
+      const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
+      // The non-shared subscription's live copies are also delivered to one replica of the group.
+      if (fromRetained && !packet.retain) return TAKEN;
+      // A view of the socket's read: the batch write copies it into its entry within milliseconds.
+      const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+      const m: Pending = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
+      if (this.options.redis.up && this.pending.length === 0) return this.commit.add(m);
+      this.keepPending(m);
+    } catch (err) {
+      this.options.logger.error({ err, topic: packet.topic }, 'ingest relay failed on a message');
     }
-    this.keepPending(m);
+    return TAKEN;
+  }
+
+  /** Writes a batch to the stream; if Redis went away meanwhile, its messages are applied here and kept, in order. */
+  private async commitOrKeep(batch: Pending[]): Promise<void> {
+    try {
+      await this.append(batch, false);
+    } catch {
+      for (const m of batch) this.keepPending(m);
+    }
   }
 
   private keepPending(taken: Pending): void {
