@@ -51,7 +51,8 @@ export class PubackBatch {
     if (this.ids.push(messageId) === 1) setImmediate(() => this.flush());
   }
 
-  private flush(): void {
+  /** Writes what is queued now (a close sends it before its DISCONNECT). */
+  flush(): void {
     const { socket, ids } = this;
     this.ids = [];
     if (!socket || ids.length === 0 || socket.destroyed || socket.writableEnded) return;

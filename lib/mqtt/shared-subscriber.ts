@@ -154,7 +154,11 @@ export class SharedSubscriber {
       const disconnect = options.endSession
         ? { cmd: 'disconnect' as const, reasonCode: 0, properties: { sessionExpiryInterval: 0 } }
         : { cmd: 'disconnect' as const, reasonCode: 0 };
-      if (this.connected_) socket.end(generate(disconnect, { protocolVersion: 5 }));
+      if (this.connected_) {
+        // The acknowledgements gathered this turn go first: those messages are taken, not to be sent again.
+        this.acks.flush();
+        socket.end(generate(disconnect, { protocolVersion: 5 }));
+      }
       else socket.destroy();
       setTimeout(() => socket.destroy(), 1_000).unref();
     });

@@ -245,23 +245,19 @@ export class IngestRelay {
 
   /**
    * Resolves when the message is in the stream, or applied here and kept for it while Redis is
-   * away; never rejects (a message that failed here is acknowledged all the same: left
-   * unacknowledged it would hold one of the connection's slots until a reconnect).
+   * away (a stream write that fails keeps its whole batch so). A handler that fails on it does not
+   * make it fail: it is acknowledged all the same (dispatch logs the handler's error).
    */
   private take(packet: IPublishPacket): Promise<void> {
-    try {
-      const ids = packet.properties?.subscriptionIdentifier;
-      const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
-      // The non-shared subscription's live copies are also delivered to one replica of the group.
-      if (fromRetained && !packet.retain) return TAKEN;
-      // A view of the socket's read: the batch write copies it into its entry within milliseconds.
-      const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
-      const m: Pending = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
-      if (this.options.redis.up && this.pending.length === 0) return this.commit.add(m);
-      this.keepPending(m);
-    } catch (err) {
-      this.options.logger.error({ err, topic: packet.topic }, 'ingest relay failed on a message');
-    }
+    const ids = packet.properties?.subscriptionIdentifier;
+    const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
+    // The non-shared subscription's live copies are also delivered to one replica of the group.
+    if (fromRetained && !packet.retain) return TAKEN;
+    // A view of the socket's read: the batch write copies it into its entry within milliseconds.
+    const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
+    const m: Pending = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
+    if (this.options.redis.up && this.pending.length === 0) return this.commit.add(m);
+    this.keepPending(m);
     return TAKEN;
   }
 

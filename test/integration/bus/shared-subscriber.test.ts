@@ -140,6 +140,44 @@ describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto
     }
   });
 
+  it('a close sends the acknowledgements gathered in its turn before its DISCONNECT: those messages are not handed over again', async () => {
+    const broker = await startMosquitto();
+    const pub = await publisher(broker.url);
+    const make = (onMessage: (p: IPublishPacket) => Promise<void>) =>
+      new SharedSubscriber({ url: broker.url, clientId: 'shared-sub-close', sessionExpirySec: 60, receiveMaximum: 50, logger, onMessage });
+    let b: SharedSubscriber | undefined;
+    try {
+      const held: { packet: IPublishPacket; done: () => void }[] = [];
+      const a = make((packet) => new Promise<void>((done) => held.push({ packet, done })));
+      await a.start();
+      await a.subscribe({ filter: '$share/g/devices/#', id: 1 });
+      await publishAll(
+        pub,
+        'devices/cam-4/telemetry',
+        Array.from({ length: 6 }, (_, i) => String(i)),
+      );
+      await waitFor(() => held.length === 6, 'six messages in hand');
+      // The first four are finished and their acknowledgements queued; the close comes in the same turn.
+      for (const h of held.slice(0, 4)) h.done();
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      await a.close();
+
+      const again: string[] = [];
+      b = make((p) => {
+        again.push(text(p));
+        return Promise.resolve();
+      });
+      await b.start();
+      await waitFor(() => again.length >= 2, 'the two unfinished messages again');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(again.sort(), ['4', '5']);
+    } finally {
+      await b?.close();
+      pub.end(true);
+      await broker.stop();
+    }
+  });
+
   it('reconnects after the broker restarts and goes on taking messages', async () => {
     const broker: Mosquitto = await startMosquitto({ persistence: true });
     const got: string[] = [];

@@ -6,16 +6,16 @@ import { HistoryRing } from './history-ring.js';
  * devices talking than held, forgetting the one silent longest made a 720-slot ring for every
  * message and threw it away before the device's next: no device kept any history).
  *
- * Recency costs nothing per message: the map keeps the order rings were made in, and only when
- * room is needed are the oldest looked at in turn: one heard lately goes to the back (a second
- * chance), the first one silent long enough is forgotten. When every held device is talking, no
- * newcomer looks again until the soonest of them could have fallen silent long enough. (Moving a
- * device to the back at each of its messages, 10 to 20 a second, was a map delete and insert per
- * message on the ingest path.)
+ * Recency costs nothing per message (moving a device to the back of the map at each of its
+ * messages, 10 to 20 a second, was a map delete and insert on the ingest path). When room is
+ * needed, one pass over the held devices notes those silent long enough, to be forgotten one per
+ * newcomer, and the soonest time any other could be: no newcomer looks again before it.
  */
 export class HistoryRings {
   private readonly rings = new Map<string, HistoryRing>();
-  /** Before this time none of the held devices can have been silent for forgetAfterMs. */
+  /** Devices found silent long enough by the last pass, each checked again before it is forgotten. */
+  private silent: string[] = [];
+  /** Before this time none of the held devices but those in `silent` can have been silent for forgetAfterMs. */
   private fullUntil = -Infinity;
 
   constructor(
@@ -44,17 +44,34 @@ export class HistoryRings {
   }
 
   private forgetOneSilent(at: number): boolean {
+    if (this.forgetNoted(at)) return true;
     if (at < this.fullUntil) return false;
     let soonest = Infinity;
-    for (let looked = this.rings.size; looked > 0; looked--) {
-      const [deviceId, ring] = this.rings.entries().next().value!;
-      this.rings.delete(deviceId);
-      const heard = ring.newest()?.t ?? -Infinity;
-      if (at - heard >= this.forgetAfterMs) return true;
-      this.rings.set(deviceId, ring);
-      soonest = Math.min(soonest, heard + this.forgetAfterMs);
+    for (const [deviceId, ring] of this.rings) {
+      const forgettableAt = this.heard(ring) + this.forgetAfterMs;
+      if (at >= forgettableAt) this.silent.push(deviceId);
+      else soonest = Math.min(soonest, forgettableAt);
     }
+    this.silent.reverse(); // taken from the end: the device held longest goes first
     this.fullUntil = soonest;
+    return this.forgetNoted(at);
+  }
+
+  /** Forgets the next device noted silent that still is (one heard again since is left). */
+  private forgetNoted(at: number): boolean {
+    for (let deviceId = this.silent.pop(); deviceId !== undefined; deviceId = this.silent.pop()) {
+      const ring = this.rings.get(deviceId);
+      if (ring && at - this.heard(ring) >= this.forgetAfterMs) {
+        this.rings.delete(deviceId);
+        return true;
+      }
+      // Heard again since the pass: it could not be forgotten before that pass's fullUntil either.
+      if (ring) this.fullUntil = Math.min(this.fullUntil, this.heard(ring) + this.forgetAfterMs);
+    }
     return false;
+  }
+
+  private heard(ring: HistoryRing): number {
+    return ring.newest()?.t ?? -Infinity;
   }
 }

@@ -48,4 +48,21 @@ describe('fleet history: the rings held', () => {
     assert.ok(rings.ringOf('c', 1100));
     assert.deepEqual(rings.deviceIds().sort(), ['a', 'c']);
   });
+
+  it('forgets the devices one pass found silent one per newcomer, except one heard again since', () => {
+    const rings = new HistoryRings(10, 100, 4, FORGET_MS);
+    for (const id of ['a', 'b', 'c', 'd']) hear(rings, id, 0);
+    hear(rings, 'd', 900);
+    // At 1 000 a, b and c are silent long enough: e takes a's place (held longest).
+    assert.ok(hear(rings, 'e', 1000));
+    assert.equal(rings.get('a'), undefined);
+    // b talks again before the next newcomer: c goes instead.
+    hear(rings, 'b', 1050);
+    assert.ok(hear(rings, 'f', 1100));
+    assert.deepEqual(rings.deviceIds().sort(), ['b', 'd', 'e', 'f']);
+    // Nobody silent now: b is forgettable at 2 050, d at 1 900.
+    assert.equal(rings.ringOf('g', 1899), undefined);
+    assert.ok(rings.ringOf('g', 1900));
+    assert.equal(rings.get('d'), undefined);
+  });
 });
