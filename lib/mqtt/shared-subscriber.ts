@@ -158,8 +158,7 @@ export class SharedSubscriber {
         // The acknowledgements gathered this turn go first: those messages are taken, not to be sent again.
         this.acks.flush();
         socket.end(generate(disconnect, { protocolVersion: 5 }));
-      }
-      else socket.destroy();
+      } else socket.destroy();
       setTimeout(() => socket.destroy(), 1_000).unref();
     });
   }
