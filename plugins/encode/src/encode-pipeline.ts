@@ -100,6 +100,8 @@ export class EncodePipeline implements EncodedVideo {
   /** A new profile: the running encoder finishes its pictures and a new one starts with the settings. */
   setSettings(settings: EncoderSettings): Promise<void> {
     const run = this.queue.then(async () => {
+      // Not running (not started yet, or stopped): the next start takes them.
+      if (this.stopped) this.settings = settings;
       if (this.stopped || sameSettings(settings, this.settings)) return;
       this.o.log?.info({ from: this.settings, to: settings }, 'encoder settings changed: restarting the encoder');
       this.clearRestart();

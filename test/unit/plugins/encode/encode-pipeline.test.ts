@@ -181,3 +181,18 @@ test('new settings restart the encoder at the new size; the new run starts on a 
     await p.stop();
   }
 });
+
+test('settings given before the start are the first run’s (the plugin starts the encoder once every plugin has)', async () => {
+  const { p, pictures } = pipeline();
+  await p.setSettings({ ...SETTINGS, width: 160, height: 120 });
+  assert.deepEqual([p.width, p.height], [160, 120]);
+  p.start();
+  try {
+    await waitFor(() => pictures.length >= 1, 'the first picture', 10_000);
+    const [first] = await probeHevc(Buffer.concat(pictures.slice(0, 1).map((q) => q.data)));
+    assert.deepEqual([first.width, first.height], [160, 120]);
+    assert.equal(p.encoder().generation, 1);
+  } finally {
+    await p.stop();
+  }
+});
