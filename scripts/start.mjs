@@ -133,7 +133,7 @@ function startDevice(device, brokerUrl, credentials, meshKey) {
     lines.on('line', (line) => {
       try {
         const msg = JSON.parse(line);
-        if (msg.event === 'ready') resolve({ ...device, child, logPath, toolUrl: msg.tool_url, ports: msg.ports ?? {} });
+        if (msg.event === 'ready') resolve({ ...device, layer: msg.layer ?? device.layer, child, logPath, toolUrl: msg.tool_url, ports: msg.ports ?? {} });
       } catch {
         /* not the ready line */
       }
@@ -208,6 +208,7 @@ async function main() {
   ensureBuilt();
   const { startHub } = await import(join(root, 'dist', 'hub', 'src', 'start-hub.js'));
   const { createLogger } = await import(join(root, 'dist', 'core', 'src', 'log', 'logger.js'));
+  const { LogRing } = await import(join(root, 'dist', 'core', 'src', 'log', 'log-ring.js'));
   const hubDir = join(work, 'hub');
   mkdirSync(hubDir, { recursive: true });
   const registryFile = join(hubDir, 'registry.json');
@@ -262,13 +263,17 @@ async function main() {
     },
     logger: createLogger({ name: 'lookout-builder', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
   });
+  const hubLogRing = new LogRing();
   const hub = await startHub({
     port: hubPort,
     builderUrl: builder.url,
     brokerPort,
     dataDir: hubDir,
     registryFile,
-    logger: createLogger({ name: 'lookout-hub', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
+    // GET /debug/log/tail and the debug export read the hub's lines from its ring (info and up, as
+    // lookout-hub keeps them); the terminal shows warnings and errors only, under the summary below.
+    logRing: hubLogRing,
+    logger: createLogger({ name: 'lookout-hub', level: 'info', ring: hubLogRing, destination: terminalAtLeast(process.env.LOOKOUT_LOG_LEVEL ?? 'warn') }),
     // The demo devices record on this machine: the hub reads their chunks from disk (real devices: over SFTP).
     env: {
       LOOKOUT_MEDIA_LOCAL_RECORDINGS: join(work, 'devices', '{device}', 'data', 'recordings'),
@@ -303,7 +308,6 @@ async function main() {
   }
 
   const u = hub.url;
-  const clip = await firstClip(u);
   console.log(`
 Lookout is running: a hub, its embedded broker and ${devices.length} simulated cameras.
 
@@ -318,7 +322,7 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
   playback       ${u}/fleet/playback-ready?shadow=front_door&limit=5
   recorders      ${u}/fleet/recorder-inventory
   snapshot       ${u}/stream/snapshot?target=sim-cam-1&w=640
-  play a clip    ${clip ? `${u}${clip}` : `(no chunk yet: open ${u}/fleet/playback-ready in a few seconds)`}
+  play a clip    (printed below once sim-cam-1's first chunk is recorded; they are listed at ${u}/fleet/playback-ready)
   model builder  ${u}/api/ontology   (lookout-builder at ${builder.url}; docs/builder.md)
   demo dataset   ${datasetDir}   (YOLO; import it with POST ${u}/api/datasets)
   deploys        ${ssh.sshd ? `over the fleet's SSH at 127.0.0.1:${ssh.sshd.port} to each device's root ${join(work, 'devices', '<device>')}` : `none: no SSH for the demo fleet (${ssh.why})`}
@@ -329,7 +333,7 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
 Devices:
 ${devices.map((d) => `  ${d.id.padEnd(10)} ${d.image.padEnd(9)} ${d.layer.padEnd(15)} scene ${d.scenario.padEnd(17)} tools ${d.toolUrl}  log ${d.logPath}`).join('\n')}
 
-Camera surface (ONVIF user admin, password ${ONVIF_PASSWORD}; WS-Discovery answers on 127.0.0.1 only):
+Camera surface (ONVIF and RTSP user admin, password ${ONVIF_PASSWORD}; WS-Discovery answers on 127.0.0.1 only):
 ${devices.map((d) => `  ${d.id.padEnd(10)} rtsp://127.0.0.1:${d.ports.rtsp ?? '-'}/preview (H.265)  rtsp://127.0.0.1:${d.ports.rtsp ?? '-'}/preview_h264  ONVIF http://127.0.0.1:${d.ports.onvif ?? '-'}/onvif/device_service`).join('\n')}
 
 Try:
@@ -338,9 +342,22 @@ Try:
   curl -s -X POST '${u}/tools/call?target=sim-cam-2' -H 'content-type: application/json' -d '{"tool":"get_system_health","arguments":{}}'
   curl -s -X POST '${u}/tools/call?target=sim-cam-1' -H 'content-type: application/json' -d '{"tool":"get_peer_mesh_status","arguments":{}}'
   curl -s -X POST ${u}/fleet/validate
-  node bin/lookout.js verify-contract --mqtt-host 127.0.0.1 --mqtt-port ${new URL(hub.brokerUrl).port} --device-id sim-cam-1 --duration-s 5
+  env $(node bin/lookout.js bus-credentials operator --reveal${hubDir === join(root, '.lookout-dev', 'hub') ? '' : ` --hub-data-dir ${hubDir}`}) node bin/lookout.js verify-contract --mqtt-host 127.0.0.1 --mqtt-port ${new URL(hub.brokerUrl).port} --device-id sim-cam-1 --duration-s 5
 
 Ctrl-C stops everything.`);
+  const clip = await firstClip(u);
+  console.log(clip ? `\nA first clip of sim-cam-1 is recorded: ${u}${clip}` : `\nNo chunk of sim-cam-1 yet: see ${u}/fleet/playback-ready`);
+}
+
+/** A destination for pino lines that passes to stderr only those at `level` or above. */
+function terminalAtLeast(level) {
+  const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+  const min = LEVELS[level] ?? LEVELS.warn;
+  return {
+    write(line) {
+      if ((JSON.parse(line).level ?? 0) >= min) process.stdout.write(line);
+    },
+  };
 }
 
 /**
@@ -358,7 +375,7 @@ async function ensureDemoTextModels(dir) {
 
 /** The playUrl of the first chunk sim-cam-1 records (chunks are 10 s in the demo), or null after a while. */
 async function firstClip(base) {
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     try {
       const r = await fetch(`${base}/fleet/playback-ready?shadow=front_door&limit=1`);

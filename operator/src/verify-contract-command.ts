@@ -22,7 +22,7 @@ the bus for --duration-s, validates them against the wire contracts and checks t
 from LOOKOUT_MQTT_PASSWORD only (never a flag: --password is refused, as it would show in the process list).`,
   examples: [
     `lookout verify-contract --mqtt-host 10.0.0.2 --device-id cam-1 --duration-s 20`,
-    `LOOKOUT_MQTT_PASSWORD=… lookout verify-contract --mqtt_host 10.0.0.2 --device_id cam-1 --username operator --json`,
+    `env $(lookout bus-credentials operator --reveal) lookout verify-contract --mqtt_host 10.0.0.2 --device_id cam-1 --json`,
   ],
   exits: [[EXIT.ok, 'the contract holds'], [EXIT.failed, 'it does not (the report says which fields and rates), or the broker cannot be reached'], EXIT.usage],
   options: {

@@ -75,6 +75,24 @@ describe('npm start', () => {
     assert.equal((await fetch(`${hubUrl}/openapi.json`)).status, 200);
   });
 
+  it("keeps the hub's log lines for GET /debug/log/tail (the terminal shows only warnings)", async () => {
+    const r = await fetch(`${hubUrl}/debug/log/tail?lines=50`);
+    const body = (await r.json()) as { lines: unknown[] };
+    assert.equal(r.status, 200, JSON.stringify(body));
+    assert.ok(body.lines.length > 0, 'the hub logged its start at info');
+  });
+
+  it('the contract check it prints under "Try:" passes as printed (with the operator\'s bus credentials)', async () => {
+    const command = /^ {2}(env \$\(node bin\/lookout\.js bus-credentials .*verify-contract .*)$/m.exec(output)?.[1];
+    assert.ok(command, output);
+    const run = spawn('bash', ['-c', command], { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let said = '';
+    run.stdout!.on('data', (b: Buffer) => (said += b.toString()));
+    run.stderr!.on('data', (b: Buffer) => (said += b.toString()));
+    const code = await new Promise<number | null>((r) => run.once('exit', r));
+    assert.equal(code, 0, said);
+  });
+
   it('runs the model builder beside the hub: /api/* through the hub reaches it', async () => {
     assert.match(output, /^ {2}model builder +\S+\/api\/ontology/m, output);
     const r = await fetch(`${hubUrl}/api/ontology`);
