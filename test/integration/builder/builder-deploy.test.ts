@@ -155,6 +155,7 @@ test('deploy to real devices over real sshd: a broken package on a fresh canary 
 
   const ok = await settled((await api(b.url, '/api/pipeline/deploy', { json: { package_id: 'v1', devices: ['cam-1', 'cam-2'], soak_s: 1 } })).body.id);
   assert.equal(ok.state, 'DEPLOYED', ok.reason);
+  assert.deepEqual([ok.progress, ok.progress_note], [1, 'v1 deployed: cam-1, cam-2'], 'the last note says it is done, not what it waited for');
   assert.deepEqual(ok.result.devices, [
     { device: 'cam-1', role: 'canary' },
     { device: 'cam-2', role: 'fleet' },

@@ -87,8 +87,8 @@ describe('npm start', () => {
     assert.ok(command, output);
     const run = spawn('bash', ['-c', command], { cwd: packageRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
     let said = '';
-    run.stdout!.on('data', (b: Buffer) => (said += b.toString()));
-    run.stderr!.on('data', (b: Buffer) => (said += b.toString()));
+    run.stdout.on('data', (b: Buffer) => (said += b.toString()));
+    run.stderr.on('data', (b: Buffer) => (said += b.toString()));
     const code = await new Promise<number | null>((r) => run.once('exit', r));
     assert.equal(code, 0, said);
   });

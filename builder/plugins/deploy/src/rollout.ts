@@ -57,6 +57,7 @@ export async function rollout(p: RolloutPlan, d: RolloutDeps): Promise<{ devices
         await soak(d, device, p.pkg, p.soakMs);
       }
     }
+    d.note(1, `${p.pkg.version} deployed: ${p.devices.join(', ')}`);
     return { devices: p.devices.map((device, i) => ({ device, role: i === 0 ? 'canary' : 'fleet' })) };
   } catch (err) {
     const e = toLookoutError(err);
