@@ -75,8 +75,9 @@ const pidFile = (id) => join(work, 'run', `${id}.pid`);
 
 function startDevice(device, brokerUrl, credentials, meshKey) {
   const dataDir = join(work, 'devices', device.id);
-  mkdirSync(join(work, 'logs'), { recursive: true });
-  const logPath = join(work, 'logs', `${device.id}.log`);
+  // Where a device keeps its logs (/data/logs on a device): the hub reads them over the fleet's SSH (GET /debug/shadow/<id>/logs).
+  mkdirSync(join(dataDir, 'data', 'logs'), { recursive: true });
+  const logPath = join(dataDir, 'data', 'logs', 'lookout-edge.log');
   // As a device's service does: the layer an operator applied (apply-layer writes the durable file)
   // and the detector package pushed to /data/models are what the runtime starts with; a device that
   // has neither runs the demo's layer and the simulated detector.
@@ -281,6 +282,14 @@ async function main() {
       LOOKOUT_HUB_OCR_TOKENIZER_DIR: join(root, 'test', 'fixtures', 'trocr'),
       // The console's live view reads the cameras' RTSP preview with their credentials.
       LOOKOUT_LIVE_RTSP_PASSWORD: ONVIF_PASSWORD,
+      // The devices' logs over the fleet's SSH, each in its own root on this machine.
+      ...(ssh.sshd
+        ? {
+            LOOKOUT_SSH_KEY_FILE: ssh.sshd.clientKeyPath,
+            LOOKOUT_SSH_KNOWN_HOSTS: ssh.knownHosts,
+            LOOKOUT_DEVICE_LOGS_DIR: join(work, 'devices', '{device}', 'data', 'logs'),
+          }
+        : {}),
     },
   });
   const meshKey = fleetMeshKey(fleetSecret);

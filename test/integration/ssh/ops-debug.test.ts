@@ -53,8 +53,9 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
   before(async () => {
     sshd = await startSshd();
     scratch = await scratchDir('ops-debug-');
-    logs = join(scratch.dir, 'device-logs');
-    mkdirSync(logs);
+    // Each device's logs in a folder of its own ({device} in LOOKOUT_DEVICE_LOGS_DIR, as the demo fleet's).
+    logs = join(scratch.dir, 'devices', 'cam-logs', 'logs');
+    mkdirSync(logs, { recursive: true });
     logFile = join(logs, 'lookout-edge.log');
     const knownHosts = join(scratch.dir, 'known_hosts');
     writeFileSync(knownHosts, `${sshd.knownHostsLine}\n`);
@@ -65,6 +66,8 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
         devices: [
           { device_id: 'cam-logs', ips: ['127.0.0.1'], ssh_port: sshd.port },
           { device_id: 'cam-dead', ips: ['127.0.0.1'], tool_port: await freePort(), ssh_port: await freePort() },
+          // A legal topic level that would name the folder above the devices' own.
+          { device_id: '..', ips: ['127.0.0.1'], ssh_port: sshd.port },
         ],
       }),
     );
@@ -93,7 +96,7 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
         LOOKOUT_SSH_KEY_FILE: sshd.clientKeyPath,
         LOOKOUT_SSH_KNOWN_HOSTS: knownHosts,
         LOOKOUT_SSH_CONNECT_TIMEOUT_MS: '1000',
-        LOOKOUT_DEVICE_LOGS_DIR: logs,
+        LOOKOUT_DEVICE_LOGS_DIR: join(scratch.dir, 'devices', '{device}', 'logs'),
         DEVICE_PASSWORD,
         LOOKOUT_HUB_TOKEN: HUB_TOKEN,
         LOOKOUT_MQTT_PASSWORD: MQTT_PASSWORD,
@@ -244,5 +247,8 @@ describe('ops-debug: host manifest, log tails and the debug export', () => {
     assert.equal(config.environment.DEVICE_PASSWORD, '[redacted]');
     assert.equal(config.environment.LOOKOUT_HUB_TOKEN, '[redacted]');
     assert.equal((await api(hub.url, '/debug/export?device=cam-nope')).status, 404);
+    const above = await api(hub.url, '/debug/export?device=..');
+    assert.equal(above.status, 400, above.text);
+    assert.equal(above.body.error.code, 'argument_invalid');
   });
 });

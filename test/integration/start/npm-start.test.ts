@@ -82,6 +82,14 @@ describe('npm start', () => {
     assert.ok(body.lines.length > 0, 'the hub logged its start at info');
   });
 
+  it("reads a device's log over the demo fleet's SSH, from the device's own root (GET /debug/shadow/<id>/logs)", async () => {
+    const r = await fetch(`${hubUrl}/debug/shadow/sim-cam-1/logs?lines=20`);
+    const body = (await r.json()) as { device_id: string; file: string; lines: string[] };
+    assert.equal(r.status, 200, JSON.stringify(body));
+    assert.deepEqual([body.device_id, body.file], ['sim-cam-1', 'lookout-edge.log']);
+    assert.ok(Array.isArray(body.lines));
+  });
+
   it('the contract check it prints under "Try:" passes as printed (with the operator\'s bus credentials)', async () => {
     const command = /^ {2}(env \$\(node bin\/lookout\.js bus-credentials .*verify-contract .*)$/m.exec(output)?.[1];
     assert.ok(command, output);

@@ -28,7 +28,11 @@ export default definePlugin({
   requires: [HUB_INFO, DEVICE_REGISTRY],
   optionalRequires: [BUS_CACHE, DEBUG_RING, DEVICE_SSH],
   config: z.object({
-    LOOKOUT_DEVICE_LOGS_DIR: z.string().startsWith('/').default('/data/logs').describe('the folder of log files on a device (its overlay)'),
+    LOOKOUT_DEVICE_LOGS_DIR: z
+      .string()
+      .startsWith('/')
+      .default('/data/logs')
+      .describe('the folder of log files on a device (its overlay); {device} stands for the device id (devices that share one host, as the demo fleet)'),
     LOOKOUT_DEBUG_FOLLOW_MAX_S: z.coerce.number().int().min(1).max(86_400).default(600).describe('longest follow of a device log'),
     LOOKOUT_DEBUG_EXPORT_MAX_DEVICES: z.coerce.number().int().min(1).max(256).default(16).describe('devices one export may add logs of'),
     LOOKOUT_DEBUG_EXPORT_RING_EVENTS: z.coerce.number().int().min(1).max(100_000).default(2000).describe('newest debug ring events in an export'),
@@ -62,7 +66,7 @@ export default definePlugin({
       params: { device: 'the device id' },
       query: DeviceLogsQuery,
       response: DeviceLogsResponse,
-      errors: ['target_unknown', ...DEVICE_SSH_ERRORS],
+      errors: ['target_unknown', 'argument_invalid', ...DEVICE_SSH_ERRORS],
     },
     {
       method: 'GET',
@@ -102,6 +106,9 @@ export default definePlugin({
     };
     const known = (deviceId: string) => {
       if (!registry.get(deviceId)) throw new LookoutError('target_unknown', `no registered device is "${deviceId}"`, { details: { target: deviceId } });
+      // A device id holds no '/' (one topic level); these two would name a folder above its own (its logs, the export's entries).
+      if (deviceId === '.' || deviceId === '..')
+        throw new LookoutError('argument_invalid', `device: "${deviceId}" names no folder`, { details: { field: 'device' } });
     };
     const logQuery = (q: z.output<typeof DeviceLogsQuery>): DeviceLogQuery => ({
       file: q.file,
@@ -120,13 +127,16 @@ export default definePlugin({
       return hubLogTail(info.logs, query, scrub.refresh());
     });
 
+    // Checked by known() first: one folder per device ({device} is its id).
+    const logsDirOf = (deviceId: string) => cfg.LOOKOUT_DEVICE_LOGS_DIR.replaceAll('{device}', deviceId);
+
     ctx.routes.handle<z.output<typeof DeviceLogsQuery>>('GET', '/debug/shadow/:device/logs', async ({ params, query, signal }) => {
       const deviceId = DeviceIdSchema.parse(params.device);
       known(deviceId);
       const q = logQuery(query);
       return q.follow
-        ? deviceLogFollow(ssh(), deviceId, cfg.LOOKOUT_DEVICE_LOGS_DIR, q, scrub, signal)
-        : deviceLogTail(ssh(), deviceId, cfg.LOOKOUT_DEVICE_LOGS_DIR, q, scrub, signal);
+        ? deviceLogFollow(ssh(), deviceId, logsDirOf(deviceId), q, scrub, signal)
+        : deviceLogTail(ssh(), deviceId, logsDirOf(deviceId), q, scrub, signal);
     });
 
     ctx.routes.handle<z.output<typeof ExportQuery>>('GET', '/debug/export', async ({ query, signal }) => {
@@ -167,7 +177,7 @@ export default definePlugin({
           const tail = await deviceLogTail(
             ssh(),
             id,
-            cfg.LOOKOUT_DEVICE_LOGS_DIR,
+            logsDirOf(id),
             { file: 'lookout-edge.log', lines: query.lines, max_bytes: 4 * MiB, follow: false, follow_s: 0 },
             scrub,
             signal,
