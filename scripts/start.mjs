@@ -216,9 +216,11 @@ async function main() {
   const ssh = await startFleetSsh();
   // Each demo device is reached over the fleet's SSH at its own root (LOOKOUT_BUILDER_DEPLOY_ROOT below).
   const sshEntry = ssh.sshd ? { ips: ['127.0.0.1'], ssh_port: ssh.sshd.port, ssh_user: ssh.sshd.user } : {};
+  // What the hub reads over SSH of a device (its newest chunk, a pull) is in that device's root here, not /data/recordings.
+  const recordingsOf = (d) => (ssh.sshd ? { recordings_root: join(work, 'devices', d.id, 'data', 'recordings') } : {});
   writeFileSync(
     registryFile,
-    `${JSON.stringify({ bus_id: 'lookout-demo', devices: FLEET.map((d) => ({ device_id: d.id, labels: d.labels, roles: [d.role], ...sshEntry })) }, null, 2)}\n`,
+    `${JSON.stringify({ bus_id: 'lookout-demo', devices: FLEET.map((d) => ({ device_id: d.id, labels: d.labels, roles: [d.role], ...sshEntry, ...recordingsOf(d) })) }, null, 2)}\n`,
   );
 
   // The fleet CA and every demo device's certificate (the peer sidecars' mutual TLS), and the hub's
@@ -265,6 +267,7 @@ async function main() {
     logger: createLogger({ name: 'lookout-builder', level: process.env.LOOKOUT_LOG_LEVEL ?? 'warn' }),
   });
   const hubLogRing = new LogRing();
+  const terminalLevel = process.env.LOOKOUT_LOG_LEVEL ?? 'warn';
   const hub = await startHub({
     port: hubPort,
     builderUrl: builder.url,
@@ -272,9 +275,10 @@ async function main() {
     dataDir: hubDir,
     registryFile,
     // GET /debug/log/tail and the debug export read the hub's lines from its ring (info and up, as
-    // lookout-hub keeps them); the terminal shows warnings and errors only, under the summary below.
+    // lookout-hub keeps them, or more with LOOKOUT_LOG_LEVEL); the terminal shows LOOKOUT_LOG_LEVEL
+    // and up (warnings by default), under the summary below.
     logRing: hubLogRing,
-    logger: createLogger({ name: 'lookout-hub', level: 'info', ring: hubLogRing, destination: terminalAtLeast(process.env.LOOKOUT_LOG_LEVEL ?? 'warn') }),
+    logger: createLogger({ name: 'lookout-hub', level: moreVerbose(terminalLevel, 'info'), ring: hubLogRing, destination: terminalAtLeast(terminalLevel) }),
     // The demo devices record on this machine: the hub reads their chunks from disk (real devices: over SFTP).
     env: {
       LOOKOUT_MEDIA_LOCAL_RECORDINGS: join(work, 'devices', '{device}', 'data', 'recordings'),
@@ -331,7 +335,7 @@ Lookout is running: a hub, its embedded broker and ${devices.length} simulated c
   playback       ${u}/fleet/playback-ready?shadow=front_door&limit=5
   recorders      ${u}/fleet/recorder-inventory
   snapshot       ${u}/stream/snapshot?target=sim-cam-1&w=640
-  play a clip    (printed below once sim-cam-1's first chunk is recorded; they are listed at ${u}/fleet/playback-ready)
+  play a clip    (printed below once sim-cam-1 has recorded a chunk; they are listed at ${u}/fleet/playback-ready)
   model builder  ${u}/api/ontology   (lookout-builder at ${builder.url}; docs/builder.md)
   demo dataset   ${datasetDir}   (YOLO; import it with POST ${u}/api/datasets)
   deploys        ${ssh.sshd ? `over the fleet's SSH at 127.0.0.1:${ssh.sshd.port} to each device's root ${join(work, 'devices', '<device>')}` : `none: no SSH for the demo fleet (${ssh.why})`}
@@ -355,16 +359,28 @@ Try:
 
 Ctrl-C stops everything.`);
   const clip = await firstClip(u);
-  console.log(clip ? `\nA first clip of sim-cam-1 is recorded: ${u}${clip}` : `\nNo chunk of sim-cam-1 yet: see ${u}/fleet/playback-ready`);
+  console.log(clip ? `\nA clip of sim-cam-1 is recorded: ${u}${clip}` : `\nNo chunk of sim-cam-1 yet: see ${u}/fleet/playback-ready`);
 }
 
-/** A destination for pino lines that passes to stderr only those at `level` or above. */
+const LOG_LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+/** The more verbose of two pino level names. */
+function moreVerbose(a, b) {
+  return (LOG_LEVELS[a] ?? LOG_LEVELS.warn) < LOG_LEVELS[b] ? a : b;
+}
+
+/** A destination for pino's lines that passes to stdout only those at `level` or above. */
 function terminalAtLeast(level) {
-  const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
-  const min = LEVELS[level] ?? LEVELS.warn;
+  const min = LOG_LEVELS[level] ?? LOG_LEVELS.warn;
   return {
     write(line) {
-      if ((JSON.parse(line).level ?? 0) >= min) process.stdout.write(line);
+      let at = Infinity; // a line that is not pino's JSON is shown
+      try {
+        at = JSON.parse(line).level ?? Infinity;
+      } catch {
+        /* shown as it is */
+      }
+      if (at >= min) process.stdout.write(line);
     },
   };
 }
@@ -382,14 +398,19 @@ async function ensureDemoTextModels(dir) {
   await writeTrocrPair(dir, buildTrocrPair({ seed: 11, eosAtStep: 7 }));
 }
 
-/** The playUrl of the first chunk sim-cam-1 records (chunks are 10 s in the demo), or null after a while. */
+/**
+ * The playUrl of a whole chunk sim-cam-1 recorded (chunks are 10 s in the demo), or null after a
+ * while. Not the boot's first: the RTSP preview asks the running encoder for H.264 while it starts,
+ * the encoder is restarted with that second output, and the chunk before it is a fraction of a second.
+ */
 async function firstClip(base) {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     try {
-      const r = await fetch(`${base}/fleet/playback-ready?shadow=front_door&limit=1`);
+      const r = await fetch(`${base}/fleet/playback-ready?shadow=front_door&limit=5`);
       const body = await r.json();
-      if (body.recent_chunks?.[0]?.playUrl) return body.recent_chunks[0].playUrl;
+      const whole = (body.recent_chunks ?? []).find((c) => c.playUrl && (c.duration_s ?? 0) >= 1);
+      if (whole) return whole.playUrl;
     } catch {
       /* the hub is still starting its routes */
     }

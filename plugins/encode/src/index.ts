@@ -80,15 +80,10 @@ export default definePlugin({
     const offProfile = profiles?.onChange((profile) => {
       pipeline.setSettings(encoderSettings(profile, config)).catch((err) => log.error({ code: toLookoutError(err).code }, 'encoder restart failed'));
     });
-    // Once every plugin has started: one that asks for H.264 while it starts (rtsp) has it from the
-    // first run. Started at once, the encoder ran for 0.2 s, was restarted with its second output,
-    // and the recorder kept a 0.2 s chunk of two frames at every boot.
-    ctx.onStarted(() => {
-      pipeline.start();
-      const s = pipeline.currentSettings();
-      setHealth('ok', `encoding ${s.width}x${s.height} at ${s.fps} fps`);
-      log.info({ encoder: encoder.name, ...s, source: `${source.width}x${source.height}` }, 'encoder started');
-    });
+    pipeline.start();
+    const s = pipeline.currentSettings();
+    ctx.health.set('ok', `encoding ${s.width}x${s.height} at ${s.fps} fps`);
+    log.info({ encoder: encoder.name, ...s, source: `${source.width}x${source.height}` }, 'encoder started');
 
     const token = liveToken(config, runtime.id);
     // Beside the tool server by default: a device whose tools the hub reaches has its live stream reachable too.

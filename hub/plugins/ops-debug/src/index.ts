@@ -106,8 +106,9 @@ export default definePlugin({
     };
     const known = (deviceId: string) => {
       if (!registry.get(deviceId)) throw new LookoutError('target_unknown', `no registered device is "${deviceId}"`, { details: { target: deviceId } });
-      // A device id holds no '/' (one topic level); these two would name a folder above its own (its logs, the export's entries).
-      if (deviceId === '.' || deviceId === '..')
+      // A device id holds no '/' (one topic level); these would name a folder above its own, or another
+      // on Windows (its logs folder, the export's entries), as media refuses them.
+      if (deviceId === '.' || deviceId === '..' || deviceId.includes('\\'))
         throw new LookoutError('argument_invalid', `device: "${deviceId}" names no folder`, { details: { field: 'device' } });
     };
     const logQuery = (q: z.output<typeof DeviceLogsQuery>): DeviceLogQuery => ({

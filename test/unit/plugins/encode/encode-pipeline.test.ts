@@ -182,7 +182,7 @@ test('new settings restart the encoder at the new size; the new run starts on a 
   }
 });
 
-test('settings given before the start are the first run’s (the plugin starts the encoder once every plugin has)', async () => {
+test('settings given before the start are the first run’s', async () => {
   const { p, pictures } = pipeline();
   await p.setSettings({ ...SETTINGS, width: 160, height: 120 });
   assert.deepEqual([p.width, p.height], [160, 120]);
