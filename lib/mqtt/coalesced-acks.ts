@@ -9,7 +9,7 @@ const corked = new WeakSet<Writable>();
  * batch's messages together) were a write system call each; this costs an acknowledgement at
  * most that turn. Nested corks (mqtt-packet corks per packet) stay balanced.
  */
-export function corkUntilNextTurn(stream: Writable): void {
+function corkUntilNextTurn(stream: Writable): void {
   if (corked.has(stream) || stream.destroyed) return;
   corked.add(stream);
   stream.cork();
