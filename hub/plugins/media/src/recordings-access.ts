@@ -3,6 +3,7 @@ import { lstat, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs
 import { basename, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { LookoutError } from 'lookout/core';
+import { deviceFolderOf } from 'lookout/lib/storage';
 import type { DeviceSsh, RemoteFile, RemoteListing } from '../../device-ssh/src/service.js';
 
 /** What the media plugin needs of a device's recordings root: DEVICE_SSH, or the local folders below. */
@@ -19,11 +20,9 @@ export class LocalRecordings implements RecordingsAccess {
   constructor(private readonly template: string) {}
 
   rootOf(deviceId: string): string {
-    // Device ids are one topic level (no `/`); `.` and `..` would still climb out of the template's folder.
-    if (deviceId === '.' || deviceId === '..' || deviceId.includes('/') || deviceId.includes('\\')) {
-      throw new LookoutError('bad_request', `device id ${JSON.stringify(deviceId)} cannot name a folder`);
-    }
-    return this.template.replaceAll('{device}', deviceId);
+    const root = deviceFolderOf(this.template, deviceId);
+    if (root === undefined) throw new LookoutError('bad_request', `device id ${JSON.stringify(deviceId)} cannot name a folder`);
+    return root;
   }
 
   async list(deviceId: string, _via: RemoteListing): Promise<RemoteFile[]> {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DeviceIdSchema } from 'lookout/core/contracts';
 import { LookoutError, definePlugin, reply } from 'lookout/core';
 import { HUB_INFO } from 'lookout/hub';
+import { deviceFolderOf, namesOneFolder } from 'lookout/lib/storage';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_SSH, DEVICE_SSH_ERRORS } from '../../device-ssh/src/service.js';
@@ -14,6 +15,10 @@ import { DeviceLogsQuery, DeviceLogsResponse, ExportQuery, LogTailQuery, LogTail
 import { SecretScrubber, isSecretName } from './secret-scrub.js';
 
 const MiB = 1024 * 1024;
+
+function noFolderFor(deviceId: string): LookoutError {
+  return new LookoutError('argument_invalid', `device: "${deviceId}" names no folder`, { details: { field: 'device' } });
+}
 
 /**
  * What an operator needs for a bug report and a live look: the host manifest, the hub's own log
@@ -106,10 +111,8 @@ export default definePlugin({
     };
     const known = (deviceId: string) => {
       if (!registry.get(deviceId)) throw new LookoutError('target_unknown', `no registered device is "${deviceId}"`, { details: { target: deviceId } });
-      // A device id holds no '/' (one topic level); these would name a folder above its own, or another
-      // on Windows (its logs folder, the export's entries), as media refuses them.
-      if (deviceId === '.' || deviceId === '..' || deviceId.includes('\\'))
-        throw new LookoutError('argument_invalid', `device: "${deviceId}" names no folder`, { details: { field: 'device' } });
+      // Its logs folder and the export's entries are named after it.
+      if (!namesOneFolder(deviceId)) throw noFolderFor(deviceId);
     };
     const logQuery = (q: z.output<typeof DeviceLogsQuery>): DeviceLogQuery => ({
       file: q.file,
@@ -128,8 +131,11 @@ export default definePlugin({
       return hubLogTail(info.logs, query, scrub.refresh());
     });
 
-    // Checked by known() first: one folder per device ({device} is its id).
-    const logsDirOf = (deviceId: string) => cfg.LOOKOUT_DEVICE_LOGS_DIR.replaceAll('{device}', deviceId);
+    const logsDirOf = (deviceId: string) => {
+      const dir = deviceFolderOf(cfg.LOOKOUT_DEVICE_LOGS_DIR, deviceId);
+      if (dir === undefined) throw noFolderFor(deviceId);
+      return dir;
+    };
 
     ctx.routes.handle<z.output<typeof DeviceLogsQuery>>('GET', '/debug/shadow/:device/logs', async ({ params, query, signal }) => {
       const deviceId = DeviceIdSchema.parse(params.device);
