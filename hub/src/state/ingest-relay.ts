@@ -5,6 +5,7 @@ import type { MessageHandler } from 'lookout/core/host';
 import { SharedSubscriber, SubscriptionTable } from 'lookout/lib/mqtt';
 import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
+import { AppendedBatches } from './appended-batches.js';
 import { SessionAdoption } from './session-adoption.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
@@ -71,6 +72,8 @@ export interface RelayStatus {
   applied: number;
   /** Broker sessions of stopped replicas this one took over and ended (SessionAdoption). */
   adopted_sessions: number;
+  /** Stream entries read a second time (a write whose reply was lost, written again) and skipped. */
+  duplicates_skipped: number;
 }
 
 interface Lane {
@@ -78,7 +81,8 @@ interface Lane {
   adoption: SessionAdoption;
 }
 
-type Pending = RelayedMessage;
+/** A message kept while Redis is away, with the number of the stream entry it is to be written in. */
+type Pending = RelayedMessage & { batch: number };
 
 /**
  * How replicas share the device ingest. Each replica takes its share of the devices' messages
@@ -95,7 +99,13 @@ export class IngestRelay {
   readonly replicaId = `${randomBytes(6).toString('hex')}`;
   private readonly handlers = new SubscriptionTable();
   /** Messages taken from the broker, written to the stream a batch per entry before they are acknowledged. */
-  private readonly commit = new GroupCommit<Pending>((batch) => this.commitOrKeep(batch), MAX_ENTRY_MESSAGES);
+  private readonly commit = new GroupCommit<RelayedMessage>((batch) => this.commitOrKeep(batch), MAX_ENTRY_MESSAGES);
+  /** Each entry this replica writes is numbered (`n`), so that one written twice is applied once. */
+  private batches = 0;
+  /** The entry the messages taken during an outage are gathered in, and how many it holds. */
+  private outageBatch = { n: 0, size: MAX_ENTRY_MESSAGES };
+  private readonly appended = new AppendedBatches();
+  private duplicatesSkipped = 0;
   private readonly subscribed = new Set<string>();
   private readonly pending: Pending[] = [];
   private pendingDropped = 0;
@@ -150,6 +160,7 @@ export class IngestRelay {
       relayed: this.relayed,
       applied: this.applied,
       adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),
+      duplicates_skipped: this.duplicatesSkipped,
     };
   }
 
@@ -255,24 +266,33 @@ export class IngestRelay {
     if (fromRetained && !packet.retain) return TAKEN;
     // A view of the socket's read: the batch write copies it into its entry within milliseconds.
     const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
-    const m: Pending = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
+    const m: RelayedMessage = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
     if (this.options.redis.up && this.pending.length === 0) return this.commit.add(m);
-    this.keepPending(m);
+    if (this.outageBatch.size >= MAX_ENTRY_MESSAGES) this.outageBatch = { n: ++this.batches, size: 0 };
+    this.outageBatch.size++;
+    this.keepPending(m, this.outageBatch.n);
     return TAKEN;
   }
 
-  /** Writes a batch to the stream; if Redis went away meanwhile, its messages are applied here and kept, in order. */
-  private async commitOrKeep(batch: Pending[]): Promise<void> {
+  /**
+   * Writes a batch to the stream; if Redis went away meanwhile, its messages are applied here and
+   * kept, in order, to be written again under the same number. Unless the entry was read back
+   * meanwhile: only its reply was lost, and it is in the stream.
+   */
+  private async commitOrKeep(batch: RelayedMessage[]): Promise<void> {
+    const n = ++this.batches;
     try {
-      await this.append(batch, false);
+      await this.append(batch, n, false);
     } catch {
-      for (const m of batch) this.keepPending(m);
+      if (!this.appended.firstTime(this.replicaId, n)) return;
+      this.outageBatch.size = MAX_ENTRY_MESSAGES; // what is taken next goes in an entry of its own
+      for (const m of batch) this.keepPending(m, n);
     }
   }
 
-  private keepPending(taken: Pending): void {
+  private keepPending(taken: RelayedMessage, batch: number): void {
     // Kept for the outage's length: a copy, so that the whole read it came in is not held with it.
-    const m = { ...taken, payload: Buffer.from(taken.payload) };
+    const m = { ...taken, payload: Buffer.from(taken.payload), batch };
     this.dispatch(m.topic, m.payload, m.retain, m.at);
     if (this.pending.length >= (this.options.maxPending ?? DEFAULT_MAX_PENDING)) {
       this.pending.shift();
@@ -281,10 +301,11 @@ export class IngestRelay {
     this.pending.push(m);
   }
 
-  /** One stream entry holding `batch` (packed), from this replica; `appliedHere`: applied here already (taken while Redis was down). */
-  private async append(batch: Pending[], appliedHere: boolean): Promise<void> {
+  /** Stream entry `n` of this replica, holding `batch` (packed); `appliedHere`: applied here already (taken while Redis was down). */
+  private async append(batch: RelayedMessage[], n: number, appliedHere: boolean): Promise<void> {
     const minId = String(Date.now() - (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS));
-    await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', minId, '*', 'b', packMessages(batch), 'o', this.replicaId, 'l', appliedHere ? '1' : '0');
+    const fields = ['b', packMessages(batch), 'o', this.replicaId, 'n', String(n), 'l', appliedHere ? '1' : '0'];
+    await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', minId, '*', ...fields);
     this.relayed += batch.length;
   }
 
@@ -293,9 +314,14 @@ export class IngestRelay {
     this.flushing ??= (async () => {
       try {
         while (this.pending.length > 0 && this.options.redis.up && !this.closed) {
-          const batch = this.pending.slice(0, MAX_ENTRY_MESSAGES);
-          await this.append(batch, true);
-          this.pending.splice(0, batch.length);
+          // One entry per number: a batch whose write failed goes again as it was.
+          const n = this.pending[0].batch;
+          // What is taken from now on goes in a new entry: this one's number is being written.
+          if (n === this.outageBatch.n) this.outageBatch.size = MAX_ENTRY_MESSAGES;
+          let size = 1;
+          while (size < this.pending.length && this.pending[size].batch === n) size++;
+          await this.append(this.pending.slice(0, size), n, true);
+          this.pending.splice(0, size);
         }
       } catch (err) {
         this.options.logger.warn(
@@ -340,15 +366,21 @@ export class IngestRelay {
   private apply(fields: Buffer[]): void {
     let packed: Buffer | undefined;
     let origin = '';
+    let batch: number | undefined;
     let appliedHere = false;
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const name = fields[i].toString();
       const value = fields[i + 1];
       if (name === 'b') packed = value;
       else if (name === 'o') origin = value.toString();
+      else if (name === 'n') batch = Number(value.toString());
       else if (name === 'l') appliedHere = value.toString() === '1';
     }
     if (!packed || (appliedHere && origin === this.replicaId)) return;
+    if (batch !== undefined && !this.appended.firstTime(origin, batch)) {
+      this.duplicatesSkipped++;
+      return;
+    }
     let messages: RelayedMessage[];
     try {
       messages = unpackMessages(packed);

@@ -1,0 +1,33 @@
+/** Batches remembered per replica that wrote them: far more than it can have in flight or re-write after an outage. */
+const BATCHES_PER_ORIGIN = 4096;
+/** Replicas remembered (each process start is a new one): the least recently heard is forgotten first. */
+const ORIGINS = 64;
+
+/**
+ * Which stream entries were applied already, by the replica that wrote them and its batch number.
+ * A stream write can land twice: its reply lost with the connection, ioredis sends it again once
+ * reconnected, or the relay keeps the batch and writes it again when Redis returns. Either copy
+ * carries the same (origin, batch), so the second is known and skipped. A replica's re-written
+ * batches follow its last few entries (it writes nothing else meanwhile), so a short window per
+ * origin suffices, and other replicas' traffic never pushes one origin's batches out of it.
+ */
+export class AppendedBatches {
+  private readonly byOrigin = new Map<string, Set<number>>();
+
+  /** Notes the batch; false if it was noted before. */
+  firstTime(origin: string, batch: number): boolean {
+    let seen = this.byOrigin.get(origin);
+    if (seen === undefined) {
+      if (this.byOrigin.size >= ORIGINS) this.byOrigin.delete(this.byOrigin.keys().next().value!);
+      seen = new Set();
+    } else {
+      // Most recently heard last: the map's first key is the one to forget.
+      this.byOrigin.delete(origin);
+    }
+    this.byOrigin.set(origin, seen);
+    if (seen.has(batch)) return false;
+    if (seen.size >= BATCHES_PER_ORIGIN) seen.delete(seen.values().next().value!);
+    seen.add(batch);
+    return true;
+  }
+}

@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { MqttClient } from 'mqtt';
+import { createLogger } from '../../../core/src/log/logger.js';
+import { IngestRelay } from '../../../hub/src/state/ingest-relay.js';
+import { RedisConnection } from '../../../hub/src/state/redis-connection.js';
+import { endClient, mqttClient, publish, sleep, waitFor } from '../../support/hub-helpers.js';
+import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
+import { startRedis, type RedisServer } from '../../support/redis.js';
+import { ReplyLossProxy } from '../../support/reply-loss-proxy.js';
+
+const logger = createLogger({ level: 'silent' });
+const MESSAGES = 300;
+
+/** One replica's relay and the sequence numbers its handlers were given, in order. */
+interface Replica {
+  relay: IngestRelay;
+  redis: RedisConnection;
+  applied: number[];
+}
+
+/**
+ * A stream write whose reply is lost (Redis ran the XADD, the connection dropped before its answer)
+ * lands twice: ioredis sends it again once reconnected, or the relay keeps the batch and writes it
+ * again when Redis returns. Every replica must still apply each message once. Two relays in this
+ * process on a real mosquitto and redis-server; one reaches Redis through a proxy that loses the
+ * replies and then cuts the connections.
+ */
+describe('ingest relay: a stream write whose reply was lost', () => {
+  let broker: Mosquitto;
+  let server: RedisServer;
+  let proxy: ReplyLossProxy;
+  let publisher: MqttClient;
+
+  before(async () => {
+    [broker, server] = await Promise.all([startMosquitto(), startRedis()]);
+    proxy = await ReplyLossProxy.start(server.port);
+    publisher = await mqttClient(broker.url, { clientId: 'lost-reply-publisher' });
+  });
+  after(async () => {
+    await endClient(publisher);
+    await proxy.close();
+    await Promise.all([broker.stop(), server.stop()]);
+  });
+
+  async function replica(url: string, prefix: string, name: string): Promise<Replica> {
+    const redis = new RedisConnection({ url, prefix, logger, maxBackoffMs: 100 });
+    await redis.ready();
+    const relay = new IngestRelay({ redis, mqttUrl: broker.url, clientId: `${prefix}${name}`, group: prefix, logger });
+    const applied: number[] = [];
+    await relay.subscribe('devices/+/telemetry', (_topic, payload) => applied.push((JSON.parse(payload.toString()) as { seq: number }).seq));
+    return { relay, redis, applied };
+  }
+
+  /** Publishes MESSAGES numbered telemetry messages, one every 5 ms; `meanwhile` starts after a third of them, as they go on. */
+  async function publishAll(meanwhile: () => Promise<void>): Promise<void> {
+    let happening: Promise<void> | undefined;
+    for (let seq = 1; seq <= MESSAGES; seq++) {
+      await publish(publisher, `devices/cam-${seq % 7}/telemetry`, { seq }, { qos: 1 });
+      if (seq === MESSAGES / 3) happening = meanwhile();
+      await sleep(5);
+    }
+    await happening;
+  }
+
+  /**
+   * Each entry's copies in the stream, as their `l` flags in stream order: `0` written as taken,
+   * `1` written back after an outage (applied where it was taken); `00` sent again by ioredis.
+   */
+  async function entryCopies(redis: RedisConnection): Promise<string[]> {
+    const copies = new Map<string, string>();
+    for (const [, fields] of await redis.client.xrange(redis.key('ingest'), '-', '+')) {
+      const f = new Map<string, string>();
+      for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i], fields[i + 1]);
+      const key = `${f.get('o')}:${f.get('n')}`;
+      copies.set(key, (copies.get(key) ?? '') + f.get('l'));
+    }
+    return [...copies.values()];
+  }
+
+  async function exactlyOnce(replicas: Replica[]): Promise<void> {
+    const expected = Array.from({ length: MESSAGES }, (_, i) => i + 1);
+    await waitFor('every replica to apply every message', () => replicas.every((r) => new Set(r.applied).size === MESSAGES));
+    // Time for a second copy to arrive, if one were to be applied.
+    await sleep(500);
+    for (const [i, r] of replicas.entries()) {
+      assert.deepEqual(
+        [...r.applied].sort((a, b) => a - b),
+        expected,
+        `replica ${i} applied each message once`,
+      );
+    }
+  }
+
+  async function stop(replicas: Replica[]): Promise<void> {
+    for (const r of replicas) {
+      await r.relay.close();
+      await r.redis.close();
+    }
+  }
+
+  it('reconnected at once: ioredis sends the write again, and each replica applies it once', async () => {
+    const cut = await replica(proxy.url, 'resent:', 'cut');
+    const other = await replica(server.url, 'resent:', 'other');
+    await publishAll(async () => {
+      proxy.loseReplies();
+      await sleep(300);
+      proxy.cut();
+    });
+    await exactlyOnce([cut, other]);
+    assert.ok((await entryCopies(other.redis)).includes('00'), 'a write whose reply was lost was sent again');
+    assert.ok(cut.relay.status().duplicates_skipped > 0 && other.relay.status().duplicates_skipped > 0);
+    await stop([cut, other]);
+  });
+
+  it('Redis away for a second: what the relay took meanwhile is applied there, written back, and applied once by the others', async () => {
+    const cut = await replica(proxy.url, 'kept:', 'cut');
+    const other = await replica(server.url, 'kept:', 'other');
+    await publishAll(async () => {
+      proxy.loseReplies();
+      await sleep(300);
+      // The reconnects fail for a second: what the relay takes meanwhile it applies and keeps.
+      proxy.refuseFor(1_000);
+      proxy.cut();
+    });
+    await exactlyOnce([cut, other]);
+    const copies = await entryCopies(other.redis);
+    assert.ok(copies.includes('00'), 'a write whose reply was lost was sent again');
+    assert.ok(copies.includes('1'), 'what was taken while Redis was away was written back');
+    assert.ok(cut.relay.status().duplicates_skipped > 0 && other.relay.status().duplicates_skipped > 0);
+    await stop([cut, other]);
+  });
+});

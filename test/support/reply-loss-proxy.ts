@@ -1,0 +1,74 @@
+import { connect, createServer, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of a server (here redis-server), for tests of a write whose
+ * reply is lost: `loseReplies()` keeps passing what clients send but drops what the server answers
+ * on the connections open now (the commands run, their replies never arrive), `cut()` then ends
+ * those connections as a failing network does, and `refuseFor(ms)` ends every new connection at
+ * once for a while (a reconnect that fails before one succeeds).
+ */
+export class ReplyLossProxy {
+  port = 0;
+  private readonly server: Server;
+  private readonly links = new Set<{ client: Socket; upstream: Socket; mute: boolean }>();
+  private refusingUntil = 0;
+
+  private constructor(targetPort: number) {
+    this.server = createServer((client) => {
+      if (Date.now() < this.refusingUntil) {
+        client.destroy();
+        return;
+      }
+      const upstream = connect(targetPort, '127.0.0.1');
+      const link = { client, upstream, mute: false };
+      this.links.add(link);
+      client.on('data', (chunk: Buffer) => upstream.write(chunk));
+      upstream.on('data', (chunk: Buffer) => {
+        if (!link.mute) client.write(chunk);
+      });
+      const end = () => {
+        this.links.delete(link);
+        client.destroy();
+        upstream.destroy();
+      };
+      for (const s of [client, upstream]) {
+        s.on('error', end);
+        s.on('close', end);
+      }
+    });
+  }
+
+  static async start(targetPort: number): Promise<ReplyLossProxy> {
+    const proxy = new ReplyLossProxy(targetPort);
+    await new Promise<void>((resolve) => proxy.server.listen(0, '127.0.0.1', resolve));
+    proxy.port = (proxy.server.address() as { port: number }).port;
+    return proxy;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  /** The connections open now pass requests on and drop every reply from now on. */
+  loseReplies(): void {
+    for (const link of this.links) link.mute = true;
+  }
+
+  /** Ends the connections open now (both sides). */
+  cut(): void {
+    for (const link of [...this.links]) {
+      link.client.destroy();
+      link.upstream.destroy();
+    }
+  }
+
+  /** New connections are ended at once for `ms`. */
+  refuseFor(ms: number): void {
+    this.refusingUntil = Date.now() + ms;
+  }
+
+  async close(): Promise<void> {
+    this.cut();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
