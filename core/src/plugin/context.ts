@@ -136,6 +136,13 @@ export interface PluginContext<C = Record<string, unknown>> {
    * plugins starting after this one add to. A failure there is logged and marks the plugin failed.
    */
   onStarted(fn: () => unknown): void;
+  /**
+   * Runs once the plugins that use this one's services (`requires`, `optionalRequires`,
+   * `dependsOn`) have started or failed, before the rest of the runtime: work whose form they choose
+   * at their start (the encoder's outputs) begins then, not once for nobody and again for them.
+   * After a restart, once its dependents are back. A failure is as in `onStarted`.
+   */
+  onDependentsStarted(fn: () => unknown): void;
 }
 
 /** What `start` may return: `stop` runs when the runtime stops the plugin or restarts it after a failure. */

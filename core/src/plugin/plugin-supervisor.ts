@@ -38,6 +38,7 @@ interface Run {
   /** Set once the cleanups ran; what is added later (a start past its timeout) is released at once. */
   released: boolean;
   started: (() => unknown)[];
+  afterDependents: (() => unknown)[];
 }
 
 interface Entry {
@@ -104,16 +105,24 @@ export class PluginSupervisor {
     }
   }
 
-  /** Starts every plugin in order, then runs their `onStarted` hooks. Throws only for an essential plugin. */
+  /**
+   * Starts every plugin in order, each one's `onDependentsStarted` hooks as soon as its dependents
+   * are through, then every `onStarted` hook. Throws only for an essential plugin.
+   */
   async startAll(): Promise<void> {
+    const through = new Set<string>();
     for (const entry of this.entries.values()) {
       const ok = await this.startOne(entry);
       if (!ok && entry.report.state === 'failed' && this.o.essential.has(entry.plugin.name)) {
         await this.stopAll();
         throw entry.lastError ?? new LookoutError('plugin_start_failed', entry.report.message, { details: { plugin: entry.plugin.name } });
       }
+      through.add(entry.plugin.name);
+      for (const e of this.entries.values()) {
+        if (e.run?.afterDependents.length && this.dependentsOf(e.plugin.name).every((d) => through.has(d))) await this.runHooks(e, e.run.afterDependents);
+      }
     }
-    for (const entry of this.entries.values()) await this.runStartedHooks(entry);
+    for (const entry of this.entries.values()) if (entry.run) await this.runHooks(entry, entry.run.started);
   }
 
   async restart(name: string): Promise<PluginReport> {
@@ -151,15 +160,14 @@ export class PluginSupervisor {
     }
     entry.failures = 0;
     entry.retryAt = 0;
-    await this.runStartedHooks(entry);
     // The plugins skipped because of this one come back with it, in start order.
-    const dependents: string[] = [];
+    const back = [entry];
     for (const other of this.entries.values()) {
-      if (other.report.state === 'skipped' && !this.downDependency(other) && (await this.startOne(other))) {
-        await this.runStartedHooks(other);
-        dependents.push(other.plugin.name);
-      }
+      if (other.report.state === 'skipped' && !this.downDependency(other) && (await this.startOne(other))) back.push(other);
     }
+    for (const e of back) if (e.run) await this.runHooks(e, e.run.afterDependents);
+    for (const e of back) if (e.run) await this.runHooks(e, e.run.started);
+    const dependents = back.slice(1).map((e) => e.plugin.name);
     this.told({ plugin: { ...entry.report }, dependents, at });
     return { ...entry.report };
   }
@@ -202,7 +210,7 @@ export class PluginSupervisor {
     this.declare(plugin);
     this.setState(entry, 'starting');
     const container = this.o.services.containerFor(plugin.name, plugin.requires ?? [], plugin.optionalRequires ?? []);
-    const run: Run = { container, cleanups: [], released: false, started: [] };
+    const run: Run = { container, cleanups: [], released: false, started: [], afterDependents: [] };
     entry.run = run;
     try {
       const ctx = this.context(entry, run);
@@ -283,6 +291,9 @@ export class PluginSupervisor {
       onStarted: (fn) => {
         run.started.push(fn);
       },
+      onDependentsStarted: (fn) => {
+        run.afterDependents.push(fn);
+      },
     };
   }
 
@@ -299,10 +310,16 @@ export class PluginSupervisor {
     });
   }
 
-  private async runStartedHooks(entry: Entry): Promise<void> {
+  /** The plugins that need `name` or use it when present. */
+  private dependentsOf(name: string): string[] {
+    return [...this.o.dependencies].filter(([, d]) => d.dependsOn.includes(name) || d.optionalDependsOn.includes(name)).map(([n]) => n);
+  }
+
+  /** Runs the hooks (each once) of a running plugin; the first to fail fails it. */
+  private async runHooks(entry: Entry, hooks: (() => unknown)[]): Promise<void> {
     const run = entry.run;
     if (!run || !RUNNING.includes(entry.report.state)) return;
-    for (const fn of run.started.splice(0)) {
+    for (const fn of hooks.splice(0)) {
       try {
         await fn();
       } catch (err) {

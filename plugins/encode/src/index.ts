@@ -80,10 +80,15 @@ export default definePlugin({
     const offProfile = profiles?.onChange((profile) => {
       pipeline.setSettings(encoderSettings(profile, config)).catch((err) => log.error({ code: toLookoutError(err).code }, 'encoder restart failed'));
     });
-    pipeline.start();
-    const s = pipeline.currentSettings();
-    ctx.health.set('ok', `encoding ${s.width}x${s.height} at ${s.fps} fps`);
-    log.info({ encoder: encoder.name, ...s, source: `${source.width}x${source.height}` }, 'encoder started');
+    // Once the plugins that use the video have asked for what they need (the RTSP preview its
+    // H.264): started now, the first run would be restarted at once for them (a chunk of a fraction
+    // of a second on every boot).
+    ctx.onDependentsStarted(() => {
+      pipeline.start();
+      const s = pipeline.currentSettings();
+      setHealth('ok', `encoding ${s.width}x${s.height} at ${s.fps} fps`);
+      log.info({ encoder: encoder.name, ...s, source: `${source.width}x${source.height}` }, 'encoder started');
+    });
 
     const token = liveToken(config, runtime.id);
     // Beside the tool server by default: a device whose tools the hub reaches has its live stream reachable too.

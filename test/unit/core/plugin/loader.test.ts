@@ -435,3 +435,47 @@ test('onStarted runs once every plugin has started, in start order; its failure 
   assert.equal(rt.plugins[2].message, 'dependency_failed: second');
   await rt.stop();
 });
+
+test('onDependentsStarted runs once the plugins using its services are through (started or failed), before the later ones; after a restart, once they are back', async () => {
+  const events: string[] = [];
+  const VIDEO = serviceToken<{ ask(): void }>('video');
+  let videoFails = false;
+  const video = plugin('video', {
+    provides: [VIDEO],
+    start: (ctx) => {
+      if (videoFails) throw new Error('no camera');
+      events.push('start video');
+      ctx.services.provide(VIDEO, { ask: () => void events.push('asked') });
+      ctx.onDependentsStarted(() => void events.push('video: dependents through'));
+      ctx.onStarted(() => void events.push('video: all started'));
+    },
+  });
+  const rtsp = plugin('rtsp', {
+    requires: [VIDEO],
+    start: (ctx) => {
+      events.push('start rtsp');
+      ctx.services.get(VIDEO).ask();
+    },
+  });
+  const viewer = plugin('viewer', {
+    optionalRequires: [VIDEO],
+    start: () => {
+      events.push('start viewer');
+      throw new Error('viewer broken');
+    },
+  });
+  const late = plugin('late', { start: () => void events.push('start late') });
+  const rt = await load([video, rtsp, viewer, late]);
+  assert.deepEqual(events, ['start video', 'start rtsp', 'asked', 'start viewer', 'video: dependents through', 'start late', 'video: all started']);
+  await rt.stop();
+
+  // Failed at first: its dependents are skipped; restarted, they come back before its hooks run.
+  events.length = 0;
+  videoFails = true;
+  const again = await load([video, rtsp, late]);
+  assert.deepEqual(events, ['start late']);
+  videoFails = false;
+  await again.restart('video');
+  assert.deepEqual(events, ['start late', 'start video', 'start rtsp', 'asked', 'video: dependents through', 'video: all started']);
+  await again.stop();
+});
