@@ -1,9 +1,10 @@
 /**
  * Whether a device id can name a folder of its own. A device id is one topic level (no `/`), yet `.`
- * and `..` climb out of the folder around it and `\` is a separator on Windows.
+ * and `..` climb out of the folder around it, `\` is a separator on Windows, and an empty id names
+ * the folder around it.
  */
 export function namesOneFolder(deviceId: string): boolean {
-  return deviceId !== '.' && deviceId !== '..' && !deviceId.includes('/') && !deviceId.includes('\\');
+  return deviceId !== '' && deviceId !== '.' && deviceId !== '..' && !deviceId.includes('/') && !deviceId.includes('\\');
 }
 
 /**

@@ -4,21 +4,16 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  * A TCP proxy on 127.0.0.1 in front of a server (here redis-server), for tests of a write whose
  * reply is lost: `loseReplies()` keeps passing what clients send but drops what the server answers
  * on the connections open now (the commands run, their replies never arrive), `cut()` then ends
- * those connections as a failing network does, and `refuseFor(ms)` ends every new connection at
- * once for a while (a reconnect that fails before one succeeds).
+ * those connections as a failing network does, and `refuseFor(ms)` stops listening for a while
+ * (reconnects are refused, as by a host whose server is down, before one succeeds).
  */
 export class ReplyLossProxy {
   port = 0;
   private readonly server: Server;
   private readonly links = new Set<{ client: Socket; upstream: Socket; mute: boolean }>();
-  private refusingUntil = 0;
 
   private constructor(targetPort: number) {
     this.server = createServer((client) => {
-      if (Date.now() < this.refusingUntil) {
-        client.destroy();
-        return;
-      }
       const upstream = connect(targetPort, '127.0.0.1');
       const link = { client, upstream, mute: false };
       this.links.add(link);
@@ -62,9 +57,10 @@ export class ReplyLossProxy {
     }
   }
 
-  /** New connections are ended at once for `ms`. */
+  /** Stops listening for `ms` (connections are refused), then listens again on the same port. */
   refuseFor(ms: number): void {
-    this.refusingUntil = Date.now() + ms;
+    this.server.close();
+    setTimeout(() => this.server.listen(this.port, '127.0.0.1'), ms);
   }
 
   async close(): Promise<void> {

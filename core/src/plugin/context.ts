@@ -137,10 +137,12 @@ export interface PluginContext<C = Record<string, unknown>> {
    */
   onStarted(fn: () => unknown): void;
   /**
-   * Runs once the plugins that use this one's services (`requires`, `optionalRequires`,
-   * `dependsOn`) have started or failed, before the rest of the runtime: work whose form they choose
-   * at their start (the encoder's outputs) begins then, not once for nobody and again for them.
-   * After a restart, once its dependents are back. A failure is as in `onStarted`.
+   * Runs once the plugins that use this one (its services in their `requires` or
+   * `optionalRequires`, its name in their `dependsOn` or `optionalDependsOn`) have started, failed
+   * or been skipped: before the plugins that start after the last of them, and before every
+   * `onStarted`. Work whose form they choose at their start (the encoder's outputs) begins then, not
+   * once for nobody and again for them. After a restart, once its dependents are back. A failure is
+   * as in `onStarted`.
    */
   onDependentsStarted(fn: () => unknown): void;
 }

@@ -152,22 +152,28 @@ export class PluginSupervisor {
     const at = new Date().toISOString();
     // A plugin that marked itself failed may still hold what it registered (a status tool).
     await this.release(entry, []);
-    if (!(await this.startOne(entry))) {
+    const failed = () => {
       entry.failures += 1;
       entry.retryAt = Date.now() + Math.min(this.policy.initialBackoffMs * 2 ** (entry.failures - 1), this.policy.maxBackoffMs);
       this.told({ plugin: { ...entry.report }, dependents: [], at });
       return { ...entry.report };
-    }
-    entry.failures = 0;
-    entry.retryAt = 0;
-    // The plugins skipped because of this one come back with it, in start order.
+    };
+    if (!(await this.startOne(entry))) return failed();
+    // The plugins skipped because of this one come back with it, in start order, then the hooks.
     const back = [entry];
     for (const other of this.entries.values()) {
       if (other.report.state === 'skipped' && !this.downDependency(other) && (await this.startOne(other))) back.push(other);
     }
     for (const e of back) if (e.run) await this.runHooks(e, e.run.afterDependents);
     for (const e of back) if (e.run) await this.runHooks(e, e.run.started);
-    const dependents = back.slice(1).map((e) => e.plugin.name);
+    // A hook that failed took the plugin down again (and what needs it): a failed restart.
+    if (!RUNNING.includes(entry.report.state)) return failed();
+    entry.failures = 0;
+    entry.retryAt = 0;
+    const dependents = back
+      .slice(1)
+      .filter((e) => RUNNING.includes(e.report.state))
+      .map((e) => e.plugin.name);
     this.told({ plugin: { ...entry.report }, dependents, at });
     return { ...entry.report };
   }

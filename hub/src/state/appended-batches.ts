@@ -7,8 +7,9 @@ const ORIGINS = 64;
  * Which stream entries were applied already, by the replica that wrote them and its batch number.
  * A stream write can land twice: its reply lost with the connection, ioredis sends it again once
  * reconnected, or the relay keeps the batch and writes it again when Redis returns. Either copy
- * carries the same (origin, batch), so the second is known and skipped. A replica's re-written
- * batches follow its last few entries (it writes nothing else meanwhile), so a short window per
+ * carries the same (origin, batch), so the second is known and skipped. Between a batch and its
+ * copy its writer writes at most what it kept during the outage (up to 200 000 messages, a few
+ * hundred entries of 500) and the writes it had in flight: a window of a few thousand entries per
  * origin suffices, and other replicas' traffic never pushes one origin's batches out of it.
  */
 export class AppendedBatches {

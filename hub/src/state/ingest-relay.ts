@@ -321,7 +321,10 @@ export class IngestRelay {
           let size = 1;
           while (size < this.pending.length && this.pending[size].batch === n) size++;
           await this.append(this.pending.slice(0, size), n, true);
-          this.pending.splice(0, size);
+          // Counted again: while it was written, the bound may have dropped some of its front.
+          let written = 0;
+          while (written < this.pending.length && this.pending[written].batch === n) written++;
+          this.pending.splice(0, written);
         }
       } catch (err) {
         this.options.logger.warn(
@@ -377,7 +380,8 @@ export class IngestRelay {
       else if (name === 'l') appliedHere = value.toString() === '1';
     }
     if (!packed || (appliedHere && origin === this.replicaId)) return;
-    if (batch !== undefined && !this.appended.firstTime(origin, batch)) {
+    // A number that is not one (a foreign writer) is not remembered: applied as entries without one are.
+    if (batch !== undefined && Number.isSafeInteger(batch) && !this.appended.firstTime(origin, batch)) {
       this.duplicatesSkipped++;
       return;
     }

@@ -212,3 +212,39 @@ test('an essential plugin that fails stops what started and is thrown', async ()
   );
   assert.ok(stopped);
 });
+
+test('a restart whose hook fails is a failed restart: its dependents are down again and not told as back, and the backoff applies', async () => {
+  let hookFails = false;
+  let startFails = true;
+  const Svc = serviceToken<{ ok: true }>('hooked-svc');
+  const rt = await load(
+    [
+      plugin('hooked', {
+        provides: [Svc],
+        start: (ctx) => {
+          if (startFails) throw new Error('not yet');
+          ctx.services.provide(Svc, { ok: true });
+          ctx.onDependentsStarted(() => {
+            if (hookFails) throw new Error('hook broke');
+          });
+        },
+      }),
+      plugin('user', { requires: [Svc], start: (ctx) => void ctx.services.get(Svc) }),
+    ],
+    { restart: { initialBackoffMs: 60_000, maxBackoffMs: 60_000 } },
+  );
+  const told: [string, string, string[]][] = [];
+  rt.onRestart((r) => told.push([r.plugin.name, r.plugin.state, r.dependents]));
+  startFails = false;
+  hookFails = true;
+  const report = await rt.restart('hooked');
+  assert.equal(report.state, 'failed');
+  assert.match(report.message ?? '', /hook broke/);
+  assert.deepEqual(states(rt), [
+    ['hooked', 'failed'],
+    ['user', 'skipped'],
+  ]);
+  assert.deepEqual(told, [['hooked', 'failed', []]]);
+  await assert.rejects(rt.restart('hooked'), { code: 'plugin_restart_backoff' });
+  await rt.stop();
+});

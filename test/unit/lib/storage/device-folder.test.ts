@@ -12,7 +12,7 @@ describe('folders named after a device', () => {
   });
 
   it('names no folder for an id that would climb out or name another', () => {
-    for (const id of ['.', '..', 'a/b', '../x', 'a\\b', '..\\x']) {
+    for (const id of ['', '.', '..', 'a/b', '../x', 'a\\b', '..\\x']) {
       assert.equal(namesOneFolder(id), false, id);
       assert.equal(deviceFolderOf('/srv/{device}/logs', id), undefined, id);
     }
