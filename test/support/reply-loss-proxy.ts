@@ -5,12 +5,14 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  * reply is lost: `loseReplies()` keeps passing what clients send but drops what the server answers
  * on the connections open now (the commands run, their replies never arrive), `cut()` then ends
  * those connections as a failing network does, and `refuseFor(ms)` stops listening for a while
- * (reconnects are refused, as by a host whose server is down, before one succeeds).
+ * (reconnects are refused, as by a host whose server is down, before one succeeds), and
+ * `delayReplies(ms)` makes the connections opened from then on a slow link (each reply late).
  */
 export class ReplyLossProxy {
   port = 0;
   private readonly server: Server;
   private readonly links = new Set<{ client: Socket; upstream: Socket; mute: boolean }>();
+  private replyDelayMs = 0;
 
   private constructor(targetPort: number) {
     this.server = createServer((client) => {
@@ -18,8 +20,12 @@ export class ReplyLossProxy {
       const link = { client, upstream, mute: false };
       this.links.add(link);
       client.on('data', (chunk: Buffer) => upstream.write(chunk));
+      const delay = this.replyDelayMs;
       upstream.on('data', (chunk: Buffer) => {
-        if (!link.mute) client.write(chunk);
+        if (link.mute) return;
+        // Timers of one delay fire in the order they were set: the replies keep theirs.
+        if (delay > 0) setTimeout(() => client.writable && client.write(chunk), delay);
+        else client.write(chunk);
       });
       const end = () => {
         this.links.delete(link);
@@ -55,6 +61,11 @@ export class ReplyLossProxy {
       link.client.destroy();
       link.upstream.destroy();
     }
+  }
+
+  /** Connections opened from now on deliver each reply `ms` late. */
+  delayReplies(ms: number): void {
+    this.replyDelayMs = ms;
   }
 
   /** Stops listening for `ms` (connections are refused), then listens again on the same port. */

@@ -108,6 +108,8 @@ export class IngestRelay {
   private duplicatesSkipped = 0;
   private readonly subscribed = new Set<string>();
   private readonly pending: Pending[] = [];
+  /** The kept messages being written back now: out of the bound's reach, in front of `pending` again if the write fails. */
+  private writingBack: Pending[] = [];
   private pendingDropped = 0;
   private connecting: Promise<Lane[]> | undefined;
   private connected_: Lane[] | undefined;
@@ -143,7 +145,8 @@ export class IngestRelay {
   }
 
   status(): RelayStatus {
-    const stale = !this.options.redis.up || this.pending.length > 0;
+    const kept = this.pending.length + this.writingBack.length;
+    const stale = !this.options.redis.up || kept > 0;
     if (stale) this.staleSince ??= Date.now();
     else this.staleSince = undefined;
     return {
@@ -153,7 +156,7 @@ export class IngestRelay {
       stale_since: this.staleSince === undefined ? null : new Date(this.staleSince).toISOString(),
       redis_connected: this.options.redis.up,
       mqtt_connected: this.connected,
-      pending: this.pending.length,
+      pending: kept,
       pending_dropped: this.pendingDropped,
       cursor: this.cursor,
       stream_retention_s: (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS) / 1000,
@@ -267,7 +270,8 @@ export class IngestRelay {
     // A view of the socket's read: the batch write copies it into its entry within milliseconds.
     const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     const m: RelayedMessage = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
-    if (this.options.redis.up && this.pending.length === 0) return this.commit.add(m);
+    // Behind what is kept, in order, until it is all written back.
+    if (this.options.redis.up && this.pending.length === 0 && this.writingBack.length === 0) return this.commit.add(m);
     if (this.outageBatch.size >= MAX_ENTRY_MESSAGES) this.outageBatch = { n: ++this.batches, size: 0 };
     this.outageBatch.size++;
     this.keepPending(m, this.outageBatch.n);
@@ -320,11 +324,15 @@ export class IngestRelay {
           if (n === this.outageBatch.n) this.outageBatch.size = MAX_ENTRY_MESSAGES;
           let size = 1;
           while (size < this.pending.length && this.pending[size].batch === n) size++;
-          await this.append(this.pending.slice(0, size), n, true);
-          // Counted again: while it was written, the bound may have dropped some of its front.
-          let written = 0;
-          while (written < this.pending.length && this.pending[written].batch === n) written++;
-          this.pending.splice(0, written);
+          this.writingBack = this.pending.splice(0, size);
+          try {
+            await this.append(this.writingBack, n, true);
+          } catch (err) {
+            this.pending.unshift(...this.writingBack);
+            throw err;
+          } finally {
+            this.writingBack = [];
+          }
         }
       } catch (err) {
         this.options.logger.warn(

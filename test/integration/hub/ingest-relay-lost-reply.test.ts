@@ -43,10 +43,10 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     await Promise.all([broker.stop(), server.stop()]);
   });
 
-  async function replica(url: string, prefix: string, name: string): Promise<Replica> {
+  async function replica(url: string, prefix: string, name: string, maxPending?: number): Promise<Replica> {
     const redis = new RedisConnection({ url, prefix, logger, maxBackoffMs: 100 });
     await redis.ready();
-    const relay = new IngestRelay({ redis, mqttUrl: broker.url, clientId: `${prefix}${name}`, group: prefix, logger });
+    const relay = new IngestRelay({ redis, mqttUrl: broker.url, clientId: `${prefix}${name}`, group: prefix, logger, ...(maxPending ? { maxPending } : {}) });
     const applied: number[] = [];
     await relay.subscribe('devices/+/telemetry', (_topic, payload) => applied.push((JSON.parse(payload.toString()) as { seq: number }).seq));
     return { relay, redis, applied };
@@ -129,6 +129,29 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     assert.ok(copies.includes('01'), 'a batch whose reply was lost was kept and written back under its number');
     assert.ok(copies.includes('1'), 'what was taken while Redis was away was written back');
     assert.ok(cut.relay.status().duplicates_skipped > 0 && other.relay.status().duplicates_skipped > 0);
+    await stop([cut, other]);
+  });
+
+  it('a bounded outage: what the bound dropped is all that the others miss, while the write-back is slow and more is taken', async () => {
+    const cut = await replica(proxy.url, 'bound:', 'cut', 10);
+    const other = await replica(server.url, 'bound:', 'other');
+    await publishAll(async () => {
+      // Away for a moment, then back on a slow link while messages still come: the write-back
+      // waits while more is taken, and the bound drops the front of what is being written.
+      proxy.delayReplies(200);
+      proxy.refuseFor(300);
+      proxy.cut();
+    });
+    await waitFor('the relay to write back what it kept', () => cut.relay.status().pending === 0 && !cut.relay.status().stale);
+    const dropped = cut.relay.status().pending_dropped;
+    assert.ok(dropped > 0, 'the bound dropped messages');
+    await waitFor('the others to apply what was written back', () => new Set(other.applied).size === MESSAGES - dropped);
+    await sleep(500);
+    assert.equal(new Set(other.applied).size, MESSAGES - dropped, 'only what the bound dropped is missing');
+    assert.equal(other.applied.length, new Set(other.applied).size, 'nothing applied twice');
+    // Each message was written by the replica that took it, or counted as dropped there: never both.
+    assert.equal(cut.relay.status().relayed + dropped + other.relay.status().relayed, MESSAGES, 'each message written or dropped, once');
+    proxy.delayReplies(0);
     await stop([cut, other]);
   });
 });
