@@ -111,6 +111,8 @@ export class IngestRelay {
   /** The kept messages being written back now: out of the bound's reach, in front of `pending` again if the write fails. */
   private writingBack: Pending[] = [];
   private pendingDropped = 0;
+  /** What the bound dropped since the last write-back finished, told then (the others never see it). */
+  private droppedNow: { count: number; firstAt: number; lastAt: number } | undefined;
   private connecting: Promise<Lane[]> | undefined;
   private connected_: Lane[] | undefined;
   private reader: Redis | undefined;
@@ -299,8 +301,11 @@ export class IngestRelay {
     const m = { ...taken, payload: Buffer.from(taken.payload), batch };
     this.dispatch(m.topic, m.payload, m.retain, m.at);
     if (this.pending.length >= (this.options.maxPending ?? DEFAULT_MAX_PENDING)) {
-      this.pending.shift();
+      const at = this.pending.shift()?.at ?? m.at;
       this.pendingDropped++;
+      this.droppedNow ??= { count: 0, firstAt: at, lastAt: at };
+      this.droppedNow.count++;
+      this.droppedNow.lastAt = at;
     }
     this.pending.push(m);
   }
@@ -333,6 +338,19 @@ export class IngestRelay {
           } finally {
             this.writingBack = [];
           }
+        }
+        if (this.pending.length === 0 && this.droppedNow) {
+          const { count, firstAt, lastAt } = this.droppedNow;
+          this.droppedNow = undefined;
+          this.options.logger.warn(
+            {
+              dropped: count,
+              taken_from: new Date(firstAt).toISOString(),
+              taken_to: new Date(lastAt).toISOString(),
+              bound: this.options.maxPending ?? DEFAULT_MAX_PENDING,
+            },
+            'ingest relay: messages taken during the Redis outage were dropped (the oldest, over the bound of what a replica keeps); applied here only, the other replicas never saw them',
+          );
         }
       } catch (err) {
         this.options.logger.warn(

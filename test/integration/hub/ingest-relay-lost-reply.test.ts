@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { MqttClient } from 'mqtt';
+import { LogRing } from '../../../core/src/log/log-ring.js';
 import { createLogger } from '../../../core/src/log/logger.js';
 import { IngestRelay } from '../../../hub/src/state/ingest-relay.js';
 import { RedisConnection } from '../../../hub/src/state/redis-connection.js';
@@ -43,10 +44,17 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     await Promise.all([broker.stop(), server.stop()]);
   });
 
-  async function replica(url: string, prefix: string, name: string, maxPending?: number): Promise<Replica> {
-    const redis = new RedisConnection({ url, prefix, logger, maxBackoffMs: 100 });
+  async function replica(url: string, prefix: string, name: string, maxPending?: number, log = logger): Promise<Replica> {
+    const redis = new RedisConnection({ url, prefix, logger: log, maxBackoffMs: 100 });
     await redis.ready();
-    const relay = new IngestRelay({ redis, mqttUrl: broker.url, clientId: `${prefix}${name}`, group: prefix, logger, ...(maxPending ? { maxPending } : {}) });
+    const relay = new IngestRelay({
+      redis,
+      mqttUrl: broker.url,
+      clientId: `${prefix}${name}`,
+      group: prefix,
+      logger: log,
+      ...(maxPending ? { maxPending } : {}),
+    });
     const applied: number[] = [];
     await relay.subscribe('devices/+/telemetry', (_topic, payload) => applied.push((JSON.parse(payload.toString()) as { seq: number }).seq));
     return { relay, redis, applied };
@@ -133,7 +141,8 @@ describe('ingest relay: a stream write whose reply was lost', () => {
   });
 
   it('a bounded outage: what the bound dropped is all that the others miss, while the write-back is slow and more is taken', async () => {
-    const cut = await replica(proxy.url, 'bound:', 'cut', 10);
+    const ring = new LogRing();
+    const cut = await replica(proxy.url, 'bound:', 'cut', 10, createLogger({ level: 'warn', ring }));
     const other = await replica(server.url, 'bound:', 'other');
     await publishAll(async () => {
       // Away for a moment, then back on a slow link while messages still come: the write-back
@@ -145,6 +154,15 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     await waitFor('the relay to write back what it kept', () => cut.relay.status().pending === 0 && !cut.relay.status().stale);
     const dropped = cut.relay.status().pending_dropped;
     assert.ok(dropped > 0, 'the bound dropped messages');
+    // The operator is told, once the write-back is done, how many and from when.
+    const told = ring.tail({ lines: 50, maxBytes: 1 << 20 }).lines.map((l) => JSON.parse(l.line) as { msg: string; dropped?: number; taken_from?: string });
+    const drops = told.filter((l) => l.msg.includes('were dropped'));
+    assert.equal(
+      drops.reduce((n, l) => n + (l.dropped ?? 0), 0),
+      dropped,
+      JSON.stringify(drops),
+    );
+    assert.ok(drops.every((l) => !Number.isNaN(Date.parse(l.taken_from ?? ''))));
     await waitFor('the others to apply what was written back', () => new Set(other.applied).size === MESSAGES - dropped);
     await sleep(500);
     assert.equal(new Set(other.applied).size, MESSAGES - dropped, 'only what the bound dropped is missing');
