@@ -400,8 +400,8 @@ async function ensureDemoTextModels(dir) {
 
 /**
  * The playUrl of a whole chunk sim-cam-1 recorded (chunks are 10 s in the demo), or null after a
- * while. Not the boot's first: the RTSP preview asks the running encoder for H.264 while it starts,
- * the encoder is restarted with that second output, and the chunk before it is a fraction of a second.
+ * while. At least a second long: the newest chunk may be the stub of a run stopped by the last
+ * Ctrl-C, closed at this boot.
  */
 async function firstClip(base) {
   const deadline = Date.now() + 60_000;
