@@ -23,7 +23,8 @@ import { RedisConnection } from './state/redis-connection.js';
 import { RedisStateStore } from './state/redis-state-store.js';
 import { RedisSharedState } from './state/redis-shared-state.js';
 import { IngestRelay } from './state/ingest-relay.js';
-import { ReplicatedBus } from './state/replicated-bus.js';
+import { DeviceTopicsBus } from './state/device-topics-bus.js';
+import { DirectIngest } from './state/direct-ingest.js';
 import { brokerTrust } from './state/broker-trust.js';
 import { hubTlsPaths } from 'lookout/lib/tls';
 import { isLoopbackHost, DeviceNetworks } from 'lookout/lib/net';
@@ -186,7 +187,22 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         });
         relay = r;
         cleanups.push(() => r.close());
-        bus = new ReplicatedBus(mqtt, r);
+        bus = new DeviceTopicsBus(mqtt, r);
+      } else if (mqtt.stats().protocolVersion === 5) {
+        const ingestLog = logger.child({ component: 'ingest' });
+        const clientId = `${busClientId}-ingest`;
+        const direct = new DirectIngest({ mqttUrl: url, ...credentials, ...(trust ? { ca: trust.ca } : {}), clientId, logger: ingestLog });
+        try {
+          await direct.start();
+          cleanups.push(() => direct.close());
+          bus = new DeviceTopicsBus(mqtt, direct);
+          ingestLog.info({ clientId }, 'device topics taken on a session of their own');
+        } catch (err) {
+          // The bus connection was taken: a broker that refuses a second one (a connection limit, an ACL
+          // by client id) still gets the hub, its device topics on the bus connection as before.
+          await direct.close();
+          logger.warn({ err: (err as Error).message }, 'device topics stay on the bus connection: the broker refused the ingest its own session');
+        }
       }
       brokerUrl = urlForLog(url).replace(/\/$/, '');
     }

@@ -278,6 +278,16 @@ export class MqttBus implements BusPort {
     };
   }
 
+  /**
+   * Ends the broker's delivery of `filter` to this session when no handler here holds it: a
+   * persistent session keeps what an earlier run subscribed (the hub's device topics, taken on a
+   * session of their own since), and would go on receiving each such message only to drop it.
+   */
+  async unsubscribeUnheld(filter: string): Promise<void> {
+    if (this.closed || this.table.hasFilter(filter)) return;
+    if (this.connected) await this.sendUnsubscribe(filter);
+  }
+
   onConnect(listener: () => void): () => void {
     this.connectListeners.add(listener);
     // Same contract as MemoryBus: a listener added while connected runs once right away.

@@ -132,6 +132,9 @@ export class SharedSubscriber {
 
   /** Subscribes now and after every reconnect that finds no session; resolves at the SUBACK. */
   subscribe(subscription: SharedSubscription): Promise<void> {
+    // A filter subscribed again (to have its retained messages again) replaces the one held.
+    const held = this.subscriptions.findIndex((s) => s.filter === subscription.filter);
+    if (held >= 0) this.unsent.delete(this.subscriptions.splice(held, 1)[0]);
     this.subscriptions.push(subscription);
     return this.sendSubscribe(subscription);
   }
