@@ -238,8 +238,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       const store = new RedisStateStore(redis, { logger: logger.child({ component: 'state' }) });
       if (relay) {
         const r = relay;
-        // The saved latest cache carries the stream id it reflects: a restarted replica resumes reading exactly there.
-        store.trackCursor(BUS_CACHE_STATE_KEY, () => r.lastApplied);
+        // The saved latest cache carries the stream point it reflects: a restarted replica resumes reading exactly there.
+        store.trackCursor(BUS_CACHE_STATE_KEY, () => r.resumePoint());
         r.resumeFrom(await store.loadCursor(BUS_CACHE_STATE_KEY));
       }
       state = store;

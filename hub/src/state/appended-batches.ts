@@ -31,4 +31,41 @@ export class AppendedBatches {
     seen.add(batch);
     return true;
   }
+
+  /**
+   * The window as runs of consecutive numbers per writer, least recently heard first: saved beside
+   * the cache (its cursor), so that a replica restarted from that cache still knows a copy of an
+   * entry the cache holds. A writer numbers its batches one after the other: a run or two each.
+   */
+  toJSON(): Record<string, [number, number][]> {
+    const out: Record<string, [number, number][]> = {};
+    for (const [origin, seen] of this.byOrigin) {
+      const runs: [number, number][] = [];
+      for (const n of seen) {
+        const last = runs.at(-1);
+        if (last && n === last[1] + 1) last[1] = n;
+        else runs.push([n, n]);
+      }
+      out[origin] = runs;
+    }
+    return out;
+  }
+
+  /** A window toJSON wrote (read from Redis): what is not one is left out, and no writer brings more than its window. */
+  static from(saved: unknown): AppendedBatches {
+    const batches = new AppendedBatches();
+    if (typeof saved !== 'object' || saved === null || Array.isArray(saved)) return batches;
+    for (const [origin, runs] of Object.entries(saved).slice(-ORIGINS)) {
+      if (!Array.isArray(runs)) continue;
+      // The newest BATCHES_PER_ORIGIN numbers, then noted oldest first, as they were heard.
+      const kept: number[] = [];
+      for (let i = runs.length - 1; i >= 0 && kept.length < BATCHES_PER_ORIGIN; i--) {
+        const [from, to] = (Array.isArray(runs[i]) ? runs[i] : []) as unknown[];
+        if (typeof from !== 'number' || typeof to !== 'number' || !Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from > to) continue;
+        for (let n = to; n >= from && kept.length < BATCHES_PER_ORIGIN; n--) kept.push(n);
+      }
+      for (let i = kept.length - 1; i >= 0; i--) batches.firstTime(origin, kept[i]);
+    }
+    return batches;
+  }
 }

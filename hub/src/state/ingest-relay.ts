@@ -27,6 +27,7 @@ const SHARED_SUB_ID = 1;
 const READ_BATCH_WAIT_BELOW = 50;
 const READ_BATCH_WAIT_MS = 3;
 const RETAINED_SUB_ID = 2;
+const STREAM_ID = /^\d+-\d+$/;
 /** What take() answers for a message it is done with at once. */
 const TAKEN = Promise.resolve();
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
@@ -104,7 +105,7 @@ export class IngestRelay {
   private batches = 0;
   /** The entry the messages taken during an outage are gathered in, and how many it holds. */
   private outageBatch = { n: 0, size: MAX_ENTRY_MESSAGES };
-  private readonly appended = new AppendedBatches();
+  private appended = new AppendedBatches();
   private duplicatesSkipped = 0;
   private readonly subscribed = new Set<string>();
   private readonly pending: Pending[] = [];
@@ -132,14 +133,33 @@ export class IngestRelay {
     options.redis.onUp(() => void this.flushPending());
   }
 
-  /** Where to start reading: the cursor saved with the cache this replica restored, else the stream's start. */
-  resumeFrom(cursor: string | undefined): void {
-    if (cursor && /^\d+-\d+$/.test(cursor)) this.cursor = cursor;
+  /**
+   * Where to start reading: the point saved with the cache this replica restored (resumePoint), else
+   * the stream's start. A bare stream id is a point an earlier version saved, without its window.
+   */
+  resumeFrom(point: string | undefined): void {
+    if (!point) return;
+    if (STREAM_ID.test(point)) {
+      this.cursor = point;
+      return;
+    }
+    try {
+      const saved = JSON.parse(point) as { cursor?: unknown; applied?: unknown };
+      if (typeof saved.cursor !== 'string' || !STREAM_ID.test(saved.cursor)) throw new Error('no stream id');
+      this.cursor = saved.cursor;
+      this.appended = AppendedBatches.from(saved.applied);
+    } catch (err) {
+      this.options.logger.warn({ err: (err as Error).message }, 'ingest relay: the saved resume point is not one; reading the stream from its start');
+    }
   }
 
-  /** Stream id of the last entry applied (saved beside the cache so that a restart resumes exactly there). */
-  get lastApplied(): string {
-    return this.cursor;
+  /**
+   * Saved beside the cache, read in the turn its snapshot is taken: the stream id of the last entry
+   * applied (a restart resumes exactly there) and the batches applied by then (a copy of one of
+   * them that lands after that id is still skipped after the restart).
+   */
+  resumePoint(): string {
+    return JSON.stringify({ cursor: this.cursor, applied: this.appended });
   }
 
   get connected(): boolean {

@@ -67,7 +67,7 @@ export class RedisStateStore implements HubStateStore {
     });
   }
 
-  /** Saves `cursor()` beside `key` at each save (the ingest stream id the saved cache reflects). Before the key's keeper exists. */
+  /** Saves `cursor()` beside `key` at each save (where the ingest stream stood for the saved cache: IngestRelay.resumePoint). Before the key's keeper exists. */
   trackCursor(key: string, cursor: () => string): void {
     this.cursors.set(key, cursor);
   }

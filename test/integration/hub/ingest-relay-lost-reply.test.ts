@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { after, afterEach, before, describe, it } from 'node:test';
 import type { MqttClient } from 'mqtt';
 import { LogRing } from '../../../core/src/log/log-ring.js';
 import { createLogger } from '../../../core/src/log/logger.js';
+import type { Logger } from 'lookout/core';
 import { IngestRelay } from '../../../hub/src/state/ingest-relay.js';
 import { RedisConnection } from '../../../hub/src/state/redis-connection.js';
 import { endClient, mqttClient, publish, sleep, waitFor } from '../../support/hub-helpers.js';
@@ -44,7 +45,18 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     await Promise.all([broker.stop(), server.stop()]);
   });
 
-  async function replica(url: string, prefix: string, name: string, maxPending?: number, log = logger): Promise<Replica> {
+  /** Replicas not stopped yet: a test that fails stops them here, not at the runner's timeout. */
+  const running = new Set<Replica>();
+  afterEach(async () => stop([...running]));
+
+  /** `resumeFrom`: the point a restarted replica reads its saved cache's (IngestRelay.resumePoint). */
+  async function replica(
+    url: string,
+    prefix: string,
+    name: string,
+    options: { maxPending?: number; log?: Logger; resumeFrom?: string } = {},
+  ): Promise<Replica> {
+    const log = options.log ?? logger;
     const redis = new RedisConnection({ url, prefix, logger: log, maxBackoffMs: 100 });
     await redis.ready();
     const relay = new IngestRelay({
@@ -53,11 +65,14 @@ describe('ingest relay: a stream write whose reply was lost', () => {
       clientId: `${prefix}${name}`,
       group: prefix,
       logger: log,
-      ...(maxPending ? { maxPending } : {}),
+      ...(options.maxPending ? { maxPending: options.maxPending } : {}),
     });
+    relay.resumeFrom(options.resumeFrom);
     const applied: number[] = [];
+    const r = { relay, redis, applied };
+    running.add(r);
     await relay.subscribe('devices/+/telemetry', (_topic, payload) => applied.push((JSON.parse(payload.toString()) as { seq: number }).seq));
-    return { relay, redis, applied };
+    return r;
   }
 
   /** Publishes MESSAGES numbered telemetry messages, one every 5 ms; `meanwhile` starts after a third of them, as they go on. */
@@ -102,6 +117,7 @@ describe('ingest relay: a stream write whose reply was lost', () => {
 
   async function stop(replicas: Replica[]): Promise<void> {
     for (const r of replicas) {
+      running.delete(r);
       await r.relay.close();
       await r.redis.close();
     }
@@ -142,7 +158,7 @@ describe('ingest relay: a stream write whose reply was lost', () => {
 
   it('a bounded outage: what the bound dropped is all that the others miss, while the write-back is slow and more is taken', async () => {
     const ring = new LogRing();
-    const cut = await replica(proxy.url, 'bound:', 'cut', 10, createLogger({ level: 'warn', ring }));
+    const cut = await replica(proxy.url, 'bound:', 'cut', { maxPending: 10, log: createLogger({ level: 'warn', ring }) });
     const other = await replica(server.url, 'bound:', 'other');
     await publishAll(async () => {
       // Away for a moment, then back on a slow link while messages still come: the write-back
@@ -171,5 +187,29 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     assert.equal(cut.relay.status().relayed + dropped + other.relay.status().relayed, MESSAGES, 'each message written or dropped, once');
     proxy.delayReplies(0);
     await stop([cut, other]);
+  });
+
+  it('a copy that lands after a replica restarted from the saved cache is skipped there too: what it applied is saved with the cursor', async () => {
+    const a = await replica(server.url, 'restart:', 'a');
+    const b = await replica(server.url, 'restart:', 'b');
+    for (let seq = 1; seq <= 20; seq++) await publish(publisher, `devices/cam-${seq % 3}/telemetry`, { seq }, { qos: 1 });
+    await waitFor('both to apply the 20', () => [a, b].every((r) => new Set(r.applied).size === 20));
+    // What the state store saves beside b's cache; then b stops.
+    const point = b.relay.resumePoint();
+    await stop([b]);
+    // The copy a lost reply makes: the same entry, its writer and number, again at the stream's end.
+    const [[, fields]] = await a.redis.client.xrange(a.redis.key('ingest'), '-', '+', 'COUNT', 1);
+    await a.redis.client.xadd(a.redis.key('ingest'), '*', ...fields);
+
+    const restarted = await replica(server.url, 'restart:', 'b', { resumeFrom: point });
+    await publish(publisher, 'devices/cam-0/telemetry', { seq: 21 }, { qos: 1 });
+    await waitFor('the restarted replica to apply what came after its cache', () => restarted.applied.includes(21));
+    await sleep(300);
+    assert.deepEqual(restarted.applied, [21], 'the copy of an entry its cache holds was not applied again');
+    assert.equal(restarted.relay.status().duplicates_skipped, 1);
+    // A point an earlier version saved (a bare stream id) still resumes there, without a window.
+    const older = await replica(server.url, 'restart:', 'c', { resumeFrom: restarted.relay.status().cursor });
+    assert.equal(older.relay.status().cursor, restarted.relay.status().cursor);
+    await stop([a, restarted, older]);
   });
 });
