@@ -188,7 +188,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
         relay = r;
         cleanups.push(() => r.close());
         bus = new DeviceTopicsBus(mqtt, r);
-      } else if (mqtt.stats().protocolVersion === 5) {
+      } else if (mqtt.stats().protocolVersion === 5 && DirectIngest.speaks(url)) {
         const ingestLog = logger.child({ component: 'ingest' });
         const clientId = `${busClientId}-ingest`;
         const direct = new DirectIngest({ mqttUrl: url, ...credentials, ...(trust ? { ca: trust.ca } : {}), clientId, logger: ingestLog });
@@ -199,7 +199,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           ingestLog.info({ clientId }, 'device topics taken on a session of their own');
         } catch (err) {
           // The bus connection was taken: a broker that refuses a second one (a connection limit, an ACL
-          // by client id) still gets the hub, its device topics on the bus connection as before.
+          // by client id) or has no subscription identifiers still gets the hub, its device topics on
+          // the bus connection as before.
           await direct.close();
           logger.warn({ err: (err as Error).message }, 'device topics stay on the bus connection: the broker refused the ingest its own session');
         }

@@ -8,7 +8,7 @@ import type { BusPort, MessageHandler, PublishOptions } from 'lookout/core/host'
 import type { MqttBusOptions, MqttBusStats } from './mqtt-bus-options.js';
 import { assertPublishTopic, assertTopicFilter } from './mqtt-topics.js';
 import { SubscriptionTable, type Qos, type SubscriptionEntry } from './subscription-table.js';
-import { subscriptionIdOf } from './subscription-ids.js';
+import { IdentifiedFilters, runHandlers } from './identified-filters.js';
 import { tlsFailureOf, type TlsFailure } from './tls-failure.js';
 
 export type { MqttBusOptions, MqttBusStats, MqttTlsOptions, MqttWill } from './mqtt-bus-options.js';
@@ -69,7 +69,7 @@ export class MqttBus implements BusPort {
   /** The TLS failure last logged at error level: the same one again on each retry is logged at debug. */
   private loggedTlsFailure: string | null = null;
   /** Filters by their subscription identifier (ids derive from filters: see subscription-ids.ts). */
-  private readonly idFilters = new Map<number, Set<string>>();
+  private readonly ids = new IdentifiedFilters(this.table);
   /** False when an MQTT 5 broker says it has no subscription identifiers (copies are then matched by topic). */
   private idsAvailable = true;
   private readonly counters: MqttBusStats = {
@@ -369,7 +369,7 @@ export class MqttBus implements BusPort {
    * MQTT 5 one per filter (a Subscription Identifier names a whole SUBSCRIBE).
    */
   private async sendSubscribe(filters: string[], generation: number): Promise<void> {
-    if (this.idsAvailable) await Promise.all(filters.map((f) => this.subscribeOnce([f], generation, subscriptionIdOf(f))));
+    if (this.idsAvailable) await Promise.all(filters.map((f) => this.subscribeOnce([f], generation, this.ids.note(f))));
     else await this.subscribeOnce(filters, generation);
   }
 
@@ -378,10 +378,6 @@ export class MqttBus implements BusPort {
     if (!client) return;
     const request: Record<string, { qos: Qos }> = {};
     for (const f of filters) request[f] = { qos: this.table.qosOf(f) };
-    if (id !== undefined) {
-      const [filter] = filters as [string];
-      this.idFilters.set(id, new Set(this.idFilters.get(id)).add(filter));
-    }
     let granted: { topic: string; qos: number }[];
     try {
       granted = await client.subscribeAsync(request, id === undefined ? {} : { properties: { subscriptionIdentifier: id } });
@@ -419,9 +415,7 @@ export class MqttBus implements BusPort {
 
   private async dropFilter(filter: string): Promise<void> {
     const held = this.brokerFilters.delete(filter);
-    const id = subscriptionIdOf(filter);
-    this.idFilters.get(id)?.delete(filter);
-    if (this.idFilters.get(id)?.size === 0) this.idFilters.delete(id);
+    this.ids.forget(filter);
     if (this.closed) return;
     if (this.connected) await this.sendUnsubscribe(filter);
     else if (held) this.staleFilters.add(filter);
@@ -489,29 +483,14 @@ export class MqttBus implements BusPort {
     if (this.closed) return;
     this.counters.messagesIn++;
     const meta = { retain: packet.retain === true };
-    for (const handler of this.handlersOf(topic, packet)) {
-      try {
-        const result: unknown = handler(topic, payload, meta);
-        if (result instanceof Promise) result.catch((err: unknown) => this.handlerFailed(err, topic));
-      } catch (err) {
-        this.handlerFailed(err, topic);
-      }
-    }
+    const handlers = this.idsAvailable ? this.ids.handlersOf(topic, packet.properties?.subscriptionIdentifier) : this.table.handlersFor(topic);
+    runHandlers(handlers, topic, payload, meta, this.handlerFailed);
   }
 
-  /** The handlers this copy is for: by the subscription identifiers it carries, else by its topic. */
-  private handlersOf(topic: string, packet: IPublishPacket): MessageHandler[] {
-    const ids = packet.properties?.subscriptionIdentifier;
-    if (ids === undefined || !this.idsAvailable) return this.table.handlersFor(topic);
-    const filters: string[] = [];
-    for (const id of Array.isArray(ids) ? ids : [ids]) filters.push(...(this.idFilters.get(id) ?? []));
-    return this.table.handlersForCopy(topic, filters);
-  }
-
-  private handlerFailed(err: unknown, topic: string): void {
+  private readonly handlerFailed = (err: unknown, topic: string): void => {
     this.counters.handlerErrors++;
     this.log.error({ err, topic }, 'bus message handler failed');
-  }
+  };
 
   private runListener(listener: () => void): void {
     if (this.closed || !this.connectListeners.has(listener)) return;

@@ -34,6 +34,12 @@ export interface SharedSubscriberOptions {
   reconnectMs?: number | null;
   /** Each CONNACK that accepted the connection, with whether the broker had a session for this client id. */
   onConnect?(sessionPresent: boolean): void;
+  /**
+   * Subscribe again at a connection whose session the broker kept (default true: mosquitto 2.0
+   * restored from its persistence says the session is there without its shared subscriptions). A
+   * subscription whose SUBACK had not come is sent again either way.
+   */
+  resubscribeWithSession?: boolean;
   /** The connection closed and, with reconnectMs null or after close(), is not opened again. */
   onEnd?(): void;
   connectTimeoutMs?: number;
@@ -43,6 +49,9 @@ export interface SharedSubscriberOptions {
   /** Each message; its acknowledgement is sent when the promise resolves (not when it rejects: the broker sends it again). */
   onMessage(packet: IPublishPacket): Promise<void>;
 }
+
+/** Who waits for a SUBACK. */
+type Waiter = { resolve: () => void; reject: (err: Error) => void };
 
 export interface SharedSubscription {
   filter: string;
@@ -67,7 +76,11 @@ export class SharedSubscriber {
   private socket: Socket | undefined;
   private readonly acks = new PubackBatch();
   private readonly subscriptions: SharedSubscription[] = [];
-  private readonly pendingSubacks = new Map<number, { resolve: () => void; reject: (err: Error) => void }>();
+  /** The subscription each SUBSCRIBE in flight on this connection was for, by packet id. */
+  private readonly pendingSubacks = new Map<number, SharedSubscription>();
+  /** Subscriptions whose SUBACK has not come, with who waits for it: across a reconnect, until it comes or close(). */
+  private readonly waiting = new Map<SharedSubscription, Waiter[]>();
+  private identifiersAvailable = true;
   private nextPacketId = 1;
   private connected_ = false;
   private closed = false;
@@ -76,8 +89,6 @@ export class SharedSubscriber {
   private pingTimer: NodeJS.Timeout | undefined;
   private awaitingPong = false;
   private connacks = 0;
-  /** Subscriptions made while disconnected: sent at the next CONNACK even when it finds a session. */
-  private readonly unsent = new Set<SharedSubscription>();
   private readonly url: URL;
   private readonly credentials: { username?: string; password?: string };
   private attemptTimer: NodeJS.Timeout | undefined;
@@ -91,7 +102,7 @@ export class SharedSubscriber {
     this.url = new URL(options.url);
     // Any other scheme (ws://, wss://) would be spoken here as plain TCP, its password in clear.
     if (!TLS_SCHEMES.has(this.url.protocol) && !TCP_SCHEMES.has(this.url.protocol)) {
-      throw new LookoutError('config_invalid', `the replicas' ingest speaks MQTT over TCP or TLS (mqtt://, mqtts://), not ${this.url.protocol}//`, {
+      throw new LookoutError('config_invalid', `the hub's ingest session speaks MQTT over TCP or TLS (mqtt://, mqtts://), not ${this.url.protocol}//`, {
         details: { scheme: this.url.protocol },
       });
     }
@@ -130,13 +141,49 @@ export class SharedSubscriber {
     });
   }
 
-  /** Subscribes now and after every reconnect that finds no session; resolves at the SUBACK. */
+  /** False when the last CONNACK said the broker has no subscription identifiers (MQTT 5 lets it say so). */
+  get subscriptionIdentifiers(): boolean {
+    return this.identifiersAvailable;
+  }
+
+  /**
+   * Subscribes now and after every reconnect that finds no session; resolves at the SUBACK, which
+   * a lost connection only delays (the subscription is sent again on the next one). A filter
+   * subscribed again (to have its retained messages again) replaces the one held.
+   */
   subscribe(subscription: SharedSubscription): Promise<void> {
-    // A filter subscribed again (to have its retained messages again) replaces the one held.
-    const held = this.subscriptions.findIndex((s) => s.filter === subscription.filter);
-    if (held >= 0) this.unsent.delete(this.subscriptions.splice(held, 1)[0]);
+    // Who waited for the one it replaces waits for this one's SUBACK.
+    const waiters = this.forget(subscription.filter) ?? [];
     this.subscriptions.push(subscription);
-    return this.sendSubscribe(subscription);
+    return new Promise<void>((resolve, reject) => {
+      this.waiting.set(subscription, [...waiters, { resolve, reject }]);
+      if (this.connected_) this.sendSubscribe(subscription);
+    });
+  }
+
+  /** Ends the subscription to `filter`: the broker is told when connected, and it is not made again. */
+  unsubscribe(filter: string): void {
+    const waiters = this.forget(filter);
+    if (!waiters) return;
+    for (const w of waiters) w.reject(new Error(`the subscription to ${filter} was ended before its SUBACK`));
+    if (this.connected_ && this.socket) {
+      this.socket.write(generate({ cmd: 'unsubscribe', messageId: this.packetId(), unsubscriptions: [filter] }, { protocolVersion: 5 }));
+    }
+  }
+
+  private rejectWaiters(why: string): void {
+    for (const waiters of this.waiting.values()) for (const w of waiters) w.reject(new Error(why));
+    this.waiting.clear();
+  }
+
+  /** Drops the subscription to `filter` held here; undefined when there was none, else who still waited for its SUBACK. */
+  private forget(filter: string): Waiter[] | undefined {
+    const held = this.subscriptions.findIndex((s) => s.filter === filter);
+    if (held < 0) return undefined;
+    const [old] = this.subscriptions.splice(held, 1);
+    const waiters = this.waiting.get(old) ?? [];
+    this.waiting.delete(old);
+    return waiters;
   }
 
   /**
@@ -150,6 +197,7 @@ export class SharedSubscriber {
     clearTimeout(this.attemptTimer);
     clearInterval(this.pingTimer);
     this.firstConnect?.reject(new Error('closed before the broker accepted the connection'));
+    this.rejectWaiters('closed before the SUBACK');
     const socket = this.socket;
     if (!socket || socket.destroyed) return;
     await new Promise<void>((resolve) => {
@@ -238,20 +286,14 @@ export class SharedSubscriber {
           return;
         }
         this.connected_ = true;
+        this.identifiersAvailable = packet.properties?.subscriptionIdentifiersAvailable !== false;
         this.options.onConnect?.(packet.sessionPresent);
         // The broker may set a shorter keepalive than asked for (MQTT 5 Server Keep Alive).
         this.startPings(socket, packet.properties?.serverKeepAlive ?? this.keepaliveSec);
-        // Made again at every connection, not only when the broker answers without a session: mosquitto
-        // 2.0 restored from its persistence says the session is there without its shared subscriptions.
-        // Subscribing again is harmless (the subscription is replaced); the retained messages it brings
-        // again are recognised downstream as the messages already held.
-        const resubscribe = (sub: SharedSubscription) =>
-          void this.sendSubscribe(sub).catch((err: Error) =>
-            this.options.logger.warn({ err: err.message, clientId: this.options.clientId, filter: sub.filter }, 'shared subscriber: subscribing again failed'),
-          );
-        if (this.connacks++ > 0) this.subscriptions.forEach(resubscribe);
-        else this.unsent.forEach(resubscribe);
-        this.unsent.clear();
+        // Subscribing again is harmless (the subscription is replaced); the retained messages it
+        // brings again are recognised downstream as the messages already held.
+        const again = this.connacks++ > 0 && (!packet.sessionPresent || this.options.resubscribeWithSession !== false);
+        for (const sub of this.subscriptions) if (again || this.waiting.has(sub)) this.sendSubscribe(sub);
         this.firstConnect?.resolve();
         this.firstConnect = undefined;
         return;
@@ -295,12 +337,22 @@ export class SharedSubscriber {
         return;
       }
       case 'suback': {
-        const waiting = this.pendingSubacks.get(packet.messageId ?? -1);
-        if (!waiting) return;
+        const sub = this.pendingSubacks.get(packet.messageId ?? -1);
+        if (!sub) return;
         this.pendingSubacks.delete(packet.messageId!);
+        const waiters = this.waiting.get(sub) ?? [];
+        this.waiting.delete(sub);
         const refused = (packet.granted as number[]).find((code) => code >= 0x80);
-        if (refused !== undefined) waiting.reject(new Error(`the broker refused the subscription (reason ${refused})`));
-        else waiting.resolve();
+        if (refused === undefined) {
+          for (const w of waiters) w.resolve();
+          return;
+        }
+        // Refused: not made again at the next connection.
+        const err = new Error(`the broker refused the subscription to ${sub.filter} (reason ${refused})`);
+        if (this.subscriptions.includes(sub)) this.subscriptions.splice(this.subscriptions.indexOf(sub), 1);
+        if (waiters.length === 0)
+          this.options.logger.warn({ err: err.message, clientId: this.options.clientId }, 'shared subscriber: subscribing again failed');
+        for (const w of waiters) w.reject(err);
         return;
       }
       case 'pingresp':
@@ -314,27 +366,22 @@ export class SharedSubscriber {
     }
   }
 
-  private sendSubscribe(s: SharedSubscription): Promise<void> {
+  private sendSubscribe(s: SharedSubscription): void {
     const socket = this.socket;
-    if (!socket || !this.connected_) {
-      this.unsent.add(s);
-      return Promise.resolve();
-    }
+    if (!socket) return;
     const messageId = this.packetId();
-    return new Promise<void>((resolve, reject) => {
-      this.pendingSubacks.set(messageId, { resolve, reject });
-      socket.write(
-        generate(
-          {
-            cmd: 'subscribe',
-            messageId,
-            subscriptions: [{ topic: s.filter, qos: 1, ...(s.rh !== undefined ? { rh: s.rh } : {}) }],
-            properties: { subscriptionIdentifier: s.id },
-          },
-          { protocolVersion: 5 },
-        ),
-      );
-    });
+    this.pendingSubacks.set(messageId, s);
+    socket.write(
+      generate(
+        {
+          cmd: 'subscribe',
+          messageId,
+          subscriptions: [{ topic: s.filter, qos: 1, ...(s.rh !== undefined ? { rh: s.rh } : {}) }],
+          properties: { subscriptionIdentifier: s.id },
+        },
+        { protocolVersion: 5 },
+      ),
+    );
   }
 
   private packetId(): number {
@@ -367,10 +414,11 @@ export class SharedSubscriber {
     this.connected_ = false;
     clearInterval(this.pingTimer);
     clearTimeout(this.attemptTimer);
-    for (const waiting of this.pendingSubacks.values()) waiting.reject(new Error('the connection closed before the SUBACK'));
+    // Their waiters wait on: what they subscribed is sent again at the next CONNACK.
     this.pendingSubacks.clear();
     if (this.closed || this.options.reconnectMs === null) {
       this.closed = true;
+      this.rejectWaiters('the connection ended before the SUBACK');
       this.options.onEnd?.();
       return;
     }

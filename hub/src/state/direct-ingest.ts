@@ -1,15 +1,21 @@
 import type { IPublishPacket } from 'mqtt';
 import type { MessageHandler } from 'lookout/core/host';
 import type { Logger } from 'lookout/core';
-import { SharedSubscriber, SubscriptionTable } from 'lookout/lib/mqtt';
+import { IdentifiedFilters, runHandlers, SharedSubscriber, SubscriptionTable } from 'lookout/lib/mqtt';
 import type { DeviceTopicSource } from './device-topics-bus.js';
 
 /** What take() answers: a message is done with once its handlers have run (they are not awaited, as on the bus). */
 const TAKEN = Promise.resolve();
-/** Messages the broker may hand over before their acknowledgements: they leave once per event-loop turn. */
+/** Messages the broker may hand over before their acknowledgements: those of one event-loop turn leave together. */
 const RECEIVE_MAXIMUM = 1000;
-/** The session outlives the hub's restarts, as the bus connection's does: what devices sent meanwhile waits for it. */
-const SESSION_NEVER_EXPIRES = 0xffffffff;
+/**
+ * How long the broker keeps the session while the hub is away. What a broker blip holds back reaches
+ * the hub when it reconnects; a hub stopped cleanly ended its subscriptions, so nothing waits for it,
+ * and a session left behind (a hub moved to replicas, or gone) ends within the hour.
+ */
+const SESSION_EXPIRY_SEC = 3600;
+/** The URL schemes SharedSubscriber speaks (MQTT over TCP or TLS); over WebSockets the device topics stay on the bus. */
+const DIRECT_SCHEMES = new Set(['mqtt:', 'tcp:', 'mqtts:', 'ssl:', 'tls:']);
 
 export interface DirectIngestOptions {
   /** The broker (MQTT 5), credentials in the URL or below. */
@@ -26,26 +32,37 @@ export interface DirectIngestOptions {
 /**
  * A plain hub's device topics (its ingest: 10 to 20 messages a second per device) on a broker
  * session of their own, spoken by SharedSubscriber rather than MQTT.js. MQTT.js takes each PUBLISH
- * through its generic packet handling and encodes and writes each PUBACK on its own: measured with
- * `npm run bench -- hub-ingest`, the hub spent 11 µs of CPU a message that way and 8.5 µs this way.
- * Here a PUBLISH goes from the parser to its handlers, and the acknowledgements of one event-loop
- * turn leave in one write. Needs MQTT 5 (subscription identifiers, session expiry): on a broker that
- * speaks only 3.1.1 the device topics stay on the bus connection (start-hub.ts).
+ * through its generic packet handling and encodes and writes each PUBACK on its own; here a PUBLISH
+ * goes from the parser to its handlers, and the acknowledgements of one event-loop turn leave in one
+ * write: `npm run bench -- hub-ingest`, side by side with the hub before, 10.0–10.5 µs of CPU a
+ * message before and 8.1–9.0 µs with it. Used where the bus connection found an MQTT 5 broker over
+ * TCP or TLS that has subscription identifiers (start-hub.ts); elsewhere the device topics stay on
+ * the bus connection.
  */
 export class DirectIngest implements DeviceTopicSource {
   private readonly handlers = new SubscriptionTable();
-  /** Each filter's subscription identifier: a copy names the filters it was sent for (brokers differ on overlapping ones). */
-  private readonly ids = new Map<string, number>();
-  private readonly filtersById = new Map<number, string>();
+  private readonly ids = new IdentifiedFilters(this.handlers);
   private readonly subscriber: SharedSubscriber;
   private started: Promise<void> | undefined;
+
+  /** Whether the direct ingest can speak to the broker at `url` at all (the scheme; the broker is asked at start). */
+  static speaks(url: string): boolean {
+    try {
+      return DIRECT_SCHEMES.has(new URL(url).protocol);
+    } catch {
+      return false;
+    }
+  }
 
   constructor(private readonly options: DirectIngestOptions) {
     this.subscriber = new SharedSubscriber({
       url: options.mqttUrl,
       clientId: options.clientId,
-      sessionExpirySec: SESSION_NEVER_EXPIRES,
+      sessionExpirySec: SESSION_EXPIRY_SEC,
       receiveMaximum: RECEIVE_MAXIMUM,
+      // As the bus connection does: a session the broker kept keeps its subscriptions (and a
+      // reconnect of a big fleet's hub does not bring every retained status and hello again).
+      resubscribeWithSession: false,
       logger: options.logger,
       ...(options.ca ? { ca: options.ca } : {}),
       ...(options.username !== undefined ? { username: options.username } : {}),
@@ -58,31 +75,32 @@ export class DirectIngest implements DeviceTopicSource {
     return this.subscriber.connected;
   }
 
-  /** Connects (once); rejects when the broker refuses or does not answer. */
+  /** Connects (once); rejects when the broker refuses, does not answer, or has no subscription identifiers. */
   start(): Promise<void> {
-    this.started ??= this.subscriber.start();
+    this.started ??= this.subscriber.start().then(() => {
+      if (!this.subscriber.subscriptionIdentifiers) throw new Error('the broker has no MQTT 5 subscription identifiers');
+    });
     return this.started;
   }
 
-  /** Subscribed again for each new handler, as the bus does, so that it gets the retained messages (the others recognise them as held). */
+  /**
+   * Subscribed again for each new handler, as the bus does, so that it gets the retained messages
+   * (the others recognise them as held). The last handler of a filter gone, the broker is told.
+   */
   async subscribe(filter: string, handler: MessageHandler): Promise<() => Promise<void>> {
     await this.start();
     const entry = { filter, handler, qos: 1 as const };
     this.handlers.add(entry);
-    let id = this.ids.get(filter);
-    if (id === undefined) {
-      id = this.ids.size + 1;
-      this.ids.set(filter, id);
-      this.filtersById.set(id, filter);
-    }
     try {
-      await this.subscriber.subscribe({ filter, id });
+      await this.subscriber.subscribe({ filter, id: this.ids.note(filter) });
     } catch (err) {
-      this.handlers.remove(entry);
+      this.remove(entry);
       throw err;
     }
+    let removed = false;
     return () => {
-      this.handlers.remove(entry);
+      if (!removed) this.remove(entry);
+      removed = true;
       return Promise.resolve();
     };
   }
@@ -91,33 +109,20 @@ export class DirectIngest implements DeviceTopicSource {
     return this.subscriber.close();
   }
 
+  private remove(entry: { filter: string; handler: MessageHandler; qos: 1 }): void {
+    if (!this.handlers.remove(entry)) return;
+    this.ids.forget(entry.filter);
+    this.subscriber.unsubscribe(entry.filter);
+  }
+
   private take(packet: IPublishPacket): Promise<void> {
     const { topic } = packet;
-    const payload = packet.payload as Buffer;
-    const meta = { retain: packet.retain };
-    for (const handler of this.handlersOf(topic, packet.properties?.subscriptionIdentifier)) {
-      try {
-        const result: unknown = handler(topic, payload, meta);
-        if (result instanceof Promise) result.catch((err: unknown) => this.failed(err, topic));
-      } catch (err) {
-        this.failed(err, topic);
-      }
-    }
+    const handlers = this.ids.handlersOf(topic, packet.properties?.subscriptionIdentifier);
+    runHandlers(handlers, topic, packet.payload as Buffer, { retain: packet.retain }, this.failed);
     return TAKEN;
   }
 
-  /** By the subscription identifiers the copy carries (each handler once, however many copies), else by its topic. */
-  private handlersOf(topic: string, ids: number | number[] | undefined): MessageHandler[] {
-    if (ids === undefined) return this.handlers.handlersFor(topic);
-    const filters: string[] = [];
-    for (const id of Array.isArray(ids) ? ids : [ids]) {
-      const filter = this.filtersById.get(id);
-      if (filter !== undefined) filters.push(filter);
-    }
-    return this.handlers.handlersForCopy(topic, filters);
-  }
-
-  private failed(err: unknown, topic: string): void {
+  private readonly failed = (err: unknown, topic: string): void => {
     this.options.logger.error({ err, topic: topic.slice(0, 256) }, 'ingest: a device topic handler failed');
-  }
+  };
 }

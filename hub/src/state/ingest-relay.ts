@@ -134,22 +134,20 @@ export class IngestRelay {
   }
 
   /**
-   * Where to start reading: the point saved with the cache this replica restored (resumePoint), else
-   * the stream's start. A bare stream id is a point an earlier version saved, without its window.
+   * Where to start reading: the stream id saved with the cache this replica restored, else the
+   * stream's start; and the batches applied by then (`applied`, absent where an earlier version saved).
    */
-  resumeFrom(point: string | undefined): void {
-    if (!point) return;
-    if (STREAM_ID.test(point)) {
-      this.cursor = point;
-      return;
-    }
+  resumeFrom(point: { cursor?: string; applied?: string }): void {
+    if (!point.cursor || !STREAM_ID.test(point.cursor)) return;
+    this.cursor = point.cursor;
+    if (point.applied === undefined) return;
     try {
-      const saved = JSON.parse(point) as { cursor?: unknown; applied?: unknown };
-      if (typeof saved.cursor !== 'string' || !STREAM_ID.test(saved.cursor)) throw new Error('no stream id');
-      this.cursor = saved.cursor;
-      this.appended = AppendedBatches.from(saved.applied);
+      this.appended = AppendedBatches.from(JSON.parse(point.applied));
     } catch (err) {
-      this.options.logger.warn({ err: (err as Error).message }, 'ingest relay: the saved resume point is not one; reading the stream from its start');
+      this.options.logger.warn(
+        { err: (err as Error).message },
+        'ingest relay: the batches saved as applied are not readable; a copy of one may be applied again',
+      );
     }
   }
 
@@ -158,8 +156,8 @@ export class IngestRelay {
    * applied (a restart resumes exactly there) and the batches applied by then (a copy of one of
    * them that lands after that id is still skipped after the restart).
    */
-  resumePoint(): string {
-    return JSON.stringify({ cursor: this.cursor, applied: this.appended });
+  resumePoint(): { cursor: string; applied: string } {
+    return { cursor: this.cursor, applied: JSON.stringify(this.appended) };
   }
 
   get connected(): boolean {

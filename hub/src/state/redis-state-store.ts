@@ -16,7 +16,7 @@ const KEY = /^[a-z][a-z0-9-]{0,63}$/;
  */
 export class RedisStateStore implements HubStateStore {
   private readonly keepers: StateKeepers;
-  private readonly cursors = new Map<string, () => string>();
+  private readonly cursors = new Map<string, () => StreamPoint>();
   readonly maxBytes: number;
 
   constructor(
@@ -59,7 +59,7 @@ export class RedisStateStore implements HubStateStore {
     this.keyOf(key);
     const cursor = this.cursors.get(key);
     if (!cursor) return this.keepers.keep(key, snapshot);
-    // The cursor is read in the turn the snapshot takes the state: the saved value is exactly what was applied up to that stream id.
+    // The point is read in the turn the snapshot takes the state: the saved value is exactly what was applied up to that stream id.
     return this.keepers.keep(key, async () => {
       const value = snapshot();
       const at = cursor();
@@ -67,17 +67,22 @@ export class RedisStateStore implements HubStateStore {
     });
   }
 
-  /** Saves `cursor()` beside `key` at each save (where the ingest stream stood for the saved cache: IngestRelay.resumePoint). Before the key's keeper exists. */
-  trackCursor(key: string, cursor: () => string): void {
-    this.cursors.set(key, cursor);
+  /**
+   * Saves `point()` beside `key` at each save: where the ingest stream stood for the saved cache
+   * (IngestRelay.resumePoint). The stream id has a key of its own, as replicas of earlier versions
+   * read it; what was applied by then has another. Before the key's keeper exists.
+   */
+  trackCursor(key: string, point: () => StreamPoint): void {
+    this.cursors.set(key, point);
   }
 
-  /** The cursor saved beside `key`; undefined when none was, or Redis cannot be read. */
-  async loadCursor(key: string): Promise<string | undefined> {
+  /** The point saved beside `key`; empty when none was, or Redis cannot be read. */
+  async loadCursor(key: string): Promise<Partial<StreamPoint>> {
     try {
-      return (await this.redis.client.get(this.redis.key('state-cursor', key))) ?? undefined;
+      const [cursor, applied] = await this.redis.client.mget(this.redis.key('state-cursor', key), this.redis.key('state-applied', key));
+      return { ...(cursor ? { cursor } : {}), ...(applied ? { applied } : {}) };
     } catch {
-      return undefined;
+      return {};
     }
   }
 
@@ -91,7 +96,10 @@ export class RedisStateStore implements HubStateStore {
     const bytes = Buffer.byteLength(text);
     if (bytes > this.maxBytes) throw new Error(`hub state "${key}" is ${bytes} bytes, over the bound of ${this.maxBytes}: not saved`);
     const tx = this.redis.client.multi().set(this.keyOf(key), text);
-    if (saved instanceof WithCursor) tx.set(this.redis.key('state-cursor', key), saved.cursor);
+    if (saved instanceof WithCursor) {
+      tx.set(this.redis.key('state-cursor', key), saved.point.cursor);
+      tx.set(this.redis.key('state-applied', key), saved.point.applied);
+    }
     const results = await tx.exec();
     const failed = results?.find(([err]) => err);
     if (!results || failed) throw new Error(`hub state "${key}" not saved: ${failed?.[0]?.message ?? 'transaction aborted'}`);
@@ -112,9 +120,15 @@ export class RedisStateStore implements HubStateStore {
   }
 }
 
+/** A stream id and what was applied up to it (JSON), saved beside a value. */
+export interface StreamPoint {
+  cursor: string;
+  applied: string;
+}
+
 class WithCursor {
   constructor(
     readonly value: unknown,
-    readonly cursor: string,
+    readonly point: StreamPoint,
   ) {}
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect, type MqttClient } from 'mqtt';
 import { generate, type IPublishPacket, type Packet } from 'mqtt-packet';
@@ -319,6 +320,73 @@ describe('SharedSubscriber against a broker that misbehaves', () => {
       await waitFor(() => disconnect !== undefined, 'the DISCONNECT');
       assert.equal((disconnect as { reasonCode?: number }).reasonCode, 0x93);
       assert.equal(handed.length, 4, 'no more than maxInHand handed to the handler');
+    } finally {
+      await sub.close();
+      broker.server.close();
+    }
+  });
+
+  it('a SUBSCRIBE whose SUBACK a lost connection took is sent again on the next one, and resolves there; a session kept is not subscribed again', async () => {
+    // What each connection was sent, and the session the broker says it kept.
+    const heard: string[][] = [];
+    let current: Socket | undefined;
+    const broker = await misbehavingBroker((socket, n, _packets, parser) => {
+      current = socket;
+      heard[n] = [];
+      socket.write(generate({ cmd: 'connack', sessionPresent: n > 1, reasonCode: 0 }, v5));
+      parser.on('packet', (p: Packet) => {
+        if (p.cmd === 'pingreq') return;
+        heard[n].push(
+          p.cmd === 'subscribe' ? `subscribe ${p.subscriptions[0].topic}` : p.cmd === 'unsubscribe' ? `unsubscribe ${p.unsubscriptions[0]}` : p.cmd,
+        );
+        // The first SUBSCRIBE of the first connection: the connection drops before its SUBACK.
+        if (n === 1 && p.cmd === 'subscribe') socket.destroy();
+        else if (p.cmd === 'subscribe') socket.write(generate({ cmd: 'suback', messageId: p.messageId, granted: [1] }, v5));
+      });
+    });
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'misbehaved-d',
+      sessionExpirySec: 60,
+      receiveMaximum: 10,
+      reconnectMs: 20,
+      resubscribeWithSession: false,
+      logger,
+      onMessage: () => Promise.resolve(),
+    });
+    try {
+      await sub.start();
+      await sub.subscribe({ filter: 'devices/+/dets', id: 7 });
+      assert.deepEqual(heard[2], ['connect', 'subscribe devices/+/dets'], 'sent again on the next connection, where its SUBACK came');
+      await sub.subscribe({ filter: 'devices/+/status', id: 8 });
+      sub.unsubscribe('devices/+/status');
+      await waitFor(() => heard[2].includes('unsubscribe devices/+/status'), 'the UNSUBSCRIBE');
+      // Dropped again: the broker says it kept the session, so nothing is subscribed again.
+      current?.destroy();
+      await waitFor(() => heard[3] !== undefined && sub.connected, 'the third connection');
+      await new Promise((r) => setTimeout(r, 200));
+      assert.deepEqual(heard[3], ['connect']);
+    } finally {
+      await sub.close();
+      broker.server.close();
+    }
+  });
+
+  it('says when a broker has no subscription identifiers', async () => {
+    const broker = await misbehavingBroker((socket) =>
+      socket.write(generate({ cmd: 'connack', sessionPresent: false, reasonCode: 0, properties: { subscriptionIdentifiersAvailable: false } }, v5)),
+    );
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: 'misbehaved-e',
+      sessionExpirySec: 60,
+      receiveMaximum: 10,
+      logger,
+      onMessage: () => Promise.resolve(),
+    });
+    try {
+      await sub.start();
+      assert.equal(sub.subscriptionIdentifiers, false);
     } finally {
       await sub.close();
       broker.server.close();

@@ -117,22 +117,34 @@ describe('the direct ingest', () => {
       await hub.close();
     }
 
-    // The hub's bus session is kept (it never expires); a dets published now would be queued for it
-    // had the hub not ended that subscription.
+    // Both sessions outlive the hub. A dets published now would be queued for the bus session had the
+    // hub not ended the earlier run's subscription there, and for the ingest session had its plugins'
+    // subscriptions not been ended at their stop.
     const device = await mqttClient(broker.url, { clientId: 'direct-cam-3b' });
     clients.push(device);
     await publish(device, 'devices/direct-cam-3/dets', { ...msg.dets(1), seq: 2 });
-    const queued: string[] = [];
-    const resumed = connect(broker.url, { clientId: busClientId, protocolVersion: 5, clean: false, reconnectPeriod: 0, manualConnect: true });
-    resumed.on('message', (topic) => queued.push(topic));
-    const present = await new Promise<boolean>((resolve, reject) => {
-      resumed.once('connect', (connack) => resolve(connack.sessionPresent));
-      resumed.once('error', reject);
-      resumed.connect();
-    });
-    clients.push(resumed);
-    assert.equal(present, true, 'the bus session outlived the hub');
-    await sleep(300);
-    assert.deepEqual(queued, [], 'nothing queued on the bus session for the device topics');
+    for (const [clientId, session] of [
+      [busClientId, 'the bus session'],
+      [`${busClientId}-ingest`, 'the ingest session'],
+    ]) {
+      const queued: string[] = [];
+      const resumed = connect(broker.url, { clientId, protocolVersion: 5, clean: false, reconnectPeriod: 0, manualConnect: true });
+      clients.push(resumed);
+      resumed.on('message', (topic) => queued.push(topic));
+      const present = await new Promise<boolean>((resolve, reject) => {
+        resumed.once('connect', (connack) => resolve(connack.sessionPresent));
+        resumed.once('error', reject);
+        resumed.connect();
+      });
+      assert.equal(present, true, `${session} outlived the hub: the hub held it`);
+      await sleep(300);
+      assert.deepEqual(queued, [], `nothing queued on ${session} for the device topics`);
+      await endClient(resumed);
+    }
+  });
+
+  it('speaks MQTT over TCP or TLS only: over WebSockets the device topics stay on the bus connection', () => {
+    for (const url of ['mqtt://127.0.0.1:1883', 'mqtts://broker.lan:8883', 'tcp://h:1', 'ssl://h:1']) assert.equal(DirectIngest.speaks(url), true, url);
+    for (const url of ['ws://127.0.0.1:9001/mqtt', 'wss://broker.lan/mqtt', 'not a url']) assert.equal(DirectIngest.speaks(url), false, url);
   });
 });

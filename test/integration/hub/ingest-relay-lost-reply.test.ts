@@ -54,7 +54,7 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     url: string,
     prefix: string,
     name: string,
-    options: { maxPending?: number; log?: Logger; resumeFrom?: string } = {},
+    options: { maxPending?: number; log?: Logger; resumeFrom?: { cursor?: string; applied?: string } } = {},
   ): Promise<Replica> {
     const log = options.log ?? logger;
     const redis = new RedisConnection({ url, prefix, logger: log, maxBackoffMs: 100 });
@@ -67,7 +67,7 @@ describe('ingest relay: a stream write whose reply was lost', () => {
       logger: log,
       ...(options.maxPending ? { maxPending: options.maxPending } : {}),
     });
-    relay.resumeFrom(options.resumeFrom);
+    if (options.resumeFrom) relay.resumeFrom(options.resumeFrom);
     const applied: number[] = [];
     const r = { relay, redis, applied };
     running.add(r);
@@ -207,8 +207,8 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     await sleep(300);
     assert.deepEqual(restarted.applied, [21], 'the copy of an entry its cache holds was not applied again');
     assert.equal(restarted.relay.status().duplicates_skipped, 1);
-    // A point an earlier version saved (a bare stream id) still resumes there, without a window.
-    const older = await replica(server.url, 'restart:', 'c', { resumeFrom: restarted.relay.status().cursor });
+    // A point an earlier version saved (a stream id alone) still resumes there, without a window.
+    const older = await replica(server.url, 'restart:', 'c', { resumeFrom: { cursor: restarted.relay.status().cursor } });
     assert.equal(older.relay.status().cursor, restarted.relay.status().cursor);
     await stop([a, restarted, older]);
   });

@@ -153,7 +153,7 @@ describe('Redis hub state (a real redis-server)', () => {
     const store = new RedisStateStore(conn, { logger, intervalMs: 50 });
     let n = 0;
     let snapshots = 0;
-    store.trackCursor('bus-cache', () => `${n}-0`);
+    store.trackCursor('bus-cache', () => ({ cursor: `${n}-0`, applied: `{"w":[[1,${n}]]}` }));
     const keeper = store.keep('bus-cache', () => {
       snapshots++;
       return { n };
@@ -166,7 +166,10 @@ describe('Redis hub state (a real redis-server)', () => {
     const loaded = await other.load('bus-cache', asObject);
     assert.deepEqual(loaded.value, { n: 10 });
     assert.ok(loaded.savedAt !== undefined && Date.now() - loaded.savedAt < 5_000);
-    assert.equal(await other.loadCursor('bus-cache'), '10-0', 'the cursor is saved with the value it goes with');
+    assert.deepEqual(await other.loadCursor('bus-cache'), { cursor: '10-0', applied: '{"w":[[1,10]]}' }, 'the point is saved with the value it goes with');
+    // In a key of its own, the stream id alone, as replicas of earlier versions read it.
+    assert.equal(await conn.client.get('store:state-cursor:bus-cache'), '10-0');
+    assert.deepEqual(await other.loadCursor('never-saved'), {});
     assert.deepEqual(await other.load('never-saved', asObject), {});
 
     await conn.client.set('store:state:broken', '{"format":"lookout-hub-state/1","key":"broken","value":');
