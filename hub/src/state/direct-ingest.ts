@@ -34,8 +34,8 @@ export interface DirectIngestOptions {
  * session of their own, spoken by SharedSubscriber rather than MQTT.js. MQTT.js takes each PUBLISH
  * through its generic packet handling and encodes and writes each PUBACK on its own; here a PUBLISH
  * goes from the parser to its handlers, and the acknowledgements of one event-loop turn leave in one
- * write: `npm run bench -- hub-ingest`, side by side with the hub before, 10.0–10.5 µs of CPU a
- * message before and 8.1–9.0 µs with it. Used where the bus connection found an MQTT 5 broker over
+ * write: `npm run bench -- hub-ingest`, six runs alternating with the hub before, 9.6–11.0 µs of CPU
+ * a message before and 8.1–9.5 µs with it. Used where the bus connection found an MQTT 5 broker over
  * TCP or TLS that has subscription identifiers (start-hub.ts); elsewhere the device topics stay on
  * the bus connection.
  */
