@@ -18,16 +18,30 @@ export interface BusPort {
   close(): Promise<void>;
 }
 
-/** True when an MQTT topic matches a filter with `+` and `#` wildcards. */
+/**
+ * True when an MQTT topic matches a filter with `+` and `#` wildcards (`a/#` matches `a` too). Walks
+ * both strings level by level without splitting them: the embedded broker asks it for every copy it
+ * forwards, for each filter of the receiving client (subscription-identifiers.ts).
+ */
 export function topicMatches(filter: string, topic: string): boolean {
-  const f = filter.split('/');
-  const t = topic.split('/');
-  for (let i = 0; i < f.length; i++) {
-    if (f[i] === '#') return true;
-    if (i >= t.length) return false;
-    if (f[i] !== '+' && f[i] !== t[i]) return false;
+  let f = 0;
+  let t = 0; // past topic.length once the topic has no level left
+  for (;;) {
+    const fEnd = levelEnd(filter, f);
+    if (fEnd - f === 1 && filter[f] === '#') return true;
+    if (t > topic.length) return false;
+    const tEnd = levelEnd(topic, t);
+    const plus = fEnd - f === 1 && filter[f] === '+';
+    if (!plus && (fEnd - f !== tEnd - t || !filter.startsWith(topic.slice(t, tEnd), f))) return false;
+    if (fEnd === filter.length) return tEnd === topic.length;
+    f = fEnd + 1;
+    t = tEnd + 1;
   }
-  return f.length === t.length;
+}
+
+function levelEnd(s: string, from: number): number {
+  const slash = s.indexOf('/', from);
+  return slash === -1 ? s.length : slash;
 }
 
 /** The outbox's figures, as health reports them. */

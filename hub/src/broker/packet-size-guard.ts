@@ -66,14 +66,16 @@ export function guardPacketSizes(socket: Socket, limits: PacketSizeLimits, onRef
       socket.resume();
     },
     write(chunk: Buffer, _encoding, callback) {
-      // aedes writes each packet on its own (a PUBACK per publish), in pieces (mqtt-packet): what
-      // one tick writes goes out together, in one TLS record on the TLS listener rather than one
-      // per piece. The next piece is taken at once unless the socket is full, so that a tick's
-      // pieces all reach the corked socket.
+      // aedes writes each packet on its own (a PUBACK per publish, each message forwarded to a
+      // subscriber), in pieces (mqtt-packet), mostly from its setImmediate callbacks: what one turn
+      // of the event loop writes goes out together, one write system call (one TLS record on the
+      // TLS listener) rather than one per packet, which was the largest single cost of the embedded
+      // broker (`npm run bench -- hub-ingest-tls`). The next piece is taken at once unless the
+      // socket is full, so that a turn's pieces all reach the corked socket.
       if (!corked) {
         corked = true;
         socket.cork();
-        process.nextTick(uncork);
+        setImmediate(uncork);
       }
       if (socket.write(chunk)) callback();
       else socket.once('drain', () => callback());

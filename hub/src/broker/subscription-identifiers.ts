@@ -17,9 +17,11 @@ export function withEveryMatchingIdentifier<P extends PublishPacket>(client: Cli
   // A filter starting with a wildcard never matches a `$` topic ([MQTT-4.7.2-1]).
   const system = packet.topic.startsWith('$');
   const ids: number[] = [];
-  for (const [filter, sub] of Object.entries(held)) {
-    if (sub?.si === undefined || (system && /^[+#]/.test(filter))) continue;
-    if (topicMatches(filter, packet.topic)) ids.push(sub.si);
+  // A loop over the keys, not Object.entries: this runs for every copy forwarded.
+  for (const filter in held) {
+    const si = held[filter]?.si;
+    if (si === undefined || (system && /^[+#]/.test(filter))) continue;
+    if (topicMatches(filter, packet.topic)) ids.push(si);
   }
   if (ids.length <= 1) return packet;
   // A copy of its own: the packet and its properties are shared by every subscriber's delivery.
