@@ -92,6 +92,8 @@ export function guardPacketSizes(socket: Socket, limits: PacketSizeLimits, onRef
   });
   socket.on('data', (chunk: Buffer) => {
     if (!check(chunk)) {
+      // What aedes wrote before (the PUBACKs of publishes it accepted) leaves first, as in destroy().
+      if (corked) uncork();
       socket.destroy();
       return;
     }

@@ -37,11 +37,12 @@ describe('topicMatches', () => {
     for (const [filter, topic, expected] of cases) assert.equal(topicMatches(filter, topic), expected, `${filter} ~ ${topic}`);
   });
 
-  it('agrees with the rule on split levels for every filter and topic of up to four levels over a small alphabet', () => {
-    const levels = ['a', 'b', 'ab', ''];
+  it('agrees with the rule on split levels for every filter of up to three levels and topic of up to four over a small alphabet', () => {
+    // Wildcards inside longer levels too (`a+`, `#a`, `++`): only a whole level is one.
+    const levels = ['a', 'b', 'ab', '', 'a+', '#a'];
     const all = (n: number, alphabet: string[]): string[] => (n === 1 ? alphabet : all(n - 1, alphabet).flatMap((head) => alphabet.map((l) => `${head}/${l}`)));
     const topics = [1, 2, 3, 4].flatMap((n) => all(n, levels));
-    const filters = [1, 2, 3].flatMap((n) => all(n, [...levels, '+', '#']));
+    const filters = [1, 2, 3].flatMap((n) => all(n, [...levels, '+', '#', '++']));
     for (const filter of filters) for (const topic of topics) assert.equal(topicMatches(filter, topic), byLevels(filter, topic), `${filter} ~ ${topic}`);
   });
 });
