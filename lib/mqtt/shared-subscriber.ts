@@ -75,7 +75,8 @@ export interface SharedSubscription {
 export class SharedSubscriber {
   private socket: Socket | undefined;
   private readonly acks = new PubackBatch();
-  private readonly subscriptions: SharedSubscription[] = [];
+  /** What is subscribed, by filter (one subscription a filter). */
+  private readonly subscriptions = new Map<string, SharedSubscription>();
   /** The subscription each SUBSCRIBE in flight on this connection was for, by packet id. */
   private readonly pendingSubacks = new Map<number, SharedSubscription>();
   /** Subscriptions whose SUBACK has not come, with who waits for it: across a reconnect, until it comes or close(). */
@@ -154,7 +155,7 @@ export class SharedSubscriber {
   subscribe(subscription: SharedSubscription): Promise<void> {
     // Who waited for the one it replaces waits for this one's SUBACK.
     const waiters = this.forget(subscription.filter) ?? [];
-    this.subscriptions.push(subscription);
+    this.subscriptions.set(subscription.filter, subscription);
     return new Promise<void>((resolve, reject) => {
       this.waiting.set(subscription, [...waiters, { resolve, reject }]);
       if (this.connected_) this.sendSubscribe(subscription);
@@ -178,9 +179,9 @@ export class SharedSubscriber {
 
   /** Drops the subscription to `filter` held here; undefined when there was none, else who still waited for its SUBACK. */
   private forget(filter: string): Waiter[] | undefined {
-    const held = this.subscriptions.findIndex((s) => s.filter === filter);
-    if (held < 0) return undefined;
-    const [old] = this.subscriptions.splice(held, 1);
+    const old = this.subscriptions.get(filter);
+    if (!old) return undefined;
+    this.subscriptions.delete(filter);
     const waiters = this.waiting.get(old) ?? [];
     this.waiting.delete(old);
     return waiters;
@@ -293,7 +294,7 @@ export class SharedSubscriber {
         // Subscribing again is harmless (the subscription is replaced); the retained messages it
         // brings again are recognised downstream as the messages already held.
         const again = this.connacks++ > 0 && (!packet.sessionPresent || this.options.resubscribeWithSession !== false);
-        for (const sub of this.subscriptions) if (again || this.waiting.has(sub)) this.sendSubscribe(sub);
+        for (const sub of this.subscriptions.values()) if (again || this.waiting.has(sub)) this.sendSubscribe(sub);
         this.firstConnect?.resolve();
         this.firstConnect = undefined;
         return;
@@ -349,7 +350,7 @@ export class SharedSubscriber {
         }
         // Refused: not made again at the next connection.
         const err = new Error(`the broker refused the subscription to ${sub.filter} (reason ${refused})`);
-        if (this.subscriptions.includes(sub)) this.subscriptions.splice(this.subscriptions.indexOf(sub), 1);
+        if (this.subscriptions.get(sub.filter) === sub) this.subscriptions.delete(sub.filter);
         if (waiters.length === 0)
           this.options.logger.warn({ err: err.message, clientId: this.options.clientId }, 'shared subscriber: subscribing again failed');
         for (const w of waiters) w.reject(err);

@@ -1,7 +1,7 @@
 import type { IPublishPacket } from 'mqtt';
 import type { MessageHandler } from 'lookout/core/host';
 import type { Logger } from 'lookout/core';
-import { IdentifiedFilters, runHandlers, SharedSubscriber, SubscriptionTable } from 'lookout/lib/mqtt';
+import { IdentifiedFilters, runHandlers, SharedSubscriber, SubscriptionTable, type SubscriptionEntry } from 'lookout/lib/mqtt';
 import type { DeviceTopicSource } from './device-topics-bus.js';
 
 /** What take() answers: a message is done with once its handlers have run (they are not awaited, as on the bus). */
@@ -89,7 +89,7 @@ export class DirectIngest implements DeviceTopicSource {
    */
   async subscribe(filter: string, handler: MessageHandler): Promise<() => Promise<void>> {
     await this.start();
-    const entry = { filter, handler, qos: 1 as const };
+    const entry: SubscriptionEntry = { filter, handler, qos: 1 };
     this.handlers.add(entry);
     try {
       await this.subscriber.subscribe({ filter, id: this.ids.note(filter) });
@@ -109,7 +109,7 @@ export class DirectIngest implements DeviceTopicSource {
     return this.subscriber.close();
   }
 
-  private remove(entry: { filter: string; handler: MessageHandler; qos: 1 }): void {
+  private remove(entry: SubscriptionEntry): void {
     if (!this.handlers.remove(entry)) return;
     this.ids.forget(entry.filter);
     this.subscriber.unsubscribe(entry.filter);
