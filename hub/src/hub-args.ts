@@ -31,6 +31,10 @@ tool forwarding to devices, the debug ring and fleet health.
   --stream-retention-s <n> how long the replicas' shared ingest stream keeps messages in Redis
                            (default 900; its memory is this times the fleet's message rate: a
                            replica away longer starts from the saved cache)
+  --mirror-interval-ms <n> replicas divide the apply: each applies every message of the devices it
+                           owns (shared out among the live replicas) and, of the others, the newest
+                           dets and telemetry at most every n ms and whenever one is read (default
+                           0: every replica applies every message; 1000 carries ~1.8x with two)
   --broker-port <n>        embedded broker port (default 1883; 0 picks a free one)
   --broker-host <addr>     embedded broker listen address (default as --host). Beyond loopback
                            the broker speaks MQTT over TLS there (--broker-tls-port) with the
@@ -94,6 +98,7 @@ const OPTIONS = {
   'state-prefix': { type: 'string' },
   'mqtt-group': { type: 'string' },
   'stream-retention-s': { type: 'string' },
+  'mirror-interval-ms': { type: 'string' },
   'broker-port': { type: 'string' },
   'broker-host': { type: 'string' },
   'broker-tls-port': { type: 'string' },
@@ -246,7 +251,7 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   if (values['mqtt-group'] !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(values['mqtt-group'])) {
     throw usageError('--mqtt-group takes 1 to 64 letters, digits, "_", "." or "-" (no MQTT wildcards or "/")');
   }
-  for (const flag of ['mqtt-group', 'stream-retention-s'] as const) {
+  for (const flag of ['mqtt-group', 'stream-retention-s', 'mirror-interval-ms'] as const) {
     if (values[flag] !== undefined && (values.state === undefined || values.mqtt === undefined)) {
       throw usageError(`--${flag} is for replicas: it needs --mqtt (an MQTT 5 broker) and --state redis://…`);
     }
@@ -255,6 +260,7 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   set('statePrefix', values['state-prefix']);
   set('mqttGroup', values['mqtt-group']);
   set('streamRetentionS', int('stream-retention-s', 60, 86_400));
+  set('mirrorIntervalMs', int('mirror-interval-ms', 0, 60_000));
   const out: HubArgs = { help: values.help === true, json: values.json === true, options };
   if (values['log-level'] !== undefined) out.logLevel = values['log-level'];
   return out;

@@ -58,6 +58,8 @@ export interface HubOptions extends HubTlsOptions, BrokerTlsOptions {
   mqttGroup?: string;
   /** How long the replicas' shared ingest stream keeps messages (seconds). Default 900. */
   streamRetentionS?: number;
+  /** Replicas: divide the apply, each holding a device another replica owns to its newest dets and telemetry, applied at most this often (ms) and when read. */
+  mirrorIntervalMs?: number;
   /** Bearer token for every route but /health; also the password devices need on the embedded broker. */
   token?: string;
   /** Networks a device announced by hello may be contacted in (CIDR list). Default 127.0.0.0/8. */

@@ -183,6 +183,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           clientId: `${busClientId}-ingest`,
           ...(options.mqttGroup ? { group: options.mqttGroup } : {}),
           ...(options.streamRetentionS ? { retentionMs: options.streamRetentionS * 1000 } : {}),
+          ...(options.mirrorIntervalMs ? { mirrorIntervalMs: options.mirrorIntervalMs } : {}),
           logger: logger.child({ component: 'ingest-relay' }),
         });
         relay = r;
@@ -221,6 +222,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       bus,
       ...(busClientAddress ? { busClientAddress } : {}),
       ...(logRing ? { logs: logRing } : {}),
+      ...(relay ? { freshen: (deviceId?: string) => relay?.freshen(deviceId) } : {}),
       sharedState: () => {
         if (!redis) return { backend: 'memory', replica: false, stale: false, stale_since: null };
         if (relay) {

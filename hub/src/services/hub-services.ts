@@ -24,6 +24,12 @@ export interface HubInfo {
   /** Where the state replicas share lives, and whether this replica's copy of it is current. */
   sharedState?(): SharedStateStatus;
   /**
+   * A replica that divides the apply (`--mirror-interval-ms`) holds back the frequent messages of
+   * devices another replica owns: this applies them now, for one device or all. The bus cache calls
+   * it before it reads a device, so that every replica shows a device's newest messages.
+   */
+  freshen?(deviceId?: string): void;
+  /**
    * The address the bus client `clientId` (a device connects with its id) is connected from, as
    * the embedded broker saw it; undefined when it is not connected, or the broker is external (the
    * hub cannot know who connects to another broker).

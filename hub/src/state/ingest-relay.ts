@@ -6,6 +6,8 @@ import { SharedSubscriber, SubscriptionTable } from 'lookout/lib/mqtt';
 import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 import { AppendedBatches } from './appended-batches.js';
+import { DeviceOwnership } from './device-ownership.js';
+import { MirroredMessages } from './mirrored-messages.js';
 import { SessionAdoption } from './session-adoption.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
@@ -32,6 +34,8 @@ const STREAM_ID = /^\d+-\d+$/;
 const TAKEN = Promise.resolve();
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
+/** The topics a device sends many times a second, held back for a device another replica owns (`devices/<id>/<suffix>`). */
+const MIRRORED_SUFFIXES = new Set(['dets', 'telemetry']);
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -51,6 +55,13 @@ export interface IngestRelayOptions {
   connections?: number;
   /** How long the broker keeps a replica's session while it is gone. Default one hour. */
   sessionExpirySec?: number;
+  /**
+   * Divides the apply (`--mirror-interval-ms`): the devices are shared out among the live replicas
+   * (DeviceOwnership), and of a device another replica owns this one applies the dets and telemetry
+   * at most this often, the newest of each (MirroredMessages), and at once when it is read
+   * (`freshen`) or sends anything else. Absent or 0: every replica applies every message.
+   */
+  mirrorIntervalMs?: number;
 }
 
 export interface RelayStatus {
@@ -75,6 +86,8 @@ export interface RelayStatus {
   adopted_sessions: number;
   /** Stream entries read a second time (a write whose reply was lost, written again) and skipped. */
   duplicates_skipped: number;
+  /** With --mirror-interval-ms: the live replicas the devices are shared out among, and the messages of devices owned by another that were replaced by a newer one before this replica applied them. */
+  mirror: { interval_ms: number; replicas: number; collapsed: number } | null;
 }
 
 interface Lane {
@@ -126,11 +139,32 @@ export class IngestRelay {
   private applied = 0;
   readonly group: string;
   private readonly streamKey: string;
+  private readonly mirror: { ownership: DeviceOwnership; held: MirroredMessages; timer: NodeJS.Timeout } | undefined;
+  /** Set while a message is applied: a read from one of its handlers does not apply held messages in the middle of it. */
+  private delivering = false;
 
   constructor(private readonly options: IngestRelayOptions) {
     this.group = options.group ?? DEFAULT_INGEST_GROUP;
     this.streamKey = options.redis.key('ingest');
     options.redis.onUp(() => void this.flushPending());
+    const every = options.mirrorIntervalMs ?? 0;
+    if (every > 0) {
+      // Each replica is its first lane's broker session: the id its heartbeat is written under.
+      const timer = setInterval(() => this.freshen(), every);
+      timer.unref();
+      this.mirror = { ownership: new DeviceOwnership(laneClientId(options.clientId, 0)), held: new MirroredMessages(), timer };
+    }
+  }
+
+  /**
+   * Applies now what is held back of a device another replica owns (every device's when none is
+   * named): called before the device is read, so that a read on any replica shows its newest messages.
+   */
+  freshen(deviceId?: string): void {
+    const mirror = this.mirror;
+    if (!mirror || this.delivering || mirror.held.devices === 0) return;
+    if (deviceId !== undefined) return this.applyHeld(mirror.held, deviceId);
+    for (const id of mirror.held.deviceIds()) this.applyHeld(mirror.held, id);
   }
 
   /**
@@ -157,6 +191,8 @@ export class IngestRelay {
    * them that lands after that id is still skipped after the restart).
    */
   resumePoint(): { cursor: string; applied: string } {
+    // Held messages are past the cursor's entries: applied first, the cache taken next holds them.
+    this.freshen();
     return { cursor: this.cursor, applied: JSON.stringify(this.appended) };
   }
 
@@ -184,6 +220,9 @@ export class IngestRelay {
       applied: this.applied,
       adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),
       duplicates_skipped: this.duplicatesSkipped,
+      mirror: this.mirror
+        ? { interval_ms: this.options.mirrorIntervalMs ?? 0, replicas: this.mirror.ownership.memberIds.length, collapsed: this.mirror.held.collapsed }
+        : null,
     };
   }
 
@@ -209,6 +248,7 @@ export class IngestRelay {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.mirror?.timer);
     const lanes = this.connected_ ?? [];
     // The sessions first: what they had not acknowledged stays in them for the replica that takes
     // them over, which it may do at once: the heartbeats go next.
@@ -231,7 +271,7 @@ export class IngestRelay {
   private lanes(): Promise<Lane[]> {
     this.connecting ??= (async () => {
       const count = Math.max(1, this.options.connections ?? DEFAULT_INGEST_CONNECTIONS);
-      const settled = await Promise.allSettled(Array.from({ length: count }, (_, i) => this.lane(`${this.options.clientId}-${i}`)));
+      const settled = await Promise.allSettled(Array.from({ length: count }, (_, i) => this.lane(laneClientId(this.options.clientId, i), i === 0)));
       const lanes = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       const failed = settled.find((r) => r.status === 'rejected');
       if (failed) {
@@ -246,7 +286,8 @@ export class IngestRelay {
     return this.connecting;
   }
 
-  private async lane(clientId: string): Promise<Lane> {
+  /** `first`: the lane whose heartbeat round tells which replicas are alive (the mirror's members). */
+  private async lane(clientId: string, first: boolean): Promise<Lane> {
     const o = this.options;
     // A message is acknowledged once it is in the stream (or kept pending); up to RECEIVE_MAXIMUM wait at once.
     const subscriber = new SharedSubscriber({
@@ -272,6 +313,7 @@ export class IngestRelay {
       ...(o.ca ? { ca: o.ca } : {}),
       logger: o.logger,
       take: (packet) => this.take(packet),
+      ...(first && this.mirror ? { onLive: (ids: string[]) => this.mirror?.ownership.setMembers(ids.filter((id) => id.endsWith('-0'))) } : {}),
     });
     adoption.start();
     return { subscriber, adoption };
@@ -440,8 +482,28 @@ export class IngestRelay {
   }
 
   private dispatch(topic: string, payload: Buffer, retain: boolean, receivedAt: number): void {
+    const mirror = this.mirror;
+    const deviceId = mirror ? deviceOf(topic) : undefined;
+    if (mirror && deviceId !== undefined) {
+      if (MIRRORED_SUFFIXES.has(topic.slice(DEVICES.length + deviceId.length + 1)) && !mirror.ownership.owns(deviceId)) {
+        return mirror.held.hold(deviceId, { topic, payload, retain, at: receivedAt });
+      }
+      // Anything else of the device comes after what is held of it, as in the stream.
+      this.applyHeld(mirror.held, deviceId);
+    }
+    this.deliver(topic, payload, { retain, receivedAt });
+  }
+
+  private applyHeld(held: MirroredMessages, deviceId: string): void {
+    const messages = held.take(deviceId);
+    if (!messages) return;
+    // `collapsed`: the handlers count the messages this one stands for (a topic's count is the same on every replica).
+    for (const m of messages) this.deliver(m.topic, m.payload, { retain: m.retain, receivedAt: m.at, collapsed: m.collapsed });
+  }
+
+  private deliver(topic: string, payload: Buffer, meta: { retain: boolean; receivedAt: number; collapsed?: number }): void {
     this.applied++;
-    const meta = { retain, receivedAt };
+    this.delivering = true;
     for (const handler of this.handlers.handlersFor(topic)) {
       try {
         handler(topic, payload, meta);
@@ -449,7 +511,21 @@ export class IngestRelay {
         this.options.logger.error({ err, topic }, 'ingest relay: a handler failed');
       }
     }
+    this.delivering = false;
   }
+}
+
+const DEVICES = 'devices/';
+
+/** The device of a `devices/<id>/…` topic. */
+function deviceOf(topic: string): string | undefined {
+  if (!topic.startsWith(DEVICES)) return undefined;
+  const end = topic.indexOf('/', DEVICES.length);
+  return end > DEVICES.length ? topic.slice(DEVICES.length, end) : undefined;
+}
+
+function laneClientId(clientId: string, lane: number): string {
+  return `${clientId}-${lane}`;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -59,10 +59,11 @@ export class RedisStateStore implements HubStateStore {
     this.keyOf(key);
     const cursor = this.cursors.get(key);
     if (!cursor) return this.keepers.keep(key, snapshot);
-    // The point is read in the turn the snapshot takes the state: the saved value is exactly what was applied up to that stream id.
+    // The point is read in the turn the snapshot takes the state: the saved value is exactly what was
+    // applied up to that stream id. The point first: reading it applies what a replica held back (mirrored devices).
     return this.keepers.keep(key, async () => {
-      const value = snapshot();
       const at = cursor();
+      const value = snapshot();
       return new WithCursor(await value, at);
     });
   }

@@ -26,6 +26,8 @@ export interface SessionAdoptionOptions {
   logger: Logger;
   /** The relay's path for a message: it is in the stream (or kept pending) before it is acknowledged. */
   take(packet: IPublishPacket): Promise<void>;
+  /** After each round: the client ids whose heartbeat is alive, this one's first. */
+  onLive?(clientIds: string[]): void;
 }
 
 /**
@@ -81,14 +83,19 @@ export class SessionAdoption {
 
   private async watch(): Promise<void> {
     const { redis } = this.options;
+    const live = [this.options.clientId];
     for (const other of await redis.client.smembers(redis.key('replicas'))) {
       if (other === this.options.clientId || this.adopting.has(other)) continue;
-      if ((await redis.client.exists(this.heartbeatKey(other))) === 1) continue;
+      if ((await redis.client.exists(this.heartbeatKey(other))) === 1) {
+        live.push(other);
+        continue;
+      }
       // Stopping: a session taken over now would be acknowledged into a replica that is going away.
       if (this.closed) return;
       const claimed = await redis.client.set(redis.key('adopt', other), this.options.replicaId, 'PX', 60_000, 'NX');
       if (claimed === 'OK' && !this.closed) this.adopt(other);
     }
+    this.options.onLive?.(live);
   }
 
   private adopt(deadClientId: string): void {

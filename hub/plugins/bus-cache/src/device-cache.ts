@@ -63,6 +63,14 @@ export class DeviceCache implements DeviceSnapshot {
     return previous;
   }
 
+  /** Counts messages of a topic that a hub replica applied only through a newer one (IngestRelay's mirror), if the topic is held. */
+  countUnseen(suffix: string, messages: number): void {
+    const current = this.latest.get(suffix);
+    if (!current) return;
+    current.count += messages;
+    this.version++;
+  }
+
   addChunks(chunks: Record<string, unknown>[]): void {
     this.version++;
     const startOf = (c: Record<string, unknown>): string => (typeof c.started_at === 'string' ? c.started_at : '');

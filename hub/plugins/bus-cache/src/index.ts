@@ -6,7 +6,7 @@ import { DEVICE_ADMISSION } from '../../registry/src/service.js';
 import { persistCache } from './cache-persistence.js';
 import { entryView, isOnline, personCountOf } from './entry-view.js';
 import { DEFAULT_HOLD_LIMITS } from './early-messages.js';
-import { Ingest } from './ingest.js';
+import { Ingest, type IngestMeta } from './ingest.js';
 import { LatestJson } from './latest-json.js';
 import { ConfigResponse, LatestQuery, LatestResponse } from './schemas.js';
 import { BUS_CACHE, type BusCache } from './service.js';
@@ -66,20 +66,26 @@ export default definePlugin({
     const saved = store ? await persistCache(store, ingest, { ring, log: ctx.log, maxDevices: cfg.LOOKOUT_HUB_MAX_DEVICES }) : undefined;
     if (saved) ctx.onStop(() => saved.flush());
     const staleSec = cfg.LOOKOUT_HUB_STALE_SEC;
+    // A hub replica may hold back a device's frequent messages (another replica owns it): applied before the device is read.
+    const freshen = info?.freshen ?? (() => undefined);
+    const deviceOf = (id: string) => {
+      freshen(id);
+      return ingest.devices.get(id);
+    };
     const cache: BusCache = {
       staleSec,
       on: (key, listener) => ingest.on(key, listener),
-      device: (id) => ingest.devices.get(id),
+      device: deviceOf,
       view: (id, now = Date.now()) => {
-        const d = ingest.devices.get(id);
+        const d = deviceOf(id);
         return d ? entryView(d, staleSec, now) : undefined;
       },
       isOnline: (id, now = Date.now()) => {
-        const d = ingest.devices.get(id);
+        const d = deviceOf(id);
         return d ? isOnline(d, staleSec, now) : false;
       },
       personCount: (id) => {
-        const d = ingest.devices.get(id);
+        const d = deviceOf(id);
         return d ? personCountOf(d) : null;
       },
       deviceIds: () => [...ingest.devices.keys()],
@@ -96,6 +102,7 @@ export default definePlugin({
     // Each entry serialised once when it changes, the pieces joined per request (latest-json.ts).
     const latestJson = new LatestJson(staleSec);
     ctx.routes.handle<z.output<typeof LatestQuery>>('GET', '/fleet/mqtt/latest', ({ query }) => {
+      freshen(query.device);
       const ids = query.device !== undefined ? [query.device] : latestJson.ids(ingest.devices, ingest.membership);
       // As bytes: encoded once here, where a string body would be measured and then encoded again.
       return reply({ body: Buffer.from(latestJson.answer(ingest.devices, ids, Date.now(), query.stale)), type: 'application/json' });
@@ -135,7 +142,7 @@ export default definePlugin({
 
     // One handler for every filter: the filters do not overlap (hub-ingest test), and were one
     // added that does, both buses call a handler once per message however many of its filters match.
-    const onMessage = (topic: string, payload: Buffer, meta: { retain: boolean; receivedAt?: number }) => {
+    const onMessage = (topic: string, payload: Buffer, meta: IngestMeta) => {
       try {
         ingest.handle(topic, payload, meta);
         saved?.changed();

@@ -15,9 +15,9 @@ export class IngestCounters {
   readonly invalidByTopic: Record<string, number> = {};
   readonly invalidByReason: Record<string, number> = {};
 
-  /** A message arrived (not one replayed after it waited). */
-  received(now: number): void {
-    this.messages++;
+  /** Messages arrived (not ones replayed after they waited): `count` above one where a replica applied several as their newest. */
+  received(now: number, count = 1): void {
+    this.messages += count;
     this.lastMessageAt = now;
   }
 

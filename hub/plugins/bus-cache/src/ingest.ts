@@ -31,6 +31,13 @@ export interface IngestLimits {
 
 type Listener = (m: IngestedMessage) => void;
 
+/** How a message reached the ingest (see `Ingest.handle`). */
+export interface IngestMeta {
+  retain: boolean;
+  receivedAt?: number;
+  collapsed?: number;
+}
+
 /**
  * Every bus message passes here once, through four stages in order: (a) the topic and the payload's
  * size, JSON and depth (parse-stage), (b) the wire contract (contract-stage), (c) admission: which
@@ -102,15 +109,18 @@ export class Ingest {
   /**
    * `heldAt`: when a message that waited for its device to become known arrived (it was counted then).
    * `meta.receivedAt`: when a hub replica took it from the broker (the shared ingest stream), so
-   * that every replica dates it alike.
+   * that every replica dates it alike. `meta.collapsed`: earlier messages of the topic a replica
+   * applies only through this one (a device another replica owns): counted as arrived and, when
+   * this one is valid, in the topic's count, so that counts are alike on every replica.
    */
-  handle(incomingTopic: string, payload: Buffer, meta: { retain: boolean; receivedAt?: number }, heldAt?: number): void {
+  handle(incomingTopic: string, payload: Buffer, meta: IngestMeta, heldAt?: number): void {
     const { events } = this;
     const now = heldAt ?? meta.receivedAt ?? this.now();
     const known = this.topics.check(incomingTopic);
+    const unseen = meta.collapsed ?? 0;
     if (heldAt === undefined) {
-      this.counters.received(now);
-      events.received(known.key, now);
+      this.counters.received(now, 1 + unseen);
+      for (let i = 0; i <= unseen; i++) events.received(known.key, now);
     }
     if (known instanceof Refusal) return events.refused(known, payload, now);
     const value = parsePayload(known, payload, this.limits);
@@ -118,7 +128,14 @@ export class Ingest {
     const message = this.contract.check(known, value);
     if (message instanceof Refusal) return events.refused(message, payload, now);
     const device = this.entries.devices.get(known.deviceId);
-    if (device) return this.apply(device, known, message, meta.retain, now);
+    if (device) {
+      this.apply(device, known, message, meta.retain, now);
+      if (unseen > 0) {
+        this.counters.valid += unseen;
+        device.countUnseen(known.suffix, unseen);
+      }
+      return;
+    }
     const entry = this.entries.enter(known.deviceId, known.key, known.topic, payload, meta.retain, now, heldAt !== undefined);
     if (!entry) return;
     if (entry.waitedFirst) this.replay(entry.waited);

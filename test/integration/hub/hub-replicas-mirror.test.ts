@@ -1,0 +1,151 @@
+/**
+ * Two `lookout-hub` replicas (real processes, mosquitto, redis-server) that divide the apply
+ * (`--mirror-interval-ms`): each applies every message of the devices it owns and only the newest
+ * dets and telemetry of the others, when they are read. Both still answer every device with its
+ * newest message and the same counts; each applied a part of the fleet's messages; when one stops,
+ * the other owns every device and applies all of them.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import type { MqttClient } from 'mqtt';
+import { startHubReplica, stopReplicas, writeReplicaPluginSet, type HubReplica } from '../../support/hub-replica.js';
+import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
+import { startRedis, type RedisServer } from '../../support/redis.js';
+import { api, endClient, mqttClient, msg, publish, waitFor, TEST_FLEET_SECRET } from '../../support/hub-helpers.js';
+
+const DEVICES = 60;
+const ROUNDS = 10;
+const PREFIX = 'mirror-test:';
+
+interface LatestDevice {
+  payload: { seq?: number } | null;
+  person_count: number | null;
+  topics: Record<string, { count: number }>;
+}
+
+describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
+  let broker: Mosquitto;
+  let redis: RedisServer;
+  let dir: string;
+  let setFile: string;
+  const replicas: HubReplica[] = [];
+  const devices = new Map<string, MqttClient>();
+  const ids = Array.from({ length: DEVICES }, (_, i) => `mir-${String(i).padStart(3, '0')}`);
+  let seq = 0;
+  /** Per device: the last telemetry sequence number the broker accepted, and telemetry and dets sent. */
+  const last = new Map<string, number>();
+  let sentPerTopic = 0;
+
+  const startReplica = async (name: string): Promise<HubReplica> => {
+    const replica = await startHubReplica({
+      name,
+      brokerUrl: broker.url,
+      stateUrl: redis.url,
+      statePrefix: PREFIX,
+      mqttGroup: 'mirror-test',
+      dataDir: join(dir, name),
+      pluginSet: setFile,
+      fleetSecret: TEST_FLEET_SECRET,
+      // Never on the timer within the test: what a replica shows of another's device comes from reading it.
+      extraArgs: ['--stale-sec', '60', '--mirror-interval-ms', '60000'],
+    });
+    replicas.push(replica);
+    return replica;
+  };
+
+  const round = async (): Promise<void> => {
+    sentPerTopic++;
+    await Promise.all(
+      ids.map(async (id, i) => {
+        const c = devices.get(id)!;
+        const n = ++seq;
+        await publish(c, `devices/${id}/telemetry`, { ...msg.telemetry(), seq: n });
+        await publish(c, `devices/${id}/dets`, msg.dets(1 + ((i + sentPerTopic) % 4)));
+        last.set(id, n);
+      }),
+    );
+  };
+
+  const config = async (r: HubReplica) => (await api(r.url, '/fleet/mqtt/config')).body;
+  const latest = async (r: HubReplica, query = ''): Promise<Record<string, LatestDevice>> =>
+    ((await api(r.url, `/fleet/mqtt/latest${query}`)).body as { devices: Record<string, LatestDevice> }).devices;
+
+  before(async () => {
+    [broker, redis] = await Promise.all([startMosquitto({ maxQueuedMessages: 100_000, maxInflightMessages: 100 }), startRedis()]);
+    dir = mkdtempSync(join(tmpdir(), 'hub-mirror-'));
+    setFile = writeReplicaPluginSet(dir, 'mirror-test');
+    await Promise.all([startReplica('a'), startReplica('b')]);
+    await waitFor('each replica to see the other', async () => (await Promise.all(replicas.map(config))).every((c) => c.state.details.mirror?.replicas === 2));
+    for (const id of ids) devices.set(id, await mqttClient(broker.url, { clientId: id }));
+    await Promise.all(
+      ids.map(async (id, i) => {
+        const c = devices.get(id)!;
+        await publish(c, `devices/${id}/hello`, msg.hello(id, ['127.0.0.1'], 21_000 + i), { retain: true });
+        await publish(c, `devices/${id}/status`, msg.status(id), { retain: true });
+      }),
+    );
+    for (let r = 0; r < ROUNDS; r++) await round();
+  });
+
+  afterEach((t) => {
+    if ((t as { passed?: boolean }).passed === false)
+      for (const r of replicas) console.error(`--- replica ${r.name} stderr ---\n${r.stderr.join('').slice(-4000)}`);
+  });
+
+  after(async () => {
+    for (const c of devices.values()) await endClient(c).catch(() => undefined);
+    await stopReplicas(replicas).catch(() => undefined);
+    await broker?.stop();
+    await redis?.stop();
+  });
+
+  it('each replica applies a part of the fleet, and both answer every device with its newest message and the same counts', async () => {
+    const [a, b] = replicas;
+    await waitFor('both replicas to have read the whole stream', async () => {
+      const [ca, cb] = await Promise.all([config(a), config(b)]);
+      return ca.state.details.cursor === cb.state.details.cursor && ca.state.details.relayed + cb.state.details.relayed === 2 * DEVICES * (ROUNDS + 1);
+    });
+    const [before_a, before_b] = await Promise.all([config(a), config(b)]);
+    // Messages of devices the replica does not own were held and replaced by newer ones: it applied them once, not ten times.
+    const total = 2 * DEVICES * (ROUNDS + 1);
+    for (const c of [before_a, before_b]) {
+      assert.ok(c.state.details.mirror.collapsed > 0, 'held messages were collapsed');
+      assert.ok(c.state.details.applied < 0.8 * total, `a replica applied ${c.state.details.applied} of ${total}: the apply is divided`);
+    }
+    // One device read alone, then the whole fleet: each shows every device's newest message.
+    const one = ids[7];
+    for (const r of replicas) assert.equal((await latest(r, `?device=${one}`))[one].payload?.seq, last.get(one));
+    const [la, lb] = await Promise.all([latest(a), latest(b)]);
+    for (const id of ids) {
+      for (const l of [la, lb]) {
+        assert.equal(l[id].payload?.seq, last.get(id), `${id}: the newest telemetry`);
+        assert.equal(l[id].topics.telemetry.count, ROUNDS, `${id}: every telemetry counted`);
+        assert.equal(l[id].topics.dets.count, ROUNDS, `${id}: every dets counted`);
+      }
+      assert.equal(la[id].person_count, lb[id].person_count, `${id}: the same newest dets`);
+    }
+    const [ca, cb] = await Promise.all([config(a), config(b)]);
+    assert.equal(ca.ingest.valid, cb.ingest.valid, 'the same number of valid messages on both');
+    assert.equal(ca.ingest.messages, cb.ingest.messages, 'the same number of messages on both');
+  });
+
+  it('a replica stopped: the other owns every device and applies all of its messages', async () => {
+    const [a, b] = replicas;
+    await stopReplicas([a]);
+    await waitFor('the survivor to be alone', async () => (await config(b)).state.details.mirror.replicas === 1, 15_000);
+    // What it held of the other's devices is applied on their next message, after which it holds nothing more.
+    await round();
+    await latest(b);
+    const held = (await config(b)).state.details.mirror.collapsed as number;
+    await round();
+    await round();
+    await waitFor('the survivor to show the newest message of every device', async () => {
+      const l = await latest(b);
+      return ids.every((id) => l[id].payload?.seq === last.get(id));
+    });
+    assert.equal((await config(b)).state.details.mirror.collapsed, held, 'nothing more is held back');
+  });
+});
