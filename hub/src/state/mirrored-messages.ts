@@ -23,7 +23,7 @@ export class MirroredMessages {
 
   hold(deviceId: string, m: RelayedMessage): void {
     let topics = this.held.get(deviceId);
-    if (!topics) this.held.set(deviceId, (topics = new Map()));
+    if (!topics) this.held.set(deviceId, (topics = new Map<string, HeldMessage>()));
     const before = topics.get(m.topic);
     // Taken out and put back: a topic's place in the device's order is that of its newest message.
     if (before) {

@@ -67,7 +67,7 @@ export default definePlugin({
     if (saved) ctx.onStop(() => saved.flush());
     const staleSec = cfg.LOOKOUT_HUB_STALE_SEC;
     // A hub replica may hold back a device's frequent messages (another replica owns it): applied before the device is read.
-    const freshen = info?.freshen ?? (() => undefined);
+    const freshen = (id?: string): void => info?.freshen?.(id);
     const deviceOf = (id: string) => {
       freshen(id);
       return ingest.devices.get(id);
