@@ -35,7 +35,7 @@ const TAKEN = Promise.resolve();
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
 /** The topics a device sends many times a second, held back for a device another replica owns (`devices/<id>/<suffix>`). */
-const MIRRORED_SUFFIXES = new Set(['dets', 'telemetry']);
+const MIRRORED_SUFFIXES = ['dets', 'telemetry'];
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -485,7 +485,7 @@ export class IngestRelay {
     const mirror = this.mirror;
     const deviceId = mirror ? deviceOf(topic) : undefined;
     if (mirror && deviceId !== undefined) {
-      if (MIRRORED_SUFFIXES.has(topic.slice(DEVICES.length + deviceId.length + 1)) && !mirror.ownership.owns(deviceId)) {
+      if (isMirrored(topic, deviceId) && !mirror.ownership.owns(deviceId)) {
         return mirror.held.hold(deviceId, { topic, payload, retain, at: receivedAt });
       }
       // Anything else of the device comes after what is held of it, as in the stream.
@@ -522,6 +522,12 @@ function deviceOf(topic: string): string | undefined {
   if (!topic.startsWith(DEVICES)) return undefined;
   const end = topic.indexOf('/', DEVICES.length);
   return end > DEVICES.length ? topic.slice(DEVICES.length, end) : undefined;
+}
+
+/** `devices/<deviceId>/dets` or `…/telemetry`: compared in place, without cutting the suffix out (once per message). */
+function isMirrored(topic: string, deviceId: string): boolean {
+  const suffixLength = topic.length - DEVICES.length - deviceId.length - 1;
+  return MIRRORED_SUFFIXES.some((suffix) => suffix.length === suffixLength && topic.endsWith(suffix));
 }
 
 function laneClientId(clientId: string, lane: number): string {
