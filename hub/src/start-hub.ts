@@ -222,7 +222,9 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       bus,
       ...(busClientAddress ? { busClientAddress } : {}),
       ...(logRing ? { logs: logRing } : {}),
-      ...(relay ? { freshen: (deviceId?: string) => relay?.freshen(deviceId) } : {}),
+      ...(relay
+        ? { freshen: (deviceId?: string) => relay?.freshen(deviceId), follow: (deviceId?: string) => relay?.follow(deviceId) ?? (() => undefined) }
+        : {}),
       sharedState: () => {
         if (!redis) return { backend: 'memory', replica: false, stale: false, stale_since: null };
         if (relay) {

@@ -1,7 +1,10 @@
 /**
  * Hub replicas (`lookout-hub --mqtt --state redis://…`, real processes) on a real mosquitto and
  * redis-server, under the same simulated load with one replica and with two:
- *   - CPU per 1 000 messages of each replica (from /proc: user + system time over the load);
+ *   - CPU per 1 000 messages of each replica (from /proc: user + system time over the load); the
+ *     capacity line puts the busiest of n replicas beside one replica: how much more fleet they carry.
+ *     LOOKOUT_BENCH_HUB_CPUS=1 runs the hubs on that CPU (taskset) and the rest of the bench on the
+ *     others, so that two replicas and one compete alike for their core;
  *   - latest-cache latency: a probe device publishes every 50 ms, timestamped, and a poller on each
  *     replica (every 5 ms: its CPU is in the figure above) notes when
  *     `GET /fleet/mqtt/latest?device=probe` first shows it (p50/p99, to within the 5 ms);
@@ -11,11 +14,13 @@
  *   node dist/test/bench/hub-replicas.bench.js        (npm run bench -- hub-replicas)
  *   LOOKOUT_BENCH_DEVICES=500 LOOKOUT_BENCH_RATE_HZ=10 LOOKOUT_BENCH_SECONDS=10 node dist/test/bench/hub-replicas.bench.js
  *   LOOKOUT_BENCH_DEVICES=1000 LOOKOUT_BENCH_RATE_HZ=20 LOOKOUT_BENCH_SCENARIOS=0 LOOKOUT_BENCH_HOT_READ=0 node dist/test/bench/hub-replicas.bench.js
+ *   LOOKOUT_BENCH_DEVICES=1000 LOOKOUT_BENCH_RATE_HZ=10 LOOKOUT_BENCH_SCENARIOS=1,2,2m LOOKOUT_BENCH_HOT_READ=0 node dist/test/bench/hub-replicas.bench.js
+ * (`2m`: two replicas dividing the apply; the capacity line puts each beside one replica.)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
@@ -31,12 +36,20 @@ const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 200);
 const RATE_HZ = Number(process.env.LOOKOUT_BENCH_RATE_HZ ?? 10);
 const SECONDS = Number(process.env.LOOKOUT_BENCH_SECONDS ?? 8);
 const READS = 200;
-/** Which scenarios run: 0 is the single hub with its state in memory, n > 0 that many replicas. */
-const SCENARIOS = (process.env.LOOKOUT_BENCH_SCENARIOS ?? '0,1,2').split(',').map(Number);
+/**
+ * Which scenarios run: 0 is the single hub with its state in memory, n > 0 that many replicas, `<n>m`
+ * that many replicas dividing the apply (`--mirror-interval-ms LOOKOUT_BENCH_MIRROR_MS`, default 1000).
+ */
+const SCENARIOS = (process.env.LOOKOUT_BENCH_SCENARIOS ?? '0,1,2,2m').split(',');
+const MIRROR_MS = process.env.LOOKOUT_BENCH_MIRROR_MS ?? '1000';
+/** Messages of the saturation burst after the load (drainBacklog); 0 leaves it out. */
+const DRAIN = Number(process.env.LOOKOUT_BENCH_DRAIN ?? 40_000);
 /** LOOKOUT_BENCH_HOT_READ=0 leaves out the hot-read comparison. */
 const HOT_READ = process.env.LOOKOUT_BENCH_HOT_READ !== '0';
 /** Node options for the hubs only, e.g. LOOKOUT_BENCH_HUB_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'. */
 const HUB_NODE_ARGS = (process.env.LOOKOUT_BENCH_HUB_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** CPUs the hubs run on (taskset -c), e.g. `1`; the bench, its broker, Redis and load then run on the others. */
+const HUB_CPUS = process.env.LOOKOUT_BENCH_HUB_CPUS;
 /** The hubs' log level (LOOKOUT_BENCH_HUB_LOG_LEVEL=warn shows why a replica gave up a connection). */
 const HUB_LOG_LEVEL = process.env.LOOKOUT_BENCH_HUB_LOG_LEVEL ?? 'error';
 
@@ -63,24 +76,27 @@ function get(url: string): Promise<{ ms: number; body: string }> {
 }
 
 async function startHubProcess(args: string[], dataDir: string, setFile: string): Promise<Hub> {
-  const child = spawn(
+  const command = [
     process.execPath,
-    [
-      ...HUB_NODE_ARGS,
-      join(packageRoot(), 'bin', 'lookout-hub.js'),
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      '--plugin-set',
-      setFile,
-      '--json',
-      '--log-level',
-      HUB_LOG_LEVEL,
-      ...args,
-    ],
-    { env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET, LOOKOUT_HUB_MAX_DEVICES: '20000' }, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+    ...HUB_NODE_ARGS,
+    join(packageRoot(), 'bin', 'lookout-hub.js'),
+    '--port',
+    '0',
+    '--data-dir',
+    dataDir,
+    '--plugin-set',
+    setFile,
+    '--json',
+    '--log-level',
+    HUB_LOG_LEVEL,
+    ...args,
+  ];
+  // taskset execs node: the child's pid is the hub's, whose CPU time procStat reads.
+  const pinned = HUB_CPUS ? ['taskset', '-c', HUB_CPUS, ...command] : command;
+  const child = spawn(pinned[0], pinned.slice(1), {
+    env: { ...process.env, LOOKOUT_FLEET_SECRET: TEST_FLEET_SECRET, LOOKOUT_HUB_MAX_DEVICES: '20000' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`hub exited (${code}) before it was ready`)));
@@ -123,21 +139,23 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60
 }
 
 /** The load on every device plus the probe; per replica: CPU per 1 000 messages and probe-visible latency. */
-async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number, dir: string, setFile: string) {
-  const prefix = `bench-${replicas}:`;
+async function scenario(broker: Mosquitto, redis: RedisServer, name: string, dir: string, setFile: string) {
+  const replicas = Number.parseInt(name, 10);
+  const mirror = name.endsWith('m') ? ['--mirror-interval-ms', MIRROR_MS] : [];
+  const prefix = `bench-${name}:`;
   const hubs: Hub[] = [];
   // 0: the baseline, one hub on the same broker with its state in this process (no Redis, no relay).
   if (replicas === 0) hubs.push(await startHubProcess(['--mqtt', broker.url], join(dir, 'single'), setFile));
   for (let i = 0; i < replicas; i++) {
     hubs.push(
       await startHubProcess(
-        ['--mqtt', broker.url, '--state', redis.url, '--state-prefix', prefix, '--mqtt-group', `bench${replicas}`],
-        join(dir, `r${replicas}-${i}`),
+        ['--mqtt', broker.url, '--state', redis.url, '--state-prefix', prefix, '--mqtt-group', `bench${name}`, ...mirror],
+        join(dir, `r${name}-${i}`),
         setFile,
       ),
     );
   }
-  const publisher = await mqttConnect(broker.url, `bench-publisher-${replicas}`);
+  const publisher = await mqttConnect(broker.url, `bench-publisher-${name}`);
   await announce(publisher);
   await until(async () => {
     const counts = await Promise.all(hubs.map(async (h) => (JSON.parse((await get(`${h.url}/fleet/mqtt/latest`)).body) as { count: number }).count));
@@ -163,6 +181,12 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
       await new Promise((r) => setTimeout(r, 5));
     }
   });
+  if (mirror.length > 0) {
+    await until(async () => {
+      const cfgs = await Promise.all(hubs.map(async (h) => JSON.parse((await get(`${h.url}/fleet/mqtt/config`)).body) as MirrorConfig));
+      return cfgs.every((c) => c.state.details.mirror?.replicas === replicas);
+    }, 'the replicas to see each other');
+  }
   const redisCalls = () => redisCommandCalls(redis.url);
   const callsBefore = replicas > 0 ? await redisCalls() : 0;
   // prom-client's event-loop delay figures are since the last scrape: this one leaves the start-up out.
@@ -170,7 +194,7 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
   const cpuBefore = hubs.map((h) => procStat(h.child.pid!).cpuMs);
   // The load comes from a process of its own, so the probe's messages do not queue behind its bursts
   // in one client, nor the pollers behind its work in one event loop.
-  const load = spawn(process.execPath, [fileURLToPath(import.meta.url), '--load-publisher', broker.url, String(SECONDS), String(RATE_HZ), prefix], {
+  const load = spawn(process.execPath, [fileURLToPath(import.meta.url), '--load-publisher', broker.url, String(SECONDS), String(RATE_HZ), name], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const loadDone = new Promise<number>((resolve, reject) => {
@@ -187,19 +211,56 @@ async function scenario(broker: Mosquitto, redis: RedisServer, replicas: number,
   clearInterval(probe);
   await Promise.all(probesSent);
   const total = sent + probeSeq;
-  // Until every replica has applied everything (the stream is read by each).
+  // Until every replica has applied everything (the stream is read by each; with a mirror, another's devices within the interval).
   await until(async () => {
     const cfgs = await Promise.all(hubs.map(async (h) => JSON.parse((await get(`${h.url}/fleet/mqtt/config`)).body) as { ingest: { valid: number } }));
     return cfgs.every((c) => c.ingest.valid >= total + 3 * (DEVICES + 1));
   }, 'every replica to apply every message');
+  const cpu = hubs.map((h, i) => procStat(h.child.pid!).cpuMs - cpuBefore[i]);
   running = false;
   await Promise.all(pollers);
-  const cpu = hubs.map((h, i) => procStat(h.child.pid!).cpuMs - cpuBefore[i]);
+  // How many messages each replica applied one by one (of another's devices, only the newest of each interval).
+  const applied = await Promise.all(
+    hubs.map(async (h) => (JSON.parse((await get(`${h.url}/fleet/mqtt/config`)).body) as { state: { details?: { applied?: number } } }).state.details?.applied),
+  );
   const loops = await Promise.all(hubs.map(async (h) => loopFigures((await get(`${h.url}/metrics`)).body)));
   const redisCallsPer1000 = replicas > 0 ? ((await redisCalls()) - callsBefore) / (total / 1000) : 0;
+  const drain = DRAIN > 0 ? await drainBacklog(broker.url, hubs, name, total + 3 * (DEVICES + 1)) : undefined;
   publisher.end(true);
   for (const h of hubs) await stopHub(h);
-  return { total, cpu, latencies, loops, redisCallsPer1000, elapsedS: (Date.now() - started) / 1000 };
+  return { total, cpu, applied, latencies, loops, redisCallsPer1000, drain, elapsedS: (Date.now() - started) / 1000 };
+}
+
+/**
+ * The replicas at saturation: stopped (SIGSTOP) while a burst of DRAIN messages queues at the broker
+ * for their sessions, then let go: how long they take to apply it all and their CPU per message then,
+ * when every batch is full and what a replica spends whatever its load (pollers, timers) is left out.
+ * The burst must queue within the heartbeats' 4 s, else the replicas take over each other's sessions.
+ */
+async function drainBacklog(brokerUrl: string, hubs: Hub[], name: string, appliedBefore: number) {
+  for (const h of hubs) process.kill(h.child.pid!, 'SIGSTOP');
+  const fillStarted = Date.now();
+  const burst = spawn(process.execPath, [fileURLToPath(import.meta.url), '--burst-publisher', brokerUrl, String(DRAIN), name], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const sent = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: burst.stdout }).once('line', (line) => resolve((JSON.parse(line) as { sent: number }).sent));
+    burst.once('exit', (code) => code !== 0 && reject(new Error(`the burst publisher exited with ${code}`)));
+  });
+  const fillMs = Date.now() - fillStarted;
+  const cpuBefore = hubs.map((h) => procStat(h.child.pid!).cpuMs);
+  const started = Date.now();
+  for (const h of hubs) process.kill(h.child.pid!, 'SIGCONT');
+  await until(async () => {
+    const cfgs = await Promise.all(hubs.map(async (h) => JSON.parse((await get(`${h.url}/fleet/mqtt/config`)).body) as { ingest: { valid: number } }));
+    return cfgs.every((c) => c.ingest.valid >= appliedBefore + sent);
+  }, 'every replica to apply the burst');
+  const elapsedMs = Date.now() - started;
+  return { sent, fillMs, elapsedMs, cpu: hubs.map((h, i) => procStat(h.child.pid!).cpuMs - cpuBefore[i]) };
+}
+
+interface MirrorConfig {
+  state: { details: { mirror: { replicas: number } | null } };
 }
 
 /** Commands Redis has run since it started (INFO commandstats), all replicas together. */
@@ -231,6 +292,11 @@ async function hotRead(url: string): Promise<{ p50: number; p99: number }> {
 }
 
 async function main(): Promise<void> {
+  if (HUB_CPUS) {
+    // Everything but the hubs (this process, and the broker, Redis and load it starts) on the other CPUs.
+    const others = Array.from({ length: availableParallelism() }, (_, i) => i).filter((i) => !HUB_CPUS.split(',').map(Number).includes(i));
+    execFileSync('taskset', ['-pc', others.join(','), String(process.pid)], { stdio: 'ignore' });
+  }
   const dir = mkdtempSync(join(tmpdir(), 'hub-replicas-bench-'));
   const setFile = join(dir, 'plugins.json');
   writeFileSync(
@@ -240,27 +306,60 @@ async function main(): Promise<void> {
   const [broker, redis] = await Promise.all([startMosquitto({ maxQueuedMessages: 1_000_000, maxInflightMessages: 1000 }), startRedis()]);
   try {
     console.log(`load: ${DEVICES} devices × ${RATE_HZ} Hz telemetry (QoS 1) for ${SECONDS} s, one publisher, plus a probe every 50 ms`);
-    const p99s = new Map<number, number>();
-    for (const n of SCENARIOS) {
-      const r = await scenario(broker, redis, n, dir, setFile);
+    const p99s = new Map<string, number>();
+    /** Per scenario: its busiest replica's CPU per 1 000 fleet messages (what bounds the fleet it carries). */
+    const busiest = new Map<string, number>();
+    /** The same at saturation (the burst). */
+    const drained = new Map<string, number>();
+    for (const name of SCENARIOS) {
+      const n = Number.parseInt(name, 10);
+      const label =
+        n === 0 ? 'baseline: one hub, state in memory' : `${n} replica(s)${name.endsWith('m') ? ` dividing the apply (mirror ${MIRROR_MS} ms)` : ''}`;
+      const r = await scenario(broker, redis, name, dir, setFile);
       // A scenario's figure is its worst replica's p99 (each replica's pollers see every probe).
-      p99s.set(n, Math.max(...r.latencies.map((lat) => pct(lat, 0.99))));
+      p99s.set(name, Math.max(...r.latencies.map((lat) => pct(lat, 0.99))));
+      busiest.set(name, Math.max(...r.cpu.map((cpu) => (cpu / r.total) * 1000)));
       for (let i = 0; i < Math.max(1, n); i++) {
         const lat = r.latencies[i];
         console.log(
-          `${n === 0 ? 'baseline: one hub, state in memory' : `${n} replica(s), replica ${i + 1}`}: CPU ${f((r.cpu[i] / r.total) * 1000)} ms per 1 000 messages (${r.total} messages, each applied by every replica); probe publish-to-visible p50 ${f(pct(lat, 0.5))} ms, p99 ${f(pct(lat, 0.99))} ms, max ${f(pct(lat, 1))} ms (${lat.length} probes); ${r.loops[i]}`,
+          `${n === 0 ? label : `${label}, replica ${i + 1}`}: CPU ${f((r.cpu[i] / r.total) * 1000)} ms per 1 000 messages (${r.total} messages of the fleet${r.applied[i] === undefined ? '' : `, ${r.applied[i]} applied here since start`}); probe publish-to-visible p50 ${f(pct(lat, 0.5))} ms, p99 ${f(pct(lat, 0.99))} ms, max ${f(pct(lat, 1))} ms (${lat.length} probes); ${r.loops[i]}`,
         );
       }
-      if (n > 0) console.log(`${n} replica(s): Redis commands per 1 000 messages, all replicas together: ${f(r.redisCallsPer1000)}`);
+      if (n > 0) console.log(`${label}: Redis commands per 1 000 messages, all replicas together: ${f(r.redisCallsPer1000)}`);
+      if (r.drain) {
+        const d = r.drain;
+        const cpus = d.cpu.map((c) => f((c / d.sent) * 1000)).join(', ');
+        const late = d.fillMs > 3500 ? ': past the heartbeats, sessions may have been taken over' : '';
+        console.log(
+          `${label}: burst of ${d.sent} messages (queued in ${d.fillMs} ms${late}) applied by every replica in ${d.elapsedMs} ms (${f(d.sent / (d.elapsedMs / 1000))} msg/s); CPU per 1 000 messages, each replica: ${cpus} ms`,
+        );
+        drained.set(name, Math.max(...d.cpu.map((c) => (c / d.sent) * 1000)));
+      }
     }
-    const baseline = p99s.get(0);
+    // What n replicas carry against one: the one's CPU per fleet message over the busiest of the n's (each has the same core).
+    for (const [what, figures] of [
+      ['under the load', busiest],
+      ['at saturation (the burst)', drained],
+    ] as const) {
+      const one = figures.get('1');
+      for (const [name, cpu] of figures) {
+        const n = Number.parseInt(name, 10);
+        if (n < 2) continue;
+        const beside =
+          one === undefined
+            ? 'no one-replica run beside it (add 1 to LOOKOUT_BENCH_SCENARIOS)'
+            : `one replica ${f(one)} ms: they carry ${f(one / cpu)}x what one does`;
+        console.log(`capacity ${what}: ${name} busiest replica ${f(cpu)} ms CPU per 1 000 fleet messages; ${beside} (aim >= 1.8 with two)`);
+      }
+    }
+    const baseline = p99s.get('0');
     for (const [n, p99] of p99s) {
-      if (n === 0) continue;
+      if (n === '0') continue;
       const beside =
         baseline === undefined
           ? 'no baseline in this run (add 0 to LOOKOUT_BENCH_SCENARIOS)'
           : `baseline one hub ${f(baseline)} ms, ratio ${f(p99 / baseline)}`;
-      console.log(`summary: ${n} replica(s) probe p99 ${f(p99)} ms (worst replica; aim <= 50 ms); ${beside}`);
+      console.log(`summary: ${n} probe p99 ${f(p99)} ms (worst replica; aim <= 50 ms); ${beside}`);
     }
     if (!HOT_READ) return;
     // The hot read: a replica with Redis state beside one hub with its state in memory, the same fleet in each.
@@ -295,6 +394,19 @@ async function main(): Promise<void> {
 }
 
 /** The simulated fleet's telemetry: every device RATE_HZ times a second for SECONDS, QoS 1; prints how many it sent. */
+/** `count` telemetry messages over the devices, as fast as the broker takes them (QoS 1); prints how many it sent. */
+async function burstPublisher(url: string, count: number, tag: string): Promise<void> {
+  const c = await mqttConnect(url, `bench-burst-${tag}`);
+  let sent = 0;
+  for (let round = 0; sent < count; round++) {
+    const batch = ids.slice(0, Math.min(ids.length, count - sent));
+    await Promise.all(batch.map((id, k) => pub(c, `devices/${id}/telemetry`, { ...msg.telemetry(40 + (k % 10)), seq: 1_000_000 + round })));
+    sent += batch.length;
+  }
+  process.stdout.write(`${JSON.stringify({ sent })}\n`);
+  c.end(false, () => process.exit(0));
+}
+
 async function loadPublisher(url: string, seconds: number, rateHz: number, tag: string): Promise<void> {
   const c = await mqttConnect(url, `bench-load-${tag}`);
   let sent = 0;
@@ -310,4 +422,5 @@ async function loadPublisher(url: string, seconds: number, rateHz: number, tag: 
 }
 
 if (process.argv[2] === '--load-publisher') await loadPublisher(process.argv[3], Number(process.argv[4]), Number(process.argv[5]), process.argv[6]);
+else if (process.argv[2] === '--burst-publisher') await burstPublisher(process.argv[3], Number(process.argv[4]), process.argv[5]);
 else await main();

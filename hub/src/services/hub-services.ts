@@ -29,6 +29,8 @@ export interface HubInfo {
    * it before it reads a device, so that every replica shows a device's newest messages.
    */
   freshen?(deviceId?: string): void;
+  /** Such a replica applies every message of the device (of all when none is named) until the returned function is called. */
+  follow?(deviceId?: string): () => void;
   /**
    * The address the bus client `clientId` (a device connects with its id) is connected from, as
    * the embedded broker saw it; undefined when it is not connected, or the broker is external (the

@@ -140,6 +140,8 @@ export class IngestRelay {
   readonly group: string;
   private readonly streamKey: string;
   private readonly mirror: { ownership: DeviceOwnership; held: MirroredMessages; timer: NodeJS.Timeout } | undefined;
+  /** Devices applied message by message whoever owns them, with how many asked (FOLLOW_ALL: every device). */
+  private readonly followers = new Map<string, number>();
   /** Set while a message is applied: a read from one of its handlers does not apply held messages in the middle of it. */
   private delivering = false;
 
@@ -154,6 +156,26 @@ export class IngestRelay {
       timer.unref();
       this.mirror = { ownership: new DeviceOwnership(laneClientId(options.clientId, 0)), held: new MirroredMessages(), timer };
     }
+  }
+
+  /**
+   * Every message of the device (of every device when none is named) applied as it arrives, whoever
+   * owns it, until the returned function is called: for an event stream that sends the device's
+   * detector-rate boxes, which the interval would thin out.
+   */
+  follow(deviceId?: string): () => void {
+    if (!this.mirror) return () => undefined;
+    const key = deviceId ?? FOLLOW_ALL;
+    this.followers.set(key, (this.followers.get(key) ?? 0) + 1);
+    this.freshen(deviceId);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.followers.get(key) ?? 1) - 1;
+      if (left > 0) this.followers.set(key, left);
+      else this.followers.delete(key);
+    };
   }
 
   /**
@@ -485,13 +507,17 @@ export class IngestRelay {
     const mirror = this.mirror;
     const deviceId = mirror ? deviceOf(topic) : undefined;
     if (mirror && deviceId !== undefined) {
-      if (isMirrored(topic, deviceId) && !mirror.ownership.owns(deviceId)) {
+      if (isMirrored(topic, deviceId) && !mirror.ownership.owns(deviceId) && !this.followed(deviceId)) {
         return mirror.held.hold(deviceId, { topic, payload, retain, at: receivedAt });
       }
       // Anything else of the device comes after what is held of it, as in the stream.
       this.applyHeld(mirror.held, deviceId);
     }
     this.deliver(topic, payload, { retain, receivedAt });
+  }
+
+  private followed(deviceId: string): boolean {
+    return this.followers.size > 0 && (this.followers.has(FOLLOW_ALL) || this.followers.has(deviceId));
   }
 
   private applyHeld(held: MirroredMessages, deviceId: string): void {
@@ -516,6 +542,8 @@ export class IngestRelay {
 }
 
 const DEVICES = 'devices/';
+/** The followers' key for every device (no device id is empty). */
+const FOLLOW_ALL = '';
 
 /** The device of a `devices/<id>/…` topic. */
 function deviceOf(topic: string): string | undefined {

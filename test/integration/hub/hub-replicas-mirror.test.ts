@@ -76,7 +76,9 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
   before(async () => {
     [broker, redis] = await Promise.all([startMosquitto({ maxQueuedMessages: 100_000, maxInflightMessages: 100 }), startRedis()]);
     dir = mkdtempSync(join(tmpdir(), 'hub-mirror-'));
-    setFile = writeReplicaPluginSet(dir, 'mirror-test');
+    setFile = writeReplicaPluginSet(dir, 'mirror-test', ['fleet-events']);
+    // Every dets of a device to an event stream that asks (no pacing): what it misses is what the replica held back.
+    process.env.LOOKOUT_EVENTS_DETS_INTERVAL_MS = '0';
     await Promise.all([startReplica('a'), startReplica('b')]);
     await waitFor('each replica to see the other', async () => (await Promise.all(replicas.map(config))).every((c) => c.state.details.mirror?.replicas === 2));
     for (const id of ids) devices.set(id, await mqttClient(broker.url, { clientId: id }));
@@ -131,6 +133,67 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
     assert.equal(ca.ingest.valid, cb.ingest.valid, 'the same number of valid messages on both');
     assert.equal(ca.ingest.messages, cb.ingest.messages, 'the same number of messages on both');
   });
+
+  it('an event stream that asks for dets gets every dets of its devices, whichever replica owns them', async () => {
+    const [a, b] = replicas;
+    const one = ids[7];
+    // The one device on both replicas (one of them does not own it), and every device on one replica.
+    const streams = await Promise.all([openDets(a, one), openDets(b, one), openDets(b)]);
+    try {
+      const rounds = 3;
+      for (let r = 0; r < rounds; r++) await round();
+      await waitFor('every dets on each stream', () => Promise.resolve(streams.every((s) => s.complete(rounds))));
+      for (const s of streams) assert.ok(s.complete(rounds), s.summary(rounds));
+    } finally {
+      for (const s of streams) s.close();
+    }
+    // The streams gone, the replicas hold the others' dets again.
+    const held = (await Promise.all(replicas.map(config))).map((c) => c.state.details.mirror.collapsed as number);
+    await round();
+    await round();
+    const after = (await Promise.all(replicas.map(config))).map((c) => c.state.details.mirror.collapsed as number);
+    assert.ok(
+      after.every((n, i) => n > held[i]),
+      `held again once the streams closed: ${held.join(', ')} -> ${after.join(', ')}`,
+    );
+  });
+
+  /** `GET /fleet/events?kind=dets[&device=…]`: counts the dets events per device as they come. */
+  const openDets = async (r: HubReplica, device?: string) => {
+    const abort = new AbortController();
+    const res = await fetch(`${r.url}/fleet/events?kind=dets${device ? `&device=${device}` : ''}`, { signal: abort.signal });
+    assert.equal(res.status, 200);
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const perDevice = new Map<string, number>();
+    let text = '';
+    let connected!: () => void;
+    const ready = new Promise<void>((resolve) => (connected = resolve));
+    void (async () => {
+      for (;;) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) return;
+        text += value;
+        if (text.includes(': connected')) connected();
+        let end: number;
+        while ((end = text.indexOf('\n\n')) >= 0) {
+          const frame = text.slice(0, end);
+          text = text.slice(end + 2);
+          const data = /^event: dets\ndata: (.*)$/m.exec(frame);
+          if (!data) continue;
+          const id = (JSON.parse(data[1]) as { device_id: string }).device_id;
+          perDevice.set(id, (perDevice.get(id) ?? 0) + 1);
+        }
+      }
+    })();
+    await ready;
+    const wanted = device ? [device] : ids;
+    return {
+      complete: (n: number) => wanted.every((id) => (perDevice.get(id) ?? 0) >= n),
+      summary: (n: number) =>
+        `${r.name}${device ? ` ${device}` : ''}: ${wanted.filter((id) => (perDevice.get(id) ?? 0) < n).length} device(s) short of ${n} dets`,
+      close: () => abort.abort(),
+    };
+  };
 
   it('a replica stopped: the other owns every device and applies all of its messages', async () => {
     const [a, b] = replicas;

@@ -90,11 +90,14 @@ describe('lookout-hub flags', () => {
       'hubs.eu',
       '--stream-retention-s',
       '120',
+      '--mirror-interval-ms',
+      '1000',
     ]).options;
     assert.equal(replica.stateUrl, 'redis://:pw@r:6379/2');
     assert.equal(replica.statePrefix, 'fleet-7:');
     assert.equal(replica.mqttGroup, 'hubs.eu');
     assert.equal(replica.streamRetentionS, 120);
+    assert.equal(replica.mirrorIntervalMs, 1000);
     assert.equal(parseHubArgs(['--state', 'rediss://r:6380']).options.stateUrl, 'rediss://r:6380', 'Redis state beside the embedded broker');
     assert.equal(parseHubArgs([]).options.stateUrl, undefined, 'the default keeps its state in files');
     const fromEnv = parseHubArgs([], { LOOKOUT_HUB_MQTT: 'mqtt://hub:pw@b:1883', LOOKOUT_HUB_STATE: 'redis://:pw@r:6379' }).options;
@@ -119,6 +122,11 @@ describe('lookout-hub flags', () => {
       (e: LookoutError) => usage(e) && /--state/.test(e.message),
     );
     assert.throws(() => parseHubArgs(['--mqtt', 'mqtt://b', '--state', 'redis://r', '--stream-retention-s', '10']), usage);
+    assert.throws(() => parseHubArgs(['--mqtt', 'mqtt://b', '--state', 'redis://r', '--mirror-interval-ms', '100000']), usage);
+    assert.throws(
+      () => parseHubArgs(['--mirror-interval-ms', '1000']),
+      (e: LookoutError) => usage(e) && /--state/.test(e.message),
+    );
   });
 
   it('prints help, and usage with status 2 on a mistake', async () => {

@@ -19,6 +19,11 @@ export interface FleetEventHubOptions {
   maxBufferBytes: number;
   retryMs: number;
   now?: () => number;
+  /**
+   * A hub replica that divides the apply thins out the dets of devices another replica owns: a
+   * client that asks for dets has its device (every device, without one) followed while it is connected.
+   */
+  follow?: (deviceId?: string) => () => void;
 }
 
 const INCIDENT_TYPE = /incident|anomaly|alert/i;
@@ -74,11 +79,13 @@ export class FleetEventHub {
   }
 
   connect(options: Omit<SseClientOptions, 'onClose' | 'maxBufferBytes' | 'retryMs'>): SseClient {
+    const unfollow = options.kinds.has('dets') ? this.o.follow?.(options.device) : undefined;
     const client: SseClient = new SseClient({
       ...options,
       maxBufferBytes: this.o.maxBufferBytes,
       retryMs: this.o.retryMs,
       onClose: () => {
+        unfollow?.();
         this.clients.delete(client);
         if (client.slowDropped) this.slowDropped++;
       },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DeviceIdSchema, queryList } from 'lookout/core/contracts';
 import { LookoutError, definePlugin, reply, type RouteRequest } from 'lookout/core';
+import { HUB_INFO } from 'lookout/hub';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { FLEET_HISTORY } from '../../fleet-history/src/service.js';
@@ -27,7 +28,7 @@ export default definePlugin({
   core: '^1',
   description: 'GET /fleet/events: Server-Sent Events of device cards, presence, thermal changes, incidents, debug ring events, history samples and detections',
   requires: [BUS_CACHE, DEBUG_RING, DEVICE_REGISTRY],
-  optionalRequires: [FLEET_HISTORY],
+  optionalRequires: [FLEET_HISTORY, HUB_INFO],
   config: z.object({
     /** Least time between two `device` events of one device. */
     LOOKOUT_EVENTS_DEVICE_INTERVAL_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
@@ -63,6 +64,7 @@ export default definePlugin({
   start(ctx) {
     const cache = ctx.services.get(BUS_CACHE);
     const registry = ctx.services.get(DEVICE_REGISTRY);
+    const info = ctx.services.optional(HUB_INFO);
     const cfg = ctx.config;
     const hub = new FleetEventHub({
       cache,
@@ -73,6 +75,7 @@ export default definePlugin({
       heartbeatMs: cfg.LOOKOUT_EVENTS_HEARTBEAT_MS,
       maxBufferBytes: cfg.LOOKOUT_EVENTS_MAX_BUFFER_BYTES,
       retryMs: cfg.LOOKOUT_EVENTS_RETRY_MS,
+      ...(info?.follow ? { follow: (deviceId?: string) => info.follow?.(deviceId) ?? (() => undefined) } : {}),
     });
     ctx.onStop(() => hub.close());
     // The history plugin starts after this one or not at all: its samples are listened to once every plugin runs.
