@@ -33,8 +33,8 @@ tool forwarding to devices, the debug ring and fleet health.
                            replica away longer starts from the saved cache)
   --mirror-interval-ms <n> replicas divide the apply: each applies every message of the devices it
                            owns (shared out among the live replicas) and, of the others, the newest
-                           dets and telemetry at most every n ms and whenever one is read (default
-                           0: every replica applies every message; 1000 carries ~1.8x with two)
+                           dets and telemetry once they waited n ms (at most 10000) or when read
+                           (default 0: every replica applies every message; docs/replicas.md)
   --broker-port <n>        embedded broker port (default 1883; 0 picks a free one)
   --broker-host <addr>     embedded broker listen address (default as --host). Beyond loopback
                            the broker speaks MQTT over TLS there (--broker-tls-port) with the
@@ -260,7 +260,7 @@ export function parseHubArgs(argv: string[], env: Record<string, string | undefi
   set('statePrefix', values['state-prefix']);
   set('mqttGroup', values['mqtt-group']);
   set('streamRetentionS', int('stream-retention-s', 60, 86_400));
-  set('mirrorIntervalMs', int('mirror-interval-ms', 0, 60_000));
+  set('mirrorIntervalMs', int('mirror-interval-ms', 0, 10_000));
   const out: HubArgs = { help: values.help === true, json: values.json === true, options };
   if (values['log-level'] !== undefined) out.logLevel = values['log-level'];
   return out;

@@ -43,7 +43,7 @@ const READS = 200;
 const SCENARIOS = (process.env.LOOKOUT_BENCH_SCENARIOS ?? '0,1,2,2m').split(',');
 const MIRROR_MS = process.env.LOOKOUT_BENCH_MIRROR_MS ?? '1000';
 /** Messages of the saturation burst after the load (drainBacklog); 0 leaves it out. */
-const DRAIN = Number(process.env.LOOKOUT_BENCH_DRAIN ?? 40_000);
+const DRAIN = Number(process.env.LOOKOUT_BENCH_DRAIN ?? 30_000);
 /** LOOKOUT_BENCH_HOT_READ=0 leaves out the hot-read comparison. */
 const HOT_READ = process.env.LOOKOUT_BENCH_HOT_READ !== '0';
 /** Node options for the hubs only, e.g. LOOKOUT_BENCH_HUB_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'. */

@@ -30,7 +30,8 @@
  * Knobs: LOOKOUT_BENCH_DEVICES (1000), LOOKOUT_BENCH_RATE_HZ (20: messages a second per device, dets
  * and telemetry half each), LOOKOUT_BENCH_SOAK_S (3600), LOOKOUT_BENCH_KILL_EVERY_S (600),
  * LOOKOUT_BENCH_WORKERS (2), LOOKOUT_BENCH_PROBE_MS (200), LOOKOUT_BENCH_HELLO_SPREAD_MS (2000),
- * LOOKOUT_BENCH_SAMPLE_S (5).
+ * LOOKOUT_BENCH_SAMPLE_S (5), LOOKOUT_BENCH_MIRROR_MS (unset: the replicas run with --mirror-interval-ms
+ * that many ms, dividing the apply; each kill then moves the killed replica's devices to the other and back).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -58,6 +59,8 @@ const WORKERS = Number(process.env.LOOKOUT_BENCH_WORKERS ?? 2);
 const PROBE_MS = Number(process.env.LOOKOUT_BENCH_PROBE_MS ?? 200);
 const HELLO_SPREAD_MS = Number(process.env.LOOKOUT_BENCH_HELLO_SPREAD_MS ?? 2000);
 const SAMPLE_S = Number(process.env.LOOKOUT_BENCH_SAMPLE_S ?? 5);
+/** With --mirror-interval-ms: the replicas divide the apply. */
+const MIRROR_MS = process.env.LOOKOUT_BENCH_MIRROR_MS;
 const PREFIX = 'soak:';
 const MiB = 2 ** 20;
 
@@ -150,6 +153,7 @@ async function main(): Promise<void> {
         dataDir: join(dir, name),
         pluginSet,
         fleetSecret: TEST_FLEET_SECRET,
+        ...(MIRROR_MS ? { extraArgs: ['--mirror-interval-ms', MIRROR_MS] } : {}),
       });
     for (const r of await Promise.all([start('a'), start('b')]))
       slots.push({ name: r.name, port: Number(new URL(r.url).port), replica: r, startedAt: Date.now(), restarts: 0 });
@@ -377,7 +381,7 @@ async function main(): Promise<void> {
     console.log(
       `load: ${DEVICES} devices (${WORKERS} processes) × ${RATE_HZ} msg/s (dets + telemetry at ${RATE_HZ / 2} Hz each, QoS 1) = ${DEVICES * RATE_HZ} msg/s for ${SOAK_S} s, ` +
         `hellos within ${HELLO_SPREAD_MS} ms; probe every ${PROBE_MS} ms, polled through nginx (shipped deploy/replicas/nginx.conf) every 5 ms; ` +
-        `two replicas on mosquitto + redis-server, one SIGKILLed every ${KILL_EVERY_S} s (in turn) and restarted at once`,
+        `two replicas on mosquitto + redis-server${MIRROR_MS ? ` dividing the apply (--mirror-interval-ms ${MIRROR_MS})` : ''}, one SIGKILLed every ${KILL_EVERY_S} s (in turn) and restarted at once`,
     );
     for (const w of windows) {
       const failures = [...w.failures].map(([k, n]) => `${k} ×${n}`).join(', ') || 'none';

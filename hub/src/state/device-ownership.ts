@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 
+/** Devices whose owner is remembered at most (a fleet is bounded by the hub's max devices, 10 000 by default). */
+const MAX_REMEMBERED = 100_000;
+
 /**
  * Which live replica owns a device: rendezvous (highest random weight) hashing of the device id
  * with each member's id. Every replica that sees the same members names the same owner, and when a
@@ -32,6 +35,8 @@ export class DeviceOwnership {
   owns(deviceId: string): boolean {
     let mine = this.owners.get(deviceId);
     if (mine === undefined) {
+      // Asked for every device id a topic names, known or not: bounded, remade as needed.
+      if (this.owners.size >= MAX_REMEMBERED) this.owners = new Map();
       mine = this.ownerOf(deviceId) === this.self;
       this.owners.set(deviceId, mine);
     }

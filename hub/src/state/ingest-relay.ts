@@ -86,8 +86,12 @@ export interface RelayStatus {
   adopted_sessions: number;
   /** Stream entries read a second time (a write whose reply was lost, written again) and skipped. */
   duplicates_skipped: number;
-  /** With --mirror-interval-ms: the live replicas the devices are shared out among, and the messages of devices owned by another that were replaced by a newer one before this replica applied them. */
-  mirror: { interval_ms: number; replicas: number; collapsed: number } | null;
+  /**
+   * With --mirror-interval-ms: the live replicas the devices are shared out among; the messages of
+   * devices owned by another that were replaced by a newer one before this replica applied them; the
+   * devices whose messages are held now, and the event streams that have devices followed.
+   */
+  mirror: { interval_ms: number; replicas: number; collapsed: number; held_devices: number; followers: number } | null;
 }
 
 interface Lane {
@@ -151,8 +155,10 @@ export class IngestRelay {
     options.redis.onUp(() => void this.flushPending());
     const every = options.mirrorIntervalMs ?? 0;
     if (every > 0) {
+      // The devices that have waited the interval, looked for eight times per interval: a fleet's
+      // held messages are applied a part at a time, not all in one turn.
+      const timer = setInterval(() => this.applyDue(every), Math.max(10, Math.floor(every / 8)));
       // Each replica is its first lane's broker session: the id its heartbeat is written under.
-      const timer = setInterval(() => this.freshen(), every);
       timer.unref();
       this.mirror = { ownership: new DeviceOwnership(laneClientId(options.clientId, 0)), held: new MirroredMessages(), timer };
     }
@@ -187,6 +193,13 @@ export class IngestRelay {
     if (!mirror || this.delivering || mirror.held.devices === 0) return;
     if (deviceId !== undefined) return this.applyHeld(mirror.held, deviceId);
     for (const id of mirror.held.deviceIds()) this.applyHeld(mirror.held, id);
+  }
+
+  private applyDue(every: number): void {
+    const mirror = this.mirror;
+    if (!mirror || mirror.held.devices === 0) return;
+    // Taken before they are applied: applying a device takes it out of the map being walked.
+    for (const id of [...mirror.held.due(Date.now() - every)]) this.applyHeld(mirror.held, id);
   }
 
   /**
@@ -243,7 +256,13 @@ export class IngestRelay {
       adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),
       duplicates_skipped: this.duplicatesSkipped,
       mirror: this.mirror
-        ? { interval_ms: this.options.mirrorIntervalMs ?? 0, replicas: this.mirror.ownership.memberIds.length, collapsed: this.mirror.held.collapsed }
+        ? {
+            interval_ms: this.options.mirrorIntervalMs ?? 0,
+            replicas: this.mirror.ownership.memberIds.length,
+            collapsed: this.mirror.held.collapsed,
+            held_devices: this.mirror.held.devices,
+            followers: [...this.followers.values()].reduce((n, k) => n + k, 0),
+          }
         : null,
     };
   }
@@ -508,7 +527,9 @@ export class IngestRelay {
     const deviceId = mirror ? deviceOf(topic) : undefined;
     if (mirror && deviceId !== undefined) {
       if (isMirrored(topic, deviceId) && !mirror.ownership.owns(deviceId) && !this.followed(deviceId)) {
-        return mirror.held.hold(deviceId, { topic, payload, retain, at: receivedAt });
+        // Not held: a copy, or older than the one held (it arrived late); applied now, the cache keeps the newest.
+        if (mirror.held.hold(deviceId, { topic, payload, retain, at: receivedAt }, Date.now())) return;
+        return this.deliver(topic, payload, { retain, receivedAt });
       }
       // Anything else of the device comes after what is held of it, as in the stream.
       this.applyHeld(mirror.held, deviceId);

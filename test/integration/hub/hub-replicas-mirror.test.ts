@@ -39,7 +39,8 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
   const last = new Map<string, number>();
   let sentPerTopic = 0;
 
-  const startReplica = async (name: string): Promise<HubReplica> => {
+  /** `slot`: its place in `replicas` (a restarted one takes the place of the one it replaces). */
+  const startReplica = async (name: string, slot: number): Promise<HubReplica> => {
     const replica = await startHubReplica({
       name,
       brokerUrl: broker.url,
@@ -49,10 +50,10 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
       dataDir: join(dir, name),
       pluginSet: setFile,
       fleetSecret: TEST_FLEET_SECRET,
-      // Never on the timer within the test: what a replica shows of another's device comes from reading it.
-      extraArgs: ['--stale-sec', '60', '--mirror-interval-ms', '60000'],
+      // Hardly ever on the timer within the test: what a replica shows of another's device comes from reading it.
+      extraArgs: ['--stale-sec', '60', '--mirror-interval-ms', '10000'],
     });
-    replicas.push(replica);
+    replicas[slot] = replica;
     return replica;
   };
 
@@ -79,7 +80,7 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
     setFile = writeReplicaPluginSet(dir, 'mirror-test', ['fleet-events']);
     // Every dets of a device to an event stream that asks (no pacing): what it misses is what the replica held back.
     process.env.LOOKOUT_EVENTS_DETS_INTERVAL_MS = '0';
-    await Promise.all([startReplica('a'), startReplica('b')]);
+    await Promise.all([startReplica('a', 0), startReplica('b', 1)]);
     await waitFor('each replica to see the other', async () => (await Promise.all(replicas.map(config))).every((c) => c.state.details.mirror?.replicas === 2));
     for (const id of ids) devices.set(id, await mqttClient(broker.url, { clientId: id }));
     await Promise.all(
@@ -148,6 +149,9 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
       for (const s of streams) s.close();
     }
     // The streams gone, the replicas hold the others' dets again.
+    await waitFor('the streams’ devices no longer followed', async () =>
+      (await Promise.all(replicas.map(config))).every((c) => c.state.details.mirror.followers === 0),
+    );
     const held = (await Promise.all(replicas.map(config))).map((c) => c.state.details.mirror.collapsed as number);
     await round();
     await round();
@@ -194,6 +198,26 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
       close: () => abort.abort(),
     };
   };
+
+  it('a replica restarted: what it held back when it stopped is in the cache it saved, and both show the same counts again', async () => {
+    await round();
+    const [a] = replicas;
+    assert.ok((await config(a)).state.details.mirror.held_devices > 0, 'a holds messages of devices b owns');
+    await stopReplicas([a]);
+    await startReplica('a', 0);
+    await waitFor('each replica to see the other again', async () =>
+      (await Promise.all(replicas.map(config))).every((c) => c.state.details.mirror.replicas === 2),
+    );
+    await round();
+    await waitFor('both replicas to show every device’s newest message and every message counted', async () => {
+      const [la, lb] = await Promise.all(replicas.map((r) => latest(r)));
+      return ids.every((id) =>
+        [la, lb].every(
+          (l) => l[id]?.payload?.seq === last.get(id) && l[id].topics.telemetry.count === sentPerTopic && l[id].topics.dets.count === sentPerTopic,
+        ),
+      );
+    });
+  });
 
   it('a replica stopped: the other owns every device and applies all of its messages', async () => {
     const [a, b] = replicas;

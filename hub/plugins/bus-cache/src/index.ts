@@ -64,7 +64,6 @@ export default definePlugin({
     // Reloaded before the first subscription: a restored device's retained messages update its entry.
     const store = ctx.services.optional(HUB_STATE);
     const saved = store ? await persistCache(store, ingest, { ring, log: ctx.log, maxDevices: cfg.LOOKOUT_HUB_MAX_DEVICES }) : undefined;
-    if (saved) ctx.onStop(() => saved.flush());
     const staleSec = cfg.LOOKOUT_HUB_STALE_SEC;
     // A hub replica may hold back a device's frequent messages (another replica owns it): applied before the device is read.
     const freshen = (id?: string): void => info?.freshen?.(id);
@@ -76,12 +75,13 @@ export default definePlugin({
       staleSec,
       on: (key, listener) => ingest.on(key, listener),
       device: deviceOf,
+      deviceAsApplied: (id) => ingest.devices.get(id),
       view: (id, now = Date.now()) => {
         const d = deviceOf(id);
         return d ? entryView(d, staleSec, now) : undefined;
       },
       isOnline: (id, now = Date.now()) => {
-        const d = deviceOf(id);
+        const d = ingest.devices.get(id);
         return d ? isOnline(d, staleSec, now) : false;
       },
       personCount: (id) => {
@@ -153,6 +153,9 @@ export default definePlugin({
       }
     };
     for (const filter of INGEST_SUBSCRIPTIONS) await ctx.bus.subscribe(filter, onMessage);
+    // After the subscriptions, so that it runs before they end: a hub replica applies what it held
+    // back when it saves (IngestRelay.resumePoint), which needs this plugin's handlers still there.
+    if (saved) ctx.onStop(() => saved.flush());
     // The registry starts after this plugin: only once it has, the devices its file names are known.
     ctx.onStarted(() => {
       ingest.settle();

@@ -18,7 +18,8 @@ export class IngestCounters {
   /** Messages arrived (not ones replayed after they waited): `count` above one where a replica applied several as their newest. */
   received(now: number, count = 1): void {
     this.messages += count;
-    this.lastMessageAt = now;
+    // A replica applies what it held back after newer messages of other devices: the time never goes back.
+    if (this.lastMessageAt === null || now > this.lastMessageAt) this.lastMessageAt = now;
   }
 
   constructor(events: IngestEvents) {

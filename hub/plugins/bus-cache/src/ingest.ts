@@ -128,26 +128,20 @@ export class Ingest {
     const message = this.contract.check(known, value);
     if (message instanceof Refusal) return events.refused(message, payload, now);
     const device = this.entries.devices.get(known.deviceId);
-    if (device) {
-      this.apply(device, known, message, meta.retain, now);
-      if (unseen > 0) {
-        this.counters.valid += unseen;
-        device.countUnseen(known.suffix, unseen);
-      }
-      return;
-    }
+    if (device) return this.apply(device, known, message, meta.retain, now, unseen);
     const entry = this.entries.enter(known.deviceId, known.key, known.topic, payload, meta.retain, now, heldAt !== undefined);
     if (!entry) return;
     if (entry.waitedFirst) this.replay(entry.waited);
-    this.apply(entry.device, known, message, meta.retain, now);
+    this.apply(entry.device, known, message, meta.retain, now, unseen);
     if (!entry.waitedFirst) this.replay(entry.waited);
   }
 
-  /** Stage (d), then the listeners of what it changed. */
-  private apply(device: DeviceCache, known: KnownTopic, message: Record<string, unknown>, retain: boolean, now: number): void {
+  /** Stage (d), then the listeners of what it changed. `unseen`: earlier messages of the topic it stands for. */
+  private apply(device: DeviceCache, known: KnownTopic, message: Record<string, unknown>, retain: boolean, now: number, unseen = 0): void {
     const { key, suffix } = known;
     const previous = applyToCache(device, key === 'events/+', suffix, message, retain, now);
-    this.counters.valid++;
+    this.counters.valid += 1 + unseen;
+    if (unseen > 0) device.countUnseen(suffix, unseen);
     if (previous !== OLDER) this.events.applied(device, key, suffix, known.topic, message, previous, retain, now);
   }
 

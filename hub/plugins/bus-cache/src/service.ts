@@ -90,9 +90,15 @@ export interface BusCache {
   /** Valid messages as they arrive; `key` limits to one contract. */
   on(key: BusSuffix | '*', listener: (m: IngestedMessage) => void): () => void;
   device(deviceId: string): DeviceSnapshot | undefined;
+  /**
+   * The device as applied so far: on a hub replica that divides the apply, without applying the dets
+   * and telemetry it holds back of a device another replica owns (at most the interval old). For
+   * sweeps over the whole fleet (staleness), which a read of every device each time would undo.
+   */
+  deviceAsApplied(deviceId: string): DeviceSnapshot | undefined;
   /** The device as `/fleet/mqtt/latest` shows it (online, stale, person_count…), at `now`. */
   view(deviceId: string, now?: number): EntryView | undefined;
-  /** Its latest status says online and it is not stale. */
+  /** Its latest status says online and it is not stale (what a replica holds back changes neither). */
   isOnline(deviceId: string, now?: number): boolean;
   /** The view's person_count without the rest of the view (asked per message): null while detection is suspended. */
   personCount(deviceId: string): number | null;

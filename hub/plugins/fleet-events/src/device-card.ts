@@ -43,7 +43,8 @@ function presenceFrom(online: boolean, statusState: unknown): Presence {
  * of the fleet, where the views were most of the hub's work past its ingest.
  */
 export function watchedOf(cache: BusCache, deviceId: string, now: number): { presence: Presence; thermal: string | null } | undefined {
-  const d = cache.device(deviceId);
+  // As applied: the poll sweeps the fleet twice a second, and a replica's held telemetry is at most its interval old.
+  const d = cache.deviceAsApplied(deviceId);
   if (!d) return undefined;
   const status = d.latest.get('status')?.message;
   return {
