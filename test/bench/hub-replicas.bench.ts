@@ -3,6 +3,10 @@
  * redis-server, under the same simulated load with one replica and with two:
  *   - CPU per 1 000 messages of each replica (from /proc: user + system time over the load); the
  *     capacity line puts the busiest of n replicas beside one replica: how much more fleet they carry.
+ *     Twice more: at saturation (a burst queued at the broker while the replicas are stopped), and
+ *     for reading back and applying alone (messages appended to the stream at once). On a machine
+ *     whose two CPUs are one core's two threads, two busy replicas each spend more per message than
+ *     one alone: compare `2m` with `2` there (the same contention), and one with two on real cores.
  *     LOOKOUT_BENCH_HUB_CPUS=1 runs the hubs on that CPU (taskset) and the rest of the bench on the
  *     others, so that two replicas and one compete alike for their core;
  *   - latest-cache latency: a probe device publishes every 50 ms, timestamped, and a poller on each
@@ -31,6 +35,7 @@ import { startMosquitto, type Mosquitto } from '../support/mosquitto.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { msg, TEST_FLEET_SECRET } from '../support/hub-helpers.js';
 import { pct, procStat } from './process-figures.js';
+import { packMessages, type RelayedMessage } from '../../hub/src/state/ingest-batch.js';
 
 const DEVICES = Number(process.env.LOOKOUT_BENCH_DEVICES ?? 200);
 const RATE_HZ = Number(process.env.LOOKOUT_BENCH_RATE_HZ ?? 10);
@@ -43,8 +48,10 @@ const READS = 200;
 const SCENARIOS = (process.env.LOOKOUT_BENCH_SCENARIOS ?? '0,1,2,2m').split(',');
 const MIRROR_MS = process.env.LOOKOUT_BENCH_MIRROR_MS ?? '1000';
 /** Messages of each saturation burst after the load (drainBacklog), and how many bursts; 0 leaves them out. */
-const DRAIN = Number(process.env.LOOKOUT_BENCH_DRAIN ?? 30_000);
+const DRAIN = Number(process.env.LOOKOUT_BENCH_DRAIN ?? 20_000);
 const DRAIN_ROUNDS = Number(process.env.LOOKOUT_BENCH_DRAIN_ROUNDS ?? 3);
+/** Messages appended to the stream at once after the bursts (catchUpStream); 0 leaves it out. */
+const CATCH_UP = Number(process.env.LOOKOUT_BENCH_CATCH_UP ?? 100_000);
 /** LOOKOUT_BENCH_HOT_READ=0 leaves out the hot-read comparison. */
 const HOT_READ = process.env.LOOKOUT_BENCH_HOT_READ !== '0';
 /** Node options for the hubs only, e.g. LOOKOUT_BENCH_HUB_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'. */
@@ -221,13 +228,14 @@ async function scenario(broker: Mosquitto, redis: RedisServer, name: string, dir
   running = false;
   await Promise.all(pollers);
   // How many messages each replica applied one by one (of another's devices, only the newest of each interval).
-  const applied = await Promise.all(
+  const appliedHere = await Promise.all(
     hubs.map(async (h) => (JSON.parse((await get(`${h.url}/fleet/mqtt/config`)).body) as { state: { details?: { applied?: number } } }).state.details?.applied),
   );
   const loops = await Promise.all(hubs.map(async (h) => loopFigures((await get(`${h.url}/metrics`)).body)));
   const redisCallsPer1000 = replicas > 0 ? ((await redisCalls()) - callsBefore) / (total / 1000) : 0;
   let drain: Awaited<ReturnType<typeof drainBacklog>> | undefined;
-  for (let round = 0, applied = total + 3 * (DEVICES + 1); DRAIN > 0 && round < DRAIN_ROUNDS; round++) {
+  let applied = total + 3 * (DEVICES + 1);
+  for (let round = 0; DRAIN > 0 && round < DRAIN_ROUNDS; round++) {
     // The bursts' figures add up: each is short (queued within the heartbeats' 4 s), their sum less noisy.
     const d = await drainBacklog(broker.url, hubs, name, applied);
     applied += d.sent;
@@ -240,9 +248,10 @@ async function scenario(broker: Mosquitto, redis: RedisServer, name: string, dir
         }
       : d;
   }
+  const catchUp = replicas > 0 && CATCH_UP > 0 ? await catchUpStream(redis.url, prefix, hubs, applied) : undefined;
   publisher.end(true);
   for (const h of hubs) await stopHub(h);
-  return { total, cpu, applied, latencies, loops, redisCallsPer1000, drain, elapsedS: (Date.now() - started) / 1000 };
+  return { total, cpu, applied: appliedHere, latencies, loops, redisCallsPer1000, drain, catchUp, elapsedS: (Date.now() - started) / 1000 };
 }
 
 /**
@@ -325,6 +334,8 @@ async function main(): Promise<void> {
     const busiest = new Map<string, number>();
     /** The same at saturation (the burst). */
     const drained = new Map<string, number>();
+    /** What each replica spends reading back and applying (the stream appended at once). */
+    const caughtUp = new Map<string, number>();
     for (const name of SCENARIOS) {
       const n = Number.parseInt(name, 10);
       const label =
@@ -352,11 +363,19 @@ async function main(): Promise<void> {
         );
         drained.set(name, Math.max(...d.cpu.map((c) => (c / d.sent) * 1000)));
       }
+      if (r.catchUp) {
+        const c = r.catchUp;
+        console.log(
+          `${label}: ${c.sent} messages appended to the stream read and applied by every replica in ${c.elapsedMs} ms; CPU per 1 000 messages, each replica: ${c.cpu.map((x) => f((x / c.sent) * 1000)).join(', ')} ms`,
+        );
+        caughtUp.set(name, Math.max(...c.cpu.map((x) => (x / c.sent) * 1000)));
+      }
     }
     // What n replicas carry against one: the one's CPU per fleet message over the busiest of the n's (each has the same core).
     for (const [what, figures] of [
       ['under the load', busiest],
       ['at saturation (the burst)', drained],
+      ['reading back and applying alone (the appended stream)', caughtUp],
     ] as const) {
       const one = figures.get('1');
       for (const [name, cpu] of figures) {
@@ -411,6 +430,43 @@ async function main(): Promise<void> {
 }
 
 /** The simulated fleet's telemetry: every device RATE_HZ times a second for SECONDS, QoS 1; prints how many it sent. */
+/**
+ * The part of a replica's work that dividing the apply divides, alone: CATCH_UP telemetry messages
+ * appended to the shared stream at once (packed as a replica packs them, no broker, no publisher),
+ * and each replica's CPU until it has read and applied them all.
+ */
+async function catchUpStream(redisUrl: string, prefix: string, hubs: Hub[], appliedBefore: number) {
+  const entries: Buffer[] = [];
+  for (let n = 0; n < CATCH_UP;) {
+    const batch: RelayedMessage[] = [];
+    for (; batch.length < 500 && n < CATCH_UP; n++) {
+      const id = ids[n % ids.length];
+      batch.push({
+        topic: `devices/${id}/telemetry`,
+        payload: Buffer.from(JSON.stringify({ ...msg.telemetry(40 + (n % 10)), seq: 2_000_000 + n })),
+        retain: false,
+        at: Date.now(),
+      });
+    }
+    entries.push(packMessages(batch));
+  }
+  const client = new Redis(redisUrl);
+  try {
+    const cpuBefore = hubs.map((h) => procStat(h.child.pid!).cpuMs);
+    const started = Date.now();
+    const pipeline = client.pipeline();
+    entries.forEach((packed, i) => pipeline.xadd(`${prefix}ingest`, '*', 'b', packed, 'o', 'bench-catch-up', 'n', String(i + 1), 'l', '0'));
+    await pipeline.exec();
+    await until(async () => {
+      const cfgs = await Promise.all(hubs.map(async (h) => JSON.parse((await get(`${h.url}/fleet/mqtt/config`)).body) as { ingest: { valid: number } }));
+      return cfgs.every((c) => c.ingest.valid >= appliedBefore + CATCH_UP);
+    }, 'every replica to apply the appended stream');
+    return { sent: CATCH_UP, elapsedMs: Date.now() - started, cpu: hubs.map((h, i) => procStat(h.child.pid!).cpuMs - cpuBefore[i]) };
+  } finally {
+    client.disconnect();
+  }
+}
+
 /** `count` telemetry messages over the devices, as fast as the broker takes them (QoS 1); prints how many it sent. */
 async function burstPublisher(url: string, count: number, tag: string): Promise<void> {
   const c = await mqttConnect(url, `bench-burst-${tag}`);
