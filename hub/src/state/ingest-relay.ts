@@ -6,8 +6,7 @@ import { SharedSubscriber, SubscriptionTable } from 'lookout/lib/mqtt';
 import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 import { AppendedBatches } from './appended-batches.js';
-import { DeviceOwnership } from './device-ownership.js';
-import { MirroredMessages } from './mirrored-messages.js';
+import { DeviceMirror } from './device-mirror.js';
 import { SessionAdoption } from './session-adoption.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
@@ -34,8 +33,6 @@ const STREAM_ID = /^\d+-\d+$/;
 const TAKEN = Promise.resolve();
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
-/** The topics a device sends many times a second, held back for a device another replica owns (`devices/<id>/<suffix>`). */
-const MIRRORED_SUFFIXES = ['dets', 'telemetry'];
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -55,12 +52,7 @@ export interface IngestRelayOptions {
   connections?: number;
   /** How long the broker keeps a replica's session while it is gone. Default one hour. */
   sessionExpirySec?: number;
-  /**
-   * Divides the apply (`--mirror-interval-ms`): the devices are shared out among the live replicas
-   * (DeviceOwnership), and of a device another replica owns this one applies the dets and telemetry
-   * at most this often, the newest of each (MirroredMessages), and at once when it is read
-   * (`freshen`) or sends anything else. Absent or 0: every replica applies every message.
-   */
+  /** Divides the apply (`--mirror-interval-ms`, DeviceMirror). Absent or 0: every replica applies every message. */
   mirrorIntervalMs?: number;
 }
 
@@ -143,9 +135,7 @@ export class IngestRelay {
   private applied = 0;
   readonly group: string;
   private readonly streamKey: string;
-  private readonly mirror: { ownership: DeviceOwnership; held: MirroredMessages; timer: NodeJS.Timeout } | undefined;
-  /** Devices applied message by message whoever owns them, with how many asked (FOLLOW_ALL: every device). */
-  private readonly followers = new Map<string, number>();
+  private readonly mirror: DeviceMirror | undefined;
   /** Set while a message is applied: a read from one of its handlers does not apply held messages in the middle of it. */
   private delivering = false;
 
@@ -153,53 +143,26 @@ export class IngestRelay {
     this.group = options.group ?? DEFAULT_INGEST_GROUP;
     this.streamKey = options.redis.key('ingest');
     options.redis.onUp(() => void this.flushPending());
-    const every = options.mirrorIntervalMs ?? 0;
-    if (every > 0) {
-      // The devices that have waited the interval, looked for eight times per interval: a fleet's
-      // held messages are applied a part at a time, not all in one turn.
-      const timer = setInterval(() => this.applyDue(every), Math.max(10, Math.floor(every / 8)));
-      // Each replica is its first lane's broker session: the id its heartbeat is written under.
-      timer.unref();
-      this.mirror = { ownership: new DeviceOwnership(laneClientId(options.clientId, 0)), held: new MirroredMessages(), timer };
+    const intervalMs = options.mirrorIntervalMs ?? 0;
+    if (intervalMs > 0) {
+      this.mirror = new DeviceMirror({
+        // Each replica is its first lane's broker session: the id its heartbeat is written under.
+        self: laneClientId(options.clientId, 0),
+        intervalMs,
+        apply: (m) => this.deliver(m.topic, m.payload, { retain: m.retain, receivedAt: m.at, collapsed: m.collapsed }),
+        applying: () => this.delivering,
+      });
     }
   }
 
-  /**
-   * Every message of the device (of every device when none is named) applied as it arrives, whoever
-   * owns it, until the returned function is called: for an event stream that sends the device's
-   * detector-rate boxes, which the interval would thin out.
-   */
+  /** See DeviceMirror.follow: a no-op unless this replica divides the apply. */
   follow(deviceId?: string): () => void {
-    if (!this.mirror) return () => undefined;
-    const key = deviceId ?? FOLLOW_ALL;
-    this.followers.set(key, (this.followers.get(key) ?? 0) + 1);
-    this.freshen(deviceId);
-    let ended = false;
-    return () => {
-      if (ended) return;
-      ended = true;
-      const left = (this.followers.get(key) ?? 1) - 1;
-      if (left > 0) this.followers.set(key, left);
-      else this.followers.delete(key);
-    };
+    return this.mirror?.follow(deviceId) ?? (() => undefined);
   }
 
-  /**
-   * Applies now what is held back of a device another replica owns (every device's when none is
-   * named): called before the device is read, so that a read on any replica shows its newest messages.
-   */
+  /** See DeviceMirror.freshen: what is held of a device applied before it is read. */
   freshen(deviceId?: string): void {
-    const mirror = this.mirror;
-    if (!mirror || this.delivering || mirror.held.devices === 0) return;
-    if (deviceId !== undefined) return this.applyHeld(mirror.held, deviceId);
-    for (const id of mirror.held.deviceIds()) this.applyHeld(mirror.held, id);
-  }
-
-  private applyDue(every: number): void {
-    const mirror = this.mirror;
-    if (!mirror || mirror.held.devices === 0) return;
-    // Taken before they are applied: applying a device takes it out of the map being walked.
-    for (const id of [...mirror.held.due(Date.now() - every)]) this.applyHeld(mirror.held, id);
+    this.mirror?.freshen(deviceId);
   }
 
   /**
@@ -255,15 +218,7 @@ export class IngestRelay {
       applied: this.applied,
       adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),
       duplicates_skipped: this.duplicatesSkipped,
-      mirror: this.mirror
-        ? {
-            interval_ms: this.options.mirrorIntervalMs ?? 0,
-            replicas: this.mirror.ownership.memberIds.length,
-            collapsed: this.mirror.held.collapsed,
-            held_devices: this.mirror.held.devices,
-            followers: [...this.followers.values()].reduce((n, k) => n + k, 0),
-          }
-        : null,
+      mirror: this.mirror?.status() ?? null,
     };
   }
 
@@ -289,7 +244,7 @@ export class IngestRelay {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.mirror?.timer);
+    this.mirror?.close();
     const lanes = this.connected_ ?? [];
     // The sessions first: what they had not acknowledged stays in them for the replica that takes
     // them over, which it may do at once: the heartbeats go next.
@@ -354,7 +309,7 @@ export class IngestRelay {
       ...(o.ca ? { ca: o.ca } : {}),
       logger: o.logger,
       take: (packet) => this.take(packet),
-      ...(first && this.mirror ? { onLive: (ids: string[]) => this.mirror?.ownership.setMembers(ids.filter((id) => id.endsWith('-0'))) } : {}),
+      ...(first && this.mirror ? { onLive: (ids: string[]) => this.mirror?.setMembers(ids.filter((id) => id.endsWith('-0'))) } : {}),
     });
     adoption.start();
     return { subscriber, adoption };
@@ -523,29 +478,8 @@ export class IngestRelay {
   }
 
   private dispatch(topic: string, payload: Buffer, retain: boolean, receivedAt: number): void {
-    const mirror = this.mirror;
-    const deviceId = mirror ? deviceOf(topic) : undefined;
-    if (mirror && deviceId !== undefined) {
-      if (isMirrored(topic, deviceId) && !mirror.ownership.owns(deviceId) && !this.followed(deviceId)) {
-        // Not held: a copy, or older than the one held (it arrived late); applied now, the cache keeps the newest.
-        if (mirror.held.hold(deviceId, { topic, payload, retain, at: receivedAt }, Date.now())) return;
-        return this.deliver(topic, payload, { retain, receivedAt });
-      }
-      // Anything else of the device comes after what is held of it, as in the stream.
-      this.applyHeld(mirror.held, deviceId);
-    }
+    if (this.mirror?.hold(topic, payload, retain, receivedAt)) return;
     this.deliver(topic, payload, { retain, receivedAt });
-  }
-
-  private followed(deviceId: string): boolean {
-    return this.followers.size > 0 && (this.followers.has(FOLLOW_ALL) || this.followers.has(deviceId));
-  }
-
-  private applyHeld(held: MirroredMessages, deviceId: string): void {
-    const messages = held.take(deviceId);
-    if (!messages) return;
-    // `collapsed`: the handlers count the messages this one stands for (a topic's count is the same on every replica).
-    for (const m of messages) this.deliver(m.topic, m.payload, { retain: m.retain, receivedAt: m.at, collapsed: m.collapsed });
   }
 
   private deliver(topic: string, payload: Buffer, meta: { retain: boolean; receivedAt: number; collapsed?: number }): void {
@@ -560,23 +494,6 @@ export class IngestRelay {
     }
     this.delivering = false;
   }
-}
-
-const DEVICES = 'devices/';
-/** The followers' key for every device (no device id is empty). */
-const FOLLOW_ALL = '';
-
-/** The device of a `devices/<id>/…` topic. */
-function deviceOf(topic: string): string | undefined {
-  if (!topic.startsWith(DEVICES)) return undefined;
-  const end = topic.indexOf('/', DEVICES.length);
-  return end > DEVICES.length ? topic.slice(DEVICES.length, end) : undefined;
-}
-
-/** `devices/<deviceId>/dets` or `…/telemetry`: compared in place, without cutting the suffix out (once per message). */
-function isMirrored(topic: string, deviceId: string): boolean {
-  const suffixLength = topic.length - DEVICES.length - deviceId.length - 1;
-  return MIRRORED_SUFFIXES.some((suffix) => suffix.length === suffixLength && topic.endsWith(suffix));
 }
 
 function laneClientId(clientId: string, lane: number): string {
