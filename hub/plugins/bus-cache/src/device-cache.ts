@@ -63,7 +63,7 @@ export class DeviceCache implements DeviceSnapshot {
     return previous;
   }
 
-  /** Counts messages of a topic that a hub replica applied only through a newer one (IngestRelay's mirror), if the topic is held. */
+  /** Counts messages of a topic that a hub replica applied only through a newer one (its DeviceMirror), if the topic is held. */
   countUnseen(suffix: string, messages: number): void {
     const current = this.latest.get(suffix);
     if (!current) return;
