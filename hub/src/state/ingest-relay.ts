@@ -149,7 +149,7 @@ export class IngestRelay {
         // Each replica is its first lane's broker session: the id its heartbeat is written under.
         self: laneClientId(options.clientId, 0),
         intervalMs,
-        apply: (m) => this.deliver(m.topic, m.payload, { retain: m.retain, receivedAt: m.at, collapsed: m.collapsed }),
+        apply: (m) => this.deliver(m.topic, m.payload, { retain: m.retain, receivedAt: m.at, collapsed: m.collapsed, collapsedFirst: m.first }),
         applying: () => this.delivering,
       });
     }
@@ -482,7 +482,11 @@ export class IngestRelay {
     this.deliver(topic, payload, { retain, receivedAt });
   }
 
-  private deliver(topic: string, payload: Buffer, meta: { retain: boolean; receivedAt: number; collapsed?: number }): void {
+  private deliver(
+    topic: string,
+    payload: Buffer,
+    meta: { retain: boolean; receivedAt: number; collapsed?: number; collapsedFirst?: Buffer | undefined },
+  ): void {
     this.applied++;
     this.delivering = true;
     for (const handler of this.handlers.handlersFor(topic)) {

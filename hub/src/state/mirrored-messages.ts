@@ -3,6 +3,12 @@ import type { RelayedMessage } from './ingest-batch.js';
 /** The newest message of a topic held back, and how many earlier ones of that topic it stands for. */
 export interface HeldMessage extends RelayedMessage {
   collapsed: number;
+  /**
+   * The first of those (when there are any): it may be a copy of the message the cache already
+   * holds (the broker sent it again when a session changed hands), which the cache does not count
+   * twice. The ones after it were each newer than the one before, so none is a copy of another.
+   */
+  first?: Buffer;
 }
 
 /** A held message, when it was held (a device's topics are applied in the order of their newest messages), and where its stamp is. */
@@ -61,6 +67,7 @@ export class MirroredMessages {
       if (slot.topic !== m.topic) continue;
       const stamp = stampOf(m.payload);
       if (!isNewer(m.payload, stamp, slot.payload, slot.stamp)) return false;
+      slot.first ??= slot.payload;
       slot.payload = m.payload;
       slot.stamp = stamp;
       slot.retain = m.retain;
@@ -70,7 +77,7 @@ export class MirroredMessages {
       this.collapsed++;
       return true;
     }
-    device.slots.push({ topic: m.topic, payload: m.payload, retain: m.retain, at: m.at, collapsed: 0, order, stamp: stampOf(m.payload) });
+    device.slots.push({ topic: m.topic, payload: m.payload, retain: m.retain, at: m.at, collapsed: 0, first: undefined, order, stamp: stampOf(m.payload) });
     return true;
   }
 

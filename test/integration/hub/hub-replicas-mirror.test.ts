@@ -10,6 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
 import type { MqttClient } from 'mqtt';
 import { startHubReplica, stopReplicas, writeReplicaPluginSet, type HubReplica } from '../../support/hub-replica.js';
 import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
@@ -38,6 +39,7 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
   /** Per device: the last telemetry sequence number the broker accepted, and telemetry and dets sent. */
   const last = new Map<string, number>();
   let sentPerTopic = 0;
+  let inspect: Redis;
 
   /** `slot`: its place in `replicas` (a restarted one takes the place of the one it replaces). */
   const startReplica = async (name: string, slot: number): Promise<HubReplica> => {
@@ -70,12 +72,26 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
     );
   };
 
+  /**
+   * Every message sent so far is in the stream and both replicas have read it to its end (before a
+   * restart: `relayed` counts a process's own): the two take a device's messages in turns, and one
+   * may write a round's after the other wrote the next round's, which the cache counts as older and tells no event stream.
+   */
+  const settled = () =>
+    waitFor('both replicas to have read every message sent', async () => {
+      const cs = await Promise.all(replicas.map(config));
+      if (cs.reduce((n, c) => n + (c.state.details.relayed as number), 0) < 2 * DEVICES * (1 + sentPerTopic)) return false;
+      const [[end]] = await inspect.xrevrange(`${PREFIX}ingest`, '+', '-', 'COUNT', 1);
+      return cs.every((c) => c.state.details.cursor === end);
+    });
+
   const config = async (r: HubReplica) => (await api(r.url, '/fleet/mqtt/config')).body;
   const latest = async (r: HubReplica, query = ''): Promise<Record<string, LatestDevice>> =>
     ((await api(r.url, `/fleet/mqtt/latest${query}`)).body as { devices: Record<string, LatestDevice> }).devices;
 
   before(async () => {
     [broker, redis] = await Promise.all([startMosquitto({ maxQueuedMessages: 100_000, maxInflightMessages: 100 }), startRedis()]);
+    inspect = new Redis(redis.url, { maxRetriesPerRequest: 1 });
     dir = mkdtempSync(join(tmpdir(), 'hub-mirror-'));
     setFile = writeReplicaPluginSet(dir, 'mirror-test', ['fleet-events']);
     // Every dets of a device to an event stream that asks (no pacing): what it misses is what the replica held back.
@@ -99,6 +115,7 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
   });
 
   after(async () => {
+    inspect?.disconnect();
     for (const c of devices.values()) await endClient(c).catch(() => undefined);
     await stopReplicas(replicas).catch(() => undefined);
     await broker?.stop();
@@ -142,9 +159,13 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
     const streams = await Promise.all([openDets(a, one), openDets(b, one), openDets(b)]);
     try {
       const rounds = 3;
-      for (let r = 0; r < rounds; r++) await round();
-      await waitFor('every dets on each stream', () => Promise.resolve(streams.every((s) => s.complete(rounds))));
-      for (const s of streams) assert.ok(s.complete(rounds), s.summary(rounds));
+      for (let r = 0; r < rounds; r++) {
+        await round();
+        await settled();
+      }
+      await waitFor('every dets on each stream', () => Promise.resolve(streams.every((s) => s.complete(rounds)))).catch((err: Error) =>
+        assert.fail(`${err.message}: ${streams.map((s) => s.summary(rounds)).join('; ')}`),
+      );
     } finally {
       for (const s of streams) s.close();
     }
@@ -193,8 +214,13 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
     const wanted = device ? [device] : ids;
     return {
       complete: (n: number) => wanted.every((id) => (perDevice.get(id) ?? 0) >= n),
-      summary: (n: number) =>
-        `${r.name}${device ? ` ${device}` : ''}: ${wanted.filter((id) => (perDevice.get(id) ?? 0) < n).length} device(s) short of ${n} dets`,
+      summary: (n: number) => {
+        const short = wanted.filter((id) => (perDevice.get(id) ?? 0) < n);
+        return `${r.name}${device ? ` ${device}` : ''}: ${short.length} device(s) short of ${n} dets (${short
+          .slice(0, 6)
+          .map((id) => `${id} ${perDevice.get(id) ?? 0}`)
+          .join(', ')})`;
+      },
       close: () => abort.abort(),
     };
   };
@@ -209,14 +235,19 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
       (await Promise.all(replicas.map(config))).every((c) => c.state.details.mirror.replicas === 2),
     );
     await round();
+    let differ: string[] = [];
     await waitFor('both replicas to show every device’s newest message and every message counted', async () => {
-      const [la, lb] = await Promise.all(replicas.map((r) => latest(r)));
-      return ids.every((id) =>
-        [la, lb].every(
-          (l) => l[id]?.payload?.seq === last.get(id) && l[id].topics.telemetry.count === sentPerTopic && l[id].topics.dets.count === sentPerTopic,
-        ),
+      const shown = await Promise.all(replicas.map(async (r) => ({ name: r.name, l: await latest(r) })));
+      differ = shown.flatMap(({ name, l }) =>
+        ids
+          .filter((id) => !(l[id]?.payload?.seq === last.get(id) && l[id].topics.telemetry.count === sentPerTopic && l[id].topics.dets.count === sentPerTopic))
+          .map(
+            (id) =>
+              `${name} ${id}: seq ${l[id]?.payload?.seq}/${last.get(id)} telemetry ${l[id]?.topics.telemetry.count} dets ${l[id]?.topics.dets.count} of ${sentPerTopic}`,
+          ),
       );
-    });
+      return differ.length === 0;
+    }).catch((err: Error) => assert.fail(`${err.message}\n${differ.slice(0, 12).join('\n')}`));
   });
 
   it('a replica stopped: the other owns every device and applies all of its messages', async () => {

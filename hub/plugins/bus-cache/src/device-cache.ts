@@ -63,6 +63,12 @@ export class DeviceCache implements DeviceSnapshot {
     return previous;
   }
 
+  /** Whether the topic holds this very message (a redelivery: counted once). */
+  holdsCopyOf(suffix: string, message: Record<string, unknown>): boolean {
+    const current = this.latest.get(suffix);
+    return current !== undefined && isRedelivery(current.message, message);
+  }
+
   /** Counts messages of a topic that a hub replica applied only through a newer one (its DeviceMirror), if the topic is held. */
   countUnseen(suffix: string, messages: number): void {
     const current = this.latest.get(suffix);

@@ -36,6 +36,8 @@ export interface IngestMeta {
   retain: boolean;
   receivedAt?: number;
   collapsed?: number;
+  /** The first of the `collapsed` messages: not counted if it is a copy of the message the cache holds (HeldMessage.first). */
+  collapsedFirst?: Buffer | undefined;
 }
 
 /**
@@ -128,7 +130,7 @@ export class Ingest {
     const message = this.contract.check(known, value);
     if (message instanceof Refusal) return events.refused(message, payload, now);
     const device = this.entries.devices.get(known.deviceId);
-    if (device) return this.apply(device, known, message, meta.retain, now, unseen);
+    if (device) return this.apply(device, known, message, meta.retain, now, unseen, meta.collapsedFirst);
     const entry = this.entries.enter(known.deviceId, known.key, known.topic, payload, meta.retain, now, heldAt !== undefined);
     if (!entry) return;
     if (entry.waitedFirst) this.replay(entry.waited);
@@ -136,12 +138,31 @@ export class Ingest {
     if (!entry.waitedFirst) this.replay(entry.waited);
   }
 
-  /** Stage (d), then the listeners of what it changed. `unseen`: earlier messages of the topic it stands for. */
-  private apply(device: DeviceCache, known: KnownTopic, message: Record<string, unknown>, retain: boolean, now: number, unseen = 0): void {
+  /**
+   * Whether `first` (the first of the messages a held one stands for) is a copy of the message the
+   * device's topic holds: then it was counted when that one was. Parsed only when it carries the
+   * same stamp (once in a while: a copy comes when a broker session changes hands).
+   */
+  private isCopyOfLatest(device: DeviceCache, known: KnownTopic, first: Buffer | undefined): boolean {
+    if (!first) return false;
+    const stamp = device.latest.get(known.suffix)?.message.timestamp;
+    if (typeof stamp !== 'string' || first.indexOf(stamp) < 0) return false;
+    const value = parsePayload(known, first, this.limits);
+    const message = value instanceof Refusal ? value : this.contract.check(known, value);
+    return !(message instanceof Refusal) && device.holdsCopyOf(known.suffix, message);
+  }
+
+  /**
+   * Stage (d), then the listeners of what it changed. `unseen`: earlier messages of the topic it
+   * stands for (valid, as each was when held), the first of them `first`.
+   */
+  private apply(device: DeviceCache, known: KnownTopic, message: Record<string, unknown>, retain: boolean, now: number, unseen = 0, first?: Buffer): void {
     const { key, suffix } = known;
+    // Before this one replaces the message the first may be a copy of.
+    const copies = unseen > 0 && this.isCopyOfLatest(device, known, first) ? 1 : 0;
     const previous = applyToCache(device, key === 'events/+', suffix, message, retain, now);
     this.counters.valid += 1 + unseen;
-    if (unseen > 0) device.countUnseen(suffix, unseen);
+    if (unseen > copies) device.countUnseen(suffix, unseen - copies);
     if (previous !== OLDER) this.events.applied(device, key, suffix, known.topic, message, previous, retain, now);
   }
 

@@ -30,6 +30,8 @@ describe('MirroredMessages', () => {
       ],
     );
     assert.deepEqual(bodies(d1), [2, 4]);
+    assert.equal(d1[0].first, undefined, 'none replaced, none first');
+    assert.deepEqual(bodies([{ payload: d1[1].first! }]), [1], 'the first it replaced, which the cache may hold already (a copy)');
     assert.equal(held.take('d1'), undefined, 'taken once');
     assert.deepEqual(held.deviceIds(), ['d2']);
     assert.ok(held.hold('d1', m('devices/d1/telemetry', 6), 0));
