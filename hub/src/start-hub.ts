@@ -110,6 +110,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     let brokerUrl: string;
     let brokerPort: number | undefined;
     let listening: RunningHub['brokerListeners'];
+    /** Closes the ingest relay's sessions and its reading of the stream (hub replicas). */
+    let stopRelay: (() => Promise<void>) | undefined;
     // Connected first: a replica that cannot reach its shared state at start stops rather than serve a fleet of its own.
     let redis: RedisConnection | undefined;
     if (options.stateUrl) {
@@ -187,7 +189,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           logger: logger.child({ component: 'ingest-relay' }),
         });
         relay = r;
-        cleanups.push(() => r.close());
+        stopRelay = closeOnce(r);
+        cleanups.push(stopRelay);
         bus = new DeviceTopicsBus(mqtt, r);
       } else if (mqtt.stats().protocolVersion === 5 && DirectIngest.speaks(url)) {
         const ingestLog = logger.child({ component: 'ingest' });
@@ -243,9 +246,13 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       const store = new RedisStateStore(redis, { logger: logger.child({ component: 'state' }) });
       if (relay) {
         const r = relay;
-        // The saved latest cache carries the stream point it reflects: a restarted replica resumes reading exactly there.
-        store.trackCursor(BUS_CACHE_STATE_KEY, () => r.resumePoint());
-        r.resumeFrom(await store.loadCursor(BUS_CACHE_STATE_KEY));
+        // The saved latest cache carries the stream point it reflects: a restarted replica resumes reading exactly there
+        // (the bus cache loads it before its first subscription starts the reading).
+        store.trackCursor(
+          BUS_CACHE_STATE_KEY,
+          () => r.resumePoint(),
+          (point) => r.resumeFrom(point),
+        );
       }
       state = store;
     } else state = new FileStateStore({ dir: join(dataDir, 'state'), logger: logger.child({ component: 'state' }) });
@@ -294,6 +301,12 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     cleanups.push(async () => {
       await runtime.stop();
     });
+    // A hub replica's ingest stops before the plugins do: the device topics are no longer taken (what
+    // its sessions had not acknowledged stays in them) nor read, so the bus cache's last save holds
+    // every message read and the stream point saved with it is the last one applied, not one read
+    // after the cache's handlers ended. (The direct ingest stays until the plugins have ended their
+    // subscriptions, so that its session queues nothing for a hub that is gone.)
+    if (stopRelay) cleanups.push(stopRelay);
 
     const app = createHubApp({
       routes: routes.list(),
@@ -341,6 +354,12 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     await unwind();
     throw err;
   }
+}
+
+/** `close` run once, however often it is called (before the plugins stop, and again in the unwind). */
+function closeOnce(c: { close(): Promise<void> }): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= c.close());
 }
 
 /** Option shortcuts as the plugin config keys the hub plugins declare. */

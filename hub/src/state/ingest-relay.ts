@@ -171,6 +171,11 @@ export class IngestRelay {
    */
   resumeFrom(point: { cursor?: string; applied?: string }): void {
     if (!point.cursor || !STREAM_ID.test(point.cursor)) return;
+    if (this.reading) {
+      // A subscription came before the cache was restored: moving the cursor now would skip or repeat entries.
+      this.options.logger.warn({ cursor: point.cursor }, 'ingest relay: the saved stream point came after reading began; not used');
+      return;
+    }
     this.cursor = point.cursor;
     if (point.applied === undefined) return;
     try {
@@ -330,7 +335,12 @@ export class IngestRelay {
     const m: RelayedMessage = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };
     // Behind what is kept, in order, until it is all written back.
     if (this.options.redis.up && this.pending.length === 0 && this.writingBack.length === 0) return this.commit.add(m);
-    if (this.outageBatch.size >= MAX_ENTRY_MESSAGES) this.outageBatch = { n: ++this.batches, size: 0 };
+    if (this.outageBatch.size >= MAX_ENTRY_MESSAGES) {
+      this.outageBatch = { n: ++this.batches, size: 0 };
+      // Applied here from now on and written back later: a replica restarted from a cache saved
+      // meanwhile (which holds them) knows the entry as applied, though it lands after the saved point.
+      this.appended.firstTime(this.replicaId, this.outageBatch.n);
+    }
     this.outageBatch.size++;
     this.keepPending(m, this.outageBatch.n);
     return TAKEN;

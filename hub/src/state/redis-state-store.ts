@@ -16,7 +16,7 @@ const KEY = /^[a-z][a-z0-9-]{0,63}$/;
  */
 export class RedisStateStore implements HubStateStore {
   private readonly keepers: StateKeepers;
-  private readonly cursors = new Map<string, () => StreamPoint>();
+  private readonly cursors = new Map<string, TrackedPoint>();
   readonly maxBytes: number;
 
   constructor(
@@ -34,11 +34,22 @@ export class RedisStateStore implements HubStateStore {
 
   async load<T>(key: string, parse: (raw: unknown) => T): Promise<StateLoad<T>> {
     const redisKey = this.keyOf(key);
+    const tracked = this.cursors.get(key);
     let text: string | null;
+    let point: Partial<StreamPoint> = {};
     try {
       const size = await this.redis.client.strlen(redisKey);
       if (size > this.maxBytes) return await this.setAside(key, `${size} bytes, over the bound of ${this.maxBytes}`);
-      text = await this.redis.client.get(redisKey);
+      if (tracked) {
+        // Value and point in one transaction: another replica saving between two reads would pair
+        // its newer cache with this older point, and the stream between them would be applied twice.
+        const read = await this.redis.client.multi().get(redisKey).get(this.redis.key('state-cursor', key)).get(this.redis.key('state-applied', key)).exec();
+        const failed = read?.find(([err]) => err);
+        if (!read || failed) throw failed?.[0] ?? new Error('transaction aborted');
+        const [value, cursor, applied] = read.map(([, v]) => v as string | null);
+        text = value;
+        point = { ...(cursor ? { cursor } : {}), ...(applied ? { applied } : {}) };
+      } else text = await this.redis.client.get(redisKey);
     } catch (err) {
       const warning = `hub state "${key}" not restored: redis unreachable (${(err as Error).message}); starting without it`;
       this.options.logger.warn({ key }, warning);
@@ -49,7 +60,10 @@ export class RedisStateStore implements HubStateStore {
       const envelope = JSON.parse(text) as { format?: unknown; key?: unknown; saved_at?: unknown; value?: unknown };
       if (envelope?.format !== FORMAT || envelope.key !== key) throw new Error(`not a ${FORMAT} value of "${key}"`);
       const savedAt = typeof envelope.saved_at === 'string' ? Date.parse(envelope.saved_at) : NaN;
-      return { value: parse(envelope.value), ...(Number.isFinite(savedAt) ? { savedAt } : {}) };
+      const value = parse(envelope.value);
+      // Only with the value it was saved with: a cache set aside starts empty, from the stream's start.
+      tracked?.resume(point);
+      return { value, ...(Number.isFinite(savedAt) ? { savedAt } : {}) };
     } catch (err) {
       return this.setAside(key, (err as Error).message);
     }
@@ -62,7 +76,7 @@ export class RedisStateStore implements HubStateStore {
     // The point is read in the turn the snapshot takes the state: the saved value is exactly what was
     // applied up to that stream id. The point first: reading it applies what a replica held back (mirrored devices).
     return this.keepers.keep(key, async () => {
-      const at = cursor();
+      const at = cursor.point();
       const value = snapshot();
       return new WithCursor(await value, at);
     });
@@ -71,20 +85,11 @@ export class RedisStateStore implements HubStateStore {
   /**
    * Saves `point()` beside `key` at each save: where the ingest stream stood for the saved cache
    * (IngestRelay.resumePoint). The stream id has a key of its own, as replicas of earlier versions
-   * read it; what was applied by then has another. Before the key's keeper exists.
+   * read it; what was applied by then has another. When `key` is loaded, the point saved with it
+   * goes to `resume` (IngestRelay.resumeFrom), before `load` returns. Before the key's keeper exists.
    */
-  trackCursor(key: string, point: () => StreamPoint): void {
-    this.cursors.set(key, point);
-  }
-
-  /** The point saved beside `key`; empty when none was, or Redis cannot be read. */
-  async loadCursor(key: string): Promise<Partial<StreamPoint>> {
-    try {
-      const [cursor, applied] = await this.redis.client.mget(this.redis.key('state-cursor', key), this.redis.key('state-applied', key));
-      return { ...(cursor ? { cursor } : {}), ...(applied ? { applied } : {}) };
-    } catch {
-      return {};
-    }
+  trackCursor(key: string, point: () => StreamPoint, resume: (saved: Partial<StreamPoint>) => void): void {
+    this.cursors.set(key, { point, resume });
   }
 
   close(): Promise<void> {
@@ -125,6 +130,11 @@ export class RedisStateStore implements HubStateStore {
 export interface StreamPoint {
   cursor: string;
   applied: string;
+}
+
+interface TrackedPoint {
+  point: () => StreamPoint;
+  resume: (saved: Partial<StreamPoint>) => void;
 }
 
 class WithCursor {

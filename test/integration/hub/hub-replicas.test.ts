@@ -30,6 +30,8 @@ describe('hub replicas on mosquitto and redis-server', () => {
   let redis: RedisServer;
   let inspect: Redis;
   let setFile: string;
+  /** The replicas of the SIGTERM test: the one that stayed, and the one stopped (started again in the next). */
+  let stopped: { stays: Replica; goes: Replica } | undefined;
   const replicas: Replica[] = [];
   const devices = new Map<string, MqttClient>();
   /** Per device: the sequence numbers the broker acknowledged (PUBACK). */
@@ -254,6 +256,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
     const live = replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
     assert.equal(live.length, 2);
     const [stays, goes] = live;
+    stopped = { stays, goes };
     const before = (await api(stays.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions as number;
     const load = (async () => {
       for (let round = 0; round < 6; round++) {
@@ -283,6 +286,26 @@ describe('hub replicas on mosquitto and redis-server', () => {
       'the stopped replica’s session taken over and ended',
       async () => (await api(stays.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions === before + DEFAULT_INGEST_CONNECTIONS,
     );
+  });
+
+  it('the replica stopped under load, started again: it resumes where its saved cache ends and shows every device as the one that never stopped, counts included', async () => {
+    assert.ok(stopped, 'runs after the replica stopped with SIGTERM');
+    const { stays, goes } = stopped;
+    const back = await startReplica(goes.name, goes.dataDir);
+    // What the restarted one shows of a device comes from its saved cache and the stream after the point saved with it.
+    const counts = async (url: string) => {
+      const body = (await api(url, '/fleet/mqtt/latest')).body as { devices: Record<string, { topics: Record<string, { count: number }> }> };
+      return Object.fromEntries(ids.map((id) => [id, body.devices[id]?.topics.telemetry?.count]));
+    };
+    const want = lastAccepted();
+    let differ: string[] = [];
+    await waitFor('the restarted replica to show what the other shows', async () => {
+      const [seqs, here, there] = await Promise.all([latestSeqs(back.url), counts(back.url), counts(stays.url)]);
+      differ = ids
+        .filter((id) => seqs[id] !== want[id] || here[id] !== there[id])
+        .map((id) => `${id}: seq ${seqs[id]}/${want[id]} count ${here[id]}/${there[id]}`);
+      return differ.length === 0;
+    }).catch((err: Error) => assert.fail(`${err.message}\n${differ.slice(0, 12).join('\n')}`));
   });
 });
 

@@ -153,7 +153,11 @@ describe('Redis hub state (a real redis-server)', () => {
     const store = new RedisStateStore(conn, { logger, intervalMs: 50 });
     let n = 0;
     let snapshots = 0;
-    store.trackCursor('bus-cache', () => ({ cursor: `${n}-0`, applied: `{"w":[[1,${n}]]}` }));
+    store.trackCursor(
+      'bus-cache',
+      () => ({ cursor: `${n}-0`, applied: `{"w":[[1,${n}]]}` }),
+      () => assert.fail('loaded only by the other replica'),
+    );
     const keeper = store.keep('bus-cache', () => {
       snapshots++;
       return { n };
@@ -163,14 +167,25 @@ describe('Redis hub state (a real redis-server)', () => {
     await new Promise((r) => setTimeout(r, 150));
     assert.equal(snapshots, 1, 'ten changes, one write');
     const other = new RedisStateStore(await connect('store:'), { logger });
+    const resumed: unknown[] = [];
+    other.trackCursor(
+      'bus-cache',
+      () => ({ cursor: '0-0', applied: '{}' }),
+      (point) => resumed.push(point),
+    );
     const loaded = await other.load('bus-cache', asObject);
     assert.deepEqual(loaded.value, { n: 10 });
     assert.ok(loaded.savedAt !== undefined && Date.now() - loaded.savedAt < 5_000);
-    assert.deepEqual(await other.loadCursor('bus-cache'), { cursor: '10-0', applied: '{"w":[[1,10]]}' }, 'the point is saved with the value it goes with');
+    assert.deepEqual([...resumed], [{ cursor: '10-0', applied: '{"w":[[1,10]]}' }], 'the point is saved, and read, with the value it goes with');
     // In a key of its own, the stream id alone, as replicas of earlier versions read it.
     assert.equal(await conn.client.get('store:state-cursor:bus-cache'), '10-0');
-    assert.deepEqual(await other.loadCursor('never-saved'), {});
+    other.trackCursor(
+      'never-saved',
+      () => ({ cursor: '0-0', applied: '{}' }),
+      (point) => resumed.push(point),
+    );
     assert.deepEqual(await other.load('never-saved', asObject), {});
+    assert.equal(resumed.length, 1, 'nothing saved: no point, the stream is read from its start');
 
     await conn.client.set('store:state:broken', '{"format":"lookout-hub-state/1","key":"broken","value":');
     const refused = await other.load('broken', asObject);
@@ -181,6 +196,7 @@ describe('Redis hub state (a real redis-server)', () => {
       throw new Error('wrong shape');
     });
     assert.match(shapeRefused.warning ?? '', /wrong shape/);
+    assert.equal(resumed.length, 1, 'a cache set aside brings no point: it starts empty, from the stream’s start');
     await store.close();
     await other.close();
   });
