@@ -212,4 +212,26 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     assert.equal(older.relay.status().cursor, restarted.relay.status().cursor);
     await stop([a, restarted, older]);
   });
+
+  it('what a replica took while Redis was away is in a cache it saved meanwhile: restarted from that save, it does not apply the write-back again', async () => {
+    const cut = await replica(proxy.url, 'outage-save:', 'cut');
+    for (let seq = 1; seq <= 10; seq++) await publish(publisher, `devices/cam-${seq % 3}/telemetry`, { seq }, { qos: 1 });
+    await waitFor('the first 10 applied', () => new Set(cut.applied).size === 10);
+    proxy.refuseFor(1_500);
+    proxy.cut();
+    await waitFor('the relay to see Redis away', () => !cut.relay.status().redis_connected);
+    for (let seq = 11; seq <= 20; seq++) await publish(publisher, `devices/cam-${seq % 3}/telemetry`, { seq }, { qos: 1 });
+    await waitFor('what was taken meanwhile applied here', () => new Set(cut.applied).size === 20);
+    // What a save of the cache during the outage stores beside it: the cache holds 11 to 20.
+    const point = cut.relay.resumePoint();
+    await waitFor('Redis back and the kept messages written back', () => cut.relay.status().redis_connected && cut.relay.status().pending === 0, 10_000);
+    await stop([cut]);
+
+    const restarted = await replica(server.url, 'outage-save:', 'cut', { resumeFrom: point });
+    await publish(publisher, 'devices/cam-0/telemetry', { seq: 21 }, { qos: 1 });
+    await waitFor('the restarted replica to apply what came after its cache', () => restarted.applied.includes(21));
+    await sleep(300);
+    assert.deepEqual(restarted.applied, [21], 'the written-back entry, which its cache holds, was not applied again');
+    await stop([restarted]);
+  });
 });
