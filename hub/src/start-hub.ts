@@ -298,6 +298,9 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       ],
     });
     info.plugins = () => runtime.plugins.map((p) => ({ ...p }));
+    // Every handler subscribed and the bus cache restored with the stream point saved with it: a
+    // replica applies the shared stream from there on (messages taken meanwhile wait in it).
+    relay?.startReading();
     cleanups.push(async () => {
       await runtime.stop();
     });

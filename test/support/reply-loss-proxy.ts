@@ -70,8 +70,13 @@ export class ReplyLossProxy {
 
   /** Stops listening for `ms` (connections are refused), then listens again on the same port. */
   refuseFor(ms: number): void {
+    setTimeout(this.refuse(), ms);
+  }
+
+  /** Stops listening until the returned function is called. */
+  refuse(): () => void {
     this.server.close();
-    setTimeout(() => this.server.listen(this.port, '127.0.0.1'), ms);
+    return () => this.server.listen(this.port, '127.0.0.1');
   }
 
   async close(): Promise<void> {

@@ -171,11 +171,8 @@ export class IngestRelay {
    */
   resumeFrom(point: { cursor?: string; applied?: string }): void {
     if (!point.cursor || !STREAM_ID.test(point.cursor)) return;
-    if (this.reading) {
-      // A subscription came before the cache was restored: moving the cursor now would skip or repeat entries.
-      this.options.logger.warn({ cursor: point.cursor }, 'ingest relay: the saved stream point came after reading began; not used');
-      return;
-    }
+    // Moving the cursor once reading has begun would skip or repeat entries.
+    if (this.reading) throw new Error('ingest relay: resumeFrom after startReading');
     this.cursor = point.cursor;
     if (point.applied === undefined) return;
     try {
@@ -196,6 +193,8 @@ export class IngestRelay {
   resumePoint(): { cursor: string; applied: string } {
     // Held messages are past the cursor's entries: applied first, the cache taken next holds them.
     this.freshen();
+    // The outage entry being gathered is noted as applied: what is taken from now on goes in another.
+    this.outageBatch.size = MAX_ENTRY_MESSAGES;
     return { cursor: this.cursor, applied: JSON.stringify(this.appended) };
   }
 
@@ -240,11 +239,18 @@ export class IngestRelay {
         await lanes[0].subscriber.subscribe({ filter, id: RETAINED_SUB_ID, rh: 0 });
       }
     }
-    this.reading ??= this.readLoop();
     return () => {
       this.handlers.remove(entry);
       return Promise.resolve();
     };
+  }
+
+  /**
+   * Begins applying the stream (once), from the point `resumeFrom` set: after the handlers are
+   * subscribed and the cache they fill is restored (the hub calls it once its plugins have started).
+   */
+  startReading(): void {
+    if (!this.closed) this.reading ??= this.readLoop();
   }
 
   async close(): Promise<void> {

@@ -7,6 +7,7 @@ export interface HeldMessage extends RelayedMessage {
    * The first of those (when there are any): it may be a copy of the message the cache already
    * holds (the broker sent it again when a session changed hands), which the cache does not count
    * twice. The ones after it were each newer than the one before, so none is a copy of another.
+   * Absent when a message of the topic was applied while they were held (a late one, or a copy).
    */
   first?: Buffer;
 }
@@ -30,6 +31,8 @@ interface Stamp {
 }
 
 const TIMESTAMP_KEY = Buffer.from('"timestamp"');
+/** A slot's `first` once a message of its topic was applied past it: counted, never compared (and not set again). */
+const SPENT = Buffer.alloc(0);
 const QUOTE = 0x22;
 const Z = 0x5a;
 /** Bytes a stamp has at most (an ISO time with its offset and nanoseconds is ~35). */
@@ -66,7 +69,11 @@ export class MirroredMessages {
     for (const slot of device.slots) {
       if (slot.topic !== m.topic) continue;
       const stamp = stampOf(m.payload);
-      if (!isNewer(m.payload, stamp, slot.payload, slot.stamp)) return false;
+      if (!isNewer(m.payload, stamp, slot.payload, slot.stamp)) {
+        // Applied now, it may be a copy of the first: that one can no longer be told from what the cache shows.
+        if (slot.first) slot.first = SPENT;
+        return false;
+      }
       slot.first ??= slot.payload;
       slot.payload = m.payload;
       slot.stamp = stamp;
@@ -86,6 +93,7 @@ export class MirroredMessages {
     const device = this.held.get(deviceId);
     if (!device) return undefined;
     this.held.delete(deviceId);
+    for (const slot of device.slots) if (slot.first === SPENT) slot.first = undefined;
     return device.slots.length > 1 ? device.slots.sort((a, b) => a.order - b.order) : device.slots;
   }
 

@@ -56,17 +56,18 @@ export class RedisStateStore implements HubStateStore {
       return { warning };
     }
     if (text === null) return {};
+    let loaded: StateLoad<T>;
     try {
       const envelope = JSON.parse(text) as { format?: unknown; key?: unknown; saved_at?: unknown; value?: unknown };
       if (envelope?.format !== FORMAT || envelope.key !== key) throw new Error(`not a ${FORMAT} value of "${key}"`);
       const savedAt = typeof envelope.saved_at === 'string' ? Date.parse(envelope.saved_at) : NaN;
-      const value = parse(envelope.value);
-      // Only with the value it was saved with: a cache set aside starts empty, from the stream's start.
-      tracked?.resume(point);
-      return { value, ...(Number.isFinite(savedAt) ? { savedAt } : {}) };
+      loaded = { value: parse(envelope.value), ...(Number.isFinite(savedAt) ? { savedAt } : {}) };
     } catch (err) {
       return this.setAside(key, (err as Error).message);
     }
+    // Only with the value it was saved with: a cache set aside starts empty, from the stream's start.
+    tracked?.resume(point);
+    return loaded;
   }
 
   keep(key: string, snapshot: () => unknown): StateKeeper {

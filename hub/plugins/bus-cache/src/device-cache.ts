@@ -63,12 +63,6 @@ export class DeviceCache implements DeviceSnapshot {
     return previous;
   }
 
-  /** Whether the topic holds this very message (a redelivery: counted once). */
-  holdsCopyOf(suffix: string, message: Record<string, unknown>): boolean {
-    const current = this.latest.get(suffix);
-    return current !== undefined && isRedelivery(current.message, message);
-  }
-
   /** Counts messages of a topic that a hub replica applied only through a newer one (its DeviceMirror), if the topic is held. */
   countUnseen(suffix: string, messages: number): void {
     const current = this.latest.get(suffix);
@@ -151,7 +145,7 @@ function stampOf(message: Record<string, unknown>): number {
  * comparison is on the ingest path: it walks both values and stops at the first difference (a
  * sequence number, a box) instead of serialising both.
  */
-function isRedelivery(previous: Record<string, unknown>, message: Record<string, unknown>): boolean {
+export function isRedelivery(previous: Record<string, unknown>, message: Record<string, unknown>): boolean {
   return typeof message.timestamp === 'string' && message.timestamp === previous.timestamp && sameJson(message, previous);
 }
 

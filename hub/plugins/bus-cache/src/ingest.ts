@@ -7,7 +7,7 @@ import { AdmissionStage } from './admission-stage.js';
 import { classifyAlerts } from './alert-classification.js';
 import { applyToCache, OLDER } from './cache-stage.js';
 import { ContractStage } from './contract-stage.js';
-import type { DeviceCache } from './device-cache.js';
+import { isRedelivery, type DeviceCache } from './device-cache.js';
 import type { Early, HoldLimits } from './early-messages.js';
 import { IngestCounters } from './ingest-counters.js';
 import { IngestEvents, Refusal, type AppliedListener } from './ingest-events.js';
@@ -145,11 +145,12 @@ export class Ingest {
    */
   private isCopyOfLatest(device: DeviceCache, known: KnownTopic, first: Buffer | undefined): boolean {
     if (!first) return false;
-    const stamp = device.latest.get(known.suffix)?.message.timestamp;
-    if (typeof stamp !== 'string' || first.indexOf(stamp) < 0) return false;
+    const current = device.latest.get(known.suffix)?.message;
+    const stamp = current?.timestamp;
+    if (!current || typeof stamp !== 'string' || first.indexOf(stamp) < 0) return false;
     const value = parsePayload(known, first, this.limits);
     const message = value instanceof Refusal ? value : this.contract.check(known, value);
-    return !(message instanceof Refusal) && device.holdsCopyOf(known.suffix, message);
+    return !(message instanceof Refusal) && isRedelivery(current, message);
   }
 
   /**

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLogger } from '../../../../../core/src/log/logger.js';
 import { Ingest } from '../../../../../hub/plugins/bus-cache/src/ingest.js';
+import { MirroredMessages } from '../../../../../hub/src/state/mirrored-messages.js';
 import { msg } from '../../../../support/hub-helpers.js';
 
 const T0 = Date.parse('2026-11-27T10:00:00.000Z');
@@ -63,6 +64,32 @@ describe('telemetry a replica held back, counted as the owner counts it', () => 
     i.handle('devices/cam-1/telemetry', telemetry(1, 5), { retain: false });
     applyHeld(i, [telemetry(2, 5), telemetry(3, 6)]);
     assert.equal(count(i), 3);
+  });
+
+  it('through the held messages, in the orders a session changing hands brings copies and late ones: the count the owner has', () => {
+    // M0 applied (the cache shows it), then what follows is held, or applied at once where it is not newer than the held one.
+    const orders: [string, number[]][] = [
+      ['a copy of one held and replaced', [1, 1, 2]],
+      ['a copy of the one the cache shows, then a newer one', [0, 1]],
+      ['a copy of a replaced one after a newer one', [1, 2, 1]],
+      ['a copy of the newest held', [1, 2, 2]],
+      ['no copy', [1, 2, 3]],
+      ['a copy of the shown one twice around a newer one', [0, 1, 0]],
+    ];
+    for (const [what, seqs] of orders) {
+      const owner = ingest();
+      const mirror = ingest();
+      const held = new MirroredMessages();
+      for (const i of [owner, mirror]) i.handle('devices/cam-1/telemetry', telemetry(0), { retain: false });
+      for (const seq of seqs) {
+        const m = { topic: 'devices/cam-1/telemetry', payload: telemetry(seq), retain: false, at: T0 + seq };
+        owner.handle(m.topic, m.payload, { retain: false });
+        if (!held.hold('cam-1', m, 0)) mirror.handle(m.topic, m.payload, { retain: false });
+      }
+      for (const h of held.take('cam-1') ?? []) mirror.handle(h.topic, h.payload, { retain: false, collapsed: h.collapsed, collapsedFirst: h.first });
+      assert.equal(count(mirror), count(owner), what);
+      assert.equal(mirror.devices.get('cam-1')!.latest.get('telemetry')!.message.seq, Math.max(...seqs), `${what}: the newest shown`);
+    }
   });
 
   it('a first that is not JSON is no copy: counted with the held one, nothing thrown', () => {
