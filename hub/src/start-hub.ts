@@ -16,7 +16,7 @@ import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
 import { loadHubPluginSet } from './hub-plugin-set.js';
-import { HUB_INFO, HUB_METRICS, HUB_ROUTES, HUB_SHARED, HUB_STATE, type HubInfo, type HubStateStore } from './services/hub-services.js';
+import { HUB_INFO, HUB_METRICS, HUB_ROUTES, HUB_SHARED, HUB_STATE, type DividedApply, type HubInfo, type HubStateStore } from './services/hub-services.js';
 import { MemorySharedState } from './state/memory-shared-state.js';
 import { FileStateStore } from './state/file-state-store.js';
 import { RedisConnection } from './state/redis-connection.js';
@@ -228,6 +228,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       ...(relay
         ? { freshen: (deviceId?: string) => relay?.freshen(deviceId), follow: (deviceId?: string) => relay?.follow(deviceId) ?? (() => undefined) }
         : {}),
+      ...(relay && options.mirrorIntervalMs ? { dividedApply: dividedApplyOf(relay) } : {}),
       sharedState: () => {
         if (!redis) return { backend: 'memory', replica: false, stale: false, stale_since: null };
         if (relay) {
@@ -357,6 +358,14 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     await unwind();
     throw err;
   }
+}
+
+function dividedApplyOf(relay: IngestRelay): DividedApply {
+  return {
+    owns: (deviceId) => relay.owns(deviceId),
+    publish: (channel, value) => relay.publishRecord(channel, value),
+    onRecord: (channel, listener) => relay.onRecord(channel, listener),
+  };
 }
 
 /** `close` run once, however often it is called (before the plugins stop, and again in the unwind). */

@@ -31,6 +31,8 @@ export interface HubInfo {
   freshen?(deviceId?: string): void;
   /** Such a replica applies every message of the device (of all when none is named) until the returned function is called. */
   follow?(deviceId?: string): () => void;
+  /** Set on such a replica only: what a plugin derives from every message of a device is derived by its owner and shared. */
+  dividedApply?: DividedApply;
   /**
    * The address the bus client `clientId` (a device connects with its id) is connected from, as
    * the embedded broker saw it; undefined when it is not connected, or the broker is external (the
@@ -41,6 +43,21 @@ export interface HubInfo {
   plugins?(): PluginReport[];
   /** The hub's recent log lines (a bounded ring), when its logger keeps them. */
   logs?: HubLogLines;
+}
+
+/**
+ * A replica that divides the apply applies every message only of the devices it owns; of the others
+ * it applies the newest dets and telemetry now and then. A plugin that derives something from each
+ * of those messages (the fleet history's minute rows) derives it for the devices it `owns` and
+ * shares it with the other replicas (`publish`), which take it (`onRecord`) instead of deriving it
+ * from what they applied. Records go through the replicas' ingest stream, in its order, and a
+ * replica restarted from its saved cache reads them again from its point, as the messages.
+ */
+export interface DividedApply {
+  owns(deviceId: string): boolean;
+  /** To every other replica's `onRecord(channel)` listeners (JSON, small: a flush's rows). */
+  publish(channel: string, value: unknown): void;
+  onRecord(channel: string, listener: (value: unknown) => void): () => void;
 }
 
 /** The hub's own recent log lines, newest kept (see LogRing in core's log folder). */

@@ -43,6 +43,10 @@ export class DeviceMirror {
     this.ownership.setMembers(live);
   }
 
+  owns(deviceId: string): boolean {
+    return this.ownership.owns(deviceId);
+  }
+
   /**
    * True when the message is held (applied later); false when the caller applies it now, after what
    * was held of its device (applied here first, as the stream has it).

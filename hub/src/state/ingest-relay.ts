@@ -7,6 +7,7 @@ import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 import { AppendedBatches } from './appended-batches.js';
 import { DeviceMirror } from './device-mirror.js';
+import { RECORD_CHANNEL_FIELD, RECORD_VALUE_FIELD, ReplicaRecords } from './replica-records.js';
 import { SessionAdoption } from './session-adoption.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
@@ -84,6 +85,8 @@ export interface RelayStatus {
    * devices whose messages are held now, and the event streams that have devices followed.
    */
   mirror: { interval_ms: number; replicas: number; collapsed: number; held_devices: number; followers: number } | null;
+  /** Records for the other replicas (publishRecord) that could not be written. */
+  records_lost: number;
 }
 
 interface Lane {
@@ -138,10 +141,13 @@ export class IngestRelay {
   private readonly mirror: DeviceMirror | undefined;
   /** Set while a message is applied: a read from one of its handlers does not apply held messages in the middle of it. */
   private delivering = false;
+  private readonly records: ReplicaRecords;
+  private recordsLost = 0;
 
   constructor(private readonly options: IngestRelayOptions) {
     this.group = options.group ?? DEFAULT_INGEST_GROUP;
     this.streamKey = options.redis.key('ingest');
+    this.records = new ReplicaRecords(options.logger);
     options.redis.onUp(() => void this.flushPending());
     const intervalMs = options.mirrorIntervalMs ?? 0;
     if (intervalMs > 0) {
@@ -158,6 +164,29 @@ export class IngestRelay {
   /** See DeviceMirror.follow: a no-op unless this replica divides the apply. */
   follow(deviceId?: string): () => void {
     return this.mirror?.follow(deviceId) ?? (() => undefined);
+  }
+
+  /** Whether this replica applies every message of the device (always, unless it divides the apply: DeviceMirror). */
+  owns(deviceId: string): boolean {
+    return this.mirror?.owns(deviceId) ?? true;
+  }
+
+  /**
+   * Shares `value` (JSON) on `channel` with the other replicas' `onRecord` listeners, through the
+   * stream (ReplicaRecords). Best effort: while Redis is down the record is lost (counted in
+   * `records_lost` and logged), as the others could not read it in order anyway.
+   */
+  publishRecord(channel: string, value: unknown): void {
+    if (this.closed) return;
+    const fields = [RECORD_CHANNEL_FIELD, channel, RECORD_VALUE_FIELD, JSON.stringify(value), 'o', this.replicaId, 'n', String(++this.batches)];
+    this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields).catch((err: Error) => {
+      this.recordsLost++;
+      this.options.logger.warn({ err: err.message, channel }, 'ingest relay: a record for the other replicas was not written; they miss it');
+    });
+  }
+
+  onRecord(channel: string, listener: (value: unknown) => void): () => void {
+    return this.records.on(channel, listener);
   }
 
   /** See DeviceMirror.freshen: what is held of a device applied before it is read. */
@@ -223,6 +252,7 @@ export class IngestRelay {
       adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),
       duplicates_skipped: this.duplicatesSkipped,
       mirror: this.mirror?.status() ?? null,
+      records_lost: this.recordsLost,
     };
   }
 
@@ -384,10 +414,14 @@ export class IngestRelay {
 
   /** Stream entry `n` of this replica, holding `batch` (packed); `appliedHere`: applied here already (taken while Redis was down). */
   private async append(batch: RelayedMessage[], n: number, appliedHere: boolean): Promise<void> {
-    const minId = String(Date.now() - (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS));
     const fields = ['b', packMessages(batch), 'o', this.replicaId, 'n', String(n), 'l', appliedHere ? '1' : '0'];
-    await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', minId, '*', ...fields);
+    await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields);
     this.relayed += batch.length;
+  }
+
+  /** The oldest stream id an append keeps (approximately: whole nodes go). */
+  private minId(): string {
+    return String(Date.now() - (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS));
   }
 
   /** Redis is back: what was taken meanwhile goes to the stream, in order, marked as applied here already. */
@@ -469,20 +503,24 @@ export class IngestRelay {
     let origin = '';
     let batch: number | undefined;
     let appliedHere = false;
+    let channel: string | undefined;
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const name = fields[i].toString();
       const value = fields[i + 1];
-      if (name === 'b') packed = value;
+      if (name === 'b' || name === RECORD_VALUE_FIELD) packed = value;
       else if (name === 'o') origin = value.toString();
       else if (name === 'n') batch = Number(value.toString());
       else if (name === 'l') appliedHere = value.toString() === '1';
+      else if (name === RECORD_CHANNEL_FIELD) channel = value.toString();
     }
-    if (!packed || (appliedHere && origin === this.replicaId)) return;
+    // This replica's own records, and what it applied while Redis was down, are not applied again.
+    if (!packed || (origin === this.replicaId && (appliedHere || channel !== undefined))) return;
     // A number that is not one (a foreign writer) is not remembered: applied as entries without one are.
     if (batch !== undefined && Number.isSafeInteger(batch) && !this.appended.firstTime(origin, batch)) {
       this.duplicatesSkipped++;
       return;
     }
+    if (channel !== undefined) return this.records.deliver(channel, packed);
     let messages: RelayedMessage[];
     try {
       messages = unpackMessages(packed);

@@ -214,6 +214,27 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     await stop([a, restarted, older]);
   });
 
+  it('records a replica shares (publishRecord) reach the others in the stream, never itself; one that is not JSON is skipped and logged', async () => {
+    const ring = new LogRing();
+    const a = await replica(server.url, 'records:', 'a');
+    const b = await replica(server.url, 'records:', 'b', { log: createLogger({ level: 'warn', ring }) });
+    const heard = { a: [] as unknown[], b: [] as unknown[] };
+    a.relay.onRecord('test/rows', (v) => heard.a.push(v));
+    b.relay.onRecord('test/rows', (v) => heard.b.push(v));
+    a.relay.publishRecord('test/rows', { rows: [1, 2] });
+    b.relay.publishRecord('test/rows', { rows: [3] });
+    a.relay.publishRecord('test/other', { not: 'heard' });
+    // What a writer of another version (or a broken one) could leave: skipped, the reading goes on.
+    await a.redis.client.xadd(a.redis.key('ingest'), '*', 'r', 'test/rows', 'v', '{"rows":', 'o', 'someone', 'n', '1');
+    a.relay.publishRecord('test/rows', { rows: [4] });
+    await waitFor('both to hear the other', () => heard.a.length === 1 && heard.b.length === 2);
+    await sleep(200);
+    assert.deepEqual(heard, { a: [{ rows: [3] }], b: [{ rows: [1, 2] }, { rows: [4] }] });
+    assert.ok(ring.tail({ lines: 50, maxBytes: 1 << 20 }).lines.some((l) => l.line.includes('a replica record that is not JSON was skipped')));
+    assert.equal(a.relay.status().records_lost, 0);
+    await stop([a, b]);
+  });
+
   it('what a replica took while Redis was away is in a cache it saved meanwhile: restarted from that save, it applies the write-back of only what came after', async () => {
     const cut = await replica(proxy.url, 'outage-save:', 'cut');
     const send = async (from: number, to: number) => {

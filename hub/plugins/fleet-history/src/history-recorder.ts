@@ -1,7 +1,9 @@
+import type { DividedApply } from 'lookout/hub';
 import type { BusCache } from '../../bus-cache/src/service.js';
 import type { DebugEventInput } from '../../debug-ring/src/service.js';
 import { MinuteAggregator } from './minute-aggregator.js';
 import { historyEventOfRing } from './ring-records.js';
+import { MINUTES_CHANNEL, shareMinutes, sharedMinutesOf } from './shared-minutes.js';
 import type { HistoryEvent, HistoryStore, MinuteRow } from './service.js';
 
 /**
@@ -21,6 +23,11 @@ export interface RecorderOptions {
   warn: (message: string, fields: Record<string, unknown>) => void;
   /** Rows per transaction (HISTORY_WRITE_SLICE). */
   slice?: number;
+  /**
+   * On a hub replica that divides the apply: the dets of the devices it owns are folded here and
+   * their rows shared; the others' come from their owners (shared-minutes.ts).
+   */
+  divided?: DividedApply;
 }
 
 /**
@@ -29,9 +36,10 @@ export interface RecorderOptions {
  * the fold, the database sees a write per interval and slice whatever the message rate.
  */
 export class HistoryRecorder {
-  private readonly aggregator = new MinuteAggregator();
+  private readonly aggregator: MinuteAggregator;
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly unsubscribe: () => void;
+  private readonly offShared: () => void;
   private lastTrimAt = 0;
   /** Drained but not written yet, oldest first: the slices still to come. */
   private minutes: MinuteRow[] = [];
@@ -43,7 +51,10 @@ export class HistoryRecorder {
     readonly store: HistoryStore,
     private readonly options: RecorderOptions,
   ) {
+    const { divided } = options;
+    this.aggregator = new MinuteAggregator(undefined, divided ? (id) => divided.owns(id) : undefined);
     this.unsubscribe = cache.on('*', (m) => this.aggregator.add(m));
+    this.offShared = divided?.onRecord(MINUTES_CHANNEL, (value) => this.takeShared(value)) ?? (() => undefined);
     this.timers.push(setInterval(() => this.flush(), options.flushMs).unref());
     this.trim();
   }
@@ -56,10 +67,7 @@ export class HistoryRecorder {
 
   /** Writes what was gathered, a slice now and the rest over the next turns (a failed write is logged; those rows are lost, the ingest goes on). */
   flush(): void {
-    const { minutes, events } = this.aggregator.drain();
-    // Behind what an earlier flush still writes: a device-minute written again merges with what is stored.
-    this.minutes = this.minutes.concat(minutes);
-    this.events = this.events.concat(events);
+    this.drain();
     if (!this.next) this.writeSlice();
     if (this.options.now() - this.lastTrimAt >= this.options.trimMs) this.trim();
   }
@@ -67,10 +75,23 @@ export class HistoryRecorder {
   /** Writes everything gathered now, in one transaction: a read of the history answers with all of it. */
   flushNow(): void {
     if (this.next) clearImmediate(this.next);
+    this.drain();
+    this.writeSlice(Infinity);
+  }
+
+  /** What was folded since the last drain goes behind what is still to be written (a device-minute written again merges with what is stored), and to the other replicas. */
+  private drain(): void {
     const { minutes, events } = this.aggregator.drain();
+    if (this.options.divided) shareMinutes(this.options.divided, minutes);
     this.minutes = this.minutes.concat(minutes);
     this.events = this.events.concat(events);
-    this.writeSlice(Infinity);
+  }
+
+  /** Rows another replica folded from the dets of a device it owns: written with the next slice, merged with this minute's own. */
+  private takeShared(value: unknown): void {
+    const shared = sharedMinutesOf(value);
+    if ('error' in shared) return this.options.warn('fleet history: a record of minute rows from another replica was skipped', { error: shared.error });
+    this.minutes = this.minutes.concat(shared.rows);
   }
 
   private writeSlice(limit = this.options.slice ?? HISTORY_WRITE_SLICE): void {
@@ -98,6 +119,7 @@ export class HistoryRecorder {
 
   stop(): void {
     this.unsubscribe();
+    this.offShared();
     for (const t of this.timers) clearInterval(t);
     // At stop everything left goes at once: the store closes next.
     this.flushNow();

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DeviceIdSchema, queryInteger } from 'lookout/core/contracts';
 import { LookoutError, definePlugin } from 'lookout/core';
+import { HUB_INFO } from 'lookout/hub';
 import { BUS_CACHE } from '../../bus-cache/src/service.js';
 import { DEBUG_RING } from '../../debug-ring/src/service.js';
 import { DEVICE_REGISTRY } from '../../registry/src/service.js';
@@ -64,7 +65,7 @@ export default definePlugin({
   description:
     'Per-device history: telemetry for plots over the last hour in memory, and per device and minute the devices’ counts, thermal state, storage health, presence, incidents with their understanding, OCR reads, chunks and audits in SQLite for days',
   requires: [BUS_CACHE],
-  optionalRequires: [DEVICE_REGISTRY, DEBUG_RING],
+  optionalRequires: [DEVICE_REGISTRY, DEBUG_RING, HUB_INFO],
   provides: [FLEET_HISTORY],
   config: z.object({
     /** How far back the history reaches. */
@@ -131,6 +132,7 @@ export default definePlugin({
     ctx.services.provide(FLEET_HISTORY, history);
 
     const dbSetting = ctx.config.LOOKOUT_HISTORY_DB;
+    const divided = ctx.services.optional(HUB_INFO)?.dividedApply;
     const recorder =
       dbSetting === 'off'
         ? undefined
@@ -144,6 +146,7 @@ export default definePlugin({
               maxBytes: ctx.config.LOOKOUT_HISTORY_MAX_MB * 1024 * 1024,
               now: () => ctx.clock.now(),
               warn: (message, fields) => ctx.log.warn(fields, message),
+              ...(divided ? { divided } : {}),
             },
           );
     if (recorder) ctx.onStop(() => recorder.stop());

@@ -1,0 +1,160 @@
+/**
+ * Hub replicas that divide the apply: each folds the dets of the devices it owns into minute rows
+ * and shares them; the others merge those rows instead of folding the dets they applied (a few of
+ * them). The store of each ends with the rows one hub folding every dets would have.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { DividedApply } from 'lookout/hub';
+import type { IngestedMessage } from '../../../../../hub/plugins/bus-cache/src/service.js';
+import { MinuteAggregator } from '../../../../../hub/plugins/fleet-history/src/minute-aggregator.js';
+import { MINUTES_CHANNEL, shareMinutes, sharedMinutesOf } from '../../../../../hub/plugins/fleet-history/src/shared-minutes.js';
+import { mergeMinutes } from '../../../../../hub/plugins/fleet-history/src/sqlite-history-store.js';
+import type { MinuteRow } from '../../../../../hub/plugins/fleet-history/src/service.js';
+
+const M0 = Date.parse('2026-11-27T10:00:00.000Z');
+
+function dets(deviceId: string, at: number, classes: number[]): IngestedMessage {
+  const message = {
+    timestamp: new Date(at).toISOString(),
+    dets: classes.map((c, i) => ({ c, p: 0.9, b: [0, 0, 1, 1], track_id: at % 7 === 0 ? i + 10 : i })),
+    person_count: classes.filter((c) => c === 0).length,
+  };
+  return { topic: `devices/${deviceId}/dets`, deviceId, suffix: 'dets', key: 'dets', message, receivedAt: at, retain: false };
+}
+
+function status(deviceId: string, at: number, thermal: string): IngestedMessage {
+  const message = { timestamp: new Date(at).toISOString(), state: 'online', thermal_state: thermal };
+  return { topic: `devices/${deviceId}/status`, deviceId, suffix: 'status', key: 'status', message, receivedAt: at, retain: false };
+}
+
+/** Records published, as the stream carries them (JSON), for the owner of `mine`. */
+function replica(mine: Set<string>) {
+  const published: unknown[] = [];
+  const divided: DividedApply = {
+    owns: (id) => mine.has(id),
+    publish: (channel, value) => {
+      assert.equal(channel, MINUTES_CHANNEL);
+      published.push(JSON.parse(JSON.stringify(value)));
+    },
+    onRecord: () => () => undefined,
+  };
+  return { divided, published, aggregator: new MinuteAggregator(undefined, (id) => mine.has(id)) };
+}
+
+/** Rows merged per device and minute, as the store merges what it is given. */
+function stored(rows: MinuteRow[]): Map<string, MinuteRow> {
+  const out = new Map<string, MinuteRow>();
+  for (const r of rows) {
+    const key = `${r.deviceId} ${r.minute}`;
+    const old = out.get(key);
+    out.set(key, old ? mergeMinutes(old, r) : r);
+  }
+  return out;
+}
+
+describe('fleet history rows shared between replicas that divide the apply', () => {
+  it('each replica folds only its own devices’ dets, shares their rows, and with the others’ ends with what one hub folding everything has', () => {
+    const messages: IngestedMessage[] = [];
+    for (let i = 0; i < 40; i++) {
+      messages.push(dets('cam-a', M0 + i * 1_700, i % 3 === 0 ? [0, 0, 2] : [0]));
+      messages.push(dets('cam-b', M0 + i * 1_900, i % 4 === 0 ? [0, 1] : []));
+      if (i % 10 === 0) messages.push(status('cam-a', M0 + i * 1_700 + 1, i < 20 ? 'NORMAL' : 'HOT'), status('cam-b', M0 + i * 1_900 + 1, 'NORMAL'));
+    }
+    const one = new MinuteAggregator();
+    const a = replica(new Set(['cam-a']));
+    const b = replica(new Set(['cam-b']));
+    // Each applies every status, and (in this test) every dets too: the ones it does not own are not folded.
+    const rowsA: MinuteRow[] = [];
+    const rowsB: MinuteRow[] = [];
+    for (const [n, m] of messages.entries()) {
+      one.add(m);
+      a.aggregator.add(m);
+      b.aggregator.add(m);
+      if (n % 25 === 24) {
+        // A flush: own rows written and shared.
+        for (const [r, rows] of [
+          [a, rowsA],
+          [b, rowsB],
+        ] as const) {
+          const { minutes } = r.aggregator.drain();
+          shareMinutes(r.divided, minutes);
+          rows.push(...minutes);
+        }
+      }
+    }
+    for (const [r, rows] of [
+      [a, rowsA],
+      [b, rowsB],
+    ] as const) {
+      const { minutes } = r.aggregator.drain();
+      shareMinutes(r.divided, minutes);
+      rows.push(...minutes);
+    }
+    // Each takes what the other shared.
+    for (const [from, rows] of [
+      [a, rowsB],
+      [b, rowsA],
+    ] as const) {
+      for (const record of from.published) {
+        const shared = sharedMinutesOf(record);
+        assert.ok('rows' in shared, JSON.stringify(shared));
+        rows.push(...shared.rows);
+      }
+    }
+    const expected = stored(one.drain().minutes);
+    for (const [name, rows] of [
+      ['a', rowsA],
+      ['b', rowsB],
+    ] as const) {
+      const got = stored(rows);
+      assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort(), `${name}: the same device-minutes`);
+      for (const [key, row] of expected) {
+        const mine = got.get(key)!;
+        assert.deepEqual(
+          { ...mine, classes: sortedTracks(mine.classes) },
+          { ...row, classes: sortedTracks(row.classes) },
+          `${name}: ${key} as one hub folds it (thermal state from its own statuses)`,
+        );
+      }
+    }
+  });
+
+  it('shares only the dets part of the rows of devices it owns that saw dets', () => {
+    const r = replica(new Set(['cam-a']));
+    r.aggregator.add(status('cam-a', M0, 'HOT'));
+    r.aggregator.add(dets('cam-a', M0 + 10, [0]));
+    r.aggregator.add(status('cam-c', M0, 'HOT'));
+    shareMinutes(r.divided, r.aggregator.drain().minutes);
+    assert.equal(r.published.length, 1);
+    const shared = sharedMinutesOf(r.published[0]);
+    assert.ok('rows' in shared);
+    assert.deepEqual(
+      shared.rows.map((x) => [x.deviceId, x.frames, x.thermalState, x.storageHealth, x.suspended]),
+      [['cam-a', 1, null, null, false]],
+    );
+    shareMinutes(r.divided, []);
+    assert.equal(r.published.length, 1, 'nothing to share: no record');
+  });
+
+  it('a record that is not one is refused with the reason, whole', () => {
+    const good = { deviceId: 'cam-a', minute: M0, frames: 1, personMax: 1, personSum: 1, classes: { 0: { max: 1, sum: 1, tracks: [1] } }, lastSeen: { 0: M0 } };
+    assert.ok('rows' in sharedMinutesOf({ minutes: [good] }));
+    for (const bad of [
+      null,
+      'rows',
+      { minutes: 'x' },
+      { minutes: [{ ...good, frames: -1 }] },
+      { minutes: [{ ...good, deviceId: 'x'.repeat(200) }] },
+      { minutes: [{ ...good, classes: { 0: { max: 1, sum: 1, tracks: new Array(5000).fill(1) } } }] },
+      { minutes: [good, { ...good, minute: 'now' }] },
+    ]) {
+      const r = sharedMinutesOf(bad);
+      assert.ok('error' in r && r.error.length > 0, JSON.stringify(bad).slice(0, 80));
+    }
+  });
+});
+
+function sortedTracks(classes: MinuteRow['classes']): MinuteRow['classes'] {
+  return Object.fromEntries(Object.entries(classes).map(([c, v]) => [c, { ...v, tracks: [...v.tracks].sort((x, y) => x - y) }]));
+}
