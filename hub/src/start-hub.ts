@@ -362,7 +362,6 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
 
 function dividedApplyOf(relay: IngestRelay): DividedApply {
   return {
-    owns: (deviceId) => relay.owns(deviceId),
     publish: (channel, value) => relay.publishRecord(channel, value),
     onRecord: (channel, listener) => relay.onRecord(channel, listener),
   };

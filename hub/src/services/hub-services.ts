@@ -47,14 +47,14 @@ export interface HubInfo {
 
 /**
  * A replica that divides the apply applies every message only of the devices it owns; of the others
- * it applies the newest dets and telemetry now and then. A plugin that derives something from each
- * of those messages (the fleet history's minute rows) derives it for the devices it `owns` and
- * shares it with the other replicas (`publish`), which take it (`onRecord`) instead of deriving it
- * from what they applied. Records go through the replicas' ingest stream, in its order, and a
- * replica restarted from its saved cache reads them again from its point, as the messages.
+ * it applies the newest dets and telemetry now and then, marked `foreign` (the bus cache's
+ * IngestedMessage). A plugin that derives something from each of those messages (the fleet
+ * history's minute rows) derives it from the messages not so marked, and shares it with the others
+ * (`publish`), which take it (`onRecord`) instead. Records go through the replicas' ingest stream,
+ * in its order; a replica restarted from its saved cache reads the others' again from its point, as
+ * the messages, and never its own (what it shared, it kept). Records written while Redis is down wait for it.
  */
 export interface DividedApply {
-  owns(deviceId: string): boolean;
   /** To every other replica's `onRecord(channel)` listeners (JSON, small: a flush's rows). */
   publish(channel: string, value: unknown): void;
   onRecord(channel: string, listener: (value: unknown) => void): () => void;

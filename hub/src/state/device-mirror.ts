@@ -43,23 +43,20 @@ export class DeviceMirror {
     this.ownership.setMembers(live);
   }
 
-  owns(deviceId: string): boolean {
-    return this.ownership.owns(deviceId);
-  }
-
   /**
-   * True when the message is held (applied later); false when the caller applies it now, after what
-   * was held of its device (applied here first, as the stream has it).
+   * `held`: the message is held (applied later). Else the caller applies it now, after what was held
+   * of its device (applied here first, as the stream has it): `own` as every replica applies it,
+   * `foreign` as a dets or telemetry of a device another replica owns, which derives from it what is
+   * derived from each (HeldMessage: held ones are foreign too).
    */
-  hold(topic: string, payload: Buffer, retain: boolean, at: number): boolean {
+  hold(topic: string, payload: Buffer, retain: boolean, at: number): 'held' | 'own' | 'foreign' {
     const deviceId = deviceOf(topic);
-    if (deviceId === undefined) return false;
-    if (isMirrored(topic, deviceId) && !this.ownership.owns(deviceId) && !this.followed(deviceId)) {
-      // Not held: a copy, or older than the one held (it arrived late); applied now, the cache keeps the newest.
-      return this.held.hold(deviceId, { topic, payload, retain, at }, Date.now());
-    }
+    if (deviceId === undefined) return 'own';
+    const foreign = isMirrored(topic, deviceId) && !this.ownership.owns(deviceId);
+    // Not held: a copy, or older than the one held (it arrived late); applied now, the cache keeps the newest.
+    if (foreign && !this.followed(deviceId)) return this.held.hold(deviceId, { topic, payload, retain, at }, Date.now()) ? 'held' : 'foreign';
     this.applyHeld(deviceId);
-    return false;
+    return foreign ? 'foreign' : 'own';
   }
 
   /**

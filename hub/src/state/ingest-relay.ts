@@ -7,7 +7,7 @@ import type { Logger } from 'lookout/core';
 import type { RedisConnection } from './redis-connection.js';
 import { AppendedBatches } from './appended-batches.js';
 import { DeviceMirror } from './device-mirror.js';
-import { RECORD_CHANNEL_FIELD, RECORD_VALUE_FIELD, ReplicaRecords } from './replica-records.js';
+import { RECORD_CHANNEL_FIELD, RECORD_VALUE_FIELD, RECORD_WRITER_FIELD, ReplicaRecords } from './replica-records.js';
 import { SessionAdoption } from './session-adoption.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
@@ -34,6 +34,8 @@ const STREAM_ID = /^\d+-\d+$/;
 const TAKEN = Promise.resolve();
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
+/** Records kept while Redis is down (a plugin's flush every few seconds: minutes of them). */
+const MAX_UNSENT_RECORDS = 256;
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -142,20 +144,25 @@ export class IngestRelay {
   /** Set while a message is applied: a read from one of its handlers does not apply held messages in the middle of it. */
   private delivering = false;
   private readonly records: ReplicaRecords;
+  /** Records that could not be written, each its stream entry's fields. */
+  private unsentRecords: string[][] = [];
   private recordsLost = 0;
 
   constructor(private readonly options: IngestRelayOptions) {
     this.group = options.group ?? DEFAULT_INGEST_GROUP;
     this.streamKey = options.redis.key('ingest');
     this.records = new ReplicaRecords(options.logger);
-    options.redis.onUp(() => void this.flushPending());
+    options.redis.onUp(() => {
+      void this.flushPending();
+      this.writeUnsentRecords();
+    });
     const intervalMs = options.mirrorIntervalMs ?? 0;
     if (intervalMs > 0) {
       this.mirror = new DeviceMirror({
         // Each replica is its first lane's broker session: the id its heartbeat is written under.
         self: laneClientId(options.clientId, 0),
         intervalMs,
-        apply: (m) => this.deliver(m.topic, m.payload, { retain: m.retain, receivedAt: m.at, collapsed: m.collapsed, collapsedFirst: m.first }),
+        apply: (m) => this.deliver(m.topic, m.payload, { retain: m.retain, receivedAt: m.at, foreign: true, collapsed: m.collapsed, collapsedFirst: m.first }),
         applying: () => this.delivering,
       });
     }
@@ -166,23 +173,27 @@ export class IngestRelay {
     return this.mirror?.follow(deviceId) ?? (() => undefined);
   }
 
-  /** Whether this replica applies every message of the device (always, unless it divides the apply: DeviceMirror). */
-  owns(deviceId: string): boolean {
-    return this.mirror?.owns(deviceId) ?? true;
-  }
-
   /**
    * Shares `value` (JSON) on `channel` with the other replicas' `onRecord` listeners, through the
-   * stream (ReplicaRecords). Best effort: while Redis is down the record is lost (counted in
-   * `records_lost` and logged), as the others could not read it in order anyway.
+   * stream (ReplicaRecords), also while this replica stops (its plugins' last records, after its
+   * reading ended). One that cannot be written (Redis down) is kept and written when Redis returns:
+   * up to MAX_UNSENT_RECORDS, past which the oldest are lost (`records_lost`).
    */
   publishRecord(channel: string, value: unknown): void {
-    if (this.closed) return;
-    const fields = [RECORD_CHANNEL_FIELD, channel, RECORD_VALUE_FIELD, JSON.stringify(value), 'o', this.replicaId, 'n', String(++this.batches)];
-    this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields).catch((err: Error) => {
-      this.recordsLost++;
-      this.options.logger.warn({ err: err.message, channel }, 'ingest relay: a record for the other replicas was not written; they miss it');
-    });
+    // `w`, the writer's stable id: a replica restarted from its saved point skips what it wrote
+    // before (its own store holds it), which `o`, new at each start, would not tell.
+    this.writeRecord([
+      RECORD_CHANNEL_FIELD,
+      channel,
+      RECORD_VALUE_FIELD,
+      JSON.stringify(value),
+      RECORD_WRITER_FIELD,
+      this.options.clientId,
+      'o',
+      this.replicaId,
+      'n',
+      String(++this.batches),
+    ]);
   }
 
   onRecord(channel: string, listener: (value: unknown) => void): () => void {
@@ -419,6 +430,23 @@ export class IngestRelay {
     this.relayed += batch.length;
   }
 
+  private writeRecord(fields: string[]): void {
+    this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields).catch((err: Error) => {
+      if (this.unsentRecords.length === 0)
+        this.options.logger.warn({ err: err.message }, 'ingest relay: records for the other replicas are kept until Redis returns');
+      if (this.unsentRecords.length >= MAX_UNSENT_RECORDS) {
+        this.unsentRecords.shift();
+        this.recordsLost++;
+      }
+      this.unsentRecords.push(fields);
+    });
+  }
+
+  /** Redis is back: the records kept meanwhile, in order (a copy of one that did land is skipped by its number). */
+  private writeUnsentRecords(): void {
+    for (const fields of this.unsentRecords.splice(0)) this.writeRecord(fields);
+  }
+
   /** The oldest stream id an append keeps (approximately: whole nodes go). */
   private minId(): string {
     return String(Date.now() - (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS));
@@ -504,6 +532,7 @@ export class IngestRelay {
     let batch: number | undefined;
     let appliedHere = false;
     let channel: string | undefined;
+    let writer: string | undefined;
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const name = fields[i].toString();
       const value = fields[i + 1];
@@ -512,9 +541,10 @@ export class IngestRelay {
       else if (name === 'n') batch = Number(value.toString());
       else if (name === 'l') appliedHere = value.toString() === '1';
       else if (name === RECORD_CHANNEL_FIELD) channel = value.toString();
+      else if (name === RECORD_WRITER_FIELD) writer = value.toString();
     }
-    // This replica's own records, and what it applied while Redis was down, are not applied again.
-    if (!packed || (origin === this.replicaId && (appliedHere || channel !== undefined))) return;
+    // What this replica applied while Redis was down, and the records it wrote (in this run or before a restart), are not applied again.
+    if (!packed || (appliedHere && origin === this.replicaId) || (channel !== undefined && writer === this.options.clientId)) return;
     // A number that is not one (a foreign writer) is not remembered: applied as entries without one are.
     if (batch !== undefined && Number.isSafeInteger(batch) && !this.appended.firstTime(origin, batch)) {
       this.duplicatesSkipped++;
@@ -532,14 +562,16 @@ export class IngestRelay {
   }
 
   private dispatch(topic: string, payload: Buffer, retain: boolean, receivedAt: number): void {
-    if (this.mirror?.hold(topic, payload, retain, receivedAt)) return;
-    this.deliver(topic, payload, { retain, receivedAt });
+    const held = this.mirror?.hold(topic, payload, retain, receivedAt) ?? 'own';
+    if (held === 'held') return;
+    this.deliver(topic, payload, { retain, receivedAt, foreign: held === 'foreign' });
   }
 
+  /** `foreign`: a dets or telemetry of a device another replica owns (DeviceMirror.hold), which derives from it what is derived from each. */
   private deliver(
     topic: string,
     payload: Buffer,
-    meta: { retain: boolean; receivedAt: number; collapsed?: number; collapsedFirst?: Buffer | undefined },
+    meta: { retain: boolean; receivedAt: number; foreign: boolean; collapsed?: number; collapsedFirst?: Buffer | undefined },
   ): void {
     this.applied++;
     this.delivering = true;

@@ -1,15 +1,16 @@
 import type { Logger } from 'lookout/core';
 
-/** A record's fields in a stream entry: its channel and its JSON (the entry's `o` and `n` are its writer and number). */
+/** A record's fields in a stream entry: its channel, its JSON and its writer's stable id (the entry's `o` and `n` are its writer's run and number). */
 export const RECORD_CHANNEL_FIELD = 'r';
 export const RECORD_VALUE_FIELD = 'v';
+export const RECORD_WRITER_FIELD = 'w';
 
 /**
  * Records hub plugins share with the other replicas through the ingest stream (IngestRelay
  * `publishRecord`): in the stream's order with the devices' messages, kept for its retention, and
  * read again by a replica restarted from its saved cache like the messages after its point. What a
  * replica that divides the apply derives from the devices it owns (the fleet history's minute rows)
- * reaches the others this way. A writer never hears its own records.
+ * reaches the others this way. A writer never hears its own records, before a restart either.
  */
 export class ReplicaRecords {
   private readonly listeners = new Map<string, Set<(value: unknown) => void>>();

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import type { MqttClient } from 'mqtt';
+import { unpackMessages } from '../../../hub/src/state/ingest-batch.js';
 import { startHubReplica, stopReplicas, writeReplicaPluginSet, type HubReplica } from '../../support/hub-replica.js';
 import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
@@ -74,17 +75,43 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
   };
 
   /**
-   * Every message sent so far is in the stream and both replicas have read it to its end (before a
-   * restart: `relayed` counts a process's own): the two take a device's messages in turns, and one
-   * may write a round's after the other wrote the next round's, which the cache counts as older and tells no event stream.
+   * Every message sent so far is in the stream and the running replicas have read it to its end:
+   * the two take a device's messages in turns, and one may write a round's after the other wrote the
+   * next round's, which the cache counts as older and tells no listener (no event, no history).
    */
   const settled = () =>
-    waitFor('both replicas to have read every message sent', async () => {
-      const cs = await Promise.all(replicas.map(config));
-      if (cs.reduce((n, c) => n + (c.state.details.relayed as number), 0) < 2 * DEVICES * (1 + sentPerTopic)) return false;
+    waitFor('the replicas to have read every message sent', async () => {
+      let streamed = 0;
+      for (const [, fields] of await inspect.xrangeBuffer(`${PREFIX}ingest`, '-', '+')) {
+        const b = fields.findIndex((f) => f.toString() === 'b');
+        if (b >= 0) streamed += unpackMessages(fields[b + 1]).length;
+      }
+      if (streamed < 2 * DEVICES * (1 + sentPerTopic)) return false;
       const [[end]] = await inspect.xrevrange(`${PREFIX}ingest`, '+', '-', 'COUNT', 1);
-      return cs.every((c) => c.state.details.cursor === end);
+      return (await Promise.all(running().map(config))).every((c) => c.state.details.cursor === end);
     });
+  const running = () => replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+
+  type Bucket = { frames: number };
+  let differ: string[] = [];
+  /** The running replicas' history buckets alike for every device (and at `want(id)` frames when given); the frames per device. */
+  const historyAlike = async (want?: (id: string) => number): Promise<Map<string, number>> => {
+    const range = `&from=${startedAt - 60_000}&to=${Date.now() + 60_000}&bucket=60`;
+    const buckets = async (r: HubReplica, id: string) => ((await api(r.url, `/fleet/history?device=${id}${range}`)).body as { buckets: Bucket[] }).buckets;
+    const frames = (b: Bucket[]) => b.reduce((n, x) => n + x.frames, 0);
+    const totals = new Map<string, number>();
+    await waitFor('the replicas to show the same history of every device', async () => {
+      differ = [];
+      for (const id of ids) {
+        const [first, ...others] = await Promise.all(running().map((r) => buckets(r, id)));
+        if (others.some((o) => JSON.stringify(o) !== JSON.stringify(first))) differ.push(`${id}: ${JSON.stringify(first)} against ${JSON.stringify(others)}`);
+        else if (want && frames(first) !== want(id)) differ.push(`${id}: ${frames(first)} frames, not ${want(id)}`);
+        totals.set(id, frames(first));
+      }
+      return differ.length === 0;
+    }).catch((err: Error) => assert.fail(`${err.message}\n${differ.slice(0, 6).join('\n')}`));
+    return totals;
+  };
 
   const config = async (r: HubReplica) => (await api(r.url, '/fleet/mqtt/config')).body;
   const latest = async (r: HubReplica, query = ''): Promise<Record<string, LatestDevice>> =>
@@ -157,35 +184,13 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
   });
 
   it('the fleet history is the same on both replicas: each device-minute as its owner folded every dets, the other taking the owner’s rows', async () => {
-    const range = `&from=${startedAt - 60_000}&to=${Date.now() + 60_000}&bucket=60`;
-    type Bucket = { frames: number; person_max: number; classes: Record<string, unknown> };
-    const buckets = async (r: HubReplica, id: string) => ((await api(r.url, `/fleet/history?device=${id}${range}`)).body as { buckets: Bucket[] }).buckets;
-    const frames = (b: Bucket[]) => b.reduce((n, x) => n + x.frames, 0);
-    let differ: string[] = [];
-    /** Both replicas' buckets alike for every device, each device at `want(id)` frames when given. */
-    const alike = async (want?: (id: string) => number): Promise<Map<string, number>> => {
-      const totals = new Map<string, number>();
-      await waitFor('both replicas to show the same history of every device', async () => {
-        differ = [];
-        for (const id of ids) {
-          const [ba, bb] = await Promise.all(replicas.map((r) => buckets(r, id)));
-          if (JSON.stringify(ba) !== JSON.stringify(bb)) differ.push(`${id}: ${JSON.stringify(ba)} against ${JSON.stringify(bb)}`);
-          else if (want && frames(ba) !== want(id)) differ.push(`${id}: ${frames(ba)} frames, not ${want(id)}`);
-          totals.set(id, frames(ba));
-        }
-        return differ.length === 0;
-      }).catch((err: Error) => assert.fail(`${err.message}\n${differ.slice(0, 6).join('\n')}`));
-      return totals;
-    };
-    const before = await alike();
-    // Each round read to the stream's end before the next: no dets lands behind a newer one (the
-    // cache applies such a one as older, and no listener hears of it), so every dets is in a minute.
+    const before = await historyAlike();
     const rounds = 3;
     for (let r = 0; r < rounds; r++) {
       await round();
       await settled();
     }
-    await alike((id) => before.get(id)! + rounds);
+    await historyAlike((id) => before.get(id)! + rounds);
   });
 
   it('an event stream that asks for dets gets every dets of its devices, whichever replica owns them', async () => {
@@ -262,7 +267,10 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
   };
 
   it('a replica restarted: what it held back when it stopped is in the cache it saved, and both show the same counts again', async () => {
+    // Read first: a read of the history applies what is held of the device.
+    const before = await historyAlike();
     await round();
+    await settled();
     const [a] = replicas;
     assert.ok((await config(a)).state.details.mirror.held_devices > 0, 'a holds messages of devices b owns');
     await stopReplicas([a]);
@@ -271,7 +279,7 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
       (await Promise.all(replicas.map(config))).every((c) => c.state.details.mirror.replicas === 2),
     );
     await round();
-    let differ: string[] = [];
+    await settled();
     await waitFor('both replicas to show every device’s newest message and every message counted', async () => {
       const shown = await Promise.all(replicas.map(async (r) => ({ name: r.name, l: await latest(r) })));
       differ = shown.flatMap(({ name, l }) =>
@@ -284,10 +292,16 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
       );
       return differ.length === 0;
     }).catch((err: Error) => assert.fail(`${err.message}\n${differ.slice(0, 12).join('\n')}`));
+    // Its history kept through the restart: what it folded and shared before is neither lost nor taken again.
+    await historyAlike((id) => before.get(id)! + 2);
   });
 
   it('a replica stopped: the other owns every device and applies all of its messages', async () => {
     const [a, b] = replicas;
+    // The stopped one's last rows (folded since its last flush) reach the other as it stops.
+    const before = await historyAlike();
+    await round();
+    await settled();
     await stopReplicas([a]);
     await waitFor('the survivor to be alone', async () => (await config(b)).state.details.mirror.replicas === 1, 15_000);
     // What it held of the other's devices is applied on their next message, after which it holds nothing more.
@@ -296,10 +310,12 @@ describe('hub replicas that divide the apply (--mirror-interval-ms)', () => {
     const held = (await config(b)).state.details.mirror.collapsed as number;
     await round();
     await round();
+    await settled();
     await waitFor('the survivor to show the newest message of every device', async () => {
       const l = await latest(b);
       return ids.every((id) => l[id].payload?.seq === last.get(id));
     });
     assert.equal((await config(b)).state.details.mirror.collapsed, held, 'nothing more is held back');
+    await historyAlike((id) => before.get(id)! + 4);
   });
 });

@@ -232,7 +232,26 @@ describe('ingest relay: a stream write whose reply was lost', () => {
     assert.deepEqual(heard, { a: [{ rows: [3] }], b: [{ rows: [1, 2] }, { rows: [4] }] });
     assert.ok(ring.tail({ lines: 50, maxBytes: 1 << 20 }).lines.some((l) => l.line.includes('a replica record that is not JSON was skipped')));
     assert.equal(a.relay.status().records_lost, 0);
-    await stop([a, b]);
+    await stop([a]);
+
+    // Restarted (the same writer), it reads the stream from its start again: the others' records, not the ones it wrote.
+    const again = await replica(server.url, 'records:', 'a');
+    const heardAgain: unknown[] = [];
+    again.relay.onRecord('test/rows', (v) => heardAgain.push(v));
+    // One written while Redis is away waits for it.
+    const cut = await replica(proxy.url, 'records:', 'cut');
+    const accept = proxy.refuse();
+    proxy.cut();
+    await waitFor('the relay to see Redis away', () => !cut.relay.status().redis_connected);
+    cut.relay.publishRecord('test/rows', { rows: [5] });
+    await sleep(200);
+    accept();
+    await waitFor('the kept record written', () => heard.b.length === 3);
+    await sleep(200);
+    assert.deepEqual(heard.b.at(-1), { rows: [5] });
+    assert.deepEqual(heardAgain, [{ rows: [3] }, { rows: [5] }], 'what it wrote before its restart is not heard again');
+    assert.equal(cut.relay.status().records_lost, 0);
+    await stop([b, again, cut]);
   });
 
   it('what a replica took while Redis was away is in a cache it saved meanwhile: restarted from that save, it applies the write-back of only what came after', async () => {

@@ -38,6 +38,8 @@ export interface IngestMeta {
   collapsed?: number;
   /** The first of the `collapsed` messages: not counted if it is a copy of the message the cache holds (HeldMessage.first). */
   collapsedFirst?: Buffer | undefined;
+  /** A dets or telemetry of a device another replica owns (IngestedMessage.foreign). */
+  foreign?: boolean;
 }
 
 /**
@@ -60,6 +62,8 @@ export class Ingest {
   private readonly counters: IngestCounters;
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly now: () => number;
+  /** The message being applied is foreign (IngestMeta.foreign): told to the listeners with it. */
+  private foreign = false;
 
   constructor(
     private readonly limits: IngestLimits,
@@ -130,12 +134,18 @@ export class Ingest {
     const message = this.contract.check(known, value);
     if (message instanceof Refusal) return events.refused(message, payload, now);
     const device = this.entries.devices.get(known.deviceId);
-    if (device) return this.apply(device, known, message, meta.retain, now, unseen, meta.collapsedFirst);
-    const entry = this.entries.enter(known.deviceId, known.key, known.topic, payload, meta.retain, now, heldAt !== undefined);
-    if (!entry) return;
-    if (entry.waitedFirst) this.replay(entry.waited);
-    this.apply(entry.device, known, message, meta.retain, now, unseen);
-    if (!entry.waitedFirst) this.replay(entry.waited);
+    this.foreign = meta.foreign === true;
+    try {
+      if (device) return this.apply(device, known, message, meta.retain, now, unseen, meta.collapsedFirst);
+      const entry = this.entries.enter(known.deviceId, known.key, known.topic, payload, meta.retain, now, heldAt !== undefined);
+      if (!entry) return;
+      if (entry.waitedFirst) this.replay(entry.waited);
+      this.foreign = meta.foreign === true;
+      this.apply(entry.device, known, message, meta.retain, now, unseen);
+      if (!entry.waitedFirst) this.replay(entry.waited);
+    } finally {
+      this.foreign = false;
+    }
   }
 
   /**
@@ -232,7 +242,7 @@ export class Ingest {
     const forKey = this.listeners.get(key);
     const forAll = this.listeners.get('*');
     if ((forKey && forKey.size > 0) || (forAll && forAll.size > 0)) {
-      const event: IngestedMessage = { topic, deviceId: device.deviceId, suffix, key, message, receivedAt: now, retain };
+      const event: IngestedMessage = { topic, deviceId: device.deviceId, suffix, key, message, receivedAt: now, retain, foreign: this.foreign };
       this.emit(forKey, event);
       this.emit(forAll, event);
     }

@@ -12,6 +12,12 @@ export interface IngestedMessage {
   message: Record<string, unknown>;
   receivedAt: number;
   retain: boolean;
+  /**
+   * On a hub replica that divides the apply: a dets or telemetry of a device another replica owns,
+   * one of the few applied here. What is derived from each of those its owner derives and shares
+   * (HubInfo.dividedApply); a listener that counts them skips these.
+   */
+  foreign?: boolean;
 }
 
 export const INVALID_REASONS = ['oversized', 'empty', 'not_json', 'too_deep', 'schema', 'unknown_topic'] as const;

@@ -24,8 +24,8 @@ export interface RecorderOptions {
   /** Rows per transaction (HISTORY_WRITE_SLICE). */
   slice?: number;
   /**
-   * On a hub replica that divides the apply: the dets of the devices it owns are folded here and
-   * their rows shared; the others' come from their owners (shared-minutes.ts).
+   * On a hub replica that divides the apply: the dets of the devices it owns are folded here (not
+   * the foreign ones) and their rows shared; the others' come from their owners (shared-minutes.ts).
    */
   divided?: DividedApply;
 }
@@ -52,7 +52,7 @@ export class HistoryRecorder {
     private readonly options: RecorderOptions,
   ) {
     const { divided } = options;
-    this.aggregator = new MinuteAggregator(undefined, divided ? (id) => divided.owns(id) : undefined);
+    this.aggregator = new MinuteAggregator();
     this.unsubscribe = cache.on('*', (m) => this.aggregator.add(m));
     this.offShared = divided?.onRecord(MINUTES_CHANNEL, (value) => this.takeShared(value)) ?? (() => undefined);
     this.timers.push(setInterval(() => this.flush(), options.flushMs).unref());
@@ -89,9 +89,9 @@ export class HistoryRecorder {
 
   /** Rows another replica folded from the dets of a device it owns: written with the next slice, merged with this minute's own. */
   private takeShared(value: unknown): void {
-    const shared = sharedMinutesOf(value);
-    if ('error' in shared) return this.options.warn('fleet history: a record of minute rows from another replica was skipped', { error: shared.error });
-    this.minutes = this.minutes.concat(shared.rows);
+    const { rows, skipped } = sharedMinutesOf(value);
+    if (skipped > 0) this.options.warn('fleet history: minute rows from another replica that are not rows were skipped', { skipped });
+    this.minutes = this.minutes.concat(rows);
   }
 
   private writeSlice(limit = this.options.slice ?? HISTORY_WRITE_SLICE): void {

@@ -25,19 +25,16 @@ export class MinuteAggregator {
   /** The device's state the next minute starts from (a status says thermal state on change only). */
   private readonly carried = new Map<string, { thermal: string | null; suspended: boolean; storage: string | null; online: boolean | null }>();
 
-  /** `foldsDets`: whether this hub folds the device's dets (a replica that divides the apply: those it owns; the owners share the others'). */
-  constructor(
-    private readonly maxPendingEvents = 50_000,
-    private readonly foldsDets: (deviceId: string) => boolean = () => true,
-  ) {}
+  constructor(private readonly maxPendingEvents = 50_000) {}
 
   add(m: IngestedMessage): void {
     const msg = m.message;
     const at = m.receivedAt;
     if (m.key === 'dets') {
       const row = this.row(m.deviceId, at);
-      // The minute is there with the state it carries; its counts come from the device's owner.
-      if (!this.foldsDets(m.deviceId)) return;
+      // A device another replica owns (a hub replica that divides the apply): the minute is there
+      // with the state it carries, its counts come from the owner's rows (shared-minutes.ts).
+      if (m.foreign) return;
       row.frames++;
       const persons = typeof msg.person_count === 'number' ? msg.person_count : 0;
       row.personMax = Math.max(row.personMax, persons);

@@ -21,17 +21,17 @@ describe('DeviceMirror (what a replica dividing the apply holds back)', () => {
   after(() => mirror.close());
 
   it("holds another replica's device's dets and telemetry, never its own's nor other topics", () => {
-    assert.equal(mirror.hold(`devices/${theirs}/telemetry`, stamp(1), false, 1), true);
-    assert.equal(mirror.hold(`devices/${theirs}/telemetry`, stamp(2), false, 2), true);
-    assert.equal(mirror.hold(`devices/${mine}/telemetry`, stamp(3), false, 3), false, 'its own device: applied now');
-    assert.equal(mirror.hold(`devices/${mine}/dets/x`, stamp(4), false, 4), false, 'not a mirrored topic');
-    assert.equal(mirror.hold('fleet/announcements', stamp(5), false, 5), false, 'not a device topic');
+    assert.equal(mirror.hold(`devices/${theirs}/telemetry`, stamp(1), false, 1), 'held');
+    assert.equal(mirror.hold(`devices/${theirs}/telemetry`, stamp(2), false, 2), 'held');
+    assert.equal(mirror.hold(`devices/${mine}/telemetry`, stamp(3), false, 3), 'own', 'its own device: applied now');
+    assert.equal(mirror.hold(`devices/${mine}/dets/x`, stamp(4), false, 4), 'own', 'not a mirrored topic: every replica applies it as its own');
+    assert.equal(mirror.hold('fleet/announcements', stamp(5), false, 5), 'own', 'not a device topic');
     assert.deepEqual(mirror.status().held_devices, 1);
   });
 
   it('applies what it held of a device before another topic of it, and before a read', () => {
     applied.length = 0;
-    assert.equal(mirror.hold(`devices/${theirs}/status`, stamp(6), true, 6), false);
+    assert.equal(mirror.hold(`devices/${theirs}/status`, stamp(6), true, 6), 'own');
     assert.deepEqual(
       applied.map((m) => [m.topic, m.collapsed]),
       [[`devices/${theirs}/telemetry`, 1]],
@@ -49,21 +49,21 @@ describe('DeviceMirror (what a replica dividing the apply holds back)', () => {
 
   it('applies every message of a followed device until its follower ends, then holds again', () => {
     const end = mirror.follow(theirs);
-    assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(8), false, 8), false);
+    assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(8), false, 8), 'foreign', 'applied now, derived by its owner');
     const all = mirror.follow();
     assert.equal(mirror.status().followers, 2);
     end();
     end();
-    assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(9), false, 9), false, 'every device is still followed');
+    assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(9), false, 9), 'foreign', 'every device is still followed');
     all();
     assert.equal(mirror.status().followers, 0);
-    assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(10), false, 10), true);
+    assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(10), false, 10), 'held');
   });
 
   it('owns every device once the other replica is gone', () => {
     mirror.freshen();
     mirror.setMembers([SELF]);
-    assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(11), false, 11), false);
+    assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(11), false, 11), 'own');
     assert.equal(mirror.status().replicas, 1);
   });
 });

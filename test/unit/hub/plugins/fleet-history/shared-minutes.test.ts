@@ -8,8 +8,8 @@ import { describe, it } from 'node:test';
 import type { DividedApply } from 'lookout/hub';
 import type { IngestedMessage } from '../../../../../hub/plugins/bus-cache/src/service.js';
 import { MinuteAggregator } from '../../../../../hub/plugins/fleet-history/src/minute-aggregator.js';
-import { MINUTES_CHANNEL, shareMinutes, sharedMinutesOf } from '../../../../../hub/plugins/fleet-history/src/shared-minutes.js';
-import { mergeMinutes } from '../../../../../hub/plugins/fleet-history/src/sqlite-history-store.js';
+import { MINUTES_CHANNEL, ROWS_PER_RECORD, shareMinutes, sharedMinutesOf } from '../../../../../hub/plugins/fleet-history/src/shared-minutes.js';
+import { MAX_TRACKS_PER_MINUTE, mergeMinutes } from '../../../../../hub/plugins/fleet-history/src/sqlite-history-store.js';
 import type { MinuteRow } from '../../../../../hub/plugins/fleet-history/src/service.js';
 
 const M0 = Date.parse('2026-11-27T10:00:00.000Z');
@@ -28,18 +28,19 @@ function status(deviceId: string, at: number, thermal: string): IngestedMessage 
   return { topic: `devices/${deviceId}/status`, deviceId, suffix: 'status', key: 'status', message, receivedAt: at, retain: false };
 }
 
-/** Records published, as the stream carries them (JSON), for the owner of `mine`. */
+/** The owner of `mine`: what it folds (the relay marks the others' dets foreign) and the records it publishes, as the stream carries them (JSON). */
 function replica(mine: Set<string>) {
   const published: unknown[] = [];
   const divided: DividedApply = {
-    owns: (id) => mine.has(id),
     publish: (channel, value) => {
       assert.equal(channel, MINUTES_CHANNEL);
       published.push(JSON.parse(JSON.stringify(value)));
     },
     onRecord: () => () => undefined,
   };
-  return { divided, published, aggregator: new MinuteAggregator(undefined, (id) => mine.has(id)) };
+  const folder = new MinuteAggregator();
+  const aggregator = { add: (m: IngestedMessage) => folder.add({ ...m, foreign: m.key === 'dets' && !mine.has(m.deviceId) }), drain: () => folder.drain() };
+  return { divided, published, aggregator };
 }
 
 /** Rows merged per device and minute, as the store merges what it is given. */
@@ -98,7 +99,7 @@ describe('fleet history rows shared between replicas that divide the apply', () 
     ] as const) {
       for (const record of from.published) {
         const shared = sharedMinutesOf(record);
-        assert.ok('rows' in shared, JSON.stringify(shared));
+        assert.equal(shared.skipped, 0);
         rows.push(...shared.rows);
       }
     }
@@ -120,15 +121,18 @@ describe('fleet history rows shared between replicas that divide the apply', () 
     }
   });
 
-  it('shares only the dets part of the rows of devices it owns that saw dets', () => {
-    const r = replica(new Set(['cam-a']));
+  it('shares only the dets part of the rows it folded dets into, whoever owns the device by the time it flushes', () => {
+    const mine = new Set(['cam-a']);
+    const r = replica(mine);
     r.aggregator.add(status('cam-a', M0, 'HOT'));
     r.aggregator.add(dets('cam-a', M0 + 10, [0]));
+    r.aggregator.add(dets('cam-b', M0 + 20, [0]));
     r.aggregator.add(status('cam-c', M0, 'HOT'));
+    // cam-a moved to another replica before the flush: what was folded here is shared all the same.
+    mine.delete('cam-a');
     shareMinutes(r.divided, r.aggregator.drain().minutes);
     assert.equal(r.published.length, 1);
     const shared = sharedMinutesOf(r.published[0]);
-    assert.ok('rows' in shared);
     assert.deepEqual(
       shared.rows.map((x) => [x.deviceId, x.frames, x.thermalState, x.storageHealth, x.suspended]),
       [['cam-a', 1, null, null, false]],
@@ -137,21 +141,39 @@ describe('fleet history rows shared between replicas that divide the apply', () 
     assert.equal(r.published.length, 1, 'nothing to share: no record');
   });
 
-  it('a record that is not one is refused with the reason, whole', () => {
+  it('a large flush goes in records of ROWS_PER_RECORD rows', () => {
+    const r = replica(new Set(Array.from({ length: 2500 }, (_, i) => `cam-${i}`)));
+    for (let i = 0; i < 2500; i++) r.aggregator.add(dets(`cam-${i}`, M0 + i, [0]));
+    shareMinutes(r.divided, r.aggregator.drain().minutes);
+    assert.deepEqual(
+      r.published.map((p) => sharedMinutesOf(p).rows.length),
+      [ROWS_PER_RECORD, ROWS_PER_RECORD, 500],
+    );
+  });
+
+  it('a row that is not one is skipped alone and counted; a record that is not one is one skipped', () => {
     const good = { deviceId: 'cam-a', minute: M0, frames: 1, personMax: 1, personSum: 1, classes: { 0: { max: 1, sum: 1, tracks: [1] } }, lastSeen: { 0: M0 } };
-    assert.ok('rows' in sharedMinutesOf({ minutes: [good] }));
+    assert.deepEqual(sharedMinutesOf({ minutes: [good] }).skipped, 0);
+    assert.equal(
+      sharedMinutesOf({ minutes: [{ ...good, deviceId: 'x'.repeat(300), classes: { '12345678901234567': { max: 1, sum: 1, tracks: [] } } }] }).skipped,
+      0,
+      'ids as the contracts allow them',
+    );
     for (const bad of [
+      { ...good, frames: -1 },
+      { ...good, frames: '1' },
+      { ...good, deviceId: '' },
+      { ...good, deviceId: 'x'.repeat(600) },
+      { ...good, minute: 'now' },
+      { ...good, classes: { 0: { max: 1, sum: 1, tracks: new Array(MAX_TRACKS_PER_MINUTE + 1).fill(1) } } },
+      { ...good, classes: { 0: { max: 1, sum: 1, tracks: [0.5] } } },
+      { ...good, lastSeen: { 0: null } },
       null,
-      'rows',
-      { minutes: 'x' },
-      { minutes: [{ ...good, frames: -1 }] },
-      { minutes: [{ ...good, deviceId: 'x'.repeat(200) }] },
-      { minutes: [{ ...good, classes: { 0: { max: 1, sum: 1, tracks: new Array(5000).fill(1) } } }] },
-      { minutes: [good, { ...good, minute: 'now' }] },
     ]) {
-      const r = sharedMinutesOf(bad);
-      assert.ok('error' in r && r.error.length > 0, JSON.stringify(bad).slice(0, 80));
+      const r = sharedMinutesOf({ minutes: [good, bad, good] });
+      assert.deepEqual([r.rows.length, r.skipped], [2, 1], JSON.stringify(bad)?.slice(0, 80));
     }
+    for (const bad of [null, 'rows', { minutes: 'x' }]) assert.deepEqual(sharedMinutesOf(bad), { rows: [], skipped: 1 });
   });
 });
 
