@@ -40,7 +40,21 @@ function replica(mine: Set<string>) {
   };
   const folder = new MinuteAggregator();
   const aggregator = { add: (m: IngestedMessage) => folder.add({ ...m, foreign: m.key === 'dets' && !mine.has(m.deviceId) }), drain: () => folder.drain() };
-  return { divided, published, aggregator };
+  /** What its store was given: its own rows at each flush, and the others' it took. */
+  const rows: MinuteRow[] = [];
+  const flush = () => {
+    const { minutes } = aggregator.drain();
+    shareMinutes(divided, minutes);
+    rows.push(...minutes);
+  };
+  const take = (records: unknown[]) => {
+    for (const record of records) {
+      const shared = sharedMinutesOf(record);
+      assert.equal(shared.skipped, 0);
+      rows.push(...shared.rows);
+    }
+  };
+  return { divided, published, aggregator, rows, flush, take };
 }
 
 /** Rows merged per device and minute, as the store merges what it is given. */
@@ -66,47 +80,19 @@ describe('fleet history rows shared between replicas that divide the apply', () 
     const a = replica(new Set(['cam-a']));
     const b = replica(new Set(['cam-b']));
     // Each applies every status, and (in this test) every dets too: the ones it does not own are not folded.
-    const rowsA: MinuteRow[] = [];
-    const rowsB: MinuteRow[] = [];
     for (const [n, m] of messages.entries()) {
       one.add(m);
       a.aggregator.add(m);
       b.aggregator.add(m);
-      if (n % 25 === 24) {
-        // A flush: own rows written and shared.
-        for (const [r, rows] of [
-          [a, rowsA],
-          [b, rowsB],
-        ] as const) {
-          const { minutes } = r.aggregator.drain();
-          shareMinutes(r.divided, minutes);
-          rows.push(...minutes);
-        }
-      }
+      if (n % 25 === 24) for (const r of [a, b]) r.flush();
     }
-    for (const [r, rows] of [
-      [a, rowsA],
-      [b, rowsB],
-    ] as const) {
-      const { minutes } = r.aggregator.drain();
-      shareMinutes(r.divided, minutes);
-      rows.push(...minutes);
-    }
-    // Each takes what the other shared.
-    for (const [from, rows] of [
-      [a, rowsB],
-      [b, rowsA],
-    ] as const) {
-      for (const record of from.published) {
-        const shared = sharedMinutesOf(record);
-        assert.equal(shared.skipped, 0);
-        rows.push(...shared.rows);
-      }
-    }
+    for (const r of [a, b]) r.flush();
+    a.take(b.published);
+    b.take(a.published);
     const expected = stored(one.drain().minutes);
     for (const [name, rows] of [
-      ['a', rowsA],
-      ['b', rowsB],
+      ['a', a.rows],
+      ['b', b.rows],
     ] as const) {
       const got = stored(rows);
       assert.deepEqual([...got.keys()].sort(), [...expected.keys()].sort(), `${name}: the same device-minutes`);
