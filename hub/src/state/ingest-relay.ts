@@ -34,8 +34,6 @@ const STREAM_ID = /^\d+-\d+$/;
 const TAKEN = Promise.resolve();
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
-/** Records kept while Redis is down (a plugin's flush every few seconds: minutes of them). */
-const MAX_UNSENT_RECORDS = 256;
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -144,17 +142,17 @@ export class IngestRelay {
   /** Set while a message is applied: a read from one of its handlers does not apply held messages in the middle of it. */
   private delivering = false;
   private readonly records: ReplicaRecords;
-  /** Records that could not be written, each its stream entry's fields. */
-  private unsentRecords: string[][] = [];
-  private recordsLost = 0;
 
   constructor(private readonly options: IngestRelayOptions) {
     this.group = options.group ?? DEFAULT_INGEST_GROUP;
     this.streamKey = options.redis.key('ingest');
-    this.records = new ReplicaRecords(options.logger);
+    this.records = new ReplicaRecords({
+      logger: options.logger,
+      append: (fields) => options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields),
+    });
     options.redis.onUp(() => {
       void this.flushPending();
-      this.writeUnsentRecords();
+      this.records.writeUnsent();
     });
     const intervalMs = options.mirrorIntervalMs ?? 0;
     if (intervalMs > 0) {
@@ -176,24 +174,12 @@ export class IngestRelay {
   /**
    * Shares `value` (JSON) on `channel` with the other replicas' `onRecord` listeners, through the
    * stream (ReplicaRecords), also while this replica stops (its plugins' last records, after its
-   * reading ended). One that cannot be written (Redis down) is kept and written when Redis returns:
-   * up to MAX_UNSENT_RECORDS, past which the oldest are lost (`records_lost`).
+   * reading ended); kept while Redis is down.
    */
   publishRecord(channel: string, value: unknown): void {
     // `w`, the writer's stable id: a replica restarted from its saved point skips what it wrote
     // before (its own store holds it), which `o`, new at each start, would not tell.
-    this.writeRecord([
-      RECORD_CHANNEL_FIELD,
-      channel,
-      RECORD_VALUE_FIELD,
-      JSON.stringify(value),
-      RECORD_WRITER_FIELD,
-      this.options.clientId,
-      'o',
-      this.replicaId,
-      'n',
-      String(++this.batches),
-    ]);
+    this.records.publish(channel, value, [RECORD_WRITER_FIELD, this.options.clientId, 'o', this.replicaId, 'n', String(++this.batches)]);
   }
 
   onRecord(channel: string, listener: (value: unknown) => void): () => void {
@@ -263,7 +249,7 @@ export class IngestRelay {
       adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),
       duplicates_skipped: this.duplicatesSkipped,
       mirror: this.mirror?.status() ?? null,
-      records_lost: this.recordsLost,
+      records_lost: this.records.lost,
     };
   }
 
@@ -428,23 +414,6 @@ export class IngestRelay {
     const fields = ['b', packMessages(batch), 'o', this.replicaId, 'n', String(n), 'l', appliedHere ? '1' : '0'];
     await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields);
     this.relayed += batch.length;
-  }
-
-  private writeRecord(fields: string[]): void {
-    this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields).catch((err: Error) => {
-      if (this.unsentRecords.length === 0)
-        this.options.logger.warn({ err: err.message }, 'ingest relay: records for the other replicas are kept until Redis returns');
-      if (this.unsentRecords.length >= MAX_UNSENT_RECORDS) {
-        this.unsentRecords.shift();
-        this.recordsLost++;
-      }
-      this.unsentRecords.push(fields);
-    });
-  }
-
-  /** Redis is back: the records kept meanwhile, in order (a copy of one that did land is skipped by its number). */
-  private writeUnsentRecords(): void {
-    for (const fields of this.unsentRecords.splice(0)) this.writeRecord(fields);
   }
 
   /** The oldest stream id an append keeps (approximately: whole nodes go). */

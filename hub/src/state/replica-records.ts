@@ -4,6 +4,14 @@ import type { Logger } from 'lookout/core';
 export const RECORD_CHANNEL_FIELD = 'r';
 export const RECORD_VALUE_FIELD = 'v';
 export const RECORD_WRITER_FIELD = 'w';
+/** Records kept while Redis is down (a plugin's flush every few seconds: minutes of them). */
+const MAX_UNSENT_RECORDS = 256;
+
+export interface ReplicaRecordsOptions {
+  logger: Logger;
+  /** Appends one stream entry of these fields (the relay's XADD). */
+  append(fields: string[]): Promise<unknown>;
+}
 
 /**
  * Records hub plugins share with the other replicas through the ingest stream (IngestRelay
@@ -14,8 +22,26 @@ export const RECORD_WRITER_FIELD = 'w';
  */
 export class ReplicaRecords {
   private readonly listeners = new Map<string, Set<(value: unknown) => void>>();
+  /** Records that could not be written, each its stream entry's fields. */
+  private unsent: string[][] = [];
+  /** Records dropped from `unsent` past its bound. */
+  lost = 0;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(private readonly o: ReplicaRecordsOptions) {}
+
+  /**
+   * Writes a record (`entry`: the writer's fields beside channel and value). One that cannot be
+   * written (Redis down) is kept, in order, for `writeUnsent`: up to MAX_UNSENT_RECORDS, past which
+   * the oldest are lost (a copy of one that did land is skipped by its number).
+   */
+  publish(channel: string, value: unknown, entry: string[]): void {
+    this.write([RECORD_CHANNEL_FIELD, channel, RECORD_VALUE_FIELD, JSON.stringify(value), ...entry]);
+  }
+
+  /** Redis is back: the records kept meanwhile. */
+  writeUnsent(): void {
+    for (const fields of this.unsent.splice(0)) this.write(fields);
+  }
 
   on(channel: string, listener: (value: unknown) => void): () => void {
     let set = this.listeners.get(channel);
@@ -32,15 +58,26 @@ export class ReplicaRecords {
     try {
       value = JSON.parse(json.toString());
     } catch (err) {
-      this.logger.error({ err: (err as Error).message, channel }, 'ingest relay: a replica record that is not JSON was skipped');
+      this.o.logger.error({ err: (err as Error).message, channel }, 'ingest relay: a replica record that is not JSON was skipped');
       return;
     }
     for (const listener of listeners) {
       try {
         listener(value);
       } catch (err) {
-        this.logger.error({ err, channel }, 'ingest relay: a replica record listener failed');
+        this.o.logger.error({ err, channel }, 'ingest relay: a replica record listener failed');
       }
     }
+  }
+
+  private write(fields: string[]): void {
+    this.o.append(fields).catch((err: Error) => {
+      if (this.unsent.length === 0) this.o.logger.warn({ err: err.message }, 'ingest relay: records for the other replicas are kept until Redis returns');
+      if (this.unsent.length >= MAX_UNSENT_RECORDS) {
+        this.unsent.shift();
+        this.lost++;
+      }
+      this.unsent.push(fields);
+    });
   }
 }
