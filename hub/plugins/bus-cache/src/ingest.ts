@@ -18,6 +18,9 @@ import type { IngestedMessage, IngestStatus } from './service.js';
 
 export { HOT_CONTRACTS } from './contract-stage.js';
 
+/** A message as it came: not one a hub replica held back, nor of a device another replica owns. */
+const AS_CAME = { unseen: 0, foreign: false };
+
 export interface IngestLimits {
   maxMessageBytes: number;
   maxDepth: number;
@@ -134,18 +137,14 @@ export class Ingest {
     const message = this.contract.check(known, value);
     if (message instanceof Refusal) return events.refused(message, payload, now);
     const device = this.entries.devices.get(known.deviceId);
-    this.foreign = meta.foreign === true;
-    try {
-      if (device) return this.apply(device, known, message, meta.retain, now, unseen, meta.collapsedFirst);
-      const entry = this.entries.enter(known.deviceId, known.key, known.topic, payload, meta.retain, now, heldAt !== undefined);
-      if (!entry) return;
-      if (entry.waitedFirst) this.replay(entry.waited);
-      this.foreign = meta.foreign === true;
-      this.apply(entry.device, known, message, meta.retain, now, unseen);
-      if (!entry.waitedFirst) this.replay(entry.waited);
-    } finally {
-      this.foreign = false;
-    }
+    // No object per message unless a hub replica that divides the apply says something of it.
+    const mirror = meta.foreign || unseen > 0 ? { unseen, first: meta.collapsedFirst, foreign: meta.foreign === true } : AS_CAME;
+    if (device) return this.apply(device, known, message, meta.retain, now, mirror);
+    const entry = this.entries.enter(known.deviceId, known.key, known.topic, payload, meta.retain, now, heldAt !== undefined);
+    if (!entry) return;
+    if (entry.waitedFirst) this.replay(entry.waited);
+    this.apply(entry.device, known, message, meta.retain, now, mirror);
+    if (!entry.waitedFirst) this.replay(entry.waited);
   }
 
   /**
@@ -164,17 +163,30 @@ export class Ingest {
   }
 
   /**
-   * Stage (d), then the listeners of what it changed. `unseen`: earlier messages of the topic it
-   * stands for (valid, as each was when held), the first of them `first`.
+   * Stage (d), then the listeners of what it changed. `mirror`: what a hub replica that divides the
+   * apply says of the message (IngestMeta): the earlier messages of the topic it stands for (valid,
+   * as each was when held), the first of them, and whether it is foreign.
    */
-  private apply(device: DeviceCache, known: KnownTopic, message: Record<string, unknown>, retain: boolean, now: number, unseen = 0, first?: Buffer): void {
+  private apply(
+    device: DeviceCache,
+    known: KnownTopic,
+    message: Record<string, unknown>,
+    retain: boolean,
+    now: number,
+    mirror: { unseen: number; first?: Buffer | undefined; foreign: boolean } = AS_CAME,
+  ): void {
     const { key, suffix } = known;
+    const { unseen } = mirror;
     // Before this one replaces the message the first may be a copy of.
-    const copies = unseen > 0 && this.isCopyOfLatest(device, known, first) ? 1 : 0;
+    const copies = unseen > 0 && this.isCopyOfLatest(device, known, mirror.first) ? 1 : 0;
     const previous = applyToCache(device, key === 'events/+', suffix, message, retain, now);
     this.counters.valid += 1 + unseen;
     if (unseen > copies) device.countUnseen(suffix, unseen - copies);
-    if (previous !== OLDER) this.events.applied(device, key, suffix, known.topic, message, previous, retain, now);
+    if (previous === OLDER) return;
+    // Read by `tell`, within this call.
+    this.foreign = mirror.foreign;
+    this.events.applied(device, key, suffix, known.topic, message, previous, retain, now);
+    this.foreign = false;
   }
 
   /** The bounds a device entry is created with (restored entries too). */
