@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { chmod, copyFile, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -127,7 +127,9 @@ describe('the fleet CA', () => {
       await writeFile(join(scratch.dir, 'ca.key'), await readFile(join(other.dir, 'ca.key')), { mode: 0o600 });
       const opening = openFleetCa(scratch.dir);
       await delay(100);
-      await writeFile(join(scratch.dir, 'ca.crt'), ca.certPem);
+      // As the creating run writes it: whole, by a rename (a plain write can be read half-done).
+      await writeFile(join(scratch.dir, 'ca.crt.tmp'), ca.certPem);
+      await rename(join(scratch.dir, 'ca.crt.tmp'), join(scratch.dir, 'ca.crt'));
       const loaded = await opening;
       assert.equal(loaded.created, false);
       assert.equal(loaded.ca.fingerprint, ca.fingerprint);
