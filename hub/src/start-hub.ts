@@ -247,13 +247,14 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       const store = new RedisStateStore(redis, { logger: logger.child({ component: 'state' }) });
       if (relay) {
         const r = relay;
-        // The saved latest cache carries the stream point it reflects: a restarted replica resumes reading exactly there
-        // (the bus cache loads it before its first subscription starts the reading).
-        store.trackCursor(
-          BUS_CACHE_STATE_KEY,
-          () => r.resumePoint(),
-          (point) => r.resumeFrom(point),
-        );
+        // The saved latest cache carries the stream point it reflects, saved by each replica: a restarted replica resumes
+        // reading exactly where its own was (the bus cache loads it before its first subscription starts the reading).
+        store.trackCursor(BUS_CACHE_STATE_KEY, {
+          member: r.memberId,
+          point: () => r.resumePoint(),
+          resume: (point) => r.resumeFrom(point),
+          oldestKept: () => r.oldestKept(),
+        });
       }
       state = store;
     } else state = new FileStateStore({ dir: join(dataDir, 'state'), logger: logger.child({ component: 'state' }) });

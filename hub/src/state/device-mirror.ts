@@ -1,5 +1,6 @@
 import { DeviceOwnership } from './device-ownership.js';
 import { MirroredMessages, type HeldMessage } from './mirrored-messages.js';
+import { StreamMembership } from './stream-membership.js';
 
 /** The topics a device sends many times a second, held back for a device another replica owns (`devices/<id>/<suffix>`). */
 const MIRRORED_SUFFIXES = ['dets', 'telemetry'];
@@ -25,22 +26,23 @@ export interface DeviceMirrorOptions {
  */
 export class DeviceMirror {
   private readonly ownership: DeviceOwnership;
+  /** Who owns which device, changed where the ingest stream says (the relay feeds it). */
+  readonly membership: StreamMembership;
+  /** This replica's member id. */
+  readonly self: string;
   private readonly held = new MirroredMessages();
   /** Devices applied message by message whoever owns them, with how many asked (FOLLOW_ALL: every device). */
   private readonly followers = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly o: DeviceMirrorOptions) {
+    this.self = o.self;
     this.ownership = new DeviceOwnership(o.self);
+    this.membership = new StreamMembership(this.ownership);
     // The devices that have waited the interval, looked for eight times per interval: a fleet's held
     // messages are applied a part at a time, not all in one turn.
     this.timer = setInterval(() => this.applyDue(), Math.max(10, Math.floor(o.intervalMs / 8)));
     this.timer.unref();
-  }
-
-  /** The member ids whose heartbeat is alive (the relay's first lane sees them each round). */
-  setMembers(live: Iterable<string>): void {
-    this.ownership.setMembers(live);
   }
 
   /**

@@ -8,7 +8,9 @@ const MAX_REMEMBERED = 100_000;
  * with each member's id. Every replica that sees the same members names the same owner, and when a
  * member joins or leaves only the devices it gains or held move (about 1/n of them), without a
  * coordinator or a table in Redis. Members are the replicas' stable ingest client ids, so a replica
- * that restarts owns the same devices again.
+ * that restarts owns the same devices again. They change where the ingest stream says so
+ * (StreamMembership), so every replica, and one reading the stream again, names the same owner for
+ * each message. With no member (before any replica joined) every replica owns every device.
  */
 export class DeviceOwnership {
   private members: readonly string[];
@@ -16,16 +18,16 @@ export class DeviceOwnership {
   private owners = new Map<string, boolean>();
 
   constructor(readonly self: string) {
-    this.members = [self];
+    this.members = [];
   }
 
   get memberIds(): readonly string[] {
     return this.members;
   }
 
-  /** The live members as last read (this replica is one whatever the read says). True when they changed. */
-  setMembers(live: Iterable<string>): boolean {
-    const next = [...new Set([...live, this.self])].sort();
+  /** True when they changed. */
+  setMembers(members: Iterable<string>): boolean {
+    const next = [...new Set(members)].sort();
     if (next.length === this.members.length && next.every((m, i) => m === this.members[i])) return false;
     this.members = next;
     this.owners = new Map();
@@ -37,13 +39,14 @@ export class DeviceOwnership {
     if (mine === undefined) {
       // Asked for every device id a topic names, known or not: bounded, remade as needed.
       if (this.owners.size >= MAX_REMEMBERED) this.owners = new Map();
-      mine = this.ownerOf(deviceId) === this.self;
+      mine = this.members.length === 0 || this.ownerOf(deviceId) === this.self;
       this.owners.set(deviceId, mine);
     }
     return mine;
   }
 
-  ownerOf(deviceId: string): string {
+  /** Undefined while there is no member. */
+  ownerOf(deviceId: string): string | undefined {
     let best = this.members[0];
     let bestWeight = -1;
     for (const member of this.members) {

@@ -9,6 +9,7 @@ import { AppendedBatches } from './appended-batches.js';
 import { DeviceMirror } from './device-mirror.js';
 import { RECORD_CHANNEL_FIELD, RECORD_VALUE_FIELD, RECORD_WRITER_FIELD, ReplicaRecords } from './replica-records.js';
 import { SessionAdoption } from './session-adoption.js';
+import type { MembershipChange } from './stream-membership.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
 /** The shared-subscription group every replica of one fleet joins (`--mqtt-group`). */
@@ -34,6 +35,10 @@ const STREAM_ID = /^\d+-\d+$/;
 const TAKEN = Promise.resolve();
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
+/** The field of a stream entry that changes who divides the apply (StreamMembership). */
+const MEMBERSHIP_FIELD = 'm';
+/** How long a stopping replica that divides the apply reads on, up to its own leave, at most. */
+const LEAVE_READ_MS = 3_000;
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -131,6 +136,8 @@ export class IngestRelay {
   private reader: Redis | undefined;
   private cursor = '0-0';
   private closed = false;
+  /** Stopping: no membership change is asked for any more but its own leave. */
+  private leaving = false;
   private reading: Promise<void> | undefined;
   private flushing: Promise<void> | undefined;
   private staleSince: number | undefined;
@@ -157,13 +164,17 @@ export class IngestRelay {
     const intervalMs = options.mirrorIntervalMs ?? 0;
     if (intervalMs > 0) {
       this.mirror = new DeviceMirror({
-        // Each replica is its first lane's broker session: the id its heartbeat is written under.
-        self: laneClientId(options.clientId, 0),
+        self: this.memberId,
         intervalMs,
         apply: (m) => this.deliver(m.topic, m.payload, { retain: m.retain, receivedAt: m.at, foreign: true, collapsed: m.collapsed, collapsedFirst: m.first }),
         applying: () => this.delivering,
       });
     }
+  }
+
+  /** Stable across restarts, this replica's first lane's broker session: the id its heartbeat and saved point go under. */
+  get memberId(): string {
+    return laneClientId(this.options.clientId, 0);
   }
 
   /** See DeviceMirror.follow: a no-op unless this replica divides the apply. */
@@ -195,11 +206,12 @@ export class IngestRelay {
    * Where to start reading: the stream id saved with the cache this replica restored, else the
    * stream's start; and the batches applied by then (`applied`, absent where an earlier version saved).
    */
-  resumeFrom(point: { cursor?: string; applied?: string }): void {
+  resumeFrom(point: Partial<ResumePoint>): void {
     if (!point.cursor || !STREAM_ID.test(point.cursor)) return;
     // Moving the cursor once reading has begun would skip or repeat entries.
     if (this.reading) throw new Error('ingest relay: resumeFrom after startReading');
     this.cursor = point.cursor;
+    this.mirror?.membership.restore(point.members);
     if (point.applied === undefined) return;
     try {
       this.appended = AppendedBatches.from(JSON.parse(point.applied));
@@ -213,15 +225,23 @@ export class IngestRelay {
 
   /**
    * Saved beside the cache, read in the turn its snapshot is taken: the stream id of the last entry
-   * applied (a restart resumes exactly there) and the batches applied by then (a copy of one of
-   * them that lands after that id is still skipped after the restart).
+   * applied (a restart resumes exactly there), the batches applied by then (a copy of one of them
+   * that lands after that id is still skipped after the restart) and, dividing the apply, the
+   * members as of that entry.
    */
-  resumePoint(): { cursor: string; applied: string } {
+  resumePoint(): ResumePoint {
     // Held messages are past the cursor's entries: applied first, the cache taken next holds them.
     this.freshen();
     // The outage entry being gathered is noted as applied: what is taken from now on goes in another.
     this.outageBatch.size = MAX_ENTRY_MESSAGES;
-    return { cursor: this.cursor, applied: JSON.stringify(this.appended) };
+    const members = this.mirror?.membership.toJSON();
+    return { cursor: this.cursor, applied: JSON.stringify(this.appended), ...(members ? { members } : {}) };
+  }
+
+  /** The id of the oldest entry the stream still keeps (undefined: none): a point saved before it may miss entries trimmed since. */
+  async oldestKept(): Promise<string | undefined> {
+    const [first] = await this.options.redis.client.xrange(this.streamKey, '-', '+', 'COUNT', 1);
+    return first?.[0];
   }
 
   get connected(): boolean {
@@ -281,19 +301,58 @@ export class IngestRelay {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
+    this.leaving = true;
     this.mirror?.close();
     const lanes = this.connected_ ?? [];
-    // The sessions first: what they had not acknowledged stays in them for the replica that takes
-    // them over, which it may do at once: the heartbeats go next.
+    // The sessions first, their subscriptions ended: the broker routes no more messages to them
+    // (else half the fleet's would wait in them until another replica took them over, and come
+    // late), and what they had not acknowledged stays in them for the replica that takes them
+    // over, which it may do at once: the heartbeats go next.
+    for (const [i, lane] of lanes.entries()) {
+      for (const filter of this.subscribed) {
+        lane.subscriber.unsubscribe(`$share/${this.group}/${filter}`);
+        if (i === 0 && RETAINED_FILTERS.has(filter)) lane.subscriber.unsubscribe(filter);
+      }
+    }
     await Promise.all(lanes.map((l) => l.subscriber.close()));
     await Promise.all(lanes.map((l) => l.adoption.close(true)));
+    await this.leave();
+    this.closed = true;
     this.reader?.disconnect();
     await this.reading?.catch(() => undefined);
     // Taken during an outage and acknowledged to the broker: in this process only, and now gone.
     if (this.pending.length > 0) {
       this.options.logger.error({ lost: this.pending.length }, 'ingest relay stopped with messages taken during a Redis outage not yet in the shared stream');
     }
+  }
+
+  /**
+   * Dividing the apply, a stopping replica writes its leave once it takes no more messages, and
+   * reads on up to it: what came before it of the devices it owned is applied (folded) here, what
+   * comes after by their new owners. Not when it never read (a failed start) or Redis is down (the
+   * others write its leave when its heartbeat is gone).
+   */
+  private async leave(): Promise<void> {
+    if (!this.mirror || !this.reading || !this.options.redis.up) return;
+    try {
+      const at = await this.announce({ leave: this.mirror.self });
+      const until = Date.now() + LEAVE_READ_MS;
+      while (streamIdBefore(this.cursor, at) && Date.now() < until && this.options.redis.up) await sleep(10);
+    } catch {
+      // Redis went away: the others write the leave.
+    }
+  }
+
+  /** Writes a membership change (StreamMembership) in the stream; its id. */
+  private async announce(change: MembershipChange): Promise<string> {
+    const fields = [MEMBERSHIP_FIELD, JSON.stringify(change), 'o', this.replicaId, 'n', String(++this.batches)];
+    return (await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields)) ?? '';
+  }
+
+  /** The live replicas' heartbeats read: the changes that make them the members, written by this replica (any may). */
+  private reconcile(live: string[]): void {
+    if (!this.mirror || this.leaving) return;
+    for (const change of this.mirror.membership.reconcile(live.filter((id) => id.endsWith('-0')))) void this.announce(change).catch(() => undefined);
   }
 
   /**
@@ -304,6 +363,8 @@ export class IngestRelay {
    */
   private lanes(): Promise<Lane[]> {
     this.connecting ??= (async () => {
+      // Dividing the apply, its join goes before the first message it takes (else the others write it on its first heartbeat).
+      if (this.mirror) await this.announce({ join: this.mirror.self }).catch(() => undefined);
       const count = Math.max(1, this.options.connections ?? DEFAULT_INGEST_CONNECTIONS);
       const settled = await Promise.allSettled(Array.from({ length: count }, (_, i) => this.lane(laneClientId(this.options.clientId, i), i === 0)));
       const lanes = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -347,7 +408,7 @@ export class IngestRelay {
       ...(o.ca ? { ca: o.ca } : {}),
       logger: o.logger,
       take: (packet) => this.take(packet),
-      ...(first && this.mirror ? { onLive: (ids: string[]) => this.mirror?.setMembers(ids.filter((id) => id.endsWith('-0'))) } : {}),
+      ...(first && this.mirror ? { onLive: (ids: string[]) => this.reconcile(ids) } : {}),
     });
     adoption.start();
     return { subscriber, adoption };
@@ -502,6 +563,7 @@ export class IngestRelay {
     let appliedHere = false;
     let channel: string | undefined;
     let writer: string | undefined;
+    let membership: string | undefined;
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const name = fields[i].toString();
       const value = fields[i + 1];
@@ -511,6 +573,17 @@ export class IngestRelay {
       else if (name === 'l') appliedHere = value.toString() === '1';
       else if (name === RECORD_CHANNEL_FIELD) channel = value.toString();
       else if (name === RECORD_WRITER_FIELD) writer = value.toString();
+      else if (name === MEMBERSHIP_FIELD) membership = value.toString();
+    }
+    // Every replica changes the owners here, its own changes too; a copy changes nothing.
+    if (membership !== undefined) {
+      if (this.mirror?.membership.apply(membership)) {
+        this.options.logger.info(
+          { change: membership, members: this.mirror.membership.members.length, by: origin },
+          'ingest relay: the replicas dividing the apply changed',
+        );
+      }
+      return;
     }
     // What this replica applied while Redis was down, and the records it wrote (in this run or before a restart), are not applied again.
     if (!packed || (appliedHere && origin === this.replicaId) || (channel !== undefined && writer === this.options.clientId)) return;
@@ -553,6 +626,21 @@ export class IngestRelay {
     }
     this.delivering = false;
   }
+}
+
+/** Where a replica restarted from its saved cache resumes (RedisStateStore saves it beside the cache). */
+export interface ResumePoint {
+  cursor: string;
+  applied: string;
+  /** Dividing the apply: the members as of `cursor` (StreamMembership), JSON. */
+  members?: string;
+}
+
+/** True when stream id `a` comes before `b` (`<ms>-<seq>`). */
+export function streamIdBefore(a: string, b: string): boolean {
+  const [am, as] = a.split('-').map(Number);
+  const [bm, bs] = b.split('-').map(Number);
+  return am < bm || (am === bm && as < bs);
 }
 
 function laneClientId(clientId: string, lane: number): string {

@@ -1,5 +1,6 @@
 import type { HubStateStore, StateKeeper, StateLoad } from '../services/hub-services.js';
 import type { Logger } from 'lookout/core';
+import { streamIdBefore, type ResumePoint } from './ingest-relay.js';
 import { DEFAULT_STATE_MAX_BYTES } from './file-state-store.js';
 import type { RedisConnection } from './redis-connection.js';
 import { DEFAULT_SAVE_INTERVAL_MS, StateKeepers } from './state-keepers.js';
@@ -35,8 +36,16 @@ export class RedisStateStore implements HubStateStore {
   async load<T>(key: string, parse: (raw: unknown) => T): Promise<StateLoad<T>> {
     const redisKey = this.keyOf(key);
     const tracked = this.cursors.get(key);
+    if (tracked) {
+      try {
+        const points = await this.redis.client.hgetall(this.pointsKey(key));
+        if (Object.keys(points).length > 0) return await this.loadReplicaSave(key, tracked, points, parse);
+      } catch (err) {
+        return this.unreachable(key, err as Error);
+      }
+    }
     let text: string | null;
-    let point: Partial<StreamPoint> = {};
+    let point: Partial<ResumePoint> = {};
     try {
       const size = await this.redis.client.strlen(redisKey);
       if (size > this.maxBytes) return await this.setAside(key, `${size} bytes, over the bound of ${this.maxBytes}`);
@@ -51,23 +60,90 @@ export class RedisStateStore implements HubStateStore {
         point = { ...(cursor ? { cursor } : {}), ...(applied ? { applied } : {}) };
       } else text = await this.redis.client.get(redisKey);
     } catch (err) {
-      const warning = `hub state "${key}" not restored: redis unreachable (${(err as Error).message}); starting without it`;
-      this.options.logger.warn({ key }, warning);
-      return { warning };
+      return this.unreachable(key, err as Error);
     }
     if (text === null) return {};
     let loaded: StateLoad<T>;
     try {
-      const envelope = JSON.parse(text) as { format?: unknown; key?: unknown; saved_at?: unknown; value?: unknown };
-      if (envelope?.format !== FORMAT || envelope.key !== key) throw new Error(`not a ${FORMAT} value of "${key}"`);
-      const savedAt = typeof envelope.saved_at === 'string' ? Date.parse(envelope.saved_at) : NaN;
-      loaded = { value: parse(envelope.value), ...(Number.isFinite(savedAt) ? { savedAt } : {}) };
+      loaded = this.parse(key, text, parse);
     } catch (err) {
       return this.setAside(key, (err as Error).message);
     }
     // Only with the value it was saved with: a cache set aside starts empty, from the stream's start.
     tracked?.resume(point);
     return loaded;
+  }
+
+  /**
+   * A tracked key saved by each replica under its own name: this replica's save when the stream
+   * still holds every entry after it (what happened while it was down is then applied here too, its
+   * local history included), else the newest any replica saved (a newcomer's, or one down for
+   * longer than the stream's retention: what was trimmed is missed, as the warning says). Saves of
+   * departed replicas older than the stream's oldest entry are removed (their point is of no use).
+   */
+  private async loadReplicaSave<T>(key: string, tracked: TrackedPoint, points: Record<string, string>, parse: (raw: unknown) => T): Promise<StateLoad<T>> {
+    const oldest = await tracked.oldestKept();
+    const complete = (member: string) => points[member] !== undefined && oldest !== undefined && !streamIdBefore(points[member], oldest);
+    const newestFirst = Object.keys(points).sort((a, b) => (streamIdBefore(points[a], points[b]) ? 1 : -1));
+    const order = complete(tracked.member) ? [tracked.member, ...newestFirst.filter((m) => m !== tracked.member)] : newestFirst;
+    let refused: string | undefined;
+    for (const member of order) {
+      const hash = this.replicaKey(key, member);
+      const read = await this.redis.client.multi().hstrlen(hash, 'value').hgetall(hash).exec();
+      const size = read?.[0]?.[1] as number | undefined;
+      const fields = read?.[1]?.[1] as Partial<Record<string, string>> | undefined;
+      let loaded: StateLoad<T> | undefined;
+      if (!fields?.value || !fields.cursor || !fields.applied) await this.redis.client.hdel(this.pointsKey(key), member);
+      else if ((size ?? 0) > this.maxBytes)
+        this.options.logger.warn({ key, member }, `hub state "${key}" of ${member}: ${size} bytes, over the bound of ${this.maxBytes}; not used`);
+      else {
+        try {
+          loaded = this.parse(key, fields.value, parse);
+        } catch (err) {
+          refused = (await this.setAside(key, (err as Error).message, hash)).warning;
+          await this.redis.client.hdel(this.pointsKey(key), member);
+        }
+      }
+      if (!loaded || !fields?.cursor || !fields.applied) continue;
+      for (const other of order) {
+        if (other !== member && other !== tracked.member && !complete(other)) {
+          await this.redis.client.multi().del(this.replicaKey(key, other)).hdel(this.pointsKey(key), other).exec();
+        }
+      }
+      tracked.resume({ cursor: fields.cursor, applied: fields.applied, ...(fields.members !== undefined ? { members: fields.members } : {}) });
+      if (member !== tracked.member) {
+        const why = points[tracked.member] ? 'its own is older than what the stream still holds' : 'none of its own';
+        this.options.logger.info(
+          { key, member },
+          `hub state "${key}": resumed from the newest save, ${member}'s (${why}): what the stream held before it is not applied here`,
+        );
+      }
+      return loaded;
+    }
+    return refused ? { warning: refused } : {};
+  }
+
+  private parse<T>(key: string, text: string, parse: (raw: unknown) => T): StateLoad<T> {
+    const envelope = JSON.parse(text) as { format?: unknown; key?: unknown; saved_at?: unknown; value?: unknown };
+    if (envelope?.format !== FORMAT || envelope.key !== key) throw new Error(`not a ${FORMAT} value of "${key}"`);
+    const savedAt = typeof envelope.saved_at === 'string' ? Date.parse(envelope.saved_at) : NaN;
+    return { value: parse(envelope.value), ...(Number.isFinite(savedAt) ? { savedAt } : {}) };
+  }
+
+  private unreachable(key: string, err: Error): StateLoad<never> {
+    const warning = `hub state "${key}" not restored: redis unreachable (${err.message}); starting without it`;
+    this.options.logger.warn({ key }, warning);
+    return { warning };
+  }
+
+  /** A tracked key as one replica saved it: a hash of the value and the stream point. */
+  private replicaKey(key: string, member: string): string {
+    return this.redis.key('state-replica', `${key}:${member}`);
+  }
+
+  /** Each replica's saved stream id of a tracked key (a hash, member to id): which save is newest, without reading them. */
+  private pointsKey(key: string): string {
+    return this.redis.key('state-points', key);
   }
 
   keep(key: string, snapshot: () => unknown): StateKeeper {
@@ -84,13 +160,13 @@ export class RedisStateStore implements HubStateStore {
   }
 
   /**
-   * Saves `point()` beside `key` at each save: where the ingest stream stood for the saved cache
-   * (IngestRelay.resumePoint). The stream id has a key of its own, as replicas of earlier versions
-   * read it; what was applied by then has another. When `key` is loaded, the point saved with it
-   * goes to `resume` (IngestRelay.resumeFrom), before `load` returns. Before the key's keeper exists.
+   * Saves `key` with `point()` at each save, each replica under its own name (`member`): where the
+   * ingest stream stood for the saved cache (IngestRelay.resumePoint). When `key` is loaded, the
+   * point saved with the value chosen (loadReplicaSave) goes to `resume` (IngestRelay.resumeFrom),
+   * before `load` returns. Before the key's keeper exists.
    */
-  trackCursor(key: string, point: () => StreamPoint, resume: (saved: Partial<StreamPoint>) => void): void {
-    this.cursors.set(key, { point, resume });
+  trackCursor(key: string, tracked: TrackedPoint): void {
+    this.cursors.set(key, tracked);
   }
 
   close(): Promise<void> {
@@ -102,21 +178,22 @@ export class RedisStateStore implements HubStateStore {
     const text = envelopeJson(FORMAT, key, value);
     const bytes = Buffer.byteLength(text);
     if (bytes > this.maxBytes) throw new Error(`hub state "${key}" is ${bytes} bytes, over the bound of ${this.maxBytes}: not saved`);
-    const tx = this.redis.client.multi().set(this.keyOf(key), text);
-    if (saved instanceof WithCursor) {
-      tx.set(this.redis.key('state-cursor', key), saved.point.cursor);
-      tx.set(this.redis.key('state-applied', key), saved.point.applied);
-    }
+    const tx = this.redis.client.multi();
+    const tracked = this.cursors.get(key);
+    if (saved instanceof WithCursor && tracked) {
+      tx.hset(this.replicaKey(key, tracked.member), { value: text, ...saved.point });
+      tx.hset(this.pointsKey(key), tracked.member, saved.point.cursor);
+    } else tx.set(this.keyOf(key), text);
     const results = await tx.exec();
     const failed = results?.find(([err]) => err);
     if (!results || failed) throw new Error(`hub state "${key}" not saved: ${failed?.[0]?.message ?? 'transaction aborted'}`);
   }
 
-  private async setAside(key: string, why: string): Promise<StateLoad<never>> {
-    const aside = `${this.keyOf(key)}:corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  private async setAside(key: string, why: string, redisKey = this.keyOf(key)): Promise<StateLoad<never>> {
+    const aside = `${redisKey}:corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     let where = `set aside as ${aside}`;
     try {
-      await this.redis.client.rename(this.keyOf(key), aside);
+      await this.redis.client.rename(redisKey, aside);
       await this.redis.client.pexpire(aside, 7 * 86_400_000);
     } catch (err) {
       where = `could not be set aside (${(err as Error).message})`;
@@ -127,20 +204,18 @@ export class RedisStateStore implements HubStateStore {
   }
 }
 
-/** A stream id and what was applied up to it (JSON), saved beside a value. */
-export interface StreamPoint {
-  cursor: string;
-  applied: string;
-}
-
-interface TrackedPoint {
-  point: () => StreamPoint;
-  resume: (saved: Partial<StreamPoint>) => void;
+export interface TrackedPoint {
+  /** This replica's stable name: its saves go under it, and a restart resumes from its own. */
+  member: string;
+  point(): ResumePoint;
+  resume(saved: Partial<ResumePoint>): void;
+  /** The id of the stream's oldest kept entry (undefined: empty). */
+  oldestKept(): Promise<string | undefined>;
 }
 
 class WithCursor {
   constructor(
     readonly value: unknown,
-    readonly point: StreamPoint,
+    readonly point: ResumePoint,
   ) {}
 }

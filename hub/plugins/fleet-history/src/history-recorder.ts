@@ -36,7 +36,7 @@ export interface RecorderOptions {
  * the fold, the database sees a write per interval and slice whatever the message rate.
  */
 export class HistoryRecorder {
-  private readonly aggregator: MinuteAggregator;
+  private readonly aggregator = new MinuteAggregator();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly unsubscribe: () => void;
   private readonly offShared: () => void;
@@ -51,10 +51,8 @@ export class HistoryRecorder {
     readonly store: HistoryStore,
     private readonly options: RecorderOptions,
   ) {
-    const { divided } = options;
-    this.aggregator = new MinuteAggregator();
     this.unsubscribe = cache.on('*', (m) => this.aggregator.add(m));
-    this.offShared = divided?.onRecord(MINUTES_CHANNEL, (value) => this.takeShared(value)) ?? (() => undefined);
+    this.offShared = options.divided?.onRecord(MINUTES_CHANNEL, (value) => this.takeShared(value)) ?? (() => undefined);
     this.timers.push(setInterval(() => this.flush(), options.flushMs).unref());
     this.trim();
   }

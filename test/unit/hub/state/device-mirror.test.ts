@@ -17,7 +17,7 @@ describe('DeviceMirror (what a replica dividing the apply holds back)', () => {
   const applied: HeldMessage[] = [];
   let applying = false;
   const mirror = new DeviceMirror({ self: SELF, intervalMs: 60_000, apply: (m) => applied.push(m), applying: () => applying });
-  mirror.setMembers([SELF, OTHER]);
+  for (const join of [SELF, OTHER]) mirror.membership.apply(JSON.stringify({ join }));
   after(() => mirror.close());
 
   it("holds another replica's device's dets and telemetry, never its own's nor other topics", () => {
@@ -62,7 +62,7 @@ describe('DeviceMirror (what a replica dividing the apply holds back)', () => {
 
   it('owns every device once the other replica is gone', () => {
     mirror.freshen();
-    mirror.setMembers([SELF]);
+    mirror.membership.apply(JSON.stringify({ leave: OTHER }));
     assert.equal(mirror.hold(`devices/${theirs}/dets`, stamp(11), false, 11), 'own');
     assert.equal(mirror.status().replicas, 1);
   });

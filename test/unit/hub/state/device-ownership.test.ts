@@ -24,7 +24,7 @@ describe('DeviceOwnership (rendezvous hashing over the live replicas)', () => {
   it('shares the devices out about evenly, even with ids that differ in one character', () => {
     const o = ownershipOf(members[0], members);
     const counts = new Map<string, number>();
-    for (const id of ids) counts.set(o.ownerOf(id), (counts.get(o.ownerOf(id)) ?? 0) + 1);
+    for (const id of ids) counts.set(o.ownerOf(id)!, (counts.get(o.ownerOf(id)!) ?? 0) + 1);
     for (const m of members) {
       const share = (counts.get(m) ?? 0) / ids.length;
       assert.ok(share > 0.28 && share < 0.39, `${m} owns ${(share * 100).toFixed(1)} %`);
@@ -38,9 +38,18 @@ describe('DeviceOwnership (rendezvous hashing over the live replicas)', () => {
       if (before.ownerOf(id) !== members[2]) assert.equal(after.ownerOf(id), before.ownerOf(id), `${id} stays where it was`);
       else assert.notEqual(after.ownerOf(id), members[2]);
     }
-    const alone = ownershipOf(members[1], []);
-    assert.deepEqual(alone.memberIds, [members[1]], 'a replica is always one of the members');
+    const alone = ownershipOf(members[1], [members[1]]);
     assert.ok(ids.every((id) => alone.owns(id)));
+    const none = ownershipOf(members[1], []);
+    assert.equal(none.ownerOf(ids[0]), undefined);
+    assert.ok(
+      ids.every((id) => none.owns(id)),
+      'no member yet (no replica has joined): every replica applies every device as its own',
+    );
+    assert.ok(
+      ids.every((id) => !ownershipOf(members[1], [members[0]]).owns(id)),
+      'not a member: owns nothing',
+    );
   });
 
   it('answers again after the members change (no owner kept from before)', () => {

@@ -153,11 +153,12 @@ describe('Redis hub state (a real redis-server)', () => {
     const store = new RedisStateStore(conn, { logger, intervalMs: 50 });
     let n = 0;
     let snapshots = 0;
-    store.trackCursor(
-      'bus-cache',
-      () => ({ cursor: `${n}-0`, applied: `{"w":[[1,${n}]]}` }),
-      () => assert.fail('loaded only by the other replica'),
-    );
+    store.trackCursor('bus-cache', {
+      member: 'a',
+      point: () => ({ cursor: `${n}-0`, applied: `{"w":[[1,${n}]]}` }),
+      resume: () => assert.fail('loaded only by the other replica'),
+      oldestKept: () => Promise.resolve('1-0'),
+    });
     const keeper = store.keep('bus-cache', () => {
       snapshots++;
       return { n };
@@ -168,22 +169,18 @@ describe('Redis hub state (a real redis-server)', () => {
     assert.equal(snapshots, 1, 'ten changes, one write');
     const other = new RedisStateStore(await connect('store:'), { logger });
     const resumed: unknown[] = [];
-    other.trackCursor(
-      'bus-cache',
-      () => ({ cursor: '0-0', applied: '{}' }),
-      (point) => resumed.push(point),
-    );
+    const tracked = (member: string) => ({
+      member,
+      point: () => ({ cursor: '0-0', applied: '{}' }),
+      resume: (point: unknown) => resumed.push(point),
+      oldestKept: () => Promise.resolve('1-0'),
+    });
+    other.trackCursor('bus-cache', tracked('b'));
     const loaded = await other.load('bus-cache', asObject);
     assert.deepEqual(loaded.value, { n: 10 });
     assert.ok(loaded.savedAt !== undefined && Date.now() - loaded.savedAt < 5_000);
     assert.deepEqual([...resumed], [{ cursor: '10-0', applied: '{"w":[[1,10]]}' }], 'the point is saved, and read, with the value it goes with');
-    // In a key of its own, the stream id alone, as replicas of earlier versions read it.
-    assert.equal(await conn.client.get('store:state-cursor:bus-cache'), '10-0');
-    other.trackCursor(
-      'never-saved',
-      () => ({ cursor: '0-0', applied: '{}' }),
-      (point) => resumed.push(point),
-    );
+    other.trackCursor('never-saved', tracked('b'));
     assert.deepEqual(await other.load('never-saved', asObject), {});
     assert.equal(resumed.length, 1, 'nothing saved: no point, the stream is read from its start');
 
@@ -197,8 +194,70 @@ describe('Redis hub state (a real redis-server)', () => {
     });
     assert.match(shapeRefused.warning ?? '', /wrong shape/);
     assert.equal(resumed.length, 1, 'a cache set aside brings no point: it starts empty, from the stream’s start');
+    assert.equal(await conn.client.exists('store:state-replica:bus-cache:a'), 0, 'set aside');
     await store.close();
     await other.close();
+  });
+
+  it('RedisStateStore: a replica resumes from its own save while the stream holds every entry after it, else from the newest; saves of no use are removed', async () => {
+    const conn = await connect('own:');
+    const save = async (member: string, cursor: string, value: string) => {
+      const store = new RedisStateStore(await connect('own:'), { logger });
+      store.trackCursor('bus-cache', {
+        member,
+        point: () => ({ cursor, applied: '{}', members: `["${member}"]` }),
+        resume: () => undefined,
+        oldestKept: () => Promise.resolve(undefined),
+      });
+      store.keep('bus-cache', () => ({ value })).changed();
+      await store.close();
+    };
+    await save('a', '100-0', 'a at 100');
+    await save('b', '300-5', 'b at 300');
+    await save('gone', '50-0', 'departed long ago');
+    /** What `member` loads when the stream's oldest kept entry is `oldest`: the value and the point it resumes from. */
+    const load = async (member: string, oldest: string | undefined) => {
+      const store = new RedisStateStore(await connect('own:'), { logger });
+      let point: unknown;
+      store.trackCursor('bus-cache', {
+        member,
+        point: () => ({ cursor: '0-0', applied: '{}' }),
+        resume: (p) => (point = p),
+        oldestKept: () => Promise.resolve(oldest),
+      });
+      const loaded = await store.load('bus-cache', asObject);
+      await store.close();
+      return { value: loaded.value, point };
+    };
+    assert.deepEqual(
+      await load('a', '90-0'),
+      {
+        value: { value: 'a at 100' },
+        point: { cursor: '100-0', applied: '{}', members: '["a"]' },
+      },
+      'its own: the stream holds what came after it (its downtime is read again)',
+    );
+    assert.equal(
+      await conn.client.hget('own:state-points:bus-cache', 'gone'),
+      null,
+      'a save older than the stream’s oldest entry, of another replica: removed',
+    );
+    assert.equal(await conn.client.exists('own:state-replica:bus-cache:gone'), 0);
+    assert.deepEqual((await load('a', '200-0')).value, { value: 'b at 300' }, 'its own is older than the stream’s oldest entry: the newest');
+    assert.deepEqual((await load('c', '90-0')).value, { value: 'b at 300' }, 'a newcomer: the newest');
+    assert.deepEqual((await load('a', undefined)).value, { value: 'b at 300' }, 'the stream is empty: the newest');
+    assert.ok(await conn.client.hget('own:state-points:bus-cache', 'a'), 'its own save stays (written over at its next)');
+    await conn.client.hdel('own:state-replica:bus-cache:b', 'value');
+    assert.deepEqual((await load('c', '90-0')).value, { value: 'a at 100' }, 'a save without its value is passed over (and its point removed)');
+    assert.equal(await conn.client.hget('own:state-points:bus-cache', 'b'), null);
+    // Saved by an earlier version: one key shared by every replica, beside the stream id.
+    await conn.client.del('own:state-points:bus-cache');
+    await conn.client.set(
+      'own:state:bus-cache',
+      JSON.stringify({ format: 'lookout-hub-state/1', key: 'bus-cache', saved_at: new Date().toISOString(), value: { value: 'shared' } }),
+    );
+    await conn.client.set('own:state-cursor:bus-cache', '7-0');
+    assert.deepEqual(await load('a', '1-0'), { value: { value: 'shared' }, point: { cursor: '7-0' } }, 'the shared key an earlier version saved');
   });
 
   it('RedisStateStore: a write while Redis is down is retried at the next change, the previous value staying', async () => {
