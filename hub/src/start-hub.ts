@@ -253,7 +253,8 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           member: r.memberId,
           point: () => r.resumePoint(),
           resume: (point) => r.resumeFrom(point),
-          oldestKept: () => r.oldestKept(),
+          replayableFrom: () => r.replayableFrom(),
+          onMoved: (changed) => r.onPointMoved(changed),
         });
       }
       state = store;

@@ -28,15 +28,12 @@ export class DeviceMirror {
   private readonly ownership: DeviceOwnership;
   /** Who owns which device, changed where the ingest stream says (the relay feeds it). */
   readonly membership: StreamMembership;
-  /** This replica's member id. */
-  readonly self: string;
   private readonly held = new MirroredMessages();
   /** Devices applied message by message whoever owns them, with how many asked (FOLLOW_ALL: every device). */
   private readonly followers = new Map<string, number>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(private readonly o: DeviceMirrorOptions) {
-    this.self = o.self;
     this.ownership = new DeviceOwnership(o.self);
     this.membership = new StreamMembership(this.ownership);
     // The devices that have waited the interval, looked for eight times per interval: a fleet's held

@@ -8,7 +8,8 @@ import type { RedisConnection } from './redis-connection.js';
 import { AppendedBatches } from './appended-batches.js';
 import { DeviceMirror } from './device-mirror.js';
 import { RECORD_CHANNEL_FIELD, RECORD_VALUE_FIELD, RECORD_WRITER_FIELD, ReplicaRecords } from './replica-records.js';
-import { SessionAdoption } from './session-adoption.js';
+import { SessionAdoption, heartbeatKey, writeHeartbeat } from './session-adoption.js';
+import { streamIdBefore, type ResumePoint } from './stream-point.js';
 import type { MembershipChange } from './stream-membership.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
 
@@ -39,6 +40,22 @@ const MAX_ENTRY_MESSAGES = 500;
 const MEMBERSHIP_FIELD = 'm';
 /** How long a stopping replica that divides the apply reads on, up to its own leave, at most. */
 const LEAVE_READ_MS = 3_000;
+/** Entries one read takes at most: a read that brings fewer has reached the stream's end. */
+const READ_COUNT = 2000;
+/**
+ * A saved point is read again from only while it is this share of the retention old at most: the
+ * replay must reach the entries after it before the stream's trimming does.
+ */
+const REPLAYABLE_SHARE = 0.8;
+/**
+ * Writes another replica's membership change only while its heartbeat says so (alive for a join,
+ * gone for a leave), checked in Redis with the write: a view read a moment earlier cannot write a
+ * replica in again after its own leave (it deletes its heartbeat first), nor out while it starts
+ * (it writes a heartbeat before its join). KEYS: stream, heartbeat; ARGV: join|leave, min id, fields.
+ */
+const WRITE_CHANGE_IF_HEARTBEAT = `local alive = redis.call('EXISTS', KEYS[2]) == 1
+if (ARGV[1] == 'join') ~= alive then return false end
+return redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))`;
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -138,6 +155,11 @@ export class IngestRelay {
   private closed = false;
   /** Stopping: no membership change is asked for any more but its own leave. */
   private leaving = false;
+  /** This process wrote its join (dividing the apply): it writes its leave when it stops. */
+  private joined = false;
+  /** A read reached the stream's end since reading began: the others' changes are asked from an up-to-date view only, and the replica is not stale for catching up. */
+  private caughtUp = false;
+  private pointMoved: (() => void) | undefined;
   private reading: Promise<void> | undefined;
   private flushing: Promise<void> | undefined;
   private staleSince: number | undefined;
@@ -155,7 +177,7 @@ export class IngestRelay {
     this.streamKey = options.redis.key('ingest');
     this.records = new ReplicaRecords({
       logger: options.logger,
-      append: (fields) => options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields),
+      append: (fields) => this.xadd(fields),
     });
     options.redis.onUp(() => {
       void this.flushPending();
@@ -238,10 +260,21 @@ export class IngestRelay {
     return { cursor: this.cursor, applied: JSON.stringify(this.appended), ...(members ? { members } : {}) };
   }
 
-  /** The id of the oldest entry the stream still keeps (undefined: none): a point saved before it may miss entries trimmed since. */
-  async oldestKept(): Promise<string | undefined> {
+  /**
+   * The oldest saved point a replica may resume from and miss nothing (undefined: the stream is
+   * empty): the stream's oldest kept entry, or the age of REPLAYABLE_SHARE of the retention if that
+   * is later (a replay from further back could be overtaken by the trimming).
+   */
+  async replayableFrom(): Promise<string | undefined> {
     const [first] = await this.options.redis.client.xrange(this.streamKey, '-', '+', 'COUNT', 1);
-    return first?.[0];
+    if (!first) return undefined;
+    const bound = `${Date.now() - Math.floor(REPLAYABLE_SHARE * this.retentionMs)}-0`;
+    return streamIdBefore(first[0], bound) ? bound : first[0];
+  }
+
+  /** Called after each read that moved the cursor (records and membership changes too, which change no cache): the saved point is to be saved again. */
+  onPointMoved(listener: () => void): void {
+    this.pointMoved = listener;
   }
 
   get connected(): boolean {
@@ -250,7 +283,8 @@ export class IngestRelay {
 
   status(): RelayStatus {
     const kept = this.pending.length + this.writingBack.length;
-    const stale = !this.options.redis.up || kept > 0;
+    // Reading the stream again from a saved point (a restart) shows the past until it reaches the end.
+    const stale = !this.options.redis.up || kept > 0 || (this.reading !== undefined && !this.caughtUp);
     if (stale) this.staleSince ??= Date.now();
     else this.staleSince = undefined;
     return {
@@ -263,7 +297,7 @@ export class IngestRelay {
       pending: kept,
       pending_dropped: this.pendingDropped,
       cursor: this.cursor,
-      stream_retention_s: (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS) / 1000,
+      stream_retention_s: this.retentionMs / 1000,
       relayed: this.relayed,
       applied: this.applied,
       adopted_sessions: (this.connected_ ?? []).reduce((n, l) => n + l.adoption.adopted, 0),
@@ -333,26 +367,34 @@ export class IngestRelay {
    * others write its leave when its heartbeat is gone).
    */
   private async leave(): Promise<void> {
-    if (!this.mirror || !this.reading || !this.options.redis.up) return;
+    if (!this.mirror || !this.joined || !this.options.redis.up) return;
     try {
-      const at = await this.announce({ leave: this.mirror.self });
+      const at = await this.xadd(membershipFields({ leave: this.memberId }));
       const until = Date.now() + LEAVE_READ_MS;
-      while (streamIdBefore(this.cursor, at) && Date.now() < until && this.options.redis.up) await sleep(10);
+      while (this.reading && at && streamIdBefore(this.cursor, at) && Date.now() < until && this.options.redis.up) await sleep(10);
     } catch {
-      // Redis went away: the others write the leave.
+      // Redis went away: the others write the leave once its heartbeat is gone.
     }
   }
 
-  /** Writes a membership change (StreamMembership) in the stream; its id. */
-  private async announce(change: MembershipChange): Promise<string> {
-    const fields = [MEMBERSHIP_FIELD, JSON.stringify(change), 'o', this.replicaId, 'n', String(++this.batches)];
-    return (await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields)) ?? '';
+  /** The live replicas' heartbeats read: the changes that make them the members, written by this replica (any may), each while the heartbeat still says so. */
+  private reconcile(live: string[]): void {
+    if (!this.mirror || this.leaving || !this.caughtUp) return;
+    const { redis } = this.options;
+    for (const change of this.mirror.membership.reconcile(live.filter((id) => id.endsWith('-0')))) {
+      const [kind, member] = 'join' in change ? ['join', change.join] : ['leave', change.leave];
+      const keys = [this.streamKey, heartbeatKey(redis, member)];
+      void redis.client.eval(WRITE_CHANGE_IF_HEARTBEAT, 2, ...keys, kind, this.minId(), ...membershipFields(change)).catch(() => undefined);
+    }
   }
 
-  /** The live replicas' heartbeats read: the changes that make them the members, written by this replica (any may). */
-  private reconcile(live: string[]): void {
-    if (!this.mirror || this.leaving) return;
-    for (const change of this.mirror.membership.reconcile(live.filter((id) => id.endsWith('-0')))) void this.announce(change).catch(() => undefined);
+  /** Appends an entry, trimming what is past the retention. */
+  private xadd(fields: (string | Buffer)[]): Promise<string | null> {
+    return this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields);
+  }
+
+  private get retentionMs(): number {
+    return this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS;
   }
 
   /**
@@ -363,8 +405,14 @@ export class IngestRelay {
    */
   private lanes(): Promise<Lane[]> {
     this.connecting ??= (async () => {
-      // Dividing the apply, its join goes before the first message it takes (else the others write it on its first heartbeat).
-      if (this.mirror) await this.announce({ join: this.mirror.self }).catch(() => undefined);
+      // Dividing the apply, its join goes before the first message it takes, after a heartbeat (the
+      // others write no leave for it while it connects). Redis down: the others write it later.
+      if (this.mirror) {
+        await writeHeartbeat(this.options.redis, this.memberId, this.replicaId)
+          .then(() => this.xadd(membershipFields({ join: this.memberId })))
+          .then(() => (this.joined = true))
+          .catch(() => undefined);
+      }
       const count = Math.max(1, this.options.connections ?? DEFAULT_INGEST_CONNECTIONS);
       const settled = await Promise.allSettled(Array.from({ length: count }, (_, i) => this.lane(laneClientId(this.options.clientId, i), i === 0)));
       const lanes = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
@@ -472,14 +520,13 @@ export class IngestRelay {
 
   /** Stream entry `n` of this replica, holding `batch` (packed); `appliedHere`: applied here already (taken while Redis was down). */
   private async append(batch: RelayedMessage[], n: number, appliedHere: boolean): Promise<void> {
-    const fields = ['b', packMessages(batch), 'o', this.replicaId, 'n', String(n), 'l', appliedHere ? '1' : '0'];
-    await this.options.redis.client.xadd(this.streamKey, 'MINID', '~', this.minId(), '*', ...fields);
+    await this.xadd(['b', packMessages(batch), 'o', this.replicaId, 'n', String(n), 'l', appliedHere ? '1' : '0']);
     this.relayed += batch.length;
   }
 
   /** The oldest stream id an append keeps (approximately: whole nodes go). */
   private minId(): string {
-    return String(Date.now() - (this.options.retentionMs ?? DEFAULT_STREAM_RETENTION_MS));
+    return String(Date.now() - this.retentionMs);
   }
 
   /** Redis is back: what was taken meanwhile goes to the stream, in order, marked as applied here already. */
@@ -537,8 +584,11 @@ export class IngestRelay {
           await sleep(100);
           continue;
         }
-        const res = await this.reader.xreadBuffer('COUNT', 2000, 'BLOCK', 1000, 'STREAMS', this.streamKey, this.cursor);
-        if (!res) continue;
+        const res = await this.reader.xreadBuffer('COUNT', READ_COUNT, 'BLOCK', 1000, 'STREAMS', this.streamKey, this.cursor);
+        if (!res) {
+          this.caughtUp = true;
+          continue;
+        }
         let read = 0;
         for (const [, entries] of res) {
           for (const [id, fields] of entries) {
@@ -547,6 +597,8 @@ export class IngestRelay {
           }
           read += entries.length;
         }
+        if (read < READ_COUNT) this.caughtUp = true;
+        if (read > 0) this.pointMoved?.();
         if (this.pending.length > 0 && this.options.redis.up) void this.flushPending();
         // A trickle is read in batches: one round trip per few milliseconds rather than one per message.
         if (read < READ_BATCH_WAIT_BELOW) await sleep(READ_BATCH_WAIT_MS);
@@ -579,7 +631,7 @@ export class IngestRelay {
     if (membership !== undefined) {
       if (this.mirror?.membership.apply(membership)) {
         this.options.logger.info(
-          { change: membership, members: this.mirror.membership.members.length, by: origin },
+          { change: membership, members: this.mirror.membership.members.length },
           'ingest relay: the replicas dividing the apply changed',
         );
       }
@@ -628,19 +680,9 @@ export class IngestRelay {
   }
 }
 
-/** Where a replica restarted from its saved cache resumes (RedisStateStore saves it beside the cache). */
-export interface ResumePoint {
-  cursor: string;
-  applied: string;
-  /** Dividing the apply: the members as of `cursor` (StreamMembership), JSON. */
-  members?: string;
-}
-
-/** True when stream id `a` comes before `b` (`<ms>-<seq>`). */
-export function streamIdBefore(a: string, b: string): boolean {
-  const [am, as] = a.split('-').map(Number);
-  const [bm, bs] = b.split('-').map(Number);
-  return am < bm || (am === bm && as < bs);
+/** A membership change's entry (no number: applying one twice changes nothing the second time). */
+function membershipFields(change: MembershipChange): string[] {
+  return [MEMBERSHIP_FIELD, JSON.stringify(change)];
 }
 
 function laneClientId(clientId: string, lane: number): string {

@@ -1,6 +1,6 @@
 import type { HubStateStore, StateKeeper, StateLoad } from '../services/hub-services.js';
 import type { Logger } from 'lookout/core';
-import { streamIdBefore, type ResumePoint } from './ingest-relay.js';
+import { streamIdBefore, type ResumePoint } from './stream-point.js';
 import { DEFAULT_STATE_MAX_BYTES } from './file-state-store.js';
 import type { RedisConnection } from './redis-connection.js';
 import { DEFAULT_SAVE_INTERVAL_MS, StateKeepers } from './state-keepers.js';
@@ -8,6 +8,12 @@ import { envelopeJson } from './state-json.js';
 
 const FORMAT = 'lookout-hub-state/1';
 const KEY = /^[a-z][a-z0-9-]{0,63}$/;
+/** KEYS: the points, a replica's save; ARGV: the replica, its point as read. */
+const FORGET_UNLESS_SAVED_AGAIN = `if (redis.call('HGET', KEYS[1], ARGV[1]) or '') == ARGV[2] then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  redis.call('DEL', KEYS[2])
+end
+return 0`;
 
 /**
  * HubStateStore in Redis: one string per key (`<prefix>state:<key>`) holding the same envelope as
@@ -78,38 +84,38 @@ export class RedisStateStore implements HubStateStore {
    * A tracked key saved by each replica under its own name: this replica's save when the stream
    * still holds every entry after it (what happened while it was down is then applied here too, its
    * local history included), else the newest any replica saved (a newcomer's, or one down for
-   * longer than the stream's retention: what was trimmed is missed, as the warning says). Saves of
-   * departed replicas older than the stream's oldest entry are removed (their point is of no use).
+   * longer than the stream's retention: what was trimmed is missed, as the log says). Saves older
+   * than what the stream holds are of no use to anyone but as the newest: the others are removed.
    */
   private async loadReplicaSave<T>(key: string, tracked: TrackedPoint, points: Record<string, string>, parse: (raw: unknown) => T): Promise<StateLoad<T>> {
-    const oldest = await tracked.oldestKept();
-    const complete = (member: string) => points[member] !== undefined && oldest !== undefined && !streamIdBefore(points[member], oldest);
+    const from = await tracked.replayableFrom();
+    const replayable = (member: string) => points[member] !== undefined && from !== undefined && !streamIdBefore(points[member], from);
     const newestFirst = Object.keys(points).sort((a, b) => (streamIdBefore(points[a], points[b]) ? 1 : -1));
-    const order = complete(tracked.member) ? [tracked.member, ...newestFirst.filter((m) => m !== tracked.member)] : newestFirst;
+    const order = replayable(tracked.member) ? [tracked.member, ...newestFirst.filter((m) => m !== tracked.member)] : newestFirst;
     let refused: string | undefined;
     for (const member of order) {
       const hash = this.replicaKey(key, member);
-      const read = await this.redis.client.multi().hstrlen(hash, 'value').hgetall(hash).exec();
-      const size = read?.[0]?.[1] as number | undefined;
-      const fields = read?.[1]?.[1] as Partial<Record<string, string>> | undefined;
-      let loaded: StateLoad<T> | undefined;
-      if (!fields?.value || !fields.cursor || !fields.applied) await this.redis.client.hdel(this.pointsKey(key), member);
-      else if ((size ?? 0) > this.maxBytes)
+      const size = await this.redis.client.hstrlen(hash, 'value');
+      if (size > this.maxBytes) {
         this.options.logger.warn({ key, member }, `hub state "${key}" of ${member}: ${size} bytes, over the bound of ${this.maxBytes}; not used`);
-      else {
-        try {
-          loaded = this.parse(key, fields.value, parse);
-        } catch (err) {
-          refused = (await this.setAside(key, (err as Error).message, hash)).warning;
-          await this.redis.client.hdel(this.pointsKey(key), member);
-        }
+        continue;
       }
-      if (!loaded || !fields?.cursor || !fields.applied) continue;
-      for (const other of order) {
-        if (other !== member && other !== tracked.member && !complete(other)) {
-          await this.redis.client.multi().del(this.replicaKey(key, other)).hdel(this.pointsKey(key), other).exec();
-        }
+      const fields: Partial<Record<string, string>> = await this.redis.client.hgetall(hash);
+      if (!fields.value || !fields.cursor || !fields.applied) {
+        await this.forget(key, member, points[member]);
+        continue;
       }
+      let loaded: StateLoad<T>;
+      try {
+        loaded = this.parse(key, fields.value, parse);
+      } catch (err) {
+        refused = (await this.setAside(key, (err as Error).message, hash)).warning;
+        await this.forget(key, member, points[member]);
+        continue;
+      }
+      // Not while the stream is empty (Redis restarted without it, say): every save looks old then.
+      if (from !== undefined)
+        for (const other of order) if (other !== member && other !== tracked.member && !replayable(other)) await this.forget(key, other, points[other]);
       tracked.resume({ cursor: fields.cursor, applied: fields.applied, ...(fields.members !== undefined ? { members: fields.members } : {}) });
       if (member !== tracked.member) {
         const why = points[tracked.member] ? 'its own is older than what the stream still holds' : 'none of its own';
@@ -121,6 +127,11 @@ export class RedisStateStore implements HubStateStore {
       return loaded;
     }
     return refused ? { warning: refused } : {};
+  }
+
+  /** Removes a replica's save of `key`, unless it saved again since its point was read as `at`. */
+  private async forget(key: string, member: string, at: string | undefined): Promise<void> {
+    await this.redis.client.eval(FORGET_UNLESS_SAVED_AGAIN, 2, this.pointsKey(key), this.replicaKey(key, member), member, at ?? '');
   }
 
   private parse<T>(key: string, text: string, parse: (raw: unknown) => T): StateLoad<T> {
@@ -152,11 +163,15 @@ export class RedisStateStore implements HubStateStore {
     if (!cursor) return this.keepers.keep(key, snapshot);
     // The point is read in the turn the snapshot takes the state: the saved value is exactly what was
     // applied up to that stream id. The point first: reading it applies what a replica held back (mirrored devices).
-    return this.keepers.keep(key, async () => {
+    const keeper = this.keepers.keep(key, async () => {
       const at = cursor.point();
       const value = snapshot();
       return new WithCursor(await value, at);
     });
+    // Entries that change no value (records, membership) still move the point: saved too, else a
+    // restart would read them again (a record of rows merged twice).
+    cursor.onMoved(() => keeper.changed());
+    return keeper;
   }
 
   /**
@@ -181,7 +196,8 @@ export class RedisStateStore implements HubStateStore {
     const tx = this.redis.client.multi();
     const tracked = this.cursors.get(key);
     if (saved instanceof WithCursor && tracked) {
-      tx.hset(this.replicaKey(key, tracked.member), { value: text, ...saved.point });
+      // Whole: a field an earlier save had (members) and this one has not goes.
+      tx.del(this.replicaKey(key, tracked.member)).hset(this.replicaKey(key, tracked.member), { value: text, ...saved.point });
       tx.hset(this.pointsKey(key), tracked.member, saved.point.cursor);
     } else tx.set(this.keyOf(key), text);
     const results = await tx.exec();
@@ -209,8 +225,10 @@ export interface TrackedPoint {
   member: string;
   point(): ResumePoint;
   resume(saved: Partial<ResumePoint>): void;
-  /** The id of the stream's oldest kept entry (undefined: empty). */
-  oldestKept(): Promise<string | undefined>;
+  /** The oldest point a replay from misses nothing (IngestRelay.replayableFrom; undefined: the stream is empty). */
+  replayableFrom(): Promise<string | undefined>;
+  /** Calls `changed` whenever the point moved (IngestRelay.onPointMoved). */
+  onMoved(changed: () => void): void;
 }
 
 class WithCursor {

@@ -6,6 +6,17 @@ import type { RedisConnection } from './redis-connection.js';
 /** How often a replica says it is alive, and after how long without it the others take over its broker session. */
 export const HEARTBEAT_EVERY_MS = 1_000;
 export const HEARTBEAT_TTL_MS = 4_000;
+/** The key a replica's heartbeat is written under (its ingest client id). */
+export function heartbeatKey(redis: RedisConnection, clientId: string): string {
+  return redis.key('replica', clientId);
+}
+
+/** One heartbeat: the replica `clientId` (process `replicaId`) is alive for HEARTBEAT_TTL_MS, and a member of the replicas. */
+export async function writeHeartbeat(redis: RedisConnection, clientId: string, replicaId: string): Promise<void> {
+  await redis.client.set(heartbeatKey(redis, clientId), replicaId, 'PX', HEARTBEAT_TTL_MS);
+  await redis.client.sadd(redis.key('replicas'), clientId);
+}
+
 /** An adopted session is drained once nothing arrived from it for this long. */
 const DRAIN_IDLE_MS = 1_000;
 
@@ -72,13 +83,11 @@ export class SessionAdoption {
   }
 
   private heartbeatKey(clientId: string): string {
-    return this.options.redis.key('replica', clientId);
+    return heartbeatKey(this.options.redis, clientId);
   }
 
-  private async beat(): Promise<void> {
-    const { redis, clientId, replicaId } = this.options;
-    await redis.client.set(this.heartbeatKey(clientId), replicaId, 'PX', HEARTBEAT_TTL_MS);
-    await redis.client.sadd(redis.key('replicas'), clientId);
+  private beat(): Promise<void> {
+    return writeHeartbeat(this.options.redis, this.options.clientId, this.options.replicaId);
   }
 
   private async watch(): Promise<void> {

@@ -141,6 +141,47 @@ describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto
     }
   });
 
+  it('a session whose subscription ends before its close keeps what it was handed and what was queued for it, and gets nothing more (a replica stopping)', async () => {
+    const broker = await startMosquitto();
+    const pub = await publisher(broker.url);
+    const make = (receiveMaximum: number, onMessage: (p: IPublishPacket) => Promise<void>) =>
+      new SharedSubscriber({ url: broker.url, clientId: 'shared-sub-stop', sessionExpirySec: 60, receiveMaximum, logger, onMessage });
+    try {
+      let handed = 0;
+      // Never acknowledged: 50 in hand, the other 250 queued in the session.
+      const a = make(50, () => {
+        handed++;
+        return new Promise<void>(() => undefined);
+      });
+      await a.start();
+      await a.subscribe({ filter: '$share/g/devices/#', id: 1 });
+      await publishAll(
+        pub,
+        'devices/cam-3/telemetry',
+        Array.from({ length: 300 }, (_, i) => String(i)),
+      );
+      await waitFor(() => handed === 50, 'the first fifty in hand');
+      a.unsubscribe('$share/g/devices/#');
+      await a.close();
+      await publishAll(pub, 'devices/cam-3/telemetry', ['after']);
+
+      const again = new Set<string>();
+      const b = make(1000, (p) => {
+        again.add(text(p));
+        return Promise.resolve();
+      });
+      await b.start();
+      await waitFor(() => again.size === 300, 'the three hundred again');
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(again.has('after'), false, 'published after the subscription ended: not routed to the session');
+      assert.equal(again.size, 300);
+      await b.close({ endSession: true });
+    } finally {
+      pub.end(true);
+      await broker.stop();
+    }
+  });
+
   it('a close sends the acknowledgements gathered in its turn before its DISCONNECT: those messages are not handed over again', async () => {
     const broker = await startMosquitto();
     const pub = await publisher(broker.url);

@@ -153,11 +153,13 @@ describe('Redis hub state (a real redis-server)', () => {
     const store = new RedisStateStore(conn, { logger, intervalMs: 50 });
     let n = 0;
     let snapshots = 0;
+    let moved = (): void => assert.fail('told before the keeper exists');
     store.trackCursor('bus-cache', {
       member: 'a',
       point: () => ({ cursor: `${n}-0`, applied: `{"w":[[1,${n}]]}` }),
       resume: () => assert.fail('loaded only by the other replica'),
-      oldestKept: () => Promise.resolve('1-0'),
+      replayableFrom: () => Promise.resolve('1-0'),
+      onMoved: (changed) => (moved = changed),
     });
     const keeper = store.keep('bus-cache', () => {
       snapshots++;
@@ -167,13 +169,17 @@ describe('Redis hub state (a real redis-server)', () => {
     n = 10;
     await new Promise((r) => setTimeout(r, 150));
     assert.equal(snapshots, 1, 'ten changes, one write');
+    moved();
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(snapshots, 2, 'the point moved (a record read, no value changed): saved again');
     const other = new RedisStateStore(await connect('store:'), { logger });
     const resumed: unknown[] = [];
     const tracked = (member: string) => ({
       member,
       point: () => ({ cursor: '0-0', applied: '{}' }),
       resume: (point: unknown) => resumed.push(point),
-      oldestKept: () => Promise.resolve('1-0'),
+      replayableFrom: () => Promise.resolve('1-0'),
+      onMoved: () => undefined,
     });
     other.trackCursor('bus-cache', tracked('b'));
     const loaded = await other.load('bus-cache', asObject);
@@ -201,13 +207,14 @@ describe('Redis hub state (a real redis-server)', () => {
 
   it('RedisStateStore: a replica resumes from its own save while the stream holds every entry after it, else from the newest; saves of no use are removed', async () => {
     const conn = await connect('own:');
-    const save = async (member: string, cursor: string, value: string) => {
+    const save = async (member: string, cursor: string, value: string, members = `["${member}"]`) => {
       const store = new RedisStateStore(await connect('own:'), { logger });
       store.trackCursor('bus-cache', {
         member,
-        point: () => ({ cursor, applied: '{}', members: `["${member}"]` }),
+        point: () => ({ cursor, applied: '{}', ...(members ? { members } : {}) }),
         resume: () => undefined,
-        oldestKept: () => Promise.resolve(undefined),
+        replayableFrom: () => Promise.resolve(undefined),
+        onMoved: () => undefined,
       });
       store.keep('bus-cache', () => ({ value })).changed();
       await store.close();
@@ -223,7 +230,8 @@ describe('Redis hub state (a real redis-server)', () => {
         member,
         point: () => ({ cursor: '0-0', applied: '{}' }),
         resume: (p) => (point = p),
-        oldestKept: () => Promise.resolve(oldest),
+        replayableFrom: () => Promise.resolve(oldest),
+        onMoved: () => undefined,
       });
       const loaded = await store.load('bus-cache', asObject);
       await store.close();
@@ -245,10 +253,18 @@ describe('Redis hub state (a real redis-server)', () => {
     assert.equal(await conn.client.exists('own:state-replica:bus-cache:gone'), 0);
     assert.deepEqual((await load('a', '200-0')).value, { value: 'b at 300' }, 'its own is older than the stream’s oldest entry: the newest');
     assert.deepEqual((await load('c', '90-0')).value, { value: 'b at 300' }, 'a newcomer: the newest');
-    assert.deepEqual((await load('a', undefined)).value, { value: 'b at 300' }, 'the stream is empty: the newest');
+    await save('d', '60-0', 'd, old');
+    assert.deepEqual((await load('c', undefined)).value, { value: 'b at 300' }, 'the stream is empty: the newest');
+    assert.ok(await conn.client.hget('own:state-points:bus-cache', 'd'), 'nothing removed while the stream is empty (every save looks old then)');
     assert.ok(await conn.client.hget('own:state-points:bus-cache', 'a'), 'its own save stays (written over at its next)');
+    await save('a', '110-0', 'a at 110', '');
+    assert.deepEqual(
+      (await load('a', '90-0')).point,
+      { cursor: '110-0', applied: '{}' },
+      'a save replaces the whole of the one before: no members left from an earlier run',
+    );
     await conn.client.hdel('own:state-replica:bus-cache:b', 'value');
-    assert.deepEqual((await load('c', '90-0')).value, { value: 'a at 100' }, 'a save without its value is passed over (and its point removed)');
+    assert.deepEqual((await load('c', '90-0')).value, { value: 'a at 110' }, 'a save without its value is passed over (and its point removed)');
     assert.equal(await conn.client.hget('own:state-points:bus-cache', 'b'), null);
     // Saved by an earlier version: one key shared by every replica, beside the stream id.
     await conn.client.del('own:state-points:bus-cache');
