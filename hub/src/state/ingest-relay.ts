@@ -34,11 +34,13 @@ const RETAINED_SUB_ID = 2;
 const STREAM_ID = /^\d+-\d+$/;
 /** What take() answers for a message it is done with at once. */
 const TAKEN = Promise.resolve();
+/** What take() answers for a message it leaves in the session: never acknowledged. */
+const LEFT = new Promise<void>(() => undefined);
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
 /** The field of a stream entry that changes who divides the apply (StreamMembership). */
 const MEMBERSHIP_FIELD = 'm';
-/** How long a stopping replica that divides the apply reads on, up to its own leave, at most. */
+/** How long a stopping replica writes what it took to the stream, and (dividing the apply) reads on up to its own leave, at most each. */
 const LEAVE_READ_MS = 3_000;
 /** Entries one read takes at most: a read that brings fewer has reached the stream's end. */
 const READ_COUNT = 2000;
@@ -153,6 +155,8 @@ export class IngestRelay {
   private reader: Redis | undefined;
   private cursor = '0-0';
   private closed = false;
+  /** False once a stopping replica wrote what it took: what still arrives is left unacknowledged in its session, for the replica that takes it over. */
+  private taking = true;
   /** Stopping: no membership change is asked for any more but its own leave. */
   private leaving = false;
   /** This process wrote its join (dividing the apply): it writes its leave when it stops. */
@@ -340,14 +344,19 @@ export class IngestRelay {
     const lanes = this.connected_ ?? [];
     // The sessions first, their subscriptions ended: the broker routes no more messages to them
     // (else half the fleet's would wait in them until another replica took them over, and come
-    // late), and what they had not acknowledged stays in them for the replica that takes them
-    // over, which it may do at once: the heartbeats go next.
+    // late). What was taken is written to the stream and acknowledged with the close (else the
+    // replica that takes the session over would write it again: a copy, which the cache counts
+    // again once a newer message of its device came); what they had not acknowledged stays in
+    // them for that replica, which may take them over at once: the heartbeats go next.
     for (const [i, lane] of lanes.entries()) {
       for (const filter of this.subscribed) {
         lane.subscriber.unsubscribe(`$share/${this.group}/${filter}`);
         if (i === 0 && RETAINED_FILTERS.has(filter)) lane.subscriber.unsubscribe(filter);
       }
     }
+    const until = Date.now() + LEAVE_READ_MS;
+    while ((this.commit.waiting > 0 || this.commit.writing > 0) && Date.now() < until && this.options.redis.up) await sleep(5);
+    this.taking = false;
     await Promise.all(lanes.map((l) => l.subscriber.close()));
     await Promise.all(lanes.map((l) => l.adoption.close(true)));
     await this.leave();
@@ -472,6 +481,7 @@ export class IngestRelay {
     const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
     // The non-shared subscription's live copies are also delivered to one replica of the group.
     if (fromRetained && !packet.retain) return TAKEN;
+    if (!this.taking) return LEFT;
     // A view of the socket's read: the batch write copies it into its entry within milliseconds.
     const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     const m: RelayedMessage = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };

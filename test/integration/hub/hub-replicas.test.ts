@@ -61,8 +61,8 @@ describe('hub replicas on mosquitto and redis-server', () => {
     accepted.get(id)!.add(n);
   };
 
-  /** Every sequence number of each device in the shared stream. */
-  const streamSeqs = async (): Promise<Map<string, Set<number>>> => {
+  /** Every sequence number of each device in the shared stream; those found more than once go to `copies`. */
+  const streamSeqs = async (copies?: Set<number>): Promise<Map<string, Set<number>>> => {
     const out = new Map<string, Set<number>>();
     let from = '-';
     for (;;) {
@@ -76,6 +76,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
           if (typeof body.seq !== 'number') continue;
           let set = out.get(m[1]);
           if (!set) out.set(m[1], (set = new Set()));
+          if (set.has(body.seq)) copies?.add(body.seq);
           set.add(body.seq);
         }
       }
@@ -258,6 +259,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
     const [stays, goes] = live;
     stopped = { stays, goes };
     const before = (await api(stays.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions as number;
+    const firstSeq = seq + 1;
     const load = (async () => {
       for (let round = 0; round < 6; round++) {
         await Promise.all(ids.map((id) => publishNumbered(id)));
@@ -285,6 +287,14 @@ describe('hub replicas on mosquitto and redis-server', () => {
     await waitFor(
       'the stopped replica’s session taken over and ended',
       async () => (await api(stays.url, '/fleet/mqtt/config')).body.state.details.adopted_sessions === before + DEFAULT_INGEST_CONNECTIONS,
+    );
+    // What it took it wrote and acknowledged before it closed; what it had not taken the other took: each once.
+    const copies = new Set<number>();
+    await streamSeqs(copies);
+    assert.deepEqual(
+      [...copies].filter((n) => n >= firstSeq),
+      [],
+      'no message of the load written twice',
     );
   });
 
