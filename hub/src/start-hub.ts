@@ -253,7 +253,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           member: r.memberId,
           point: () => r.resumePoint(),
           resume: (point) => r.resumeFrom(point),
-          replayableFrom: () => r.replayableFrom(),
+          replayable: (cursor) => r.replayable(cursor),
           onMoved: (changed) => r.onPointMoved(changed),
         });
       }

@@ -34,14 +34,14 @@ const RETAINED_SUB_ID = 2;
 const STREAM_ID = /^\d+-\d+$/;
 /** What take() answers for a message it is done with at once. */
 const TAKEN = Promise.resolve();
-/** What take() answers for a message it leaves in the session: never acknowledged. */
-const LEFT = new Promise<void>(() => undefined);
 /** Messages in one stream entry at most (a few hundred KiB of telemetry). */
 const MAX_ENTRY_MESSAGES = 500;
 /** The field of a stream entry that changes who divides the apply (StreamMembership). */
 const MEMBERSHIP_FIELD = 'm';
 /** How long a stopping replica writes what it took to the stream, and (dividing the apply) reads on up to its own leave, at most each. */
 const LEAVE_READ_MS = 3_000;
+/** The heartbeat written before a replica's join lasts while its lanes connect (their timeout, 10 s); the rounds take over after. */
+const FIRST_HEARTBEAT_TTL_MS = 15_000;
 /** Entries one read takes at most: a read that brings fewer has reached the stream's end. */
 const READ_COUNT = 2000;
 /**
@@ -155,8 +155,8 @@ export class IngestRelay {
   private reader: Redis | undefined;
   private cursor = '0-0';
   private closed = false;
-  /** False once a stopping replica wrote what it took: what still arrives is left unacknowledged in its session, for the replica that takes it over. */
-  private taking = true;
+  /** Set once a replica stops: what still arrives is answered with it (never acknowledged), left in its session for the replica that takes it over. */
+  private left: Promise<void> | undefined;
   /** Stopping: no membership change is asked for any more but its own leave. */
   private leaving = false;
   /** This process wrote its join (dividing the apply): it writes its leave when it stops. */
@@ -265,15 +265,20 @@ export class IngestRelay {
   }
 
   /**
-   * The oldest saved point a replica may resume from and miss nothing (undefined: the stream is
-   * empty): the stream's oldest kept entry, or the age of REPLAYABLE_SHARE of the retention if that
-   * is later (a replay from further back could be overtaken by the trimming).
+   * True when a replica resuming from `cursor` would miss nothing: the stream trimmed no entry
+   * after it, and the first one after it (if any) is younger than REPLAYABLE_SHARE of the
+   * retention (a replay from further back could be overtaken by the trimming).
    */
-  async replayableFrom(): Promise<string | undefined> {
-    const [first] = await this.options.redis.client.xrange(this.streamKey, '-', '+', 'COUNT', 1);
-    if (!first) return undefined;
+  async replayable(cursor: string): Promise<boolean> {
+    if (!STREAM_ID.test(cursor)) return false;
+    const client = this.options.redis.client;
+    const [[oldest], [next]] = await Promise.all([
+      client.xrange(this.streamKey, '-', '+', 'COUNT', 1),
+      client.xrange(this.streamKey, `(${cursor}`, '+', 'COUNT', 1),
+    ]);
+    if (!next) return true;
     const bound = `${Date.now() - Math.floor(REPLAYABLE_SHARE * this.retentionMs)}-0`;
-    return streamIdBefore(first[0], bound) ? bound : first[0];
+    return oldest !== undefined && !streamIdBefore(cursor, oldest[0]) && !streamIdBefore(next[0], bound);
   }
 
   /** Called after each read that moved the cursor (records and membership changes too, which change no cache): the saved point is to be saved again. */
@@ -341,22 +346,27 @@ export class IngestRelay {
   async close(): Promise<void> {
     this.leaving = true;
     this.mirror?.close();
+    // A start under way ends first (the connect's timeout bounds it): its lanes close as the others.
+    await this.connecting?.catch(() => undefined);
     const lanes = this.connected_ ?? [];
-    // The sessions first, their subscriptions ended: the broker routes no more messages to them
-    // (else half the fleet's would wait in them until another replica took them over, and come
-    // late). What was taken is written to the stream and acknowledged with the close (else the
-    // replica that takes the session over would write it again: a copy, which the cache counts
-    // again once a newer message of its device came); what they had not acknowledged stays in
-    // them for that replica, which may take them over at once: the heartbeats go next.
+    // No other replica's session is taken over from now on (one being drained keeps what it had
+    // not acknowledged); the heartbeat stays until the lanes are closed.
+    await Promise.all(lanes.map((l) => l.adoption.close(false)));
+    // The sessions, their subscriptions ended: the broker routes no more messages to them (else
+    // half the fleet's would wait in them until another replica took them over, and come late).
+    // What was taken is written to the stream and acknowledged with the close (else the replica
+    // that takes the session over would write it again: a copy, which the cache counts again once
+    // a newer message of its device came); what arrives from now on stays unacknowledged in them
+    // for that replica, which may take them over at once: the heartbeats go next.
     for (const [i, lane] of lanes.entries()) {
       for (const filter of this.subscribed) {
         lane.subscriber.unsubscribe(`$share/${this.group}/${filter}`);
         if (i === 0 && RETAINED_FILTERS.has(filter)) lane.subscriber.unsubscribe(filter);
       }
     }
+    this.left = new Promise<void>(() => undefined);
     const until = Date.now() + LEAVE_READ_MS;
     while ((this.commit.waiting > 0 || this.commit.writing > 0) && Date.now() < until && this.options.redis.up) await sleep(5);
-    this.taking = false;
     await Promise.all(lanes.map((l) => l.subscriber.close()));
     await Promise.all(lanes.map((l) => l.adoption.close(true)));
     await this.leave();
@@ -417,7 +427,7 @@ export class IngestRelay {
       // Dividing the apply, its join goes before the first message it takes, after a heartbeat (the
       // others write no leave for it while it connects). Redis down: the others write it later.
       if (this.mirror) {
-        await writeHeartbeat(this.options.redis, this.memberId, this.replicaId)
+        await writeHeartbeat(this.options.redis, this.memberId, this.replicaId, FIRST_HEARTBEAT_TTL_MS)
           .then(() => this.xadd(membershipFields({ join: this.memberId })))
           .then(() => (this.joined = true))
           .catch(() => undefined);
@@ -481,7 +491,7 @@ export class IngestRelay {
     const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
     // The non-shared subscription's live copies are also delivered to one replica of the group.
     if (fromRetained && !packet.retain) return TAKEN;
-    if (!this.taking) return LEFT;
+    if (this.left) return this.left;
     // A view of the socket's read: the batch write copies it into its entry within milliseconds.
     const payload = typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload;
     const m: RelayedMessage = { topic: packet.topic, payload, retain: packet.retain, at: Date.now() };

@@ -88,8 +88,8 @@ export class RedisStateStore implements HubStateStore {
    * than what the stream holds are of no use to anyone but as the newest: the others are removed.
    */
   private async loadReplicaSave<T>(key: string, tracked: TrackedPoint, points: Record<string, string>, parse: (raw: unknown) => T): Promise<StateLoad<T>> {
-    const from = await tracked.replayableFrom();
-    const replayable = (member: string) => points[member] !== undefined && from !== undefined && !streamIdBefore(points[member], from);
+    const ok = new Map(await Promise.all(Object.entries(points).map(async ([member, at]) => [member, await tracked.replayable(at)] as const)));
+    const replayable = (member: string) => ok.get(member) === true;
     const newestFirst = Object.keys(points).sort((a, b) => (streamIdBefore(points[a], points[b]) ? 1 : -1));
     const order = replayable(tracked.member) ? [tracked.member, ...newestFirst.filter((m) => m !== tracked.member)] : newestFirst;
     let refused: string | undefined;
@@ -113,9 +113,7 @@ export class RedisStateStore implements HubStateStore {
         await this.forget(key, member, points[member]);
         continue;
       }
-      // Not while the stream is empty (Redis restarted without it, say): every save looks old then.
-      if (from !== undefined)
-        for (const other of order) if (other !== member && other !== tracked.member && !replayable(other)) await this.forget(key, other, points[other]);
+      for (const other of order) if (other !== member && other !== tracked.member && !replayable(other)) await this.forget(key, other, points[other]);
       tracked.resume({ cursor: fields.cursor, applied: fields.applied, ...(fields.members !== undefined ? { members: fields.members } : {}) });
       if (member !== tracked.member) {
         const why = points[tracked.member] ? 'its own is older than what the stream still holds' : 'none of its own';
@@ -225,8 +223,8 @@ export interface TrackedPoint {
   member: string;
   point(): ResumePoint;
   resume(saved: Partial<ResumePoint>): void;
-  /** The oldest point a replay from misses nothing (IngestRelay.replayableFrom; undefined: the stream is empty). */
-  replayableFrom(): Promise<string | undefined>;
+  /** True when a replay from this saved stream id misses nothing (IngestRelay.replayable). */
+  replayable(cursor: string): Promise<boolean>;
   /** Calls `changed` whenever the point moved (IngestRelay.onPointMoved). */
   onMoved(changed: () => void): void;
 }

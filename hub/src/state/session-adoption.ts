@@ -11,9 +11,9 @@ export function heartbeatKey(redis: RedisConnection, clientId: string): string {
   return redis.key('replica', clientId);
 }
 
-/** One heartbeat: the replica `clientId` (process `replicaId`) is alive for HEARTBEAT_TTL_MS, and a member of the replicas. */
-export async function writeHeartbeat(redis: RedisConnection, clientId: string, replicaId: string): Promise<void> {
-  await redis.client.set(heartbeatKey(redis, clientId), replicaId, 'PX', HEARTBEAT_TTL_MS);
+/** One heartbeat: the replica `clientId` (process `replicaId`) is alive for `ttlMs`, and a member of the replicas. */
+export async function writeHeartbeat(redis: RedisConnection, clientId: string, replicaId: string, ttlMs = HEARTBEAT_TTL_MS): Promise<void> {
+  await redis.client.set(heartbeatKey(redis, clientId), replicaId, 'PX', ttlMs);
   await redis.client.sadd(redis.key('replicas'), clientId);
 }
 

@@ -160,7 +160,7 @@ describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto
         'devices/cam-3/telemetry',
         Array.from({ length: 300 }, (_, i) => String(i)),
       );
-      await waitFor(() => handed === 50, 'the first fifty in hand');
+      await waitFor(() => handed >= 50, 'the first fifty in hand');
       a.unsubscribe('$share/g/devices/#');
       await a.close();
       await publishAll(pub, 'devices/cam-3/telemetry', ['after']);
