@@ -81,11 +81,11 @@ export class RedisStateStore implements HubStateStore {
   }
 
   /**
-   * A tracked key saved by each replica under its own name: this replica's save when the stream
-   * still holds every entry after it (what happened while it was down is then applied here too, its
-   * local history included), else the newest any replica saved (a newcomer's, or one down for
-   * longer than the stream's retention: what was trimmed is missed, as the log says). Saves older
-   * than what the stream holds are of no use to anyone but as the newest: the others are removed.
+   * A tracked key saved by each replica under its own name: this replica's save when a replay from
+   * it misses nothing (TrackedPoint.replayable: what happened while it was down is then applied here
+   * too, its local history included), else the newest any replica saved (a newcomer's, or one down
+   * for longer: what was trimmed is missed, as the log says). A save that cannot be replayed from is
+   * of no use but as the newest: the other replicas' are removed.
    */
   private async loadReplicaSave<T>(key: string, tracked: TrackedPoint, points: Record<string, string>, parse: (raw: unknown) => T): Promise<StateLoad<T>> {
     const ok = new Map(await Promise.all(Object.entries(points).map(async ([member, at]) => [member, await tracked.replayable(at)] as const)));
