@@ -161,7 +161,7 @@ export class IngestRelay {
   private leaving = false;
   /** This process wrote its join (dividing the apply): it writes its leave when it stops. */
   private joined = false;
-  /** A read reached the stream's end since reading began: the others' changes are asked from an up-to-date view only, and the replica is not stale for catching up. */
+  /** The last read reached the stream's end: the others' changes are asked from an up-to-date view only, and the replica is not stale for lagging. */
   private caughtUp = false;
   private pointMoved: (() => void) | undefined;
   private reading: Promise<void> | undefined;
@@ -292,7 +292,7 @@ export class IngestRelay {
 
   status(): RelayStatus {
     const kept = this.pending.length + this.writingBack.length;
-    // Reading the stream again from a saved point (a restart) shows the past until it reaches the end.
+    // Reading the stream again from a saved point (a restart), or READ_COUNT entries behind, shows the past until it reaches the end.
     const stale = !this.options.redis.up || kept > 0 || (this.reading !== undefined && !this.caughtUp);
     if (stale) this.staleSince ??= Date.now();
     else this.staleSince = undefined;
@@ -617,7 +617,8 @@ export class IngestRelay {
           }
           read += entries.length;
         }
-        if (read < READ_COUNT) this.caughtUp = true;
+        // A full read: at least READ_COUNT entries behind (a restart's replay, or a replica that cannot keep up).
+        this.caughtUp = read < READ_COUNT;
         if (read > 0) this.pointMoved?.();
         if (this.pending.length > 0 && this.options.redis.up) void this.flushPending();
         // A trickle is read in batches: one round trip per few milliseconds rather than one per message.
