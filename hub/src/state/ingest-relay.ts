@@ -365,8 +365,7 @@ export class IngestRelay {
       }
     }
     this.left = new Promise<void>(() => undefined);
-    const until = Date.now() + LEAVE_READ_MS;
-    while ((this.commit.waiting > 0 || this.commit.writing > 0) && Date.now() < until && this.options.redis.up) await sleep(5);
+    await this.waitWhile(() => this.commit.waiting > 0 || this.commit.writing > 0);
     await Promise.all(lanes.map((l) => l.subscriber.close()));
     await Promise.all(lanes.map((l) => l.adoption.close(true)));
     await this.leave();
@@ -389,8 +388,7 @@ export class IngestRelay {
     if (!this.mirror || !this.joined || !this.options.redis.up) return;
     try {
       const at = await this.xadd(membershipFields({ leave: this.memberId }));
-      const until = Date.now() + LEAVE_READ_MS;
-      while (this.reading && at && streamIdBefore(this.cursor, at) && Date.now() < until && this.options.redis.up) await sleep(10);
+      if (this.reading && at) await this.waitWhile(() => streamIdBefore(this.cursor, at));
     } catch {
       // Redis went away: the others write the leave once its heartbeat is gone.
     }
@@ -405,6 +403,12 @@ export class IngestRelay {
       const keys = [this.streamKey, heartbeatKey(redis, member)];
       void redis.client.eval(WRITE_CHANGE_IF_HEARTBEAT, 2, ...keys, kind, this.minId(), ...membershipFields(change)).catch(() => undefined);
     }
+  }
+
+  /** A stopping replica's wait: while `pending()` holds, LEAVE_READ_MS at most, and not once Redis is down. */
+  private async waitWhile(pending: () => boolean): Promise<void> {
+    const until = Date.now() + LEAVE_READ_MS;
+    while (pending() && Date.now() < until && this.options.redis.up) await sleep(5);
   }
 
   /** Appends an entry, trimming what is past the retention. */
