@@ -34,7 +34,7 @@ tool forwarding to devices, the debug ring and fleet health.
   --mirror-interval-ms <n> replicas divide the apply: each applies every message of the devices it
                            owns (shared out among the live replicas) and, of the others, the newest
                            dets and telemetry once they waited n ms (at most 10000) or when read
-                           (default 0: every replica applies every message; docs/replicas.md)
+                           (default 1000; 0: every replica applies every message; docs/replicas.md)
   --broker-port <n>        embedded broker port (default 1883; 0 picks a free one)
   --broker-host <addr>     embedded broker listen address (default as --host). Beyond loopback
                            the broker speaks MQTT over TLS there (--broker-tls-port) with the

@@ -7,6 +7,8 @@ import type { BrokerTlsOptions } from './broker/broker-transport.js';
 export const DEFAULT_HUB_PORT = 8788;
 export const DEFAULT_BROKER_PORT = 1883;
 export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+/** Replicas divide the apply by default: each applies a device another owns at most once a second (and when read). */
+export const DEFAULT_MIRROR_INTERVAL_MS = 1000;
 
 /**
  * HTTPS: `tlsCert`/`tlsKey`, `tls`, `insecureHttp` (hub/src/http/hub-transport.ts says what each does);
@@ -58,7 +60,11 @@ export interface HubOptions extends HubTlsOptions, BrokerTlsOptions {
   mqttGroup?: string;
   /** How long the replicas' shared ingest stream keeps messages (seconds). Default 900. */
   streamRetentionS?: number;
-  /** Replicas: divide the apply, each holding a device another replica owns to its newest dets and telemetry, applied at most this often (ms) and when read. */
+  /**
+   * Replicas: divide the apply, each holding a device another replica owns to its newest dets and
+   * telemetry, applied at most this often (ms) and when read. Default DEFAULT_MIRROR_INTERVAL_MS; 0:
+   * every replica applies every message.
+   */
   mirrorIntervalMs?: number;
   /** Bearer token for every route but /health; also the password devices need on the embedded broker. */
   token?: string;

@@ -14,7 +14,7 @@ import { decideHubTransport } from './http/hub-transport.js';
 import { startHubServer } from './http/tls-server.js';
 import { createHubApp } from './http/create-app.js';
 import { HubMetrics } from './hub-metrics.js';
-import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, type HubOptions } from './hub-options.js';
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_BROKER_PORT, DEFAULT_HUB_PORT, DEFAULT_MIRROR_INTERVAL_MS, type HubOptions } from './hub-options.js';
 import { loadHubPluginSet } from './hub-plugin-set.js';
 import { HUB_INFO, HUB_METRICS, HUB_ROUTES, HUB_SHARED, HUB_STATE, type DividedApply, type HubInfo, type HubStateStore } from './services/hub-services.js';
 import { MemorySharedState } from './state/memory-shared-state.js';
@@ -127,6 +127,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       });
     }
     let relay: IngestRelay | undefined;
+    const mirrorIntervalMs = options.mirrorIntervalMs ?? DEFAULT_MIRROR_INTERVAL_MS;
     let busClientAddress: HubInfo['busClientAddress'];
     if (options.bus) {
       bus = options.bus;
@@ -185,7 +186,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
           clientId: `${busClientId}-ingest`,
           ...(options.mqttGroup ? { group: options.mqttGroup } : {}),
           ...(options.streamRetentionS ? { retentionMs: options.streamRetentionS * 1000 } : {}),
-          ...(options.mirrorIntervalMs ? { mirrorIntervalMs: options.mirrorIntervalMs } : {}),
+          mirrorIntervalMs,
           logger: logger.child({ component: 'ingest-relay' }),
         });
         relay = r;
@@ -228,7 +229,7 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
       ...(relay
         ? { freshen: (deviceId?: string) => relay?.freshen(deviceId), follow: (deviceId?: string) => relay?.follow(deviceId) ?? (() => undefined) }
         : {}),
-      ...(relay && options.mirrorIntervalMs ? { dividedApply: dividedApplyOf(relay) } : {}),
+      ...(relay && mirrorIntervalMs > 0 ? { dividedApply: dividedApplyOf(relay) } : {}),
       sharedState: () => {
         if (!redis) return { backend: 'memory', replica: false, stale: false, stale_since: null };
         if (relay) {

@@ -42,8 +42,9 @@ const RATE_HZ = Number(process.env.LOOKOUT_BENCH_RATE_HZ ?? 10);
 const SECONDS = Number(process.env.LOOKOUT_BENCH_SECONDS ?? 8);
 const READS = 200;
 /**
- * Which scenarios run: 0 is the single hub with its state in memory, n > 0 that many replicas, `<n>m`
- * that many replicas dividing the apply (`--mirror-interval-ms LOOKOUT_BENCH_MIRROR_MS`, default 1000).
+ * Which scenarios run: 0 is the single hub with its state in memory, n > 0 that many replicas each
+ * applying every message (`--mirror-interval-ms 0`), `<n>m` that many replicas dividing the apply
+ * (`--mirror-interval-ms LOOKOUT_BENCH_MIRROR_MS`, default 1000, the hub's default).
  */
 const SCENARIOS = (process.env.LOOKOUT_BENCH_SCENARIOS ?? '0,1,2,2m').split(',');
 const MIRROR_MS = process.env.LOOKOUT_BENCH_MIRROR_MS ?? '1000';
@@ -149,7 +150,7 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 60
 /** The load on every device plus the probe; per replica: CPU per 1 000 messages and probe-visible latency. */
 async function scenario(broker: Mosquitto, redis: RedisServer, name: string, dir: string, setFile: string) {
   const replicas = Number.parseInt(name, 10);
-  const mirror = name.endsWith('m') ? ['--mirror-interval-ms', MIRROR_MS] : [];
+  const mirror = ['--mirror-interval-ms', name.endsWith('m') ? MIRROR_MS : '0'];
   const prefix = `bench-${name}:`;
   const hubs: Hub[] = [];
   // 0: the baseline, one hub on the same broker with its state in this process (no Redis, no relay).

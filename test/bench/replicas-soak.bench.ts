@@ -30,8 +30,9 @@
  * Knobs: LOOKOUT_BENCH_DEVICES (1000), LOOKOUT_BENCH_RATE_HZ (20: messages a second per device, dets
  * and telemetry half each), LOOKOUT_BENCH_SOAK_S (3600), LOOKOUT_BENCH_KILL_EVERY_S (600),
  * LOOKOUT_BENCH_WORKERS (2), LOOKOUT_BENCH_PROBE_MS (200), LOOKOUT_BENCH_HELLO_SPREAD_MS (2000),
- * LOOKOUT_BENCH_SAMPLE_S (5), LOOKOUT_BENCH_MIRROR_MS (unset: the replicas run with --mirror-interval-ms
- * that many ms, dividing the apply; each kill then moves the killed replica's devices to the other and back).
+ * LOOKOUT_BENCH_SAMPLE_S (5), LOOKOUT_BENCH_MIRROR_MS (the replicas' --mirror-interval-ms; unset: the
+ * hub's default, 1000 ms, the replicas dividing the apply, so each kill moves the killed replica's
+ * devices to the other and back; 0: each applies every message).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -59,7 +60,7 @@ const WORKERS = Number(process.env.LOOKOUT_BENCH_WORKERS ?? 2);
 const PROBE_MS = Number(process.env.LOOKOUT_BENCH_PROBE_MS ?? 200);
 const HELLO_SPREAD_MS = Number(process.env.LOOKOUT_BENCH_HELLO_SPREAD_MS ?? 2000);
 const SAMPLE_S = Number(process.env.LOOKOUT_BENCH_SAMPLE_S ?? 5);
-/** With --mirror-interval-ms: the replicas divide the apply. */
+/** The replicas' --mirror-interval-ms (how they divide the apply); unset: the hub's default. */
 const MIRROR_MS = process.env.LOOKOUT_BENCH_MIRROR_MS;
 const PREFIX = 'soak:';
 const MiB = 2 ** 20;
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
         dataDir: join(dir, name),
         pluginSet,
         fleetSecret: TEST_FLEET_SECRET,
-        ...(MIRROR_MS ? { extraArgs: ['--mirror-interval-ms', MIRROR_MS] } : {}),
+        ...(MIRROR_MS !== undefined ? { extraArgs: ['--mirror-interval-ms', MIRROR_MS] } : {}),
       });
     for (const r of await Promise.all([start('a'), start('b')]))
       slots.push({ name: r.name, port: Number(new URL(r.url).port), replica: r, startedAt: Date.now(), restarts: 0 });
@@ -381,7 +382,7 @@ async function main(): Promise<void> {
     console.log(
       `load: ${DEVICES} devices (${WORKERS} processes) × ${RATE_HZ} msg/s (dets + telemetry at ${RATE_HZ / 2} Hz each, QoS 1) = ${DEVICES * RATE_HZ} msg/s for ${SOAK_S} s, ` +
         `hellos within ${HELLO_SPREAD_MS} ms; probe every ${PROBE_MS} ms, polled through nginx (shipped deploy/replicas/nginx.conf) every 5 ms; ` +
-        `two replicas on mosquitto + redis-server${MIRROR_MS ? ` dividing the apply (--mirror-interval-ms ${MIRROR_MS})` : ''}, one SIGKILLed every ${KILL_EVERY_S} s (in turn) and restarted at once`,
+        `two replicas on mosquitto + redis-server${MIRROR_MS === '0' ? ' each applying every message (--mirror-interval-ms 0)' : ` dividing the apply (--mirror-interval-ms ${MIRROR_MS ?? 'default'})`}, one SIGKILLed every ${KILL_EVERY_S} s (in turn) and restarted at once`,
     );
     for (const w of windows) {
       const failures = [...w.failures].map(([k, n]) => `${k} ×${n}`).join(', ') || 'none';

@@ -68,8 +68,10 @@ describe('hub replicas on mosquitto and redis-server', () => {
     for (;;) {
       const entries = await inspect.xrangeBuffer(`${PREFIX}ingest`, from, '+', 'COUNT', 5000);
       for (const [, fields] of entries) {
-        const packed = fields[fields.findIndex((f) => f.toString() === 'b') + 1];
-        for (const message of unpackMessages(packed)) {
+        // Only batches (`b`) carry messages; a membership change (`m`) or a record does not.
+        const batch = fields.findIndex((f) => f.toString() === 'b');
+        if (batch < 0) continue;
+        for (const message of unpackMessages(fields[batch + 1])) {
           const m = /^devices\/([^/]+)\/telemetry$/.exec(message.topic);
           if (!m) continue;
           const body = JSON.parse(message.payload.toString()) as { seq?: number };
@@ -161,6 +163,7 @@ describe('hub replicas on mosquitto and redis-server', () => {
       assert.equal(c.state.replica, true);
       assert.equal(c.state.stale, false);
       assert.equal(c.state.details.stream_retention_s, 600, 'the shared stream keeps what --stream-retention-s says');
+      assert.equal(c.state.details.mirror?.interval_ms, 1000, 'replicas divide the apply unless told not to (--mirror-interval-ms)');
     }
     assert.equal(ca.body.ingest.valid, cb.body.ingest.valid, 'each replica applied every message once');
     assert.ok(ca.body.state.details.relayed > 0 && cb.body.state.details.relayed > 0, 'the broker shared the ingest between them');

@@ -98,6 +98,11 @@ describe('lookout-hub flags', () => {
     assert.equal(replica.mqttGroup, 'hubs.eu');
     assert.equal(replica.streamRetentionS, 120);
     assert.equal(replica.mirrorIntervalMs, 1000);
+    assert.equal(
+      parseHubArgs(['--mqtt', 'mqtt://b', '--state', 'redis://r', '--mirror-interval-ms', '0']).options.mirrorIntervalMs,
+      0,
+      'replicas that each apply every message (the hub divides the apply when the flag is absent)',
+    );
     assert.equal(parseHubArgs(['--state', 'rediss://r:6380']).options.stateUrl, 'rediss://r:6380', 'Redis state beside the embedded broker');
     assert.equal(parseHubArgs([]).options.stateUrl, undefined, 'the default keeps its state in files');
     const fromEnv = parseHubArgs([], { LOOKOUT_HUB_MQTT: 'mqtt://hub:pw@b:1883', LOOKOUT_HUB_STATE: 'redis://:pw@r:6379' }).options;
