@@ -100,6 +100,36 @@ export class HubMetrics {
     };
   }
 
+  /**
+   * A replica's gauges, read from `status` at each scrape and labelled with its shared-subscription
+   * group: 1 while it shows the past (Redis away, or reading the shared stream behind its end), and
+   * how far behind that end it reads. Only a replica has them: a single hub exports no replica series.
+   */
+  setReplicaSource(group: string, status: () => { stale: boolean; readLagMs: number | null }): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'lookout_hub_replica_stale',
+      help: 'Whether this replica answers from a state that may be behind the others (1) or not (0)',
+      labelNames: ['group'],
+      registers,
+      collect(this: Gauge<'group'>) {
+        this.set({ group }, status().stale ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'lookout_hub_replica_read_lag_seconds',
+      help: "How far behind the shared ingest stream's newest entry this replica reads (stream time, sampled each second)",
+      labelNames: ['group'],
+      registers,
+      collect(this: Gauge<'group'>) {
+        const lag = status().readLagMs;
+        // No sample (Redis away; the stale gauge says 1): no series, not a zero that would say "caught up".
+        if (lag === null) this.reset();
+        else this.set({ group }, lag / 1000);
+      },
+    });
+  }
+
   /** Per bus message: a map lookup and two additions (`now` is the caller's clock reading); the counter hears of them when scraped. */
   ingested(topic: string, now = Date.now()): void {
     const pending = this.ingestPending.get(topic);

@@ -214,6 +214,13 @@ export async function startHub(options: HubOptions = {}): Promise<RunningHub> {
     }
 
     const metrics = new HubMetrics({ defaultMetrics: options.defaultMetrics ?? true });
+    if (relay) {
+      const replica = relay;
+      metrics.setReplicaSource(replica.group, () => {
+        const { stale, read_lag_ms } = replica.status();
+        return { stale, readLagMs: read_lag_ms };
+      });
+    }
     const routes = new RouteRegistry();
     const info: HubInfo = {
       id: hubId,

@@ -9,6 +9,7 @@ import { AppendedBatches } from './appended-batches.js';
 import { DeviceMirror } from './device-mirror.js';
 import { RECORD_CHANNEL_FIELD, RECORD_VALUE_FIELD, RECORD_WRITER_FIELD, ReplicaRecords } from './replica-records.js';
 import { SessionAdoption, heartbeatKey, writeHeartbeat } from './session-adoption.js';
+import { StreamLag } from './stream-lag.js';
 import { streamIdBefore, type ResumePoint } from './stream-point.js';
 import type { MembershipChange } from './stream-membership.js';
 import { GroupCommit, packMessages, unpackMessages, type RelayedMessage } from './ingest-batch.js';
@@ -95,6 +96,12 @@ export interface RelayStatus {
   pending_dropped: number;
   /** Stream id of the last entry applied here. */
   cursor: string;
+  /**
+   * How far behind the stream's end this replica reads (StreamLag): the newest entry's time less
+   * that of the oldest not read here yet, 0 when all is read; sampled each second, null before
+   * reading and while Redis is away.
+   */
+  read_lag_ms: number | null;
   /** How long the shared stream keeps messages (--stream-retention-s): its Redis memory is this times the message rate. */
   stream_retention_s: number;
   relayed: number;
@@ -165,6 +172,7 @@ export class IngestRelay {
   private caughtUp = false;
   private pointMoved: (() => void) | undefined;
   private reading: Promise<void> | undefined;
+  private lag: StreamLag | undefined;
   private flushing: Promise<void> | undefined;
   private staleSince: number | undefined;
   private relayed = 0;
@@ -306,6 +314,7 @@ export class IngestRelay {
       pending: kept,
       pending_dropped: this.pendingDropped,
       cursor: this.cursor,
+      read_lag_ms: this.lag?.ms ?? null,
       stream_retention_s: this.retentionMs / 1000,
       relayed: this.relayed,
       applied: this.applied,
@@ -340,12 +349,15 @@ export class IngestRelay {
    * subscribed and the cache they fill is restored (the hub calls it once its plugins have started).
    */
   startReading(): void {
-    if (!this.closed) this.reading ??= this.readLoop();
+    if (this.closed || this.reading) return;
+    this.reading = this.readLoop();
+    this.lag = new StreamLag(this.options.redis, this.streamKey, () => this.cursor);
   }
 
   async close(): Promise<void> {
     this.leaving = true;
     this.mirror?.close();
+    this.lag?.close();
     // A start under way ends first (the connect's timeout bounds it): its lanes close as the others.
     await this.connecting?.catch(() => undefined);
     const lanes = this.connected_ ?? [];

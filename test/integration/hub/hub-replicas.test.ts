@@ -165,6 +165,14 @@ describe('hub replicas on mosquitto and redis-server', () => {
       assert.equal(c.state.details.stream_retention_s, 600, 'the shared stream keeps what --stream-retention-s says');
       assert.equal(c.state.details.mirror?.interval_ms, 1000, 'replicas divide the apply unless told not to (--mirror-interval-ms)');
     }
+    // Read to the stream's end (they answer alike): no lag, as state.details and the Prometheus gauges say.
+    await waitFor('each replica to measure how far behind the stream it reads', async () => {
+      const lags = await Promise.all(replicas.map(async (r) => (await api(r.url, '/fleet/mqtt/config')).body.state.details.read_lag_ms));
+      return lags.every((lag) => lag === 0);
+    });
+    const exposition = (await api(a.url, '/metrics')).text;
+    assert.match(exposition, /^lookout_hub_replica_read_lag_seconds\{group="replicas-test"\} 0$/m);
+    assert.match(exposition, /^lookout_hub_replica_stale\{group="replicas-test"\} 0$/m);
     assert.equal(ca.body.ingest.valid, cb.body.ingest.valid, 'each replica applied every message once');
     assert.ok(ca.body.state.details.relayed > 0 && cb.body.state.details.relayed > 0, 'the broker shared the ingest between them');
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HubMetrics } from '../../../hub/src/hub-metrics.js';
+import { promtoolCheckMetrics } from '../../support/promtool.js';
 
 /** Label values of one metric in the exposition text. */
 function labelValues(text: string, metric: string, label: string): string[] {
@@ -74,5 +75,26 @@ describe('hub metrics', () => {
     assert.match(second, /^lookout_hub_ingest_messages_total\{topic="telemetry"\} 1$/m);
     assert.equal((await metrics.text()).body, second, 'a scrape with nothing new changes nothing');
     assert.equal(metrics.ingestRate() >= 0, true);
+  });
+
+  it("a replica's gauges: stale, and how far behind the shared stream it reads (no series while unmeasured); none on a single hub", async () => {
+    const single = new HubMetrics({ defaultMetrics: false });
+    assert.doesNotMatch((await single.text()).body, /lookout_hub_replica_/);
+    const replica = new HubMetrics({ defaultMetrics: false });
+    let status: { stale: boolean; readLagMs: number | null } = { stale: false, readLagMs: 0 };
+    replica.setReplicaSource('hubs-eu', () => status);
+    const caughtUp = (await replica.text()).body;
+    assert.match(caughtUp, /^lookout_hub_replica_stale\{group="hubs-eu"\} 0$/m);
+    assert.match(caughtUp, /^lookout_hub_replica_read_lag_seconds\{group="hubs-eu"\} 0$/m);
+    status = { stale: true, readLagMs: 2500 };
+    const behind = (await replica.text()).body;
+    assert.match(behind, /^lookout_hub_replica_stale\{group="hubs-eu"\} 1$/m);
+    assert.match(behind, /^lookout_hub_replica_read_lag_seconds\{group="hubs-eu"\} 2\.5$/m);
+    status = { stale: true, readLagMs: null };
+    const away = (await replica.text()).body;
+    assert.doesNotMatch(away, /^lookout_hub_replica_read_lag_seconds\{/m, 'Redis away: no figure, not a zero that says caught up');
+    assert.match(away, /^lookout_hub_replica_stale\{group="hubs-eu"\} 1$/m);
+    const check = await promtoolCheckMetrics(away);
+    assert.equal(check.code, 0, check.output);
   });
 });
