@@ -40,6 +40,11 @@ export interface SharedSubscriberOptions {
    * subscription whose SUBACK had not come is sent again either way.
    */
   resubscribeWithSession?: boolean;
+  /**
+   * Published by the broker (QoS 1, at once) when this connection ends without a DISCONNECT: a
+   * process that died, so that others may take over its session without waiting for a timeout.
+   */
+  will?: { topic: string; payload: string };
   /** The connection closed and, with reconnectMs null or after close(), is not opened again. */
   onEnd?(): void;
   connectTimeoutMs?: number;
@@ -258,6 +263,17 @@ export class SharedSubscriber {
             ...(username !== undefined ? { username } : {}),
             ...(password !== undefined ? { password: Buffer.from(password) } : {}),
             properties: { sessionExpiryInterval: this.options.sessionExpirySec, receiveMaximum: this.options.receiveMaximum },
+            ...(this.options.will
+              ? {
+                  will: {
+                    topic: this.options.will.topic,
+                    payload: Buffer.from(this.options.will.payload),
+                    qos: 1 as const,
+                    retain: false,
+                    properties: { willDelayInterval: 0 },
+                  },
+                }
+              : {}),
           },
           { protocolVersion: 5 },
         ),

@@ -63,6 +63,8 @@ const SAMPLE_S = Number(process.env.LOOKOUT_BENCH_SAMPLE_S ?? 5);
 /** The replicas' --mirror-interval-ms (how they divide the apply); unset: the hub's default. */
 const MIRROR_MS = process.env.LOOKOUT_BENCH_MIRROR_MS;
 const PREFIX = 'soak:';
+/** A probe slower than this is listed with its window, and the time its stream entry was written. */
+const SLOW_MS = 100;
 const MiB = 2 ** 20;
 
 const agent = new Agent({ keepAlive: true, maxSockets: 4 });
@@ -116,6 +118,8 @@ interface Window {
   published: number;
   arrived: number;
   kills: string[];
+  /** The slow probes' stream entry times (ms), looked up at the window's close (the stream trims its past). */
+  streamAt: Map<number, number>;
   /** Per replica: memory at the window's end and the most over it; its CPU over the window. */
   last: Memory[];
   max: Memory[];
@@ -138,6 +142,8 @@ async function main(): Promise<void> {
     startMosquitto({ maxQueuedMessages: 1_000_000, maxInflightMessages: 1000, extraConfig: ['max_connections -1'] }),
     startRedis(),
   ]);
+  /** For the slow probes' stream times. */
+  const inspect = new Redis(redis.url, { maxRetriesPerRequest: 1 });
   const children: ChildProcess[] = [];
   const slots: Slot[] = [];
   let nginx: Awaited<ReturnType<typeof startNginx>> | undefined;
@@ -223,6 +229,7 @@ async function main(): Promise<void> {
         published: 0,
         arrived: 0,
         kills: [],
+        streamAt: new Map(),
         last: slots.map(() => ({ rss: NaN, heap: NaN })),
         max: slots.map(() => ({ rss: 0, heap: 0 })),
         cpuMs: slots.map(() => 0),
@@ -296,6 +303,12 @@ async function main(): Promise<void> {
       await sleep(Math.max(0, w.to - Date.now()));
       // The window's close: its counts, a last memory sample (before the kill that opens the next).
       await sample(w);
+      w.streamAt = await probeStreamTimes(
+        inspect,
+        [...probeAt]
+          .filter(([s, at]) => windowAt(at) === w && (hubAt.get(s) ?? Infinity) - at > SLOW_MS)
+          .map(([s, at]) => ({ seq: s, at, shownAt: hubAt.get(s)! })),
+      );
       w.published = published() - countedPublished;
       w.arrived = arrived - countedArrived;
       countedPublished += w.published;
@@ -334,7 +347,7 @@ async function main(): Promise<void> {
           caughtUpMs = Date.now() - killedAt;
         serveAgain.push({ window: next.index, name: slot.name, readyMs, caughtUpMs });
         next.kills.push(
-          `SIGKILL ${slot.name} at ${f((killedAt - startAt) / 1000, 0)} s: answering again after ${f(readyMs / 1000, 2)} s, caught up after ${f(caughtUpMs / 1000, 2)} s`,
+          `SIGKILL ${slot.name} at ${f((killedAt - startAt) / 1000, 1)} s: answering again after ${f(readyMs / 1000, 2)} s, caught up after ${f(caughtUpMs / 1000, 2)} s`,
         );
       }
       cpuBase = slots.map((s) => procStat(s.replica.child.pid!).cpuMs);
@@ -400,11 +413,17 @@ async function main(): Promise<void> {
       );
       for (const k of w.kills) console.log(`  ${k}`);
       // Where the tail is: the slow probes, by when they were published (the kill opens the window).
+      // With its time in the stream (the entry's id): before it, the broker and the replica that took it; after, the read and apply.
       const slow = [...probeAt]
-        .filter(([s, at]) => windowAt(at) === w && (hubAt.get(s) ?? Infinity) - at > 100)
-        .map(([s, at]) => `${f((at - w.from) / 1000, 1)} s: ${hubAt.has(s) ? `${hubAt.get(s)! - at} ms` : 'never'}`);
+        .filter(([s, at]) => windowAt(at) === w && (hubAt.get(s) ?? Infinity) - at > SLOW_MS)
+        .map(([s, at]) => {
+          const streamed = w.streamAt.get(s);
+          return `${f((at - w.from) / 1000, 1)} s: ${hubAt.has(s) ? `${hubAt.get(s)! - at} ms` : 'never'}${streamed === undefined ? '' : ` (in the stream after ${streamed - at} ms)`}`;
+        });
       if (slow.length > 0)
-        console.log(`  probes over 100 ms (published at, into the window): ${slow.slice(0, 20).join(', ')}${slow.length > 20 ? ` … (${slow.length})` : ''}`);
+        console.log(
+          `  probes over ${SLOW_MS} ms (published at, into the window): ${slow.slice(0, 20).join(', ')}${slow.length > 20 ? ` … (${slow.length})` : ''}`,
+        );
     }
     const notShown = [...probeAt.keys()].filter((s) => !hubAt.has(s)).length;
     console.log(
@@ -440,10 +459,31 @@ async function main(): Promise<void> {
     }
     await nginx?.stop();
     await stopReplicas(slots.map((s) => s.replica)).catch((err: unknown) => console.error(String(err)));
+    inspect.disconnect();
     await broker.stop();
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * When each slow probe's telemetry was written to the shared stream (its entry id, Redis's clock on
+ * this host): the entries between its publishing and its showing, unpacked. Absent when trimmed.
+ */
+async function probeStreamTimes(client: Redis, probes: { seq: number; at: number; shownAt: number }[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  for (const p of probes) {
+    const entries = await client.xrangeBuffer(`${PREFIX}ingest`, String(p.at - 50), String(p.shownAt + 50));
+    for (const [id, fields] of entries) {
+      const b = fields.findIndex((x) => x.toString() === 'b');
+      if (b < 0) continue;
+      const probe = unpackMessages(fields[b + 1]).find(
+        (m) => m.topic === 'devices/probe/telemetry' && (JSON.parse(m.payload.toString()) as { seq?: number }).seq === p.seq,
+      );
+      if (probe) out.set(p.seq, Number(id.toString().split('-')[0]));
+    }
+  }
+  return out;
 }
 
 interface AuditReport {

@@ -8,7 +8,7 @@ import type { RedisConnection } from './redis-connection.js';
 import { AppendedBatches } from './appended-batches.js';
 import { DeviceMirror } from './device-mirror.js';
 import { RECORD_CHANNEL_FIELD, RECORD_VALUE_FIELD, RECORD_WRITER_FIELD, ReplicaRecords } from './replica-records.js';
-import { SessionAdoption, heartbeatKey, writeHeartbeat } from './session-adoption.js';
+import { SessionAdoption, heartbeatKey, writeHeartbeat, type LaneWill } from './session-adoption.js';
 import { StreamLag } from './stream-lag.js';
 import { streamIdBefore, type ResumePoint } from './stream-point.js';
 import type { MembershipChange } from './stream-membership.js';
@@ -32,6 +32,8 @@ const SHARED_SUB_ID = 1;
 const READ_BATCH_WAIT_BELOW = 50;
 const READ_BATCH_WAIT_MS = 3;
 const RETAINED_SUB_ID = 2;
+/** The first lane's subscription to the group's lane wills (`lookout-hub/replicas/<group>/gone`, SessionAdoption.onWill). */
+const WILL_SUB_ID = 3;
 const STREAM_ID = /^\d+-\d+$/;
 /** What take() answers for a message it is done with at once. */
 const TAKEN = Promise.resolve();
@@ -375,6 +377,7 @@ export class IngestRelay {
         lane.subscriber.unsubscribe(`$share/${this.group}/${filter}`);
         if (i === 0 && RETAINED_FILTERS.has(filter)) lane.subscriber.unsubscribe(filter);
       }
+      if (i === 0) lane.subscriber.unsubscribe(this.willTopic);
     }
     this.left = new Promise<void>(() => undefined);
     await this.waitWhile(() => this.commit.waiting > 0 || this.commit.writing > 0);
@@ -464,24 +467,17 @@ export class IngestRelay {
     return this.connecting;
   }
 
-  /** `first`: the lane whose heartbeat round tells which replicas are alive (the mirror's members). */
+  /** Where the broker publishes a lane's will: one topic per group, the lane in the payload (hub users only may write it: lib/auth/bus-acl.ts). */
+  private get willTopic(): string {
+    return `lookout-hub/replicas/${this.group}/gone`;
+  }
+
+  /**
+   * `first`: the lane whose heartbeat round tells which replicas are alive (the mirror's members),
+   * and which hears the other replicas' lane wills (a lane that died: taken over at once).
+   */
   private async lane(clientId: string, first: boolean): Promise<Lane> {
     const o = this.options;
-    // A message is acknowledged once it is in the stream (or kept pending); up to RECEIVE_MAXIMUM wait at once.
-    const subscriber = new SharedSubscriber({
-      url: o.mqttUrl,
-      clientId,
-      sessionExpirySec: o.sessionExpirySec ?? 3600,
-      receiveMaximum: RECEIVE_MAXIMUM,
-      logger: o.logger,
-      ...(o.ca ? { ca: o.ca } : {}),
-      ...(o.username !== undefined ? { username: o.username } : {}),
-      ...(o.password !== undefined ? { password: o.password } : {}),
-      onMessage: (packet) => this.take(packet),
-    });
-    await subscriber.start().catch((err: Error) => {
-      throw new Error(`the ingest relay could not connect to the broker: ${err.message}`);
-    });
     const adoption = new SessionAdoption({
       redis: o.redis,
       clientId,
@@ -493,7 +489,37 @@ export class IngestRelay {
       take: (packet) => this.take(packet),
       ...(first && this.mirror ? { onLive: (ids: string[]) => this.reconcile(ids) } : {}),
     });
+    const onWill = (packet: IPublishPacket): Promise<void> => {
+      const will = laneWill(packet.payload);
+      if (will) void adoption.onWill(will).catch(() => undefined); // Redis down: the heartbeat round decides later
+      return TAKEN;
+    };
+    // A message is acknowledged once it is in the stream (or kept pending); up to RECEIVE_MAXIMUM wait at once.
+    const subscriber = new SharedSubscriber({
+      will: { topic: this.willTopic, payload: JSON.stringify({ lane: clientId, replica: this.replicaId } satisfies LaneWill) },
+      url: o.mqttUrl,
+      clientId,
+      sessionExpirySec: o.sessionExpirySec ?? 3600,
+      receiveMaximum: RECEIVE_MAXIMUM,
+      logger: o.logger,
+      ...(o.ca ? { ca: o.ca } : {}),
+      ...(o.username !== undefined ? { username: o.username } : {}),
+      ...(o.password !== undefined ? { password: o.password } : {}),
+      onMessage: (packet) => (packet.topic === this.willTopic ? onWill(packet) : this.take(packet)),
+    });
+    await subscriber.start().catch((err: Error) => {
+      throw new Error(`the ingest relay could not connect to the broker: ${err.message}`);
+    });
     adoption.start();
+    if (first) {
+      // A broker whose ACL refuses it: a dead replica's session is taken over when its heartbeat expires, as before.
+      await subscriber.subscribe({ filter: this.willTopic, id: WILL_SUB_ID }).catch((err: Error) => {
+        o.logger.warn(
+          { err: err.message, topic: this.willTopic },
+          "ingest relay: the replicas' wills are not heard; a dead replica's session is taken over when its heartbeat expires",
+        );
+      });
+    }
     return { subscriber, adoption };
   }
 
@@ -503,8 +529,7 @@ export class IngestRelay {
    * make it fail: it is acknowledged all the same (dispatch logs the handler's error).
    */
   private take(packet: IPublishPacket): Promise<void> {
-    const ids = packet.properties?.subscriptionIdentifier;
-    const fromRetained = Array.isArray(ids) ? !ids.includes(SHARED_SUB_ID) : ids === RETAINED_SUB_ID;
+    const fromRetained = !subscribedBy(packet, SHARED_SUB_ID) && subscribedBy(packet, RETAINED_SUB_ID);
     // The non-shared subscription's live copies are also delivered to one replica of the group.
     if (fromRetained && !packet.retain) return TAKEN;
     if (this.left) return this.left;
@@ -728,4 +753,20 @@ function laneClientId(clientId: string, lane: number): string {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Whether the message came through the subscription `id` (one of its MQTT 5 subscription identifiers). */
+function subscribedBy(packet: IPublishPacket, id: number): boolean {
+  const ids = packet.properties?.subscriptionIdentifier;
+  return Array.isArray(ids) ? ids.includes(id) : ids === id;
+}
+
+/** A lane will's payload, or undefined when it is not one (the topic is the hub users' own; checked all the same). */
+function laneWill(payload: Buffer | string): LaneWill | undefined {
+  try {
+    const v = JSON.parse(payload.toString()) as Partial<LaneWill>;
+    return typeof v.lane === 'string' && typeof v.replica === 'string' ? { lane: v.lane, replica: v.replica } : undefined;
+  } catch {
+    return undefined;
+  }
 }

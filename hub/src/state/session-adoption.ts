@@ -19,6 +19,16 @@ export async function writeHeartbeat(redis: RedisConnection, clientId: string, r
 
 /** An adopted session is drained once nothing arrived from it for this long. */
 const DRAIN_IDLE_MS = 1_000;
+/** Lanes taken over on their will, remembered (with their process) so that a live one is taken over once at most. */
+const MAX_LOST_REMEMBERED = 1_024;
+
+/** What a replica's ingest lane leaves behind when its connection ends without a DISCONNECT (SharedSubscriber's will). */
+export interface LaneWill {
+  /** The lane's client id (its broker session). */
+  lane: string;
+  /** The process it belonged to (`IngestRelay.replicaId`, the value of its heartbeat). */
+  replica: string;
+}
 
 export interface SessionAdoptionOptions {
   redis: RedisConnection;
@@ -45,14 +55,18 @@ export interface SessionAdoptionOptions {
  * Takes over the broker session of a replica that died. A broker such as mosquitto keeps handing a
  * shared subscription's messages to a member whose persistent session outlives its connection
  * (they queue for it, with those it had not acknowledged). Each replica keeps a heartbeat key in
- * Redis; when one's expires, another claims it once (SET NX), connects with the dead replica's
+ * Redis; when one's expires, or at once when its lane's will says its connection ended without a
+ * DISCONNECT (onWill), another claims it once (SET NX), connects with the dead replica's
  * client id, which gives it the session's queued and unacknowledged messages, takes them through
  * the same path as its own, and ends the session (session expiry 0) so that the broker stops
- * routing to it. A replica that comes back opens a new session and joins the group again.
+ * routing to it. A replica that comes back takes its session back (the same client id) or, once
+ * it was ended, opens a new one and joins the group again.
  */
 export class SessionAdoption {
   private timer: NodeJS.Timeout | undefined;
   private readonly adopting = new Map<string, { client: SharedSubscriber; idle: NodeJS.Timeout }>();
+  /** `<lane> <process>` of the wills acted on. */
+  private readonly lost = new Set<string>();
   private closed = false;
   adopted = 0;
 
@@ -107,9 +121,29 @@ export class SessionAdoption {
     this.options.onLive?.(live);
   }
 
-  private adopt(deadClientId: string): void {
+  /**
+   * A lane's will: its connection ended without a DISCONNECT, the broker queues its share of the
+   * fleet's messages from now on. Taken over at once, without waiting for its heartbeat to expire
+   * (a SIGKILLed replica's messages would wait seconds, or until it restarts), while the heartbeat
+   * still names the process the will came from (a restarted one has taken its session back) and
+   * its session was not ended yet. A lane whose connection only dropped (its process alive) is
+   * taken over once at most: it opens a new session and joins the group again, nothing is lost.
+   */
+  async onWill(will: LaneWill): Promise<void> {
+    const { redis } = this.options;
+    const seen = `${will.lane} ${will.replica}`;
+    if (this.closed || will.replica === this.options.replicaId || this.adopting.has(will.lane) || this.lost.has(seen)) return;
+    if (this.lost.size >= MAX_LOST_REMEMBERED) this.lost.clear();
+    this.lost.add(seen);
+    const [member, beat] = await Promise.all([redis.client.sismember(redis.key('replicas'), will.lane), redis.client.get(this.heartbeatKey(will.lane))]);
+    if (member !== 1 || (beat !== null && beat !== will.replica)) return;
+    const claimed = await redis.client.set(redis.key('adopt', will.lane), this.options.replicaId, 'PX', 60_000, 'NX');
+    if (claimed === 'OK' && !this.closed) this.adopt(will.lane, 'will');
+  }
+
+  private adopt(deadClientId: string, trigger: 'heartbeat' | 'will' = 'heartbeat'): void {
     const { logger, redis } = this.options;
-    const log = logger.child({ adopted: deadClientId });
+    const log = logger.child({ adopted: deadClientId, trigger });
     let lastMessageAt = Date.now();
     let taken = 0;
     let ending = false;
@@ -143,7 +177,7 @@ export class SessionAdoption {
         // A message that failed is acknowledged all the same: the session is being ended, nobody would get it again.
         return this.options.take(packet).catch((err: unknown) => log.error({ err, topic: packet.topic }, 'adopted session: a message failed'));
       },
-      onConnect: (sessionPresent) => log.info({ session_present: sessionPresent }, 'adopting the broker session of a replica without a heartbeat'),
+      onConnect: (sessionPresent) => log.info({ session_present: sessionPresent }, 'adopting the broker session of a replica that stopped'),
       // Taken back by the replica itself (same client id), or the broker went away: the claim lapses and a later round decides again.
       onEnd: () => {
         if (!ending) void finish(false);

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { connect, type MqttClient } from 'mqtt';
@@ -11,6 +13,22 @@ import { misbehavingBroker } from '../../support/misbehaving-broker.js';
 import { waitFor } from '../../support/wait-for.js';
 
 const logger = createLogger({ level: 'silent' });
+
+/**
+ * A SharedSubscriber with a will in a process of its own (killed with SIGKILL as a crashed replica
+ * is); with CLOSE set it closes first. Prints `ready` once connected (and closed).
+ */
+const WILL_CHILD = `
+const { SharedSubscriber } = await import(process.env.SUBSCRIBER_MODULE);
+const { createLogger } = await import(process.env.LOGGER_MODULE);
+const id = process.env.CLIENT_ID;
+const s = new SharedSubscriber({ url: process.env.BROKER_URL, clientId: id, sessionExpirySec: 60, receiveMaximum: 10,
+  logger: createLogger({ level: 'silent' }), will: { topic: 'wills/' + id, payload: 'gone' }, onMessage: async () => {} });
+await s.start();
+if (process.env.CLOSE) await s.close();
+console.log('ready');
+setInterval(() => {}, 1000);
+`;
 
 function publisher(url: string): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
@@ -27,6 +45,41 @@ async function publishAll(c: MqttClient, topic: string, bodies: string[]): Promi
 }
 
 describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto', () => {
+  it('leaves its will when its process dies without a DISCONNECT, and none when it closes', async () => {
+    const broker = await startMosquitto();
+    const watcher = await publisher(broker.url);
+    const wills: string[] = [];
+    watcher.on('message', (topic, payload) => wills.push(`${topic} ${payload.toString()}`));
+    await watcher.subscribeAsync('wills/#', { qos: 1 });
+    const runThenKill = async (clientId: string, closeFirst: boolean) => {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', WILL_CHILD], {
+        env: {
+          ...process.env,
+          SUBSCRIBER_MODULE: new URL('../../../lib/mqtt/shared-subscriber.js', import.meta.url).href,
+          LOGGER_MODULE: new URL('../../../core/src/log/logger.js', import.meta.url).href,
+          BROKER_URL: broker.url,
+          CLIENT_ID: clientId,
+          ...(closeFirst ? { CLOSE: '1' } : {}),
+        },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const [line] = (await once(child.stdout, 'data')) as [Buffer];
+      assert.equal(line.toString().trim(), 'ready');
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    };
+    try {
+      await runThenKill('will-closed', true);
+      await runThenKill('will-killed', false);
+      await waitFor(() => wills.length > 0, 'the killed one’s will');
+      // The closed one's would have come first: it ended its connection before the other connected.
+      assert.deepEqual(wills, ['wills/will-killed gone']);
+    } finally {
+      watcher.end(true);
+      await broker.stop();
+    }
+  });
+
   it('works on many messages at once and acknowledges each when its handler is done, in any order', async () => {
     const broker = await startMosquitto();
     const held: { packet: IPublishPacket; done: () => void }[] = [];

@@ -189,6 +189,24 @@ describe('hub replicas on mosquitto and redis-server', () => {
     await sleep(2_000);
     a.child.kill('SIGKILL');
     await new Promise((resolve) => a.child.once('exit', resolve));
+    // Its lanes' wills (their connections ended without a DISCONNECT): the survivor takes their
+    // sessions over at once, while their heartbeats still live. Before, it waited for them to expire,
+    // and the broker queued half the fleet's messages for the dead replica meanwhile.
+    const claimed = await waitFor(
+      'the survivor to claim the killed replica’s sessions',
+      async () => {
+        const claims = await inspect.keys(`${PREFIX}adopt:*`);
+        return claims.length === DEFAULT_INGEST_CONNECTIONS ? claims.map((k) => k.slice(`${PREFIX}adopt:`.length)) : undefined;
+      },
+      10_000,
+      20,
+    );
+    const beating = await Promise.all(claimed.map((lane) => inspect.exists(`${PREFIX}replica:${lane}`)));
+    assert.deepEqual(
+      beating,
+      claimed.map(() => 1),
+      'taken over on its will, not when its heartbeat expired',
+    );
     // Served alone meanwhile, every device still listed.
     for (let i = 0; i < 3; i++) {
       const r = await api(b.url, '/fleet/mqtt/latest');

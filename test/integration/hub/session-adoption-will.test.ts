@@ -1,0 +1,97 @@
+/**
+ * SessionAdoption.onWill on a real mosquitto and redis-server: a lane's will (its connection ended
+ * without a DISCONNECT) has its session taken over at once, its queued messages with it, while its
+ * heartbeat still names the process the will came from; never a session a restarted process holds,
+ * one already ended, one of this process, nor one taken over on the same will before.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { IPublishPacket } from 'mqtt-packet';
+import { createLogger } from '../../../core/src/log/logger.js';
+import { SharedSubscriber } from '../../../lib/mqtt/shared-subscriber.js';
+import { RedisConnection } from '../../../hub/src/state/redis-connection.js';
+import { SessionAdoption, writeHeartbeat } from '../../../hub/src/state/session-adoption.js';
+import { endClient, mqttClient, publish, sleep, waitFor } from '../../support/hub-helpers.js';
+import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
+import { startRedis, type RedisServer } from '../../support/redis.js';
+
+const logger = createLogger({ level: 'silent' });
+/** Long enough that no heartbeat of this test expires: a session taken over here was taken on its will. */
+const HEARTBEAT_MS = 60_000;
+
+describe('SessionAdoption on a lane will (mosquitto, redis-server)', () => {
+  let broker: Mosquitto;
+  let server: RedisServer;
+  let redis: RedisConnection;
+  let adoption: SessionAdoption;
+  const taken: string[] = [];
+
+  before(async () => {
+    [broker, server] = await Promise.all([startMosquitto({ maxQueuedMessages: 1000 }), startRedis()]);
+    redis = new RedisConnection({ url: server.url, prefix: 'will-test:', logger, maxBackoffMs: 100 });
+    await redis.ready();
+    // This replica's lane; not started: no heartbeat rounds, only the wills act.
+    adoption = new SessionAdoption({
+      redis,
+      clientId: 'me-0',
+      replicaId: 'process-me',
+      mqttUrl: broker.url,
+      receiveMaximum: 100,
+      logger,
+      take: (packet: IPublishPacket) => {
+        taken.push(packet.payload.toString());
+        return Promise.resolve();
+      },
+    });
+  });
+
+  after(async () => {
+    await adoption.close(false);
+    await redis.close();
+    await Promise.all([broker.stop(), server.stop()]);
+  });
+
+  /** A lane of another process, subscribed to the group and gone (its session kept): what is published next queues for it. */
+  const goneLane = async (lane: string, process: string, queued: string[]): Promise<void> => {
+    const sub = new SharedSubscriber({
+      url: broker.url,
+      clientId: lane,
+      sessionExpirySec: 3600,
+      receiveMaximum: 100,
+      logger,
+      onMessage: () => Promise.resolve(),
+    });
+    await sub.start();
+    await sub.subscribe({ filter: `$share/${lane}/q/${lane}`, id: 1 });
+    await sub.close();
+    await writeHeartbeat(redis, lane, process, HEARTBEAT_MS);
+    const device = await mqttClient(broker.url, { clientId: `pub-${lane}` });
+    for (const body of queued) await publish(device, `q/${lane}`, body);
+    await endClient(device);
+  };
+  const claimed = async (lane: string) => (await redis.client.exists(redis.key('adopt', lane))) === 1;
+
+  it('takes a dead lane’s session over at once, with what was queued for it, while its heartbeat still lives', async () => {
+    await goneLane('dead-0', 'process-dead', ['q1', 'q2', 'q3']);
+    await adoption.onWill({ lane: 'dead-0', replica: 'process-dead' });
+    await waitFor('the queued messages taken', () => Promise.resolve(['q1', 'q2', 'q3'].every((q) => taken.includes(q))));
+    assert.equal(await redis.client.exists(redis.key('replica', 'dead-0')), 1, 'its heartbeat had not expired');
+    await waitFor('the session ended', async () => adoption.adopted === 1 && !(await redis.client.sismember(redis.key('replicas'), 'dead-0')));
+  });
+
+  it('leaves alone a session a restarted process holds, one already ended, its own, and one taken over on the same will before', async () => {
+    await goneLane('restarted-0', 'process-new', ['r1']);
+    await adoption.onWill({ lane: 'restarted-0', replica: 'process-old' });
+    await goneLane('ended-0', 'process-ended', ['e1']);
+    await redis.client.srem(redis.key('replicas'), 'ended-0'); // as a replica that took it over and ended it leaves it
+    await adoption.onWill({ lane: 'ended-0', replica: 'process-ended' });
+    await adoption.onWill({ lane: 'me-0', replica: 'process-me' });
+    // dead-0's process beats again (it was alive after all: only its connection dropped); the same will again is not acted on twice.
+    await writeHeartbeat(redis, 'dead-0', 'process-dead', HEARTBEAT_MS);
+    await adoption.onWill({ lane: 'dead-0', replica: 'process-dead' });
+    await sleep(300);
+    for (const lane of ['restarted-0', 'ended-0', 'me-0', 'dead-0']) assert.equal(await claimed(lane), false, lane);
+    assert.ok(!taken.includes('r1') && !taken.includes('e1'), 'what is queued for them stays there');
+    assert.equal(adoption.adopted, 1);
+  });
+});
