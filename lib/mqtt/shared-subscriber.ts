@@ -167,11 +167,14 @@ export class SharedSubscriber {
     });
   }
 
-  /** Ends the subscription to `filter`: the broker is told when connected, and it is not made again. */
+  /**
+   * Ends the subscription to `filter`, this client's or one the session held before it connected:
+   * the broker is told when connected, and it is not made again.
+   */
   unsubscribe(filter: string): void {
-    const waiters = this.forget(filter);
-    if (!waiters) return;
+    const waiters = this.forget(filter) ?? [];
     for (const w of waiters) w.reject(new Error(`the subscription to ${filter} was ended before its SUBACK`));
+    // Told even when not made by this client: a session taken over holds its former client's subscriptions.
     if (this.connected_ && this.socket) {
       this.socket.write(generate({ cmd: 'unsubscribe', messageId: this.packetId(), unsubscriptions: [filter] }, { protocolVersion: 5 }));
     }

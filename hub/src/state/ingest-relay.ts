@@ -467,6 +467,12 @@ export class IngestRelay {
     return this.connecting;
   }
 
+  /** What a lane's session subscribes: the group's shared filters on each, the retained ones and the wills on the first. */
+  private sessionFilters(): string[] {
+    const filters = [...this.subscribed];
+    return [...filters.map((f) => `$share/${this.group}/${f}`), ...filters.filter((f) => RETAINED_FILTERS.has(f)), this.willTopic];
+  }
+
   /** Where the broker publishes a lane's will: one topic per group, the lane in the payload (hub users only may write it: lib/auth/bus-acl.ts). */
   private get willTopic(): string {
     return `lookout-hub/replicas/${this.group}/gone`;
@@ -487,6 +493,7 @@ export class IngestRelay {
       ...(o.ca ? { ca: o.ca } : {}),
       logger: o.logger,
       take: (packet) => this.take(packet),
+      sessionFilters: () => this.sessionFilters(),
       ...(first && this.mirror ? { onLive: (ids: string[]) => this.reconcile(ids) } : {}),
     });
     const onWill = (packet: IPublishPacket): Promise<void> => {

@@ -47,6 +47,11 @@ export interface SessionAdoptionOptions {
   logger: Logger;
   /** The relay's path for a message: it is in the stream (or kept pending) before it is acknowledged. */
   take(packet: IPublishPacket): Promise<void>;
+  /**
+   * The filters a replica's session holds (the group's shared filters, and the first lane's own):
+   * ended in a session taken over, so that the broker hands it only what it had queued and it drains.
+   */
+  sessionFilters(): string[];
   /** After each round: the client ids whose heartbeat is alive, this one's first. */
   onLive?(clientIds: string[]): void;
 }
@@ -177,7 +182,12 @@ export class SessionAdoption {
         // A message that failed is acknowledged all the same: the session is being ended, nobody would get it again.
         return this.options.take(packet).catch((err: unknown) => log.error({ err, topic: packet.topic }, 'adopted session: a message failed'));
       },
-      onConnect: (sessionPresent) => log.info({ session_present: sessionPresent }, 'adopting the broker session of a replica that stopped'),
+      onConnect: (sessionPresent) => {
+        log.info({ session_present: sessionPresent }, 'adopting the broker session of a replica that stopped');
+        // Else the broker keeps routing the group's share to it: under a steady load it would never
+        // drain, and stay open as long as this replica (one more after each replica that never returns).
+        for (const filter of this.options.sessionFilters()) client.unsubscribe(filter);
+      },
       // Taken back by the replica itself (same client id), or the broker went away: the claim lapses and a later round decides again.
       onEnd: () => {
         if (!ending) void finish(false);

@@ -18,6 +18,9 @@ import { startRedis, type RedisServer } from '../../support/redis.js';
 const logger = createLogger({ level: 'silent' });
 /** Long enough that no heartbeat of this test expires: a session taken over here was taken on its will. */
 const HEARTBEAT_MS = 60_000;
+/** The other processes' lanes of these tests, each subscribed in its own shared group to its own topic. */
+const LANES = ['dead-0', 'restarted-0', 'ended-0', 'busy-0'];
+const laneFilter = (lane: string) => `$share/${lane}/q/${lane}`;
 
 describe('SessionAdoption on a lane will (mosquitto, redis-server)', () => {
   let broker: Mosquitto;
@@ -38,6 +41,7 @@ describe('SessionAdoption on a lane will (mosquitto, redis-server)', () => {
       mqttUrl: broker.url,
       receiveMaximum: 100,
       logger,
+      sessionFilters: () => LANES.map(laneFilter),
       take: (packet: IPublishPacket) => {
         taken.push(packet.payload.toString());
         return Promise.resolve();
@@ -62,7 +66,7 @@ describe('SessionAdoption on a lane will (mosquitto, redis-server)', () => {
       onMessage: () => Promise.resolve(),
     });
     await sub.start();
-    await sub.subscribe({ filter: `$share/${lane}/q/${lane}`, id: 1 });
+    await sub.subscribe({ filter: laneFilter(lane), id: 1 });
     await sub.close();
     await writeHeartbeat(redis, lane, process, HEARTBEAT_MS);
     const device = await mqttClient(broker.url, { clientId: `pub-${lane}` });
@@ -93,5 +97,27 @@ describe('SessionAdoption on a lane will (mosquitto, redis-server)', () => {
     for (const lane of ['restarted-0', 'ended-0', 'me-0', 'dead-0']) assert.equal(await claimed(lane), false, lane);
     assert.ok(!taken.includes('r1') && !taken.includes('e1'), 'what is queued for them stays there');
     assert.equal(adoption.adopted, 1);
+  });
+
+  it('a session taken over under a steady load still drains and ends: its subscriptions are ended first', async () => {
+    await goneLane('busy-0', 'process-busy', ['b1']);
+    const device = await mqttClient(broker.url, { clientId: 'pub-busy-steady' });
+    let publishing = true;
+    const load = (async () => {
+      for (let n = 0; publishing; n++) {
+        await publish(device, 'q/busy-0', `steady-${n}`);
+        await sleep(20);
+      }
+    })();
+    try {
+      await adoption.onWill({ lane: 'busy-0', replica: 'process-busy' });
+      // Before: the broker kept routing the group's share to it, it never went a second without a message.
+      await waitFor('the session drained and ended while the load goes on', () => Promise.resolve(adoption.adopted === 2), 10_000);
+      assert.ok(taken.includes('b1'), 'what was queued for it was taken');
+    } finally {
+      publishing = false;
+      await load;
+      await endClient(device);
+    }
   });
 });
