@@ -43,8 +43,9 @@ export interface SharedSubscriberOptions {
   /**
    * Published by the broker (QoS 1, at once) when this connection ends without a DISCONNECT: a
    * process that died, so that others may take over its session without waiting for a timeout.
+   * Asked for at each connection, so that its payload can tell one connection from the next.
    */
-  will?: { topic: string; payload: string };
+  will?(): { topic: string; payload: string };
   /** The connection closed and, with reconnectMs null or after close(), is not opened again. */
   onEnd?(): void;
   connectTimeoutMs?: number;
@@ -255,6 +256,7 @@ export class SharedSubscriber {
     socket.on('data', (chunk: Buffer) => parser.parse(chunk));
     socket.once(tls ? 'secureConnect' : 'connect', () => {
       const { username, password } = this.credentials;
+      const will = this.options.will?.();
       socket.write(
         generate(
           {
@@ -266,11 +268,11 @@ export class SharedSubscriber {
             ...(username !== undefined ? { username } : {}),
             ...(password !== undefined ? { password: Buffer.from(password) } : {}),
             properties: { sessionExpiryInterval: this.options.sessionExpirySec, receiveMaximum: this.options.receiveMaximum },
-            ...(this.options.will
+            ...(will
               ? {
                   will: {
-                    topic: this.options.will.topic,
-                    payload: Buffer.from(this.options.will.payload),
+                    topic: will.topic,
+                    payload: Buffer.from(will.payload),
                     qos: 1 as const,
                     retain: false,
                     properties: { willDelayInterval: 0 },

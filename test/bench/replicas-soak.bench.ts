@@ -306,7 +306,7 @@ async function main(): Promise<void> {
       w.streamAt = await probeStreamTimes(
         inspect,
         [...probeAt]
-          .filter(([s, at]) => windowAt(at) === w && (hubAt.get(s) ?? Infinity) - at > SLOW_MS)
+          .filter(([s, at]) => windowAt(at) === w && hubAt.has(s) && hubAt.get(s)! - at > SLOW_MS)
           .map(([s, at]) => ({ seq: s, at, shownAt: hubAt.get(s)! })),
       );
       w.published = published() - countedPublished;

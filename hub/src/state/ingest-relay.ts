@@ -498,12 +498,16 @@ export class IngestRelay {
     });
     const onWill = (packet: IPublishPacket): Promise<void> => {
       const will = laneWill(packet.payload);
-      if (will) void adoption.onWill(will).catch(() => undefined); // Redis down: the heartbeat round decides later
+      // Not its own lanes' (a restarted replica's session holds the wills its lanes left when it died).
+      if (will && !will.lane.startsWith(`${o.clientId}-`)) void adoption.onWill(will).catch(() => undefined); // Redis down: the heartbeat round decides later
       return TAKEN;
     };
     // A message is acknowledged once it is in the stream (or kept pending); up to RECEIVE_MAXIMUM wait at once.
     const subscriber = new SharedSubscriber({
-      will: { topic: this.willTopic, payload: JSON.stringify({ lane: clientId, replica: this.replicaId } satisfies LaneWill) },
+      will: () => ({
+        topic: this.willTopic,
+        payload: JSON.stringify({ lane: clientId, replica: this.replicaId, connection: randomBytes(6).toString('hex') } satisfies LaneWill),
+      }),
       url: o.mqttUrl,
       clientId,
       sessionExpirySec: o.sessionExpirySec ?? 3600,
@@ -536,6 +540,8 @@ export class IngestRelay {
    * make it fail: it is acknowledged all the same (dispatch logs the handler's error).
    */
   private take(packet: IPublishPacket): Promise<void> {
+    // A will that waited in a session taken over (or in this replica's own, from before a restart): stale, and no device's.
+    if (packet.topic === this.willTopic) return TAKEN;
     const fromRetained = !subscribedBy(packet, SHARED_SUB_ID) && subscribedBy(packet, RETAINED_SUB_ID);
     // The non-shared subscription's live copies are also delivered to one replica of the group.
     if (fromRetained && !packet.retain) return TAKEN;
@@ -772,7 +778,9 @@ function subscribedBy(packet: IPublishPacket, id: number): boolean {
 function laneWill(payload: Buffer | string): LaneWill | undefined {
   try {
     const v = JSON.parse(payload.toString()) as Partial<LaneWill>;
-    return typeof v.lane === 'string' && typeof v.replica === 'string' ? { lane: v.lane, replica: v.replica } : undefined;
+    return typeof v.lane === 'string' && typeof v.replica === 'string' && typeof v.connection === 'string'
+      ? { lane: v.lane, replica: v.replica, connection: v.connection }
+      : undefined;
   } catch {
     return undefined;
   }

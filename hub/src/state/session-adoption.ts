@@ -19,7 +19,7 @@ export async function writeHeartbeat(redis: RedisConnection, clientId: string, r
 
 /** An adopted session is drained once nothing arrived from it for this long. */
 const DRAIN_IDLE_MS = 1_000;
-/** Lanes taken over on their will, remembered (with their process) so that a live one is taken over once at most. */
+/** Wills acted on, remembered so that a connection is taken over once at most. */
 const MAX_LOST_REMEMBERED = 1_024;
 
 /** What a replica's ingest lane leaves behind when its connection ends without a DISCONNECT (SharedSubscriber's will). */
@@ -28,6 +28,8 @@ export interface LaneWill {
   lane: string;
   /** The process it belonged to (`IngestRelay.replicaId`, the value of its heartbeat). */
   replica: string;
+  /** New at each connection of the lane: a connection that dropped does not hide a later one that dies. */
+  connection: string;
 }
 
 export interface SessionAdoptionOptions {
@@ -70,7 +72,7 @@ export interface SessionAdoptionOptions {
 export class SessionAdoption {
   private timer: NodeJS.Timeout | undefined;
   private readonly adopting = new Map<string, { client: SharedSubscriber; idle: NodeJS.Timeout }>();
-  /** `<lane> <process>` of the wills acted on. */
+  /** `<lane> <connection>` of the wills acted on. */
   private readonly lost = new Set<string>();
   private closed = false;
   adopted = 0;
@@ -127,21 +129,22 @@ export class SessionAdoption {
   }
 
   /**
-   * A lane's will: its connection ended without a DISCONNECT, the broker queues its share of the
-   * fleet's messages from now on. Taken over at once, without waiting for its heartbeat to expire
-   * (a SIGKILLed replica's messages would wait seconds, or until it restarts), while the heartbeat
-   * still names the process the will came from (a restarted one has taken its session back) and
-   * its session was not ended yet. A lane whose connection only dropped (its process alive) is
-   * taken over once at most: it opens a new session and joins the group again, nothing is lost.
+   * Another replica's lane's will: its connection ended without a DISCONNECT, the broker queues its
+   * share of the fleet's messages from now on. Taken over at once, without waiting for its heartbeat
+   * to expire (a SIGKILLed replica's messages would wait seconds, or until it restarts), while the
+   * heartbeat still names the process the will came from (a restarted one has its session back; one
+   * without a heartbeat is the heartbeat round's) and its session was not ended yet. Each connection
+   * at most once: a lane whose connection only dropped (its process alive) takes its session back.
+   * The caller passes only other replicas' wills (a restarted replica hears its own old ones).
    */
   async onWill(will: LaneWill): Promise<void> {
     const { redis } = this.options;
-    const seen = `${will.lane} ${will.replica}`;
+    const seen = `${will.lane} ${will.connection}`;
     if (this.closed || will.replica === this.options.replicaId || this.adopting.has(will.lane) || this.lost.has(seen)) return;
     if (this.lost.size >= MAX_LOST_REMEMBERED) this.lost.clear();
     this.lost.add(seen);
     const [member, beat] = await Promise.all([redis.client.sismember(redis.key('replicas'), will.lane), redis.client.get(this.heartbeatKey(will.lane))]);
-    if (member !== 1 || (beat !== null && beat !== will.replica)) return;
+    if (member !== 1 || beat !== will.replica) return;
     const claimed = await redis.client.set(redis.key('adopt', will.lane), this.options.replicaId, 'PX', 60_000, 'NX');
     if (claimed === 'OK' && !this.closed) this.adopt(will.lane, 'will');
   }

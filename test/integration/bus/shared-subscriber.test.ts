@@ -23,7 +23,7 @@ const { SharedSubscriber } = await import(process.env.SUBSCRIBER_MODULE);
 const { createLogger } = await import(process.env.LOGGER_MODULE);
 const id = process.env.CLIENT_ID;
 const s = new SharedSubscriber({ url: process.env.BROKER_URL, clientId: id, sessionExpirySec: 60, receiveMaximum: 10,
-  logger: createLogger({ level: 'silent' }), will: { topic: 'wills/' + id, payload: 'gone' }, onMessage: async () => {} });
+  logger: createLogger({ level: 'silent' }), will: () => ({ topic: 'wills/' + id, payload: 'gone' }), onMessage: async () => {} });
 await s.start();
 if (process.env.CLOSE) await s.close();
 console.log('ready');
@@ -63,8 +63,9 @@ describe('SharedSubscriber (the replicas’ ingest connection) against mosquitto
         },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
-      const [line] = (await once(child.stdout, 'data')) as [Buffer];
-      assert.equal(line.toString().trim(), 'ready');
+      // A child that dies before it is ready fails the test now, not at the file's timeout.
+      const first = await Promise.race([once(child.stdout, 'data'), once(child, 'exit').then(([code]) => [Buffer.from(`exited ${String(code)}`)])]);
+      assert.equal((first[0] as Buffer).toString().trim(), 'ready');
       child.kill('SIGKILL');
       await once(child, 'exit');
     };
