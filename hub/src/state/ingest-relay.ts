@@ -62,6 +62,16 @@ const WRITE_CHANGE_IF_HEARTBEAT = `local alive = redis.call('EXISTS', KEYS[2]) =
 if (ARGV[1] == 'join') ~= alive then return false end
 return redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))`;
 
+/**
+ * Writes a crashed member's leave, told by its will, while its heartbeat still names the process
+ * the will came from (or is gone), and deletes that heartbeat: the heartbeat rounds then see it
+ * gone too, and write no join for it. KEYS: stream, heartbeat; ARGV: process, min id, fields.
+ */
+const WRITE_LEAVE_IF_PROCESS_DIED = `local beat = redis.call('GET', KEYS[2])
+if beat and beat ~= ARGV[1] then return false end
+redis.call('DEL', KEYS[2])
+return redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))`;
+
 export interface IngestRelayOptions {
   redis: RedisConnection;
   /** Broker URL with its credentials (MQTT 5: mosquitto, EMQX, HiveMQ…). */
@@ -420,6 +430,19 @@ export class IngestRelay {
     }
   }
 
+  /**
+   * Dividing the apply, the leave of a member whose first lane's will this replica acted on (it took
+   * the session over): written at once, not two heartbeat rounds after the heartbeat expired (about
+   * 6 s, during which the crashed member's devices were folded by nobody). As reconcile, only from an
+   * up-to-date view; the Lua script checks that the heartbeat still names the dead process.
+   */
+  private async leaveOnWill(will: LaneWill): Promise<void> {
+    if (!this.mirror || this.leaving || !this.caughtUp || !this.mirror.membership.members.includes(will.lane)) return;
+    const { redis } = this.options;
+    const keys = [this.streamKey, heartbeatKey(redis, will.lane)];
+    await redis.client.eval(WRITE_LEAVE_IF_PROCESS_DIED, 2, ...keys, will.replica, this.minId(), ...membershipFields({ leave: will.lane }));
+  }
+
   /** A stopping replica's wait: while `pending()` holds, LEAVE_READ_MS at most, and not once Redis is down. */
   private async waitWhile(pending: () => boolean): Promise<void> {
     const until = Date.now() + LEAVE_READ_MS;
@@ -499,7 +522,11 @@ export class IngestRelay {
     const onWill = (packet: IPublishPacket): Promise<void> => {
       const will = laneWill(packet.payload);
       // Not its own lanes' (a restarted replica's session holds the wills its lanes left when it died).
-      if (will && !will.lane.startsWith(`${o.clientId}-`)) void adoption.onWill(will).catch(() => undefined); // Redis down: the heartbeat round decides later
+      if (!will || will.lane.startsWith(`${o.clientId}-`)) return TAKEN;
+      void adoption
+        .onWill(will)
+        .then((took) => (took ? this.leaveOnWill(will) : undefined))
+        .catch(() => undefined); // Redis down: the heartbeat rounds decide later
       return TAKEN;
     };
     // A message is acknowledged once it is in the stream (or kept pending); up to RECEIVE_MAXIMUM wait at once.

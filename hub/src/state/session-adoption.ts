@@ -136,17 +136,20 @@ export class SessionAdoption {
    * without a heartbeat is the heartbeat round's) and its session was not ended yet. Each connection
    * at most once: a lane whose connection only dropped (its process alive) takes its session back.
    * The caller passes only other replicas' wills (a restarted replica hears its own old ones).
+   * True when this replica took the session over (it alone, of those that heard the will).
    */
-  async onWill(will: LaneWill): Promise<void> {
+  async onWill(will: LaneWill): Promise<boolean> {
     const { redis } = this.options;
     const seen = `${will.lane} ${will.connection}`;
-    if (this.closed || will.replica === this.options.replicaId || this.adopting.has(will.lane) || this.lost.has(seen)) return;
+    if (this.closed || will.replica === this.options.replicaId || this.adopting.has(will.lane) || this.lost.has(seen)) return false;
     if (this.lost.size >= MAX_LOST_REMEMBERED) this.lost.clear();
     this.lost.add(seen);
     const [member, beat] = await Promise.all([redis.client.sismember(redis.key('replicas'), will.lane), redis.client.get(this.heartbeatKey(will.lane))]);
-    if (member !== 1 || beat !== will.replica) return;
+    if (member !== 1 || beat !== will.replica) return false;
     const claimed = await redis.client.set(redis.key('adopt', will.lane), this.options.replicaId, 'PX', 60_000, 'NX');
-    if (claimed === 'OK' && !this.closed) this.adopt(will.lane, 'will');
+    if (claimed !== 'OK' || this.closed) return false;
+    this.adopt(will.lane, 'will');
+    return true;
   }
 
   private adopt(deadClientId: string, trigger: 'heartbeat' | 'will' = 'heartbeat'): void {

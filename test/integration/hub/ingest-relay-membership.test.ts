@@ -3,7 +3,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { createLogger } from '../../../core/src/log/logger.js';
 import { IngestRelay } from '../../../hub/src/state/ingest-relay.js';
 import { RedisConnection } from '../../../hub/src/state/redis-connection.js';
-import { sleep, waitFor } from '../../support/hub-helpers.js';
+import { endClient, mqttClient, publish, sleep, waitFor } from '../../support/hub-helpers.js';
 import { startMosquitto, type Mosquitto } from '../../support/mosquitto.js';
 import { startRedis, type RedisServer } from '../../support/redis.js';
 
@@ -102,6 +102,25 @@ describe('ingest relay: the replicas dividing the apply, as the stream says', ()
     await a.redis.client.sadd(a.redis.key('replicas'), 'm2:quiet-0');
     await waitFor('its join written by the live one', async () => (await changes(a.redis)).includes('{"join":"m2:quiet-0"}'), 8_000);
     await waitFor('two members', () => members(a) === 2);
+  });
+
+  it('the leave of a member whose first lane left its will (a crash) is written at once, its heartbeat still alive, and no join for it after', async () => {
+    const a = await replica('m4:', 'a');
+    await waitFor('one member', () => members(a) === 1);
+    // A member whose process just died: its join in the stream, its heartbeat (a minute: only the will can tell) and its lane in the set.
+    await a.redis.client.xadd(a.redis.key('ingest'), '*', 'm', '{"join":"m4:crashed-0"}');
+    await a.redis.client.set(a.redis.key('replica', 'm4:crashed-0'), 'process-crashed', 'PX', 60_000);
+    await a.redis.client.sadd(a.redis.key('replicas'), 'm4:crashed-0');
+    await waitFor('the crashed one counted', () => members(a) === 2);
+    // Its will, as the broker publishes it when the lane's connection ends without a DISCONNECT.
+    const broker_ = await mqttClient(broker.url, { clientId: 'm4-the-broker-for-a-will' });
+    await publish(broker_, 'lookout-hub/replicas/m4/gone', { lane: 'm4:crashed-0', replica: 'process-crashed', connection: 'c1' });
+    await endClient(broker_);
+    await waitFor('its leave written on its will', async () => (await changes(a.redis)).includes('{"leave":"m4:crashed-0"}'), 5_000);
+    await waitFor('one member again', () => members(a) === 1);
+    assert.equal(await a.redis.client.exists(a.redis.key('replica', 'm4:crashed-0')), 0, 'its heartbeat deleted with the leave');
+    await sleep(2_500);
+    assert.equal((await changes(a.redis)).at(-1), '{"leave":"m4:crashed-0"}', 'no join written for it by the heartbeat rounds');
   });
 
   it('a saved point can be read again from while nothing after it was trimmed and what follows it is young enough', async () => {
