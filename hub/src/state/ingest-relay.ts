@@ -8,7 +8,7 @@ import type { RedisConnection } from './redis-connection.js';
 import { AppendedBatches } from './appended-batches.js';
 import { DeviceMirror } from './device-mirror.js';
 import { RECORD_CHANNEL_FIELD, RECORD_VALUE_FIELD, RECORD_WRITER_FIELD, ReplicaRecords } from './replica-records.js';
-import { SessionAdoption, heartbeatKey, writeHeartbeat, type LaneWill } from './session-adoption.js';
+import { HEARTBEAT_EVERY_MS, HEARTBEAT_TTL_MS, SessionAdoption, heartbeatKey, writeHeartbeat, type LaneWill } from './session-adoption.js';
 import { StreamLag } from './stream-lag.js';
 import { streamIdBefore, type ResumePoint } from './stream-point.js';
 import type { MembershipChange } from './stream-membership.js';
@@ -63,14 +63,23 @@ if (ARGV[1] == 'join') ~= alive then return false end
 return redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))`;
 
 /**
- * Writes a crashed member's leave, told by its will, while its heartbeat still names the process
- * the will came from (or is gone), and deletes that heartbeat: the heartbeat rounds then see it
- * gone too, and write no join for it. KEYS: stream, heartbeat; ARGV: process, min id, fields.
+ * Writes a crashed member's leave, told by its will, once its heartbeat has missed beats (its time
+ * to live below ARGV[2] ms, or gone) while still naming the process the will came from, and deletes
+ * that heartbeat: the heartbeat rounds then see it gone too, and write no join for it. A process
+ * whose connection only dropped keeps beating: its heartbeat never gets that low, it stays a member.
+ * Answers `written`, `wait` (not missed yet) or `other` (another process beats). KEYS: stream,
+ * heartbeat; ARGV: process, most time to live left, min id, fields.
  */
-const WRITE_LEAVE_IF_PROCESS_DIED = `local beat = redis.call('GET', KEYS[2])
-if beat and beat ~= ARGV[1] then return false end
+const WRITE_LEAVE_ONCE_BEATS_MISSED = `local beat = redis.call('GET', KEYS[2])
+if beat and beat ~= ARGV[1] then return 'other' end
+if beat and redis.call('PTTL', KEYS[2]) > tonumber(ARGV[2]) then return 'wait' end
 redis.call('DEL', KEYS[2])
-return redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[2], '*', unpack(ARGV, 3))`;
+redis.call('XADD', KEYS[1], 'MINID', '~', ARGV[3], '*', unpack(ARGV, 4))
+return 'written'`;
+/** A heartbeat with this much time to live or less has missed its last beat by a second or more. */
+const MISSED_BEATS_TTL_MS = HEARTBEAT_TTL_MS - HEARTBEAT_EVERY_MS - 1_000;
+/** How often a will's leave looks at the heartbeat again. */
+const MISSED_BEATS_POLL_MS = 250;
 
 export interface IngestRelayOptions {
   redis: RedisConnection;
@@ -432,15 +441,24 @@ export class IngestRelay {
 
   /**
    * Dividing the apply, the leave of a member whose first lane's will this replica acted on (it took
-   * the session over): written at once, not two heartbeat rounds after the heartbeat expired (about
-   * 6 s, during which the crashed member's devices were folded by nobody). As reconcile, only from an
-   * up-to-date view; the Lua script checks that the heartbeat still names the dead process.
+   * the session over): written as soon as its heartbeat has missed a beat by a second (1 to 2 s
+   * after a crash), not two heartbeat rounds after the heartbeat expired (about 6 s, during which
+   * its devices were folded by nobody). A replica whose connection only dropped keeps beating, and
+   * stays a member (given up after a heartbeat's time to live). As reconcile, only from an
+   * up-to-date view.
    */
   private async leaveOnWill(will: LaneWill): Promise<void> {
-    if (!this.mirror || this.leaving || !this.caughtUp || !this.mirror.membership.members.includes(will.lane)) return;
     const { redis } = this.options;
     const keys = [this.streamKey, heartbeatKey(redis, will.lane)];
-    await redis.client.eval(WRITE_LEAVE_IF_PROCESS_DIED, 2, ...keys, will.replica, this.minId(), ...membershipFields({ leave: will.lane }));
+    for (let waited = 0; waited <= HEARTBEAT_TTL_MS; waited += MISSED_BEATS_POLL_MS) {
+      if (!this.mirror || this.leaving || !this.mirror.membership.members.includes(will.lane)) return;
+      if (this.caughtUp) {
+        const fields = membershipFields({ leave: will.lane });
+        const answer = await redis.client.eval(WRITE_LEAVE_ONCE_BEATS_MISSED, 2, ...keys, will.replica, MISSED_BEATS_TTL_MS, this.minId(), ...fields);
+        if (answer !== 'wait') return;
+      }
+      await sleep(MISSED_BEATS_POLL_MS);
+    }
   }
 
   /** A stopping replica's wait: while `pending()` holds, LEAVE_READ_MS at most, and not once Redis is down. */

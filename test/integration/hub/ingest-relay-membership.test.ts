@@ -104,23 +104,49 @@ describe('ingest relay: the replicas dividing the apply, as the stream says', ()
     await waitFor('two members', () => members(a) === 2);
   });
 
-  it('the leave of a member whose first lane left its will (a crash) is written at once, its heartbeat still alive, and no join for it after', async () => {
+  /** A member with its join in the stream, its heartbeat (`ttlMs`) and its lane in the set, as SessionAdoption keeps them. */
+  async function member(r: Replica, id: string, process: string, ttlMs: number): Promise<void> {
+    await r.redis.client.xadd(r.redis.key('ingest'), '*', 'm', JSON.stringify({ join: id }));
+    await r.redis.client.set(r.redis.key('replica', id), process, 'PX', ttlMs);
+    await r.redis.client.sadd(r.redis.key('replicas'), id);
+  }
+
+  /** A lane's will, as the broker publishes it when the lane's connection ends without a DISCONNECT. */
+  async function will(group: string, lane: string, process: string): Promise<void> {
+    const client = await mqttClient(broker.url, { clientId: `${group}-publishes-a-will` });
+    await publish(client, `lookout-hub/replicas/${group}/gone`, { lane, replica: process, connection: 'c1' });
+    await endClient(client);
+  }
+
+  it('the leave of a member whose first lane left its will (a crash) is written once its heartbeat missed a beat, well before it expires; no join for it after', async () => {
     const a = await replica('m4:', 'a');
     await waitFor('one member', () => members(a) === 1);
-    // A member whose process just died: its join in the stream, its heartbeat (a minute: only the will can tell) and its lane in the set.
-    await a.redis.client.xadd(a.redis.key('ingest'), '*', 'm', '{"join":"m4:crashed-0"}');
-    await a.redis.client.set(a.redis.key('replica', 'm4:crashed-0'), 'process-crashed', 'PX', 60_000);
-    await a.redis.client.sadd(a.redis.key('replicas'), 'm4:crashed-0');
+    // Its process died half a second after its last beat: 3.5 s of heartbeat left, which the rounds would wait out, then two rounds more.
+    await member(a, 'm4:crashed-0', 'process-crashed', 3_500);
     await waitFor('the crashed one counted', () => members(a) === 2);
-    // Its will, as the broker publishes it when the lane's connection ends without a DISCONNECT.
-    const broker_ = await mqttClient(broker.url, { clientId: 'm4-the-broker-for-a-will' });
-    await publish(broker_, 'lookout-hub/replicas/m4/gone', { lane: 'm4:crashed-0', replica: 'process-crashed', connection: 'c1' });
-    await endClient(broker_);
-    await waitFor('its leave written on its will', async () => (await changes(a.redis)).includes('{"leave":"m4:crashed-0"}'), 5_000);
+    await will('m4', 'm4:crashed-0', 'process-crashed');
+    await waitFor('its leave written on its will', async () => (await changes(a.redis)).includes('{"leave":"m4:crashed-0"}'), 3_000);
     await waitFor('one member again', () => members(a) === 1);
     assert.equal(await a.redis.client.exists(a.redis.key('replica', 'm4:crashed-0')), 0, 'its heartbeat deleted with the leave');
     await sleep(2_500);
     assert.equal((await changes(a.redis)).at(-1), '{"leave":"m4:crashed-0"}', 'no join written for it by the heartbeat rounds');
+  });
+
+  it('a member whose first lane left its will but whose process beats on (its connection dropped) stays a member', async () => {
+    const a = await replica('m5:', 'a');
+    await waitFor('one member', () => members(a) === 1);
+    await member(a, 'm5:blip-0', 'process-blip', 4_000);
+    const beating = setInterval(() => void a.redis.client.set(a.redis.key('replica', 'm5:blip-0'), 'process-blip', 'PX', 4_000), 500);
+    try {
+      await waitFor('the member counted', () => members(a) === 2);
+      await will('m5', 'm5:blip-0', 'process-blip');
+      // Longer than the will's leave waits for a missed beat (a heartbeat's time to live).
+      await sleep(5_000);
+      assert.ok(!(await changes(a.redis)).includes('{"leave":"m5:blip-0"}'), 'no leave written');
+      assert.equal(members(a), 2);
+    } finally {
+      clearInterval(beating);
+    }
   });
 
   it('a saved point can be read again from while nothing after it was trimmed and what follows it is young enough', async () => {
