@@ -140,8 +140,10 @@ describe("a device's tool server /metrics", () => {
 });
 
 describe('the Grafana dashboard in deploy/grafana', () => {
-  it('is JSON whose every queried metric is on the hub’s /metrics (the device’s are the same gauges)', async () => {
-    const hubText = (await new HubMetrics().text()).body;
+  it('is JSON whose every queried metric is on the hub’s /metrics (the device’s are the same gauges; a replica’s own too)', async () => {
+    const replica = new HubMetrics();
+    replica.setReplicaSource('lookout-hub', () => ({ stale: false, readLagMs: 0 }));
+    const hubText = (await replica.text()).body;
     const dashboard = JSON.parse(readFileSync(join(packageRoot(), 'deploy', 'grafana', 'lookout-fleet.json'), 'utf8')) as {
       panels: { title: string; targets: { expr: string }[] }[];
     };
