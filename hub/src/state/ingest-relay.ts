@@ -540,7 +540,7 @@ export class IngestRelay {
     const onWill = (packet: IPublishPacket): Promise<void> => {
       const will = laneWill(packet.payload);
       // Not its own lanes' (a restarted replica's session holds the wills its lanes left when it died).
-      if (!will || will.lane.startsWith(`${o.clientId}-`)) return TAKEN;
+      if (!will || will.lane.slice(0, will.lane.lastIndexOf('-')) === o.clientId) return TAKEN;
       void adoption
         .onWill(will)
         .then((took) => (took ? this.leaveOnWill(will) : undefined))
