@@ -200,6 +200,8 @@ export class IngestRelay {
   private applied = 0;
   readonly group: string;
   private readonly streamKey: string;
+  /** Where the broker publishes a lane's will: one topic per group, the lane in the payload (hub users only may write it: lib/auth/bus-acl.ts). */
+  private readonly willTopic: string;
   private readonly mirror: DeviceMirror | undefined;
   /** Set while a message is applied: a read from one of its handlers does not apply held messages in the middle of it. */
   private delivering = false;
@@ -208,6 +210,8 @@ export class IngestRelay {
   constructor(private readonly options: IngestRelayOptions) {
     this.group = options.group ?? DEFAULT_INGEST_GROUP;
     this.streamKey = options.redis.key('ingest');
+    // Compared with every message's topic: built once.
+    this.willTopic = `lookout-hub/replicas/${this.group}/gone`;
     this.records = new ReplicaRecords({
       logger: options.logger,
       append: (fields) => this.xadd(fields),
@@ -512,11 +516,6 @@ export class IngestRelay {
   private sessionFilters(): string[] {
     const filters = [...this.subscribed];
     return [...filters.map((f) => `$share/${this.group}/${f}`), ...filters.filter((f) => RETAINED_FILTERS.has(f)), this.willTopic];
-  }
-
-  /** Where the broker publishes a lane's will: one topic per group, the lane in the payload (hub users only may write it: lib/auth/bus-acl.ts). */
-  private get willTopic(): string {
-    return `lookout-hub/replicas/${this.group}/gone`;
   }
 
   /**
